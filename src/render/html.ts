@@ -1,0 +1,167 @@
+import { STATUS_CODES } from 'node:http';
+import escapeHtml from 'escape-html';
+import { contentTypeFor, FORMATS } from './content-types.js';
+import type { DocumentWriter } from './document.js';
+import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
+import { indentation, keyHtml, prettyJsonHtml } from './html-json.js';
+import type { Format, PageContext } from './types.js';
+
+/**
+ * The browsable API page (`format=api`), laid out like Django REST framework's: navbar with the
+ * application title and the login state, breadcrumbs, format links, the request line, the
+ * response header block and the pretty-printed value.
+ *
+ * Self-contained on purpose (no external CSS, JavaScript, fonts or CDN): it must work offline and
+ * under a strict Content-Security-Policy. The only inline element that CSP governs is one <style>
+ * carrying the request's nonce; there is no script and no inline event handler. Everything that
+ * comes from data or from the request is escaped with escape-html.
+ */
+
+const API_ROOT = '/api/';
+const LOGIN_PATH = '/api/auth/login/';
+const LOGOUT_PATH = '/api/auth/logout/';
+
+/** A format suffix after the last slash (`/run/task/.json`) means the same as `?format=`. */
+const FORMAT_SUFFIX = /\/\.(?:api|json|jsonp|xml)$/;
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;font-size:14px;color:#333;background:#fff}
+.navbar{display:flex;justify-content:space-between;align-items:center;padding:0 20px;min-height:50px;background:#2c2c2c;border-bottom:4px solid #a30000;color:#ddd}
+.navbar a{color:#fff;text-decoration:none}
+.navbar .brand{font-size:18px}
+.breadcrumb{list-style:none;margin:20px;padding:8px 15px;background:#f5f5f5;border-radius:4px}
+.breadcrumb li{display:inline}
+.breadcrumb li+li:before{content:"/\\00a0";padding:0 5px;color:#aaa}
+.breadcrumb a{color:#2c6dac;text-decoration:none}
+.breadcrumb .active{color:#777}
+main{margin:0 20px 40px}
+.page-header{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:flex-end;border-bottom:1px solid #eee;margin-bottom:15px}
+h1{font-size:28px;font-weight:400;margin:0 0 10px}
+.formats{margin-bottom:10px}
+.formats a{display:inline-block;padding:4px 10px;margin-left:4px;border:1px solid #ccc;border-radius:3px;color:#333;text-decoration:none}
+.formats a.active{background:#2c6dac;color:#fff;border-color:#2c6dac}
+pre{margin:0 0 15px;padding:10px;background:#f8f8f8;border:1px solid #ddd;border-radius:4px;overflow:auto;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;line-height:1.45;white-space:pre-wrap;word-break:break-word}
+.response-info .meta{margin:0;border-bottom:0;border-radius:4px 4px 0 0}
+.response-info .content{border-top:0;border-radius:0 0 4px 4px}
+.k{color:#881391}.s{color:#1a1aa6}.l{color:#098658}.s a{color:inherit}
+.error{color:#a30000;font-weight:bold}
+`;
+
+/**
+ * Links taken from the context are only emitted when they are site-relative paths or absolute
+ * http(s) URLs; anything else (a `javascript:` URL, `//evil.example`) is shown as plain text.
+ */
+export function safeHref(href: string): string | null {
+  if (/^\/(?![/\\])/.test(href)) return href;
+  try {
+    const url = new URL(href);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Path and query of the request URL as the client sent them (for the request line and `next`). */
+function pathAndQuery(requestUrl: string): string {
+  try {
+    const url = new URL(requestUrl);
+    return url.pathname + url.search;
+  } catch {
+    return requestUrl;
+  }
+}
+
+/** Link to the same resource in another format, keeping every other query parameter. */
+export function formatHref(requestUrl: string, format: Format): string {
+  let url: URL;
+  try {
+    url = new URL(requestUrl);
+  } catch {
+    return `?format=${format}`;
+  }
+  // A path suffix would contradict the new ?format=, so it goes.
+  url.pathname = url.pathname.replace(FORMAT_SUFFIX, '/');
+  url.searchParams.set('format', format);
+  return url.pathname + url.search;
+}
+
+function link(href: string | null, text: string, attributes = ''): string {
+  if (href === null) return `<span${attributes}>${escapeHtml(text)}</span>`;
+  return `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
+}
+
+function navbar(ctx: PageContext): string {
+  const account = ctx.user
+    ? `${escapeHtml(ctx.user.username)} · ${link(LOGOUT_PATH, 'Log out')}`
+    : link(`${LOGIN_PATH}?next=${encodeURIComponent(pathAndQuery(ctx.requestUrl))}`, 'Log in');
+  return `<header class="navbar">${link(API_ROOT, ctx.title, ' class="brand"')}<span class="account">${account}</span></header>\n`;
+}
+
+function breadcrumbs(ctx: PageContext): string {
+  const items = ctx.breadcrumbs.map((crumb, index) => {
+    const last = index === ctx.breadcrumbs.length - 1;
+    return `<li${last ? ' class="active"' : ''}>${link(safeHref(crumb.href), crumb.name)}</li>`;
+  });
+  return `<nav aria-label="breadcrumb"><ul class="breadcrumb">${items.join('')}</ul></nav>\n`;
+}
+
+function formatLinks(ctx: PageContext): string {
+  const links = FORMATS.map((format) =>
+    link(formatHref(ctx.requestUrl, format), format, format === 'api' ? ' class="active" rel="nofollow"' : ' rel="nofollow"'),
+  );
+  return `<div class="formats">Format: ${links.join('')}</div>`;
+}
+
+function headerBlock(status: number, ctx: PageContext): string {
+  const lines = [`<b>HTTP ${status} ${escapeHtml(STATUS_CODES[status] ?? '')}</b>`];
+  if (ctx.allow && ctx.allow.length > 0) lines.push(`<b>Allow:</b> ${escapeHtml(ctx.allow.join(', '))}`);
+  // Like DRF: the header block describes the data's own representation, which is JSON.
+  lines.push(`<b>Content-Type:</b> ${escapeHtml(contentTypeFor('json'))}`);
+  return `<pre class="meta">${lines.join('\n')}</pre>`;
+}
+
+/** Everything before the pretty-printed value (which goes inside `<pre class="content">`). */
+function pageOpen(status: number, ctx: PageContext): string {
+  const heading = ctx.breadcrumbs.at(-1)?.name ?? ctx.title;
+  const nonce = ctx.cspNonce ? ` nonce="${escapeHtml(ctx.cspNonce)}"` : '';
+  return (
+    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
+    '<meta name="robots" content="NONE,NOARCHIVE">\n' +
+    `<title>${escapeHtml(heading === ctx.title ? ctx.title : `${heading} – ${ctx.title}`)}</title>\n` +
+    `<style${nonce}>${STYLE}</style>\n</head>\n<body>\n` +
+    navbar(ctx) +
+    breadcrumbs(ctx) +
+    '<main>\n' +
+    `<div class="page-header"><h1>${escapeHtml(heading)}</h1>${formatLinks(ctx)}</div>\n` +
+    `<div class="request-info"><pre class="request"><b>${escapeHtml(ctx.method)}</b> ${escapeHtml(pathAndQuery(ctx.requestUrl))}</pre></div>\n` +
+    `<div class="response-info">${headerBlock(status, ctx)}<pre class="content">`
+  );
+}
+
+const PAGE_CLOSE = '</pre></div>\n</main>\n</body>\n</html>\n';
+
+/** The page for one response; `status` is shown in the header block. */
+export function htmlDocument(status: number, ctx: PageContext): DocumentWriter {
+  const open = pageOpen(status, ctx);
+  const memberIndent = `\n${indentation(1)}`;
+  return {
+    whole: (value) => open + prettyJsonHtml(value, 0) + PAGE_CLOSE,
+
+    // These pieces reproduce prettyJsonHtml's layout of {count, meta, next, previous, results}.
+    envelopeOpen: (head) => {
+      let out = `${open}{`;
+      for (const [key, value] of envelopeHeadEntries(head)) out += `${memberIndent}${keyHtml(key)}: ${prettyJsonHtml(value, 1)},`;
+      return `${out}${memberIndent}${keyHtml(RESULTS_KEY)}: [`;
+    },
+
+    envelopeRecord: (record, index) => `${index === 0 ? '' : ','}\n${indentation(2)}${prettyJsonHtml(record, 2)}`,
+
+    // An empty array prints as "[]", a non-empty one closes on its own line.
+    envelopeClose: (recordCount) => `${recordCount === 0 ? '' : memberIndent}]\n}${PAGE_CLOSE}`,
+
+    // Left unclosed on purpose: the page must not look like a complete response.
+    abortNotice: '</pre>\n<p class="error">The server hit an error while sending this response; what is shown above is incomplete.</p>\n',
+  };
+}

@@ -1,0 +1,25 @@
+import type { DocumentWriter } from './document.js';
+import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
+import type { EnvelopeHead, PlainValue } from './types.js';
+
+/**
+ * Compact JSON (no whitespace), as JSON.stringify writes it. Compact output is what makes the
+ * streamed envelope trivially identical to the whole one: JSON.stringify of an object is the
+ * concatenation of its members' JSON.
+ */
+export const jsonDocument: DocumentWriter = {
+  whole: (value) => stringify(value),
+
+  envelopeOpen: (head: EnvelopeHead) => {
+    const members = envelopeHeadEntries(head).map(([key, value]) => `${JSON.stringify(key)}:${stringify(value)}`);
+    return `{${members.join(',')},${JSON.stringify(RESULTS_KEY)}:[`;
+  },
+
+  envelopeRecord: (record, index) => (index === 0 ? '' : ',') + stringify(record),
+
+  envelopeClose: () => ']}',
+};
+
+function stringify(value: PlainValue): string {
+  return JSON.stringify(value);
+}

@@ -1,0 +1,58 @@
+import type { DocumentWriter } from './document.js';
+import { jsonDocument } from './json.js';
+
+/** The callback used when the request names none (CONTRACT.md §2). */
+export const DEFAULT_JSONP_CALLBACK = 'callback';
+
+const MAX_CALLBACK_LENGTH = 128;
+
+/** One ASCII identifier; dotted paths (`jQuery123.cb`) are split on '.' before this test. */
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * Reserved words, literals and a few globals that must never be "called" with our data:
+ * `callback=eval` or `callback=new` would turn the response into something other than a
+ * function call on the JSON.
+ */
+const REFUSED_NAMES: ReadonlySet<string> = new Set([
+  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do',
+  'else', 'enum', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in',
+  'instanceof', 'new', 'null', 'return', 'super', 'switch', 'this', 'throw', 'true', 'try',
+  'typeof', 'var', 'void', 'while', 'with', 'yield', 'let', 'static', 'implements', 'interface',
+  'package', 'private', 'protected', 'public', 'await', 'async', 'of', 'arguments', 'eval',
+  'undefined', 'NaN', 'Infinity',
+]);
+
+/**
+ * A JSONP callback is pasted into a script, so only a dotted path of plain ASCII identifiers is
+ * accepted (at most 128 characters, no reserved word in any segment); callers answer 400 for
+ * anything else.
+ */
+export function isValidJsonpCallback(name: string): boolean {
+  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_CALLBACK_LENGTH) return false;
+  return name.split('.').every((segment) => IDENTIFIER.test(segment) && !REFUSED_NAMES.has(segment));
+}
+
+/**
+ * U+2028/U+2029 are legal inside JSON strings but were line terminators in JavaScript before
+ * ES2019, so older engines would choke on the script. They can only occur inside string literals
+ * of the JSON text, where the \u escape means the same character.
+ */
+export function escapeLineSeparators(text: string): string {
+  return text.replace(/[\u2028\u2029]/g, (char) => (char === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
+/**
+ * `/**\/callback(<json>);` — the leading empty comment keeps the first bytes of the response out
+ * of the attacker's control (the Rosetta Flash defence). The callback must already be validated.
+ */
+export function jsonpDocument(callback: string): DocumentWriter {
+  const prefix = `/**/${callback}(`;
+  const suffix = ');';
+  return {
+    whole: (value) => prefix + escapeLineSeparators(jsonDocument.whole(value)) + suffix,
+    envelopeOpen: (head) => prefix + escapeLineSeparators(jsonDocument.envelopeOpen(head)),
+    envelopeRecord: (record, index) => escapeLineSeparators(jsonDocument.envelopeRecord(record, index)),
+    envelopeClose: (count) => escapeLineSeparators(jsonDocument.envelopeClose(count)) + suffix,
+  };
+}

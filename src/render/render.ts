@@ -1,0 +1,106 @@
+import { ApiError, badRequest } from '../errors.js';
+import { contentTypeFor } from './content-types.js';
+import type { DocumentWriter } from './document.js';
+import { htmlDocument } from './html.js';
+import { jsonDocument } from './json.js';
+import { DEFAULT_JSONP_CALLBACK, isValidJsonpCallback, jsonpDocument } from './jsonp.js';
+import { toPlainValue } from './plain-value.js';
+import { SinkWriter } from './sink-writer.js';
+import type { EnvelopeHead, Format, RenderContext, ResponseSink } from './types.js';
+import { xmlDocument } from './xml.js';
+
+/** Stream responses are envelopes of a successful list or query. */
+const STREAM_STATUS = 200;
+
+/**
+ * The serializer for a response. Throws (before anything is written) a 400 for a JSONP callback
+ * that is not a safe identifier, and for a format name that is not one of the four.
+ */
+export function documentWriterFor(format: Format, status: number, ctx: RenderContext): DocumentWriter {
+  switch (format) {
+    case 'json':
+      return jsonDocument;
+    case 'jsonp': {
+      const callback = ctx.callback ?? DEFAULT_JSONP_CALLBACK;
+      if (!isValidJsonpCallback(callback)) {
+        throw badRequest('invalid_callback', 'The JSONP callback must be a dotted JavaScript identifier of at most 128 characters.', {
+          callback,
+        });
+      }
+      return jsonpDocument(callback);
+    }
+    case 'xml':
+      return xmlDocument;
+    case 'api':
+      return htmlDocument(status, ctx);
+    default:
+      throw new ApiError(400, 'invalid_format', `Unknown format "${String(format)}"; use api, json, jsonp or xml.`);
+  }
+}
+
+function startResponse(sink: ResponseSink, format: Format, status: number): void {
+  sink.status(status);
+  sink.setHeader('Content-Type', contentTypeFor(format));
+}
+
+/**
+ * Renders a complete value in one piece. The value goes through toPlainValue first (a no-op on
+ * plain JSON) so that every format renders the same tree, even if a BSON value slipped through.
+ */
+export function renderValue(sink: ResponseSink, format: Format, status: number, value: unknown, ctx: RenderContext): void {
+  const body = documentWriterFor(format, status, ctx).whole(toPlainValue(value));
+  startResponse(sink, format, status);
+  sink.end(body);
+}
+
+/**
+ * Streams an envelope `{count, meta, next, previous, results}` whose records come from an async
+ * iterable (a cursor), for `page_size=0` results of any size: neither the records nor the text
+ * are ever held whole; output is written in bounded chunks, and the iterable is not pulled while
+ * the client is not reading (backpressure). The bytes equal renderValue's for the same envelope.
+ *
+ * If the iterable (or the client) fails:
+ * - before anything was written: the sink is left untouched, so the caller can still answer with
+ *   a proper error response;
+ * - mid-way: the document is left unterminated, never completed; a page for people (`api`) gets a
+ *   visible notice and is ended, the machine formats are cut off by destroying the connection
+ *   (when the sink can), so a client sees a failed transfer rather than a short, valid-looking one.
+ * In both cases the error is rethrown for the caller to log; leaving the for-await loop closes
+ * the iterator (and so the cursor).
+ */
+export async function renderEnvelopeStream(
+  sink: ResponseSink,
+  format: Format,
+  head: EnvelopeHead,
+  records: AsyncIterable<unknown>,
+  ctx: RenderContext,
+): Promise<void> {
+  const writer = documentWriterFor(format, STREAM_STATUS, ctx);
+  const out = new SinkWriter(sink, () => startResponse(sink, format, STREAM_STATUS));
+  let index = 0;
+  try {
+    await out.push(writer.envelopeOpen(head));
+    for await (const record of records) {
+      await out.push(writer.envelopeRecord(toPlainValue(record), index));
+      index += 1;
+    }
+    await out.push(writer.envelopeClose(index));
+  } catch (error) {
+    abort(sink, out, writer);
+    throw error;
+  }
+  out.end();
+}
+
+function abort(sink: ResponseSink, out: SinkWriter, writer: DocumentWriter): void {
+  const pending = out.takePending();
+  if (!out.hasStarted || sink.destroyed === true) return;
+  if (writer.abortNotice !== undefined) {
+    // Pending pieces are whole records, so the notice lands right after the last complete one.
+    sink.end(pending + writer.abortNotice);
+  } else if (typeof sink.destroy === 'function') {
+    sink.destroy();
+  } else {
+    sink.end();
+  }
+}

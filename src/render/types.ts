@@ -1,0 +1,54 @@
+/**
+ * Shapes shared by the renderers. Kept free of express so the renderers can be unit-tested with
+ * a fake sink; express's `res` satisfies ResponseSink structurally.
+ */
+
+/** The four output formats of CONTRACT.md §2 (`api` is the browsable HTML page). */
+export type Format = 'api' | 'json' | 'jsonp' | 'xml';
+
+/**
+ * The minimal writable response the renderers need. `once('close')` and `destroy` are used when
+ * present: 'close' lets a stream stop waiting for 'drain' once the client has gone, and `destroy`
+ * cuts the connection when a stream fails mid-way (see render.ts).
+ */
+export interface ResponseSink {
+  status(code: number): unknown;
+  setHeader(name: string, value: string): unknown;
+  write(chunk: string): boolean;
+  end(chunk?: string): unknown;
+  once(event: 'drain' | 'close', cb: () => void): unknown;
+  destroy?(error?: Error): unknown;
+  readonly destroyed?: boolean;
+}
+
+/** What the browsable HTML page shows around the value. */
+export interface PageContext {
+  /** Application title, e.g. "Cybercommons". */
+  title: string;
+  /** Absolute URL of this request (for the header block and the format links). */
+  requestUrl: string;
+  /** Api Root / Database / Collection / Record. */
+  breadcrumbs: { name: string; href: string }[];
+  /** Shown top right with a logout link, else a login link. */
+  user: { username: string } | null;
+  /** Request method, shown like DRF: "GET /api/data_store/data/". */
+  method: string;
+  /** Allowed methods, shown in the header block. */
+  allow?: string[];
+  /** Nonce for the page's single inline <style>. */
+  cspNonce?: string;
+}
+
+/** PageContext plus the JSONP callback name (default `callback`). */
+export type RenderContext = PageContext & { callback?: string };
+
+/** Everything of the result envelope except `results` (CONTRACT.md §2). */
+export interface EnvelopeHead {
+  count: number;
+  meta: { page: number; page_size: number; pages: number };
+  next: string | null;
+  previous: string | null;
+}
+
+/** A JSON-safe value: what toPlainValue produces and what the serializers accept. */
+export type PlainValue = null | boolean | number | string | PlainValue[] | { [key: string]: PlainValue };
