@@ -1,0 +1,61 @@
+/**
+ * One engine, two mounts: the data store and the catalog differ only in which databases they
+ * show, which permission codenames guard them and whether databases can be created.
+ */
+import type { Db, MongoClient } from 'mongodb';
+import type { Settings } from '../config/settings.js';
+import type { DocumentArea as AreaName, ReadPolicy } from '../auth/permissions.js';
+import { DocumentStore } from './store.js';
+import { isReservedDatabase } from './names.js';
+
+export class DocumentArea {
+  constructor(
+    readonly name: AreaName,
+    readonly store: DocumentStore,
+    readonly policy: ReadPolicy,
+    /** Which database names belong to this area. */
+    private readonly owns: (db: string) => boolean,
+    /** Databases always shown (the catalog databases exist by configuration). */
+    private readonly fixedDatabases: readonly string[],
+    readonly canCreateDatabases: boolean,
+  ) {}
+
+  ownsDatabase(db: string): boolean {
+    return this.owns(db);
+  }
+
+  async databaseNames(): Promise<string[]> {
+    const names = new Set((await this.store.databaseNames()).filter((n) => this.owns(n)));
+    for (const f of this.fixedDatabases) names.add(f);
+    return [...names].sort();
+  }
+
+  async databaseExists(db: string): Promise<boolean> {
+    return this.owns(db) && (this.fixedDatabases.includes(db) || (await this.store.databaseExists(db)));
+  }
+}
+
+export function createDocumentAreas(settings: Settings, mongo: MongoClient, serviceDb: Db): { dataStore: DocumentArea; catalog: DocumentArea } {
+  const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs);
+  const internal = [settings.serviceDatabase];
+  const catalogNames = settings.catalogDatabases;
+  const isCatalog = (db: string): boolean => catalogNames.includes(db);
+  const safeRequired = new Set(settings.safeMethodPermRequired);
+  const dataStore = new DocumentArea(
+    'data_store',
+    store,
+    { anonymousRead: settings.dataStoreAnonymous, safeMethodPermRequired: safeRequired },
+    (db) => !isReservedDatabase(db, internal) && !isCatalog(db),
+    [],
+    true,
+  );
+  const catalog = new DocumentArea(
+    'catalog',
+    store,
+    { anonymousRead: settings.catalogAnonymous, safeMethodPermRequired: safeRequired },
+    (db) => isCatalog(db) && !isReservedDatabase(db, internal),
+    catalogNames.filter((db) => !isReservedDatabase(db, internal)),
+    false,
+  );
+  return { dataStore, catalog };
+}

@@ -1,0 +1,111 @@
+/**
+ * GET on a collection: records matching `query`, or `distinct` values, or an `aggregate`
+ * pipeline, always in the paged envelope. page_size=0 streams from the cursor.
+ */
+import type { Request, Response } from 'express';
+import type { Document } from 'mongodb';
+import { canAccessCollection } from '../auth/permissions.js';
+import { badRequest, forbidden } from '../errors.js';
+import { requestUrl } from '../http/base-url.js';
+import { fromArray, respondEnvelope } from '../http/respond.js';
+import type { DocumentArea } from './area.js';
+import { denied } from './guards.js';
+import { lookupTargets } from './operators.js';
+import { pageLinks, pageWindow, parsePaging, type PageWindow } from './paging.js';
+import {
+  buildAggregationPipeline,
+  buildDistinctPipeline,
+  distinctRowToObject,
+  parseAggregate,
+  parseDistinct,
+  parseQuery,
+  type CollectionQuery,
+} from './query-params.js';
+import { COLLECTION_PARAMS, checkParams } from './request-params.js';
+
+export interface ViewLimits {
+  maxQueryBytes: number;
+  defaultPageSize: number;
+}
+
+function head(req: Request, count: number, window: PageWindow) {
+  return {
+    count,
+    meta: { page: window.page, page_size: window.pageSize, pages: window.pages },
+    ...pageLinks(requestUrl(req), window),
+  };
+}
+
+function pagingStages(window: PageWindow): Document[] {
+  const stages: Document[] = [];
+  if (window.skip > 0) stages.push({ $skip: window.skip });
+  if (window.limit > 0) stages.push({ $limit: window.limit });
+  return stages;
+}
+
+async function* mapRows(rows: AsyncIterable<Document>, fn: (row: Document) => unknown): AsyncIterable<unknown> {
+  for await (const row of rows) yield fn(row);
+}
+
+export async function collectionView(req: Request, res: Response, area: DocumentArea, db: string, col: string, limits: ViewLimits): Promise<void> {
+  const params = checkParams(req, COLLECTION_PARAMS);
+  const paging = parsePaging(params, limits.defaultPageSize);
+  const query: CollectionQuery | undefined = params.query === undefined ? undefined : parseQuery(params.query, limits.maxQueryBytes);
+  const pipeline = parseAggregate(params.aggregate, limits.maxQueryBytes);
+  const fields = parseDistinct(params.distinct);
+  const filter = query?.filter ?? {};
+  const { store } = area;
+
+  if (pipeline !== undefined && fields !== undefined) {
+    throw badRequest('invalid_combination', 'Use either "distinct" or "aggregate", not both.');
+  }
+  if ((pipeline !== undefined || fields !== undefined) && (query?.projection !== undefined || query?.sort !== undefined)) {
+    throw badRequest(
+      'invalid_combination',
+      'With "distinct" or "aggregate" only the "filter" of "query" applies; put projections and sorting into the pipeline.',
+    );
+  }
+
+  if (pipeline !== undefined) {
+    const full = buildAggregationPipeline(query, pipeline);
+    for (const target of lookupTargets(full)) {
+      if (!canAccessCollection(req.principal, area.name, db, target, 'safe', area.policy)) {
+        const err = denied(req.principal);
+        throw err.status === 403
+          ? forbidden(`The pipeline reads collection "${target}", which you may not read.`, 'forbidden_lookup')
+          : err;
+      }
+    }
+    const total = await store.aggregateCount(db, col, full);
+    const window = pageWindow(total, paging);
+    await respondEnvelope(req, res, head(req, total, window), store.aggregate(db, col, [...full, ...pagingStages(window)]));
+    return;
+  }
+
+  if (fields !== undefined && fields.length === 1) {
+    // The distinct command unwinds arrays like MongoDB users expect; its result is bounded (16 MB).
+    const values = await store.distinct(db, col, fields[0] as string, filter);
+    const window = pageWindow(values.length, paging);
+    const slice = window.limit === 0 ? values : values.slice(window.skip, window.skip + window.limit);
+    await respondEnvelope(req, res, head(req, values.length, window), fromArray(slice));
+    return;
+  }
+
+  if (fields !== undefined) {
+    const distinctPipeline = buildDistinctPipeline(filter, fields);
+    const total = await store.aggregateCount(db, col, distinctPipeline);
+    const window = pageWindow(total, paging);
+    const rows = store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)]);
+    await respondEnvelope(req, res, head(req, total, window), mapRows(rows, (row) => distinctRowToObject(row, fields)));
+    return;
+  }
+
+  const total = await store.count(db, col, filter);
+  const window = pageWindow(total, paging);
+  const cursor = store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit });
+  try {
+    await respondEnvelope(req, res, head(req, total, window), cursor);
+  } finally {
+    await cursor.close();
+  }
+}

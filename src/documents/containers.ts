@@ -1,0 +1,103 @@
+/** Databases and collections: list (envelope), create and delete (POST with `action`). */
+import type { Request, Response } from 'express';
+import { canSeeCollection, canSeeDatabase } from '../auth/permissions.js';
+import { badRequest, notFound } from '../errors.js';
+import { absoluteUrl, requestUrl } from '../http/base-url.js';
+import { fromArray, respond, respondEnvelope } from '../http/respond.js';
+import type { DocumentArea } from './area.js';
+import { requireListDatabases, requireManage, requireSeeDatabase } from './guards.js';
+import { validateCollectionName, validateDatabaseName } from './names.js';
+import { pageLinks, pageWindow, parsePaging } from './paging.js';
+import { LIST_PARAMS, checkParams, objectBody } from './request-params.js';
+
+type Action = 'create' | 'delete';
+
+function parseAction(body: Record<string, unknown>): Action {
+  const action = body.action;
+  if (action === undefined) return 'create';
+  if (action === 'delete') return 'delete';
+  throw badRequest('invalid_action', 'The "action" field must be "delete" (or absent to create).');
+}
+
+/** Pages an in-memory list into the standard envelope. */
+async function respondList<T>(req: Request, res: Response, items: readonly T[], defaultPageSize: number): Promise<void> {
+  const params = checkParams(req, LIST_PARAMS);
+  const paging = parsePaging(params, defaultPageSize);
+  const window = pageWindow(items.length, paging);
+  const slice = window.limit === 0 ? items : items.slice(window.skip, window.skip + window.limit);
+  const links = pageLinks(requestUrl(req), window);
+  await respondEnvelope(
+    req,
+    res,
+    { count: items.length, meta: { page: window.page, page_size: window.pageSize, pages: window.pages }, ...links },
+    fromArray(slice),
+  );
+}
+
+export function containerHandlers(area: DocumentArea, mountPath: string, defaultPageSize: number) {
+  const dbUrl = (req: Request, db: string): string => absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/`);
+  const colUrl = (req: Request, db: string, col: string): string =>
+    absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`);
+
+  return {
+    async listDatabases(req: Request, res: Response): Promise<void> {
+      requireListDatabases(req.principal, area);
+      const names = (await area.databaseNames()).filter((db) => canSeeDatabase(req.principal, area.name, db, area.policy));
+      await respondList(req, res, names.map((db) => ({ database: db, url: dbUrl(req, db) })), defaultPageSize);
+    },
+
+    async postDatabases(req: Request, res: Response): Promise<void> {
+      checkParams(req, ['format', 'callback']);
+      requireManage(req.principal, area);
+      const body = objectBody(req.body, ['database', 'action']);
+      const action = parseAction(body);
+      if (body.database === undefined) throw badRequest('missing_field', 'The "database" field is required.');
+      const db = validateDatabaseName(body.database);
+      if (!area.ownsDatabase(db)) {
+        throw badRequest('reserved_name', `"${db}" is reserved and cannot be used through this API.`);
+      }
+      if (action === 'create') {
+        await area.store.createDatabase(db);
+        res.setHeader('Location', dbUrl(req, db));
+        respond(req, res, 201, { database: db, url: dbUrl(req, db) });
+      } else {
+        await area.store.dropDatabase(db);
+        respond(req, res, 200, { deleted: db });
+      }
+    },
+
+    async listCollections(req: Request, res: Response): Promise<void> {
+      const db = validateDatabaseName(req.params.db);
+      requireSeeDatabase(req.principal, area, db);
+      if (!(await area.databaseExists(db))) throw notFound(`Database "${db}" does not exist.`, 'no_such_database');
+      const names = (await area.store.collectionNames(db)).filter((col) =>
+        canSeeCollection(req.principal, area.name, db, col, area.policy),
+      );
+      await respondList(
+        req,
+        res,
+        names.map((col) => ({ database: db, collection: col, url: colUrl(req, db, col) })),
+        defaultPageSize,
+      );
+    },
+
+    async postCollections(req: Request, res: Response): Promise<void> {
+      checkParams(req, ['format', 'callback']);
+      const db = validateDatabaseName(req.params.db);
+      requireManage(req.principal, area);
+      const body = objectBody(req.body, ['collection', 'action']);
+      const action = parseAction(body);
+      if (body.collection === undefined) throw badRequest('missing_field', 'The "collection" field is required.');
+      const col = validateCollectionName(body.collection);
+      if (!(await area.databaseExists(db))) throw notFound(`Database "${db}" does not exist.`, 'no_such_database');
+      if (action === 'create') {
+        await area.store.createCollection(db, col);
+        res.setHeader('Location', colUrl(req, db, col));
+        respond(req, res, 201, { database: db, collection: col, url: colUrl(req, db, col) });
+      } else {
+        await area.store.dropCollection(db, col);
+        respond(req, res, 200, { deleted: col });
+      }
+    },
+  };
+}

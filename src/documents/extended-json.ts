@@ -1,0 +1,186 @@
+/**
+ * MongoDB Extended JSON input (relaxed mode), for URL parameters and request bodies.
+ *
+ * Why not a bare `EJSON.parse`: bson turns *any* object holding a type key into that type and
+ * drops its other keys, so the perfectly ordinary filter `{"$regex": "^a", "$ne": "ab"}` would
+ * silently lose its `$ne`. Here only objects that are exactly an Extended JSON wrapper are handed
+ * to bson; `$regex` next to other operators stays a query operator, and any other wrapper with
+ * stray keys is a 400. Values bson accepts without complaint but gets wrong (an unparseable
+ * `$date`, a non-numeric `$numberInt`) are refused too, and a `$numberLong` beyond 2^53 stays a
+ * Long instead of being rounded.
+ *
+ * Every input is also checked for keys that could pollute prototypes (`__proto__`,
+ * `constructor.prototype`), NUL characters in keys (BSON cannot store them) and nesting deeper
+ * than MongoDB's own limit (which also bounds the recursion below).
+ */
+import { BSON } from 'mongodb';
+import { ApiError, badRequest } from '../errors.js';
+
+const { EJSON } = BSON;
+
+/** MongoDB refuses documents nested deeper than 100 levels. */
+export const MAX_NESTING_DEPTH = 100;
+
+/**
+ * The keys by which bson recognises a typed value, each with every key the wrapper may carry.
+ * DBRefs (`$ref`/`$id`) are deliberately absent: left as plain objects they serialise to the
+ * same BSON, and their `$id` is still revived by the normal walk.
+ */
+const WRAPPER_KEYS: Readonly<Record<string, readonly string[]>> = {
+  $oid: ['$oid'],
+  $date: ['$date'],
+  $numberInt: ['$numberInt'],
+  $numberLong: ['$numberLong'],
+  $numberDouble: ['$numberDouble'],
+  $numberDecimal: ['$numberDecimal'],
+  $binary: ['$binary', '$type'],
+  $uuid: ['$uuid'],
+  $timestamp: ['$timestamp'],
+  $regularExpression: ['$regularExpression'],
+  $regex: ['$regex', '$options'],
+  $symbol: ['$symbol'],
+  $code: ['$code', '$scope'],
+  $dbPointer: ['$dbPointer'],
+  $minKey: ['$minKey'],
+  $maxKey: ['$maxKey'],
+  $undefined: ['$undefined'],
+};
+
+const INT32 = /^-?\d+$/;
+const DOUBLE = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const DOUBLE_SPECIALS = new Set(['NaN', 'Infinity', '-Infinity']);
+
+/**
+ * Parses a URL parameter holding (Extended) JSON. `paramName` names the parameter in errors:
+ * `The "query" parameter is not valid JSON: ...`.
+ */
+export function parseJsonParam(raw: string, paramName: string): unknown {
+  const where = `the "${paramName}" parameter`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw badRequest('malformed_json', `The "${paramName}" parameter is not valid JSON: ${(err as Error).message}`);
+  }
+  return revive(parsed, where);
+}
+
+/** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
+export function parseJsonBody(value: unknown): unknown {
+  return revive(value, 'the request body');
+}
+
+function revive(value: unknown, where: string): unknown {
+  assertSafeKeys(value, where);
+  return reviveValue(value, '', where);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+const joinPath = (path: string, key: string | number): string => (path === '' ? String(key) : `${path}.${key}`);
+const atPath = (path: string): string => (path === '' ? '' : ` (at ${path})`);
+
+/**
+ * Iterative so that hostile nesting cannot overflow the stack before the depth check fires;
+ * everything after this (including the recursive revival) may rely on the depth bound.
+ */
+function assertSafeKeys(root: unknown, where: string): void {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 1, path: '' }];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop()!;
+    const isArray = Array.isArray(value);
+    if (!isArray && !isPlainObject(value)) continue;
+    if (depth > MAX_NESTING_DEPTH) {
+      throw badRequest('too_deeply_nested', `${capitalise(where)} is nested more than ${MAX_NESTING_DEPTH} levels deep.`, {
+        limit: MAX_NESTING_DEPTH,
+      });
+    }
+    if (isArray) {
+      value.forEach((item, i) => stack.push({ value: item, depth: depth + 1, path: joinPath(path, i) }));
+      continue;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = joinPath(path, key);
+      if (key === '__proto__') {
+        throw badRequest('forbidden_key', `The key "__proto__" is not allowed in ${where}${atPath(path)}.`, { key, path: childPath });
+      }
+      if (key === 'constructor' && isPlainObject(child) && Object.hasOwn(child, 'prototype')) {
+        throw badRequest('forbidden_key', `The key path "constructor.prototype" is not allowed in ${where}${atPath(path)}.`, {
+          key: 'constructor.prototype',
+          path: joinPath(childPath, 'prototype'),
+        });
+      }
+      if (key.includes('\0')) {
+        throw badRequest('invalid_key', `The key ${JSON.stringify(key)} in ${where} contains a NUL character, which is not allowed.`, {
+          key,
+          path: childPath,
+        });
+      }
+      stack.push({ value: child, depth: depth + 1, path: childPath });
+    }
+  }
+}
+
+function reviveValue(value: unknown, path: string, where: string): unknown {
+  if (Array.isArray(value)) return value.map((item, i) => reviveValue(item, joinPath(path, i), where));
+  if (!isPlainObject(value)) return value;
+
+  const keys = Object.keys(value);
+  // Same rule as bson: the first type key with a non-null value decides.
+  const typeKey = keys.find((k) => Object.hasOwn(WRAPPER_KEYS, k) && value[k] != null);
+  if (typeKey !== undefined) {
+    const allowed = WRAPPER_KEYS[typeKey]!;
+    const stray = keys.filter((k) => !allowed.includes(k));
+    if (stray.length === 0) return reviveWrapper(value, typeKey, path, where);
+    // `$regex` with other operators is a query condition, not a BSON regular expression.
+    if (typeKey !== '$regex') {
+      throw badRequest(
+        'malformed_json',
+        `${capitalise(where)} has an Extended JSON "${typeKey}" value with unexpected keys beside it${atPath(path)}: ${stray
+          .map((k) => `"${k}"`)
+          .join(', ')}.`,
+        { path, keys: stray },
+      );
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key] = reviveValue(value[key], joinPath(path, key), where);
+  return out;
+}
+
+function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: string, where: string): unknown {
+  const invalid = (reason: string): ApiError =>
+    badRequest('malformed_json', `${capitalise(where)} has an invalid Extended JSON "${typeKey}" value${atPath(path)}: ${reason}`, {
+      path,
+    });
+  const text = wrapper[typeKey];
+
+  // bson parses these with parseInt/parseFloat and returns NaN or a truncated number for garbage.
+  if (typeKey === '$numberInt') {
+    if (typeof text !== 'string' || !INT32.test(text) || Number(text) > 2 ** 31 - 1 || Number(text) < -(2 ** 31)) {
+      throw invalid('expected a string holding a 32-bit integer.');
+    }
+  }
+  if (typeKey === '$numberDouble' && (typeof text !== 'string' || (!DOUBLE.test(text) && !DOUBLE_SPECIALS.has(text)))) {
+    throw invalid('expected a string holding a number, "NaN", "Infinity" or "-Infinity".');
+  }
+
+  let result: unknown;
+  try {
+    result = EJSON.deserialize(wrapper, { relaxed: true });
+    // Relaxed mode turns a Long into a JS number even when that loses digits; keep those exact.
+    if (typeKey === '$numberLong' && typeof result === 'number' && !Number.isSafeInteger(result)) {
+      result = EJSON.deserialize(wrapper, { relaxed: false });
+    }
+  } catch (err) {
+    throw invalid(`${(err as Error).message}.`.replace(/\.\.$/, '.'));
+  }
+  if (result instanceof Date && Number.isNaN(result.getTime())) throw invalid('not a valid date.');
+  return result;
+}
+
+const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

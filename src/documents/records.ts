@@ -1,0 +1,127 @@
+/** Writing records and reading, replacing, merging or deleting one record by its id. */
+import type { Request, Response } from 'express';
+import { MongoBulkWriteError, type Document, type ObjectId } from 'mongodb';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { respond } from '../http/respond.js';
+import type { DocumentArea } from './area.js';
+import { parseJsonBody } from './extended-json.js';
+import { assertNoForbiddenOperators } from './operators.js';
+import { recordIdCandidates, validateRecordId } from './query-params.js';
+
+/** Update operators accepted in PATCH bodies (everything that cannot run code or move data out). */
+const PATCH_OPERATORS = new Set([
+  '$set', '$unset', '$inc', '$mul', '$min', '$max', '$rename', '$currentDate',
+  '$push', '$pull', '$pullAll', '$addToSet', '$pop',
+]);
+
+function assertDocument(value: unknown, what: string): Document {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest('invalid_body', `${what} must be a JSON object.`);
+  }
+  for (const key of Object.keys(value)) {
+    if (key.startsWith('$')) throw badRequest('invalid_field_name', `Field names may not start with "$" ("${key}").`);
+  }
+  assertNoForbiddenOperators(value, 'the record');
+  return value as Document;
+}
+
+function requireBody(req: Request): unknown {
+  if (req.body === undefined) throw badRequest('missing_body', 'A JSON body is required.');
+  return parseJsonBody(req.body);
+}
+
+function idFilter(id: string): Document {
+  return { _id: { $in: recordIdCandidates(validateRecordId(id)) } };
+}
+
+export function recordHandlers(area: DocumentArea) {
+  const { store } = area;
+
+  return {
+    async insert(req: Request, res: Response, db: string, col: string): Promise<void> {
+      const body = requireBody(req);
+      const collection = store.collection(db, col);
+      if (Array.isArray(body)) {
+        if (body.length === 0) throw badRequest('empty_array', 'The array of records is empty.');
+        const docs = body.map((d, i) => assertDocument(d, `Record ${i}`));
+        try {
+          const result = await collection.insertMany(docs, { ordered: true });
+          respond(req, res, 201, { inserted_ids: Object.values(result.insertedIds) });
+        } catch (err) {
+          if (err instanceof MongoBulkWriteError) {
+            // Ordered insert: everything before the failing record was written; say exactly which.
+            const written = Object.values(err.insertedIds ?? {}) as (ObjectId | string)[];
+            const failedIndex = err.writeErrors instanceof Array ? err.writeErrors[0]?.index : (err.writeErrors as { index?: number })?.index;
+            const detail = { inserted_ids: written, failed_index: failedIndex ?? written.length, inserted_count: err.insertedCount };
+            if (err.code === 11000) throw conflict('A record with this _id already exists; records before it were written.', 'duplicate_key', detail);
+            throw badRequest('insert_failed', `The database refused record ${detail.failed_index}: ${err.message}`, detail);
+          }
+          throw err;
+        }
+        return;
+      }
+      const doc = assertDocument(body, 'The record');
+      const result = await collection.insertOne(doc);
+      respond(req, res, 201, { _id: result.insertedId });
+    },
+
+    async read(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+      const doc = await store.collection(db, col).findOne(idFilter(id));
+      if (doc === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      respond(req, res, 200, doc);
+    },
+
+    async replace(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+      const doc = assertDocument(requireBody(req), 'The record');
+      const collection = store.collection(db, col);
+      const existing = await collection.findOne(idFilter(id), { projection: { _id: 1 } });
+      if (existing === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      if ('_id' in doc && String(doc._id) !== String(existing._id)) {
+        throw badRequest('id_mismatch', 'The body\'s "_id" differs from the record id in the URL; _id cannot be changed.');
+      }
+      const { _id: _ignored, ...replacement } = doc;
+      await collection.replaceOne({ _id: existing._id }, replacement);
+      respond(req, res, 200, { _id: existing._id, ...replacement });
+    },
+
+    async merge(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+      const body = requireBody(req);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('invalid_body', 'The body must be a JSON object.');
+      const keys = Object.keys(body);
+      if (keys.length === 0) throw badRequest('empty_update', 'The body has no fields to change.');
+      const operatorKeys = keys.filter((k) => k.startsWith('$'));
+      let update: Document;
+      if (operatorKeys.length === 0) {
+        assertDocument(body, 'The body');
+        if ('_id' in body) throw badRequest('immutable_id', 'The "_id" of a record cannot be changed.');
+        update = { $set: body };
+      } else {
+        if (operatorKeys.length !== keys.length) {
+          throw badRequest('mixed_update', 'Use either plain fields (merged with $set) or update operators, not both.');
+        }
+        for (const op of operatorKeys) {
+          if (!PATCH_OPERATORS.has(op)) throw badRequest('forbidden_operator', `Update operator "${op}" is not allowed.`, { operator: op });
+          const arg = (body as Document)[op];
+          if (typeof arg !== 'object' || arg === null || Array.isArray(arg)) throw badRequest('invalid_update', `The argument of "${op}" must be an object.`);
+          if (Object.keys(arg).some((f) => f === '_id' || f.startsWith('_id.'))) throw badRequest('immutable_id', 'The "_id" of a record cannot be changed.');
+        }
+        assertNoForbiddenOperators(body, 'the update');
+        update = body as Document;
+      }
+      const collection = store.collection(db, col);
+      const existing = await collection.findOne(idFilter(id), { projection: { _id: 1 } });
+      if (existing === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      await collection.updateOne({ _id: existing._id }, update);
+      const updated = await collection.findOne({ _id: existing._id });
+      respond(req, res, 200, updated);
+    },
+
+    async remove(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+      const collection = store.collection(db, col);
+      const existing = await collection.findOne(idFilter(id), { projection: { _id: 1 } });
+      if (existing === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      await collection.deleteOne({ _id: existing._id });
+      respond(req, res, 200, { deleted: existing._id });
+    },
+  };
+}

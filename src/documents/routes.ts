@@ -1,0 +1,97 @@
+/**
+ * The document API of one area (mounted at /api/data_store/data and /api/catalog/data):
+ *   /                 GET databases · POST create/delete database (data store only)
+ *   /:db/             GET collections · POST create/delete collection
+ *   /:db/:col/        GET query/distinct/aggregate · POST insert
+ *   /:db/:col/:id/    GET · PUT · PATCH · DELETE
+ * Each handler: validate names → check permission → check existence → act → respond.
+ */
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { actionForMethod } from '../auth/permissions.js';
+import { methodNotAllowed, notFound } from '../errors.js';
+import type { ServiceContext } from '../service.js';
+import type { DocumentArea } from './area.js';
+import { collectionView } from './collection-view.js';
+import { containerHandlers } from './containers.js';
+import { requireCollection } from './guards.js';
+import { validateCollectionName, validateDatabaseName } from './names.js';
+import { recordHandlers } from './records.js';
+import { RECORD_PARAMS, checkParams } from './request-params.js';
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+
+
+function only(methods: Record<string, Handler>): RequestHandler {
+  const allow = Object.keys(methods).concat(methods.GET ? ['HEAD', 'OPTIONS'] : ['OPTIONS']);
+  return (req, res, next) => {
+    res.locals.allow = allow;
+    res.setHeader('Allow', allow.join(', '));
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (method === 'OPTIONS') {
+      res.status(204).end();
+      return;
+    }
+    const handler = methods[method];
+    if (handler === undefined) return next(methodNotAllowed(req.method));
+    handler(req, res).catch(next);
+  };
+}
+
+export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router {
+  const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
+  const limits = { maxQueryBytes: ctx.settings.maxQueryBytes, defaultPageSize: ctx.settings.defaultPageSize };
+  const containers = containerHandlers(area, mountPath, limits.defaultPageSize);
+  const records = recordHandlers(area);
+  const router = Router({ strict: true });
+
+  /** Names from the path, checked; the collection must exist in an existing database of this area. */
+  async function target(req: Request): Promise<{ db: string; col: string }> {
+    const db = validateDatabaseName(req.params.db);
+    const col = validateCollectionName(req.params.col);
+    requireCollection(req.principal, area, db, col, actionForMethod(req.method));
+    if (!(await area.databaseExists(db))) throw notFound(`Database "${db}" does not exist.`, 'no_such_database');
+    if (!(await area.store.collectionExists(db, col))) {
+      throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+    }
+    return { db, col };
+  }
+
+  router.all(
+    '/',
+    only({
+      GET: containers.listDatabases,
+      ...(area.canCreateDatabases ? { POST: containers.postDatabases } : {}),
+    }),
+  );
+  router.all('/:db/', only({ GET: containers.listCollections, POST: containers.postCollections }));
+  router.all(
+    '/:db/:col/',
+    only({
+      GET: async (req, res) => {
+        const { db, col } = await target(req);
+        await collectionView(req, res, area, db, col, limits);
+      },
+      POST: async (req, res) => {
+        checkParams(req, RECORD_PARAMS);
+        const { db, col } = await target(req);
+        await records.insert(req, res, db, col);
+      },
+    }),
+  );
+  const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string) => Promise<void>): Handler =>
+    async (req, res) => {
+      checkParams(req, RECORD_PARAMS);
+      const { db, col } = await target(req);
+      await fn(req, res, db, col, req.params.id as string);
+    };
+  router.all(
+    '/:db/:col/:id/',
+    only({
+      GET: onRecord(records.read),
+      PUT: onRecord(records.replace),
+      PATCH: onRecord(records.merge),
+      DELETE: onRecord(records.remove),
+    }),
+  );
+  return router;
+}

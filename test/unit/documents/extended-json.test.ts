@@ -1,0 +1,213 @@
+import { BSONRegExp, Binary, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { MAX_NESTING_DEPTH, parseJsonBody, parseJsonParam } from '../../../src/documents/extended-json.js';
+import { apiError } from './api-error.js';
+
+const HEX = '5f43a1b2c3d4e5f601234567';
+
+describe('parseJsonParam', () => {
+  it('parses plain JSON unchanged', () => {
+    expect(parseJsonParam('{"a": 1, "b": [true, null, "x"], "c": {"d": 2.5}}', 'query')).toEqual({
+      a: 1,
+      b: [true, null, 'x'],
+      c: { d: 2.5 },
+    });
+    expect(parseJsonParam('[1, 2]', 'aggregate')).toEqual([1, 2]);
+    expect(parseJsonParam('"text"', 'query')).toBe('text');
+  });
+
+  it('turns {"$oid": ...} into an ObjectId', () => {
+    const value = parseJsonParam(`{"_id": {"$oid": "${HEX}"}}`, 'query') as { _id: unknown };
+    expect(value._id).toBeInstanceOf(ObjectId);
+    expect((value._id as ObjectId).toHexString()).toBe(HEX);
+  });
+
+  it('turns {"$date": ...} into a Date, in ISO, millisecond and canonical forms', () => {
+    const value = parseJsonParam(
+      '{"iso": {"$date": "2020-01-02T03:04:05Z"}, "ms": {"$date": 86400000}, "canonical": {"$date": {"$numberLong": "1000"}}}',
+      'query',
+    ) as Record<string, Date>;
+    expect(value.iso).toBeInstanceOf(Date);
+    expect(value.iso!.getTime()).toBe(Date.UTC(2020, 0, 2, 3, 4, 5));
+    expect(value.ms!.getTime()).toBe(86_400_000);
+    expect(value.canonical!.getTime()).toBe(1000);
+  });
+
+  it('revives wrappers inside operators and arrays', () => {
+    const value = parseJsonParam(
+      `{"created": {"$gte": {"$date": "2021-06-01T00:00:00Z"}}, "_id": {"$in": [{"$oid": "${HEX}"}, "plain"]}}`,
+      'query',
+    ) as { created: { $gte: unknown }; _id: { $in: unknown[] } };
+    expect(value.created.$gte).toEqual(new Date('2021-06-01T00:00:00Z'));
+    expect(value._id.$in[0]).toBeInstanceOf(ObjectId);
+    expect(value._id.$in[1]).toBe('plain');
+  });
+
+  it('handles the numeric wrappers (relaxed: numbers where exact, Long beyond 2^53)', () => {
+    const value = parseJsonParam(
+      '{"l": {"$numberLong": "42"}, "i": {"$numberInt": "-7"}, "d": {"$numberDouble": "1.5"}, "big": {"$numberLong": "9007199254740993"}, "dec": {"$numberDecimal": "0.1"}}',
+      'query',
+    ) as Record<string, unknown>;
+    expect(value.l).toBe(42);
+    expect(value.i).toBe(-7);
+    expect(value.d).toBe(1.5);
+    expect(value.big).toBeInstanceOf(Long);
+    expect((value.big as Long).toString()).toBe('9007199254740993');
+    expect(value.dec).toBeInstanceOf(Decimal128);
+  });
+
+  it('revives the other BSON types', () => {
+    const value = parseJsonParam(
+      '{"bin": {"$binary": {"base64": "AQID", "subType": "00"}}, "ts": {"$timestamp": {"t": 5, "i": 1}}, "re": {"$regularExpression": {"pattern": "^a", "options": "i"}}}',
+      'query',
+    ) as Record<string, unknown>;
+    expect(value.bin).toBeInstanceOf(Binary);
+    expect(value.ts).toBeInstanceOf(Timestamp);
+    expect(value.re).toBeInstanceOf(BSONRegExp);
+  });
+
+  it('keeps $regex next to other operators as query operators instead of dropping them', () => {
+    const value = parseJsonParam('{"name": {"$regex": "^ab", "$options": "i", "$ne": "abc"}}', 'query');
+    expect(value).toEqual({ name: { $regex: '^ab', $options: 'i', $ne: 'abc' } });
+  });
+
+  it('turns a lone {"$regex", "$options"} into a regular expression', () => {
+    const value = parseJsonParam('{"name": {"$regex": "^ab", "$options": "i"}}', 'query') as { name: BSONRegExp };
+    expect(value.name).toBeInstanceOf(BSONRegExp);
+    expect(value.name.pattern).toBe('^ab');
+    expect(value.name.options).toBe('i');
+  });
+
+  it.each([
+    ['trailing comma', '{"a": 1,}'],
+    ['single quotes', "{'a': 1}"],
+    ['unquoted key', '{a: 1}'],
+    ['truncated', '{"filter": {'],
+    ['bare word', 'hello'],
+    ['two values', '{} {}'],
+  ])('refuses malformed JSON (%s) with 400 malformed_json naming the parameter', (_what, raw) => {
+    const err = apiError(() => parseJsonParam(raw, 'query'));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('malformed_json');
+    expect(err.message.startsWith('The "query" parameter is not valid JSON: ')).toBe(true);
+    expect(err.message.length).toBeGreaterThan('The "query" parameter is not valid JSON: '.length);
+  });
+
+  it('names the parameter it was given', () => {
+    expect(apiError(() => parseJsonParam('[', 'aggregate')).message).toContain('"aggregate" parameter');
+  });
+
+  it.each([
+    ['bad $oid', '{"_id": {"$oid": "xyz"}}'],
+    ['unparseable $date', '{"d": {"$date": "not a date"}}'],
+    ['$date of the wrong type', '{"d": {"$date": true}}'],
+    ['non-numeric $numberInt', '{"n": {"$numberInt": "abc"}}'],
+    ['fractional $numberInt', '{"n": {"$numberInt": "1.5"}}'],
+    ['out-of-range $numberInt', '{"n": {"$numberInt": "2147483648"}}'],
+    ['non-numeric $numberDouble', '{"n": {"$numberDouble": "abc"}}'],
+    ['bad $numberLong', '{"n": {"$numberLong": "12x"}}'],
+    ['bad $numberDecimal', '{"n": {"$numberDecimal": "ten"}}'],
+    ['unsupported regex option', '{"r": {"$regex": "a", "$options": "q"}}'],
+    ['$oid with a stray key', `{"_id": {"$oid": "${HEX}", "extra": 1}}`],
+    ['$date with an operator beside it', '{"d": {"$date": "2020-01-01T00:00:00Z", "$gt": 1}}'],
+  ])('refuses invalid Extended JSON (%s) with 400 malformed_json', (_what, raw) => {
+    const err = apiError(() => parseJsonParam(raw, 'query'));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('malformed_json');
+    expect(err.message).toContain('"query" parameter');
+  });
+
+  it('names the wrapper, the place and the stray keys', () => {
+    const err = apiError(() => parseJsonParam(`{"a": {"b": {"$oid": "${HEX}", "x": 1, "y": 2}}}`, 'query'));
+    expect(err.message).toContain('"$oid"');
+    expect(err.message).toContain('a.b');
+    expect(err.message).toContain('"x", "y"');
+  });
+
+  it('accepts the special doubles', () => {
+    const value = parseJsonParam('{"a": {"$numberDouble": "NaN"}, "b": {"$numberDouble": "-Infinity"}}', 'query') as Record<
+      string,
+      number
+    >;
+    expect(Number.isNaN(value.a)).toBe(true);
+    expect(value.b).toBe(Number.NEGATIVE_INFINITY);
+  });
+
+  it.each([
+    ['at the top', '{"__proto__": {"isAdmin": true}}'],
+    ['nested', '{"filter": {"a": {"__proto__": {"polluted": 1}}}}'],
+    ['inside an array', '[{"$match": {"__proto__": 1}}]'],
+  ])('refuses a "__proto__" key (%s)', (_where, raw) => {
+    const err = apiError(() => parseJsonParam(raw, 'query'));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('forbidden_key');
+    expect(err.message).toContain('__proto__');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  });
+
+  it('refuses constructor.prototype but allows a plain "constructor" field', () => {
+    const err = apiError(() => parseJsonParam('{"constructor": {"prototype": {"x": 1}}}', 'query'));
+    expect(err.code).toBe('forbidden_key');
+    expect(err.message).toContain('constructor.prototype');
+    expect(parseJsonParam('{"constructor": "Alice", "prototype": 2}', 'query')).toEqual({ constructor: 'Alice', prototype: 2 });
+  });
+
+  it('refuses keys containing NUL', () => {
+    const err = apiError(() => parseJsonParam('{"a\\u0000b": 1}', 'query'));
+    expect(err.code).toBe('invalid_key');
+  });
+
+  it(`accepts ${MAX_NESTING_DEPTH} levels of nesting and refuses one more`, () => {
+    const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+    expect(() => parseJsonParam(nested(MAX_NESTING_DEPTH), 'query')).not.toThrow();
+    const err = apiError(() => parseJsonParam(nested(MAX_NESTING_DEPTH + 1), 'query'));
+    expect(err.code).toBe('too_deeply_nested');
+    expect(err.message).toContain('"query" parameter');
+  });
+
+  it('refuses hostile nesting with a 400, not a stack overflow', () => {
+    const raw = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    expect(apiError(() => parseJsonParam(raw, 'aggregate')).code).toBe('too_deeply_nested');
+  });
+});
+
+describe('parseJsonBody', () => {
+  it('revives Extended JSON in an already parsed body', () => {
+    const body = JSON.parse(`{"_id": {"$oid": "${HEX}"}, "when": {"$date": "2022-02-02T00:00:00Z"}, "n": 3, "tags": ["a"]}`);
+    const value = parseJsonBody(body) as Record<string, unknown>;
+    expect(value._id).toBeInstanceOf(ObjectId);
+    expect((value._id as ObjectId).toHexString()).toBe(HEX);
+    expect(value.when).toEqual(new Date('2022-02-02T00:00:00Z'));
+    expect(value.n).toBe(3);
+    expect(value.tags).toEqual(['a']);
+  });
+
+  it('handles arrays of documents (bulk insert) and scalars', () => {
+    const value = parseJsonBody(JSON.parse(`[{"_id": {"$oid": "${HEX}"}}, {"x": 1}]`)) as Record<string, unknown>[];
+    expect(value[0]!._id).toBeInstanceOf(ObjectId);
+    expect(value[1]).toEqual({ x: 1 });
+    expect(parseJsonBody(5)).toBe(5);
+    expect(parseJsonBody(null)).toBe(null);
+  });
+
+  it('refuses "__proto__" keys that JSON.parse created as own properties', () => {
+    const body = JSON.parse('{"ok": 1, "__proto__": {"polluted": true}}');
+    const err = apiError(() => parseJsonBody(body));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('forbidden_key');
+    expect(err.message).toContain('request body');
+  });
+
+  it('reports Extended JSON errors as being in the request body', () => {
+    const err = apiError(() => parseJsonBody({ _id: { $oid: 'nope' } }));
+    expect(err.code).toBe('malformed_json');
+    expect(err.message).toContain('request body');
+  });
+
+  it('does not modify its input', () => {
+    const body = { _id: { $oid: HEX } };
+    parseJsonBody(body);
+    expect(body).toEqual({ _id: { $oid: HEX } });
+  });
+});

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { pageLinks, pageWindow, parsePaging } from '../../../src/documents/paging.js';
+import type { PageWindow } from '../../../src/documents/paging.js';
+import { apiError } from './api-error.js';
+
+describe('parsePaging', () => {
+  it('defaults to page 1 of 10', () => {
+    expect(parsePaging({})).toEqual({ page: 1, pageSize: 10 });
+  });
+
+  it('takes its default page size from the caller', () => {
+    expect(parsePaging({}, 25)).toEqual({ page: 1, pageSize: 25 });
+    expect(parsePaging({ page_size: '5' }, 25)).toEqual({ page: 1, pageSize: 5 });
+  });
+
+  it.each([
+    ['1', 1],
+    ['2', 2],
+    ['37', 37],
+    ['007', 7],
+    ['0', 1],
+    ['-1', 1],
+    ['-0', 1],
+    ['-99', 1],
+    ['', 1],
+  ])('reads page %j as %d', (raw, expected) => {
+    expect(parsePaging({ page: raw }).page).toBe(expected);
+  });
+
+  it('caps absurdly large pages instead of losing precision', () => {
+    expect(parsePaging({ page: '99999999999999999999999' }).page).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it.each(['abc', '1.0', '1.5', '1e3', '0x10', '+1', ' 1', '1 ', '1,000', 'Infinity', 'NaN', '--1', '½', '١'])(
+    'refuses page %j with 400 invalid_page',
+    (raw) => {
+      const err = apiError(() => parsePaging({ page: raw }));
+      expect(err.status).toBe(400);
+      expect(err.code).toBe('invalid_page');
+      expect(err.message).toContain('"page"');
+    },
+  );
+
+  it.each([
+    ['0', 0],
+    ['1', 1],
+    ['10', 10],
+    ['250', 250],
+    ['', 10],
+  ])('reads page_size %j as %d', (raw, expected) => {
+    expect(parsePaging({ page_size: raw }).pageSize).toBe(expected);
+  });
+
+  it.each(['-1', '-10', 'abc', '2.5', '10.0', '1e2', '0x10', '+5', ' 5', '5 ', 'all'])(
+    'refuses page_size %j with 400 invalid_page_size',
+    (raw) => {
+      const err = apiError(() => parsePaging({ page_size: raw }));
+      expect(err.status).toBe(400);
+      expect(err.code).toBe('invalid_page_size');
+      expect(err.message).toContain('"page_size"');
+    },
+  );
+
+  it('says when a page size is negative', () => {
+    expect(apiError(() => parsePaging({ page_size: '-3' })).message).toContain('negative');
+  });
+
+  it('refuses repeated or structured parameters', () => {
+    expect(apiError(() => parsePaging({ page: ['1', '2'] })).code).toBe('invalid_page');
+    expect(apiError(() => parsePaging({ page_size: ['10', '20'] })).code).toBe('invalid_page_size');
+    expect(apiError(() => parsePaging({ page: { a: '1' } })).code).toBe('invalid_page');
+    expect(apiError(() => parsePaging({ page_size: ['10'] })).code).toBe('invalid_page_size');
+  });
+});
+
+describe('pageWindow', () => {
+  const cases: [string, number, { page: number; pageSize: number }, PageWindow][] = [
+    ['first page', 95, { page: 1, pageSize: 10 }, { page: 1, pageSize: 10, pages: 10, skip: 0, limit: 10 }],
+    ['middle page', 95, { page: 4, pageSize: 10 }, { page: 4, pageSize: 10, pages: 10, skip: 30, limit: 10 }],
+    ['partial last page', 95, { page: 10, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
+    ['beyond the last page', 95, { page: 11, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
+    ['far beyond', 95, { page: 9_000_000, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
+    ['page 0', 95, { page: 0, pageSize: 10 }, { page: 1, pageSize: 10, pages: 10, skip: 0, limit: 10 }],
+    ['exact multiple, last page', 100, { page: 10, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
+    ['exact multiple, one beyond', 100, { page: 11, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
+    ['one more than a multiple', 101, { page: 11, pageSize: 10 }, { page: 11, pageSize: 10, pages: 11, skip: 100, limit: 10 }],
+    ['empty collection', 0, { page: 1, pageSize: 10 }, { page: 1, pageSize: 10, pages: 1, skip: 0, limit: 10 }],
+    ['empty collection, page 5', 0, { page: 5, pageSize: 10 }, { page: 1, pageSize: 10, pages: 1, skip: 0, limit: 10 }],
+    ['fewer records than a page', 3, { page: 2, pageSize: 10 }, { page: 1, pageSize: 10, pages: 1, skip: 0, limit: 10 }],
+    ['page size 1', 3, { page: 3, pageSize: 1 }, { page: 3, pageSize: 1, pages: 3, skip: 2, limit: 1 }],
+    ['page_size 0 = everything', 95, { page: 1, pageSize: 0 }, { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 }],
+    ['page_size 0 with page 3', 95, { page: 3, pageSize: 0 }, { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 }],
+    ['page_size 0, empty', 0, { page: 1, pageSize: 0 }, { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 }],
+  ];
+
+  it.each(cases)('%s', (_what, total, req, expected) => {
+    expect(pageWindow(total, req)).toEqual(expected);
+  });
+});
+
+describe('pageLinks', () => {
+  const url = (s: string) => new URL(s);
+  const win = (page: number, pages: number, pageSize = 10): PageWindow => ({
+    page,
+    pages,
+    pageSize,
+    skip: (page - 1) * pageSize,
+    limit: pageSize,
+  });
+
+  it('has neither link on a single page (including an empty result)', () => {
+    expect(pageLinks(url('https://h.example/api/data_store/data/db/col/'), win(1, 1))).toEqual({ next: null, previous: null });
+    expect(pageLinks(url('https://h.example/x/?page_size=0'), pageWindow(0, { page: 1, pageSize: 0 }))).toEqual({
+      next: null,
+      previous: null,
+    });
+  });
+
+  it('adds page=2 as next on the first page when the URL had no page', () => {
+    expect(pageLinks(url('http://localhost:8080/api/data_store/data/db/col/?page_size=5'), win(1, 3, 5))).toEqual({
+      next: 'http://localhost:8080/api/data_store/data/db/col/?page_size=5&page=2',
+      previous: null,
+    });
+  });
+
+  it('gives previous page=1 (not a URL without page) and no next on the last page', () => {
+    expect(pageLinks(url('https://h.example/c/?page=2'), win(2, 2))).toEqual({
+      next: null,
+      previous: 'https://h.example/c/?page=1',
+    });
+  });
+
+  it('replaces page where it stood and keeps every other parameter, in order and encoding', () => {
+    const request = url('https://h.example/c/?format=json&page=3&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b');
+    expect(pageLinks(request, win(3, 5, 20))).toEqual({
+      next: 'https://h.example/c/?format=json&page=4&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b',
+      previous: 'https://h.example/c/?format=json&page=2&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b',
+    });
+  });
+
+  it('uses the clamped page, not the requested one', () => {
+    // The caller asked for page 99 of 4; the window says 4.
+    expect(pageLinks(url('https://h.example/c/?page=99'), win(4, 4))).toEqual({
+      next: null,
+      previous: 'https://h.example/c/?page=3',
+    });
+  });
+
+  it('does not confuse page_size or a percent-encoded page with each other', () => {
+    expect(pageLinks(url('https://h.example/c/?page_size=10&pag%65=2'), win(2, 3)).next).toBe(
+      'https://h.example/c/?page_size=10&page=3',
+    );
+  });
+
+  it('drops the fragment and keeps the path, including a format suffix', () => {
+    expect(pageLinks(url('https://h.example/c/.json?page=1#top'), win(1, 2)).next).toBe('https://h.example/c/.json?page=2');
+  });
+});
