@@ -1,0 +1,71 @@
+/** The contract between the auth module and the rest of the service (see src/auth/index.ts). */
+import type { RequestHandler, Router } from 'express';
+import type { SessionOptions } from 'express-session';
+import type { Db, MongoClient } from 'mongodb';
+import type { Settings } from '../config/settings.js';
+import type { Logger } from '../log/logger.js';
+import type { AuthModels } from './models.js';
+import type { Principal } from './principal.js';
+
+export interface AuthDeps {
+  settings: Settings;
+  logger: Logger;
+  mongo: MongoClient;
+  /** The service's own database: users, groups, permissions, tokens, sessions live here. */
+  db: Db;
+}
+
+export interface NewUser {
+  username: string;
+  email?: string;
+  password?: string;
+  firstName?: string;
+  lastName?: string;
+  isStaff?: boolean;
+  isSuperuser?: boolean;
+  isActive?: boolean;
+  permissions?: string[];
+  groups?: string[];
+}
+
+export interface UserSummary {
+  id: string;
+  username: string;
+  email: string;
+  isStaff: boolean;
+  isSuperuser: boolean;
+  isActive: boolean;
+}
+
+/** User management used by the CLI (createsuperuser), the installer, the admin site and tests. */
+export interface UserService {
+  createUser(user: NewUser): Promise<UserSummary>;
+  /** Creates the superuser or updates its e-mail/password when it exists (installer re-runs). */
+  ensureSuperuser(user: { username: string; email: string; password: string }): Promise<UserSummary>;
+  setPassword(username: string, password: string): Promise<void>;
+  grantPermissions(username: string, codenames: string[]): Promise<void>;
+  createGroup(name: string, codenames: string[]): Promise<void>;
+  addToGroup(username: string, group: string): Promise<void>;
+  /** The user's API token key, created on first use. */
+  tokenFor(username: string): Promise<string>;
+  principalFor(username: string): Promise<Principal>;
+  /** The user's principal when the password is right and the account active, else null (admin site login). */
+  checkCredentials(username: string, password: string): Promise<Principal | null>;
+}
+
+export interface AuthModule {
+  /** express-session with the MongoDB store (interval expiry: FerretDB has no TTL indexes). */
+  session: RequestHandler;
+  /** Sets req.principal from Bearer JWT, Token key or session, in that order. */
+  authenticate: RequestHandler;
+  /** Session-authenticated unsafe requests need X-CSRFToken equal to the csrftoken cookie. */
+  csrf: RequestHandler;
+  /** /auth/login/, /auth/logout/, /user/, /token/, /token/refresh/, /token/verify/ (mounted at /api). */
+  router: Router;
+  users: UserService;
+  /** The mongoose models (User, Group, Permission, Token) on the service database, for the admin site. */
+  models: AuthModels;
+  /** The session's store, cookie name, secret and cookie flags, so the admin site shares the login. */
+  sessionOptions: SessionOptions;
+  close(): Promise<void>;
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+/**
+ * One entry point with sub-commands:
+ *   serve             run the API server (settings from the environment and ENV_FILE/.env)
+ *   dev               start RabbitMQ and the MongoDB-wire server locally (TLS), then the API
+ *   createsuperuser   create or update an administrator non-interactively
+ */
+import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
+import { createLogger } from './log/logger.js';
+import { createServiceContext } from './service.js';
+import { startHttpServer } from './http/server.js';
+
+const USAGE = `Usage: cybercom <command> [options]
+
+Commands:
+  serve             Run the API server. Settings come from the environment and from the
+                    env file named by ENV_FILE (default: .env in the working directory).
+  dev               Start local TLS services (RabbitMQ, MongoDB-wire server) under .state/dev
+                    and run the API against them on http://localhost:8080 (HTTP_PORT).
+  createsuperuser   --username NAME --email ADDR (--password-file FILE | --password-env VAR)
+  help              Show this text.
+`;
+
+async function serve(env: Record<string, string | undefined>): Promise<void> {
+  const settings = loadSettings(env);
+  const logger = createLogger(settings.logLevel);
+  const ctx = await createServiceContext(settings, logger);
+  const running = await startHttpServer(ctx);
+  logger.info({ url: running.url }, 'API server listening');
+  const stop = (signal: string): void => {
+    logger.info({ signal }, 'shutting down');
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const env = environmentWithFile(process.env, process.env.ENV_FILE ?? '.env');
+  switch (command) {
+    case 'serve':
+      await serve(env);
+      return -1;
+    case 'dev': {
+      const { runDev } = await import('./runtime/local/dev.js');
+      await runDev(rest, serve);
+      return -1;
+    }
+    case 'createsuperuser': {
+      const { runCreateSuperuser } = await import('./auth/cli-createsuperuser.js');
+      return runCreateSuperuser(rest, env);
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,75 @@
+/**
+ * Connection settings for the two back-end services, shared by the API server and the worker:
+ * both read the same MONGO_* and BROKER_* variables, so an operator configures TLS once.
+ */
+import { z } from 'zod';
+
+const nonEmpty = z.string().trim().min(1);
+
+export const mongoEnvSchema = z.object({
+  MONGO_URI: nonEmpty.refine((v) => /^mongodb(\+srv)?:\/\//.test(v), 'must start with mongodb:// or mongodb+srv://'),
+  MONGO_USERNAME: nonEmpty.optional(),
+  MONGO_PASSWORD: nonEmpty.optional(),
+  MONGO_AUTH_SOURCE: nonEmpty.default('admin'),
+  /** CA that signed the database's server certificate. Setting it turns TLS on. */
+  MONGO_TLS_CA_FILE: nonEmpty.optional(),
+  /** One PEM file holding the client certificate and its key (what mongod and the driver expect). */
+  MONGO_TLS_CERT_KEY_FILE: nonEmpty.optional(),
+  /** Server-side limit for one query, so a runaway query ends as a clean error instead of a hung request. */
+  MONGO_QUERY_TIME_LIMIT_MS: z.coerce.number().int().positive().default(30_000),
+});
+
+export const brokerEnvSchema = z.object({
+  BROKER_URL: nonEmpty.refine((v) => /^amqps?:\/\//.test(v), 'must start with amqps:// (or amqp:// for a plaintext test broker)'),
+  BROKER_USERNAME: nonEmpty.optional(),
+  BROKER_PASSWORD: nonEmpty.optional(),
+  BROKER_TLS_CA_FILE: nonEmpty.optional(),
+  BROKER_TLS_CERT_FILE: nonEmpty.optional(),
+  BROKER_TLS_KEY_FILE: nonEmpty.optional(),
+  /** AMQP heartbeat in seconds; lets both sides notice a dead TCP connection. */
+  BROKER_HEARTBEAT_S: z.coerce.number().int().min(0).default(30),
+});
+
+export interface MongoSettings {
+  uri: string;
+  username?: string;
+  password?: string;
+  authSource: string;
+  tlsCaFile?: string;
+  tlsCertKeyFile?: string;
+  queryTimeLimitMs: number;
+}
+
+export interface BrokerSettings {
+  url: string;
+  username?: string;
+  password?: string;
+  tlsCaFile?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  heartbeatSeconds: number;
+}
+
+export function toMongoSettings(env: z.infer<typeof mongoEnvSchema>): MongoSettings {
+  return {
+    uri: env.MONGO_URI,
+    username: env.MONGO_USERNAME,
+    password: env.MONGO_PASSWORD,
+    authSource: env.MONGO_AUTH_SOURCE,
+    tlsCaFile: env.MONGO_TLS_CA_FILE,
+    tlsCertKeyFile: env.MONGO_TLS_CERT_KEY_FILE,
+    queryTimeLimitMs: env.MONGO_QUERY_TIME_LIMIT_MS,
+  };
+}
+
+export function toBrokerSettings(env: z.infer<typeof brokerEnvSchema>): BrokerSettings {
+  return {
+    url: env.BROKER_URL,
+    username: env.BROKER_USERNAME,
+    password: env.BROKER_PASSWORD,
+    tlsCaFile: env.BROKER_TLS_CA_FILE,
+    tlsCertFile: env.BROKER_TLS_CERT_FILE,
+    tlsKeyFile: env.BROKER_TLS_KEY_FILE,
+    heartbeatSeconds: env.BROKER_HEARTBEAT_S,
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * The service's settings: read from the environment (and an optional env file) once at start-up,
+ * validated as a whole so an operator sees every wrong or missing value in one message.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+import { z } from 'zod';
+import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings, type BrokerSettings, type MongoSettings } from './connections.js';
+
+const booleanFlag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(v), 'must be true or false')
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+
+const commaList = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+
+const positiveInt = z.coerce.number().int().positive();
+
+export const serviceEnvSchema = z
+  .object({
+    SECRET_KEY: z.string().min(32, 'must be at least 32 characters (generate one with `openssl rand -hex 32`)'),
+    ALLOWED_HOSTS: commaList.default(['localhost', '127.0.0.1', '[::1]']),
+    DEBUG: booleanFlag.default(false),
+    HTTP_HOST: z.string().trim().min(1).default('0.0.0.0'),
+    HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    /** Trust X-Forwarded-* from the reverse proxy (compose stack); off when the API is exposed directly. */
+    TRUST_PROXY: booleanFlag.default(false),
+    SERVICE_DATABASE: z.string().trim().min(1).default('cybercom'),
+    DATA_STORE_ANONYMOUS: booleanFlag.default(false),
+    CATALOG_ANONYMOUS: booleanFlag.default(false),
+    SAFE_METHOD_PERM_REQUIRED: commaList.default([]),
+    CATALOG_DATABASES: commaList.default(['catalog']),
+    APPLICATION_TITLE: z.string().trim().min(1).default('Cybercommons'),
+    MAX_BODY_BYTES: positiveInt.default(16 * 1024 * 1024),
+    MAX_QUERY_BYTES: positiveInt.default(64 * 1024),
+    DEFAULT_PAGE_SIZE: positiveInt.default(10),
+    SESSION_MAX_AGE_S: positiveInt.default(14 * 24 * 3600),
+    JWT_ACCESS_TTL_S: positiveInt.default(300),
+    JWT_REFRESH_TTL_S: positiveInt.default(24 * 3600),
+    LOGIN_MAX_FAILURES: positiveInt.default(5),
+    LOGIN_WINDOW_S: positiveInt.default(900),
+    TASK_WAIT_MAX_S: positiveInt.default(300),
+    TASK_LIST_CACHE_S: z.coerce.number().min(0).default(5),
+    RESULT_COLLECTION: z.string().trim().min(1).default('tombstone'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .merge(mongoEnvSchema)
+  .merge(brokerEnvSchema.partial().extend({ BROKER_HEARTBEAT_S: brokerEnvSchema.shape.BROKER_HEARTBEAT_S }));
+
+export interface Settings {
+  secretKey: string;
+  allowedHosts: string[];
+  debug: boolean;
+  httpHost: string;
+  httpPort: number;
+  trustProxy: boolean;
+  serviceDatabase: string;
+  dataStoreAnonymous: boolean;
+  catalogAnonymous: boolean;
+  /** `db_col` pairs that need the `safe` permission even when anonymous reads are on. */
+  safeMethodPermRequired: string[];
+  catalogDatabases: string[];
+  applicationTitle: string;
+  maxBodyBytes: number;
+  maxQueryBytes: number;
+  defaultPageSize: number;
+  sessionMaxAgeSeconds: number;
+  jwtAccessTtlSeconds: number;
+  jwtRefreshTtlSeconds: number;
+  loginMaxFailures: number;
+  loginWindowSeconds: number;
+  taskWaitMaxSeconds: number;
+  taskListCacheSeconds: number;
+  resultCollection: string;
+  logLevel: string;
+  mongo: MongoSettings;
+  /** Absent when no broker is configured: the queue endpoints then answer 503. */
+  broker: BrokerSettings | undefined;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Validate an environment map. Throws ConfigError listing every problem. */
+export function loadSettings(env: Record<string, string | undefined>): Settings {
+  // Empty strings mean "not set": operators often leave `KEY=` lines in env files.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = serviceEnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(environment)'}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  if ((e.MONGO_USERNAME === undefined) !== (e.MONGO_PASSWORD === undefined)) {
+    problems.push('MONGO_USERNAME and MONGO_PASSWORD must be set together');
+  }
+  if (e.MONGO_TLS_CERT_KEY_FILE !== undefined && e.MONGO_TLS_CA_FILE === undefined) {
+    problems.push('MONGO_TLS_CA_FILE is required when MONGO_TLS_CERT_KEY_FILE is set');
+  }
+  for (const key of ['MONGO_TLS_CA_FILE', 'MONGO_TLS_CERT_KEY_FILE', 'BROKER_TLS_CA_FILE', 'BROKER_TLS_CERT_FILE', 'BROKER_TLS_KEY_FILE'] as const) {
+    const file = e[key];
+    if (file !== undefined && !existsSync(file)) problems.push(`${key}: file ${file} does not exist`);
+  }
+  if (e.BROKER_URL !== undefined && (e.BROKER_TLS_CERT_FILE === undefined) !== (e.BROKER_TLS_KEY_FILE === undefined)) {
+    problems.push('BROKER_TLS_CERT_FILE and BROKER_TLS_KEY_FILE must be set together');
+  }
+  if (e.ALLOWED_HOSTS.length === 0) problems.push('ALLOWED_HOSTS: must list at least one host name (or *)');
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    secretKey: e.SECRET_KEY,
+    allowedHosts: e.ALLOWED_HOSTS,
+    debug: e.DEBUG,
+    httpHost: e.HTTP_HOST,
+    httpPort: e.HTTP_PORT,
+    trustProxy: e.TRUST_PROXY,
+    serviceDatabase: e.SERVICE_DATABASE,
+    dataStoreAnonymous: e.DATA_STORE_ANONYMOUS,
+    catalogAnonymous: e.CATALOG_ANONYMOUS,
+    safeMethodPermRequired: e.SAFE_METHOD_PERM_REQUIRED,
+    catalogDatabases: e.CATALOG_DATABASES,
+    applicationTitle: e.APPLICATION_TITLE,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    maxQueryBytes: e.MAX_QUERY_BYTES,
+    defaultPageSize: e.DEFAULT_PAGE_SIZE,
+    sessionMaxAgeSeconds: e.SESSION_MAX_AGE_S,
+    jwtAccessTtlSeconds: e.JWT_ACCESS_TTL_S,
+    jwtRefreshTtlSeconds: e.JWT_REFRESH_TTL_S,
+    loginMaxFailures: e.LOGIN_MAX_FAILURES,
+    loginWindowSeconds: e.LOGIN_WINDOW_S,
+    taskWaitMaxSeconds: e.TASK_WAIT_MAX_S,
+    taskListCacheSeconds: e.TASK_LIST_CACHE_S,
+    resultCollection: e.RESULT_COLLECTION,
+    logLevel: e.LOG_LEVEL,
+    mongo: toMongoSettings(e),
+    broker:
+      e.BROKER_URL === undefined
+        ? undefined
+        : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),
+  };
+}
+
+/**
+ * Values from an env file fill in what the process environment does not set: the environment
+ * always wins, so `FOO=bar npm start` overrides the file as operators expect.
+ */
+export function readEnvFile(path: string): Record<string, string> {
+  return parseEnv(readFileSync(path, 'utf8')) as Record<string, string>;
+}
+
+export function environmentWithFile(env: NodeJS.ProcessEnv, envFile: string | undefined): Record<string, string | undefined> {
+  if (envFile === undefined || !existsSync(envFile)) return { ...env };
+  return { ...readEnvFile(envFile), ...env };
+}

@@ -1,0 +1,46 @@
+/** Classify driver errors into API errors without leaking server internals. */
+import { MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError, MongoBulkWriteError } from 'mongodb';
+import { ApiError, badRequest, conflict, unavailable } from '../errors.js';
+
+/** Server error codes that mean "your query is wrong", not "the server is broken". */
+const USER_QUERY_ERROR_CODES = new Set([
+  2, // BadValue
+  9, // FailedToParse
+  14, // TypeMismatch
+  15, // Overflow
+  17, // ProtocolError
+  28, // PathNotViable
+  31254, // projection mix
+  40323, 40324, 40352, 15955, 15998, 16410, 16436, 17276, 28769, 31249, 31250, 51091, 51108, 4822819,
+  40353, 40415, 40414, 31253,
+  238, // NotImplemented (FerretDB: operator not supported)
+  115, // CommandNotSupported
+]);
+
+export function classifyDatabaseError(err: unknown): ApiError | undefined {
+  if (err instanceof MongoBulkWriteError && err.code === 11000) {
+    return conflict('A record with this _id already exists.', 'duplicate_key', {
+      inserted_ids: Object.values(err.insertedIds ?? {}).map(String),
+    });
+  }
+  if (err instanceof MongoServerError) {
+    if (err.code === 11000) return conflict('A record with this _id already exists.', 'duplicate_key');
+    if (err.code === 50) return unavailable('The query took longer than the server-side time limit.', 'query_timeout');
+    if (typeof err.code === 'number' && USER_QUERY_ERROR_CODES.has(err.code)) {
+      return badRequest('invalid_query', `The database refused the query: ${err.errmsg ?? err.message}`);
+    }
+    // Unknown server error codes: most are caused by the query (e.g. an aggregation operator).
+    if (typeof err.code === 'number' && err.code > 0 && err.code !== 13 && err.code !== 18) {
+      return badRequest('invalid_query', `The database refused the query: ${err.errmsg ?? err.message}`);
+    }
+  }
+  if (
+    err instanceof MongoNetworkError ||
+    err instanceof MongoServerSelectionError ||
+    err instanceof MongoNotConnectedError ||
+    err instanceof MongoTopologyClosedError
+  ) {
+    return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
+  }
+  return undefined;
+}

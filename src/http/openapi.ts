@@ -1,0 +1,141 @@
+/**
+ * GET /api/schema/ — an OpenAPI 3.1 description of the API, written by hand from CONTRACT.md
+ * so clients (and schemathesis-style fuzzers) can discover every endpoint and parameter.
+ */
+import { Router } from 'express';
+import { requestBaseUrl } from './base-url.js';
+
+const errorBody = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['status', 'code', 'message'],
+      properties: { status: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' }, detail: {} },
+    },
+  },
+};
+
+const envelope = {
+  type: 'object',
+  required: ['count', 'meta', 'next', 'previous', 'results'],
+  properties: {
+    count: { type: 'integer', description: 'Total number of matching records (not the page length).' },
+    meta: {
+      type: 'object',
+      properties: { page: { type: 'integer' }, page_size: { type: 'integer' }, pages: { type: 'integer' } },
+    },
+    next: { type: ['string', 'null'], format: 'uri' },
+    previous: { type: ['string', 'null'], format: 'uri' },
+    results: { type: 'array', items: {} },
+  },
+};
+
+const p = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+const path = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+const errors = Object.fromEntries(
+  [
+    ['400', 'Bad input'],
+    ['401', 'Not authenticated'],
+    ['403', 'Not permitted or CSRF failure'],
+    ['404', 'No such database, collection or record'],
+    ['413', 'Body too large'],
+    ['415', 'Body is not JSON'],
+    ['503', 'Database or broker unavailable'],
+  ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),
+);
+const common = [p('format', 'Output format', { enum: ['api', 'json', 'jsonp', 'xml'] }), p('callback', 'JSONP callback name')];
+const paging = [p('page', 'Page number (default 1; beyond the last → last page)', { type: 'integer' }), p('page_size', 'Records per page (default 10; 0 = all, streamed)', { type: 'integer', minimum: 0 })];
+const ok = (description: string, schema: object = { type: 'object' }) => ({ description, content: { 'application/json': { schema } } });
+const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
+
+function documentPaths(prefix: string, area: string, canCreateDatabases: boolean): Record<string, object> {
+  const containerBody = (field: string) => ({
+    type: 'object',
+    required: [field],
+    additionalProperties: false,
+    properties: { [field]: { type: 'string' }, action: { enum: ['delete'] } },
+  });
+  return {
+    [`${prefix}/`]: {
+      get: { tags: [area], summary: `List ${area} databases`, parameters: [...common, ...paging], responses: { 200: ok('Envelope of databases', { $ref: '#/components/schemas/Envelope' }), ...errors } },
+      ...(canCreateDatabases
+        ? { post: { tags: [area], summary: 'Create (or with action=delete, delete) a database', requestBody: jsonBody(containerBody('database')), responses: { 200: ok('Deleted'), 201: ok('Created'), 409: ok('Exists'), ...errors } } }
+        : {}),
+    },
+    [`${prefix}/{database}/`]: {
+      parameters: [path('database')],
+      get: { tags: [area], summary: 'List collections', parameters: [...common, ...paging], responses: { 200: ok('Envelope of collections', { $ref: '#/components/schemas/Envelope' }), ...errors } },
+      post: { tags: [area], summary: 'Create (or with action=delete, delete) a collection', requestBody: jsonBody(containerBody('collection')), responses: { 200: ok('Deleted'), 201: ok('Created'), 409: ok('Exists'), ...errors } },
+    },
+    [`${prefix}/{database}/{collection}/`]: {
+      parameters: [path('database'), path('collection')],
+      get: {
+        tags: [area],
+        summary: 'Query records (filter/projection/sort), distinct values, or an aggregation pipeline',
+        parameters: [
+          ...common,
+          ...paging,
+          p('query', 'JSON object with keys filter, projection (0/1), sort (1/-1); MongoDB Extended JSON accepted'),
+          p('distinct', 'Comma-separated field names'),
+          p('aggregate', 'JSON array of pipeline stages ($out, $merge, $where, $function, $accumulator refused)'),
+        ],
+        responses: { 200: ok('Envelope of records', { $ref: '#/components/schemas/Envelope' }), 414: ok('Query parameter too long'), ...errors },
+      },
+      post: {
+        tags: [area],
+        summary: 'Insert one record (object) or many (array)',
+        requestBody: jsonBody({ oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] }),
+        responses: { 201: ok('Inserted: {_id} or {inserted_ids}'), 409: ok('Duplicate _id'), ...errors },
+      },
+    },
+    [`${prefix}/{database}/{collection}/{id}/`]: {
+      parameters: [path('database'), path('collection'), path('id')],
+      get: { tags: [area], summary: 'Read one record', parameters: common, responses: { 200: ok('The record'), ...errors } },
+      put: { tags: [area], summary: 'Replace a record (its _id is kept)', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('The new record'), ...errors } },
+      patch: { tags: [area], summary: 'Merge fields ($set) or apply update operators', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('The updated record'), ...errors } },
+      delete: { tags: [area], summary: 'Delete a record', responses: { 200: ok('{deleted: id}'), ...errors } },
+    },
+  };
+}
+
+export function openApiDocument(serverUrl: string): object {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'cybercom-ts API', version: '1', description: 'Catalog, data store and task queue. See README.md.' },
+    servers: [{ url: serverUrl }],
+    components: {
+      schemas: { Error: errorBody, Envelope: envelope },
+      securitySchemes: {
+        token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <key>' },
+        jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        session: { type: 'apiKey', in: 'cookie', name: 'sessionid' },
+      },
+    },
+    security: [{ token: [] }, { jwt: [] }, { session: [] }, {}],
+    paths: {
+      '/api/': { get: { summary: 'Links to every part of the API', responses: { 200: ok('Links') } } },
+      '/api/health/': { get: { summary: 'Database and broker reachability', responses: { 200: ok('Healthy'), 503: ok('Unhealthy') } } },
+      ...documentPaths('/api/data_store/data', 'data store', true),
+      ...documentPaths('/api/catalog/data', 'catalog', false),
+      '/api/user/': {
+        get: { summary: 'Profile of the caller, with the API token and JWT URLs', responses: { 200: ok('Profile'), ...errors } },
+        post: { summary: 'Rotate the token ({"auth-token":"update"}), change the password or update the profile', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('Updated'), ...errors } },
+      },
+      '/api/token/': { post: { summary: 'Obtain a JWT pair', requestBody: jsonBody({ type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } }), responses: { 200: ok('{access, refresh}'), ...errors } } },
+      '/api/token/refresh/': { post: { summary: 'Refresh an access token', requestBody: jsonBody({ type: 'object', required: ['refresh'] }), responses: { 200: ok('{access}'), ...errors } } },
+      '/api/token/verify/': { post: { summary: 'Verify a token', requestBody: jsonBody({ type: 'object', required: ['token'] }), responses: { 200: ok('{}'), ...errors } } },
+      '/api/auth/login/': { get: { summary: 'Login page' , responses: { 200: { description: 'HTML form' } } }, post: { summary: 'Session login (form or JSON)', responses: { 200: ok('Logged in'), 302: { description: 'Redirect after form login' }, ...errors } } },
+      '/api/auth/logout/': { post: { summary: 'End the session', responses: { 200: ok('Logged out'), ...errors } } },
+    },
+  };
+}
+
+export function schemaRouter(): Router {
+  const router = Router({ strict: true });
+  router.get('/', (req, res) => {
+    res.type('application/vnd.oai.openapi+json; charset=utf-8').send(JSON.stringify(openApiDocument(requestBaseUrl(req))));
+  });
+  return router;
+}

@@ -1,0 +1,30 @@
+/** Request ids and one access-log line per request (never headers, cookies or bodies). */
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from '../log/logger.js';
+
+const INCOMING_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    req.requestId = typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.info(
+        {
+          reqId: req.requestId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+          user: req.principal?.username ?? null,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The one way routes answer: a value or a streamed envelope, rendered in the negotiated format.
+ * Routes never pick content types or serialise themselves.
+ */
+import type { Request, Response } from 'express';
+import { badRequest } from '../errors.js';
+import {
+  isValidJsonpCallback,
+  renderEnvelopeStream,
+  renderValue,
+  toPlainValue,
+  type EnvelopeHead,
+  type PageContext,
+} from '../render/index.js';
+import { requestUrl } from './base-url.js';
+
+export interface RespondOptions {
+  /** Application title for the browsable page. */
+  title: string;
+  /** Methods shown in the page header (Allow). */
+  allow?: string[];
+}
+
+/** Settings-derived options, attached by the app so routes don't have to pass them. */
+export function pageOptions(res: Response): RespondOptions {
+  return (res.locals.pageOptions as RespondOptions | undefined) ?? { title: 'Cybercommons' };
+}
+
+function breadcrumbs(path: string): { name: string; href: string }[] {
+  const parts = path.split('/').filter((p) => p.length > 0);
+  const crumbs: { name: string; href: string }[] = [];
+  let href = '';
+  for (const [i, part] of parts.entries()) {
+    href += `/${part}`;
+    if (i === 0) {
+      crumbs.push({ name: 'Api Root', href: `${href}/` });
+      continue;
+    }
+    if (part === 'data' && i === 2) continue; // /api/data_store/data/ is one level, "Data Store"
+    let name: string;
+    try {
+      name = decodeURIComponent(part);
+    } catch {
+      name = part;
+    }
+    crumbs.push({ name: name.replace(/_/g, ' ').replace(/^\w/, (c) => c.toUpperCase()), href: `${href}/` });
+  }
+  return crumbs;
+}
+
+function jsonpCallback(req: Request): string | undefined {
+  if (req.format !== 'jsonp') return undefined;
+  const raw = req.query.callback;
+  const name = raw === undefined ? 'callback' : raw;
+  if (typeof name !== 'string' || !isValidJsonpCallback(name)) {
+    req.format = 'json';
+    throw badRequest('invalid_callback', 'The "callback" parameter must be a plain JavaScript identifier (letters, digits, _, $ and dots).');
+  }
+  return name;
+}
+
+export function pageContext(req: Request, res: Response): PageContext & { callback?: string } {
+  const opts = pageOptions(res);
+  const ctx: PageContext & { callback?: string } = {
+    title: opts.title,
+    requestUrl: requestUrl(req).toString(),
+    breadcrumbs: breadcrumbs(req.path),
+    user: req.principal?.username ? { username: req.principal.username } : null,
+    method: req.method,
+    cspNonce: res.locals.cspNonce as string | undefined,
+  };
+  const allow = (res.locals.allow as string[] | undefined) ?? opts.allow;
+  if (allow !== undefined) ctx.allow = allow;
+  const callback = jsonpCallback(req);
+  if (callback !== undefined) ctx.callback = callback;
+  return ctx;
+}
+
+export function respond(req: Request, res: Response, status: number, value: unknown): void {
+  const ctx = pageContext(req, res);
+  renderValue(res, req.format, status, toPlainValue(value), ctx);
+}
+
+export async function respondEnvelope(req: Request, res: Response, head: EnvelopeHead, records: AsyncIterable<unknown>): Promise<void> {
+  const ctx = pageContext(req, res);
+  await renderEnvelopeStream(res, req.format, head, records, ctx);
+}
+
+/** Small helper for envelopes that are already in memory (database lists etc.). */
+export async function* fromArray<T>(items: readonly T[]): AsyncIterable<T> {
+  yield* items;
+}

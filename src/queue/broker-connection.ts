@@ -1,0 +1,27 @@
+/** One place that turns BrokerSettings into an amqplib connection (AMQPS with a client certificate). */
+import { readFileSync } from 'node:fs';
+import amqp from 'amqplib';
+import type { BrokerSettings } from '../config/connections.js';
+
+export function brokerUrlWithCredentials(settings: BrokerSettings): string {
+  const url = new URL(settings.url);
+  if (settings.username !== undefined) url.username = encodeURIComponent(settings.username);
+  if (settings.password !== undefined) url.password = encodeURIComponent(settings.password);
+  if (settings.heartbeatSeconds > 0 && !url.searchParams.has('heartbeat')) {
+    url.searchParams.set('heartbeat', String(settings.heartbeatSeconds));
+  }
+  return url.toString();
+}
+
+export function brokerSocketOptions(settings: BrokerSettings): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  if (settings.tlsCaFile !== undefined) options.ca = [readFileSync(settings.tlsCaFile)];
+  if (settings.tlsCertFile !== undefined) options.cert = readFileSync(settings.tlsCertFile);
+  if (settings.tlsKeyFile !== undefined) options.key = readFileSync(settings.tlsKeyFile);
+  // Node refuses SNI for IP literals; amqplib fills servername from the host name otherwise.
+  return options;
+}
+
+export async function connectBroker(settings: BrokerSettings): Promise<amqp.ChannelModel> {
+  return amqp.connect(brokerUrlWithCredentials(settings), brokerSocketOptions(settings));
+}

@@ -1,0 +1,104 @@
+/**
+ * Starts the real service in-process on a free port against the real test services (TLS broker
+ * and database from global-setup), with its own service database so test files don't collide.
+ */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadSettings } from '../../src/config/settings.js';
+import { createLogger } from '../../src/log/logger.js';
+import { createServiceContext, type ServiceContext } from '../../src/service.js';
+import { createApp, type ExtraRouters } from '../../src/http/app.js';
+import type { UserService } from '../../src/auth/module.js';
+import { testServices } from './services.js';
+
+export interface TestApp {
+  url: string;
+  ctx: ServiceContext;
+  users: UserService;
+  /** A random prefix for databases this test file creates. */
+  prefix: string;
+  close(): Promise<void>;
+}
+
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnopqrstuvwxyz';
+
+export function uniqueName(prefix = 't'): string {
+  return `${prefix}${randomBytes(4).toString('hex')}`;
+}
+
+export async function startTestApp(overrides: Record<string, string> = {}, extra?: (ctx: ServiceContext) => ExtraRouters): Promise<TestApp> {
+  const services = testServices();
+  const env: Record<string, string> = {
+    ...services.env,
+    SECRET_KEY: TEST_SECRET_KEY,
+    SERVICE_DATABASE: uniqueName('svc_'),
+    ALLOWED_HOSTS: 'localhost,127.0.0.1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...overrides,
+  };
+  const settings = loadSettings(env);
+  const ctx = await createServiceContext(settings, createLogger(settings.logLevel));
+  const app = createApp(ctx, extra?.(ctx));
+  const server: Server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ctx,
+    users: ctx.auth.users,
+    prefix: uniqueName('d'),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ctx.close();
+    },
+  };
+}
+
+export interface CallOptions {
+  token?: string;
+  bearer?: string;
+  body?: unknown;
+  /** Raw body text (sent as is, with `contentType`). */
+  rawBody?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** Default: JSON via Accept. */
+  accept?: string;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON body when the response is JSON, else undefined. */
+  json: any;
+}
+
+/** One HTTP call as a script would make it. */
+export async function call(baseUrl: string, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { accept: options.accept ?? 'application/json', ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Token ${options.token}`;
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) {
+    body = options.rawBody;
+    headers['content-type'] = options.contentType ?? 'application/json';
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = options.contentType ?? 'application/json';
+  }
+  const response = await fetch(new URL(path, baseUrl), { method, headers, body, redirect: 'manual' });
+  const text = await response.text();
+  let json: unknown;
+  if ((response.headers.get('content-type') ?? '').includes('json')) {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}

@@ -1,0 +1,26 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` (pure logic, no services) and `integration` (real RabbitMQ and a real
+// MongoDB-wire server over TLS, started once per run by test/support/global-setup.ts).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
