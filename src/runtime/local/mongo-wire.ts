@@ -1,0 +1,205 @@
+/**
+ * A MongoDB-wire server reachable only over TLS with a client certificate and SCRAM credentials.
+ * `mongod` when installed (production parity); otherwise FerretDB v1 on SQLite, which is what
+ * these machines have (Debian packages no MongoDB server). Either way, the health check is a real
+ * driver connection with the client certificate that authenticates and runs `ping`.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { freePort, waitForPort } from './ports.js';
+import { findExecutable, spawnManaged, startupError, type ManagedProcess } from './processes.js';
+
+export type MongoWireKind = 'mongod' | 'ferretdb';
+
+export interface MongoWireOptions {
+  /** Working directory of this server (data, state, log). */
+  dir: string;
+  /** Server side TLS material: CA, certificate, key, and certificate+key combined (for mongod). */
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  certKeyFile: string;
+  /** Client certificate+key (combined) issued by the same CA, used for set-up and the health check. */
+  clientCertKeyFile: string;
+  port?: number;
+  username: string;
+  password: string;
+  /** Force one implementation; default: mongod if on PATH, else FerretDB. */
+  kind?: MongoWireKind;
+  startTimeoutMs?: number;
+}
+
+export interface MongoWireHandle {
+  kind: MongoWireKind;
+  port: number;
+  /** mongodb://localhost:<port>/, without credentials. */
+  uri: string;
+  /** The database the user is defined in. */
+  authSource: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/** Users live in `admin` for both servers, as with MongoDB's root users. */
+const AUTH_SOURCE = 'admin';
+
+/** .cache/bin/ferretdb of the repository, found from this module whether run from src/ or dist/. */
+function repositoryFerretDb(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, '.cache', 'bin', 'ferretdb');
+    if (existsSync(candidate)) return candidate;
+    if (dir === dirname(dir)) return undefined;
+    dir = dirname(dir);
+  }
+}
+
+function chooseServer(kind: MongoWireKind | undefined): { kind: MongoWireKind; command: string } {
+  const mongod = kind === 'ferretdb' ? undefined : findExecutable('mongod');
+  if (mongod) return { kind: 'mongod', command: mongod };
+  if (kind === 'mongod') throw new Error('mongod is not on PATH');
+  const ferretdb = process.env.FERRETDB_BIN ?? repositoryFerretDb() ?? findExecutable('ferretdb');
+  if (!ferretdb) {
+    throw new Error('neither mongod nor FerretDB found: run `npm run prepare-test-env` to build .cache/bin/ferretdb');
+  }
+  return { kind: 'ferretdb', command: ferretdb };
+}
+
+function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[] {
+  return [
+    '--dbpath', dbPath,
+    '--bind_ip', '127.0.0.1',
+    '--port', String(port),
+    '--auth',
+    '--tlsMode', 'requireTLS',
+    '--tlsCertificateKeyFile', o.certKeyFile,
+    // A CA file and no --tlsAllowConnectionsWithoutCertificates: client certificates are required.
+    '--tlsCAFile', o.caFile,
+    '--tlsDisabledProtocols', 'TLS1_0,TLS1_1',
+    // Keep the Unix socket (and its file) out of /tmp, which parallel instances share.
+    '--unixSocketPrefix', dirname(dbPath),
+  ];
+}
+
+function ferretDbArgs(o: MongoWireOptions, port: number, dir: string): string[] {
+  return [
+    '--handler=sqlite',
+    // FerretDB wants a directory URI with a trailing slash.
+    `--sqlite-url=file:${join(dir, 'data')}/`,
+    `--state-dir=${join(dir, 'state')}`,
+    // An empty TCP address disables the plaintext listener: TLS only.
+    '--listen-addr=',
+    `--listen-tls=127.0.0.1:${port}`,
+    `--listen-tls-cert-file=${o.certFile}`,
+    `--listen-tls-key-file=${o.keyFile}`,
+    // With a CA file FerretDB requires and verifies client certificates (tls.RequireAndVerifyClientCert).
+    `--listen-tls-ca-file=${o.caFile}`,
+    // SCRAM users (experimental in v1); the setup user is created once, with the database.
+    // (The user name and password come from the environment, see ferretDbEnv: argv is public in `ps`.)
+    '--test-enable-new-auth',
+    `--setup-database=${AUTH_SOURCE}`,
+    '--telemetry=disable',
+    // '-' turns off the debug HTTP listener (default 127.0.0.1:8088), which would collide between instances.
+    '--debug-addr=-',
+    '--log-level=info',
+    '--log-format=text',
+  ];
+}
+
+function ferretDbEnv(o: MongoWireOptions): NodeJS.ProcessEnv {
+  return { ...process.env, FERRETDB_SETUP_USERNAME: o.username, FERRETDB_SETUP_PASSWORD: o.password };
+}
+
+function client(port: number, clientCertKeyFile: string, caFile: string, auth?: { username: string; password: string }): MongoClient {
+  return new MongoClient(`mongodb://localhost:${port}/`, {
+    tls: true,
+    tlsCAFile: caFile,
+    tlsCertificateKeyFile: clientCertKeyFile,
+    directConnection: true,
+    serverSelectionTimeoutMS: 3000,
+    connectTimeoutMS: 3000,
+    ...(auth ? { auth, authSource: AUTH_SOURCE } : {}),
+  });
+}
+
+/**
+ * mongod has no "setup user" flag: create the first user through the localhost exception (allowed
+ * while no user exists). On a data directory that already has users, this is refused and the
+ * existing user is used.
+ */
+async function ensureMongodUser(o: MongoWireOptions, port: number): Promise<void> {
+  const c = client(port, o.clientCertKeyFile, o.caFile);
+  try {
+    await c.db(AUTH_SOURCE).command({ createUser: o.username, pwd: o.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
+  } catch (err) {
+    // 13 Unauthorized: the localhost exception is closed because a user exists already.
+    // 51003 "User already exists".
+    if (!(err instanceof MongoServerError && (err.code === 13 || err.code === 51003))) throw err;
+  } finally {
+    await c.close();
+  }
+}
+
+async function pingWithCredentials(o: MongoWireOptions, port: number): Promise<void> {
+  const c = client(port, o.clientCertKeyFile, o.caFile, { username: o.username, password: o.password });
+  try {
+    await c.connect();
+    // `ping` needs no privileges; listCollections on authSource proves the login really happened.
+    await c.db(AUTH_SOURCE).command({ ping: 1 });
+    await c.db(AUTH_SOURCE).command({ listCollections: 1, nameOnly: true });
+  } finally {
+    await c.close();
+  }
+}
+
+export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireHandle> {
+  const { kind, command } = chooseServer(opts.kind);
+  const dir = resolve(opts.dir);
+  const port = opts.port ?? (await freePort());
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const dataDir = join(dir, 'data');
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  if (kind === 'ferretdb') await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
+  const logFile = join(dir, `${kind}.log`);
+  const args = kind === 'mongod' ? mongodArgs(opts, port, dataDir) : ferretDbArgs(opts, port, dir);
+
+  const started = Date.now();
+  let server: ManagedProcess | undefined;
+  const stopServer = async (): Promise<void> => {
+    // Both servers shut down cleanly on SIGTERM (mongod flushes its journal, FerretDB closes SQLite).
+    await server?.terminate(15_000);
+  };
+  try {
+    server = await spawnManaged(command, args, { logFile, cwd: dir, env: kind === 'ferretdb' ? ferretDbEnv(opts) : process.env });
+    await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
+    if (kind === 'mongod') await ensureMongodUser(opts, port);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await pingWithCredentials(opts, port);
+        break;
+      } catch (err) {
+        server.exitSignal.throwIfAborted();
+        if (Date.now() - started > timeoutMs) throw err;
+        await sleep(Math.min(250 * attempt, 2000));
+      }
+    }
+  } catch (err) {
+    await stopServer().catch(() => undefined);
+    throw await startupError(`${kind} on port ${port}`, err, logFile, /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/);
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    kind,
+    port,
+    uri: `mongodb://localhost:${port}/`,
+    authSource: AUTH_SOURCE,
+    logFile,
+    stop: () => (stopping ??= stopServer()),
+  };
+}

@@ -1,0 +1,300 @@
+/**
+ * A private RabbitMQ node (Debian's rabbitmq-server package) with an AMQPS-only listener that
+ * requires client certificates. Private means: its own node name, config, data, logs, Erlang
+ * distribution port and plugins file, so it neither touches nor depends on a system broker and
+ * several can run side by side (parallel test runs).
+ *
+ * As root, the node runs as the `rabbitmq` user, like the Debian wrapper /usr/sbin/rabbitmq-server
+ * does, so everything it reads or writes is handed to that user, including its own copy of the
+ * server key (a root-owned 0600 key makes the node refuse to boot). We drop privileges with
+ * `setpriv` instead of going through the wrapper because the wrapper uses `su`, which starts the
+ * node in a session of its own: signals to our process group would not reach it, and `su` only
+ * passes SIGTERM to its shell, so the Erlang VM would outlive us. With `setpriv` (an exec, no fork)
+ * the VM stays in the process group we manage. As any other user the node runs as that user.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chown, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import amqp from 'amqplib';
+import { freePort, waitForPort } from './ports.js';
+import { findExecutable, spawnManaged, startupError, type ManagedProcess } from './processes.js';
+
+const execFileAsync = promisify(execFile);
+
+export interface RabbitMqOptions {
+  /** Working directory of this node (config, data, logs, certificate copies). */
+  dir: string;
+  /** Server side TLS material. */
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** A client certificate issued by the same CA, used for the health check. */
+  clientCertFile: string;
+  clientKeyFile: string;
+  port?: number;
+  username: string;
+  password: string;
+  vhost: string;
+  /** Listen address; default 127.0.0.1. '0.0.0.0' or '::' listen on all interfaces. */
+  bindHost?: string;
+  startTimeoutMs?: number;
+}
+
+export interface RabbitMqHandle {
+  port: number;
+  nodeName: string;
+  /** amqps://localhost:<port>/<vhost>, without credentials. */
+  url: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+/** The package's real scripts; /usr/sbin/rabbitmq-* are the `su` wrappers around them. */
+const PACKAGE_BIN = '/usr/lib/rabbitmq/bin';
+const SERVICE_USER = 'rabbitmq';
+
+interface RunAs {
+  /** Command prefix that runs the following command as the node's user (empty: as ourselves). */
+  prefix: string[];
+  /** Environment of that user (HOME decides which Erlang cookie the node and the CLI share). */
+  env: Record<string, string>;
+  owner?: { uid: number; gid: number };
+}
+
+interface Commands {
+  server: string;
+  ctl: string;
+  runAs: RunAs;
+}
+
+async function serviceUser(): Promise<{ uid: number; gid: number; home: string }> {
+  const { stdout } = await execFileAsync('getent', ['passwd', SERVICE_USER]);
+  const [, , uid, gid, , home] = stdout.trim().split(':');
+  if (!uid || !gid || !home) throw new Error(`no ${SERVICE_USER} user (is rabbitmq-server installed?)`);
+  return { uid: Number(uid), gid: Number(gid), home };
+}
+
+async function resolveCommands(): Promise<Commands> {
+  const server = findExecutable(join(PACKAGE_BIN, 'rabbitmq-server'));
+  const ctl = findExecutable(join(PACKAGE_BIN, 'rabbitmqctl'));
+  if (!server || !ctl) {
+    throw new Error('rabbitmq-server is not installed (run `npm run prepare-test-env` or `apt-get install rabbitmq-server`)');
+  }
+  if (process.getuid?.() !== 0) return { server, ctl, runAs: { prefix: [], env: {} } };
+  const setpriv = findExecutable('setpriv', ['/usr/bin', '/bin']);
+  if (!setpriv) throw new Error('setpriv (util-linux) is needed to run RabbitMQ as its user');
+  const user = await serviceUser();
+  return {
+    server,
+    ctl,
+    runAs: {
+      prefix: [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--init-groups', '--'],
+      // What `su rabbitmq` would set; HOME holds the cookie the package's CLI wrappers also use.
+      env: { HOME: user.home, USER: SERVICE_USER, LOGNAME: SERVICE_USER },
+      owner: { uid: user.uid, gid: user.gid },
+    },
+  };
+}
+
+/** Unique per working directory and stable across restarts, so a dev node finds its data again. */
+function nodeNameFor(dir: string): string {
+  const hash = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 10);
+  return `cybercom-${hash}@localhost`;
+}
+
+function listenerAddress(bindHost: string, port: number): string {
+  // A bare port listens on every interface; cuttlefish splits host and port at the last colon,
+  // so IPv6 literals are written unbracketed (e.g. `::1:5671`).
+  if (bindHost === '0.0.0.0' || bindHost === '::' || bindHost === '*') return String(port);
+  return `${isIP(bindHost) === 6 ? bindHost : bindHost.replace(/^\[|\]$/g, '')}:${port}`;
+}
+
+/**
+ * The node's user must be able to walk down to its directory. Fail with a clear message instead
+ * of the node's "permission denied" on its PID file (mkdtemp creates 0700 directories, for one).
+ */
+async function assertTraversable(dir: string, uid: number, gid: number): Promise<void> {
+  for (let current = dirname(dir); ; current = dirname(current)) {
+    const info = await stat(current);
+    const canEnter = info.uid === uid ? info.mode & 0o100 : info.gid === gid ? info.mode & 0o010 : info.mode & 0o001;
+    if (!canEnter) {
+      throw new Error(
+        `the ${SERVICE_USER} user cannot enter ${current} (mode ${(info.mode & 0o777).toString(8)}); ` +
+          `put the broker directory somewhere it can reach or run \`chmod o+x ${current}\``,
+      );
+    }
+    if (current === dirname(current)) return;
+  }
+}
+
+function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string }): string {
+  // Values are written verbatim by cuttlefish's parser; reject what would break the line format.
+  for (const [key, value] of Object.entries(o)) {
+    if (/[\r\n]/.test(value)) throw new Error(`rabbitmq.conf value for ${key} contains a line break`);
+  }
+  return [
+    'listeners.tcp = none',
+    `listeners.ssl.default = ${o.listen}`,
+    `ssl_options.cacertfile = ${o.caFile}`,
+    `ssl_options.certfile = ${o.certFile}`,
+    `ssl_options.keyfile = ${o.keyFile}`,
+    'ssl_options.verify = verify_peer',
+    'ssl_options.fail_if_no_peer_cert = true',
+    'ssl_options.versions.1 = tlsv1.3',
+    'ssl_options.versions.2 = tlsv1.2',
+    `default_user = ${o.username}`,
+    `default_pass = ${o.password}`,
+    `default_vhost = ${o.vhost}`,
+    'default_user_tags.administrator = true',
+    'default_permissions.configure = .*',
+    'default_permissions.read = .*',
+    'default_permissions.write = .*',
+    // Everything goes to stdout, which spawnManaged writes to <dir>/rabbitmq.log.
+    'log.console = true',
+    'log.console.level = info',
+    'log.console.use_colors = off', // a file, not a terminal
+    'log.file = false',
+    '',
+  ].join('\n');
+}
+
+function epmdBinary(): string | undefined {
+  return findExecutable('epmd', ['/usr/bin', '/usr/lib/erlang/bin']);
+}
+
+/** Names registered with the local epmd, or undefined when no epmd is running. */
+async function epmdNames(): Promise<string[] | undefined> {
+  const epmd = epmdBinary();
+  if (!epmd) return undefined;
+  try {
+    const { stdout } = await execFileAsync(epmd, ['-names'], { timeout: 5000 });
+    return [...stdout.matchAll(/^name (\S+) at port/gm)].map((m) => m[1] ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ends the epmd daemon our node started, unless another node (e.g. a parallel test run) uses it. */
+async function killEpmdIfUnused(): Promise<void> {
+  const names = await epmdNames();
+  const epmd = epmdBinary();
+  if (names === undefined || names.length > 0 || !epmd) return;
+  // `epmd -kill` refuses while a node is registered: no race with a node registering meanwhile.
+  await execFileAsync(epmd, ['-kill'], { timeout: 5000 }).catch(() => undefined);
+}
+
+/** Log in over AMQPS with the client certificate and open a channel: the broker is usable. */
+async function amqpLogin(o: { port: number; username: string; password: string; vhost: string; ca: Buffer; cert: Buffer; key: Buffer }): Promise<void> {
+  const connection = await amqp.connect(
+    { protocol: 'amqps', hostname: 'localhost', port: o.port, username: o.username, password: o.password, vhost: o.vhost, heartbeat: 0 },
+    { ca: [o.ca], cert: o.cert, key: o.key, servername: 'localhost', timeout: 5000 },
+  );
+  try {
+    const channel = await connection.createChannel();
+    await channel.close();
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHandle> {
+  const { server: serverCommand, ctl, runAs } = await resolveCommands();
+  const dir = resolve(opts.dir);
+  const nodeName = nodeNameFor(dir);
+  const [port, distPort] = await Promise.all([opts.port ?? freePort(), freePort()]);
+  const timeoutMs = opts.startTimeoutMs ?? 90_000;
+
+  const tlsDir = join(dir, 'tls');
+  const dataDir = join(dir, 'data');
+  const logDir = join(dir, 'log');
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  await Promise.all([tlsDir, dataDir, logDir].map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
+  // The node's own copies, owned by the user it runs as, whatever protects the originals.
+  const tls = { caFile: join(tlsDir, 'ca.pem'), certFile: join(tlsDir, 'server.pem'), keyFile: join(tlsDir, 'server.key') };
+  await Promise.all([copyFile(opts.caFile, tls.caFile), copyFile(opts.certFile, tls.certFile), copyFile(opts.keyFile, tls.keyFile)]);
+
+  const configBase = join(dir, 'rabbitmq'); // RabbitMQ appends .conf
+  const pluginsFile = join(dir, 'enabled_plugins');
+  const envFile = join(dir, 'rabbitmq-env.conf');
+  const conf = rabbitmqConf({ listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port), ...tls, username: opts.username, password: opts.password, vhost: opts.vhost });
+  await writeFile(`${configBase}.conf`, conf, { mode: 0o600 }); // holds the password
+  await writeFile(pluginsFile, '[].\n', { mode: 0o644 }); // no plugins: faster boot, no extra ports
+  await writeFile(envFile, '', { mode: 0o644 }); // shadows /etc/rabbitmq/rabbitmq-env.conf
+  const logFile = join(dir, 'rabbitmq.log');
+  if (runAs.owner) {
+    const { uid, gid } = runAs.owner;
+    await assertTraversable(dir, uid, gid);
+    const owned = [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile];
+    await Promise.all(owned.map((p) => chown(p, uid, gid)));
+  }
+
+  const epmdWasRunning = (await epmdNames()) !== undefined;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...runAs.env,
+    RABBITMQ_NODENAME: nodeName,
+    RABBITMQ_CONFIG_FILE: configBase,
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
+    RABBITMQ_CONF_ENV_FILE: envFile,
+    RABBITMQ_MNESIA_BASE: dataDir,
+    RABBITMQ_LOG_BASE: logDir,
+    RABBITMQ_DIST_PORT: String(distPort),
+    RABBITMQ_ENABLED_PLUGINS_FILE: pluginsFile,
+    ERL_CRASH_DUMP: join(logDir, 'erl_crash.dump'),
+  };
+  const run = (command: string): [string, string[]] => {
+    const [first, ...rest] = [...runAs.prefix, command];
+    return [first as string, rest];
+  };
+
+  const started = Date.now();
+  let server: ManagedProcess | undefined;
+  const stopNode = async (): Promise<void> => {
+    if (server?.isRunning()) {
+      // A clean stop flushes the message store. `rabbitmqctl stop` returns once the node has
+      // accepted the request; the node process exits a moment later.
+      const [command, args] = run(ctl);
+      await execFileAsync(command, [...args, '-n', nodeName, 'stop'], { env, timeout: 30_000 }).catch(() => undefined);
+      const timer = new AbortController();
+      await Promise.race([server.exited, sleep(20_000, undefined, { signal: timer.signal }).catch(() => undefined)]);
+      timer.abort();
+      // Fallback for a node that did not stop: SIGTERM (graceful in Erlang), then SIGKILL.
+      await server.terminate(10_000);
+    }
+    if (!epmdWasRunning) await killEpmdIfUnused();
+  };
+
+  try {
+    const [command, args] = run(serverCommand);
+    server = await spawnManaged(command, args, { logFile, env, cwd: dir });
+    await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
+    const [ca, cert, key] = await Promise.all([readFile(opts.caFile), readFile(opts.clientCertFile), readFile(opts.clientKeyFile)]);
+    // The listener opens a moment before the default user and vhost are guaranteed to exist.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await amqpLogin({ port, username: opts.username, password: opts.password, vhost: opts.vhost, ca, cert, key });
+        break;
+      } catch (err) {
+        server.exitSignal.throwIfAborted();
+        if (Date.now() - started > timeoutMs) throw err;
+        await sleep(Math.min(250 * attempt, 2000));
+      }
+    }
+  } catch (err) {
+    await stopNode().catch(() => undefined);
+    throw await startupError(`RabbitMQ node ${nodeName} on port ${port}`, err, logFile, /\[error\]|BOOT FAILED|ERROR:/);
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    nodeName,
+    url: `amqps://localhost:${port}/${encodeURIComponent(opts.vhost)}`,
+    logFile,
+    stop: () => (stopping ??= stopNode()),
+  };
+}

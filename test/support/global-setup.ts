@@ -1,0 +1,63 @@
+/**
+ * vitest globalSetup of the `integration` project: starts the real services once per run, in a
+ * state directory of their own (parallel runs don't collide), and provides their connection
+ * details to every test file (see ./services.ts). Set TEST_KEEP_STATE=1 to keep the directory
+ * (logs, data, certificates) after the run.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+import { startLocalServices, type LocalServices } from '../../src/runtime/local/services.js';
+import type { TestServices } from './services.js';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** State directories of earlier runs that were killed before their teardown (their pid is gone). */
+async function removeStaleStateDirs(): Promise<void> {
+  const entries = await readdir(join(repoRoot, '.state')).catch(() => [] as string[]);
+  const stale = entries.filter((name) => {
+    const pid = /^test-(\d+)$/.exec(name)?.[1];
+    return pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid));
+  });
+  await Promise.all(stale.map((name) => rm(join(repoRoot, '.state', name), { recursive: true, force: true })));
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const stateDir = join(repoRoot, '.state', `test-${process.pid}`);
+  await removeStaleStateDirs();
+  const keep = process.env.TEST_KEEP_STATE === '1';
+  const started = Date.now();
+  let services: LocalServices;
+  try {
+    services = await startLocalServices({ stateDir });
+  } catch (err) {
+    if (!keep) await rm(stateDir, { recursive: true, force: true });
+    throw err;
+  }
+  console.log(
+    `[global-setup] ${services.mongo.kind} :${services.mongo.port} and rabbitmq :${services.broker.port} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${stateDir})`,
+  );
+  const info: TestServices = {
+    stateDir,
+    certDir: services.certDir,
+    mongo: services.mongo,
+    broker: services.broker,
+    env: services.env(),
+  };
+  project.provide('services', info);
+
+  return async () => {
+    await services.stop();
+    if (!keep) await rm(stateDir, { recursive: true, force: true });
+  };
+}
