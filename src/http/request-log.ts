@@ -17,7 +17,7 @@ export function requestLog(logger: Logger): RequestHandler {
         {
           reqId: req.requestId,
           method: req.method,
-          path: req.path,
+          path: req.originalUrl.split('?')[0],
           status: res.statusCode,
           ms: Math.round(ms * 10) / 10,
           user: req.principal?.username ?? null,

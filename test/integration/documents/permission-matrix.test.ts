@@ -156,6 +156,30 @@ describe('permission matrix', () => {
   });
 });
 
+describe('aggregation lookups', () => {
+  it('refuses $lookup, $graphLookup and $unionWith into a collection the caller may not read, before running', async () => {
+    const su = tokens.get('superuser');
+    expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: su, body: { collection: 'private' } })).status).toBe(201);
+    const q = (v: unknown) => encodeURIComponent(JSON.stringify(v));
+    const pipelines = [
+      [{ $lookup: { from: 'private', localField: 'v', foreignField: 'v', as: 'x' } }],
+      [{ $graphLookup: { from: 'private', startWith: '$v', connectFromField: 'v', connectToField: 'v', as: 'x' } }],
+      [{ $unionWith: { coll: 'private', pipeline: [] } }],
+      [{ $facet: { inner: [{ $lookup: { from: 'private', pipeline: [], as: 'x' } }] } }],
+    ];
+    for (const pipeline of pipelines) {
+      const res = await call(app.url, 'GET', `/api/data_store/data/${db}/${col}/?aggregate=${q(pipeline)}`, { token: tokens.get('readonly') });
+      expect(res.status, JSON.stringify(pipeline)).toBe(403);
+      expect(res.json.error.code).toBe('forbidden_lookup');
+      expect(res.json.error.message).toContain('private');
+    }
+    // The same pipeline is not refused on permission grounds for a caller who may read both.
+    const allowed = await call(app.url, 'GET', `/api/data_store/data/${db}/${col}/?aggregate=${q(pipelines[0])}`, { token: tokens.get('database') });
+    expect(allowed.status).not.toBe(403);
+    expect(allowed.status).toBeLessThan(500);
+  });
+});
+
 describe('anonymous reads when configured', () => {
   let open: TestApp;
   let openDb: string;

@@ -1,0 +1,64 @@
+/**
+ * The baseline for the document benchmark: the same queries made directly with the mongodb
+ * driver in a plain node:http server, with no auth, validation or rendering layers.
+ * GET /page?site=X → {count, results} (50 records) · GET /all → every record streamed as JSON ·
+ * POST /insert (JSON array) → {inserted}
+ */
+import { createServer } from 'node:http';
+import { connectMongo } from '../src/db/mongo-client.js';
+import { mongoEnvSchema, toMongoSettings } from '../src/config/connections.js';
+
+const settings = toMongoSettings(mongoEnvSchema.parse(process.env));
+const client = await connectMongo(settings);
+const collection = client.db(process.env.BENCH_DB ?? 'bench').collection(process.env.BENCH_COLLECTION ?? 'records');
+
+const server = createServer(async (req, res) => {
+  try {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'GET' && url.pathname === '/page') {
+      const filter = { site: url.searchParams.get('site') };
+      const [count, results] = await Promise.all([
+        collection.countDocuments(filter),
+        collection.find(filter).limit(50).toArray(),
+      ]);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ count, results }));
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/all') {
+      res.setHeader('content-type', 'application/json');
+      res.write('[');
+      let first = true;
+      for await (const doc of collection.find({})) {
+        const ok = res.write((first ? '' : ',') + JSON.stringify(doc));
+        first = false;
+        if (!ok) await new Promise((r) => res.once('drain', r));
+      }
+      res.end(']');
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/insert') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const docs = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>[];
+      const result = await collection.insertMany(docs);
+      res.statusCode = 201;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ inserted: result.insertedCount }));
+      return;
+    }
+    res.statusCode = 404;
+    res.end();
+  } catch (err) {
+    res.statusCode = 500;
+    res.end(String(err));
+  }
+});
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`LISTENING ${typeof address === 'object' && address ? address.port : ''}\n`);
+});
+process.on('SIGTERM', () => {
+  server.close();
+  void client.close().then(() => process.exit(0));
+});

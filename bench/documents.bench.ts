@@ -1,0 +1,187 @@
+/**
+ * Data-store benchmark (issue: foundation §7). Prints numbers and ratios; asserts nothing.
+ *   (a) GET a page of 50 with a filter on an indexed field
+ *   (b) page_size=0 of the whole collection, with the server process's peak RSS
+ *   (c) POST of 1,000-record arrays
+ * Each beside a baseline measured in the same run: the same query made directly with the
+ * mongodb driver in a plain Node http server (bench/baseline-server.ts).
+ * Usage: npm run bench [-- --records 100000 --concurrency 16]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { startLocalServices } from '../src/runtime/local/services.js';
+import { connectMongo } from '../src/db/mongo-client.js';
+import { loadSettings } from '../src/config/settings.js';
+import { createLogger } from '../src/log/logger.js';
+import { createServiceContext } from '../src/service.js';
+import { freePort } from '../src/runtime/local/ports.js';
+import { runLoad, type LoadResult } from './load.js';
+
+const { values: args } = parseArgs({
+  options: {
+    records: { type: 'string', default: '100000' },
+    concurrency: { type: 'string', default: '16' },
+    requests: { type: 'string', default: '2000' },
+  },
+});
+const RECORDS = Number(args.records);
+const CONCURRENCY = Number(args.concurrency);
+const REQUESTS = Number(args.requests);
+const SITES = 50;
+const DB = 'bench';
+const COL = 'records';
+
+function padding(i: number): string {
+  return `record-${i}-`.padEnd(900, 'abcdefghijklmnopqrstuvwxyz0123456789');
+}
+
+function makeRecord(i: number): Record<string, unknown> {
+  return { n: i, site: `site-${i % SITES}`, value: Math.sin(i), when: new Date(1_700_000_000_000 + i * 1000).toISOString(), note: padding(i) };
+}
+
+async function startChild(command: string[], env: Record<string, string>, readyPattern: RegExp): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const line = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command.join(' ')} did not start`)), 60_000);
+    lines.on('line', (l) => {
+      if (readyPattern.test(l)) {
+        clearTimeout(timer);
+        resolve(l);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${command.join(' ')} exited with ${code}`)));
+  });
+  return { child, line };
+}
+
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function row(name: string, r: LoadResult, base: LoadResult): string {
+  const ratio = r.rps / base.rps;
+  return [
+    name.padEnd(34),
+    `${r.rps.toFixed(0).padStart(7)} req/s`,
+    `p50 ${r.p50ms.toFixed(1).padStart(7)} ms`,
+    `p99 ${r.p99ms.toFixed(1).padStart(7)} ms`,
+    `errors ${r.errors}`,
+    `| baseline ${base.rps.toFixed(0).padStart(7)} req/s p50 ${base.p50ms.toFixed(1)} ms p99 ${base.p99ms.toFixed(1)} ms`,
+    `| ratio ${ratio.toFixed(2)}`,
+  ].join('  ');
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`Starting services (state in .state/bench)...\n`);
+  const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
+  const env: Record<string, string> = {
+    ...services.env(),
+    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
+    SERVICE_DATABASE: 'bench_service',
+    ALLOWED_HOSTS: '127.0.0.1,localhost',
+    LOG_LEVEL: 'warn',
+  };
+  const settings = loadSettings(env);
+  const client = await connectMongo(settings.mongo);
+  try {
+    const collection = client.db(DB).collection(COL);
+    await client.db(DB).dropDatabase();
+    process.stdout.write(`Loading ${RECORDS} records of ~1 KB...\n`);
+    const t0 = Date.now();
+    for (let i = 0; i < RECORDS; i += 5000) {
+      await collection.insertMany(Array.from({ length: Math.min(5000, RECORDS - i) }, (_, k) => makeRecord(i + k)));
+    }
+    await collection.createIndex({ site: 1 });
+    process.stdout.write(`Loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+
+    const ctx = await createServiceContext(settings, createLogger('warn'));
+    await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
+    const token = await ctx.auth.users.tokenFor('bench');
+    await ctx.close();
+
+    const apiPort = await freePort();
+    const basePort = await freePort();
+    const apiCmd = ['npx', 'tsx', 'src/cli.ts', 'serve'];
+    const baseCmd = ['npx', 'tsx', 'bench/baseline-server.ts'];
+    const startApi = () => startChild(apiCmd, { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' }, /API server listening/);
+    const startBase = () => startChild(baseCmd, { ...env, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL }, /LISTENING/);
+    const auth = { authorization: `Token ${token}`, accept: 'application/json' };
+    const api = `http://127.0.0.1:${apiPort}/api/data_store/data/${DB}/${COL}/`;
+    const base = `http://127.0.0.1:${basePort}`;
+    const site = (i: number) => `site-${i % SITES}`;
+    const results: string[] = [];
+
+    // (a) filtered pages of 50
+    {
+      const a = await startApi();
+      const b = await startBase();
+      const q = (i: number) => encodeURIComponent(JSON.stringify({ filter: { site: site(i) } }));
+      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }));
+      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/page?site=${site(i)}` }));
+      const r = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }));
+      const rb = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/page?site=${site(i)}` }));
+      results.push(row('(a) GET page of 50, indexed filter', r, rb));
+      await stop(a.child);
+      await stop(b.child);
+    }
+
+    // (b) the whole collection streamed, in fresh processes so peak RSS belongs to this test
+    {
+      const a = await startApi();
+      await runLoad(5, 1, () => ({ method: 'GET', url: `${api}?page_size=5`, headers: auth }));
+      const rssBefore = peakRssMiB(a.child.pid as number);
+      const r = await runLoad(3, 1, () => ({ method: 'GET', url: `${api}?page_size=0`, headers: auth }));
+      const rssApi = peakRssMiB(a.child.pid as number);
+      await stop(a.child);
+      const b = await startBase();
+      await runLoad(5, 1, () => ({ method: 'GET', url: `${base}/page?site=site-1` }));
+      const baseBefore = peakRssMiB(b.child.pid as number);
+      const rb = await runLoad(3, 1, () => ({ method: 'GET', url: `${base}/all` }));
+      const rssBase = peakRssMiB(b.child.pid as number);
+      await stop(b.child);
+      results.push(row('(b) page_size=0, whole collection', r, rb));
+      results.push(
+        `    peak RSS (VmHWM) api ${rssBefore.toFixed(0)} → ${rssApi.toFixed(0)} MiB, baseline ${baseBefore.toFixed(0)} → ${rssBase.toFixed(0)} MiB; body ${(r.bytes / 3 / 1048576).toFixed(1)} MiB per response`,
+      );
+    }
+
+    // (c) POST arrays of 1,000 records
+    {
+      await collection.deleteMany({ bulk: true });
+      const a = await startApi();
+      const b = await startBase();
+      const body = JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ ...makeRecord(i), bulk: true })));
+      const posts = Math.max(20, Math.floor(REQUESTS / 50));
+      const headers = { ...auth, 'content-type': 'application/json' };
+      const r = await runLoad(posts, 4, () => ({ method: 'POST', url: api, headers, body }), 201);
+      const rb = await runLoad(posts, 4, () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }), 201);
+      results.push(row('(c) POST 1,000-record arrays', r, rb));
+      results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
+      await stop(a.child);
+      await stop(b.child);
+    }
+
+    process.stdout.write(`\nData-store benchmark: ${RECORDS} records, concurrency ${CONCURRENCY}, ${services.mongo.kind} over TLS\n`);
+    for (const line of results) process.stdout.write(`${line}\n`);
+  } finally {
+    await client.close();
+    await services.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,76 @@
+/** A small closed-loop HTTP load generator: N workers issue requests back to back. */
+import { Agent, request } from 'node:http';
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  bytes: number;
+}
+
+export interface RequestSpec {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+function once(agent: Agent, spec: RequestSpec): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const req = request(spec.url, { method: spec.method, headers: spec.headers, agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(spec.body);
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+/** Runs `total` requests with `concurrency` workers; `make(i)` builds the i-th request. */
+export async function runLoad(total: number, concurrency: number, make: (i: number) => RequestSpec, okStatus = 200): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  let bytes = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = process.hrtime.bigint();
+        try {
+          const r = await once(agent, make(i));
+          bytes += r.bytes;
+          if (r.status !== okStatus) errors++;
+        } catch {
+          errors++;
+        }
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: total,
+    errors,
+    seconds,
+    rps: total / seconds,
+    p50ms: percentile(latencies, 50),
+    p99ms: percentile(latencies, 99),
+    bytes,
+  };
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Installs what the service needs to run on this machine as local processes (and what the test
+# suite builds on); a fast no-op when everything is present. Used by `npm run up` and by
+# test/support/prepare-env.sh. One line of output per step; each step is a small function.
+#
+#   rabbitmq-server   Debian package; the tests start private nodes, never the system service
+#   ferretdb          MongoDB-wire server (no mongod on Debian), built into .cache/bin/ferretdb
+#   node_modules      npm ci (never npm install: the lock file is the source of truth)
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+log() { printf 'prepare-local: %s\n' "$*"; }
+fail() { printf 'prepare-local: ERROR: %s\n' "$*" >&2; exit 1; }
+
+# Run a command as root (directly, or through sudo when available).
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else fail "need root to run: $*"
+  fi
+}
+
+deb_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+apt_updated=0
+# Installs the given Debian packages that are missing; runs `apt-get update` at most once.
+# Services in these packages must not start on install (we start our own instances), hence the
+# policy-rc.d guard, which is only added when the system has none.
+apt_install() {
+  local missing=() pkg
+  for pkg in "$@"; do deb_installed "$pkg" || missing+=("$pkg"); done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  if [[ $apt_updated -eq 0 ]]; then
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  local guard=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null
+    as_root chmod 0755 /usr/sbin/policy-rc.d
+    guard=1
+  fi
+  local status=0
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+  [[ $guard -eq 1 ]] && as_root rm -f /usr/sbin/policy-rc.d
+  [[ $status -eq 0 ]] || fail "apt-get install ${missing[*]} failed"
+}
+
+step_rabbitmq() {
+  if deb_installed rabbitmq-server; then
+    log "rabbitmq-server: present ($(dpkg-query -W -f='${Version}' rabbitmq-server))"
+  else
+    apt_install rabbitmq-server
+    log "rabbitmq-server: installed ($(dpkg-query -W -f='${Version}' rabbitmq-server))"
+  fi
+}
+
+# The Debian service runs a node named `rabbit`; if the package (or anyone) started it, stop it
+# and keep it from starting at boot, so ports and epmd state belong to the nodes the tests start.
+step_rabbitmq_service_stopped() {
+  local epmd_bin
+  epmd_bin="$(command -v epmd || true)"
+  if [[ -z $epmd_bin ]] || ! "$epmd_bin" -names 2>/dev/null | grep -q '^name rabbit at port'; then
+    log "rabbitmq system service: not running"
+    return 0
+  fi
+  if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+    as_root systemctl stop rabbitmq-server || true
+    as_root systemctl disable rabbitmq-server >/dev/null 2>&1 || true
+  else
+    as_root service rabbitmq-server stop >/dev/null 2>&1 || true
+    as_root update-rc.d rabbitmq-server disable >/dev/null 2>&1 || true
+  fi
+  if "$epmd_bin" -names 2>/dev/null | grep -q '^name rabbit at port'; then
+    fail "the rabbitmq system service (node 'rabbit') is still running; stop it with: rabbitmqctl -n rabbit@$(hostname -s) stop"
+  fi
+  log "rabbitmq system service: stopped and disabled"
+}
+
+# FerretDB v1 from its Go module, at the version pinned in ops/deps/ferretdb/go.mod. The module
+# zip lacks build/version/version.txt (generated in FerretDB's own repository), and a binary
+# built without it panics at start-up, so we build from a writable copy with that file added.
+step_ferretdb() {
+  local bin="$repo_root/.cache/bin/ferretdb"
+  if [[ -x $bin ]] && "$bin" --version >/dev/null 2>&1; then
+    log "ferretdb: present ($("$bin" --version | sed -n 's/^version: //p'))"
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || fail "ferretdb: Go >= 1.24 is needed to build .cache/bin/ferretdb (https://go.dev/dl/)"
+  local mod_dir version
+  read -r mod_dir version < <(cd ops/deps/ferretdb &&
+    GOFLAGS=-mod=mod go mod download github.com/FerretDB/FerretDB &&
+    GOFLAGS=-mod=mod go list -m -f '{{.Dir}} {{.Version}}' github.com/FerretDB/FerretDB)
+  [[ -n ${mod_dir:-} && -d $mod_dir ]] || fail "ferretdb: could not locate the FerretDB module"
+  local src="$repo_root/.cache/build/ferretdb-$version"
+  rm -rf "$src"
+  mkdir -p "$(dirname "$src")" "$(dirname "$bin")"
+  cp -R "$mod_dir" "$src"
+  chmod -R u+w "$src"
+  printf '%s\n' "$version" >"$src/build/version/version.txt"
+  # -buildvcs=false: the copy sits inside this git checkout, whose commit is not FerretDB's.
+  (cd "$src" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$bin.tmp" ./cmd/ferretdb)
+  "$bin.tmp" --version >/dev/null || fail "ferretdb: the built binary does not run"
+  mv -f "$bin.tmp" "$bin"
+  rm -rf "$src"
+  rmdir "$(dirname "$src")" 2>/dev/null || true
+  log "ferretdb: built $version into .cache/bin/ferretdb"
+}
+
+step_node_modules() {
+  if [[ -d node_modules ]]; then
+    log "node_modules: present"
+  else
+    npm ci --no-audit --no-fund
+    log "node_modules: installed with npm ci"
+  fi
+}
+
+main() {
+  step_rabbitmq
+  step_rabbitmq_service_stopped
+  step_ferretdb
+  step_node_modules
+}
+
+main "$@"

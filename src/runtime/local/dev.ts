@@ -1,0 +1,83 @@
+/**
+ * `cybercom dev`: the whole service on this machine. Starts (or restarts) the local TLS services
+ * under .state/dev, writes .state/dev/service.env so other commands (createsuperuser, worker)
+ * can point at them with ENV_FILE, creates an `admin` superuser on first run (password shown
+ * once and kept in .state/dev/admin-password, mode 0600), then runs the API in this process.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { writeFileAtomic } from '../../pki/files.js';
+import { loadSettings } from '../../config/settings.js';
+import { createLogger } from '../../log/logger.js';
+import { createServiceContext } from '../../service.js';
+import { startLocalServices } from './services.js';
+
+const HELP = `Usage: cybercom dev [--state-dir DIR] [--port N]
+
+Starts RabbitMQ (AMQPS, client certificates) and a MongoDB-wire server (TLS, client
+certificates, SCRAM) as child processes, then the API on http://localhost:<port>/api/.
+State, certificates and secrets live in the state directory (default .state/dev) and are
+reused on the next run. Stop with Ctrl-C: the services stop with the API.
+`;
+
+function envFileText(env: Record<string, string>): string {
+  return `${Object.entries(env)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join('\n')}\n`;
+}
+
+async function readOrCreateSecret(path: string, make: () => string): Promise<{ value: string; created: boolean }> {
+  if (existsSync(path)) return { value: readFileSync(path, 'utf8').trim(), created: false };
+  const value = make();
+  await writeFileAtomic(path, `${value}\n`, 0o600);
+  return { value, created: true };
+}
+
+export async function runDev(argv: string[], serve: (env: Record<string, string | undefined>) => Promise<void>): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { 'state-dir': { type: 'string', default: '.state/dev' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help === true) {
+    process.stdout.write(HELP);
+    return;
+  }
+  const stateDir = resolve(values['state-dir'] as string);
+  process.stdout.write(`Starting local services in ${stateDir} ...\n`);
+  const services = await startLocalServices({ stateDir, reuseCertificates: true });
+  const secret = await readOrCreateSecret(join(stateDir, 'secret-key'), () => randomBytes(32).toString('hex'));
+  const env: Record<string, string> = {
+    ...services.env(),
+    SECRET_KEY: secret.value,
+    HTTP_PORT: values.port ?? process.env.HTTP_PORT ?? '8080',
+    ALLOWED_HOSTS: process.env.ALLOWED_HOSTS ?? 'localhost,127.0.0.1,[::1]',
+  };
+  await writeFileAtomic(join(stateDir, 'service.env'), envFileText(env), 0o600);
+
+  const settings = loadSettings({ ...process.env, ...env });
+  const ctx = await createServiceContext(settings, createLogger('warn'));
+  try {
+    const password = await readOrCreateSecret(join(stateDir, 'admin-password'), () => randomBytes(12).toString('base64url'));
+    await ctx.auth.users.ensureSuperuser({ username: 'admin', email: 'admin@localhost.localdomain', password: password.value });
+    if (password.created) {
+      process.stdout.write(`Created superuser "admin" with password ${password.value} (kept in ${join(stateDir, 'admin-password')})\n`);
+    } else {
+      process.stdout.write(`Superuser "admin": password in ${join(stateDir, 'admin-password')}\n`);
+    }
+  } finally {
+    await ctx.close();
+  }
+
+  const stopServices = (): void => {
+    void services.stop();
+  };
+  process.once('exit', stopServices);
+  process.stdout.write(
+    `Services: MongoDB-wire (${services.mongo.kind}) on ${services.mongo.port}, RabbitMQ on ${services.broker.port}\n` +
+      `Settings for other commands: ENV_FILE=${join(stateDir, 'service.env')}\n` +
+      `API: http://localhost:${env.HTTP_PORT}/api/\n`,
+  );
+  await serve({ ...process.env, ...env });
+}

@@ -1,0 +1,73 @@
+/**
+ * Runs every ```sh readme-example block of README.md with bash against the real server, so the
+ * documented curl lines are known to work. Each block must exit 0 (curl -f fails on HTTP
+ * errors) and print only JSON documents.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../support/app.js';
+
+const run = promisify(execFile);
+const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const blocks = [...readme.matchAll(/```sh readme-example\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+
+/** Splits concatenated JSON documents (several curl calls print back to back). */
+function jsonDocuments(text: string): unknown[] {
+  const docs: unknown[] = [];
+  let rest = text.trim();
+  while (rest.length > 0) {
+    let parsed = false;
+    for (let end = 1; end <= rest.length; end++) {
+      const ch = rest[end - 1];
+      if (ch !== '}' && ch !== ']') continue;
+      try {
+        docs.push(JSON.parse(rest.slice(0, end)));
+        rest = rest.slice(end).trim();
+        parsed = true;
+        break;
+      } catch {
+        // not yet a complete document
+      }
+    }
+    if (!parsed) throw new Error(`not JSON: ${rest.slice(0, 200)}`);
+  }
+  return docs;
+}
+
+let app: TestApp;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.users.createUser({ username: 'researcher', password: 'readme-password-1', isSuperuser: true });
+  env = { ...process.env, API: app.url, TOKEN: await app.users.tokenFor('researcher'), USERNAME: 'researcher', PASSWORD: 'readme-password-1' } as Record<string, string>;
+});
+
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('README examples', () => {
+  it('has examples to run', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+  });
+
+  // Sequential on purpose: later examples use what earlier ones created.
+  it('runs every example successfully, in order', async () => {
+    const outputs: unknown[][] = [];
+    for (const block of blocks) {
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env });
+      const docs = jsonDocuments(stdout);
+      expect(docs.length, block).toBeGreaterThan(0);
+      outputs.push(docs);
+    }
+    const all = outputs.flat() as Record<string, any>[];
+    const query = all.find((d) => d.meta?.page_size === 2);
+    expect(query?.results).toEqual([{ name: 'Boise City', elev: 1265 }, { name: 'Norman', elev: 357, installed: '2001-04-01T00:00:00.000Z' }]);
+    expect(query?.count).toBe(2);
+    expect(all.find((d) => Array.isArray(d.results) && d.results[0]?.total_elev !== undefined)?.results).toEqual([{ _id: null, total_elev: 1622 }]);
+    expect(all.some((d) => d.access !== undefined && d.refresh !== undefined)).toBe(true);
+  });
+});
