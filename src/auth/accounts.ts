@@ -1,0 +1,132 @@
+/**
+ * The one place that reads accounts for authentication: by id (sessions, JWTs), by API token
+ * key, and by username + password (login). Lookups by id and by token are cached for a couple
+ * of seconds, because the data-store benchmark sends thousands of token-authenticated requests
+ * per second; every change made through this process drops the affected entries at once, and
+ * changes made elsewhere (another API process) are seen within the cache lifetime.
+ */
+import { createHmac } from 'node:crypto';
+import type { AuthMethod, Principal } from './principal.js';
+import type { AuthModels, UserRecord } from './models.js';
+import { hashPassword, needsRehash, verifyPassword } from './passwords.js';
+import { TtlCache } from './ttl-cache.js';
+
+/** How long a loaded account may be reused without asking the database again. */
+export const ACCOUNT_CACHE_MS = 2_000;
+
+/** What authentication needs to know about a user; never contains the password hash itself. */
+export interface Account {
+  id: string;
+  username: string;
+  isActive: boolean;
+  isStaff: boolean;
+  isSuperuser: boolean;
+  /** Effective codenames: the user's own plus every group's. */
+  permissions: ReadonlySet<string>;
+  /**
+   * A keyed digest of the password hash. Sessions and JWTs carry it, so changing the password
+   * ends every other session and invalidates issued JWTs (Django's session auth hash idea).
+   */
+  passwordStamp: string;
+}
+
+export type CredentialCheck = { ok: true; account: Account } | { ok: false };
+
+export function toPrincipal(account: Account, authMethod: AuthMethod): Principal {
+  return Object.freeze({
+    authMethod,
+    userId: account.id,
+    username: account.username,
+    isSuperuser: account.isSuperuser,
+    isStaff: account.isStaff,
+    permissions: account.permissions,
+  });
+}
+
+const OBJECT_ID = /^[0-9a-f]{24}$/;
+
+export class AccountDirectory {
+  private readonly byIdCache = new TtlCache<string, Account>(ACCOUNT_CACHE_MS);
+  /** token key → user id */
+  private readonly tokenCache = new TtlCache<string, string>(ACCOUNT_CACHE_MS);
+
+  constructor(
+    private readonly models: AuthModels,
+    private readonly secretKey: string,
+  ) {}
+
+  passwordStamp(passwordHash: string): string {
+    return createHmac('sha256', this.secretKey).update(`password-stamp\0${passwordHash}`).digest('base64url').slice(0, 22);
+  }
+
+  /** The account with this id, or null when there is none (inactive accounts are returned). */
+  async byId(id: string): Promise<Account | null> {
+    if (!OBJECT_ID.test(id)) return null;
+    const cached = this.byIdCache.get(id);
+    if (cached !== undefined) return cached;
+    const user = await this.models.User.findById(id).select('+password').lean<UserRecord>().exec();
+    if (user === null) return null;
+    const account = await this.toAccount(user);
+    this.byIdCache.set(id, account);
+    return account;
+  }
+
+  /** The account owning API token `key`, or null for an unknown key. */
+  async byTokenKey(key: string): Promise<Account | null> {
+    let userId = this.tokenCache.get(key);
+    if (userId === undefined) {
+      const token = await this.models.Token.findOne({ key }, { user: 1 }).lean().exec();
+      if (token === null) return null;
+      userId = token.user.toString();
+      this.tokenCache.set(key, userId);
+    }
+    return this.byId(userId);
+  }
+
+  /**
+   * Verifies a username and password. Unknown users, wrong passwords and inactive accounts all
+   * fail the same way (and take the same time). A good login records last_login and upgrades an
+   * old hash to today's scrypt parameters.
+   */
+  async checkCredentials(username: string, password: string): Promise<CredentialCheck> {
+    const user = await this.models.User.findOne({ username }).select('+password').lean<UserRecord>().exec();
+    const matches = await verifyPassword(password, user?.password);
+    if (user === null || !matches || !user.is_active) return { ok: false };
+    const update: Partial<UserRecord> = { last_login: new Date() };
+    if (needsRehash(user.password)) update.password = await hashPassword(password);
+    await this.models.User.updateOne({ _id: user._id }, { $set: update }).exec();
+    this.forgetUser(user._id.toString());
+    return { ok: true, account: await this.toAccount({ ...user, ...update }) };
+  }
+
+  forgetUser(userId: string): void {
+    this.byIdCache.delete(userId);
+  }
+
+  forgetToken(key: string): void {
+    this.tokenCache.delete(key);
+  }
+
+  /** After group changes: any cached account may hold stale group permissions. */
+  forgetAll(): void {
+    this.byIdCache.clear();
+    this.tokenCache.clear();
+  }
+
+  private async toAccount(user: UserRecord): Promise<Account> {
+    const permissions = new Set(user.permissions);
+    if (user.groups.length > 0) {
+      const groups = await this.models.Group.find({ _id: { $in: user.groups } }, { permissions: 1 }).lean().exec();
+      for (const group of groups) for (const code of group.permissions) permissions.add(code);
+    }
+    return Object.freeze({
+      id: user._id.toString(),
+      username: user.username,
+      isActive: user.is_active,
+      isStaff: user.is_staff,
+      isSuperuser: user.is_superuser,
+      permissions,
+      passwordStamp: this.passwordStamp(user.password),
+    });
+  }
+}

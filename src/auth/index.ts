@@ -1,0 +1,61 @@
+/**
+ * The auth module: users, groups, permissions and tokens in the service database (mongoose
+ * models sharing the service's driver client), password/JWT/API-token/session authentication,
+ * CSRF protection and the auth endpoints. See module.ts for the contract it fulfils.
+ */
+import type { AuthDeps, AuthModule } from './module.js';
+import { AccountDirectory } from './accounts.js';
+import { ApiTokens } from './api-tokens.js';
+import { authenticationMiddleware } from './authenticate.js';
+import { csrfProtection } from './csrf.js';
+import { JwtIssuer } from './jwt.js';
+import { LoginThrottle } from './login-throttle.js';
+import { createAuthModels, initAuthModels, openAuthConnection } from './models.js';
+import { createPassport } from './passport-setup.js';
+import { PermissionCatalog } from './permission-catalog.js';
+import { Profiles } from './profile.js';
+import { authRouter } from './routes/index.js';
+import { createSessionParts } from './session.js';
+import { MongoUserService } from './user-service.js';
+
+export type { AuthDeps, AuthModule, NewUser, UserService, UserSummary } from './module.js';
+export { createAuthModels, openAuthConnection, type AuthModels } from './models.js';
+export { SESSION_COOKIE, SESSION_COLLECTION } from './session.js';
+export { CSRF_COOKIE, CSRF_HEADER } from './csrf.js';
+export { hashPassword, verifyPassword } from './passwords.js';
+
+export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
+  const { settings, logger, mongo, db } = deps;
+  const { connection, detach } = openAuthConnection(mongo, db.databaseName);
+  const models = createAuthModels(connection);
+  await initAuthModels(models);
+  const catalog = new PermissionCatalog(models);
+  await catalog.seedBuiltins();
+
+  const accounts = new AccountDirectory(models, settings.secretKey);
+  const tokens = new ApiTokens(models, accounts);
+  const jwt = new JwtIssuer({
+    secretKey: settings.secretKey,
+    accessTtlSeconds: settings.jwtAccessTtlSeconds,
+    refreshTtlSeconds: settings.jwtRefreshTtlSeconds,
+  });
+  const throttle = new LoginThrottle({ maxFailures: settings.loginMaxFailures, windowSeconds: settings.loginWindowSeconds });
+  const passport = createPassport(accounts);
+  const session = createSessionParts(settings, mongo, db.databaseName);
+  const profiles = new Profiles(models, accounts, tokens);
+
+  return {
+    session: session.handler,
+    authenticate: authenticationMiddleware({ accounts, jwt, passport }),
+    csrf: csrfProtection(),
+    router: authRouter({ settings, logger, accounts, passport, jwt, throttle, profiles }),
+    users: new MongoUserService(models, accounts, tokens, catalog),
+    models,
+    sessionOptions: session.options,
+    async close() {
+      await session.stop();
+      accounts.forgetAll();
+      await detach();
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * The auth data as mongoose models, on a connection bound to the service database. The
+ * collection names are Django's, so data migrated from the Python service keeps its place.
+ * Models are created per connection (never with the global `mongoose.model()`): several service
+ * instances with different databases can live in one process, and the admin site registers the
+ * very same model objects (AuthModule.models).
+ */
+import mongoose, { Schema, type Connection, type Model, type Types } from 'mongoose';
+import type { MongoClient } from 'mongodb';
+import { PERMISSION_AREAS, type PermissionArea } from './codenames.js';
+
+export interface UserRecord {
+  _id: Types.ObjectId;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  /** scrypt hash (see passwords.ts), or an unusable marker. Not selected unless asked for. */
+  password: string;
+  is_active: boolean;
+  is_staff: boolean;
+  is_superuser: boolean;
+  groups: Types.ObjectId[];
+  permissions: string[];
+  date_joined: Date;
+  last_login: Date | null;
+}
+
+export interface GroupRecord {
+  _id: Types.ObjectId;
+  name: string;
+  permissions: string[];
+}
+
+export interface PermissionRecord {
+  _id: Types.ObjectId;
+  codename: string;
+  name: string;
+  area: PermissionArea;
+}
+
+export interface TokenRecord {
+  _id: Types.ObjectId;
+  key: string;
+  user: Types.ObjectId;
+  created: Date;
+}
+
+export interface AuthModels {
+  User: Model<UserRecord>;
+  Group: Model<GroupRecord>;
+  Permission: Model<PermissionRecord>;
+  Token: Model<TokenRecord>;
+}
+
+/** Django's username rule: letters, digits and @ . + - _ only, at most 150 characters. */
+export const USERNAME_PATTERN = /^[\w.@+-]{1,150}$/;
+
+const userSchema = new Schema<UserRecord>(
+  {
+    username: { type: String, required: true, unique: true, match: USERNAME_PATTERN },
+    email: { type: String, default: '', maxlength: 254 },
+    first_name: { type: String, default: '', maxlength: 150 },
+    last_name: { type: String, default: '', maxlength: 150 },
+    password: { type: String, required: true, select: false },
+    is_active: { type: Boolean, default: true },
+    is_staff: { type: Boolean, default: false },
+    is_superuser: { type: Boolean, default: false },
+    groups: { type: [{ type: Schema.Types.ObjectId, ref: 'Group' }], default: [] },
+    permissions: { type: [String], default: [] },
+    date_joined: { type: Date, default: () => new Date() },
+    last_login: { type: Date, default: null },
+  },
+  { collection: 'auth_user', versionKey: false },
+);
+
+const groupSchema = new Schema<GroupRecord>(
+  {
+    name: { type: String, required: true, unique: true, maxlength: 150 },
+    permissions: { type: [String], default: [] },
+  },
+  { collection: 'auth_group', versionKey: false },
+);
+
+const permissionSchema = new Schema<PermissionRecord>(
+  {
+    codename: { type: String, required: true, unique: true },
+    name: { type: String, required: true },
+    area: { type: String, required: true, enum: PERMISSION_AREAS },
+  },
+  { collection: 'auth_permission', versionKey: false },
+);
+
+const tokenSchema = new Schema<TokenRecord>(
+  {
+    key: { type: String, required: true, unique: true },
+    // One token per user, as in DRF's authtoken: rotating replaces the key.
+    user: { type: Schema.Types.ObjectId, ref: 'User', required: true, unique: true },
+    created: { type: Date, default: () => new Date() },
+  },
+  { collection: 'authtoken_token', versionKey: false },
+);
+
+/** Registers the four models on `connection` (idempotent per connection). */
+export function createAuthModels(connection: Connection): AuthModels {
+  const model = <T>(name: string, schema: Schema<T>): Model<T> =>
+    (connection.models[name] as Model<T> | undefined) ?? connection.model<T>(name, schema);
+  return {
+    User: model('User', userSchema),
+    Group: model('Group', groupSchema),
+    Permission: model('Permission', permissionSchema),
+    Token: model('Token', tokenSchema),
+  };
+}
+
+export interface AuthConnection {
+  connection: Connection;
+  /** Detaches mongoose without closing the shared driver client (the service owns it). */
+  detach(): Promise<void>;
+}
+
+/** A mongoose connection that shares the service's driver client and uses its service database. */
+export function openAuthConnection(client: MongoClient, databaseName: string): AuthConnection {
+  const base = mongoose.createConnection();
+  base.setClient(client);
+  const connection = base.useDb(databaseName, { useCache: true });
+  return {
+    connection,
+    async detach() {
+      // `skipCloseClient` is honoured by mongoose's driver layer but missing from its typings.
+      await base.destroy({ skipCloseClient: true } as unknown as boolean);
+    },
+  };
+}
+
+/** Creates collections and unique indexes now, so uniqueness holds from the first request. */
+export async function initAuthModels(models: AuthModels): Promise<void> {
+  await Promise.all([models.User.init(), models.Group.init(), models.Permission.init(), models.Token.init()]);
+}

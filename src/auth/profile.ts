@@ -1,0 +1,111 @@
+/**
+ * The caller's own profile (/api/user/): what it shows and what a user may change about
+ * themselves. Every change is validated in full before anything is written, so a request that
+ * fails leaves the account exactly as it was.
+ */
+import type { Types } from 'mongoose';
+import { badRequest, notFound } from '../errors.js';
+import type { AccountDirectory } from './accounts.js';
+import type { ApiTokens } from './api-tokens.js';
+import type { AuthModels, UserRecord } from './models.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import { assertStrongPassword } from './password-strength.js';
+import { assertValidEmail } from './user-fields.js';
+
+export interface ProfileLinks {
+  obtainToken: string;
+  refreshToken: string;
+  verifyToken: string;
+}
+
+export interface Profile {
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  name: string;
+  groups: string[];
+  authentication: {
+    'auth-token': string;
+    'jwt-auth': { 'obtain-token': string; 'refresh-token': string; 'verify-token': string };
+  };
+}
+
+export interface ProfileChanges {
+  rotateToken?: boolean;
+  password?: { current: string; next: string };
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+}
+
+export interface ProfileUpdateResult {
+  /** Set when the password changed: sessions must be re-stamped to stay logged in. */
+  newPasswordStamp?: string;
+}
+
+const accountGone = () => notFound('This account no longer exists.', 'no_such_user');
+
+export class Profiles {
+  constructor(
+    private readonly models: AuthModels,
+    private readonly accounts: AccountDirectory,
+    private readonly tokens: ApiTokens,
+  ) {}
+
+  async read(userId: string, links: ProfileLinks): Promise<Profile> {
+    const user = await this.models.User.findById(userId).lean<UserRecord>().exec();
+    if (user === null) throw accountGone();
+    const [groups, token] = await Promise.all([this.groupNames(user.groups), this.tokens.keyFor(user._id)]);
+    return {
+      username: user.username,
+      email: user.email,
+      first_name: user.first_name,
+      last_name: user.last_name,
+      name: `${user.first_name} ${user.last_name}`.trim(),
+      groups,
+      authentication: {
+        'auth-token': token,
+        'jwt-auth': { 'obtain-token': links.obtainToken, 'refresh-token': links.refreshToken, 'verify-token': links.verifyToken },
+      },
+    };
+  }
+
+  /**
+   * Applies `changes`. A wrong current password is reported through `onWrongPassword` (the
+   * caller counts it against the login throttle) and then refused with 400.
+   */
+  async update(userId: string, changes: ProfileChanges, onWrongPassword: () => void): Promise<ProfileUpdateResult> {
+    const user = await this.models.User.findById(userId).select('+password').lean<UserRecord>().exec();
+    if (user === null) throw accountGone();
+
+    const set: Partial<Pick<UserRecord, 'first_name' | 'last_name' | 'email' | 'password'>> = {};
+    if (changes.email !== undefined) {
+      assertValidEmail(changes.email);
+      set.email = changes.email;
+    }
+    if (changes.first_name !== undefined) set.first_name = changes.first_name;
+    if (changes.last_name !== undefined) set.last_name = changes.last_name;
+    if (changes.password !== undefined) {
+      if (!(await verifyPassword(changes.password.current, user.password))) {
+        onWrongPassword();
+        throw badRequest('wrong_password', 'The current password is not correct.', { fields: [{ field: 'current_password', message: 'Incorrect password.' }] });
+      }
+      assertStrongPassword(changes.password.next, user.username);
+      set.password = await hashPassword(changes.password.next);
+    }
+
+    if (Object.keys(set).length > 0) {
+      await this.models.User.updateOne({ _id: user._id }, { $set: set }).exec();
+      this.accounts.forgetUser(userId);
+    }
+    if (changes.rotateToken === true) await this.tokens.rotate(user._id);
+    return set.password === undefined ? {} : { newPasswordStamp: this.accounts.passwordStamp(set.password) };
+  }
+
+  private async groupNames(ids: readonly Types.ObjectId[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const groups = await this.models.Group.find({ _id: { $in: ids } }, { name: 1 }).lean().exec();
+    return groups.map((g) => g.name).sort();
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * JWT endpoints for scripts (simplejwt's URLs and bodies): /token/ trades a username and password
+ * for `{access, refresh}`, /token/refresh/ a refresh token for a new access token, and
+ * /token/verify/ answers 200 `{}` for a token that is still good, 401 `token_not_valid` otherwise.
+ */
+import { Router } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../../errors.js';
+import { respond } from '../../http/respond.js';
+import type { Account } from '../accounts.js';
+import { parseBody } from '../input.js';
+import { tokenNotValid, type JwtType } from '../jwt.js';
+import { accountForJwt } from '../jwt-accounts.js';
+import { MAX_PASSWORD_LENGTH } from '../password-strength.js';
+import type { AuthRouteDeps } from './deps.js';
+import { attemptPasswordLogin } from './password-login.js';
+import { asyncRoute, onlyMethods } from './route-helpers.js';
+
+const obtainBody = z.strictObject({ username: z.string().min(1).max(150), password: z.string().min(1).max(MAX_PASSWORD_LENGTH) });
+const refreshBody = z.strictObject({ refresh: z.string().min(1) });
+const verifyBody = z.strictObject({ token: z.string().min(1) });
+
+const noActiveAccount = () =>
+  new ApiError(401, 'invalid_credentials', 'No active account found with the given credentials.', undefined, { 'WWW-Authenticate': 'Token' });
+
+export function jwtRoutes(deps: AuthRouteDeps): Router {
+  const router = Router();
+
+  /** The token's account, if it still exists, is active and has the password the token was issued for. */
+  const activeAccountFor = async (token: string, type?: JwtType): Promise<Account> => {
+    const account = await accountForJwt(deps.jwt, deps.accounts, token, type);
+    if (!account.isActive) throw tokenNotValid('The user of this token is inactive.');
+    return account;
+  };
+
+  router
+    .route('/token/')
+    .post(
+      asyncRoute(async (req, res) => {
+        const body = parseBody(obtainBody, req.body, 'an object {"username": string, "password": string}');
+        const account = await attemptPasswordLogin(deps, req, res, body.username);
+        if (account === null) throw noActiveAccount();
+        respond(req, res, 200, { access: deps.jwt.issue('access', account), refresh: deps.jwt.issue('refresh', account) });
+      }),
+    )
+    .all(onlyMethods('POST'));
+
+  router
+    .route('/token/refresh/')
+    .post(
+      asyncRoute(async (req, res) => {
+        const body = parseBody(refreshBody, req.body, 'an object {"refresh": string}');
+        const account = await activeAccountFor(body.refresh, 'refresh');
+        respond(req, res, 200, { access: deps.jwt.issue('access', account) });
+      }),
+    )
+    .all(onlyMethods('POST'));
+
+  router
+    .route('/token/verify/')
+    .post(
+      asyncRoute(async (req, res) => {
+        const body = parseBody(verifyBody, req.body, 'an object {"token": string}');
+        await activeAccountFor(body.token);
+        respond(req, res, 200, {});
+      }),
+    )
+    .all(onlyMethods('POST'));
+
+  return router;
+}

@@ -1,0 +1,35 @@
+/**
+ * One password login attempt, shared by the session login and the JWT endpoint: throttle check
+ * first (so a locked-out guesser costs no scrypt time), then passport's local strategy, then
+ * the outcome counted and logged. The password is never logged; the username and address are.
+ */
+import type { Request, Response } from 'express';
+import type { Account } from '../accounts.js';
+import { LOCAL_STRATEGY } from '../passport-setup.js';
+import type { AuthRouteDeps } from './deps.js';
+import { clientAddress } from './route-helpers.js';
+
+function runLocalStrategy(deps: AuthRouteDeps, req: Request, res: Response): Promise<Account | null> {
+  return new Promise((resolve, reject) => {
+    const handler = deps.passport.authenticate(LOCAL_STRATEGY, { session: false }, (err: unknown, user?: unknown) => {
+      if (err) reject(err);
+      else resolve(user ? (user as Account) : null);
+    }) as (req: Request, res: Response, next: (err?: unknown) => void) => void;
+    handler(req, res, reject);
+  });
+}
+
+/** The account on success, null on bad credentials; throws 429 while throttled. */
+export async function attemptPasswordLogin(deps: AuthRouteDeps, req: Request, res: Response, username: string): Promise<Account | null> {
+  const ip = clientAddress(req);
+  deps.throttle.check(username, ip);
+  const account = await runLocalStrategy(deps, req, res);
+  if (account === null) {
+    deps.throttle.recordFailure(username, ip);
+    deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login failed');
+    return null;
+  }
+  deps.throttle.recordSuccess(username);
+  deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login succeeded');
+  return account;
+}

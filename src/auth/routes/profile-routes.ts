@@ -1,0 +1,91 @@
+/**
+ * /user/: the caller's profile. GET shows it (with the API token, created on first use, and the
+ * JWT endpoints as absolute URLs); POST changes it: `{"auth-token": "update"}` rotates the
+ * token, `{"password", "current_password"}` changes the password, `first_name`, `last_name`,
+ * `email` update the profile. Answers with the profile as it is afterwards.
+ */
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { badRequest, unauthenticated } from '../../errors.js';
+import { absoluteUrl } from '../../http/base-url.js';
+import { respond } from '../../http/respond.js';
+import { isAuthenticated } from '../principal.js';
+import { parseBody } from '../input.js';
+import { MAX_PASSWORD_LENGTH } from '../password-strength.js';
+import type { ProfileChanges, ProfileLinks } from '../profile.js';
+import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH } from '../user-fields.js';
+import type { AuthRouteDeps } from './deps.js';
+import { asyncRoute, clientAddress, onlyMethods } from './route-helpers.js';
+
+const profileBody = z.strictObject({
+  'auth-token': z.literal('update', { error: 'The only accepted value is "update" (rotates the token).' }).optional(),
+  password: z.string().max(MAX_PASSWORD_LENGTH).optional(),
+  current_password: z.string().max(MAX_PASSWORD_LENGTH).optional(),
+  first_name: z.string().max(MAX_NAME_LENGTH).optional(),
+  last_name: z.string().max(MAX_NAME_LENGTH).optional(),
+  email: z.string().max(MAX_EMAIL_LENGTH).optional(),
+});
+const PROFILE_SHAPE = 'an object with any of "auth-token": "update", "password" with "current_password", "first_name", "last_name", "email"';
+
+function links(req: Request): ProfileLinks {
+  return {
+    obtainToken: absoluteUrl(req, '/api/token/'),
+    refreshToken: absoluteUrl(req, '/api/token/refresh/'),
+    verifyToken: absoluteUrl(req, '/api/token/verify/'),
+  };
+}
+
+function requireUserId(req: Request): string {
+  if (!isAuthenticated(req.principal) || req.principal.userId === null) throw unauthenticated();
+  return req.principal.userId;
+}
+
+function toChanges(body: z.output<typeof profileBody>): ProfileChanges {
+  if (Object.keys(body).length === 0) throw badRequest('invalid_body', `Nothing to change: send ${PROFILE_SHAPE}.`);
+  if ((body.password === undefined) !== (body.current_password === undefined)) {
+    const missing = body.password === undefined ? 'password' : 'current_password';
+    throw badRequest('invalid_field', `Field "${missing}": a password change needs both "password" and "current_password".`, {
+      fields: [{ field: missing, message: 'This field is required.' }],
+    });
+  }
+  const changes: ProfileChanges = {};
+  if (body['auth-token'] !== undefined) changes.rotateToken = true;
+  if (body.password !== undefined && body.current_password !== undefined) {
+    changes.password = { current: body.current_password, next: body.password };
+  }
+  if (body.first_name !== undefined) changes.first_name = body.first_name;
+  if (body.last_name !== undefined) changes.last_name = body.last_name;
+  if (body.email !== undefined) changes.email = body.email.trim();
+  return changes;
+}
+
+export function profileRoutes(deps: AuthRouteDeps): Router {
+  const router = Router();
+  router
+    .route('/user/')
+    .get(
+      asyncRoute(async (req, res) => {
+        const userId = requireUserId(req);
+        respond(req, res, 200, await deps.profiles.read(userId, links(req)));
+      }),
+    )
+    .post(
+      asyncRoute(async (req, res) => {
+        const userId = requireUserId(req);
+        const changes = toChanges(parseBody(profileBody, req.body, PROFILE_SHAPE));
+        const username = req.principal.username ?? '';
+        if (changes.password !== undefined) deps.throttle.check(username, clientAddress(req));
+        const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, clientAddress(req)));
+        if (result.newPasswordStamp !== undefined) {
+          deps.logger.info({ reqId: req.requestId, username }, 'password changed');
+          // Keep this browser session; every other session and every issued JWT is now void.
+          const stored = req.principal.authMethod === 'session' ? req.session.passport?.user : undefined;
+          if (stored !== undefined) stored.pwd = result.newPasswordStamp;
+        }
+        if (changes.rotateToken === true) deps.logger.info({ reqId: req.requestId, username }, 'API token rotated');
+        respond(req, res, 200, await deps.profiles.read(userId, links(req)));
+      }),
+    )
+    .all(onlyMethods('GET', 'POST'));
+  return router;
+}

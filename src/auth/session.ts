@@ -1,0 +1,96 @@
+/**
+ * Browser sessions: express-session with the store in the service database (connect-mongo).
+ * The store expires sessions by a periodic delete (`autoRemove: 'interval'`) because FerretDB has
+ * no TTL indexes. Cookie `sessionid`: HttpOnly, SameSite=Lax, Secure whenever the request came
+ * over HTTPS (`secure: 'auto'` follows express's trust-proxy setting). Anonymous requests never
+ * create a session (saveUninitialized: false), and requests with an API token or JWT skip the
+ * session entirely, so scripts cost the store nothing.
+ */
+import type { RequestHandler } from 'express';
+import cookieParser from 'cookie-parser';
+import session, { type SessionOptions } from 'express-session';
+import MongoStore from 'connect-mongo';
+import type { MongoClient } from 'mongodb';
+import { parseAuthorization } from './authorization-header.js';
+
+export const SESSION_COOKIE = 'sessionid';
+export const SESSION_COLLECTION = 'sessions';
+/** Minutes between sweeps of expired sessions. */
+const EXPIRY_SWEEP_MINUTES = 10;
+/** An unchanged session is re-saved (to push its expiry) at most this often, not on every request. */
+const TOUCH_AFTER_SECONDS = 300;
+
+/** What this service keeps in a session (passport adds `passport.user`). */
+export interface SessionUser {
+  id: string;
+  /** The account's password stamp at login (see accounts.ts). */
+  pwd: string;
+}
+
+declare module 'express-session' {
+  interface SessionData {
+    /** The CSRF secret issued at login; also sent as the `csrftoken` cookie. */
+    csrfToken?: string;
+    passport?: { user?: SessionUser };
+  }
+}
+
+export interface SessionParts {
+  /** cookie parsing + express-session. */
+  handler: RequestHandler;
+  /** The same store, cookie name, secret and cookie flags, for the admin site's session. */
+  options: SessionOptions;
+  /** Stops the expiry sweep (the driver client belongs to the service and stays open). */
+  stop(): Promise<void>;
+}
+
+export interface SessionSettings {
+  secretKey: string;
+  sessionMaxAgeSeconds: number;
+}
+
+export function createSessionParts(settings: SessionSettings, client: MongoClient, databaseName: string): SessionParts {
+  const store = MongoStore.create({
+    client,
+    dbName: databaseName,
+    collectionName: SESSION_COLLECTION,
+    ttl: settings.sessionMaxAgeSeconds,
+    autoRemove: 'interval',
+    autoRemoveInterval: EXPIRY_SWEEP_MINUTES,
+    touchAfter: TOUCH_AFTER_SECONDS,
+  });
+  const options: SessionOptions = {
+    name: SESSION_COOKIE,
+    secret: settings.secretKey,
+    store,
+    resave: false,
+    saveUninitialized: false,
+    rolling: false,
+    cookie: {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: 'auto',
+      path: '/',
+      maxAge: settings.sessionMaxAgeSeconds * 1000,
+    },
+  };
+  const parseCookies = cookieParser();
+  const sessions = session(options);
+  const handler: RequestHandler = (req, res, next) => {
+    // Token and JWT requests never use the session: skip cookie parsing, session loading and
+    // id generation for them (the data-store benchmark is thousands of these per second).
+    if (parseAuthorization(req).scheme !== null) return next();
+    parseCookies(req, res, (err?: unknown) => (err ? next(err) : sessions(req, res, next)));
+  };
+  return {
+    handler,
+    options,
+    async stop() {
+      // MongoStore.close() would also close the shared driver client, so only its timer is
+      // stopped; the timer is armed once the store's collection is ready, hence the wait.
+      await store.collectionP.catch(() => undefined);
+      const timer = (store as unknown as { timer?: NodeJS.Timeout }).timer;
+      if (timer !== undefined) clearInterval(timer);
+    },
+  };
+}

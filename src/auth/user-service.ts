@@ -1,0 +1,158 @@
+/**
+ * User management for the CLI (createsuperuser), the installer, the admin site and tests.
+ * Programmatic callers are trusted with their passwords (no strength rules here: the installer
+ * and tests choose them); the HTTP profile endpoint and the createsuperuser command check
+ * strength themselves. Every change drops the affected cached accounts.
+ */
+import type { Types } from 'mongoose';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { toPrincipal, type AccountDirectory } from './accounts.js';
+import type { ApiTokens } from './api-tokens.js';
+import type { AuthModels, UserRecord } from './models.js';
+import type { NewUser, UserService, UserSummary } from './module.js';
+import { hashPassword, unusablePassword } from './passwords.js';
+import type { PermissionCatalog } from './permission-catalog.js';
+import type { Principal } from './principal.js';
+import { assertValidEmail, assertValidUsername } from './user-fields.js';
+
+const isDuplicateKey = (err: unknown): boolean => (err as { code?: number }).code === 11000;
+
+const noSuchUser = (username: string) => notFound(`No user named "${username}".`, 'no_such_user');
+
+function summary(user: Pick<UserRecord, '_id' | 'username' | 'email' | 'is_staff' | 'is_superuser' | 'is_active'>): UserSummary {
+  return {
+    id: user._id.toString(),
+    username: user.username,
+    email: user.email,
+    isStaff: user.is_staff,
+    isSuperuser: user.is_superuser,
+    isActive: user.is_active,
+  };
+}
+
+/*
+ * Updates are updateOne by _id, never findOneAndUpdate: FerretDB v1 does not implement
+ * findAndModify with a projection, and mongoose adds one for the hidden password field.
+ */
+export class MongoUserService implements UserService {
+  constructor(
+    private readonly models: AuthModels,
+    private readonly accounts: AccountDirectory,
+    private readonly tokens: ApiTokens,
+    private readonly catalog: PermissionCatalog,
+  ) {}
+
+  async createUser(user: NewUser): Promise<UserSummary> {
+    assertValidUsername(user.username);
+    const email = user.email ?? '';
+    assertValidEmail(email);
+    const permissions = this.catalog.parse(user.permissions ?? []);
+    const groups = await this.groupIds(user.groups ?? []);
+    const password = user.password === undefined ? unusablePassword() : await hashPassword(user.password);
+    await this.catalog.register(permissions);
+    try {
+      const created = await this.models.User.create({
+        username: user.username,
+        email,
+        first_name: user.firstName ?? '',
+        last_name: user.lastName ?? '',
+        password,
+        is_active: user.isActive ?? true,
+        is_staff: user.isStaff ?? false,
+        is_superuser: user.isSuperuser ?? false,
+        groups,
+        permissions: permissions.map((p) => p.codename),
+      });
+      return summary(created);
+    } catch (err) {
+      if (isDuplicateKey(err)) throw conflict(`A user named "${user.username}" already exists.`, 'user_exists');
+      throw err;
+    }
+  }
+
+  async ensureSuperuser(user: { username: string; email: string; password: string }): Promise<UserSummary> {
+    assertValidUsername(user.username);
+    assertValidEmail(user.email);
+    const password = await hashPassword(user.password);
+    const update = { email: user.email, password, is_superuser: true, is_staff: true, is_active: true };
+    const existing = await this.models.User.findOne({ username: user.username }, { _id: 1, username: 1 }).lean().exec();
+    if (existing !== null) {
+      await this.models.User.updateOne({ _id: existing._id }, { $set: update }).exec();
+      this.accounts.forgetUser(existing._id.toString());
+      return summary({ ...existing, ...update });
+    }
+    try {
+      const created = await this.models.User.create({ username: user.username, ...update });
+      return summary(created);
+    } catch (err) {
+      // Another run created it in between: fall back to updating, which is what a re-run wants.
+      if (!isDuplicateKey(err)) throw err;
+      return this.ensureSuperuser(user);
+    }
+  }
+
+  async setPassword(username: string, password: string): Promise<void> {
+    const id = await this.userId(username);
+    await this.models.User.updateOne({ _id: id }, { $set: { password: await hashPassword(password) } }).exec();
+    this.accounts.forgetUser(id.toString());
+  }
+
+  async grantPermissions(username: string, codenames: string[]): Promise<void> {
+    const parsed = this.catalog.parse(codenames);
+    const id = await this.userId(username);
+    await this.catalog.register(parsed);
+    await this.models.User.updateOne({ _id: id }, { $addToSet: { permissions: { $each: parsed.map((p) => p.codename) } } }).exec();
+    this.accounts.forgetUser(id.toString());
+  }
+
+  /** Creates the group, or adds the codenames to an existing one (safe for installer re-runs). */
+  async createGroup(name: string, codenames: string[]): Promise<void> {
+    if (name.trim().length === 0 || name.length > 150) throw badRequest('invalid_group', 'A group name has 1 to 150 characters.');
+    const parsed = this.catalog.parse(codenames);
+    await this.catalog.register(parsed);
+    await this.models.Group.updateOne(
+      { name },
+      { $addToSet: { permissions: { $each: parsed.map((p) => p.codename) } } },
+      { upsert: true },
+    ).exec();
+    // Any cached member may now lack the group's new permissions.
+    this.accounts.forgetAll();
+  }
+
+  async addToGroup(username: string, group: string): Promise<void> {
+    const [groupId] = await this.groupIds([group]);
+    const id = await this.userId(username);
+    await this.models.User.updateOne({ _id: id }, { $addToSet: { groups: groupId } }).exec();
+    this.accounts.forgetUser(id.toString());
+  }
+
+  async tokenFor(username: string): Promise<string> {
+    return this.tokens.keyFor(await this.userId(username));
+  }
+
+  async principalFor(username: string): Promise<Principal> {
+    const account = await this.accounts.byId((await this.userId(username)).toString());
+    if (account === null) throw noSuchUser(username);
+    return toPrincipal(account, 'token');
+  }
+
+  async checkCredentials(username: string, password: string): Promise<Principal | null> {
+    const result = await this.accounts.checkCredentials(username, password);
+    return result.ok ? toPrincipal(result.account, 'session') : null;
+  }
+
+  private async userId(username: string): Promise<Types.ObjectId> {
+    const user = await this.models.User.findOne({ username }, { _id: 1 }).lean().exec();
+    if (user === null) throw noSuchUser(username);
+    return user._id;
+  }
+
+  private async groupIds(names: readonly string[]): Promise<Types.ObjectId[]> {
+    if (names.length === 0) return [];
+    const unique = [...new Set(names)];
+    const groups = await this.models.Group.find({ name: { $in: unique } }, { name: 1 }).lean().exec();
+    const missing = unique.filter((n) => !groups.some((g) => g.name === n));
+    if (missing.length > 0) throw notFound(`No group named ${missing.map((n) => `"${n}"`).join(', ')}.`, 'no_such_group');
+    return unique.map((n) => (groups.find((g) => g.name === n) as { _id: Types.ObjectId })._id);
+  }
+}
