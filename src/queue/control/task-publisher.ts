@@ -1,0 +1,134 @@
+/**
+ * Publishes Celery task messages and resolves only after the broker's publisher confirm
+ * (at-least-once: the API answers 202 only for a message RabbitMQ has taken responsibility for).
+ * Like Celery it publishes persistent messages to the default exchange with routing key = queue,
+ * after declaring the queue the way Celery does (or only checking it, when told to).
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import type { JsonObject, JsonValue } from '../protocol/json.js';
+import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
+import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type TaskMessage } from '../protocol/task-message.js';
+import { unavailable } from '../../errors.js';
+import { brokerUnavailable, type BrokerSession } from './broker-session.js';
+
+export type QueueDeclaration = 'assert' | 'passive' | 'none';
+
+export interface TaskPublisherOptions {
+  session: BrokerSession;
+  /** `assert` declares like Celery (default); `passive` only checks the queue exists; `none` skips. */
+  declareQueues?: QueueDeclaration;
+  /** How long to wait for the broker's confirm before giving up (ms). */
+  confirmTimeoutMs?: number;
+}
+
+export interface PublishTaskInput {
+  taskName: string;
+  taskId?: string;
+  args?: JsonValue[];
+  kwargs?: JsonObject;
+  queue?: string;
+  authenticatedUser?: string | null;
+  /** Hard time limit in seconds, or both limits. */
+  timeLimit?: number | { hard?: number | null; soft?: number | null };
+  eta?: Date;
+  expires?: Date;
+  ignoreResult?: boolean;
+}
+
+export interface PublishedTask {
+  taskId: string;
+  queue: string;
+  message: TaskMessage;
+}
+
+export class TaskPublisher {
+  private readonly session: BrokerSession;
+  private readonly declareQueues: QueueDeclaration;
+  private readonly confirmTimeoutMs: number;
+  /** Python's per-client "oid", carried in `reply_to`. */
+  private readonly oid = randomUUID();
+  private channel: { connection: ChannelModel; channel: Promise<ConfirmChannel>; declared: Set<string> } | null = null;
+
+  constructor(options: TaskPublisherOptions) {
+    this.session = options.session;
+    this.declareQueues = options.declareQueues ?? 'assert';
+    this.confirmTimeoutMs = options.confirmTimeoutMs ?? 10_000;
+  }
+
+  async publish(input: PublishTaskInput): Promise<PublishedTask> {
+    const queue = input.queue ?? DEFAULT_QUEUE;
+    const timeLimit = typeof input.timeLimit === 'number' ? { hard: input.timeLimit } : input.timeLimit;
+    const message = buildTaskMessage({
+      taskName: input.taskName,
+      taskId: input.taskId,
+      args: input.args,
+      kwargs: input.kwargs,
+      authenticatedUser: input.authenticatedUser ?? null,
+      timeLimit,
+      eta: input.eta,
+      expires: input.expires,
+      ignoreResult: input.ignoreResult,
+      replyTo: this.oid,
+    });
+
+    const slot = this.channelSlot();
+    const channel = await slot.channel.catch(() => {
+      throw brokerUnavailable();
+    });
+    if (this.declareQueues !== 'none' && !slot.declared.has(queue)) {
+      await declareTaskQueue(channel, queue, this.declareQueues === 'passive').catch((error: unknown) => {
+        throw unavailable(`Queue "${queue}" could not be declared: ${(error as Error).message}`, 'queue_unavailable');
+      });
+      slot.declared.add(queue);
+    }
+    await this.confirmedPublish(channel, queue, message);
+    return { taskId: message.headers.id, queue, message };
+  }
+
+  async close(): Promise<void> {
+    const slot = this.channel;
+    this.channel = null;
+    if (slot) await (await slot.channel.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  /** The confirm channel of the current connection, (re)opened when the connection changed or it closed. */
+  private channelSlot(): { channel: Promise<ConfirmChannel>; declared: Set<string> } {
+    const connection = this.session.require();
+    if (this.channel && this.channel.connection === connection) return this.channel;
+    const slot = {
+      connection,
+      declared: new Set<string>(),
+      channel: connection.createConfirmChannel().then((channel) => {
+        // A failed declaration or publish closes the channel; the next publish opens a new one.
+        channel.on('error', () => undefined);
+        channel.once('close', () => {
+          if (this.channel === slot) this.channel = null;
+        });
+        return channel;
+      }),
+    };
+    slot.channel.catch(() => {
+      if (this.channel === slot) this.channel = null;
+    });
+    this.channel = slot;
+    return slot;
+  }
+
+  private confirmedPublish(channel: ConfirmChannel, queue: string, message: TaskMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(unavailable('The task broker did not confirm the message in time.', 'broker_timeout')), this.confirmTimeoutMs);
+      try {
+        // Default exchange, routing key = queue: what Celery does for direct-exchange routes.
+        channel.publish('', queue, encodeTaskBody(message), taskPublishOptions(message), (error: unknown) => {
+          clearTimeout(timer);
+          if (error) reject(brokerUnavailable());
+          else resolve();
+        });
+      } catch {
+        clearTimeout(timer);
+        reject(brokerUnavailable());
+      }
+    });
+  }
+}

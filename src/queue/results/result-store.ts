@@ -1,0 +1,85 @@
+/**
+ * Reads and writes Celery result documents in one MongoDB collection (default
+ * `<database>.tombstone`). Like Celery, every state change replaces the whole document.
+ */
+import type { Collection, MongoClient } from 'mongodb';
+import type { CeleryExceptionInfo, RevokeReason } from './exceptions.js';
+import {
+  decodeResultDocument,
+  failureDocument,
+  pendingResult,
+  revokedDocument,
+  startedDocument,
+  successDocument,
+  type RequestMeta,
+  type ResultDocument,
+  type TaskResult,
+} from './result-document.js';
+import { READY_STATES } from './states.js';
+
+export const DEFAULT_RESULT_COLLECTION = 'tombstone';
+
+export interface ResultStoreOptions {
+  database: string;
+  collection?: string;
+}
+
+export class ResultStore {
+  readonly collection: Collection<ResultDocument>;
+  private indexed: Promise<void> | null = null;
+
+  constructor(client: MongoClient, options: ResultStoreOptions) {
+    this.collection = client.db(options.database).collection<ResultDocument>(options.collection ?? DEFAULT_RESULT_COLLECTION);
+  }
+
+  /** Replaces the task's document (upsert), as Celery's `_store_result` does. */
+  async store(doc: ResultDocument): Promise<void> {
+    void this.ensureIndex();
+    await this.collection.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  markStarted(taskId: string, info: { pid: number; hostname: string }, meta: RequestMeta): Promise<void> {
+    return this.store(startedDocument(taskId, info, meta));
+  }
+
+  markSuccess(taskId: string, value: unknown, meta: RequestMeta): Promise<void> {
+    return this.store(successDocument(taskId, value, meta));
+  }
+
+  markFailure(taskId: string, exception: CeleryExceptionInfo, traceback: string | null, meta: RequestMeta): Promise<void> {
+    return this.store(failureDocument(taskId, exception, traceback, meta));
+  }
+
+  markRevoked(taskId: string, reason: RevokeReason, meta: RequestMeta): Promise<void> {
+    return this.store(revokedDocument(taskId, reason, meta));
+  }
+
+  /** The task's result; PENDING when no document exists (Celery's convention). */
+  async get(taskId: string): Promise<TaskResult> {
+    const doc = await this.collection.findOne({ _id: taskId });
+    return doc === null ? pendingResult(taskId) : decodeResultDocument(doc as unknown as Record<string, unknown>);
+  }
+
+  /** Polls until the task is ready or the time is up; returns the last state seen. */
+  async waitForReady(taskId: string, options: { timeoutMs: number; intervalMs?: number; signal?: AbortSignal }): Promise<TaskResult> {
+    const deadline = Date.now() + options.timeoutMs;
+    const interval = options.intervalMs ?? 100;
+    for (;;) {
+      const result = await this.get(taskId);
+      if (READY_STATES.has(result.status) || Date.now() >= deadline || options.signal?.aborted) return result;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /** Celery indexes `date_done` (its clean-up deletes by it); failures are harmless. */
+  private ensureIndex(): Promise<void> {
+    this.indexed ??= this.collection
+      .createIndex({ date_done: 1 })
+      .then(() => undefined)
+      .catch(() => {
+        this.indexed = null;
+      });
+    return this.indexed;
+  }
+}
+

@@ -1,0 +1,662 @@
+/**
+ * The TypeScript Celery worker: consumes task queues, runs registered tasks with bounded
+ * concurrency, stores Celery-format results, answers remote control and sends events.
+ *
+ * Lifecycle: `run()` resolves once the worker consumes (it waits for the database and the
+ * broker, retrying); `close()` stops taking tasks, lets running ones finish within the grace
+ * period and hands the rest back to the broker. Broker and database restarts are survived:
+ * the broker session reconnects and re-attaches everything, result writes are retried.
+ *
+ * Delivery guarantees (late ack): a message is acknowledged only after its outcome is stored,
+ * so a worker that dies mid-task leaves the message to the broker, which redelivers it.
+ */
+import { EventEmitter } from 'node:events';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { MongoClient } from 'mongodb';
+import { pino, type Logger } from 'pino';
+import type { BrokerSettings, MongoSettings } from '../config/connections.js';
+import { connectMongo } from '../db/mongo-client.js';
+import { BrokerSession } from '../queue/control/broker-session.js';
+import { ControlClient } from '../queue/control/control-client.js';
+import { declareEventExchange, declareTaskQueue } from '../queue/protocol/entities.js';
+import { HEARTBEAT_INTERVAL_S } from '../queue/protocol/events.js';
+import { toJsonValue } from '../queue/protocol/python-json.js';
+import { pythonRepr } from '../queue/protocol/python-repr.js';
+import { parseTaskMessage, type IncomingTask } from '../queue/protocol/task-message-parser.js';
+import { formatCeleryTimestamp } from '../queue/protocol/timestamps.js';
+import { NotRegistered, TaskRevokedError, exceptionRepr, toExceptionInfo } from '../queue/results/exceptions.js';
+import type { RequestMeta } from '../queue/results/result-document.js';
+import { ResultStore } from '../queue/results/result-store.js';
+import type { TaskState } from '../queue/results/states.js';
+import type { ControlTarget } from './control-commands.js';
+import { ControlMailbox } from './control-mailbox.js';
+import { DataStore } from './data-store.js';
+import { EventDispatcher } from './event-dispatcher.js';
+import { requestInfo, workerStats } from './inspection.js';
+import { retrying, sleep } from './retry.js';
+import { RevokedSet } from './revoked-set.js';
+import type { TaskDefinition } from './task-definition.js';
+import { TaskExecution, WorkerShutdown, type TaskOutcome } from './task-execution.js';
+import { TaskRegistry } from './task-registry.js';
+
+export interface WorkerOptions {
+  nodeName: string;
+  queues: string[];
+  tasks: Iterable<TaskDefinition>;
+  broker: BrokerSettings;
+  mongo: MongoSettings;
+  resultDatabase: string;
+  resultCollection: string;
+  /** Tasks running at the same time (default 1). */
+  concurrency?: number;
+  /** Unacknowledged messages per queue consumer = concurrency × this; 0 = unlimited (default 4). */
+  prefetchMultiplier?: number;
+  /** Store STARTED before a task runs (default true). */
+  trackStarted?: boolean;
+  /** Send task events from the start (default false; `enable_events` turns them on). */
+  sendTaskEvents?: boolean;
+  /** How long close() lets running tasks finish (default 30 s). */
+  shutdownGraceMs?: number;
+  /** Hard time limit for tasks without their own (seconds; null = none). */
+  defaultTimeLimitSeconds?: number | null;
+  /** Ask peers for their revoked ids at start-up, like Celery's mingle (default true). */
+  mingle?: boolean;
+  /** How long to keep retrying a result write before handing the message back (default 60 s). */
+  resultWriteDeadlineMs?: number;
+  logger?: Logger;
+}
+
+/** What happened to one task message, for listeners and tests. */
+export interface TaskReport {
+  taskId: string;
+  taskName: string;
+  state: TaskState | 'NOT_REGISTERED' | 'REJECTED' | 'REQUEUED';
+  runtimeMs: number;
+}
+
+export interface WorkerEvents {
+  /** Consuming (again) after connecting to the broker. */
+  ready: [];
+  'broker-disconnected': [];
+  'task-finished': [report: TaskReport];
+  closed: [];
+}
+
+interface Delivery {
+  message: ConsumeMessage;
+  channel: Channel;
+  task: IncomingTask;
+  definition: TaskDefinition;
+}
+
+interface RunningTask {
+  delivery: Delivery;
+  execution: TaskExecution;
+  startedAt: Date;
+  /** Redelivered copies of the same task that arrived while it ran (after a reconnect). */
+  duplicates: Delivery[];
+}
+
+type Lifecycle = 'new' | 'starting' | 'running' | 'closing' | 'closed';
+
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly nodeName: string;
+  readonly queues: readonly string[];
+  readonly registry: TaskRegistry;
+
+  private readonly logger: Logger;
+  private readonly session: BrokerSession;
+  private readonly events: EventDispatcher;
+  private readonly mailbox: ControlMailbox;
+  private readonly revoked = new RevokedSet();
+  private readonly running = new Map<string, RunningTask>();
+  private readonly waiting: Delivery[] = [];
+  private readonly scheduled = new Map<NodeJS.Timeout, Delivery>();
+  private readonly processed = new Map<string, number>();
+  private readonly closeSignal = new AbortController();
+  private readonly concurrency: number;
+  private readonly prefetchCount: number;
+  private readonly trackStarted: boolean;
+  private readonly shutdownGraceMs: number;
+  private readonly defaultTimeLimitSeconds: number | null;
+  private readonly resultWriteDeadlineMs: number;
+  private readonly mingle: boolean;
+
+  private lifecycle: Lifecycle = 'new';
+  private mongo: MongoClient | null = null;
+  private results: ResultStore | null = null;
+  private dataStore: DataStore | null = null;
+  private taskChannel: { channel: Channel; consumerTags: string[] } | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private clockValue = 0;
+  private announcedOnline = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: WorkerOptions) {
+    super();
+    this.nodeName = options.nodeName;
+    this.queues = [...options.queues];
+    this.registry = new TaskRegistry(options.tasks);
+    this.logger = options.logger ?? pino({ level: 'info' });
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    const multiplier = options.prefetchMultiplier ?? 4;
+    this.prefetchCount = multiplier === 0 ? 0 : this.concurrency * multiplier;
+    this.trackStarted = options.trackStarted ?? true;
+    this.shutdownGraceMs = options.shutdownGraceMs ?? 30_000;
+    this.defaultTimeLimitSeconds = options.defaultTimeLimitSeconds ?? null;
+    this.resultWriteDeadlineMs = options.resultWriteDeadlineMs ?? 60_000;
+    this.mingle = options.mingle ?? true;
+    this.session = new BrokerSession({ settings: options.broker });
+    this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
+    this.mailbox = new ControlMailbox(this.controlTarget(), this.logger.child({ component: 'control' }));
+  }
+
+  /** Tasks running right now. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  /** Connects (retrying until both services answer) and starts consuming. */
+  async run(): Promise<void> {
+    if (this.lifecycle !== 'new') throw new Error(`Worker.run() called when ${this.lifecycle}`);
+    this.lifecycle = 'starting';
+    this.logger.info(
+      { node: this.nodeName, queues: this.queues, concurrency: this.concurrency, tasks: this.registry.names },
+      'worker starting',
+    );
+    try {
+      await this.connectDatabase();
+    } catch (error) {
+      if (this.closeSignal.signal.aborted) return; // closed while waiting for the database
+      throw error;
+    }
+    if (this.closeSignal.signal.aborted) return;
+
+    const ready = new Promise<void>((resolve) => this.once('ready', resolve));
+    this.session.on('connected', (connection) => void this.attach(connection));
+    this.session.on('disconnected', (error) => this.detach(error));
+    this.session.on('retrying', (error, delayMs) =>
+      this.logger.warn({ err: error.message, retryInMs: delayMs }, 'broker not reachable, retrying'),
+    );
+    this.session.start();
+    await Promise.race([ready, new Promise<void>((resolve) => this.closeSignal.signal.addEventListener('abort', () => resolve()))]);
+  }
+
+  /**
+   * Graceful stop: no new tasks; prefetched ones go back to the queue; running ones get
+   * `graceMs` to finish, after which they are abandoned unacknowledged (the broker redelivers).
+   */
+  close(graceMs = this.shutdownGraceMs): Promise<void> {
+    this.closing ??= this.shutdown(graceMs);
+    return this.closing;
+  }
+
+  // ---------------------------------------------------------------- connections
+
+  private async connectDatabase(): Promise<void> {
+    this.mongo = await retrying(() => connectMongo(this.options.mongo), {
+      deadlineMs: Number.POSITIVE_INFINITY,
+      initialDelayMs: 500,
+      maxDelayMs: 10_000,
+      signal: this.closeSignal.signal,
+      onRetry: (error, attempt, delayMs) =>
+        this.logger.warn({ err: (error as Error).message, attempt, retryInMs: delayMs }, 'database not reachable, retrying'),
+    });
+    this.results = new ResultStore(this.mongo, { database: this.options.resultDatabase, collection: this.options.resultCollection });
+    this.dataStore = new DataStore(this.mongo);
+  }
+
+  /** (Re)creates channels, consumers, mailbox and event channel on a fresh connection. */
+  private async attach(connection: ChannelModel): Promise<void> {
+    if (this.lifecycle === 'closing' || this.lifecycle === 'closed') return;
+    try {
+      const eventChannel = await this.openChannel(connection, true);
+      await declareEventExchange(eventChannel);
+      this.events.attach(eventChannel);
+
+      const controlChannel = await this.openChannel(connection);
+      await this.mailbox.attach(controlChannel);
+
+      const channel = await this.openChannel(connection);
+      // Per-consumer limit (global=false): works for classic and quorum queues alike.
+      await channel.prefetch(this.prefetchCount, false);
+      const consumerTags: string[] = [];
+      for (const queue of this.queues) {
+        await declareTaskQueue(channel, queue);
+        const { consumerTag } = await channel.consume(queue, (message) => this.onDelivery(channel, message), { noAck: false });
+        consumerTags.push(consumerTag);
+      }
+      this.taskChannel = { channel, consumerTags };
+    } catch (error) {
+      // Typically a declaration clash (406). Start over on a new connection after a pause.
+      this.logger.error({ err: error }, 'could not set up consumers; reconnecting');
+      await connection.close().catch(() => undefined);
+      return;
+    }
+
+    if (this.mingle && !this.announcedOnline) await this.syncRevokedWithPeers();
+    this.startHeartbeat();
+    this.logger.info({ node: this.nodeName, queues: this.queues }, 'worker ready');
+    this.lifecycle = this.lifecycle === 'starting' ? 'running' : this.lifecycle;
+    this.emit('ready');
+  }
+
+  private async openChannel(connection: ChannelModel, confirm: true): Promise<ConfirmChannel>;
+  private async openChannel(connection: ChannelModel): Promise<Channel>;
+  private async openChannel(connection: ChannelModel, confirm = false): Promise<Channel> {
+    const channel = confirm ? await connection.createConfirmChannel() : await connection.createChannel();
+    channel.on('error', (error: Error) => this.logger.warn({ err: error.message }, 'broker channel error'));
+    channel.once('close', () => {
+      // A channel closed by the broker while the connection lives: rebuild everything cleanly.
+      if (this.session.connection === connection && this.lifecycle !== 'closing' && this.lifecycle !== 'closed') {
+        this.logger.warn('broker closed a channel; reconnecting');
+        void connection.close().catch(() => undefined);
+      }
+    });
+    return channel;
+  }
+
+  private detach(error: Error | undefined): void {
+    this.logger.warn({ err: error?.message }, 'broker connection lost');
+    this.events.attach(null);
+    this.stopHeartbeat();
+    this.taskChannel = null;
+    // Unacknowledged messages return to the queue with the connection: forget our copies.
+    this.waiting.length = 0;
+    for (const timer of this.scheduled.keys()) clearTimeout(timer);
+    this.scheduled.clear();
+    this.emit('broker-disconnected');
+  }
+
+  /** Celery's mingle: ask the other workers for the ids they know are revoked. */
+  private async syncRevokedWithPeers(): Promise<void> {
+    const client = new ControlClient({ session: this.session });
+    try {
+      const replies = await client.broadcast('hello', { from_node: this.nodeName, revoked: {} }, { timeoutMs: 1_000 });
+      for (const [node, reply] of Object.entries(replies)) {
+        if (node !== this.nodeName && reply !== null && typeof reply === 'object' && !Array.isArray(reply)) {
+          this.revoked.mergeHelloPayload(reply.revoked);
+        }
+      }
+    } catch (error) {
+      this.logger.warn({ err: (error as Error).message }, 'mingle failed; continuing without peers\u2019 revoked ids');
+    } finally {
+      await client.close();
+    }
+  }
+
+  private startHeartbeat(): void {
+    this.stopHeartbeat();
+    if (!this.announcedOnline) {
+      this.events.sendWorkerEvent('worker-online', this.status());
+      this.announcedOnline = true;
+    }
+    this.heartbeat = setInterval(() => this.events.sendWorkerEvent('worker-heartbeat', this.status()), HEARTBEAT_INTERVAL_S * 1000);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
+  // ---------------------------------------------------------------- receiving
+
+  private onDelivery(channel: Channel, message: ConsumeMessage | null): void {
+    if (message === null) return; // consumer cancelled by the broker (queue deleted); reconnect handles it
+    void this.receive(channel, message).catch((error: unknown) => {
+      this.logger.error({ err: error }, 'unexpected error handling a message; returning it to the queue');
+      settle(channel, message, 'requeue');
+    });
+  }
+
+  private async receive(channel: Channel, message: ConsumeMessage): Promise<void> {
+    if (this.lifecycle === 'closing' || this.lifecycle === 'closed') {
+      settle(channel, message, 'requeue');
+      return;
+    }
+    const parsed = parseTaskMessage(message);
+    if (!parsed.ok) {
+      // Celery drops such messages (reject, no requeue) so they cannot loop.
+      this.logger.error({ reason: parsed.reason, detail: parsed.detail, taskId: parsed.taskId }, 'refusing invalid task message');
+      settle(channel, message, 'reject');
+      this.report(parsed.taskId ?? '', parsed.taskName ?? '', 'REJECTED', 0);
+      return;
+    }
+    const task = parsed.task;
+    const definition = this.registry.get(task.taskName);
+    if (definition === undefined) {
+      await this.refuseUnregistered(channel, message, task);
+      return;
+    }
+    const delivery: Delivery = { message, channel, task, definition };
+
+    const runningCopy = this.running.get(task.taskId);
+    if (runningCopy !== undefined) {
+      // A redelivery of a task still running here (we reconnected): settle it with the original.
+      runningCopy.duplicates.push(delivery);
+      return;
+    }
+    if (await this.dropIfRevokedOrExpired(delivery)) return;
+
+    this.events.sendTaskEvent('task-received', {
+      uuid: task.taskId,
+      name: task.taskName,
+      args: task.argsrepr ?? pythonRepr(task.args),
+      kwargs: task.kwargsrepr ?? pythonRepr(task.kwargs),
+      root_id: task.rootId,
+      parent_id: task.parentId,
+      retries: task.retries,
+      eta: task.eta ? formatCeleryTimestamp(task.eta) : null,
+      expires: task.expires ? formatCeleryTimestamp(task.expires) : null,
+    });
+
+    const delayMs = task.eta ? task.eta.getTime() - Date.now() : 0;
+    if (delayMs > 0) this.schedule(delivery, delayMs);
+    else this.enqueue(delivery);
+  }
+
+  /** Unknown task: FAILURE(NotRegistered) stored and the message rejected, as Celery does. */
+  private async refuseUnregistered(channel: Channel, message: ConsumeMessage, task: IncomingTask): Promise<void> {
+    this.logger.error({ task: task.taskName, taskId: task.taskId }, 'received unregistered task; rejecting');
+    const exception = toExceptionInfo(new NotRegistered(task.taskName));
+    await this.storeOutcome(task.taskId, (store) => store.markFailure(task.taskId, exception, null, this.requestMeta(task))).catch(
+      (error: unknown) => this.logger.error({ err: error, taskId: task.taskId }, 'could not store NotRegistered failure'),
+    );
+    this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(exception), traceback: null });
+    settle(channel, message, 'reject');
+    this.report(task.taskId, task.taskName, 'NOT_REGISTERED', 0);
+  }
+
+  /** Revoked or expired: REVOKED stored, message acknowledged. */
+  private async dropIfRevokedOrExpired(delivery: Delivery): Promise<boolean> {
+    const { task } = delivery;
+    const expired = task.expires !== null && task.expires.getTime() <= Date.now();
+    if (!expired && !this.revoked.has(task.taskId)) return false;
+    const reason = expired ? 'expired' : 'revoked';
+    this.logger.info({ taskId: task.taskId, task: task.taskName, reason }, 'discarding revoked task');
+    try {
+      await this.storeOutcome(task.taskId, (store) => store.markRevoked(task.taskId, reason, this.requestMeta(task)));
+    } catch (error) {
+      this.logger.error({ err: error, taskId: task.taskId }, 'could not store REVOKED; returning the message');
+      settle(delivery.channel, delivery.message, 'requeue');
+      return true;
+    }
+    this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: false, signum: null, expired });
+    settle(delivery.channel, delivery.message, 'ack');
+    this.report(task.taskId, task.taskName, 'REVOKED', 0);
+    return true;
+  }
+
+  /** Holds an ETA task (unacknowledged, like Celery) until it is due. */
+  private schedule(delivery: Delivery, delayMs: number): void {
+    // setTimeout overflows past ~24.8 days; wake up and re-check instead.
+    const timer = setTimeout(() => {
+      this.scheduled.delete(timer);
+      const remaining = (delivery.task.eta?.getTime() ?? 0) - Date.now();
+      if (remaining > 0) this.schedule(delivery, remaining);
+      else this.enqueue(delivery);
+    }, Math.min(delayMs, 2 ** 31 - 1));
+    this.scheduled.set(timer, delivery);
+  }
+
+  private enqueue(delivery: Delivery): void {
+    this.waiting.push(delivery);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running.size < this.concurrency && this.lifecycle !== 'closing' && this.lifecycle !== 'closed') {
+      const next = this.waiting.shift();
+      if (next === undefined) return;
+      void this.execute(next);
+    }
+  }
+
+  // ---------------------------------------------------------------- executing
+
+  private async execute(delivery: Delivery): Promise<void> {
+    const { task, definition } = delivery;
+    if (this.running.has(task.taskId)) {
+      this.running.get(task.taskId)?.duplicates.push(delivery);
+      return;
+    }
+    const execution = new TaskExecution();
+    const entry: RunningTask = { delivery, execution, startedAt: new Date(), duplicates: [] };
+    this.running.set(task.taskId, entry);
+    try {
+      // Revoked or expired while it waited for a free slot?
+      if (await this.dropIfRevokedOrExpired(delivery)) return;
+      const meta = this.requestMeta(task);
+      this.events.sendTaskEvent('task-started', { uuid: task.taskId });
+      const storesResults = !(definition.ignoreResult || task.ignoreResult);
+      if (this.trackStarted && storesResults) {
+        await this.results?.markStarted(task.taskId, { pid: process.pid, hostname: this.nodeName }, meta).catch((error: unknown) => {
+          // STARTED is informational; the final state will be retried properly.
+          this.logger.warn({ err: (error as Error).message, taskId: task.taskId }, 'could not store STARTED');
+        });
+      }
+
+      const outcome = await execution.run(
+        definition,
+        {
+          taskId: task.taskId,
+          taskName: task.taskName,
+          authenticatedUser: task.authenticatedUser,
+          args: task.args,
+          kwargs: task.kwargs,
+          headers: task.customHeaders,
+          retries: task.retries,
+          hostname: this.nodeName,
+          dataStore: this.requireDataStore(),
+          logger: this.logger.child({ task: task.taskName, taskId: task.taskId }),
+        },
+        this.timeLimits(delivery),
+      );
+      await this.finish(entry, outcome, meta, storesResults);
+    } finally {
+      this.running.delete(task.taskId);
+      this.pump();
+    }
+  }
+
+  private timeLimits(delivery: Delivery): { hardSeconds: number | null; softSeconds: number | null } {
+    // The message's limits win over the task's, as in Celery.
+    const { task, definition } = delivery;
+    return {
+      hardSeconds: task.timeLimit.hard ?? definition.timeLimitSeconds ?? this.defaultTimeLimitSeconds,
+      softSeconds: task.timeLimit.soft ?? definition.softTimeLimitSeconds,
+    };
+  }
+
+  private async finish(entry: RunningTask, outcome: TaskOutcome, meta: RequestMeta, storesResults: boolean): Promise<void> {
+    const { task } = entry.delivery;
+    const deliveries = [entry.delivery, ...entry.duplicates];
+    const settleAll = (how: 'ack' | 'requeue'): void => deliveries.forEach((d) => settle(d.channel, d.message, how));
+    const log = this.logger.child({ taskId: task.taskId, task: task.taskName });
+
+    if (outcome.state === 'ABANDONED') {
+      log.warn('task abandoned at shutdown; returning it to the queue');
+      settleAll('requeue');
+      this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
+      return;
+    }
+
+    try {
+      if (outcome.state === 'SUCCESS') {
+        if (storesResults) await this.storeOutcome(task.taskId, (store) => store.markSuccess(task.taskId, outcome.value, meta));
+      } else if (outcome.state === 'FAILURE') {
+        await this.storeOutcome(task.taskId, (store) => store.markFailure(task.taskId, outcome.exception, outcome.traceback, meta));
+      } else {
+        await this.storeOutcome(task.taskId, (store) => store.markRevoked(task.taskId, 'terminated', meta));
+      }
+    } catch (error) {
+      log.error({ err: error }, 'could not store the task outcome; returning the message so it runs again');
+      settleAll('requeue');
+      this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
+      return;
+    }
+
+    const runtime = outcome.runtimeMs / 1000;
+    if (outcome.state === 'SUCCESS') {
+      log.info({ runtime }, 'task succeeded');
+      this.events.sendTaskEvent('task-succeeded', { uuid: task.taskId, result: pythonRepr(toJsonValue(outcome.value)), runtime });
+    } else if (outcome.state === 'FAILURE') {
+      log.warn({ runtime, exception: exceptionRepr(outcome.exception) }, 'task failed');
+      this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(outcome.exception), traceback: outcome.traceback });
+    } else {
+      log.info('task terminated by revoke');
+      this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: true, signum: 15, expired: false });
+    }
+    settleAll('ack');
+    this.processed.set(task.taskName, (this.processed.get(task.taskName) ?? 0) + 1);
+    this.report(task.taskId, task.taskName, outcome.state, outcome.runtimeMs);
+  }
+
+  /** Writes a result, retrying while the database restarts (bounded). */
+  private storeOutcome(taskId: string, write: (store: ResultStore) => Promise<void>): Promise<void> {
+    const store = this.results;
+    if (store === null) return Promise.reject(new Error('result store not connected'));
+    return retrying(() => write(store), {
+      deadlineMs: this.lifecycle === 'closing' ? Math.min(this.resultWriteDeadlineMs, 5_000) : this.resultWriteDeadlineMs,
+      onRetry: (error, attempt, delayMs) =>
+        this.logger.warn({ err: (error as Error).message, taskId, attempt, retryInMs: delayMs }, 'result write failed, retrying'),
+    });
+  }
+
+  private requireDataStore(): DataStore {
+    if (this.dataStore === null) throw new Error('data store not connected');
+    return this.dataStore;
+  }
+
+  private requestMeta(task: IncomingTask): RequestMeta {
+    return {
+      name: task.taskName,
+      args: task.args,
+      kwargs: task.kwargs,
+      worker: this.nodeName,
+      retries: task.retries,
+      queue: task.deliveryInfo.routingKey,
+      parentId: task.parentId,
+      groupId: task.groupId,
+    };
+  }
+
+  private report(taskId: string, taskName: string, state: TaskReport['state'], runtimeMs: number): void {
+    this.emit('task-finished', { taskId, taskName, state, runtimeMs });
+  }
+
+  // ---------------------------------------------------------------- shutdown
+
+  private async shutdown(graceMs: number): Promise<void> {
+    const wasStarted = this.lifecycle !== 'new';
+    this.lifecycle = 'closing';
+    this.closeSignal.abort();
+    this.logger.info({ running: this.running.size, graceMs }, 'worker shutting down');
+
+    // 1. No new deliveries.
+    const consumer = this.taskChannel;
+    if (consumer) {
+      for (const tag of consumer.consumerTags) await consumer.channel.cancel(tag).catch(() => undefined);
+    }
+    // 2. Messages we hold but have not started go back to the queue.
+    for (const [timer, delivery] of this.scheduled) {
+      clearTimeout(timer);
+      settle(delivery.channel, delivery.message, 'requeue');
+    }
+    this.scheduled.clear();
+    for (const delivery of this.waiting.splice(0)) settle(delivery.channel, delivery.message, 'requeue');
+
+    // 3. Running tasks get the grace period, then are abandoned (unacknowledged → redelivered).
+    const drained = this.whenIdle();
+    const inTime = await Promise.race([drained.then(() => true), sleep(graceMs).then(() => false)]);
+    if (!inTime) {
+      this.logger.warn({ running: [...this.running.keys()] }, 'grace period over; abandoning running tasks');
+      for (const entry of this.running.values()) entry.execution.stop(new WorkerShutdown());
+      await drained;
+    }
+
+    // 4. Say goodbye and disconnect.
+    this.stopHeartbeat();
+    if (wasStarted) {
+      this.events.sendWorkerEvent('worker-offline', this.status());
+      await this.events.flush();
+    }
+    await this.session.close();
+    await this.mongo?.close().catch(() => undefined);
+    this.lifecycle = 'closed';
+    this.logger.info('worker stopped');
+    this.emit('closed');
+  }
+
+  private async whenIdle(): Promise<void> {
+    while (this.running.size > 0) await sleep(50);
+  }
+
+  // ---------------------------------------------------------------- remote control
+
+  private tick(): number {
+    this.clockValue += 1;
+    return this.clockValue;
+  }
+
+  private status(): { active: number; processed: number } {
+    let processed = 0;
+    for (const count of this.processed.values()) processed += count;
+    return { active: this.running.size, processed };
+  }
+
+  private controlTarget(): ControlTarget {
+    // The accessor pair below needs the worker itself, not the literal's `this`.
+    const worker = this;
+    return {
+      nodeName: this.nodeName,
+      queues: this.queues,
+      registeredReply: (items) => this.registry.registeredReply(items),
+      revoke: (ids, terminate) => {
+        for (const id of ids) this.revoked.add(id);
+        this.logger.info({ ids, terminate }, 'tasks revoked');
+        if (!terminate) return [];
+        const stopped: string[] = [];
+        for (const id of ids) {
+          const entry = this.running.get(id);
+          if (entry === undefined) continue;
+          entry.execution.stop(new TaskRevokedError('terminated'));
+          stopped.push(id);
+        }
+        return stopped;
+      },
+      revokedIds: () => this.revoked.ids(),
+      helloPayload: () => this.revoked.toHelloPayload(),
+      mergeRevoked: (payload) => this.revoked.mergeHelloPayload(payload),
+      activeRequests: () => [...this.running.values()].map((entry) => requestInfo(entry.delivery.task, entry.startedAt, this.nodeName)),
+      stats: () =>
+        workerStats({
+          processedByTask: this.processed,
+          clock: this.clockValue,
+          concurrency: this.concurrency,
+          prefetchCount: this.prefetchCount,
+          defaultTimeLimitSeconds: this.defaultTimeLimitSeconds,
+          broker: this.options.broker,
+          brokerConnected: this.session.connected,
+        }),
+      sendHeartbeat: () => this.events.sendWorkerEvent('worker-heartbeat', this.status()),
+      get taskEventsEnabled() {
+        return worker.events.taskEventsEnabled;
+      },
+      set taskEventsEnabled(value: boolean) {
+        worker.events.taskEventsEnabled = value;
+      },
+      clock: () => this.tick(),
+    };
+  }
+}
+
+/** Acknowledge, reject (dead) or return a message; a closed channel means the broker already took it back. */
+function settle(channel: Channel, message: ConsumeMessage, how: 'ack' | 'reject' | 'requeue'): void {
+  try {
+    if (how === 'ack') channel.ack(message);
+    else channel.nack(message, false, how === 'requeue');
+  } catch {
+    // Channel gone (connection lost): the broker requeues unacknowledged messages itself.
+  }
+}

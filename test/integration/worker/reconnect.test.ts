@@ -1,0 +1,111 @@
+/**
+ * Losing the broker or the database: the worker and the publisher notice, report it, and recover
+ * by themselves once the service is back. Connections go through a relay the test cuts.
+ */
+import { pino } from 'pino';
+import type { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { isApiError } from '../../../src/errors.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { loadTaskModules } from '../../../src/worker/task-modules.js';
+import { Worker } from '../../../src/worker/worker.js';
+import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { TcpProxy, withPort } from './tcp-proxy.js';
+
+const queue = unique('ts-reconnect');
+const collection = unique('tombstone');
+const database = 'cybercom_test';
+
+let brokerProxy: TcpProxy;
+let mongoProxy: TcpProxy;
+let mongo: MongoClient;
+let results: ResultStore;
+let directSession: BrokerSession;
+let publisher: TaskPublisher;
+let worker: Worker;
+const readyCount = { value: 0 };
+
+beforeAll(async () => {
+  const broker = brokerSettings();
+  const db = mongoSettings();
+  brokerProxy = await new TcpProxy(Number(new URL(broker.url).port)).start();
+  mongoProxy = await new TcpProxy(Number(new URL(db.uri).port)).start();
+
+  mongo = await connectMongo(db);
+  results = new ResultStore(mongo, { database, collection });
+  directSession = new BrokerSession({ settings: broker });
+  await directSession.waitUntilConnected(20_000);
+  publisher = new TaskPublisher({ session: directSession });
+
+  worker = new Worker({
+    nodeName: `${unique('reconnect')}@test`,
+    queues: [queue],
+    tasks: await loadTaskModules([TASK_MODULE], repoRoot),
+    broker: { ...broker, url: withPort(broker.url, brokerProxy.port) },
+    mongo: { ...db, uri: withPort(db.uri, mongoProxy.port) },
+    resultDatabase: database,
+    resultCollection: collection,
+    mingle: false,
+    logger: pino({ level: 'silent' }),
+  });
+  worker.on('ready', () => (readyCount.value += 1));
+  await worker.run();
+});
+
+afterAll(async () => {
+  await worker?.close(1_000);
+  await publisher?.close();
+  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
+  await directSession?.close();
+  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo?.close();
+  await brokerProxy?.close();
+  await mongoProxy?.close();
+});
+
+describe('reconnection', () => {
+  it('the worker resumes consuming after losing the broker', async () => {
+    const before = await publisher.publish({ taskName: 'tasks.add', args: [1, 1], queue });
+    expect((await results.waitForReady(before.taskId, { timeoutMs: 15_000 })).result).toBe(2);
+
+    const disconnected = new Promise<void>((resolve) => worker.once('broker-disconnected', resolve));
+    const readyBefore = readyCount.value;
+    brokerProxy.cut(2_000);
+    await disconnected;
+    // Published while the worker is away: waits in the durable queue.
+    const during = await publisher.publish({ taskName: 'tasks.add', args: [2, 2], queue });
+    await waitFor(() => readyCount.value > readyBefore, 30_000, 'worker ready again');
+    expect((await results.waitForReady(during.taskId, { timeoutMs: 15_000 })).result).toBe(4);
+  });
+
+  it('the worker keeps a result it could not write while the database was away', async () => {
+    const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [1], queue });
+    await waitFor(async () => (await results.get(taskId)).status === 'STARTED', 10_000, 'task started');
+    // Longer than the driver's 5 s server selection: the worker's own retry has to carry it.
+    mongoProxy.cut(7_000);
+    const result = await results.waitForReady(taskId, { timeoutMs: 40_000, intervalMs: 250 });
+    expect(result).toMatchObject({ status: 'SUCCESS', result: 1 });
+  });
+
+  it('a publisher reports 503 while the broker is down and publishes again after it is back', async () => {
+    const session = new BrokerSession({ settings: { ...brokerSettings(), url: withPort(brokerSettings().url, brokerProxy.port) }, initialDelayMs: 200 });
+    const viaProxy = new TaskPublisher({ session });
+    try {
+      await session.waitUntilConnected(20_000);
+      brokerProxy.cut(2_000);
+      await waitFor(() => !session.connected, 5_000, 'session to notice');
+      const error = await viaProxy.publish({ taskName: 'tasks.noop', queue }).catch((e: unknown) => e);
+      expect(isApiError(error) && error.status).toBe(503);
+
+      await session.waitUntilConnected(30_000);
+      const { taskId } = await viaProxy.publish({ taskName: 'tasks.noop', queue });
+      expect((await results.waitForReady(taskId, { timeoutMs: 15_000 })).status).toBe('SUCCESS');
+    } finally {
+      await viaProxy.close();
+      await session.close();
+    }
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * TS publisher → TS worker against the real TLS RabbitMQ and MongoDB-wire server: results,
+ * failures, time limits, revocation, the authenticated user, the data store and remote control.
+ */
+import { pino } from 'pino';
+import type { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { ControlClient } from '../../../src/queue/control/control-client.js';
+import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { declareEventReceiverQueue } from '../../../src/queue/protocol/entities.js';
+import { loadTaskModules } from '../../../src/worker/task-modules.js';
+import { Worker } from '../../../src/worker/worker.js';
+import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+
+const queue = unique('ts-worker');
+const collection = unique('tombstone');
+const database = 'cybercom_test';
+const nodeName = `${unique('ts')}@test`;
+
+let mongo: MongoClient;
+let session: BrokerSession;
+let publisher: TaskPublisher;
+let control: ControlClient;
+let results: ResultStore;
+let worker: Worker;
+/** Events this test's worker sent, as a monitor bound to `celeryev` with `#` receives them. */
+const events: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  mongo = await connectMongo(mongoSettings());
+  results = new ResultStore(mongo, { database, collection });
+  session = new BrokerSession({ settings: brokerSettings() });
+  await session.waitUntilConnected(20_000);
+  publisher = new TaskPublisher({ session });
+  control = new ControlClient({ session });
+  const eventChannel = await session.require().createChannel();
+  const eventQueue = await declareEventReceiverQueue(eventChannel, crypto.randomUUID());
+  await eventChannel.consume(eventQueue, (message) => {
+    if (message === null) return;
+    const body = JSON.parse(message.content.toString()) as Record<string, unknown> | Record<string, unknown>[];
+    for (const event of Array.isArray(body) ? body : [body]) if (event.hostname === nodeName) events.push(event);
+  }, { noAck: true });
+  worker = new Worker({
+    nodeName,
+    queues: [queue],
+    tasks: await loadTaskModules([TASK_MODULE], repoRoot),
+    broker: brokerSettings(),
+    mongo: mongoSettings(),
+    resultDatabase: database,
+    resultCollection: collection,
+    concurrency: 3,
+    mingle: false,
+    logger: pino({ level: 'silent' }),
+  });
+  await worker.run();
+});
+
+afterAll(async () => {
+  await worker?.close(1_000);
+  await publisher?.close();
+  await control?.close();
+  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
+  await session?.close();
+  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo?.close();
+});
+
+async function submit(taskName: string, args: unknown[] = [], extra: Parameters<TaskPublisher['publish']>[0] extends infer P ? Partial<P> : never = {}) {
+  const { taskId } = await publisher.publish({ taskName, args: args as never, queue, ...extra });
+  return taskId;
+}
+
+describe('TS worker', () => {
+  it('runs a task and stores a Celery SUCCESS document', async () => {
+    const taskId = await submit('tasks.add', [2, 3], { authenticatedUser: 'alice' });
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result).toMatchObject({ status: 'SUCCESS', result: 5, name: 'tasks.add', args: [2, 3], worker: nodeName, queue });
+    const raw = await mongo.db(database).collection(collection).findOne({ _id: taskId as never });
+    expect(raw).toMatchObject({ status: 'SUCCESS', result: '5', traceback: null, children: [] });
+    expect(typeof raw?.date_done).toBe('string');
+  });
+
+  it('stores a failure with exception info and a traceback', async () => {
+    const taskId = await submit('tasks.fail', ['no luck']);
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result.status).toBe('FAILURE');
+    expect(result.exception).toEqual({ exc_type: 'Exception', exc_message: ['no luck'], exc_module: 'builtins' });
+    expect(result.traceback).toMatch(/^Traceback \(most recent call last\):[\s\S]*Exception: no luck/);
+  });
+
+  it('passes the authenticated user to the task', async () => {
+    const taskId = await submit('tasks.whoami', [], { authenticatedUser: 'carol' });
+    expect((await results.waitForReady(taskId, { timeoutMs: 15_000 })).result).toBe('carol');
+  });
+
+  it('writes a record to the data store', async () => {
+    const dataCollection = unique('records');
+    const taskId = await submit('tasks.write_record', [], {
+      kwargs: { database, collection: dataCollection, record: { sample: 'soil', depth: 3 } },
+    });
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result.status).toBe('SUCCESS');
+    const { ObjectId } = await import('mongodb');
+    const stored = await mongo.db(database).collection(dataCollection).findOne({ _id: new ObjectId(String(result.result)) });
+    expect(stored).toMatchObject({ sample: 'soil', depth: 3 });
+    await mongo.db(database).collection(dataCollection).drop();
+  });
+
+  it('holds a task with an eta until it is due', async () => {
+    const eta = new Date(Date.now() + 1_000);
+    const taskId = await submit('tasks.add', [4, 4], { eta });
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result).toMatchObject({ status: 'SUCCESS', result: 8 });
+    expect(result.dateDone!.getTime()).toBeGreaterThanOrEqual(eta.getTime() - 50);
+  });
+
+  it('records STARTED while a task runs', async () => {
+    const taskId = await submit('tasks.sleep', [1.5]);
+    const started = await waitFor(async () => {
+      const r = await results.get(taskId);
+      return r.status === 'STARTED' ? r : null;
+    }, 10_000, 'STARTED');
+    expect(started.result).toEqual({ pid: process.pid, hostname: nodeName });
+    expect((await results.waitForReady(taskId, { timeoutMs: 15_000 })).status).toBe('SUCCESS');
+  });
+
+  it('fails a task that exceeds its time limit with TimeLimitExceeded', async () => {
+    const taskId = await submit('tasks.sleep', [30], { timeLimit: 0.5 });
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result.status).toBe('FAILURE');
+    expect(result.exception).toEqual({ exc_type: 'TimeLimitExceeded', exc_message: [0.5], exc_module: 'billiard.exceptions' });
+  });
+
+  it('discards a task revoked before it arrives (REVOKED, message acknowledged)', async () => {
+    const taskId = crypto.randomUUID();
+    await control.revoke(taskId);
+    // The broadcast is fire-and-forget; give the worker a moment to receive it.
+    await waitFor(async () => {
+      const replies = await control.broadcast('revoked', {}, { destination: [nodeName], timeoutMs: 2_000 });
+      return (replies[nodeName] as string[] | undefined)?.includes(taskId);
+    }, 10_000, 'revoked id known to the worker');
+    await submit('tasks.add', [1, 1], { taskId });
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result.status).toBe('REVOKED');
+    expect(result.exception).toEqual({ exc_type: 'TaskRevokedError', exc_message: ['revoked'], exc_module: 'celery.exceptions' });
+  });
+
+  it('terminates a running task on revoke(terminate=true)', async () => {
+    const taskId = await submit('tasks.sleep', [30]);
+    await waitFor(async () => (await results.get(taskId)).status === 'STARTED', 10_000, 'task started');
+    const replies = await control.revoke(taskId, { terminate: true, reply: true, destination: [nodeName], timeoutMs: 5_000 });
+    expect(replies[nodeName]).toEqual({ ok: `terminate: ${taskId}` });
+    const result = await results.waitForReady(taskId, { timeoutMs: 10_000 });
+    expect(result.status).toBe('REVOKED');
+    expect(result.exception?.exc_message).toEqual(['terminated']);
+  });
+
+  it('rejects an unknown task and stores FAILURE(NotRegistered)', async () => {
+    const taskId = await submit('tasks.does_not_exist');
+    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    expect(result.status).toBe('FAILURE');
+    expect(result.exception).toEqual({ exc_type: 'NotRegistered', exc_message: ['tasks.does_not_exist'], exc_module: 'celery.exceptions' });
+  });
+});
+
+describe('remote control round trip', () => {
+  it('ping', async () => {
+    expect(await control.ping({ destination: [nodeName], timeoutMs: 5_000 })).toEqual({ [nodeName]: { ok: 'pong' } });
+  });
+
+  it('registered with __doc__', async () => {
+    const replies = await control.registered(['__doc__'], { destination: [nodeName], timeoutMs: 5_000 });
+    expect(replies[nodeName]).toContainEqual({ name: 'tasks.add', attributes: { __doc__: 'Add two numbers.' } });
+    expect(replies[nodeName]?.map((t) => t.name)).toEqual([
+      'tasks.add', 'tasks.fail', 'tasks.noop', 'tasks.sleep', 'tasks.whoami', 'tasks.write_record',
+    ]);
+  });
+
+  it('active_queues', async () => {
+    const replies = await control.activeQueues({ destination: [nodeName], timeoutMs: 5_000 });
+    expect(replies[nodeName]).toEqual([expect.objectContaining({ name: queue, routing_key: queue, durable: true, exclusive: false })]);
+  });
+
+  it('gathers nothing from a node that does not exist', async () => {
+    expect(await control.ping({ destination: ['nobody@nowhere'], timeoutMs: 500 })).toEqual({});
+  });
+});
+
+describe('events', () => {
+  const ofType = (type: string) => events.filter((e) => e.type === type);
+
+  it('announces the worker and sends heartbeats every 2 s', async () => {
+    expect(ofType('worker-online')).toHaveLength(1);
+    expect(ofType('worker-online')[0]).toMatchObject({ hostname: nodeName, freq: 2, sw_ident: 'cybercom-ts', pid: process.pid });
+    await waitFor(() => ofType('worker-heartbeat').length >= 1, 5_000, 'a heartbeat');
+  });
+
+  it('sends task events after enable_events, and stops after disable_events', async () => {
+    expect(await control.broadcast('enable_events', {}, { destination: [nodeName], timeoutMs: 5_000 })).toEqual({
+      [nodeName]: { ok: 'task events enabled' },
+    });
+    const taskId = await submit('tasks.add', [20, 22]);
+    await results.waitForReady(taskId, { timeoutMs: 15_000 });
+    await waitFor(() => events.some((e) => e.type === 'task-succeeded' && e.uuid === taskId), 5_000, 'task-succeeded');
+    const mine = events.filter((e) => e.uuid === taskId);
+    expect(mine.map((e) => e.type)).toEqual(['task-received', 'task-started', 'task-succeeded']);
+    expect(mine[0]).toMatchObject({ name: 'tasks.add', args: '[20, 22]', kwargs: '{}' });
+    expect(mine[2]).toMatchObject({ result: '42', runtime: expect.any(Number) as number });
+
+    await control.broadcast('disable_events', {}, { destination: [nodeName], timeoutMs: 5_000 });
+    const quiet = await submit('tasks.noop');
+    await results.waitForReady(quiet, { timeoutMs: 15_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(events.filter((e) => e.uuid === quiet)).toEqual([]);
+  });
+
+  it('says goodbye with worker-offline when closed', async () => {
+    await worker.close(1_000);
+    await waitFor(() => ofType('worker-offline').length === 1, 5_000, 'worker-offline');
+  });
+});

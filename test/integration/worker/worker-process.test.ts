@@ -1,0 +1,140 @@
+/**
+ * The worker as operators run it (`tsx src/worker/main.ts`, configured by environment): late
+ * acknowledgement survives a SIGKILL mid-task, and SIGTERM finishes the running task before a
+ * clean exit.
+ */
+import type { MongoClient } from 'mongodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { ControlClient } from '../../../src/queue/control/control-client.js';
+import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, serviceEnv, spawnWorker, unique, waitFor, type WorkerProcess } from './support.js';
+
+const queue = unique('ts-proc');
+const collection = unique('tombstone');
+const database = 'cybercom_test';
+
+let mongo: MongoClient;
+let session: BrokerSession;
+let publisher: TaskPublisher;
+let control: ControlClient;
+let results: ResultStore;
+const workers: WorkerProcess[] = [];
+
+function startWorker(nodeName: string, extra: Record<string, string> = {}): WorkerProcess {
+  const worker = spawnWorker({
+    ...serviceEnv(),
+    WORKER_NODE_NAME: nodeName,
+    WORKER_QUEUES: queue,
+    WORKER_CONCURRENCY: '1',
+    WORKER_PREFETCH_MULTIPLIER: '1',
+    WORKER_TASK_MODULES: TASK_MODULE,
+    RESULT_DATABASE: database,
+    RESULT_COLLECTION: collection,
+    ...extra,
+  });
+  workers.push(worker);
+  return worker;
+}
+
+async function waitUntilOnline(nodeName: string): Promise<void> {
+  await waitFor(async () => (await control.ping({ destination: [nodeName], timeoutMs: 1_000 }))[nodeName], 30_000, `${nodeName} online`);
+}
+
+beforeAll(async () => {
+  mongo = await connectMongo(mongoSettings());
+  results = new ResultStore(mongo, { database, collection });
+  session = new BrokerSession({ settings: brokerSettings() });
+  await session.waitUntilConnected(20_000);
+  publisher = new TaskPublisher({ session });
+  control = new ControlClient({ session });
+});
+
+afterEach(async () => {
+  for (const worker of workers.splice(0)) {
+    worker.kill();
+    await worker.exited;
+  }
+});
+
+afterAll(async () => {
+  await publisher?.close();
+  await control?.close();
+  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
+  await session?.close();
+  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo?.close();
+});
+
+async function queueDepth(): Promise<number> {
+  const channel = await session.require().createChannel();
+  try {
+    return (await channel.checkQueue(queue)).messageCount;
+  } finally {
+    await channel.close();
+  }
+}
+
+describe('worker process', () => {
+  it('leaves a task to another worker when killed mid-task (late ack)', async () => {
+    const firstNode = `${unique('first')}@test`;
+    const first = startWorker(firstNode);
+    await waitUntilOnline(firstNode);
+
+    const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
+    const started = await waitFor(async () => {
+      const r = await results.get(taskId);
+      return r.status === 'STARTED' ? r : null;
+    }, 15_000, 'task started on the first worker');
+    expect(started.result).toMatchObject({ hostname: firstNode });
+
+    first.kill();
+    expect(await first.exited).toBe('SIGKILL');
+
+    const secondNode = `${unique('second')}@test`;
+    startWorker(secondNode);
+    const result = await results.waitForReady(taskId, { timeoutMs: 30_000 });
+    expect(result).toMatchObject({ status: 'SUCCESS', result: 2, worker: secondNode });
+  });
+
+  it('on SIGTERM stops taking tasks, finishes the running one and exits 0', async () => {
+    const nodeName = `${unique('graceful')}@test`;
+    const worker = startWorker(nodeName, { WORKER_SHUTDOWN_GRACE_S: '20' });
+    await waitUntilOnline(nodeName);
+
+    const running = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
+    await waitFor(async () => (await results.get(running.taskId)).status === 'STARTED', 15_000, 'task started');
+    // Concurrency 1 and prefetch 1: this one waits in the broker.
+    const queued = await publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
+
+    worker.terminate();
+    expect(await worker.exited).toBe(0);
+    expect(worker.output()).toMatch(/worker stopped/);
+    expect(await results.get(running.taskId)).toMatchObject({ status: 'SUCCESS', result: 2, worker: nodeName });
+    expect((await results.get(queued.taskId)).status).toBe('PENDING');
+    expect(await queueDepth()).toBe(1);
+
+    // Someone else picks the queued task up.
+    startWorker(`${unique('after')}@test`);
+    expect(await results.waitForReady(queued.taskId, { timeoutMs: 30_000 })).toMatchObject({ status: 'SUCCESS', result: 3 });
+  });
+
+  it('after the grace period hands an unfinished task back to the broker and still exits 0', async () => {
+    const nodeName = `${unique('impatient')}@test`;
+    const worker = startWorker(nodeName, { WORKER_SHUTDOWN_GRACE_S: '1' });
+    await waitUntilOnline(nodeName);
+
+    const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [60], queue });
+    await waitFor(async () => (await results.get(taskId)).status === 'STARTED', 15_000, 'task started');
+    const stopAt = Date.now();
+    worker.terminate();
+    expect(await worker.exited).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(10_000);
+    // Not recorded as finished, and back in the queue for another worker.
+    expect((await results.get(taskId)).status).toBe('STARTED');
+    await waitFor(async () => (await queueDepth()) === 1, 5_000, 'message back in the queue');
+    await control.revoke(taskId); // nobody should run the 60 s sleep after this test
+  });
+});
