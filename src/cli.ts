@@ -4,6 +4,7 @@
  *   serve             run the API server (settings from the environment and ENV_FILE/.env)
  *   dev               start RabbitMQ and the MongoDB-wire server locally (TLS), then the API
  *   createsuperuser   create or update an administrator non-interactively
+ *   worker            run a TypeScript task worker (settings from the environment)
  */
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
@@ -18,6 +19,7 @@ Commands:
   dev               Start local TLS services (RabbitMQ, MongoDB-wire server) under .state/dev
                     and run the API against them on http://localhost:8080 (HTTP_PORT).
   createsuperuser   --username NAME --email ADDR (--password-file FILE | --password-env VAR)
+  worker            Run a task worker: WORKER_TASK_MODULES, WORKER_QUEUES, ... (worker --help)
   help              Show this text.
 `;
 
@@ -56,6 +58,10 @@ async function main(argv: string[]): Promise<number> {
     case 'createsuperuser': {
       const { runCreateSuperuser } = await import('./auth/cli-createsuperuser.js');
       return runCreateSuperuser(rest, env);
+    }
+    case 'worker': {
+      const { runWorkerProcess } = await import('./worker/main.js');
+      return runWorkerProcess(rest, env as NodeJS.ProcessEnv);
     }
     case undefined:
     case 'help':

@@ -8,6 +8,7 @@ import type { Logger } from './log/logger.js';
 import { connectMongo } from './db/mongo-client.js';
 import { createAuthModule, type AuthModule } from './auth/index.js';
 import { DocumentArea, createDocumentAreas } from './documents/area.js';
+import { QueueService } from './queue/api/queue-service.js';
 
 export interface ServiceContext {
   settings: Settings;
@@ -16,6 +17,8 @@ export interface ServiceContext {
   serviceDb: Db;
   auth: AuthModule;
   documents: { dataStore: DocumentArea; catalog: DocumentArea };
+  /** Absent when no broker is configured (the queue endpoints then answer 503). */
+  queue: QueueService | undefined;
   /** Extra health probes registered by optional parts (the broker). */
   healthProbes: Map<string, () => Promise<void>>;
   close(): Promise<void>;
@@ -30,6 +33,22 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
   healthProbes.set('database', async () => {
     await serviceDb.command({ ping: 1 });
   });
+  const queue =
+    settings.broker === undefined
+      ? undefined
+      : new QueueService({
+          broker: settings.broker,
+          mongo,
+          serviceDb,
+          resultCollection: settings.resultCollection,
+          catalogCacheSeconds: settings.taskListCacheSeconds,
+          logger,
+        }).start();
+  if (queue !== undefined) {
+    healthProbes.set('broker', async () => {
+      await queue.session.waitUntilConnected(2_000);
+    });
+  }
   return {
     settings,
     logger,
@@ -37,8 +56,10 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     serviceDb,
     auth,
     documents,
+    queue,
     healthProbes,
     async close() {
+      await queue?.close();
       await auth.close();
       await mongo.close();
     },

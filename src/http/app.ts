@@ -15,6 +15,7 @@ import { canonicalTrailingSlash } from './trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
 import { documentsRouter } from '../documents/routes.js';
+import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
 import { schemaRouter } from './openapi.js';
 import './request-context.js';
@@ -59,6 +60,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use('/api', ctx.auth.router);
   app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
+  app.use('/api/queue', queueRouter(ctx));
   for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
   app.use('/api', rootRouter(ctx));
   app.get('/', (_req, res) => res.redirect(302, '/api/'));

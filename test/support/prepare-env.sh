@@ -4,3 +4,4 @@
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bash "$repo_root/ops/prepare-local.sh"
+bash "$repo_root/test/support/python-celery.sh"

@@ -2,8 +2,10 @@
  * `cybercom dev`: the whole service on this machine. Starts (or restarts) the local TLS services
  * under .state/dev, writes .state/dev/service.env so other commands (createsuperuser, worker)
  * can point at them with ENV_FILE, creates an `admin` superuser on first run (password shown
- * once and kept in .state/dev/admin-password, mode 0600), then runs the API in this process.
+ * once and kept in .state/dev/admin-password, mode 0600), starts a TypeScript worker with the
+ * example tasks (worker-image/tasks) as a child process, then runs the API in this process.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -70,7 +72,23 @@ export async function runDev(argv: string[], serve: (env: Record<string, string 
     await ctx.close();
   }
 
+  // The local worker uses its own client certificate, as a remote worker would.
+  const certs = services.certDir;
+  const worker = spawn(process.execPath, [...process.execArgv, process.argv[1] as string, 'worker'], {
+    env: {
+      ...process.env,
+      ...env,
+      BROKER_TLS_CERT_FILE: join(certs, 'worker.pem'),
+      BROKER_TLS_KEY_FILE: join(certs, 'worker.key'),
+      MONGO_TLS_CERT_KEY_FILE: join(certs, 'worker-combined.pem'),
+      WORKER_TASK_MODULES: process.env.WORKER_TASK_MODULES ?? resolve('worker-image/tasks/index.ts'),
+      WORKER_NODE_NAME: 'local-worker@localhost',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const stopServices = (): void => {
+    worker.kill('SIGTERM');
     void services.stop();
   };
   process.once('exit', stopServices);

@@ -13,7 +13,7 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
 import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
-import { TcpProxy, withPort } from './tcp-proxy.js';
+import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const queue = unique('ts-reconnect');
 const collection = unique('tombstone');

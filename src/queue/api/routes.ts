@@ -1,0 +1,251 @@
+/**
+ * The task-queue endpoints (mounted at /api/queue):
+ *   GET  /                      available tasks (envelope) and live queues
+ *   GET  /run/<task>/           task description and an example curl line
+ *   POST /run/<task>/           submit (202 after the broker's confirm; ?wait=<s> for the result)
+ *   GET  /task/<id>/            one run: log, state, result or error (submitter, task admin, superuser)
+ *   POST /task/<id>/revoke/     revoke (submitter or task admin)
+ *   GET  /usertasks/            the caller's history, newest first
+ */
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Principal } from '../../auth/principal.js';
+import { isAuthenticated } from '../../auth/principal.js';
+import { canRunTask, isTaskAdmin } from '../../auth/permissions.js';
+import { badRequest, forbidden, methodNotAllowed, notFound, unauthenticated, unavailable } from '../../errors.js';
+import { absoluteUrl, requestUrl } from '../../http/base-url.js';
+import { fromArray, respond, respondEnvelope } from '../../http/respond.js';
+import type { ServiceContext } from '../../service.js';
+import { pageLinks, pageWindow, parsePaging } from '../../documents/paging.js';
+import { checkParams, objectBody } from '../../documents/request-params.js';
+import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
+import type { TaskResult } from '../results/result-document.js';
+import type { QueueService } from './queue-service.js';
+import { defaultQueue, type CatalogTask } from './task-catalog.js';
+import type { TaskLogEntry } from './task-log.js';
+import { parseSubmission, parseWait, validateTaskName } from './submission.js';
+
+type Handler = (req: Request, res: Response) => Promise<void>;
+const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+function only(methods: Record<string, Handler>): RequestHandler {
+  const allow = [...Object.keys(methods), 'OPTIONS'];
+  return (req, res, next) => {
+    res.locals.allow = allow;
+    res.setHeader('Allow', allow.join(', '));
+    if (req.method === 'OPTIONS') {
+      res.status(204).end();
+      return;
+    }
+    const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
+    if (handler === undefined) return next(methodNotAllowed(req.method));
+    handler(req, res).catch(next);
+  };
+}
+
+function requireUser(p: Principal): string {
+  if (!isAuthenticated(p) || p.username === null) throw unauthenticated();
+  return p.username;
+}
+
+/** What a run looks like to its reader: the log plus the current state and outcome. */
+function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Record<string, unknown> {
+  const failed = result.status === 'FAILURE' || result.status === 'REVOKED';
+  return {
+    task_id: entry.task_id,
+    task_name: entry.task_name,
+    status: result.status,
+    user: entry.user,
+    args: entry.args,
+    kwargs: entry.kwargs,
+    queue: entry.queue,
+    tags: entry.tags,
+    timestamp: entry.timestamp,
+    date_done: result.dateDone,
+    worker: result.worker,
+    result: failed ? null : result.result,
+    error: failed && result.exception ? { type: result.exception.exc_type, message: result.exception.exc_message } : null,
+    traceback: result.traceback,
+    url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/`),
+    revoke_url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/revoke/`),
+  };
+}
+
+/** The short answer of a submission with ?wait=: the outcome, never an HTTP error for a failed task. */
+function outcome(result: TaskResult): Record<string, unknown> {
+  const body: Record<string, unknown> = { task_id: result.taskId, status: result.status, result: result.result };
+  if (result.exception) {
+    body.result = null;
+    body.error = { type: result.exception.exc_type, message: result.exception.exc_message };
+    body.traceback = result.traceback;
+  }
+  return body;
+}
+
+export function queueRouter(ctx: ServiceContext): Router {
+  const router = Router({ strict: true });
+  const { settings } = ctx;
+  const runUrl = (req: Request, name: string) => absoluteUrl(req, `/api/queue/run/${encodeURIComponent(name)}/`);
+
+  const service = (): QueueService => {
+    if (ctx.queue === undefined) throw unavailable('No task broker is configured (BROKER_URL).', 'broker_not_configured');
+    return ctx.queue;
+  };
+
+  async function liveTask(name: string): Promise<CatalogTask> {
+    validateTaskName(name);
+    const snapshot = await service().catalog.get();
+    const task = snapshot.tasks.get(name);
+    if (task === undefined) throw notFound(`No live worker offers the task "${name}".`, 'no_such_task');
+    return task;
+  }
+
+  /** The run, if the caller may see it; 404 otherwise so existence is not revealed. */
+  async function readableRun(req: Request): Promise<TaskLogEntry> {
+    const user = requireUser(req.principal);
+    const id = req.params.id as string;
+    if (!TASK_ID.test(id)) throw notFound('No such task.', 'no_such_task');
+    const entry = await service().log.get(id);
+    if (entry === null || (entry.user !== user && !isTaskAdmin(req.principal))) throw notFound('No such task.', 'no_such_task');
+    return entry;
+  }
+
+  router.all(
+    '/',
+    only({
+      GET: async (req, res) => {
+        requireUser(req.principal);
+        const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'refresh']);
+        const refresh = params.refresh === 'true' || params.refresh === '1';
+        if (refresh && !isTaskAdmin(req.principal)) throw forbidden('Only task admins may refresh the task list.');
+        const snapshot = await service().catalog.get(refresh);
+        const tasks = [...snapshot.tasks.values()].sort((a, b) => a.name.localeCompare(b.name));
+        const paging = parsePaging(params, settings.defaultPageSize);
+        const window = pageWindow(tasks.length, paging);
+        const slice = window.limit === 0 ? tasks : tasks.slice(window.skip, window.skip + window.limit);
+        respond(req, res, 200, {
+          count: tasks.length,
+          meta: { page: window.page, page_size: window.pageSize, pages: window.pages },
+          ...pageLinks(requestUrl(req), window),
+          results: slice.map((t) => ({ name: t.name, docstring: t.docstring, queues: t.queues, url: runUrl(req, t.name) })),
+          queues: snapshot.queues,
+          workers: snapshot.workers,
+          ...(snapshot.workers.length === 0 ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' } : {}),
+        });
+      },
+    }),
+  );
+
+  router.all(
+    '/run/:task/',
+    only({
+      GET: async (req, res) => {
+        const user = requireUser(req.principal);
+        checkParams(req, ['format', 'callback', '_']);
+        const task = await liveTask(req.params.task as string);
+        const token = req.principal.authMethod === 'token' || req.principal.authMethod === 'session' ? await ctx.auth.users.tokenFor(user) : '<your API token>';
+        const url = runUrl(req, task.name);
+        const body = JSON.stringify({ function: task.name, queue: defaultQueue(task), args: [], kwargs: {}, tags: [] });
+        res.locals.form = { kind: 'task-run', postUrl: url, task: task.name };
+        respond(req, res, 200, {
+          name: task.name,
+          docstring: task.docstring,
+          queues: task.queues,
+          default_queue: defaultQueue(task),
+          can_run: canRunTask(req.principal, task.name),
+          url,
+          example: `curl -X POST -H "Authorization: Token ${token}" -H "Content-Type: application/json" -H "Accept: application/json" -d '${body}' ${url}`,
+        });
+      },
+      POST: async (req, res) => {
+        const user = requireUser(req.principal);
+        const params = checkParams(req, ['format', 'callback', '_', 'wait']);
+        const name = validateTaskName(req.params.task as string);
+        if (!canRunTask(req.principal, name)) throw forbidden(`You may not run the task "${name}".`);
+        const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
+        const submission = parseSubmission(req.body, name);
+        const task = await liveTask(name);
+        const queue = submission.queue ?? defaultQueue(task);
+        if (queue === null || !task.queues.includes(queue)) {
+          throw badRequest('invalid_queue', `No live worker consumes "${name}" from queue "${queue ?? ''}". Queues for this task: ${task.queues.join(', ') || 'none'}.`);
+        }
+        const queueService = service();
+        const { taskId } = await queueService.submit(user, name, submission, queue);
+        const resultUrl = absoluteUrl(req, `/api/queue/task/${taskId}/`);
+        res.setHeader('Location', resultUrl);
+        if (wait !== undefined && wait > 0) {
+          const result = await queueService.waitForResult(taskId, wait);
+          if (READY_STATES.has(result.status)) {
+            respond(req, res, 200, { ...outcome(result), result_url: resultUrl });
+            return;
+          }
+        }
+        respond(req, res, 202, { task_id: taskId, status: 'PENDING', result_url: resultUrl });
+      },
+    }),
+  );
+
+  router.all(
+    '/task/:id/',
+    only({
+      GET: async (req, res) => {
+        checkParams(req, ['format', 'callback', '_']);
+        const entry = await readableRun(req);
+        respond(req, res, 200, describeRun(req, entry, await service().results.get(entry.task_id)));
+      },
+    }),
+  );
+
+  router.all(
+    '/task/:id/revoke/',
+    only({
+      POST: async (req, res) => {
+        checkParams(req, ['format', 'callback', '_']);
+        const entry = await readableRun(req);
+        const body = req.body === undefined ? {} : objectBody(req.body, ['terminate']);
+        if (body.terminate !== undefined && typeof body.terminate !== 'boolean') throw badRequest('invalid_terminate', '"terminate" must be true or false.');
+        const result = await service().revoke(entry, body.terminate === true);
+        respond(req, res, 200, describeRun(req, entry, result));
+      },
+    }),
+  );
+
+  router.all(
+    '/usertasks/',
+    only({
+      GET: async (req, res) => {
+        const user = requireUser(req.principal);
+        const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'taskname', 'tag', 'status']);
+        const taskNames = params.taskname?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        let status: TaskState | undefined;
+        if (params.status !== undefined && params.status !== '') {
+          const upper = params.status.toUpperCase();
+          if (!isTaskState(upper)) throw badRequest('invalid_status', `Unknown task state "${params.status}".`);
+          status = upper;
+        }
+        const paging = parsePaging(params, settings.defaultPageSize);
+        const filter = { user, taskNames, tag: params.tag === '' ? undefined : params.tag };
+        const { total, window, entries } = await service().history(filter, status, paging);
+        await respondEnvelope(
+          req,
+          res,
+          { count: total, meta: { page: window.page, page_size: window.pageSize, pages: window.pages }, ...pageLinks(requestUrl(req), window) },
+          fromArray(
+            entries.map(({ entry, status: state }) => ({
+              task_id: entry.task_id,
+              task_name: entry.task_name,
+              status: state,
+              args: entry.args,
+              kwargs: entry.kwargs,
+              queue: entry.queue,
+              tags: entry.tags,
+              timestamp: entry.timestamp,
+              url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/`),
+            })),
+          ),
+        );
+      },
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,87 @@
+/**
+ * The tasks live workers offer, learnt with Celery remote control (`registered` with
+ * `__doc__`, and `active_queues`) and cached briefly so listing and submitting don't broadcast
+ * on every request. A task registered by no live worker is unknown.
+ */
+import type { ControlClient } from '../control/control-client.js';
+
+export interface CatalogTask {
+  name: string;
+  docstring: string | null;
+  /** Queues consumed by at least one worker that registers the task. */
+  queues: string[];
+  workers: string[];
+}
+
+export interface TaskCatalogSnapshot {
+  tasks: Map<string, CatalogTask>;
+  /** Every queue any live worker consumes. */
+  queues: string[];
+  workers: string[];
+  fetchedAt: number;
+}
+
+/** Celery's built-in tasks are never offered through the API. */
+const isBuiltin = (name: string): boolean => name.startsWith('celery.');
+
+export class TaskCatalog {
+  private snapshot: TaskCatalogSnapshot | null = null;
+  private inflight: Promise<TaskCatalogSnapshot> | null = null;
+
+  constructor(
+    private readonly control: ControlClient,
+    private readonly options: { cacheSeconds: number; replyTimeoutMs: number },
+  ) {}
+
+  async get(forceRefresh = false): Promise<TaskCatalogSnapshot> {
+    const fresh = this.snapshot !== null && Date.now() - this.snapshot.fetchedAt < this.options.cacheSeconds * 1000;
+    if (fresh && !forceRefresh) return this.snapshot as TaskCatalogSnapshot;
+    // One broadcast at a time: concurrent requests share the answer.
+    this.inflight ??= this.fetch().finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
+  }
+
+  invalidate(): void {
+    this.snapshot = null;
+  }
+
+  private async fetch(): Promise<TaskCatalogSnapshot> {
+    const timeoutMs = this.options.replyTimeoutMs;
+    const [registered, activeQueues] = await Promise.all([
+      this.control.registered(['__doc__'], { timeoutMs }),
+      this.control.activeQueues({ timeoutMs }),
+    ]);
+    const tasks = new Map<string, CatalogTask>();
+    const allQueues = new Set<string>();
+    const workers = new Set<string>([...Object.keys(registered), ...Object.keys(activeQueues)]);
+    for (const queues of Object.values(activeQueues)) {
+      for (const q of queues) if (typeof q.name === 'string') allQueues.add(q.name);
+    }
+    for (const [node, entries] of Object.entries(registered)) {
+      const nodeQueues = (activeQueues[node] ?? []).map((q) => q.name).filter((n): n is string => typeof n === 'string');
+      for (const entry of entries) {
+        if (isBuiltin(entry.name)) continue;
+        const task = tasks.get(entry.name) ?? { name: entry.name, docstring: null, queues: [], workers: [] };
+        const doc = entry.attributes.__doc__;
+        if (task.docstring === null && doc !== undefined && doc !== 'None') task.docstring = doc.trim();
+        for (const q of nodeQueues) if (!task.queues.includes(q)) task.queues.push(q);
+        task.workers.push(node);
+        tasks.set(entry.name, task);
+      }
+    }
+    for (const task of tasks.values()) {
+      task.queues.sort();
+      task.workers.sort();
+    }
+    this.snapshot = { tasks, queues: [...allQueues].sort(), workers: [...workers].sort(), fetchedAt: Date.now() };
+    return this.snapshot;
+  }
+}
+
+/** The queue a submission goes to when it names none: Celery's default if offered, else the first. */
+export function defaultQueue(task: CatalogTask): string | null {
+  if (task.queues.includes('celery')) return 'celery';
+  return task.queues[0] ?? null;
+}

@@ -1,0 +1,58 @@
+/** TaskCatalog over a stand-in remote-control client (pure merging/caching logic). */
+import { describe, expect, it } from 'vitest';
+import { TaskCatalog, defaultQueue } from '../../../src/queue/api/task-catalog.js';
+import type { ControlClient } from '../../../src/queue/control/control-client.js';
+
+function control(registered: Record<string, { name: string; attributes: Record<string, string> }[]>, queues: Record<string, { name: string }[]>) {
+  let calls = 0;
+  const client = {
+    registered: async () => {
+      calls++;
+      return registered;
+    },
+    activeQueues: async () => queues,
+  } as unknown as ControlClient;
+  return { client, calls: () => calls };
+}
+
+describe('TaskCatalog', () => {
+  it('is empty when no worker answers', async () => {
+    const snapshot = await new TaskCatalog(control({}, {}).client, { cacheSeconds: 5, replyTimeoutMs: 10 }).get();
+    expect(snapshot.tasks.size).toBe(0);
+    expect(snapshot.workers).toEqual([]);
+    expect(snapshot.queues).toEqual([]);
+  });
+
+  it('merges tasks across workers with their queues and docstrings, hiding celery built-ins', async () => {
+    const { client } = control(
+      {
+        'a@h': [{ name: 'tasks.add', attributes: { __doc__: '  Add two numbers.\n ' } }, { name: 'celery.chord_unlock', attributes: {} }],
+        'b@h': [{ name: 'tasks.add', attributes: {} }, { name: 'tasks.other', attributes: { __doc__: 'None' } }],
+      },
+      { 'a@h': [{ name: 'celery' }], 'b@h': [{ name: 'remote' }, { name: 'celery' }] },
+    );
+    const snapshot = await new TaskCatalog(client, { cacheSeconds: 5, replyTimeoutMs: 10 }).get();
+    expect([...snapshot.tasks.keys()].sort()).toEqual(['tasks.add', 'tasks.other']);
+    expect(snapshot.tasks.get('tasks.add')).toEqual({ name: 'tasks.add', docstring: 'Add two numbers.', queues: ['celery', 'remote'], workers: ['a@h', 'b@h'] });
+    expect(snapshot.tasks.get('tasks.other')?.docstring).toBeNull();
+    expect(snapshot.queues).toEqual(['celery', 'remote']);
+  });
+
+  it('caches for the configured time and refreshes on demand', async () => {
+    const c = control({ 'a@h': [{ name: 't', attributes: {} }] }, { 'a@h': [{ name: 'q' }] });
+    const catalog = new TaskCatalog(c.client, { cacheSeconds: 60, replyTimeoutMs: 10 });
+    await catalog.get();
+    await catalog.get();
+    expect(c.calls()).toBe(1);
+    await catalog.get(true);
+    expect(c.calls()).toBe(2);
+    await Promise.all([catalog.get(true), catalog.get(true)]);
+    expect(c.calls()).toBe(3);
+  });
+
+  it('prefers the celery queue as the default, else the first', () => {
+    expect(defaultQueue({ name: 't', docstring: null, queues: ['a', 'celery'], workers: [] })).toBe('celery');
+    expect(defaultQueue({ name: 't', docstring: null, queues: ['b', 'c'], workers: [] })).toBe('b');
+    expect(defaultQueue({ name: 't', docstring: null, queues: [], workers: [] })).toBeNull();
+  });
+});
