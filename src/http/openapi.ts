@@ -119,6 +119,52 @@ export function openApiDocument(serverUrl: string): object {
       '/api/health/': { get: { summary: 'Database and broker reachability', responses: { 200: ok('Healthy'), 503: ok('Unhealthy') } } },
       ...documentPaths('/api/data_store/data', 'data store', true),
       ...documentPaths('/api/catalog/data', 'catalog', false),
+      '/api/queue/': {
+        get: {
+          tags: ['queue'],
+          summary: 'Tasks offered by live workers (name, docstring, queues, run URL) and the live queues',
+          parameters: [...common, ...paging, p('refresh', 'Task admins: refresh the cached list now', { enum: ['true'] })],
+          responses: { 200: ok('Envelope of tasks plus "queues" and "workers"'), ...errors },
+        },
+      },
+      '/api/queue/run/{task}/': {
+        parameters: [path('task')],
+        get: { tags: ['queue'], summary: 'Task description, default queue and an example curl line', parameters: common, responses: { 200: ok('Task'), ...errors } },
+        post: {
+          tags: ['queue'],
+          summary: 'Submit a task (202 after the broker confirmed; ?wait=<s> returns the result when done in time)',
+          parameters: [...common, p('wait', 'Seconds to wait for the result (max TASK_WAIT_MAX_S)', { type: 'number' })],
+          requestBody: jsonBody({
+            type: 'object',
+            required: ['function'],
+            additionalProperties: false,
+            properties: {
+              function: { type: 'string' },
+              queue: { type: 'string' },
+              args: { type: 'array' },
+              kwargs: { type: 'object' },
+              tags: { type: 'array', items: { type: 'string' } },
+            },
+          }),
+          responses: { 200: ok('{task_id, status, result | error}'), 202: ok('{task_id, status: "PENDING", result_url}'), ...errors },
+        },
+      },
+      '/api/queue/task/{task_id}/': {
+        parameters: [path('task_id')],
+        get: { tags: ['queue'], summary: 'One run: submission log, state, result or error', parameters: common, responses: { 200: ok('Run'), ...errors } },
+      },
+      '/api/queue/task/{task_id}/revoke/': {
+        parameters: [path('task_id')],
+        post: { tags: ['queue'], summary: 'Revoke a pending or running task ({"terminate": true} aborts a running one)', responses: { 200: ok('Run'), ...errors } },
+      },
+      '/api/queue/usertasks/': {
+        get: {
+          tags: ['queue'],
+          summary: "The caller's task history, newest first",
+          parameters: [...common, ...paging, p('taskname', 'Comma-separated task names'), p('tag', 'One tag'), p('status', 'A task state, e.g. SUCCESS')],
+          responses: { 200: ok('Envelope of runs', { $ref: '#/components/schemas/Envelope' }), ...errors },
+        },
+      },
       '/api/user/': {
         get: { summary: 'Profile of the caller, with the API token and JWT URLs', responses: { 200: ok('Profile'), ...errors } },
         post: { summary: 'Rotate the token ({"auth-token":"update"}), change the password or update the profile', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('Updated'), ...errors } },

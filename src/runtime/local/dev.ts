@@ -93,7 +93,7 @@ export async function runDev(argv: string[], serve: (env: Record<string, string 
   };
   process.once('exit', stopServices);
   process.stdout.write(
-    `Services: MongoDB-wire (${services.mongo.kind}) on ${services.mongo.port}, RabbitMQ on ${services.broker.port}\n` +
+    `Services: MongoDB-wire (${services.mongo.kind}) on ${services.mongo.port}, RabbitMQ on ${services.broker.port}, worker pid ${worker.pid}\n` +
       `Settings for other commands: ENV_FILE=${join(stateDir, 'service.env')}\n` +
       `API: http://localhost:${env.HTTP_PORT}/api/\n`,
   );

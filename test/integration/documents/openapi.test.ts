@@ -1,0 +1,38 @@
+/** GET /api/schema/: a parseable OpenAPI 3.1 document covering every endpoint family. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../../support/app.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('OpenAPI description', () => {
+  it('describes the API with this server as its base URL', async () => {
+    const res = await call(app.url, 'GET', '/api/schema/');
+    expect(res.status).toBe(200);
+    const doc = JSON.parse(res.text);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.servers[0].url).toBe(app.url);
+    for (const path of [
+      '/api/data_store/data/',
+      '/api/data_store/data/{database}/{collection}/',
+      '/api/data_store/data/{database}/{collection}/{id}/',
+      '/api/catalog/data/{database}/',
+      '/api/queue/',
+      '/api/queue/run/{task}/',
+      '/api/queue/usertasks/',
+      '/api/user/',
+      '/api/token/',
+      '/api/health/',
+    ]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    // The catalog does not create databases, so its root has no POST.
+    expect(doc.paths['/api/catalog/data/'].post).toBeUndefined();
+    expect(doc.paths['/api/data_store/data/'].post).toBeDefined();
+  });
+});
