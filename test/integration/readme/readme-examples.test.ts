@@ -7,7 +7,9 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/app.js';
+import { call, startTestApp, type TestApp } from '../../support/app.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { startWorker, until } from '../queue/support.js';
 
 const run = promisify(execFile);
 const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
@@ -38,14 +40,20 @@ function jsonDocuments(text: string): unknown[] {
 
 let app: TestApp;
 let env: Record<string, string>;
+let worker: Worker;
 
 beforeAll(async () => {
   app = await startTestApp();
   await app.users.createUser({ username: 'researcher', password: 'readme-password-1', isSuperuser: true });
-  env = { ...process.env, API: app.url, TOKEN: await app.users.tokenFor('researcher'), USERNAME: 'researcher', PASSWORD: 'readme-password-1' } as Record<string, string>;
+  const started = await startWorker(app.ctx.settings.serviceDatabase);
+  worker = started.worker;
+  const token = await app.users.tokenFor('researcher');
+  env = { ...process.env, API: app.url, TOKEN: token, USERNAME: 'researcher', PASSWORD: 'readme-password-1', QUEUE: started.queue } as Record<string, string>;
+  await until(async () => (await call(app.url, 'GET', '/api/queue/?refresh=true', { token })).json?.queues?.includes(started.queue) === true, 20_000, 'the worker');
 });
 
 afterAll(async () => {
+  await worker?.close();
   await app?.close();
 });
 
@@ -69,5 +77,9 @@ describe('README examples', () => {
     expect(query?.count).toBe(2);
     expect(all.find((d) => Array.isArray(d.results) && d.results[0]?.total_elev !== undefined)?.results).toEqual([{ _id: null, total_elev: 1622 }]);
     expect(all.some((d) => d.access !== undefined && d.refresh !== undefined)).toBe(true);
+    expect(all.some((d) => d.status === 'PENDING' && typeof d.result_url === 'string')).toBe(true);
+    expect(all.some((d) => d.status === 'SUCCESS' && d.result === 42)).toBe(true);
+    const history = all.find((d) => Array.isArray(d.results) && d.results[0]?.task_name === 'tasks.add');
+    expect(history?.results.map((r: { tags: string[] }) => r.tags)).toEqual([['demo']]);
   });
 });

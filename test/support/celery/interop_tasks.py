@@ -23,3 +23,9 @@ def whoami(self):
 @app.task(name="interop.nodoc")
 def nodoc():
     return None
+
+
+@app.task(name="interop.noop")
+def noop():
+    """Do nothing (used by the queue benchmark)."""
+    return None

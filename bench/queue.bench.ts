@@ -1,0 +1,219 @@
+/**
+ * Task-queue benchmark (issue: task queue, "Benchmark"). Prints numbers and ratios; asserts nothing.
+ * Same broker and database, same machine, one run:
+ *   1. submissions/s through POST /api/queue/run/ at concurrency 32 (202 after the publisher
+ *      confirm), beside a plain amqplib publisher with confirms (the ceiling);
+ *   2. end-to-end latency p50/p99 of a no-op task with ?wait= through the API;
+ *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
+ *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
+ *      and the last result's date_done.
+ * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalServices } from '../src/runtime/local/services.js';
+import { loadSettings } from '../src/config/settings.js';
+import { connectMongo } from '../src/db/mongo-client.js';
+import { connectBroker } from '../src/queue/broker-connection.js';
+import { createLogger } from '../src/log/logger.js';
+import { createServiceContext } from '../src/service.js';
+import { freePort } from '../src/runtime/local/ports.js';
+import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
+import { declareTaskQueue } from '../src/queue/protocol/entities.js';
+import { runLoad } from './load.js';
+
+const { values: args } = parseArgs({
+  options: { submissions: { type: 'string', default: '3000' }, tasks: { type: 'string', default: '2000' }, latency: { type: 'string', default: '300' } },
+});
+const SUBMISSIONS = Number(args.submissions);
+const TASKS = Number(args.tasks);
+const LATENCY_RUNS = Number(args.latency);
+const SERVICE_DB = 'bench_queue';
+const QUEUE = 'bench';
+
+function spawnLogged(command: string, argv: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
+  return spawn(command, argv, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+}
+
+async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function parseDateDone(v: unknown): number {
+  if (v instanceof Date) return v.getTime();
+  return Date.parse(`${String(v)}Z`);
+}
+
+async function main(): Promise<void> {
+  process.stdout.write('Starting services (state in .state/bench)...\n');
+  const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
+  const env: Record<string, string> = {
+    ...services.env(),
+    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
+    SERVICE_DATABASE: SERVICE_DB,
+    ALLOWED_HOSTS: '127.0.0.1,localhost',
+    LOG_LEVEL: 'warn',
+    TASK_LIST_CACHE_S: '60',
+  };
+  const settings = loadSettings(env);
+  const mongo = await connectMongo(settings.mongo);
+  const broker = await connectBroker(settings.broker!);
+  const children: ChildProcess[] = [];
+  const lines: string[] = [];
+  try {
+    await mongo.db(SERVICE_DB).dropDatabase();
+    const ctx = await createServiceContext(settings, createLogger('warn'));
+    await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
+    const token = await ctx.auth.users.tokenFor('bench');
+    await ctx.close();
+    const tombstone = mongo.db(SERVICE_DB).collection('tombstone');
+    const channel = await broker.createConfirmChannel();
+    for (const q of [QUEUE, 'bench-ceiling', 'bench-ts', 'bench-py1', 'bench-py2']) {
+      await declareTaskQueue(channel, q, false);
+      await channel.purgeQueue(q);
+    }
+
+    const tsx = resolve('node_modules/tsx/dist/cli.mjs');
+    const workerEnv = (queue: string, node: string, concurrency = 4) => ({
+      ...process.env,
+      ...env,
+      WORKER_TASK_MODULES: resolve('worker-image/tasks/index.ts'),
+      WORKER_QUEUES: queue,
+      WORKER_NODE_NAME: node,
+      WORKER_CONCURRENCY: String(concurrency),
+      RESULT_DATABASE: SERVICE_DB,
+      LOG_LEVEL: 'warn',
+    });
+
+    // The API and one TS worker on the benchmark queue.
+    const apiPort = await freePort();
+    const api = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'serve'], { ...process.env, ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1' });
+    const worker = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'));
+    children.push(api, worker);
+    const base = `http://127.0.0.1:${apiPort}`;
+    const headers = { authorization: `Token ${token}`, accept: 'application/json', 'content-type': 'application/json' };
+    const body = JSON.stringify({ function: 'tasks.noop', queue: QUEUE, args: [], kwargs: {}, tags: ['bench'] });
+    await waitFor(async () => {
+      try {
+        const r = await fetch(`${base}/api/queue/?refresh=true`, { headers });
+        const j = (await r.json()) as { queues?: string[] };
+        return j.queues?.includes(QUEUE) === true;
+      } catch {
+        return false;
+      }
+    }, 60_000, 'API and worker');
+
+    // 1. submissions/s
+    await runLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    const submitted = await runLoad(SUBMISSIONS, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    const ceilingStart = process.hrtime.bigint();
+    let inflight: Promise<void>[] = [];
+    for (let i = 0; i < SUBMISSIONS; i++) {
+      const m = buildTaskMessage({ taskName: 'tasks.noop', authenticatedUser: 'bench' });
+      inflight.push(
+        new Promise<void>((ok, fail) => channel.publish('', 'bench-ceiling', encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok()))),
+      );
+      if (inflight.length >= 32) {
+        await Promise.all(inflight);
+        inflight = [];
+      }
+    }
+    await Promise.all(inflight);
+    const ceilingRate = SUBMISSIONS / (Number(process.hrtime.bigint() - ceilingStart) / 1e9);
+    await channel.purgeQueue('bench-ceiling');
+    lines.push(
+      `1. submissions  API ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
+        ` | plain amqplib confirms ${ceilingRate.toFixed(0)}/s | ratio ${(submitted.rps / ceilingRate).toFixed(2)}`,
+    );
+
+    // 2. end-to-end latency with ?wait=
+    await waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
+    const latency = await runLoad(LATENCY_RUNS, 1, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/?wait=10`, headers, body }), 200);
+    lines.push(`2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`);
+    await stop(worker);
+    await stop(api);
+
+    // 3. worker throughput from a pre-filled queue
+    async function prefill(queue: string, taskName: string): Promise<string[]> {
+      const ids: string[] = [];
+      for (let i = 0; i < TASKS; i += 500) {
+        const batch: Promise<void>[] = [];
+        for (let k = i; k < Math.min(TASKS, i + 500); k++) {
+          const m = buildTaskMessage({ taskName });
+          ids.push(m.headers.id);
+          batch.push(new Promise<void>((ok, fail) => channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok()))));
+        }
+        await Promise.all(batch);
+      }
+      return ids;
+    }
+    async function measure(label: string, queue: string, taskName: string, start: () => ChildProcess): Promise<number> {
+      const ids = await prefill(queue, taskName);
+      const child = start();
+      children.push(child);
+      await waitFor(async () => (await tombstone.countDocuments({ _id: { $in: ids } as never, status: 'SUCCESS' })) >= TASKS, 600_000, `${label} to finish`);
+      await stop(child);
+      const docs = await tombstone.find({ _id: { $in: ids } as never }, { projection: { date_done: 1 } }).toArray();
+      const times = docs.map((d) => parseDateDone(d.date_done)).sort((a, b) => a - b);
+      const seconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
+      const rate = (TASKS - 1) / Math.max(seconds, 0.001);
+      lines.push(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
+      return rate;
+    }
+    await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', () =>
+      spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1)),
+    );
+    const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', () =>
+      spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4)),
+    );
+    const venvCelery = resolve('.venv/bin/celery');
+    if (!existsSync(venvCelery)) throw new Error('Python Celery is missing: run bash test/support/python-celery.sh');
+    const { BROKER_URL, ...pyServices } = env;
+    const pyEnv = (queue: string) => ({
+      PATH: `${resolve('.venv/bin')}:${process.env.PATH ?? ''}`,
+      HOME: process.env.HOME ?? '/tmp',
+      PYTHONPATH: resolve('test/support/celery'),
+      ...pyServices,
+      INTEROP_BROKER_URL: BROKER_URL,
+      RESULT_DATABASE: SERVICE_DB,
+      RESULT_COLLECTION: 'tombstone',
+      INTEROP_QUEUE: queue,
+    });
+    const rates: number[] = [];
+    for (const [conc, queue] of [[1, 'bench-py1'], [2, 'bench-py2']] as const) {
+      rates.push(
+        await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', () =>
+          spawnLogged(venvCelery, ['-A', 'interop_app', 'worker', '-P', 'prefork', '-c', String(conc), '-Q', queue, '-n', `bench-py${conc}@localhost`, '--without-gossip', '--without-mingle', '-l', 'WARNING'], pyEnv(queue), join(resolve('test/support/celery'))),
+        ),
+      );
+    }
+    lines.push(`   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`);
+    await channel.close();
+
+    process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);
+    for (const l of lines) process.stdout.write(`${l}\n`);
+  } finally {
+    for (const c of children) await stop(c);
+    await broker.close().catch(() => undefined);
+    await mongo.close();
+    await services.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
