@@ -33,8 +33,9 @@ const LATENCY_RUNS = Number(args.latency);
 const SERVICE_DB = 'bench_queue';
 const QUEUE = 'bench';
 
+/** Children log warnings only; their output goes to this process's stderr so a full pipe never blocks them. */
 function spawnLogged(command: string, argv: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
-  return spawn(command, argv, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  return spawn(command, argv, { env, cwd, stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -73,13 +74,17 @@ async function main(): Promise<void> {
   const broker = await connectBroker(settings.broker!);
   const children: ChildProcess[] = [];
   const lines: string[] = [];
+  /** Printed at once (progress) and again in the summary. */
+  const report = (line: string): void => {
+    lines.push(line);
+    process.stdout.write(`${line}\n`);
+  };
   try {
     await mongo.db(SERVICE_DB).dropDatabase();
     const ctx = await createServiceContext(settings, createLogger('warn'));
     await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
     const token = await ctx.auth.users.tokenFor('bench');
     await ctx.close();
-    const tombstone = mongo.db(SERVICE_DB).collection('tombstone');
     const channel = await broker.createConfirmChannel();
     for (const q of [QUEUE, 'bench-ceiling', 'bench-ts', 'bench-py1', 'bench-py2']) {
       await declareTaskQueue(channel, q, false);
@@ -87,7 +92,7 @@ async function main(): Promise<void> {
     }
 
     const tsx = resolve('node_modules/tsx/dist/cli.mjs');
-    const workerEnv = (queue: string, node: string, concurrency = 4) => ({
+    const workerEnv = (queue: string, node: string, concurrency = 4, resultCollection = 'tombstone') => ({
       ...process.env,
       ...env,
       WORKER_TASK_MODULES: resolve('worker-image/tasks/index.ts'),
@@ -95,6 +100,7 @@ async function main(): Promise<void> {
       WORKER_NODE_NAME: node,
       WORKER_CONCURRENCY: String(concurrency),
       RESULT_DATABASE: SERVICE_DB,
+      RESULT_COLLECTION: resultCollection,
       LOG_LEVEL: 'warn',
     });
 
@@ -134,7 +140,7 @@ async function main(): Promise<void> {
     await Promise.all(inflight);
     const ceilingRate = SUBMISSIONS / (Number(process.hrtime.bigint() - ceilingStart) / 1e9);
     await channel.purgeQueue('bench-ceiling');
-    lines.push(
+    report(
       `1. submissions  API ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
         ` | plain amqplib confirms ${ceilingRate.toFixed(0)}/s | ratio ${(submitted.rps / ceilingRate).toFixed(2)}`,
     );
@@ -142,65 +148,65 @@ async function main(): Promise<void> {
     // 2. end-to-end latency with ?wait=
     await waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
     const latency = await runLoad(LATENCY_RUNS, 1, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/?wait=10`, headers, body }), 200);
-    lines.push(`2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`);
+    report(`2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`);
     await stop(worker);
     await stop(api);
 
     // 3. worker throughput from a pre-filled queue
-    async function prefill(queue: string, taskName: string): Promise<string[]> {
-      const ids: string[] = [];
+    async function prefill(queue: string, taskName: string): Promise<void> {
       for (let i = 0; i < TASKS; i += 500) {
         const batch: Promise<void>[] = [];
         for (let k = i; k < Math.min(TASKS, i + 500); k++) {
           const m = buildTaskMessage({ taskName });
-          ids.push(m.headers.id);
           batch.push(new Promise<void>((ok, fail) => channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok()))));
         }
         await Promise.all(batch);
       }
-      return ids;
     }
-    async function measure(label: string, queue: string, taskName: string, start: () => ChildProcess): Promise<number> {
-      const ids = await prefill(queue, taskName);
-      const child = start();
+    /** Each run writes to its own result collection, so counting its documents is cheap. */
+    async function measure(label: string, queue: string, taskName: string, start: (resultCollection: string) => ChildProcess): Promise<number> {
+      const resultCollection = `results_${queue.replace(/-/g, '_')}_${Date.now()}`;
+      const results = mongo.db(SERVICE_DB).collection(resultCollection);
+      await prefill(queue, taskName);
+      const child = start(resultCollection);
       children.push(child);
-      await waitFor(async () => (await tombstone.countDocuments({ _id: { $in: ids } as never, status: 'SUCCESS' })) >= TASKS, 600_000, `${label} to finish`);
+      await waitFor(async () => (await results.estimatedDocumentCount()) >= TASKS, 600_000, `${label} to finish`);
       await stop(child);
-      const docs = await tombstone.find({ _id: { $in: ids } as never }, { projection: { date_done: 1 } }).toArray();
+      const docs = await results.find({}, { projection: { date_done: 1 } }).toArray();
       const times = docs.map((d) => parseDateDone(d.date_done)).sort((a, b) => a - b);
       const seconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
       const rate = (TASKS - 1) / Math.max(seconds, 0.001);
-      lines.push(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
+      report(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
       return rate;
     }
-    await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', () =>
-      spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1)),
+    await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
+      spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
     );
-    const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', () =>
-      spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4)),
+    const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) =>
+      spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4, rc)),
     );
     const venvCelery = resolve('.venv/bin/celery');
     if (!existsSync(venvCelery)) throw new Error('Python Celery is missing: run bash test/support/python-celery.sh');
     const { BROKER_URL, ...pyServices } = env;
-    const pyEnv = (queue: string) => ({
+    const pyEnv = (queue: string, resultCollection: string) => ({
       PATH: `${resolve('.venv/bin')}:${process.env.PATH ?? ''}`,
       HOME: process.env.HOME ?? '/tmp',
       PYTHONPATH: resolve('test/support/celery'),
       ...pyServices,
       INTEROP_BROKER_URL: BROKER_URL,
       RESULT_DATABASE: SERVICE_DB,
-      RESULT_COLLECTION: 'tombstone',
+      RESULT_COLLECTION: resultCollection,
       INTEROP_QUEUE: queue,
     });
     const rates: number[] = [];
     for (const [conc, queue] of [[1, 'bench-py1'], [2, 'bench-py2']] as const) {
       rates.push(
-        await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', () =>
-          spawnLogged(venvCelery, ['-A', 'interop_app', 'worker', '-P', 'prefork', '-c', String(conc), '-Q', queue, '-n', `bench-py${conc}@localhost`, '--without-gossip', '--without-mingle', '-l', 'WARNING'], pyEnv(queue), join(resolve('test/support/celery'))),
+        await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', (rc) =>
+          spawnLogged(venvCelery, ['-A', 'interop_app', 'worker', '-P', 'prefork', '-c', String(conc), '-Q', queue, '-n', `bench-py${conc}@localhost`, '--without-gossip', '--without-mingle', '-l', 'WARNING'], pyEnv(queue, rc), join(resolve('test/support/celery'))),
         ),
       );
     }
-    lines.push(`   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`);
+    report(`   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`);
     await channel.close();
 
     process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);

@@ -6,9 +6,10 @@
  *   /:db/:col/:id/    GET · PUT · PATCH · DELETE
  * Each handler: validate names → check permission → check existence → act → respond.
  */
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
+import { methods, type AsyncHandler } from '../http/methods.js';
 import { actionForMethod } from '../auth/permissions.js';
-import { methodNotAllowed, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import type { ServiceContext } from '../service.js';
 import type { DocumentArea } from './area.js';
 import { collectionView } from './collection-view.js';
@@ -18,24 +19,8 @@ import { validateCollectionName, validateDatabaseName } from './names.js';
 import { recordHandlers } from './records.js';
 import { RECORD_PARAMS, checkParams } from './request-params.js';
 
-type Handler = (req: Request, res: Response) => Promise<void>;
 
 
-function only(methods: Record<string, Handler>): RequestHandler {
-  const allow = Object.keys(methods).concat(methods.GET ? ['HEAD', 'OPTIONS'] : ['OPTIONS']);
-  return (req, res, next) => {
-    res.locals.allow = allow;
-    res.setHeader('Allow', allow.join(', '));
-    const method = req.method === 'HEAD' ? 'GET' : req.method;
-    if (method === 'OPTIONS') {
-      res.status(204).end();
-      return;
-    }
-    const handler = methods[method];
-    if (handler === undefined) return next(methodNotAllowed(req.method));
-    handler(req, res).catch(next);
-  };
-}
 
 export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router {
   const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
@@ -58,15 +43,15 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
 
   router.all(
     '/',
-    only({
+    methods({
       GET: containers.listDatabases,
       ...(area.canCreateDatabases ? { POST: containers.postDatabases } : {}),
     }),
   );
-  router.all('/:db/', only({ GET: containers.listCollections, POST: containers.postCollections }));
+  router.all('/:db/', methods({ GET: containers.listCollections, POST: containers.postCollections }));
   router.all(
     '/:db/:col/',
-    only({
+    methods({
       GET: async (req, res) => {
         const { db, col } = await target(req);
         await collectionView(req, res, area, db, col, limits);
@@ -78,7 +63,7 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
       },
     }),
   );
-  const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string) => Promise<void>): Handler =>
+  const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string) => Promise<void>): AsyncHandler =>
     async (req, res) => {
       checkParams(req, RECORD_PARAMS);
       const { db, col } = await target(req);
@@ -86,7 +71,7 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     };
   router.all(
     '/:db/:col/:id/',
-    only({
+    methods({
       GET: onRecord(records.read),
       PUT: onRecord(records.replace),
       PATCH: onRecord(records.merge),

@@ -7,11 +7,12 @@
  *   POST /task/<id>/revoke/     revoke (submitter or task admin)
  *   GET  /usertasks/            the caller's history, newest first
  */
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request } from 'express';
+import { methods } from '../../http/methods.js';
 import type { Principal } from '../../auth/principal.js';
 import { isAuthenticated } from '../../auth/principal.js';
 import { canRunTask, isTaskAdmin } from '../../auth/permissions.js';
-import { badRequest, forbidden, methodNotAllowed, notFound, unauthenticated, unavailable } from '../../errors.js';
+import { badRequest, forbidden, notFound, unauthenticated, unavailable } from '../../errors.js';
 import { absoluteUrl, requestUrl } from '../../http/base-url.js';
 import { fromArray, respond, respondEnvelope } from '../../http/respond.js';
 import type { ServiceContext } from '../../service.js';
@@ -24,23 +25,8 @@ import { defaultQueue, type CatalogTask } from './task-catalog.js';
 import type { TaskLogEntry } from './task-log.js';
 import { parseSubmission, parseWait, validateTaskName } from './submission.js';
 
-type Handler = (req: Request, res: Response) => Promise<void>;
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-function only(methods: Record<string, Handler>): RequestHandler {
-  const allow = [...Object.keys(methods), 'OPTIONS'];
-  return (req, res, next) => {
-    res.locals.allow = allow;
-    res.setHeader('Allow', allow.join(', '));
-    if (req.method === 'OPTIONS') {
-      res.status(204).end();
-      return;
-    }
-    const handler = methods[req.method === 'HEAD' ? 'GET' : req.method];
-    if (handler === undefined) return next(methodNotAllowed(req.method));
-    handler(req, res).catch(next);
-  };
-}
 
 function requireUser(p: Principal): string {
   if (!isAuthenticated(p) || p.username === null) throw unauthenticated();
@@ -111,7 +97,7 @@ export function queueRouter(ctx: ServiceContext): Router {
 
   router.all(
     '/',
-    only({
+    methods({
       GET: async (req, res) => {
         requireUser(req.principal);
         const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'refresh']);
@@ -137,7 +123,7 @@ export function queueRouter(ctx: ServiceContext): Router {
 
   router.all(
     '/run/:task/',
-    only({
+    methods({
       GET: async (req, res) => {
         const user = requireUser(req.principal);
         checkParams(req, ['format', 'callback', '_']);
@@ -186,7 +172,7 @@ export function queueRouter(ctx: ServiceContext): Router {
 
   router.all(
     '/task/:id/',
-    only({
+    methods({
       GET: async (req, res) => {
         checkParams(req, ['format', 'callback', '_']);
         const entry = await readableRun(req);
@@ -197,7 +183,7 @@ export function queueRouter(ctx: ServiceContext): Router {
 
   router.all(
     '/task/:id/revoke/',
-    only({
+    methods({
       POST: async (req, res) => {
         checkParams(req, ['format', 'callback', '_']);
         const entry = await readableRun(req);
@@ -211,7 +197,7 @@ export function queueRouter(ctx: ServiceContext): Router {
 
   router.all(
     '/usertasks/',
-    only({
+    methods({
       GET: async (req, res) => {
         const user = requireUser(req.principal);
         const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'taskname', 'tag', 'status']);
