@@ -51,7 +51,7 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Unacknowledged messages per queue consumer = concurrency × this; 0 = unlimited (default 4). */
   prefetchMultiplier?: number;
-  /** Store STARTED before a task runs (default true). */
+  /** Store STARTED before a task runs (default false, as Celery's task_track_started). */
   trackStarted?: boolean;
   /** Send task events from the start (default false; `enable_events` turns them on). */
   sendTaskEvents?: boolean;
@@ -141,7 +141,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     const multiplier = options.prefetchMultiplier ?? 4;
     this.prefetchCount = multiplier === 0 ? 0 : this.concurrency * multiplier;
-    this.trackStarted = options.trackStarted ?? true;
+    this.trackStarted = options.trackStarted ?? false;
     this.shutdownGraceMs = options.shutdownGraceMs ?? 30_000;
     this.defaultTimeLimitSeconds = options.defaultTimeLimitSeconds ?? null;
     this.resultWriteDeadlineMs = options.resultWriteDeadlineMs ?? 60_000;

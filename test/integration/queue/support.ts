@@ -19,6 +19,8 @@ export async function startWorker(resultDatabase: string, queue = uniqueName('q-
     resultDatabase,
     resultCollection: 'tombstone',
     concurrency: 2,
+    // The revoke tests wait for STARTED.
+    trackStarted: true,
     shutdownGraceMs: 2_000,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'worker'),
   });

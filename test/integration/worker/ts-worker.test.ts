@@ -52,6 +52,7 @@ beforeAll(async () => {
     resultDatabase: database,
     resultCollection: collection,
     concurrency: 3,
+    trackStarted: true,
     mingle: false,
     logger: pino({ level: 'silent' }),
   });

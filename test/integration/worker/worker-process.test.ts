@@ -31,6 +31,7 @@ function startWorker(nodeName: string, extra: Record<string, string> = {}): Work
     WORKER_CONCURRENCY: '1',
     WORKER_PREFETCH_MULTIPLIER: '1',
     WORKER_TASK_MODULES: TASK_MODULE,
+    WORKER_TRACK_STARTED: 'true',
     RESULT_DATABASE: database,
     RESULT_COLLECTION: collection,
     ...extra,

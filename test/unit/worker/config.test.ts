@@ -14,7 +14,7 @@ describe('loadWorkerConfig', () => {
       taskModules: [],
       resultDatabase: 'cybercom',
       resultCollection: 'tombstone',
-      trackStarted: true,
+      trackStarted: false,
       sendTaskEvents: false,
       shutdownGraceMs: 30_000,
       defaultTimeLimitSeconds: null,
