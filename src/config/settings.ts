@@ -5,18 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { booleanFlag, commaList } from './env-values.js';
 import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings, type BrokerSettings, type MongoSettings } from './connections.js';
 
-const booleanFlag = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(v), 'must be true or false')
-  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
-
-const commaList = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
 
 const positiveInt = z.coerce.number().int().positive();
 

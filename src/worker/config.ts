@@ -13,17 +13,10 @@ import {
   type MongoSettings,
 } from '../config/connections.js';
 import { DEFAULT_RESULT_COLLECTION } from '../queue/results/result-store.js';
+import { booleanFlag, commaList } from '../config/env-values.js';
 
-const list = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''));
-
-const bool = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((v) => ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'].includes(v), 'must be true or false')
-  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const list = commaList;
+const bool = booleanFlag;
 
 const workerOnlySchema = z.object({
   WORKER_NODE_NAME: z

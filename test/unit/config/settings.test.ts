@@ -1,0 +1,72 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, environmentWithFile, loadSettings } from '../../../src/config/settings.js';
+
+const minimal = { SECRET_KEY: 'k'.repeat(40), MONGO_URI: 'mongodb://localhost:27017/' };
+
+function problems(env: Record<string, string | undefined>): string[] {
+  try {
+    loadSettings(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe('loadSettings', () => {
+  it('applies secure defaults', () => {
+    const s = loadSettings(minimal);
+    expect(s.debug).toBe(false);
+    expect(s.allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(s.dataStoreAnonymous).toBe(false);
+    expect(s.catalogAnonymous).toBe(false);
+    expect(s.catalogDatabases).toEqual(['catalog']);
+    expect(s.maxBodyBytes).toBe(16 * 1024 * 1024);
+    expect(s.defaultPageSize).toBe(10);
+    expect(s.broker).toBeUndefined();
+    expect(s.mongo).toMatchObject({ uri: 'mongodb://localhost:27017/', authSource: 'admin' });
+  });
+
+  it('parses lists and flags', () => {
+    const s = loadSettings({ ...minimal, ALLOWED_HOSTS: ' a.org , .b.org ,', DEBUG: 'Yes', SAFE_METHOD_PERM_REQUIRED: 'db_col,x_y', DATA_STORE_ANONYMOUS: 'on' });
+    expect(s.allowedHosts).toEqual(['a.org', '.b.org']);
+    expect(s.debug).toBe(true);
+    expect(s.dataStoreAnonymous).toBe(true);
+    expect(s.safeMethodPermRequired).toEqual(['db_col', 'x_y']);
+  });
+
+  it('reports every problem at once, naming each variable', () => {
+    const found = problems({ SECRET_KEY: 'short', DEBUG: 'perhaps', HTTP_PORT: '99999', MONGO_URI: 'http://x' });
+    const text = found.join('\n');
+    for (const name of ['SECRET_KEY', 'DEBUG', 'HTTP_PORT', 'MONGO_URI']) expect(text).toContain(name);
+    expect(found.length).toBeGreaterThanOrEqual(4);
+    expect(problems({}).join('\n')).toMatch(/SECRET_KEY[\s\S]*MONGO_URI|MONGO_URI[\s\S]*SECRET_KEY/);
+  });
+
+  it('checks values that belong together and that files exist', () => {
+    expect(problems({ ...minimal, MONGO_USERNAME: 'u' }).join()).toContain('MONGO_USERNAME and MONGO_PASSWORD');
+    expect(problems({ ...minimal, MONGO_TLS_CA_FILE: '/nonexistent/ca.pem' }).join()).toContain('does not exist');
+    expect(problems({ ...minimal, BROKER_URL: 'amqps://h/v', BROKER_TLS_CERT_FILE: '/etc/hostname' }).join()).toContain('BROKER_TLS_KEY_FILE');
+    expect(problems({ ...minimal, BROKER_URL: 'http://h' }).join()).toContain('BROKER_URL');
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadSettings({ ...minimal, DEBUG: '', BROKER_URL: '' }).broker).toBeUndefined();
+  });
+});
+
+describe('environmentWithFile', () => {
+  it('lets the process environment win over the env file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'settings-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, 'SECRET_KEY="from-file-0123456789012345678901234567"\nDEBUG=true\n# comment\nAPPLICATION_TITLE=Lab\n');
+    const env = environmentWithFile({ DEBUG: 'false' }, file);
+    expect(env.DEBUG).toBe('false');
+    expect(env.APPLICATION_TITLE).toBe('Lab');
+    expect(env.SECRET_KEY).toBe('from-file-0123456789012345678901234567');
+    expect(environmentWithFile({ A: '1' }, join(dir, 'missing.env'))).toEqual({ A: '1' });
+  });
+});
