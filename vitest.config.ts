@@ -21,6 +21,16 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // Browser tests: Debian's chromium driven by playwright-core (installed by prepare-env.sh).
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -37,6 +37,8 @@ export const serviceEnvSchema = z
     TASK_WAIT_MAX_S: positiveInt.default(300),
     TASK_LIST_CACHE_S: z.coerce.number().min(0).default(5),
     RESULT_COLLECTION: z.string().trim().min(1).default('tombstone'),
+    /** Where the admin site's component bundle is built (must be writable unless pre-built). */
+    ADMIN_BUNDLE_DIR: z.string().trim().min(1).default('.cache/adminjs'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .merge(mongoEnvSchema)
@@ -68,6 +70,7 @@ export interface Settings {
   taskListCacheSeconds: number;
   resultCollection: string;
   logLevel: string;
+  adminBundleDir: string;
   mongo: MongoSettings;
   /** Absent when no broker is configured: the queue endpoints then answer 503. */
   broker: BrokerSettings | undefined;
@@ -133,6 +136,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     taskListCacheSeconds: e.TASK_LIST_CACHE_S,
     resultCollection: e.RESULT_COLLECTION,
     logLevel: e.LOG_LEVEL,
+    adminBundleDir: e.ADMIN_BUNDLE_DIR,
     mongo: toMongoSettings(e),
     broker:
       e.BROKER_URL === undefined

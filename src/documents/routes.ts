@@ -6,9 +6,10 @@
  *   /:db/:col/:id/    GET · PUT · PATCH · DELETE
  * Each handler: validate names → check permission → check existence → act → respond.
  */
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { methods, type AsyncHandler } from '../http/methods.js';
-import { actionForMethod } from '../auth/permissions.js';
+import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
+import { setPageForm, type PageFormKind } from '../render/html-forms.js';
 import { notFound } from '../errors.js';
 import type { ServiceContext } from '../service.js';
 import type { DocumentArea } from './area.js';
@@ -20,7 +21,16 @@ import { recordHandlers } from './records.js';
 import { RECORD_PARAMS, checkParams } from './request-params.js';
 
 
-
+/**
+ * Asks the browsable page for a form (src/render/html-forms.ts) on GET pages whose write the
+ * caller may actually do; the form posts to the page's own URL.
+ */
+function pageForm(kind: PageFormKind, allowed: (req: Request) => boolean): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'GET' && req.format === 'api' && allowed(req)) setPageForm(res, { kind, postUrl: req.baseUrl + req.path });
+    next();
+  };
+}
 
 export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router {
   const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
@@ -41,16 +51,22 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     return { db, col };
   }
 
+  const mayManage = (req: Request) => canManageContainers(req.principal, area.name);
+  const mayWriteRecords = (...actions: DocumentAction[]) => (req: Request) =>
+    actions.some((a) => canAccessCollection(req.principal, area.name, String(req.params.db), String(req.params.col), a, area.policy));
+
   router.all(
     '/',
+    pageForm('databases', (req) => area.canCreateDatabases && mayManage(req)),
     methods({
       GET: containers.listDatabases,
       ...(area.canCreateDatabases ? { POST: containers.postDatabases } : {}),
     }),
   );
-  router.all('/:db/', methods({ GET: containers.listCollections, POST: containers.postCollections }));
+  router.all('/:db/', pageForm('collections', mayManage), methods({ GET: containers.listCollections, POST: containers.postCollections }));
   router.all(
     '/:db/:col/',
+    pageForm('collection', mayWriteRecords('add')),
     methods({
       GET: async (req, res) => {
         const { db, col } = await target(req);
@@ -71,6 +87,7 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     };
   router.all(
     '/:db/:col/:id/',
+    pageForm('record', mayWriteRecords('update', 'delete')),
     methods({
       GET: onRecord(records.read),
       PUT: onRecord(records.replace),

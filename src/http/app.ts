@@ -1,7 +1,10 @@
 /**
  * Assembles the express application. Order matters and is the architecture:
- * request id → allowed hosts → security headers → format → canonical slash → (admin site) →
- * session → authentication → CSRF → JSON body → routes → 404 → error mapping.
+ * request id → allowed hosts → security headers → format → (browsable-page script, admin site) →
+ * canonical slash → session → authentication → CSRF → JSON body → routes → 404 → error mapping.
+ *
+ * The admin site (src/admin) brings its own session/authentication step, its own CSRF check and
+ * its own form parsing, and its URLs have no trailing-slash rule, hence its early place.
  */
 import express, { type Express, type Router } from 'express';
 import type { ServiceContext } from '../service.js';
@@ -11,6 +14,8 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from './format.js';
 import { requestLog } from './request-log.js';
 import { securityHeaders } from './security-headers.js';
+import { ADMIN_ROOT, adminSite, type AdminSiteOptions } from '../admin/index.js';
+import { BROWSABLE_SCRIPT_PATH, browsableScript } from '../render/html-script.js';
 import { canonicalTrailingSlash } from './trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
@@ -21,7 +26,9 @@ import { schemaRouter } from './openapi.js';
 import './request-context.js';
 
 export interface ExtraRouters {
-  /** Mounted before the body parsers (AdminJS requires that). */
+  /** The admin site at /api/admin (on unless `false`); set up on its first request. */
+  admin?: AdminSiteOptions | false;
+  /** Mounted before the session and the body parsers. */
   beforeBody?: { path: string; router: Router }[];
   /** Mounted under /api after authentication. */
   api?: { path: string; router: Router }[];
@@ -44,6 +51,14 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use(allowedHosts(settings.allowedHosts));
   app.use(securityHeaders({ https: false }));
   app.use(negotiateFormat());
+  app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
+  if (extra.admin !== false) {
+    const taskNames = async (): Promise<string[]> => {
+      if (ctx.queue === undefined) throw new Error('no broker configured');
+      return [...(await ctx.queue.catalog.get()).tasks.keys()];
+    };
+    app.use(ADMIN_ROOT, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, ...extra.admin }));
+  }
   app.use(canonicalTrailingSlash('/api'));
   app.use('/api/health', healthRouter(ctx));
   app.use('/api/schema', schemaRouter());

@@ -12,6 +12,7 @@ import {
   type EnvelopeHead,
   type PageContext,
 } from '../render/index.js';
+import { isPageForm } from '../render/html-forms.js';
 import { requestUrl } from './base-url.js';
 
 export interface RespondOptions {
@@ -36,14 +37,22 @@ function breadcrumbs(path: string): { name: string; href: string }[] {
       crumbs.push({ name: 'Api Root', href: `${href}/` });
       continue;
     }
-    if (part === 'data' && i === 2) continue; // /api/data_store/data/ is one level, "Data Store"
+    if (part === 'data' && i === 2) {
+      // /api/data_store/data/ is one level, "Data store", and its crumb links there.
+      const section = crumbs.at(-1);
+      if (section !== undefined) section.href = `${href}/`;
+      continue;
+    }
     let name: string;
     try {
       name = decodeURIComponent(part);
     } catch {
       name = part;
     }
-    crumbs.push({ name: name.replace(/_/g, ' ').replace(/^\w/, (c) => c.toUpperCase()), href: `${href}/` });
+    // API sections get readable names; database, collection, record and task names are data,
+    // shown exactly as they are.
+    const readable = i <= 2 ? name.replace(/_/g, ' ').replace(/^\w/, (c) => c.toUpperCase()) : name;
+    crumbs.push({ name: readable, href: `${href}/` });
   }
   return crumbs;
 }
@@ -64,11 +73,13 @@ export function pageContext(req: Request, res: Response): PageContext & { callba
   const ctx: PageContext & { callback?: string } = {
     title: opts.title,
     requestUrl: requestUrl(req).toString(),
-    breadcrumbs: breadcrumbs(req.path),
+    // baseUrl + path: the full path, also inside routers mounted below /api.
+    breadcrumbs: breadcrumbs(req.baseUrl + req.path),
     user: req.principal?.username ? { username: req.principal.username } : null,
     method: req.method,
     cspNonce: res.locals.cspNonce as string | undefined,
   };
+  if (isPageForm(res.locals.form)) ctx.form = res.locals.form;
   const allow = (res.locals.allow as string[] | undefined) ?? opts.allow;
   if (allow !== undefined) ctx.allow = allow;
   const callback = jsonpCallback(req);

@@ -3,8 +3,9 @@ import escapeHtml from 'escape-html';
 import { contentTypeFor, FORMATS } from './content-types.js';
 import type { DocumentWriter } from './document.js';
 import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
+import { FORM_STYLE, pageFormHtml } from './html-forms.js';
 import { indentation, keyHtml, prettyJsonHtml } from './html-json.js';
-import type { Format, PageContext } from './types.js';
+import type { EnvelopeHead, Format, PageContext, PlainValue } from './types.js';
 
 /**
  * The browsable API page (`format=api`), laid out like Django REST framework's: navbar with the
@@ -13,8 +14,9 @@ import type { Format, PageContext } from './types.js';
  *
  * Self-contained on purpose (no external CSS, JavaScript, fonts or CDN): it must work offline and
  * under a strict Content-Security-Policy. The only inline element that CSP governs is one <style>
- * carrying the request's nonce; there is no script and no inline event handler. Everything that
- * comes from data or from the request is escaped with escape-html.
+ * carrying the request's nonce; there is no inline script and no inline event handler. Pages with
+ * a form (html-forms.ts) load the one script file the API serves itself. Everything that comes
+ * from data or from the request is escaped with escape-html.
  */
 
 const API_ROOT = '/api/';
@@ -46,7 +48,7 @@ pre{margin:0 0 15px;padding:10px;background:#f8f8f8;border:1px solid #ddd;border
 .response-info .content{border-top:0;border-radius:0 0 4px 4px}
 .k{color:#881391}.s{color:#1a1aa6}.l{color:#098658}.s a{color:inherit}
 .error{color:#a30000;font-weight:bold}
-`;
+${FORM_STYLE}`;
 
 /**
  * Links taken from the context are only emitted when they are site-relative paths or absolute
@@ -121,8 +123,36 @@ function headerBlock(status: number, ctx: PageContext): string {
   return `<pre class="meta">${lines.join('\n')}</pre>`;
 }
 
+/** Previous / next links of an envelope, from its own (absolute, same-site) URLs. */
+function pagingNav(head: EnvelopeHead | null): string {
+  if (head === null || (head.next === null && head.previous === null)) return '';
+  const step = (href: string | null, text: string, rel: string) => {
+    const safe = href === null ? null : safeHref(href);
+    return safe === null ? `<span class="disabled">${escapeHtml(text)}</span>` : `<a href="${escapeHtml(safe)}" rel="${rel}">${escapeHtml(text)}</a>`;
+  };
+  const position = `<span class="position">Page ${head.meta.page} of ${head.meta.pages} (${head.count} in all)</span>`;
+  return `<nav class="paging" aria-label="pages">${step(head.previous, '« Previous', 'prev')}${position}${step(head.next, 'Next »', 'next')}</nav>\n`;
+}
+
+/** The envelope head when a whole value is an envelope (lists answered in one piece). */
+function envelopeHeadOf(value: PlainValue): EnvelopeHead | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const { count, meta, next, previous, results } = value;
+  if (typeof count !== 'number' || !Array.isArray(results) || meta === null || typeof meta !== 'object' || Array.isArray(meta)) return null;
+  const { page, page_size, pages } = meta;
+  if (typeof page !== 'number' || typeof page_size !== 'number' || typeof pages !== 'number') return null;
+  if ((next !== null && typeof next !== 'string') || (previous !== null && typeof previous !== 'string')) return null;
+  return { count, meta: { page, page_size, pages }, next: next ?? null, previous: previous ?? null };
+}
+
+/** Forms belong to pages that show a resource, not to error pages or answers to writes. */
+function formFor(status: number, ctx: PageContext): string {
+  if (status >= 400 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return '';
+  return pageFormHtml(ctx.form, ctx.user !== null);
+}
+
 /** Everything before the pretty-printed value (which goes inside `<pre class="content">`). */
-function pageOpen(status: number, ctx: PageContext): string {
+function pageOpen(status: number, ctx: PageContext, head: EnvelopeHead | null): string {
   const heading = ctx.breadcrumbs.at(-1)?.name ?? ctx.title;
   const nonce = ctx.cspNonce ? ` nonce="${escapeHtml(ctx.cspNonce)}"` : '';
   return (
@@ -136,22 +166,23 @@ function pageOpen(status: number, ctx: PageContext): string {
     '<main>\n' +
     `<div class="page-header"><h1>${escapeHtml(heading)}</h1>${formatLinks(ctx)}</div>\n` +
     `<div class="request-info"><pre class="request"><b>${escapeHtml(ctx.method)}</b> ${escapeHtml(pathAndQuery(ctx.requestUrl))}</pre></div>\n` +
+    pagingNav(head) +
     `<div class="response-info">${headerBlock(status, ctx)}<pre class="content">`
   );
 }
 
-const PAGE_CLOSE = '</pre></div>\n</main>\n</body>\n</html>\n';
+const pageClose = (form: string): string => `</pre></div>\n${form}</main>\n</body>\n</html>\n`;
 
 /** The page for one response; `status` is shown in the header block. */
 export function htmlDocument(status: number, ctx: PageContext): DocumentWriter {
-  const open = pageOpen(status, ctx);
+  const close = pageClose(formFor(status, ctx));
   const memberIndent = `\n${indentation(1)}`;
   return {
-    whole: (value) => open + prettyJsonHtml(value, 0) + PAGE_CLOSE,
+    whole: (value) => pageOpen(status, ctx, envelopeHeadOf(value)) + prettyJsonHtml(value, 0) + close,
 
     // These pieces reproduce prettyJsonHtml's layout of {count, meta, next, previous, results}.
     envelopeOpen: (head) => {
-      let out = `${open}{`;
+      let out = `${pageOpen(status, ctx, head)}{`;
       for (const [key, value] of envelopeHeadEntries(head)) out += `${memberIndent}${keyHtml(key)}: ${prettyJsonHtml(value, 1)},`;
       return `${out}${memberIndent}${keyHtml(RESULTS_KEY)}: [`;
     },
@@ -159,7 +190,7 @@ export function htmlDocument(status: number, ctx: PageContext): DocumentWriter {
     envelopeRecord: (record, index) => `${index === 0 ? '' : ','}\n${indentation(2)}${prettyJsonHtml(record, 2)}`,
 
     // An empty array prints as "[]", a non-empty one closes on its own line.
-    envelopeClose: (recordCount) => `${recordCount === 0 ? '' : memberIndent}]\n}${PAGE_CLOSE}`,
+    envelopeClose: (recordCount) => `${recordCount === 0 ? '' : memberIndent}]\n}${close}`,
 
     // Left unclosed on purpose: the page must not look like a complete response.
     abortNotice: '</pre>\n<p class="error">The server hit an error while sending this response; what is shown above is incomplete.</p>\n',

@@ -3,6 +3,8 @@
  * a fake sink; express's `res` satisfies ResponseSink structurally.
  */
 
+import type { PageForm } from './html-forms.js';
+
 /** The four output formats of CONTRACT.md §2 (`api` is the browsable HTML page). */
 export type Format = 'api' | 'json' | 'jsonp' | 'xml';
 
@@ -37,6 +39,8 @@ export interface PageContext {
   allow?: string[];
   /** Nonce for the page's single inline <style>. */
   cspNonce?: string;
+  /** A form under the response (html-forms.ts), from `res.locals.form`. */
+  form?: PageForm;
 }
 
 /** PageContext plus the JSONP callback name (default `callback`). */

@@ -1,0 +1,36 @@
+/**
+ * The admin site's own React components (src/admin/components/*.jsx) by the name AdminJS knows
+ * them by. Resource options refer to these names; the browser finds the code in the components
+ * bundle (bundle.ts), so the sources are needed only to build that bundle.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const ADMIN_COMPONENTS = {
+  Dashboard: 'Dashboard.jsx',
+  PermissionPicker: 'PermissionPicker.jsx',
+  PermissionsEdit: 'PermissionsEdit.jsx',
+  SetPassword: 'SetPassword.jsx',
+  TokenKey: 'TokenKey.jsx',
+} as const;
+
+export type AdminComponent = keyof typeof ADMIN_COMPONENTS;
+
+export const COMPONENT_NAMES = Object.keys(ADMIN_COMPONENTS) as AdminComponent[];
+
+/**
+ * The directory with the .jsx sources: next to this module when run from src/ (tsx, tests), or
+ * back in src/ when run from the compiled dist/src/admin/ (tsc does not copy .jsx files).
+ * Null when neither exists (an image that ships only a prebuilt bundle).
+ */
+export function componentSourceDir(): string | null {
+  const candidates = [new URL('./components/', import.meta.url), new URL('../../../src/admin/components/', import.meta.url)];
+  for (const candidate of candidates) {
+    const dir = fileURLToPath(candidate);
+    if (COMPONENT_NAMES.every((name) => existsSync(`${dir}${ADMIN_COMPONENTS[name]}`))) return dir;
+  }
+  return null;
+}
+
+/** A component name for resource options, checked against the list above at compile time. */
+export const component = (name: AdminComponent): AdminComponent => name;

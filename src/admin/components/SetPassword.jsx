@@ -1,0 +1,65 @@
+/*
+ * "Set password" on a user (record action): new password twice. The server checks the rules
+ * and stores only the scrypt hash (src/admin/resources/users.ts); nothing is shown back.
+ */
+import React, { useState } from 'react';
+import { ApiClient, useNotice } from 'adminjs';
+import { Box, Text, Label, Input, Button, MessageBox } from '@adminjs/design-system';
+
+const api = new ApiClient();
+
+const SetPassword = ({ record, resource }) => {
+  const addNotice = useNotice();
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState(false);
+
+  const submit = (event) => {
+    event.preventDefault();
+    setError(null);
+    if (password !== confirm) {
+      setError('The two passwords differ.');
+      return;
+    }
+    setBusy(true);
+    api.recordAction({ resourceId: resource.id, recordId: record.id, actionName: 'setPassword', data: { password, confirm } })
+      .then((r) => {
+        const failure = r.data.record && r.data.record.errors && r.data.record.errors.password;
+        if (failure) {
+          setError(failure.message);
+          return;
+        }
+        setDone(true);
+        setPassword('');
+        setConfirm('');
+        if (r.data.notice) addNotice(r.data.notice);
+      })
+      .catch((e) => setError(String(e && e.message ? e.message : e)))
+      .finally(() => setBusy(false));
+  };
+
+  return (
+    <Box variant="grey">
+      <Box as="form" variant="white" onSubmit={submit} data-testid="set-password">
+        <Text mb="xl">
+          New password for <strong>{record.params.username}</strong>. It is stored as a scrypt hash; the user's other sessions end.
+        </Text>
+        <Box mb="lg">
+          <Label htmlFor="new-password" required>New password</Label>
+          <Input id="new-password" name="password" type="password" width={1} autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+        </Box>
+        <Box mb="lg">
+          <Label htmlFor="confirm-password" required>New password (again)</Label>
+          <Input id="confirm-password" name="confirm" type="password" width={1} autoComplete="new-password" value={confirm} onChange={(e) => setConfirm(e.target.value)} />
+        </Box>
+        {error ? <MessageBox mb="lg" variant="danger" message={error} /> : null}
+        {done ? <MessageBox mb="lg" variant="success" message="The password was changed." /> : null}
+        <Button type="submit" variant="contained" disabled={busy || password === ''}>Set password</Button>
+      </Box>
+    </Box>
+  );
+};
+
+export default SetPassword;

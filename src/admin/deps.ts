@@ -1,0 +1,16 @@
+/** What the admin site's resources and actions are built from. */
+import type { AuthModels } from '../auth/models.js';
+import type { UserService } from '../auth/module.js';
+import type { PermissionCatalog } from '../auth/permission-catalog.js';
+import type { DocumentArea } from '../documents/area.js';
+
+export interface AdminDeps {
+  title: string;
+  models: AuthModels;
+  users: UserService;
+  /** The catalog of known codenames (auth_permission); every codename the admin grants is registered. */
+  catalog: PermissionCatalog;
+  areas: { dataStore: DocumentArea; catalog: DocumentArea };
+  /** Registered task names for the permission picker; absent when the queue is not wired in. */
+  taskNames: (() => Promise<string[]>) | undefined;
+}

@@ -1,0 +1,54 @@
+/**
+ * Groups in the admin site: a name and the permissions every member gets. Deleting a group
+ * takes it off its members.
+ */
+import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
+import type { Model } from 'mongoose';
+import type { GroupRecord, UserRecord } from '../../auth/models.js';
+import { component } from '../components.js';
+import type { AdminDeps } from '../deps.js';
+import { ServiceResource } from './mongoose-resource.js';
+import { ACCESS_CONTROL } from './navigation.js';
+import { normalizePermissions } from './permission-field.js';
+
+export class GroupResource extends ServiceResource<GroupRecord> {
+  constructor(
+    model: Model<GroupRecord>,
+    private readonly users: Model<UserRecord>,
+  ) {
+    super(model);
+  }
+
+  override async delete(id: string): Promise<void> {
+    await super.delete(id);
+    await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
+  }
+}
+
+export function groupResource(deps: AdminDeps): { resource: GroupResource; options: ResourceOptions } {
+  const beforeSave = async (request: ActionRequest, _context: ActionContext): Promise<ActionRequest> => {
+    if (request.method !== 'post' || request.payload === undefined) return request;
+    const payload = { ...request.payload };
+    if (typeof payload.name === 'string') payload.name = payload.name.trim();
+    return { ...request, payload: await normalizePermissions(payload, deps.catalog) };
+  };
+  return {
+    resource: new GroupResource(deps.models.Group, deps.models.User),
+    options: {
+      navigation: ACCESS_CONTROL,
+      sort: { sortBy: 'name', direction: 'asc' },
+      listProperties: ['name', 'permissions'],
+      showProperties: ['name', 'permissions', '_id'],
+      editProperties: ['name', 'permissions'],
+      filterProperties: ['name', 'permissions'],
+      properties: {
+        name: { isTitle: true },
+        permissions: { components: { edit: component('PermissionsEdit') } },
+      },
+      actions: {
+        new: { before: [beforeSave] },
+        edit: { before: [beforeSave] },
+      },
+    },
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * @adminjs/mongoose's resource, adjusted for this service:
+ * - mongoose 9 no longer has `SchemaArray.caster`, which the adapter's property typing reads for
+ *   every array path (it would crash on `groups` and `permissions`); the element type comes from
+ *   `embeddedSchemaType` instead;
+ * - updates and deletes go through updateOne/deleteOne by _id, never findOneAndUpdate/
+ *   findOneAndDelete: FerretDB v1 does not implement findAndModify with a projection, which
+ *   mongoose adds for the hidden password field (same rule as src/auth/user-service.ts);
+ * - `_id` is never part of an update, and each resource decides which stored fields may leave
+ *   the server (`toParams`) and which may be written (`writableParams`).
+ */
+import { BaseRecord, ValidationError, flat, type ActionContext, type ParamsType } from 'adminjs';
+import { Resource as AdapterResource } from '@adminjs/mongoose';
+import type { Model, UpdateQuery } from 'mongoose';
+
+/** The adapter's Property class (not exported by the package), reached through a property. */
+type AdapterProperty = ReturnType<AdapterResource['properties']>[number];
+
+interface MongoosePath {
+  path: string;
+  instance: string;
+  options?: { ref?: unknown };
+  embeddedSchemaType?: { instance?: string; options?: { ref?: unknown }; schema?: unknown };
+  caster?: { instance?: string; options?: { ref?: unknown }; schema?: unknown };
+}
+
+function refName(ref: unknown): string | undefined {
+  if (typeof ref === 'function') return (ref as { modelName?: string }).modelName;
+  return typeof ref === 'string' ? ref : undefined;
+}
+
+/** Patches one adapter property so arrays are typed from their element schema type. */
+function fixArrayProperty(property: AdapterProperty): AdapterProperty {
+  const path = (property as unknown as { mongoosePath: MongoosePath }).mongoosePath;
+  if (path.instance !== 'Array') return property;
+  const element = path.embeddedSchemaType ?? path.caster;
+  const ref = refName(element?.options?.ref);
+  const instance = element?.instance;
+  const target = property as unknown as { reference(): string | undefined; type(): string; subProperties(): unknown[] };
+  target.reference = () => ref;
+  target.subProperties = () => [];
+  target.type = () => {
+    if ((instance === 'ObjectId' || instance === 'ObjectID') && ref !== undefined) return 'reference';
+    switch (instance) {
+      case 'Boolean':
+        return 'boolean';
+      case 'Number':
+        return 'number';
+      case 'Date':
+        return 'datetime';
+      case 'ObjectId':
+      case 'ObjectID':
+        return 'id';
+      default:
+        return 'string';
+    }
+  };
+  return property;
+}
+
+/**
+ * Mongoose's validation, cast and duplicate-key errors as AdminJS form errors (shown under the
+ * fields), the way the adapter does it for creates; anything else is passed on unchanged.
+ */
+export function formError(err: unknown): unknown {
+  const e = err as { name?: string; code?: number; errors?: Record<string, { message: string; kind?: string }>; path?: string; keyValue?: Record<string, unknown> };
+  if (e.name === 'ValidationError' && e.errors !== undefined) {
+    const fields = Object.fromEntries(Object.entries(e.errors).map(([path, error]) => [path, { message: error.message, type: error.kind ?? 'invalid' }]));
+    return new ValidationError(fields);
+  }
+  if (e.name === 'CastError' && typeof e.path === 'string') {
+    return new ValidationError({ [e.path]: { message: 'This value has the wrong type.', type: 'cast' } });
+  }
+  if (e.code === 11000) {
+    const fields = Object.keys(e.keyValue ?? {});
+    const errors = Object.fromEntries(fields.map((f) => [f, { message: 'This value is already taken.', type: 'duplicate' }]));
+    return new ValidationError(errors, fields.length === 0 ? { message: 'This record already exists.' } : undefined);
+  }
+  return err;
+}
+
+export class ServiceResource<T = unknown> extends AdapterResource {
+  constructor(readonly model: Model<T>) {
+    super(model);
+  }
+
+  override properties(): AdapterProperty[] {
+    return super.properties().map(fixArrayProperty);
+  }
+
+  override property(name: string): AdapterProperty {
+    // The adapter's typing says non-null, AdminJS's BaseResource says "or null" (unknown path).
+    return this.properties().find((p) => p.path() === name) ?? (null as unknown as AdapterProperty);
+  }
+
+  /** The record as the admin site may see it (plain JSON). Subclasses drop or mask fields. */
+  protected toParams(document: Record<string, unknown>): Record<string, unknown> {
+    return document;
+  }
+
+  /** The fields an admin form may write; subclasses drop the rest. */
+  protected writableParams(params: Record<string, unknown>): Record<string, unknown> {
+    const { _id: _ignored, ...rest } = params;
+    return rest;
+  }
+
+  /**
+   * Fields the server itself adds to a create or update, from state a before-hook left for this
+   * request's context (e.g. a password hash): never from the submitted form.
+   */
+  protected serverFields(_context: ActionContext | undefined): Record<string, unknown> {
+    return {};
+  }
+
+  private record(document: unknown): BaseRecord {
+    return new BaseRecord(this.toParams(JSON.parse(JSON.stringify(document)) as Record<string, unknown>), this);
+  }
+
+  override async find(filter: Parameters<AdapterResource['find']>[0], options: Parameters<AdapterResource['find']>[1]): Promise<BaseRecord[]> {
+    const records = (await super.find(filter, options)) as BaseRecord[];
+    return records.map((r) => this.record(flat.unflatten(r.params)));
+  }
+
+  override async findOne(id: string): Promise<BaseRecord> {
+    let document: unknown;
+    try {
+      document = await this.model.findById(id).lean().exec();
+    } catch (err) {
+      // A malformed id in the URL is "no such record", not a server error.
+      if ((err as { name?: string }).name === 'CastError') document = null;
+      else throw err;
+    }
+    // AdminJS treats a null record as "not found" (the adapter's typing forgets that case).
+    return document === null ? (null as unknown as BaseRecord) : this.record(document);
+  }
+
+  override async findMany(ids: (string | number)[]): Promise<BaseRecord[]> {
+    const documents = await this.model.find({ _id: { $in: ids } }).lean().exec();
+    return documents.map((d) => this.record(d));
+  }
+
+  override build(params: Record<string, unknown>): BaseRecord {
+    return new BaseRecord(params, this);
+  }
+
+  override async create(params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
+    const created = await super.create({ ...this.writableParams(params), ...this.serverFields(context) });
+    return this.toParams(created as Record<string, unknown>);
+  }
+
+  override async update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
+    const parsed = this.parseParams(this.writableParams(params)) as Record<string, unknown>;
+    const changes = { ...(flat.unflatten(parsed) as Record<string, unknown>), ...this.serverFields(context) };
+    try {
+      await this.model.updateOne({ _id: id }, { $set: changes } as UpdateQuery<T>, { runValidators: true }).exec();
+    } catch (err) {
+      throw formError(err);
+    }
+    const document = await this.model.findById(id).lean().exec();
+    return document === null ? {} : this.toParams(JSON.parse(JSON.stringify(document)) as Record<string, unknown>);
+  }
+
+  override async delete(id: string): Promise<void> {
+    await this.model.deleteOne({ _id: id }).exec();
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * API tokens in the admin site (authtoken_token, one per user). Keys are secrets: lists and
+ * detail pages show only their first characters; the whole key is shown once, by the action
+ * that makes it ("Issue token" for a user, "Rotate" on a token). Deleting revokes.
+ *
+ * Revocation and rotation take effect at once for new lookups; a process that cached the old
+ * key (src/auth/accounts.ts) honours it for at most its cache lifetime (2 s).
+ */
+import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
+import type { Types } from 'mongoose';
+import { newTokenKey } from '../../auth/api-tokens.js';
+import type { TokenRecord } from '../../auth/models.js';
+import { badRequest, forbidden, notFound } from '../../errors.js';
+import { component } from '../components.js';
+import { actorIsSuperuser } from '../current-admin.js';
+import type { AdminDeps } from '../deps.js';
+import { ServiceResource } from './mongoose-resource.js';
+import { ACCESS_CONTROL } from './navigation.js';
+
+/** How much of a key lists may show: enough to tell tokens apart, far too little to use one. */
+export const KEY_PREFIX_LENGTH = 6;
+
+export class TokenResource extends ServiceResource<TokenRecord> {
+  protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
+    const key = typeof document.key === 'string' ? `${document.key.slice(0, KEY_PREFIX_LENGTH)}…` : '';
+    return { ...document, key };
+  }
+
+  /** Keys are only ever made by the issue and rotate actions. */
+  protected override writableParams(): Record<string, unknown> {
+    return {};
+  }
+}
+
+interface IssuedKey {
+  username: string;
+  key: string;
+}
+
+/** Creates the user's token or replaces its key; only superusers may do it for superusers. */
+async function issueFor(deps: AdminDeps, userId: Types.ObjectId | string, context: ActionContext): Promise<IssuedKey> {
+  const user = await deps.models.User.findById(userId, { username: 1, is_superuser: 1 }).lean().exec();
+  if (user === null) throw notFound('No such user.', 'no_such_user');
+  if (user.is_superuser && !actorIsSuperuser(context)) {
+    throw forbidden("Only a superuser may issue or rotate a superuser's token.", 'superuser_only');
+  }
+  const key = newTokenKey();
+  await deps.models.Token.updateOne({ user: user._id }, { $set: { key, created: new Date() } }, { upsert: true }).exec();
+  return { username: user.username, key };
+}
+
+export function tokenResource(deps: AdminDeps): { resource: TokenResource; options: ResourceOptions } {
+  return {
+    resource: new TokenResource(deps.models.Token),
+    options: {
+      navigation: ACCESS_CONTROL,
+      sort: { sortBy: 'created', direction: 'desc' },
+      listProperties: ['user', 'key', 'created'],
+      showProperties: ['user', 'key', 'created', '_id'],
+      filterProperties: ['user', 'created'],
+      properties: {
+        key: { description: 'Only the first characters are shown; the whole key is shown once, when it is made.' },
+      },
+      actions: {
+        new: { isAccessible: false, isVisible: false },
+        edit: { isAccessible: false, isVisible: false },
+        delete: { guard: 'Revoke this token? Scripts using it stop working.' },
+        issue: {
+          actionType: 'resource',
+          icon: 'Plus',
+          component: component('TokenKey'),
+          handler: async (request: ActionRequest, _response: unknown, context: ActionContext) => {
+            if (request.method !== 'post') return {};
+            const username = typeof request.payload?.username === 'string' ? request.payload.username.trim() : '';
+            if (username === '') throw badRequest('missing_field', 'Enter the username.');
+            const user = await deps.models.User.findOne({ username }, { _id: 1 }).lean().exec();
+            if (user === null) throw notFound(`No user named "${username}".`, 'no_such_user');
+            const issued = await issueFor(deps, user._id, context);
+            return { issued, notice: { message: `A new API token was issued for ${issued.username}.`, type: 'success' } };
+          },
+        },
+        rotate: {
+          actionType: 'record',
+          icon: 'RefreshCw',
+          component: component('TokenKey'),
+          handler: async (request: ActionRequest, _response: unknown, context: ActionContext) => {
+            const record = context.record;
+            if (record === undefined) throw notFound('No such token.', 'no_such_token');
+            if (request.method !== 'post') return { record: record.toJSON(context.currentAdmin) };
+            const issued = await issueFor(deps, String(record.params.user), context);
+            return {
+              record: record.toJSON(context.currentAdmin),
+              issued,
+              notice: { message: `The API token of ${issued.username} was rotated.`, type: 'success' },
+            };
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * Users in the admin site: list, create (with a password), edit (flags, groups, permissions,
+ * optionally a new password), set password, delete.
+ *
+ * Passwords: the stored hash never leaves the server (it is not selected, and dropped from every
+ * record here) and is never written from a form field. A password typed in the "new" or "edit"
+ * form (`newPassword`, a virtual field) is checked against the password rules and hashed in the
+ * before-hook, and the hash reaches the database only through the request's context
+ * (`serverFields`), which a form cannot set. The "set password" action uses the auth module's
+ * own UserService.setPassword.
+ *
+ * Staff who are not superusers cannot grant superuser status or touch superuser accounts.
+ */
+import { ValidationError, type ActionContext, type ActionRequest, type ResourceOptions } from 'adminjs';
+import type { Model } from 'mongoose';
+import type { TokenRecord, UserRecord } from '../../auth/models.js';
+import { hashPassword, unusablePassword } from '../../auth/passwords.js';
+import { weakPasswordError } from '../../auth/password-strength.js';
+import { assertValidEmail, assertValidUsername } from '../../auth/user-fields.js';
+import { isApiError } from '../../errors.js';
+import { component } from '../components.js';
+import { actorIsSuperuser, type ServiceAdmin } from '../current-admin.js';
+import type { AdminDeps } from '../deps.js';
+import { ServiceResource } from './mongoose-resource.js';
+import { ACCESS_CONTROL } from './navigation.js';
+import { normalizePermissions, type FormPayload } from './permission-field.js';
+
+/** Stored fields no form may write. */
+const SERVER_ONLY = ['_id', 'password', 'date_joined', 'last_login'];
+
+const NEW_USER_FIELDS = ['username', 'newPassword', 'email', 'first_name', 'last_name', 'is_staff', 'is_superuser', 'groups', 'permissions'];
+
+/** Password hashes made by a before-hook, waiting for the create/update of the same request. */
+const pendingPasswords = new WeakMap<ActionContext, string>();
+
+export class UserResource extends ServiceResource<UserRecord> {
+  constructor(
+    model: Model<UserRecord>,
+    private readonly tokens: Model<TokenRecord>,
+  ) {
+    super(model);
+  }
+
+  protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
+    const { password: _never, ...rest } = document;
+    return rest;
+  }
+
+  protected override writableParams(params: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(params).filter(([key]) => !SERVER_ONLY.some((f) => key === f || key.startsWith(`${f}.`))));
+  }
+
+  protected override serverFields(context: ActionContext | undefined): Record<string, unknown> {
+    const hash = context === undefined ? undefined : pendingPasswords.get(context);
+    return hash === undefined ? {} : { password: hash };
+  }
+
+  /** A deleted user's API token goes with it. */
+  override async delete(id: string): Promise<void> {
+    await super.delete(id);
+    await this.tokens.deleteMany({ user: id }).exec();
+  }
+}
+
+function fieldError(field: string, err: unknown): never {
+  if (isApiError(err)) throw new ValidationError({ [field]: { message: err.message, type: err.code } });
+  throw err;
+}
+
+/** Superusers may manage anyone; other staff only accounts that are not superusers. */
+function mayManage(context: ActionContext): boolean {
+  return actorIsSuperuser(context) || context.record?.params.is_superuser !== true;
+}
+
+function isSelf(context: ActionContext): boolean {
+  return context.record !== undefined && String(context.record.id()) === (context.currentAdmin as ServiceAdmin | undefined)?.id;
+}
+
+/** Checks and prepares the "new"/"edit" form before it is saved (see the module comment). */
+function beforeSave(deps: AdminDeps, creating: boolean) {
+  return async (request: ActionRequest, context: ActionContext): Promise<ActionRequest> => {
+    if (request.method !== 'post') return request;
+    const submitted: FormPayload = { ...(request.payload ?? {}) };
+    let payload: FormPayload = Object.fromEntries(
+      Object.entries(submitted).filter(([key]) => !SERVER_ONLY.some((f) => key === f || key.startsWith(`${f}.`)) && key !== 'newPassword'),
+    );
+    if (!actorIsSuperuser(context)) delete payload.is_superuser;
+
+    const username = typeof payload.username === 'string' ? payload.username : String(context.record?.params.username ?? '');
+    if (creating || payload.username !== undefined) {
+      try {
+        assertValidUsername(username);
+      } catch (err) {
+        fieldError('username', err);
+      }
+    }
+    if (typeof payload.email === 'string') {
+      payload.email = payload.email.trim();
+      try {
+        assertValidEmail(payload.email);
+      } catch (err) {
+        fieldError('email', err);
+      }
+    }
+
+    const newPassword = submitted.newPassword;
+    if (typeof newPassword === 'string' && newPassword !== '') {
+      const weak = weakPasswordError(newPassword, username);
+      if (weak !== null) throw new ValidationError({ newPassword: { message: weak.message, type: 'weak_password' } });
+      pendingPasswords.set(context, await hashPassword(newPassword));
+    } else if (creating) {
+      // No password given: the account exists but cannot log in with one (token-only, or later).
+      pendingPasswords.set(context, unusablePassword());
+    }
+
+    payload = await normalizePermissions(payload, deps.catalog);
+    return { ...request, payload };
+  };
+}
+
+export function userResource(deps: AdminDeps): { resource: UserResource; options: ResourceOptions } {
+  return {
+    resource: new UserResource(deps.models.User, deps.models.Token),
+    options: {
+      navigation: ACCESS_CONTROL,
+      sort: { sortBy: 'username', direction: 'asc' },
+      listProperties: ['username', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'is_superuser', 'last_login'],
+      showProperties: ['username', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'is_superuser', 'groups', 'permissions', 'date_joined', 'last_login', '_id'],
+      editProperties: ['username', 'newPassword', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'is_superuser', 'groups', 'permissions'],
+      filterProperties: ['username', 'email', 'is_active', 'is_staff', 'is_superuser', 'groups'],
+      properties: {
+        username: { isTitle: true },
+        password: { isVisible: false },
+        newPassword: {
+          type: 'password',
+          isVisible: { list: false, show: false, filter: false, edit: true },
+          description:
+            'Stored as a scrypt hash. On a new user, leave empty for an account that cannot log in with a password; when editing, leave empty to keep the current one.',
+        },
+        is_active: { description: 'Inactive accounts cannot log in and their tokens stop working.' },
+        is_staff: { description: 'May log in to this administration site.' },
+        is_superuser: { description: 'Has every permission without being granted it.' },
+        groups: { description: 'The user also gets every permission of these groups.' },
+        permissions: { components: { edit: component('PermissionsEdit') } },
+        date_joined: { isDisabled: true },
+        last_login: { isDisabled: true },
+      },
+      actions: {
+        // New accounts are active; "Active" is offered when editing (an unticked box on a new
+        // form would misstate the default).
+        new: { before: [beforeSave(deps, true)], layout: NEW_USER_FIELDS },
+        edit: { before: [beforeSave(deps, false)], isAccessible: mayManage },
+        delete: { isAccessible: (context: ActionContext) => mayManage(context) && !isSelf(context) },
+        bulkDelete: { isAccessible: actorIsSuperuser },
+        setPassword: {
+          actionType: 'record',
+          icon: 'Key',
+          component: component('SetPassword'),
+          isAccessible: mayManage,
+          handler: async (request: ActionRequest, _response: unknown, context: ActionContext) => {
+            const record = context.record;
+            if (record === undefined) throw new ValidationError({}, { message: 'No such user.' });
+            if (request.method === 'post') {
+              const username = String(record.params.username);
+              const password = String(request.payload?.password ?? '');
+              const confirm = String(request.payload?.confirm ?? '');
+              if (password !== confirm) throw new ValidationError({ password: { message: 'The two passwords differ.', type: 'mismatch' } });
+              const weak = weakPasswordError(password, username);
+              if (weak !== null) throw new ValidationError({ password: { message: weak.message, type: 'weak_password' } });
+              await deps.users.setPassword(username, password);
+              return {
+                record: record.toJSON(context.currentAdmin),
+                notice: { message: `The password of ${username} was changed.`, type: 'success' },
+              };
+            }
+            return { record: record.toJSON(context.currentAdmin) };
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Builds the AdminJS instance and its routes. Loaded on demand by index.ts (importing AdminJS
+ * takes a couple of seconds), after ADMIN_JS_TMP_DIR has been pointed at the bundle directory.
+ *
+ * AdminJS's own login is not used: access is decided by index.ts/access.ts from our session,
+ * and AdminJS's login/logout links point at the API's login and logout pages.
+ */
+import AdminJS, { type AdminJSOptions } from 'adminjs';
+import type { Router } from 'express';
+import { PermissionCatalog } from '../auth/permission-catalog.js';
+import type { ServiceContext } from '../service.js';
+import { ADMIN_ROOT, LOGIN_PATH, LOGOUT_PATH } from './access.js';
+import { ensureComponentsBundle } from './bundle.js';
+import { component } from './components.js';
+import type { AdminDeps } from './deps.js';
+import { adminLocale } from './locale.js';
+import { groupResource } from './resources/groups.js';
+import { permissionResource } from './resources/permissions.js';
+import { taskLogModel, taskLogResource } from './resources/task-log.js';
+import { tokenResource } from './resources/tokens.js';
+import { userResource } from './resources/users.js';
+import { adminRouter } from './router.js';
+
+export interface AdminSiteConfig {
+  bundleDir: string;
+  taskNames: (() => Promise<string[]>) | undefined;
+}
+
+function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>): AdminJSOptions {
+  return {
+    rootPath: ADMIN_ROOT,
+    loginPath: LOGIN_PATH,
+    logoutPath: LOGOUT_PATH,
+    branding: { companyName: deps.title, logo: false, withMadeWithLove: false },
+    locale: adminLocale(),
+    resources: [userResource(deps), groupResource(deps), permissionResource(deps), tokenResource(deps), taskLogResource(taskLog)],
+    dashboard: {
+      component: component('Dashboard'),
+      handler: async () => {
+        const [users, groups, permissions, tokens, taskRuns] = await Promise.all([
+          deps.models.User.estimatedDocumentCount().exec(),
+          deps.models.Group.estimatedDocumentCount().exec(),
+          deps.models.Permission.estimatedDocumentCount().exec(),
+          deps.models.Token.estimatedDocumentCount().exec(),
+          taskLog.estimatedDocumentCount().exec(),
+        ]);
+        return { title: deps.title, rootPath: ADMIN_ROOT, counts: { users, groups, permissions, tokens, taskRuns } };
+      },
+    },
+  };
+}
+
+export async function createAdminRouter(ctx: ServiceContext, config: AdminSiteConfig): Promise<Router> {
+  const { models } = ctx.auth;
+  const deps: AdminDeps = {
+    title: ctx.settings.applicationTitle,
+    models,
+    users: ctx.auth.users,
+    catalog: new PermissionCatalog(models),
+    areas: ctx.documents,
+    taskNames: config.taskNames,
+  };
+  const bundle = await ensureComponentsBundle(config.bundleDir);
+  if (bundle.built) ctx.logger.info({ file: bundle.file }, 'admin site: components bundle built');
+  const admin = new AdminJS(adminOptions(deps, taskLogModel(models.User.db)));
+  return adminRouter(admin, { title: deps.title, componentsBundle: bundle.file });
+}

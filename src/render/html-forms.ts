@@ -1,0 +1,150 @@
+/**
+ * The forms of the browsable page: under a collection (insert records), a record (replace,
+ * merge, delete), the database and collection lists (create or delete one) and a task's run
+ * page (submit it with args/kwargs/tags).
+ *
+ * The forms hold no data from the database, only names from the URL, and each is rendered
+ * `hidden`: the page script (html-script.ts, served from /api/static/browsable.js) shows them and
+ * submits them as JSON with the CSRF header via fetch. Without the script the page stays a
+ * readable, read-only JSON view, and a plain form POST can never reach the API by accident.
+ */
+import escapeHtml from 'escape-html';
+import { BROWSABLE_SCRIPT_PATH } from './html-script.js';
+
+export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run'] as const;
+export type PageFormKind = (typeof PAGE_FORM_KINDS)[number];
+
+/** What a route tells the page about the form to show (set as `res.locals.form`). */
+export interface PageForm {
+  kind: PageFormKind;
+  /** Where the form sends to (the page's own URL for every kind so far): a site path or an absolute URL of this site. */
+  postUrl: string;
+  /** task-run: the task's name, repeated in the body as `function`. */
+  task?: string;
+}
+
+/** The shape check used before trusting `res.locals.form` (set by code, but loosely typed). */
+export function isPageForm(value: unknown): value is PageForm {
+  if (typeof value !== 'object' || value === null) return false;
+  const form = value as Record<string, unknown>;
+  return (
+    typeof form.kind === 'string' &&
+    (PAGE_FORM_KINDS as readonly string[]).includes(form.kind) &&
+    typeof form.postUrl === 'string' &&
+    (form.task === undefined || typeof form.task === 'string')
+  );
+}
+
+/** Routes call this to ask for a form on their browsable page. */
+export function setPageForm(res: { locals: Record<string, unknown> }, form: PageForm): void {
+  res.locals.form = form;
+}
+
+export const FORM_STYLE = `
+.api-form{margin:10px 0 30px;padding:15px;border:1px solid #ddd;border-radius:4px;background:#fcfcfc}
+.api-form h2{font-size:18px;font-weight:400;margin:0 0 10px}
+.api-form label{display:block;margin:8px 0 4px;font-weight:600}
+.api-form textarea,.api-form input[type=text]{width:100%;padding:6px;border:1px solid #bbb;border-radius:3px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
+.api-form textarea{min-height:8em}
+.api-form .hint{color:#666;font-size:12px;margin:4px 0 0}
+.api-form .buttons{margin-top:10px}
+.api-form button{padding:6px 14px;margin-right:6px;border:1px solid #2c6dac;border-radius:3px;background:#2c6dac;color:#fff;cursor:pointer}
+.api-form button.danger{background:#fff;color:#a30000;border-color:#a30000}
+.api-form .result{margin-top:12px}
+.api-form .result pre{margin:4px 0 0}
+.api-form .result .status{font-weight:600}
+.api-form .result .status.failed{color:#a30000}
+.paging{margin:0 0 10px}
+.paging a,.paging span{display:inline-block;padding:4px 10px;margin-right:4px;border:1px solid #ccc;border-radius:3px;color:#333;text-decoration:none}
+.paging span.disabled{color:#aaa}
+.paging .position{border:0}
+`;
+
+const textarea = (name: string, label: string, placeholder: string, hint: string) =>
+  `<label for="api-form-${name}">${escapeHtml(label)}</label>` +
+  `<textarea id="api-form-${name}" name="${name}" spellcheck="false" placeholder="${escapeHtml(placeholder)}"></textarea>` +
+  `<p class="hint">${escapeHtml(hint)}</p>`;
+
+const textInput = (name: string, label: string, hint: string) =>
+  `<label for="api-form-${name}">${escapeHtml(label)}</label>` +
+  `<input type="text" id="api-form-${name}" name="${name}" autocomplete="off" spellcheck="false">` +
+  `<p class="hint">${escapeHtml(hint)}</p>`;
+
+/** A submit button; the script reads data-method and data-action to build the request. */
+const button = (method: string, label: string, options: { action?: string; danger?: boolean } = {}) =>
+  `<button type="submit" data-method="${method}"${options.action ? ` data-action="${options.action}"` : ''}` +
+  `${options.danger ? ' class="danger"' : ''}>${escapeHtml(label)}</button>`;
+
+function fields(form: PageForm): { heading: string; body: string; buttons: string } {
+  switch (form.kind) {
+    case 'collection':
+      return {
+        heading: 'Add records',
+        body: textarea('content', 'Record (JSON object) or records (JSON array)', '{"name": "value"}', 'MongoDB Extended JSON is accepted, e.g. {"$date": "2024-01-01T00:00:00Z"}.'),
+        buttons: button('POST', 'POST'),
+      };
+    case 'record':
+      return {
+        heading: 'Change this record',
+        body: textarea('content', 'Record (JSON object)', '{"name": "value"}', 'PUT replaces the record, PATCH sets only the given fields.'),
+        buttons: button('PUT', 'PUT') + button('PATCH', 'PATCH') + button('DELETE', 'DELETE', { danger: true }),
+      };
+    case 'databases':
+      return {
+        heading: 'Create or delete a database',
+        body: textInput('database', 'Database name', 'Deleting a database deletes every collection and record in it.'),
+        buttons: button('POST', 'Create') + button('POST', 'Delete', { action: 'delete', danger: true }),
+      };
+    case 'collections':
+      return {
+        heading: 'Create or delete a collection',
+        body: textInput('collection', 'Collection name', 'Deleting a collection deletes every record in it.'),
+        buttons: button('POST', 'Create') + button('POST', 'Delete', { action: 'delete', danger: true }),
+      };
+    case 'task-run':
+      return {
+        heading: `Run ${form.task ?? 'this task'}`,
+        body:
+          textarea('args', 'args (JSON array)', '[]', 'Positional arguments, e.g. [1, "two"].') +
+          textarea('kwargs', 'kwargs (JSON object)', '{}', 'Keyword arguments, e.g. {"name": "value"}.') +
+          textInput('tags', 'tags', 'Comma-separated labels for finding the run in your task history.') +
+          textInput('queue', 'queue (optional)', "Leave empty for the task's default queue."),
+        buttons: button('POST', 'Run'),
+      };
+  }
+}
+
+/**
+ * The path (and query) the form may send to: a site path as is (never `//host`), an absolute
+ * http(s) URL reduced to its path (routes build their links absolute, and the page is always
+ * served by this site); anything else gives null and no form.
+ */
+function formTarget(postUrl: string): string | null {
+  if (/^\/(?![/\\])\S*$/.test(postUrl)) return postUrl;
+  try {
+    const url = new URL(postUrl);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.pathname + url.search : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The form block, or '' when `form` is absent or its URL is unusable. Anonymous visitors see the
+ * form too (reads may be open), with a note that changes need a login.
+ */
+export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean): string {
+  const target = form === undefined ? null : formTarget(form.postUrl);
+  if (form === undefined || target === null) return '';
+  const { heading, body, buttons } = fields(form);
+  const task = form.task === undefined ? '' : ` data-task="${escapeHtml(form.task)}"`;
+  const note = loggedIn ? '' : '<p class="hint">Log in to send changes from this page.</p>';
+  return (
+    `<form class="api-form" data-browsable="${form.kind}" data-url="${escapeHtml(target)}"${task} hidden>` +
+    `<h2>${escapeHtml(heading)}</h2>${note}${body}<div class="buttons">${buttons}</div>` +
+    '<div class="result" aria-live="polite" hidden><span class="status"></span><pre class="body"></pre><p class="link"></p></div>' +
+    '</form>\n' +
+    '<noscript><p class="hint">The forms of this page need JavaScript; the JSON above is the complete response.</p></noscript>\n' +
+    `<script src="${BROWSABLE_SCRIPT_PATH}" defer></script>\n`
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * The browsable page's script in Chromium, for the form kinds the main scenario does not use:
+ * run a task (args/kwargs/tags/queue), change and delete a record, create and delete a database.
+ * The pages are the real renderer's output; the API's answers are canned by request
+ * interception (a task run needs a live worker, which is the queue tests' business), and every
+ * request the page makes is recorded and checked: method, JSON body and CSRF header.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page, Route } from 'playwright-core';
+import { htmlDocument } from '../../src/render/html.js';
+import type { PageForm } from '../../src/render/html-forms.js';
+import { BROWSABLE_SCRIPT } from '../../src/render/html-script.js';
+import type { PlainValue } from '../../src/render/types.js';
+import { contentSecurityPolicy } from '../../src/http/security-headers.js';
+import { launchChromium } from './support.js';
+
+/** Never resolved: every request is answered by the routes below. */
+const ORIGIN = 'http://browsable.test';
+const CSRF = 'csrf-token-value-0123456789abcdefghijklmnop';
+const NONCE = 'bm9uY2Utbm9uY2Utbm9uY2U=';
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+interface Sent {
+  method: string;
+  url: string;
+  body: unknown;
+  csrf: string | undefined;
+  contentType: string | undefined;
+}
+
+/** A page at `path` rendered with `form` and `value`; API calls are recorded and answered by `answer`. */
+async function openPage(path: string, form: PageForm, value: PlainValue, answer: (sent: Sent) => { status: number; body: unknown }): Promise<{ page: Page; sent: Sent[] }> {
+  const context = await browser.newContext();
+  await context.addCookies([{ name: 'csrftoken', value: CSRF, url: ORIGIN }]);
+  const page = await context.newPage();
+  const sent: Sent[] = [];
+  const html = htmlDocument(200, {
+    title: 'Forms',
+    requestUrl: `${ORIGIN}${path}`,
+    breadcrumbs: [{ name: 'Api Root', href: '/api/' }],
+    user: { username: 'tester' },
+    method: 'GET',
+    cspNonce: NONCE,
+    form,
+  }).whole(value);
+  await context.route(`${ORIGIN}/**`, async (route: Route) => {
+    const request = route.request();
+    const url = new URL(request.url());
+    if (url.pathname === '/api/static/browsable.js') {
+      await route.fulfill({ status: 200, contentType: 'application/javascript', body: BROWSABLE_SCRIPT });
+    } else if (request.method() === 'GET') {
+      await route.fulfill({ status: 200, contentType: 'text/html', headers: { 'content-security-policy': contentSecurityPolicy(NONCE) }, body: html });
+    } else {
+      const headers = request.headers();
+      const entry: Sent = {
+        method: request.method(),
+        url: url.pathname,
+        body: request.postData() === null ? undefined : JSON.parse(request.postData() as string),
+        csrf: headers['x-csrftoken'],
+        contentType: headers['content-type'],
+      };
+      sent.push(entry);
+      const reply = answer(entry);
+      await route.fulfill({ status: reply.status, contentType: 'application/json', body: JSON.stringify(reply.body) });
+    }
+  });
+  await page.goto(`${ORIGIN}${path}`);
+  await page.locator('form[data-browsable]').waitFor({ state: 'visible' });
+  return { page, sent };
+}
+
+const status = (page: Page) => page.locator('.result .status').textContent();
+
+describe('the browsable page forms', () => {
+  it('runs a task with args, kwargs, tags and queue', async () => {
+    const path = '/api/queue/run/proj.tasks.add/';
+    const { page, sent } = await openPage(path, { kind: 'task-run', postUrl: `${ORIGIN}${path}`, task: 'proj.tasks.add' }, { task: 'proj.tasks.add' }, () => ({
+      status: 202,
+      body: { task_id: 'abc', status: 'PENDING', result_url: `${ORIGIN}/api/queue/task/abc/` },
+    }));
+    await page.fill('textarea[name="args"]', '[2, 3]');
+    await page.fill('textarea[name="kwargs"]', '{"note": "</textarea>"}');
+    await page.fill('input[name="tags"]', 'demo, browser ,');
+    await page.fill('input[name="queue"]', 'fast');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => status(page)).toBe('HTTP 202 Accepted');
+    expect(sent).toEqual([
+      {
+        method: 'POST',
+        url: path,
+        body: { function: 'proj.tasks.add', args: [2, 3], kwargs: { note: '</textarea>' }, tags: ['demo', 'browser'], queue: 'fast' },
+        csrf: CSRF,
+        contentType: 'application/json',
+      },
+    ]);
+    expect(await page.getByRole('link', { name: 'Follow this run' }).getAttribute('href')).toBe(`${ORIGIN}/api/queue/task/abc/`);
+  });
+
+  it('checks the JSON before sending anything', async () => {
+    const path = '/api/queue/run/t/';
+    const { page, sent } = await openPage(path, { kind: 'task-run', postUrl: path, task: 't' }, {}, () => ({ status: 500, body: {} }));
+    await page.fill('textarea[name="kwargs"]', '[1]');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('.result .body').textContent()).toBe('kwargs must be a JSON object.');
+    expect(await status(page)).toBe('Not sent');
+    expect(sent).toEqual([]);
+  });
+
+  it('changes a record (prefilled from the page) and deletes it after confirmation', async () => {
+    const path = '/api/data_store/data/lab/samples/6b03bf0054327916b1300b18/';
+    const record = { _id: '6b03bf0054327916b1300b18', sample: 's-1', note: '<b>x</b>' };
+    const { page, sent } = await openPage(path, { kind: 'record', postUrl: path }, record, (s) =>
+      s.method === 'DELETE' ? { status: 200, body: { deleted: record._id } } : { status: 200, body: { ...record, depth: 5 } },
+    );
+    const content = page.locator('textarea[name="content"]');
+    expect(JSON.parse(await content.inputValue())).toEqual(record);
+    await content.fill('{"depth": 5}');
+    await page.getByRole('button', { name: 'PATCH' }).click();
+    await expect.poll(() => status(page)).toBe('HTTP 200 OK');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'DELETE' }).click();
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent.map((s) => [s.method, s.body, s.csrf])).toEqual([
+      ['PATCH', { depth: 5 }, CSRF],
+      ['DELETE', undefined, CSRF],
+    ]);
+    await expect.poll(() => page.getByRole('link', { name: 'Back to the collection' }).getAttribute('href')).toBe(`${ORIGIN}/api/data_store/data/lab/samples/`);
+  });
+
+  it('creates a database, and deletes one only when confirmed', async () => {
+    const path = '/api/data_store/data/';
+    const { page, sent } = await openPage(path, { kind: 'databases', postUrl: path }, { count: 0, results: [] }, (s) =>
+      (s.body as { action?: string }).action === 'delete'
+        ? { status: 200, body: { deleted: 'lab' } }
+        : { status: 201, body: { database: 'lab', url: `${ORIGIN}/api/data_store/data/lab/` } },
+    );
+    await page.fill('input[name="database"]', 'lab');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => status(page)).toBe('HTTP 201 Created');
+    expect(await page.getByRole('link', { name: 'Open it' }).getAttribute('href')).toBe(`${ORIGIN}/api/data_store/data/lab/`);
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent.map((s) => s.body)).toEqual([{ database: 'lab' }, { database: 'lab', action: 'delete' }]);
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * API tokens in the admin site: issued and rotated keys are shown once (lists and detail pages
+ * show a prefix only), work with the API, and the old key stops working; deleting revokes;
+ * staff cannot take over a superuser's token. Task history is read-only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { closeAndDrop, expectError, sleep } from '../auth/helpers.js';
+import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser } from './support.js';
+
+let app: TestApp;
+let root: Browser;
+
+beforeAll(async () => {
+  app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
+  await app.users.ensureSuperuser({ username: 'root', email: 'root@example.org', password: 'root-pass-123' });
+  await app.users.createUser({ username: 'staffer', password: 'staff-pass-123', isStaff: true });
+  await app.users.createUser({ username: 'scripter', password: 'script-pass-123' });
+  root = await adminBrowser(app, 'root', 'root-pass-123');
+});
+
+afterAll(async () => {
+  await closeAndDrop(app);
+});
+
+const tokenDoc = async (username: string) => {
+  const user = await app.ctx.serviceDb.collection('auth_user').findOne({ username });
+  return app.ctx.serviceDb.collection('authtoken_token').findOne({ user: user?._id });
+};
+
+describe('tokens', () => {
+  let firstKey: string;
+
+  it('issues a token and shows its key once', async () => {
+    const res = await adminApiPostJson(root, '/resources/Token/actions/issue', { username: 'scripter' });
+    expect(res.status, res.text).toBe(200);
+    firstKey = res.json.issued.key as string;
+    expect(firstKey).toMatch(/^[0-9a-f]{40}$/);
+    expect(res.json.issued.username).toBe('scripter');
+    expect((await tokenDoc('scripter'))?.key).toBe(firstKey);
+    const profile = await call(app.url, 'GET', '/api/user/', { token: firstKey });
+    expect(profile.json.username).toBe('scripter');
+  });
+
+  it('lists and shows tokens with a prefix of the key only', async () => {
+    const list = await adminApiGet(root, '/resources/Token/actions/list');
+    expect(list.status, list.text).toBe(200);
+    expect(list.text).not.toContain(firstKey);
+    const record = list.json.records[0];
+    expect(record.params.key).toBe(`${firstKey.slice(0, 6)}…`);
+    expect(record.populated.user.title).toBe('scripter');
+    const show = await adminApiGet(root, `/resources/Token/records/${record.id}/show`);
+    expect(show.text).not.toContain(firstKey);
+  });
+
+  it('rotates: the new key works and the old one stops', async () => {
+    const doc = await tokenDoc('scripter');
+    const res = await adminApiPostJson(root, `/resources/Token/records/${doc?._id.toString()}/rotate`, { confirm: 'yes' });
+    expect(res.status, res.text).toBe(200);
+    const newKey = res.json.issued.key as string;
+    expect(newKey).not.toBe(firstKey);
+    expect((await call(app.url, 'GET', '/api/user/', { token: newKey })).status).toBe(200);
+    await sleep(2_100); // another process may have cached the old key for up to 2 s
+    expectError(await call(app.url, 'GET', '/api/user/', { token: firstKey }), 401, 'invalid_token');
+  });
+
+  it('revokes by deleting', async () => {
+    const doc = await tokenDoc('scripter');
+    const key = doc?.key as string;
+    const res = await adminApiPost(root, `/resources/Token/records/${doc?._id.toString()}/delete`, {});
+    expect(res.json.notice.type, res.text).toBe('success');
+    await sleep(2_100);
+    expectError(await call(app.url, 'GET', '/api/user/', { token: key }), 401, 'invalid_token');
+  });
+
+  it("does not let staff issue a superuser's token", async () => {
+    const staff = await adminBrowser(app, 'staffer', 'staff-pass-123');
+    const res = await adminApiPostJson(staff, '/resources/Token/actions/issue', { username: 'root' });
+    expectError(res, 403, 'superuser_only');
+    expect(await tokenDoc('root')).toBeNull();
+  });
+
+  it('cannot be created or edited as a form', async () => {
+    const res = await adminApiPost(root, '/resources/Token/actions/new', { key: 'a'.repeat(40), user: 'x' });
+    expect(res.json.notice.type).toBe('error');
+    expect(await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ key: 'a'.repeat(40) })).toBe(0);
+  });
+});
+
+describe('task history', () => {
+  it('lists the submission log read-only', async () => {
+    await app.ctx.serviceDb.collection('task_log').insertOne({
+      _id: 'c0ffee00-0000-4000-8000-000000000001' as never,
+      task_id: 'c0ffee00-0000-4000-8000-000000000001',
+      user: 'scripter',
+      task_name: 'proj.tasks.add',
+      args: [1, 2],
+      kwargs: { note: '<b>x</b>' },
+      queue: 'celery',
+      tags: ['demo'],
+      timestamp: new Date(),
+    });
+    const list = await adminApiGet(root, '/resources/TaskLog/actions/list');
+    expect(list.status, list.text).toBe(200);
+    const params = list.json.records[0].params;
+    expect(params.task_name).toBe('proj.tasks.add');
+    expect(params.args).toBe('[1,2]');
+    const del = await adminApiPost(root, `/resources/TaskLog/records/${list.json.records[0].id}/delete`, {});
+    expect(del.json.notice.type).toBe('error');
+    expect(await app.ctx.serviceDb.collection('task_log').countDocuments()).toBe(1);
+  });
+});
