@@ -3,6 +3,7 @@
  * validated as a whole so an operator sees every wrong or missing value in one message.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { booleanFlag, commaList } from './env-values.js';
@@ -136,7 +137,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     taskListCacheSeconds: e.TASK_LIST_CACHE_S,
     resultCollection: e.RESULT_COLLECTION,
     logLevel: e.LOG_LEVEL,
-    adminBundleDir: e.ADMIN_BUNDLE_DIR,
+    adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     mongo: toMongoSettings(e),
     broker:
       e.BROKER_URL === undefined

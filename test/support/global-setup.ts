@@ -32,7 +32,20 @@ async function removeStaleStateDirs(): Promise<void> {
   await Promise.all(stale.map((name) => rm(join(repoRoot, '.state', name), { recursive: true, force: true })));
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+interface SharedServices {
+  info: TestServices;
+  stop: () => Promise<void>;
+  users: number;
+}
+
+/**
+ * The integration and e2e projects both name this file as their globalSetup; vitest runs it
+ * once per project in the same process. They share one set of services (kept on globalThis,
+ * since each project may load this module afresh), stopped when the last project tears down.
+ */
+const registry = globalThis as typeof globalThis & { __cybercomTestServices?: Promise<SharedServices> };
+
+async function startShared(): Promise<SharedServices> {
   const stateDir = join(repoRoot, '.state', `test-${process.pid}`);
   await removeStaleStateDirs();
   const keep = process.env.TEST_KEEP_STATE === '1';
@@ -47,17 +60,26 @@ export default async function setup(project: TestProject): Promise<() => Promise
   console.log(
     `[global-setup] ${services.mongo.kind} :${services.mongo.port} and rabbitmq :${services.broker.port} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${stateDir})`,
   );
-  const info: TestServices = {
-    stateDir,
-    certDir: services.certDir,
-    mongo: services.mongo,
-    broker: services.broker,
-    env: services.env(),
+  return {
+    info: { stateDir, certDir: services.certDir, mongo: services.mongo, broker: services.broker, env: services.env() },
+    users: 0,
+    stop: async () => {
+      await services.stop();
+      if (!keep) await rm(stateDir, { recursive: true, force: true });
+    },
   };
-  project.provide('services', info);
+}
 
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  registry.__cybercomTestServices ??= startShared();
+  const shared = await registry.__cybercomTestServices;
+  shared.users += 1;
+  project.provide('services', shared.info);
   return async () => {
-    await services.stop();
-    if (!keep) await rm(stateDir, { recursive: true, force: true });
+    shared.users -= 1;
+    if (shared.users === 0) {
+      registry.__cybercomTestServices = undefined;
+      await shared.stop();
+    }
   };
 }

@@ -171,6 +171,7 @@ describe('(a) Python Celery worker ← TS publisher and control client', () => {
       { name: 'interop.add', attributes: { __doc__: 'Add two numbers.' } },
       { name: 'interop.fail', attributes: { __doc__: 'Always raise ValueError with the given message.' } },
       { name: 'interop.nodoc', attributes: {} },
+      { name: 'interop.noop', attributes: { __doc__: 'Do nothing (used by the queue benchmark).' } },
       { name: 'interop.whoami', attributes: { __doc__: 'Return the user named in the authenticated_user header.' } },
     ]);
     const queues = await control.activeQueues({ destination: [pyNode], timeoutMs: 5_000 });
