@@ -5,6 +5,7 @@
  *   dev               start RabbitMQ and the MongoDB-wire server locally (TLS), then the API
  *   createsuperuser   create or update an administrator non-interactively
  *   worker            run a TypeScript task worker (settings from the environment)
+ *   local             run an installation as supervised local processes (start/stop/status/logs)
  */
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
@@ -20,6 +21,8 @@ Commands:
                     and run the API against them on http://localhost:8080 (HTTP_PORT).
   createsuperuser   --username NAME --email ADDR (--password-file FILE | --password-env VAR)
   worker            Run a task worker: WORKER_TASK_MODULES, WORKER_QUEUES, ... (worker --help)
+  local             start|stop|restart|status|logs|run an installation made by ./installer
+                    as local processes (local --help)
   help              Show this text.
 `;
 
@@ -62,6 +65,10 @@ async function main(argv: string[]): Promise<number> {
     case 'worker': {
       const { runWorkerProcess } = await import('./worker/main.js');
       return runWorkerProcess(rest, env as NodeJS.ProcessEnv);
+    }
+    case 'local': {
+      const { runLocalCli } = await import('./ops/runtime/local-cli.js');
+      return runLocalCli(rest);
     }
     case undefined:
     case 'help':

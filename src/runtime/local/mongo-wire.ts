@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { freePort, waitForPort } from './ports.js';
-import { findExecutable, spawnManaged, startupError, type ManagedProcess } from './processes.js';
+import { findExecutable, spawnManaged, startupError, type ExitStatus, type ManagedProcess } from './processes.js';
 
 export type MongoWireKind = 'mongod' | 'ferretdb';
 
@@ -30,6 +30,8 @@ export interface MongoWireOptions {
   password: string;
   /** Force one implementation; default: mongod if on PATH, else FerretDB. */
   kind?: MongoWireKind;
+  /** Listen address; default 127.0.0.1. '0.0.0.0' listens on every interface (remote workers). */
+  bindHost?: string;
   startTimeoutMs?: number;
 }
 
@@ -41,6 +43,8 @@ export interface MongoWireHandle {
   /** The database the user is defined in. */
   authSource: string;
   logFile: string;
+  /** Settles when the server process exits, for whatever reason (a supervisor restarts it). */
+  exited: Promise<ExitStatus>;
   stop(): Promise<void>;
 }
 
@@ -72,7 +76,7 @@ function chooseServer(kind: MongoWireKind | undefined): { kind: MongoWireKind; c
 function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[] {
   return [
     '--dbpath', dbPath,
-    '--bind_ip', '127.0.0.1',
+    '--bind_ip', o.bindHost ?? '127.0.0.1',
     '--port', String(port),
     '--auth',
     '--tlsMode', 'requireTLS',
@@ -85,6 +89,12 @@ function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[]
   ];
 }
 
+/** host:port as Go's net.Listen wants it (IPv6 literals in brackets). */
+function hostPort(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
+}
+
 function ferretDbArgs(o: MongoWireOptions, port: number, dir: string): string[] {
   return [
     '--handler=sqlite',
@@ -93,7 +103,7 @@ function ferretDbArgs(o: MongoWireOptions, port: number, dir: string): string[] 
     `--state-dir=${join(dir, 'state')}`,
     // An empty TCP address disables the plaintext listener: TLS only.
     '--listen-addr=',
-    `--listen-tls=127.0.0.1:${port}`,
+    `--listen-tls=${hostPort(o.bindHost ?? '127.0.0.1', port)}`,
     `--listen-tls-cert-file=${o.certFile}`,
     `--listen-tls-key-file=${o.keyFile}`,
     // With a CA file FerretDB requires and verifies client certificates (tls.RequireAndVerifyClientCert).
@@ -200,6 +210,7 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
     uri: `mongodb://localhost:${port}/`,
     authSource: AUTH_SOURCE,
     logFile,
+    exited: (server as ManagedProcess).exited,
     stop: () => (stopping ??= stopServer()),
   };
 }

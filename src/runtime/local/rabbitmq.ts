@@ -14,14 +14,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chown, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
 import { freePort, waitForPort } from './ports.js';
-import { findExecutable, spawnManaged, startupError, type ManagedProcess } from './processes.js';
+import { findExecutable, spawnManaged, startupError, type ExitStatus, type ManagedProcess } from './processes.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -41,6 +41,11 @@ export interface RabbitMqOptions {
   vhost: string;
   /** Listen address; default 127.0.0.1. '0.0.0.0' or '::' listen on all interfaces. */
   bindHost?: string;
+  /**
+   * A definitions file (users, vhosts, permissions) imported at every boot. On a blank node RabbitMQ
+   * then creates no default user or vhost, so the file must define the `username` given above.
+   */
+  definitionsFile?: string;
   startTimeoutMs?: number;
 }
 
@@ -50,6 +55,8 @@ export interface RabbitMqHandle {
   /** amqps://localhost:<port>/<vhost>, without credentials. */
   url: string;
   logFile: string;
+  /** Settles when the node process exits, for whatever reason (a supervisor restarts it). */
+  exited: Promise<ExitStatus>;
   stop(): Promise<void>;
 }
 
@@ -131,10 +138,10 @@ async function assertTraversable(dir: string, uid: number, gid: number): Promise
   }
 }
 
-function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string }): string {
+function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string; definitionsFile?: string }): string {
   // Values are written verbatim by cuttlefish's parser; reject what would break the line format.
   for (const [key, value] of Object.entries(o)) {
-    if (/[\r\n]/.test(value)) throw new Error(`rabbitmq.conf value for ${key} contains a line break`);
+    if (value !== undefined && /[\r\n]/.test(value)) throw new Error(`rabbitmq.conf value for ${key} contains a line break`);
   }
   return [
     'listeners.tcp = none',
@@ -158,6 +165,8 @@ function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; key
     'log.console.level = info',
     'log.console.use_colors = off', // a file, not a terminal
     'log.file = false',
+    // Imported on every boot, so changed passwords in the file reach existing users on a restart.
+    ...(o.definitionsFile ? [`load_definitions = ${o.definitionsFile}`] : []),
     '',
   ].join('\n');
 }
@@ -216,11 +225,17 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   // The node's own copies, owned by the user it runs as, whatever protects the originals.
   const tls = { caFile: join(tlsDir, 'ca.pem'), certFile: join(tlsDir, 'server.pem'), keyFile: join(tlsDir, 'server.key') };
   await Promise.all([copyFile(opts.caFile, tls.caFile), copyFile(opts.certFile, tls.certFile), copyFile(opts.keyFile, tls.keyFile)]);
+  // The node's copy of the definitions (password hashes): readable by its user only.
+  const definitionsFile = opts.definitionsFile ? join(dir, 'definitions.json') : undefined;
+  if (opts.definitionsFile && definitionsFile) {
+    await copyFile(opts.definitionsFile, definitionsFile);
+    await chmod(definitionsFile, 0o600);
+  }
 
   const configBase = join(dir, 'rabbitmq'); // RabbitMQ appends .conf
   const pluginsFile = join(dir, 'enabled_plugins');
   const envFile = join(dir, 'rabbitmq-env.conf');
-  const conf = rabbitmqConf({ listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port), ...tls, username: opts.username, password: opts.password, vhost: opts.vhost });
+  const conf = rabbitmqConf({ listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port), ...tls, username: opts.username, password: opts.password, vhost: opts.vhost, definitionsFile });
   await writeFile(`${configBase}.conf`, conf, { mode: 0o600 }); // holds the password
   await writeFile(pluginsFile, '[].\n', { mode: 0o644 }); // no plugins: faster boot, no extra ports
   await writeFile(envFile, '', { mode: 0o644 }); // shadows /etc/rabbitmq/rabbitmq-env.conf
@@ -228,7 +243,7 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   if (runAs.owner) {
     const { uid, gid } = runAs.owner;
     await assertTraversable(dir, uid, gid);
-    const owned = [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile];
+    const owned = [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile, ...(definitionsFile ? [definitionsFile] : [])];
     await Promise.all(owned.map((p) => chown(p, uid, gid)));
   }
 
@@ -295,6 +310,7 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
     nodeName,
     url: `amqps://localhost:${port}/${encodeURIComponent(opts.vhost)}`,
     logFile,
+    exited: (server as ManagedProcess).exited,
     stop: () => (stopping ??= stopNode()),
   };
 }

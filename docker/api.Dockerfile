@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# The API server image: compiled JavaScript, production dependencies only, runs as `node`
+# (uid 1000) and works with a read-only root filesystem (compose mounts a volume for the admin
+# site's component bundle and a tmpfs for /tmp). NODE_IMAGE replaces the base (tests build on
+# locally made stand-ins).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+# The admin site's browser bundle, built once here so a read-only container need not build it.
+RUN mkdir -p /src/adminjs-bundle \
+ && if npm run | grep -q '^  build:admin'; then ADMIN_BUNDLE_DIR=/src/adminjs-bundle NODE_ENV=production npm run build:admin; fi
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    ADMIN_BUNDLE_DIR=/var/lib/cybercom/adminjs \
+    HTTP_PORT=8080
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+# The admin components' sources (.jsx are not compiled by tsc; AdminJS bundles them).
+COPY --from=build /src/src/admin/components ./src/admin/components
+COPY package.json ./
+COPY --from=build --chown=node:node /src/adminjs-bundle /var/lib/cybercom/adminjs
+USER node
+EXPOSE 8080
+VOLUME ["/var/lib/cybercom/adminjs"]
+HEALTHCHECK --interval=15s --timeout=10s --start-period=60s --retries=12 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/api/health/',{headers:{accept:'application/json'}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/src/cli.js", "serve"]

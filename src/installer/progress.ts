@@ -1,0 +1,75 @@
+/**
+ * Progress output of the installer and the operator commands: one line when a step starts, one
+ * with its outcome and duration when it ends, indented details in between. Everything is also
+ * appended to a log file (logs/install.log); lines are kept in memory until the file can be
+ * opened, because preflight must not create the install directory. Secrets shown to the
+ * operator (a generated password) go to the terminal only, never to the log.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface Output {
+  write(text: string): unknown;
+}
+
+export class Progress {
+  private logFile: string | undefined;
+  private pending: string[] = [];
+
+  constructor(private readonly out: Output = process.stdout) {}
+
+  /** From now on (and for what was buffered) lines also go to `file`. */
+  attachLog(file: string): void {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o750 });
+    this.logFile = file;
+    appendFileSync(file, `\n=== ${new Date().toISOString()} installer run (pid ${process.pid}) ===\n`, { mode: 0o600 });
+    for (const line of this.pending) appendFileSync(file, line);
+    this.pending = [];
+  }
+
+  get logPath(): string | undefined {
+    return this.logFile;
+  }
+
+  private log(text: string): void {
+    const stamped = text
+      .split('\n')
+      .map((line) => `${new Date().toISOString()} ${line}`)
+      .join('\n');
+    const entry = `${stamped}\n`;
+    if (this.logFile) appendFileSync(this.logFile, entry);
+    else this.pending.push(entry);
+  }
+
+  line(text: string): void {
+    this.out.write(`${text}\n`);
+    this.log(text);
+  }
+
+  detail(text: string): void {
+    const indented = text
+      .split('\n')
+      .map((l) => `      ${l}`)
+      .join('\n');
+    this.line(indented);
+  }
+
+  warn(text: string): void {
+    this.line(`  ! ${text}`);
+  }
+
+  /** Shown on the terminal, replaced by a placeholder in the log. */
+  secret(text: string, placeholder: string): void {
+    this.out.write(`${text}\n`);
+    this.log(placeholder);
+  }
+
+  /** Only to the log (long outputs such as compose build logs). */
+  logOnly(text: string): void {
+    this.log(text.trimEnd());
+  }
+}
+
+export function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}

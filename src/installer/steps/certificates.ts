@@ -1,0 +1,24 @@
+/**
+ * Certificates: the CA, the RabbitMQ and MongoDB server certificates and the API and worker
+ * client certificates, issued with the one PKI module. Valid ones are kept (byte for byte) unless
+ * --force-certs; missing, expiring or mis-named ones (e.g. after a new public host) are issued.
+ */
+import { ensureCertificates } from '../../ops/appliance/certificates.js';
+import type { InstallContext, Step } from '../step.js';
+
+export const certificates: Step = {
+  id: 'certificates',
+  title: 'Certificates',
+  phase: 'apply',
+  async run(ctx: InstallContext) {
+    const actions = await ensureCertificates(ctx.layout.certsDir, {
+      publicHost: ctx.config.publicHost,
+      validityDays: ctx.config.certValidityDays,
+      force: ctx.forceCerts,
+    });
+    const issued = Object.entries(actions).filter(([, a]) => a === 'issued').map(([n]) => n);
+    if (issued.length === 0) return 'kept (all valid)';
+    ctx.progress.detail(`issued: ${issued.join(', ')} (valid ${ctx.config.certValidityDays} days)`);
+    return `issued ${issued.length}, kept ${Object.keys(actions).length - issued.length}`;
+  },
+};

@@ -1,0 +1,24 @@
+/**
+ * Local runtime: installs what preflight found missing by running ops/prepare-local.sh (RabbitMQ
+ * from Debian's packages, FerretDB built from its Go module, npm packages), the same script
+ * `npm run up` and the test suite use. Its output goes to the install log.
+ */
+import { join } from 'node:path';
+import { repositoryRoot } from '../../ops/appliance/layout.js';
+import { run } from '../../ops/runtime/compose-command.js';
+import type { InstallContext, Step } from '../step.js';
+import { missingLocalPrerequisites } from './preflight-runtime.js';
+
+export const prerequisites: Step = {
+  id: 'prerequisites',
+  title: 'Local prerequisites',
+  phase: 'apply',
+  skip: (ctx) => (ctx.config.runtime !== 'local' ? 'compose runtime' : ctx.missingPrerequisites.length === 0 ? 'all present' : undefined),
+  async run(ctx: InstallContext) {
+    const result = await run('bash', [join(repositoryRoot(), 'ops', 'prepare-local.sh')], { onOutput: (text) => ctx.progress.logOnly(text) });
+    if (result.code !== 0) throw new Error(`ops/prepare-local.sh failed (exit ${result.code}):\n${(result.stderr || result.stdout).trim().split('\n').slice(-15).join('\n')}`);
+    const still = missingLocalPrerequisites(ctx.config);
+    if (still.length > 0) throw new Error(`still missing after ops/prepare-local.sh: ${still.join(', ')}`);
+    return `installed ${ctx.missingPrerequisites.length}`;
+  },
+};

@@ -1,0 +1,17 @@
+/**
+ * Compose runtime: each container's copy of the keys and secrets it needs, owned by the user its
+ * image runs as (see ops/appliance/compose-files.ts).
+ */
+import { writeComposeServiceFiles } from '../../ops/appliance/compose-files.js';
+import type { InstallContext, Step } from '../step.js';
+
+export const serviceFiles: Step = {
+  id: 'service-files',
+  title: 'Per-service key files',
+  phase: 'apply',
+  skip: (ctx) => (ctx.config.runtime !== 'compose' ? 'local runtime reads certs/ directly' : undefined),
+  async run(ctx: InstallContext) {
+    await writeComposeServiceFiles(ctx.layout, ctx.config, ctx.secrets!);
+    return 'written';
+  },
+};

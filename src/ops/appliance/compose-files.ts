@@ -1,0 +1,96 @@
+/**
+ * Files the compose stack mounts from the install directory: config/compose.env (variables for
+ * compose.yaml: paths, ports, site address, image overrides; no secrets) and, under compose/, one
+ * directory per service with the keys and secrets that service needs, owned by the user its
+ * image runs as (the official mongo and rabbitmq images run as uid 999, our Node images as 1000)
+ * because bind mounts keep host ownership and a 0600 root-owned key is unreadable to them.
+ */
+import { chmod, chown, copyFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../pki/files.js';
+import { renderBrokerDefinitions } from './broker-definitions.js';
+import { certificatePaths } from './certificates.js';
+import { renderEnvFile } from './env-files.js';
+import type { InstallConfig } from './install-config.js';
+import type { InstallLayout } from './layout.js';
+import type { Secrets } from './secrets.js';
+
+export const IMAGE_VARIABLES = ['MONGO_IMAGE', 'RABBITMQ_IMAGE', 'PROXY_IMAGE', 'NODE_IMAGE', 'API_IMAGE', 'WORKER_IMAGE'] as const;
+
+const SERVICE_UID = { mongo: 999, rabbitmq: 999, api: 1000, worker: 1000, proxy: 0 } as const;
+type ComposeService = keyof typeof SERVICE_UID;
+
+export function composeEnv(layout: InstallLayout, config: InstallConfig, environment: NodeJS.ProcessEnv, previous: Record<string, string> = {}): Record<string, string> {
+  const domain = config.publicHost !== '' && config.https !== 'none';
+  const env: Record<string, string> = {
+    CYBERCOM_DIR: layout.root,
+    HTTP_PORT: String(config.ports.http),
+    HTTPS_PORT: String(config.ports.https),
+    BROKER_PORT: String(config.ports.broker),
+    DB_PORT: String(config.ports.database),
+    SITE_ADDRESS: domain ? config.publicHost : ':80',
+    TLS_MODE: domain ? config.https : 'none',
+    ACME_EMAIL: config.https === 'acme' ? config.acmeEmail : '',
+  };
+  // Image overrides given at install time are kept for later runs (upgrades use the same images).
+  for (const name of IMAGE_VARIABLES) {
+    const value = environment[name] ?? previous[name];
+    if (value) env[name] = value;
+  }
+  return env;
+}
+
+async function writeOwned(path: string, data: string | Buffer, uid: number): Promise<void> {
+  await writeFileAtomic(path, typeof data === 'string' ? data : data.toString('utf8'), 0o600);
+  if (process.getuid?.() === 0) await chown(path, uid, uid);
+}
+
+async function serviceDir(layout: InstallLayout, service: ComposeService): Promise<string> {
+  const dir = join(layout.composeFilesDir, service);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  if (process.getuid?.() === 0) await chown(dir, SERVICE_UID[service], SERVICE_UID[service]);
+  return dir;
+}
+
+/** Writes every service's copy; identical content is rewritten identically (idempotent). */
+export async function writeComposeServiceFiles(layout: InstallLayout, config: InstallConfig, secrets: Secrets): Promise<void> {
+  await mkdir(layout.composeFilesDir, { recursive: true, mode: 0o755 });
+  const certs = layout.certsDir;
+  const read = (name: string, part: 'certFile' | 'keyFile' | 'combinedFile'): Promise<string> => readFile(certificatePaths(certs, name)[part], 'utf8');
+  const ca = await read('ca', 'certFile');
+
+  const mongo = await serviceDir(layout, 'mongo');
+  await writeOwned(join(mongo, 'ca.pem'), ca, SERVICE_UID.mongo);
+  await writeOwned(join(mongo, 'server-combined.pem'), await read('mongodb', 'combinedFile'), SERVICE_UID.mongo);
+  // The healthcheck's client identity: mongod demands a client certificate even for `ping`.
+  await writeOwned(join(mongo, 'health-client.pem'), await read('api', 'combinedFile'), SERVICE_UID.mongo);
+  await writeOwned(join(mongo, 'admin-password'), secrets.DB_ADMIN_PASSWORD, SERVICE_UID.mongo);
+  await writeOwned(join(mongo, 'api-password'), secrets.DB_API_PASSWORD, SERVICE_UID.mongo);
+  await writeOwned(join(mongo, 'worker-password'), secrets.DB_WORKER_PASSWORD, SERVICE_UID.mongo);
+
+  const rabbitmq = await serviceDir(layout, 'rabbitmq');
+  await writeOwned(join(rabbitmq, 'ca.pem'), ca, SERVICE_UID.rabbitmq);
+  await writeOwned(join(rabbitmq, 'server.pem'), await read('rabbitmq', 'certFile'), SERVICE_UID.rabbitmq);
+  await writeOwned(join(rabbitmq, 'server.key'), await read('rabbitmq', 'keyFile'), SERVICE_UID.rabbitmq);
+  await writeOwned(join(rabbitmq, 'definitions.json'), renderBrokerDefinitions(secrets), SERVICE_UID.rabbitmq);
+
+  for (const client of ['api', 'worker'] as const) {
+    const dir = await serviceDir(layout, client);
+    await writeOwned(join(dir, 'ca.pem'), ca, SERVICE_UID[client]);
+    await writeOwned(join(dir, 'client.pem'), await read(client, 'certFile'), SERVICE_UID[client]);
+    await writeOwned(join(dir, 'client.key'), await read(client, 'keyFile'), SERVICE_UID[client]);
+    await writeOwned(join(dir, 'client-combined.pem'), await read(client, 'combinedFile'), SERVICE_UID[client]);
+  }
+
+  const proxy = await serviceDir(layout, 'proxy');
+  if (config.https === 'files' && config.publicHost !== '') {
+    await copyFile(config.tlsCertFile, join(proxy, 'cert.pem'));
+    await copyFile(config.tlsKeyFile, join(proxy, 'key.pem'));
+    await chmod(join(proxy, 'key.pem'), 0o600);
+  }
+}
+
+export async function writeComposeEnv(layout: InstallLayout, env: Record<string, string>): Promise<void> {
+  await writeFileAtomic(layout.composeEnvFile, renderEnvFile(env, 'Variables for compose.yaml, written by the installer (no secrets here).'), 0o600);
+}

@@ -1,0 +1,122 @@
+/**
+ * The env files the services read, rendered from the answers (install.json), the secrets and the
+ * certificate paths. One configuration, two runtimes: the values are the same, only addresses
+ * and file paths differ (host paths for local processes, in-container paths for compose). The
+ * rendering is deterministic, so a re-run with the same inputs rewrites identical bytes.
+ */
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../pki/files.js';
+import { certificatePaths } from './certificates.js';
+import type { InstallConfig, RuntimeKind } from './install-config.js';
+import type { InstallLayout } from './layout.js';
+import { repositoryRoot } from './layout.js';
+import { ACCOUNTS, type Secrets } from './secrets.js';
+
+/** Where the API and worker images find their TLS files (compose.yaml mounts them there). */
+export const CONTAINER_TLS_DIR = '/run/cybercom/tls';
+/** Port the API listens on inside its container; only the proxy talks to it. */
+export const CONTAINER_API_PORT = 8080;
+export const SERVICE_DATABASE = 'cybercom';
+export const DEFAULT_QUEUE = 'celery';
+
+export type EnvMap = Record<string, string>;
+
+/** KEY=value lines; values quoted only when needed (Compose v1 keeps quotes literally). */
+export function renderEnvFile(env: EnvMap, header: string): string {
+  const lines = Object.entries(env).map(([key, value]) => {
+    if (/[\r\n]/.test(value)) throw new Error(`${key}: env values cannot contain line breaks`);
+    return /^[\w@%+=:,./[\]-]*$/.test(value) ? `${key}=${value}` : `${key}=${JSON.stringify(value)}`;
+  });
+  return `${header.split('\n').map((l) => `# ${l}`).join('\n')}\n${lines.join('\n')}\n`;
+}
+
+interface ClientFiles {
+  ca: string;
+  cert: string;
+  key: string;
+  combined: string;
+}
+
+function clientFiles(layout: InstallLayout, runtime: RuntimeKind, client: 'api' | 'worker'): ClientFiles {
+  if (runtime === 'compose') {
+    return { ca: `${CONTAINER_TLS_DIR}/ca.pem`, cert: `${CONTAINER_TLS_DIR}/client.pem`, key: `${CONTAINER_TLS_DIR}/client.key`, combined: `${CONTAINER_TLS_DIR}/client-combined.pem` };
+  }
+  const paths = certificatePaths(layout.certsDir, client);
+  return { ca: certificatePaths(layout.certsDir, 'ca').certFile, cert: paths.certFile, key: paths.keyFile, combined: paths.combinedFile };
+}
+
+function connectionEnv(config: InstallConfig, runtime: RuntimeKind, files: ClientFiles, db: { user: string; password: string }, broker: { user: string; password: string }): EnvMap {
+  const mongoHost = runtime === 'compose' ? 'mongo:27017' : `localhost:${config.ports.database}`;
+  const brokerHost = runtime === 'compose' ? 'rabbitmq:5671' : `localhost:${config.ports.broker}`;
+  return {
+    MONGO_URI: `mongodb://${mongoHost}/`,
+    MONGO_USERNAME: db.user,
+    MONGO_PASSWORD: db.password,
+    MONGO_AUTH_SOURCE: ACCOUNTS.authSource,
+    MONGO_TLS_CA_FILE: files.ca,
+    MONGO_TLS_CERT_KEY_FILE: files.combined,
+    BROKER_URL: `amqps://${brokerHost}/${ACCOUNTS.vhost}`,
+    BROKER_USERNAME: broker.user,
+    BROKER_PASSWORD: broker.password,
+    BROKER_TLS_CA_FILE: files.ca,
+    BROKER_TLS_CERT_FILE: files.cert,
+    BROKER_TLS_KEY_FILE: files.key,
+  };
+}
+
+/** Local runtime: listen on every interface only when the service has a public name. */
+export function localListenAddress(config: InstallConfig): string {
+  return config.publicHost === '' ? '127.0.0.1' : '0.0.0.0';
+}
+
+export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets): EnvMap {
+  const runtime = config.runtime;
+  return {
+    SECRET_KEY: secrets.SECRET_KEY,
+    ALLOWED_HOSTS: config.allowedHosts.join(','),
+    DEBUG: String(config.debug),
+    HTTP_HOST: runtime === 'compose' ? '0.0.0.0' : localListenAddress(config),
+    HTTP_PORT: String(runtime === 'compose' ? CONTAINER_API_PORT : config.ports.http),
+    // Behind the compose proxy the client's address and scheme arrive in X-Forwarded-*.
+    TRUST_PROXY: String(runtime === 'compose'),
+    SERVICE_DATABASE,
+    DATA_STORE_ANONYMOUS: String(config.dataStoreAnonymous),
+    CATALOG_ANONYMOUS: String(config.catalogAnonymous),
+    ...connectionEnv(
+      config,
+      runtime,
+      clientFiles(layout, runtime, 'api'),
+      { user: ACCOUNTS.database.api, password: secrets.DB_API_PASSWORD },
+      { user: ACCOUNTS.broker.api, password: secrets.BROKER_API_PASSWORD },
+    ),
+    LOG_LEVEL: 'info',
+  };
+}
+
+/** Task modules of the bundled example worker. */
+export function workerTaskModules(runtime: RuntimeKind): string {
+  return runtime === 'compose' ? '/app/dist/worker-image/tasks/index.js' : join(repositoryRoot(), 'worker-image', 'tasks', 'index.ts');
+}
+
+export function workerEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets): EnvMap {
+  const runtime = config.runtime;
+  return {
+    ...connectionEnv(
+      config,
+      runtime,
+      clientFiles(layout, runtime, 'worker'),
+      { user: ACCOUNTS.database.worker, password: secrets.DB_WORKER_PASSWORD },
+      { user: ACCOUNTS.broker.worker, password: secrets.BROKER_WORKER_PASSWORD },
+    ),
+    WORKER_NODE_NAME: `local-worker@${runtime === 'compose' ? 'compose' : hostname()}`,
+    WORKER_QUEUES: DEFAULT_QUEUE,
+    WORKER_TASK_MODULES: workerTaskModules(runtime),
+    RESULT_DATABASE: SERVICE_DATABASE,
+    LOG_LEVEL: 'info',
+  };
+}
+
+export async function writeEnvFile(path: string, env: EnvMap, header: string): Promise<void> {
+  await writeFileAtomic(path, renderEnvFile(env, header), 0o600);
+}

@@ -1,0 +1,85 @@
+/**
+ * Where an installation keeps its files. One directory (the "install directory", `--dir`) holds
+ * everything that must survive upgrades and be backed up: configuration, secrets, certificates,
+ * service data (local runtime), logs and worker bundles. Every operator command takes the same
+ * `--dir` and finds its files through this one module.
+ */
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface InstallLayout {
+  root: string;
+  /** 0700: install.json, secrets.env, generated env files, broker definitions. */
+  configDir: string;
+  installConfigFile: string;
+  secretsFile: string;
+  /** The API's settings (what `cybercom serve` reads), rendered for the chosen runtime. */
+  serviceEnvFile: string;
+  /** The local worker's settings. */
+  workerEnvFile: string;
+  /** Variables for `docker compose --env-file` (no secrets: image names, ports, paths). */
+  composeEnvFile: string;
+  /** RabbitMQ definitions (users with salted password hashes, vhost, permissions). */
+  brokerDefinitionsFile: string;
+  /** 0700: CA, server and client certificates with their keys (see ops/certificates). */
+  certsDir: string;
+  /** Local runtime: the broker's and the database's data directories. */
+  dataDir: string;
+  brokerDir: string;
+  databaseDir: string;
+  /** Compose runtime: per-service copies of keys and secrets, owned by the user each image runs as. */
+  composeFilesDir: string;
+  logsDir: string;
+  installLog: string;
+  /** Local runtime supervisor: pid file and status. */
+  runDir: string;
+  supervisorPidFile: string;
+  supervisorStatusFile: string;
+  supervisorLog: string;
+  bundlesDir: string;
+  backupsDir: string;
+}
+
+export function installLayout(root: string): InstallLayout {
+  const dir = resolve(root);
+  const configDir = join(dir, 'config');
+  const dataDir = join(dir, 'data');
+  const logsDir = join(dir, 'logs');
+  const runDir = join(dir, 'run');
+  return {
+    root: dir,
+    configDir,
+    installConfigFile: join(configDir, 'install.json'),
+    secretsFile: join(configDir, 'secrets.env'),
+    serviceEnvFile: join(configDir, 'service.env'),
+    workerEnvFile: join(configDir, 'worker.env'),
+    composeEnvFile: join(configDir, 'compose.env'),
+    brokerDefinitionsFile: join(configDir, 'rabbitmq-definitions.json'),
+    certsDir: join(dir, 'certs'),
+    dataDir,
+    brokerDir: join(dataDir, 'rabbitmq'),
+    databaseDir: join(dataDir, 'database'),
+    composeFilesDir: join(dir, 'compose'),
+    logsDir,
+    installLog: join(logsDir, 'install.log'),
+    runDir,
+    supervisorPidFile: join(runDir, 'supervisor.pid'),
+    supervisorStatusFile: join(runDir, 'supervisor.json'),
+    supervisorLog: join(logsDir, 'supervisor.log'),
+    bundlesDir: join(dir, 'bundles'),
+    backupsDir: join(dir, 'backups'),
+  };
+}
+
+/** The repository checkout this code runs from (src/ops/appliance → three levels up; same from dist/src/...). */
+export function repositoryRoot(): string {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  // dist/src/ops/appliance/ has one more level than src/ops/appliance/.
+  const up = here.includes(`${'/dist/src/'}`) ? '../../../..' : '../../..';
+  return resolve(here, up);
+}
+
+/** Default install directory: ./cybercom-data beside the checkout (CYBERCOM_DIR overrides). */
+export function defaultInstallDir(): string {
+  return join(repositoryRoot(), 'cybercom-data');
+}

@@ -1,0 +1,245 @@
+/**
+ * The local runtime's supervisor (`cybercom local run`): one long-lived process that runs the
+ * database (mongod or FerretDB), RabbitMQ, the API and one worker as child processes with the
+ * installation's configuration and certificates, restarts any of them that dies (with backoff),
+ * and stops them all, in order, on SIGTERM. Children never outlive it (see runtime/local/processes).
+ * `cybercom local start` launches it in the background; its state goes to run/supervisor.json.
+ */
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startMongoWire, type MongoWireKind } from '../../runtime/local/mongo-wire.js';
+import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js';
+import { startRabbitMq } from '../../runtime/local/rabbitmq.js';
+import { certificatePaths } from '../appliance/certificates.js';
+import { ensureDatabaseUsers } from '../appliance/database-users.js';
+import { localListenAddress } from '../appliance/env-files.js';
+import { hostMongoClient } from '../appliance/host-connections.js';
+import { loadInstallConfig, type InstallConfig } from '../appliance/install-config.js';
+import { installLayout, type InstallLayout } from '../appliance/layout.js';
+import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
+import { baseEnvironment, cliCommand } from './node-command.js';
+import { writeSupervisorStatus, type LocalServiceName, type ServiceProcessStatus, type SupervisorStatus } from './supervisor-status.js';
+
+interface RunningService {
+  pid?: number;
+  exited: Promise<ExitStatus | unknown>;
+  stop(): Promise<void>;
+}
+
+interface ServiceDefinition {
+  name: LocalServiceName;
+  logFile: string;
+  start(): Promise<RunningService>;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+function databaseService(layout: InstallLayout, config: InstallConfig, secrets: Secrets): ServiceDefinition {
+  const ca = certificatePaths(layout.certsDir, 'ca');
+  const server = certificatePaths(layout.certsDir, 'mongodb');
+  const kind: MongoWireKind | undefined = config.dbEngine === 'auto' ? undefined : config.dbEngine;
+  return {
+    name: 'database',
+    logFile: join(layout.databaseDir, `${kind ?? 'ferretdb'}.log`),
+    async start() {
+      const handle = await startMongoWire({
+        dir: layout.databaseDir,
+        caFile: ca.certFile,
+        certFile: server.certFile,
+        keyFile: server.keyFile,
+        certKeyFile: server.combinedFile,
+        clientCertKeyFile: certificatePaths(layout.certsDir, 'api').combinedFile,
+        port: config.ports.database,
+        bindHost: localListenAddress(config),
+        username: ACCOUNTS.database.admin,
+        password: secrets.DB_ADMIN_PASSWORD,
+        kind,
+      });
+      this.logFile = handle.logFile;
+      // The API's and the workers' users, created or brought to the passwords in secrets.env.
+      const admin = hostMongoClient(layout, config, secrets, { who: 'admin' });
+      try {
+        await ensureDatabaseUsers(admin, secrets);
+      } finally {
+        await admin.close();
+      }
+      return handle;
+    },
+  };
+}
+
+function brokerService(layout: InstallLayout, config: InstallConfig, secrets: Secrets): ServiceDefinition {
+  const ca = certificatePaths(layout.certsDir, 'ca');
+  const server = certificatePaths(layout.certsDir, 'rabbitmq');
+  const client = certificatePaths(layout.certsDir, 'api');
+  return {
+    name: 'broker',
+    logFile: join(layout.brokerDir, 'rabbitmq.log'),
+    start: () =>
+      startRabbitMq({
+        dir: layout.brokerDir,
+        caFile: ca.certFile,
+        certFile: server.certFile,
+        keyFile: server.keyFile,
+        clientCertFile: client.certFile,
+        clientKeyFile: client.keyFile,
+        port: config.ports.broker,
+        bindHost: localListenAddress(config),
+        username: ACCOUNTS.broker.admin,
+        password: secrets.BROKER_ADMIN_PASSWORD,
+        vhost: ACCOUNTS.vhost,
+        definitionsFile: layout.brokerDefinitionsFile,
+      }),
+  };
+}
+
+function nodeService(name: 'api' | 'worker', layout: InstallLayout, envFile: string, args: string[]): ServiceDefinition {
+  const logFile = join(layout.logsDir, `${name}.log`);
+  return {
+    name,
+    logFile,
+    async start() {
+      const { command, args: fullArgs, cwd } = cliCommand(...args);
+      const child = await spawnManaged(command, fullArgs, {
+        logFile,
+        cwd,
+        env: baseEnvironment({ ENV_FILE: envFile, NODE_ENV: 'production' }),
+      });
+      return { pid: child.pid, exited: child.exited, stop: async () => void (await child.terminate(name === 'worker' ? 35_000 : 10_000)) };
+    },
+  };
+}
+
+export class LocalSupervisor {
+  private readonly status: SupervisorStatus;
+  private readonly running = new Map<LocalServiceName, RunningService>();
+  private stopping = false;
+  private readonly stopRequested: Promise<void>;
+  private requestStop!: () => void;
+
+  constructor(
+    private readonly layout: InstallLayout,
+    private readonly services: ServiceDefinition[],
+  ) {
+    this.status = { pid: process.pid, startedAt: new Date().toISOString(), ready: false, stopping: false, services: {} };
+    this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
+  }
+
+  private async save(): Promise<void> {
+    await writeSupervisorStatus(this.layout.supervisorStatusFile, this.status).catch(() => undefined);
+  }
+
+  private async mark(name: LocalServiceName, patch: Partial<ServiceProcessStatus>): Promise<void> {
+    const current = this.status.services[name] ?? { state: 'starting', restarts: 0, since: new Date().toISOString(), logFile: '' };
+    this.status.services[name] = { ...current, ...patch };
+    await this.save();
+  }
+
+  /** Starts one service and keeps it running until the supervisor stops. */
+  private async keepRunning(def: ServiceDefinition, firstStart: () => void, firstFailure: (err: Error) => void): Promise<void> {
+    let backoff = 1000;
+    let started = false;
+    for (let attempt = 0; !this.stopping; attempt++) {
+      await this.mark(def.name, { state: attempt === 0 ? 'starting' : 'restarting', logFile: def.logFile, since: new Date().toISOString() });
+      let service: RunningService;
+      try {
+        service = await def.start();
+      } catch (err) {
+        const message = (err as Error).message;
+        await this.mark(def.name, { state: 'failed', lastError: message.slice(0, 4000), logFile: def.logFile });
+        if (!started) {
+          firstFailure(err as Error);
+          return;
+        }
+        await Promise.race([sleep(backoff), this.stopRequested]);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        continue;
+      }
+      this.running.set(def.name, service);
+      const pid = service.pid;
+      await this.mark(def.name, { state: 'running', pid, logFile: def.logFile, since: new Date().toISOString(), lastError: undefined });
+      if (!started) {
+        started = true;
+        firstStart();
+      }
+      const upSince = Date.now();
+      const outcome = await Promise.race([service.exited.then(() => 'exited' as const), this.stopRequested.then(() => 'stop' as const)]);
+      if (outcome === 'stop') return;
+      this.running.delete(def.name);
+      const status = this.status.services[def.name];
+      await this.mark(def.name, { state: 'restarting', pid: undefined, restarts: (status?.restarts ?? 0) + 1, lastError: 'exited unexpectedly' });
+      // A service that ran for a while gets a fresh backoff; a crash loop backs off.
+      if (Date.now() - upSince > 60_000) backoff = 1000;
+      await Promise.race([sleep(backoff), this.stopRequested]);
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
+
+  /** Starts the services in order (each waits for the previous one), then supervises them. */
+  async run(): Promise<number> {
+    await this.save();
+    const loops: Promise<void>[] = [];
+    for (const def of this.services) {
+      const outcome = await new Promise<'started' | Error>((resolve) => {
+        loops.push(this.keepRunning(def, () => resolve('started'), (err) => resolve(err)));
+        void this.stopRequested.then(() => resolve(new Error('stopped during start-up')));
+      });
+      if (outcome instanceof Error) {
+        this.status.error = `${def.name}: ${outcome.message}`;
+        await this.save();
+        await this.stop();
+        await Promise.allSettled(loops);
+        return 1;
+      }
+    }
+    this.status.ready = true;
+    await this.save();
+    await this.stopRequested;
+    await Promise.allSettled(loops);
+    return 0;
+  }
+
+  /** Stops services in reverse order: worker and API first, so they never see the broker vanish. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.status.stopping = true;
+    await this.save();
+    this.requestStop();
+    for (const def of [...this.services].reverse()) {
+      const service = this.running.get(def.name);
+      if (service) await service.stop().catch(() => undefined);
+      this.running.delete(def.name);
+      await this.mark(def.name, { state: 'stopped', pid: undefined });
+    }
+  }
+}
+
+export async function runLocalSupervisor(root: string): Promise<number> {
+  const layout = installLayout(root);
+  const config = await loadInstallConfig(layout.installConfigFile);
+  const secrets = await loadSecrets(layout.secretsFile);
+  // The broker runs as the `rabbitmq` user, which must be able to walk into its data directory;
+  // config/ and certs/ stay 0700 (the broker reads its own copies of what it needs).
+  await chmod(layout.root, 0o755);
+  await mkdir(layout.dataDir, { recursive: true, mode: 0o755 });
+  await chmod(layout.dataDir, 0o755);
+  await Promise.all([layout.logsDir, layout.runDir].map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
+  const supervisor = new LocalSupervisor(layout, [
+    databaseService(layout, config, secrets),
+    brokerService(layout, config, secrets),
+    nodeService('api', layout, layout.serviceEnvFile, ['serve']),
+    nodeService('worker', layout, layout.workerEnvFile, ['worker']),
+  ]);
+  const onSignal = (): void => void supervisor.stop();
+  // SIGUSR2 (what `local stop` sends) stops in order: worker, API, broker, database. SIGTERM and
+  // friends also reach every child group at once (runtime/local/processes), a faster stop.
+  for (const signal of ['SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, onSignal);
+  await writeFile(layout.supervisorPidFile, `${process.pid}\n`, { mode: 0o644 });
+  try {
+    return await supervisor.run();
+  } finally {
+    await rm(layout.supervisorPidFile, { force: true });
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The installer end to end, non-interactive, in the local runtime on this machine: a fresh
+ * directory becomes a TLS-secured service (certificates, database, broker, API, worker), the
+ * administrator logs in, a task runs on the local worker and writes a record that is read back
+ * through the API. A second run keeps secrets and certificates byte for byte and the data.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminLogin, call, install, prepareInstall, runTool, type TestInstall } from './support.js';
+
+let target: TestInstall;
+let firstRun: string;
+
+async function fingerprints(root: string, dirs: string[]): Promise<Record<string, string>> {
+  const result: Record<string, string> = {};
+  for (const dir of dirs) {
+    for (const entry of await readdir(join(root, dir), { withFileTypes: true, recursive: true })) {
+      if (!entry.isFile()) continue;
+      const path = join(entry.parentPath, entry.name);
+      result[relative(root, path)] = createHash('sha256').update(await readFile(path)).digest('hex');
+    }
+  }
+  return result;
+}
+
+beforeAll(async () => {
+  target = await prepareInstall('e2e');
+  firstRun = (await install(target)).output;
+}, 300_000);
+
+afterAll(async () => {
+  await target?.cleanup();
+}, 120_000);
+
+describe('./installer --yes (local runtime)', () => {
+  it('runs every step with progress and timing, and logs the run', async () => {
+    for (const title of ['Runtime prerequisites', 'Free ports', 'Disk and memory', 'Write access', 'Configuration files', 'Certificates', 'Start services', 'Wait until healthy', 'Administrator account', 'Health through the public URL']) {
+      expect(firstRun).toMatch(new RegExp(`\\[\\s*\\d+/\\d+\\] ${title}: .+\\(\\d+\\.\\d s\\)`));
+    }
+    const log = await readFile(join(target.dir, 'logs', 'install.log'), 'utf8');
+    expect(log).toContain('Certificates: issued 5');
+    expect(log).not.toContain(await readFile(target.passwordFile, 'utf8').then((t) => t.trim()));
+  });
+
+  it('writes configuration and keys with private modes', async () => {
+    const mode = async (p: string): Promise<number> => (await stat(join(target.dir, p))).mode & 0o777;
+    expect(await mode('config')).toBe(0o700);
+    expect(await mode('certs')).toBe(0o700);
+    for (const file of ['config/secrets.env', 'config/service.env', 'config/worker.env', 'config/install.json', 'certs/ca.key', 'certs/worker.key', 'certs/api-combined.pem']) {
+      expect(await mode(file), file).toBe(0o600);
+    }
+    const serviceEnv = await readFile(join(target.dir, 'config', 'service.env'), 'utf8');
+    const workerEnv = await readFile(join(target.dir, 'config', 'worker.env'), 'utf8');
+    // Separate identities: the API and the worker log in as different users with different keys.
+    expect(serviceEnv).toMatch(/^MONGO_USERNAME=cybercom-api$/m);
+    expect(workerEnv).toMatch(/^MONGO_USERNAME=cybercom-worker$/m);
+    expect(workerEnv).toMatch(/^BROKER_USERNAME=cybercom-worker$/m);
+    expect(workerEnv).toContain('worker-combined.pem');
+    expect(serviceEnv).toMatch(/^BROKER_URL=amqps:/m);
+  });
+
+  it('is healthy: ops/status checks database, broker, API and worker', async () => {
+    const result = await runTool('ops/status', ['--dir', target.dir, '--json']);
+    expect(result.code, result.output).toBe(0);
+    const report = JSON.parse(result.stdout) as { healthy: boolean; checks: Array<{ name: string; ok: boolean }> };
+    expect(report.healthy).toBe(true);
+    expect(report.checks.map((c) => c.name).sort()).toEqual(['api', 'broker', 'database', 'worker']);
+  });
+
+  it('lets the administrator log in, runs a task on the local worker, and reads its record back', async () => {
+    const token = await adminLogin(target.api);
+    expect((await call(target.api, '/api/data_store/data/', { method: 'POST', bearer: token, body: { database: 'e2e' } })).status).toBe(201);
+    expect((await call(target.api, '/api/data_store/data/e2e/', { method: 'POST', bearer: token, body: { collection: 'records' } })).status).toBe(201);
+    const submitted = await call(target.api, '/api/queue/run/tasks.write_record/?wait=60', {
+      method: 'POST',
+      bearer: token,
+      body: { function: 'tasks.write_record', queue: 'celery', args: [], kwargs: { database: 'e2e', collection: 'records', record: { station: 'Norman', elev: 357 } }, tags: ['e2e'] },
+    });
+    expect(submitted.status, submitted.text).toBe(200);
+    expect(submitted.json.status).toBe('SUCCESS');
+    const id = submitted.json.result as string;
+    const record = await call(target.api, `/api/data_store/data/e2e/records/${id}/`, { bearer: token });
+    expect(record.status, record.text).toBe(200);
+    expect(record.json).toMatchObject({ station: 'Norman', elev: 357 });
+  });
+
+  it('shows service logs with ops/logs', async () => {
+    const result = await runTool('ops/logs', ['--dir', target.dir, '--service', 'worker', '--lines', '50']);
+    expect(result.code, result.output).toBe(0);
+    expect(result.stdout).toContain('worker ready');
+  });
+
+  it('re-runs as an upgrade: secrets and certificates byte-identical, data kept, services restarted', async () => {
+    const before = await fingerprints(target.dir, ['config', 'certs']);
+    const rerun = await install(target);
+    expect(rerun.output).toContain('Existing installation');
+    expect(rerun.output).toMatch(/Configuration files: unchanged/);
+    expect(rerun.output).toMatch(/Certificates: kept \(all valid\)/);
+    expect(rerun.output).toMatch(/Start services: restarted/);
+    expect(rerun.output).toMatch(/Administrator account: updated/);
+    expect(await fingerprints(target.dir, ['config', 'certs'])).toEqual(before);
+    const list = await call(target.api, '/api/data_store/data/e2e/records/', { bearer: await adminLogin(target.api) });
+    expect(list.status).toBe(200);
+    expect(list.json.count).toBe(1);
+  });
+});
+
+describe('./installer failures', () => {
+  let server: Server;
+  afterAll(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+  it('stops in preflight on a busy port, names the step, and creates nothing', async () => {
+    const other = await prepareInstall('busy');
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(other.ports.http, '0.0.0.0', resolve));
+    const result = await runTool('installer', ['--yes', ...other.args()]);
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/Free ports: FAILED/);
+    expect(result.output).toContain(`HTTP port ${other.ports.http}: in use`);
+    expect(result.output).toContain('Installation failed at step "Free ports"');
+    expect(existsSync(other.dir)).toBe(false);
+    await other.cleanup();
+  });
+
+  it('fails fast listing missing settings, and refuses invalid ones', async () => {
+    const other = await prepareInstall('missing');
+    const missing = await runTool('installer', ['--yes', ...other.args('--runtime', 'compose', '--public-host', 'data.example.org', '--https', 'files')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--tls-cert-file');
+    expect(missing.stderr).toContain('--tls-key-file');
+    const invalid = await runTool('installer', ['--yes', ...other.args('--cert-days', 'many', '--runtime', 'podman')]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('--cert-days: "many" is not a whole number');
+    expect(invalid.stderr).toContain('--runtime: "podman" is not one of compose, local');
+    const noTerminal = await runTool('installer', other.args());
+    expect(noTerminal.code).toBe(2);
+    expect(noTerminal.stderr).toContain('pass --yes');
+    expect(existsSync(other.dir)).toBe(false);
+    await other.cleanup();
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * ops/worker-bundle: the archive for a remote machine is complete and private, and, unpacked
+ * elsewhere, its configuration and certificates start a worker (local mode of run-worker.sh, no
+ * container engine here) that runs a task submitted through the installation's API.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { extract } from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminLogin, call, install, prepareInstall, runTool, type TestInstall } from '../installer/support.js';
+
+let target: TestInstall;
+let unpacked: string;
+let remote: ChildProcess | undefined;
+let remoteLog = '';
+
+beforeAll(async () => {
+  target = await prepareInstall('bundle');
+  await install(target);
+  unpacked = await mkdtemp(join(tmpdir(), 'cybercom-remote-'));
+}, 300_000);
+
+afterAll(async () => {
+  if (remote?.pid) {
+    process.kill(-remote.pid, 'SIGTERM');
+    await new Promise((resolve) => remote?.once('exit', resolve));
+  }
+  await rm(unpacked, { recursive: true, force: true });
+  await target?.cleanup();
+}, 120_000);
+
+describe('ops/worker-bundle', () => {
+  it('refuses a server address the server certificates do not name', async () => {
+    const result = await runTool('ops/worker-bundle', ['--dir', target.dir, '--host', 'lab-pc', '--server-address', 'elsewhere.example.org', '--no-image']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('does not name "elsewhere.example.org"');
+    expect((await runTool('ops/worker-bundle', ['--dir', target.dir])).code).toBe(2);
+  });
+
+  it('writes one private archive with certificates, env file, run script, README and checksums', async () => {
+    const result = await runTool('ops/worker-bundle', ['--dir', target.dir, '--host', 'lab-pc', '--server-address', 'localhost', '--no-image']);
+    expect(result.code, result.output).toBe(0);
+    const archive = join(target.dir, 'bundles', 'cybercom-worker-lab-pc.tar.gz');
+    expect((await stat(archive)).mode & 0o777).toBe(0o600);
+    await extract({ file: archive, cwd: unpacked });
+    const dir = join(unpacked, 'cybercom-worker-lab-pc');
+    const mode = async (p: string): Promise<number> => (await stat(join(dir, p))).mode & 0o777;
+    expect(await mode('worker.env')).toBe(0o600);
+    expect(await mode('certs/client.key')).toBe(0o600);
+    expect(await mode('certs/client-combined.pem')).toBe(0o600);
+    expect(await mode('run-worker.sh')).toBe(0o755);
+    expect(await readFile(join(dir, 'certs', 'ca.pem'), 'utf8')).toBe(await readFile(join(target.dir, 'certs', 'ca.pem'), 'utf8'));
+    expect(await readFile(join(dir, 'certs', 'client.pem'), 'utf8')).toBe(await readFile(join(target.dir, 'certs', 'worker.pem'), 'utf8'));
+    const env = await readFile(join(dir, 'worker.env'), 'utf8');
+    expect(env).toContain(`BROKER_URL=amqps://localhost:${target.ports.broker}/cybercom`);
+    expect(env).toContain(`MONGO_URI=mongodb://localhost:${target.ports.db}/`);
+    expect(env).toContain('BROKER_USERNAME=cybercom-worker');
+    expect(env).toContain('WORKER_NODE_NAME=worker@lab-pc');
+    expect(await readFile(join(dir, 'README.md'), 'utf8')).toContain('./run-worker.sh');
+    const sums = await readFile(join(dir, 'SHA256SUMS'), 'utf8');
+    for (const file of ['worker.env', 'certs/client.key', 'app/worker.mjs', 'app/tasks.mjs', 'run-worker.sh', 'README.md']) expect(sums).toContain(`  ${file}\n`);
+    const hosts = JSON.parse(await readFile(join(target.dir, 'bundles', 'hosts.json'), 'utf8')) as Record<string, unknown>;
+    expect(Object.keys(hosts)).toEqual(['lab-pc']);
+  });
+
+  it('starts a worker from the unpacked bundle that runs a task submitted through the API', async () => {
+    const dir = join(unpacked, 'cybercom-worker-lab-pc');
+    // The operator gives this machine a queue of its own, so the task can only run here.
+    const envFile = join(dir, 'worker.env');
+    await writeFile(envFile, (await readFile(envFile, 'utf8')).replace('WORKER_QUEUES=celery', 'WORKER_QUEUES=lab'));
+    const sums = join(dir, 'SHA256SUMS');
+    const { checksumLines } = await import('../../../src/ops/appliance/checksums.js');
+    await writeFile(sums, await checksumLines(dir));
+    remote = spawn(join(dir, 'run-worker.sh'), ['local'], { cwd: dir, detached: true, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    remote.stdout?.on('data', (c: Buffer) => (remoteLog += c.toString()));
+    remote.stderr?.on('data', (c: Buffer) => (remoteLog += c.toString()));
+    for (let i = 0; i < 60 && !remoteLog.includes('worker ready'); i++) await sleep(500);
+    expect(remoteLog).toContain('worker ready');
+
+    const token = await adminLogin(target.api);
+    let submitted;
+    // The API's task list is cached for a few seconds: retry until it sees the new queue.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      submitted = await call(target.api, '/api/queue/run/tasks.add/?wait=30', { method: 'POST', bearer: token, body: { function: 'tasks.add', queue: 'lab', args: [20, 22], kwargs: {}, tags: [] } });
+      if (submitted.status !== 400) break;
+      await sleep(1000);
+    }
+    expect(submitted?.status, submitted?.text).toBe(200);
+    expect(submitted?.json).toMatchObject({ status: 'SUCCESS', result: 42 });
+    expect(remoteLog).toMatch(/tasks\.add/);
+  });
+});
