@@ -49,6 +49,7 @@ beforeAll(async () => {
     resultDatabase: database,
     resultCollection: collection,
     mingle: false,
+    trackStarted: true,
     logger: pino({ level: 'silent' }),
   });
   worker.on('ready', () => (readyCount.value += 1));
