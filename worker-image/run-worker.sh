@@ -27,7 +27,8 @@ case "$mode" in
 docker)
   [ -f worker-image.tar.gz ] || { echo "run-worker: this bundle has no image (made with --no-image); use: $0 local" >&2; exit 1; }
   image=$(cat image-name)
-  docker load -i worker-image.tar.gz
+  # Decompressed here: Podman's Docker API (unlike Docker's) refuses a gzip-compressed archive.
+  gunzip -c worker-image.tar.gz | docker load
   # The image runs as uid 1000 and must read the key: it gets its own copy, owned by that user.
   tls="$here/tls-container"
   rm -rf "$tls"

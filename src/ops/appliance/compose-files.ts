@@ -16,6 +16,13 @@ import type { InstallLayout } from './layout.js';
 import type { Secrets } from './secrets.js';
 
 export const IMAGE_VARIABLES = ['MONGO_IMAGE', 'RABBITMQ_IMAGE', 'PROXY_IMAGE', 'NODE_IMAGE', 'API_IMAGE', 'WORKER_IMAGE'] as const;
+/**
+ * Extra compose files layered over compose.yaml (colon-separated paths), e.g. a site's own
+ * overrides or the container test's stand-in command lines. Kept like the image overrides, so
+ * every later command (ops/*, upgrades) runs the same stack.
+ */
+export const COMPOSE_OVERRIDES_VARIABLE = 'CYBERCOM_COMPOSE_OVERRIDES';
+const KEPT_VARIABLES = [...IMAGE_VARIABLES, COMPOSE_OVERRIDES_VARIABLE] as const;
 
 const SERVICE_UID = { mongo: 999, rabbitmq: 999, api: 1000, worker: 1000, proxy: 0 } as const;
 type ComposeService = keyof typeof SERVICE_UID;
@@ -33,7 +40,7 @@ export function composeEnv(layout: InstallLayout, config: InstallConfig, environ
     ACME_EMAIL: config.https === 'acme' ? config.acmeEmail : '',
   };
   // Image overrides given at install time are kept for later runs (upgrades use the same images).
-  for (const name of IMAGE_VARIABLES) {
+  for (const name of KEPT_VARIABLES) {
     const value = environment[name] ?? previous[name];
     if (value) env[name] = value;
   }

@@ -26,7 +26,7 @@ import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type 
 
 export const DEFAULT_WORKER_IMAGE = 'cybercom/worker:local';
 
-export const WORKER_BUNDLE_HELP = `Usage: ops/worker-bundle --host NAME [--dir DIR] [--server-address ADDR] [--image|--no-image] [--output FILE]
+export const WORKER_BUNDLE_HELP = `Usage: ops/worker-bundle --host NAME [--dir DIR] [--server-address ADDR] [--queues LIST] [--image|--no-image] [--output FILE]
 
 Builds one archive for a remote worker machine: the worker image (docker save format) and/or the
 worker as Node.js modules, the CA certificate, the worker's client certificate and key, an env
@@ -37,6 +37,7 @@ On the remote machine: tar xzf <archive> && cd cybercom-worker-<host> && ./run-w
 ${DIR_HELP}
   --server-address A   address the remote worker dials (default: the installation's public
                        host); must be a name in the server certificates
+  --queues LIST        comma-separated queues the remote worker consumes (default: celery)
   --image / --no-image include the worker image (default: when a container engine has it)
   --output FILE        where to write the archive (default bundles/cybercom-worker-NAME.tar.gz)
 Exit codes: 0 written, 1 failed, 2 usage error, 3 no installation.
@@ -44,6 +45,7 @@ Exit codes: 0 written, 1 failed, 2 usage error, 3 no installation.
 
 interface BundleRecord {
   serverAddress: string;
+  queues?: string;
   image: boolean;
   output: string;
   createdAt: string;
@@ -76,7 +78,7 @@ async function assertAddressInCertificates(inst: Installation, address: string):
   }
 }
 
-export function remoteWorkerEnv(inst: Installation, host: string, serverAddress: string): Record<string, string> {
+export function remoteWorkerEnv(inst: Installation, host: string, serverAddress: string, queues: string = DEFAULT_QUEUE): Record<string, string> {
   const tls = (file: string): string => `${CONTAINER_TLS_DIR}/${file}`;
   const address = serverAddress.includes(':') ? `[${serverAddress}]` : serverAddress;
   return {
@@ -93,7 +95,7 @@ export function remoteWorkerEnv(inst: Installation, host: string, serverAddress:
     BROKER_TLS_CERT_FILE: tls('client.pem'),
     BROKER_TLS_KEY_FILE: tls('client.key'),
     WORKER_NODE_NAME: `worker@${host}`,
-    WORKER_QUEUES: DEFAULT_QUEUE,
+    WORKER_QUEUES: queues,
     RESULT_DATABASE: SERVICE_DATABASE,
     LOG_LEVEL: 'info',
   };
@@ -158,6 +160,7 @@ async function imageAvailable(image: string): Promise<boolean> {
 
 export interface BundleOptions {
   host: string;
+  queues?: string;
   serverAddress?: string;
   image?: boolean;
   output?: string;
@@ -190,7 +193,7 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
     await copyFile(worker.combinedFile, join(dir, 'certs', 'client-combined.pem'));
     await Promise.all(['ca.pem', 'client.pem'].map((f) => chmod(join(dir, 'certs', f), 0o644)));
     await Promise.all(['client.key', 'client-combined.pem'].map((f) => chmod(join(dir, 'certs', f), 0o600)));
-    await writeFile(join(dir, 'worker.env'), renderEnvFile(remoteWorkerEnv(inst, opts.host, serverAddress), `Worker for ${opts.host}: settings for the cybercom installation at ${serverAddress}.`), { mode: 0o600 });
+    await writeFile(join(dir, 'worker.env'), renderEnvFile(remoteWorkerEnv(inst, opts.host, serverAddress, opts.queues ?? DEFAULT_QUEUE), `Worker for ${opts.host}: settings for the cybercom installation at ${serverAddress}.`), { mode: 0o600 });
     say('building the worker program (app/worker.mjs, app/tasks.mjs) ...');
     await buildWorkerProgram(join(dir, 'app'));
     await writeFile(join(dir, 'app', 'package.json'), '{ "type": "module", "private": true }\n');
@@ -211,7 +214,7 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
     await rename(partial, output);
 
     const records = await readRecords(inst);
-    records[opts.host] = { serverAddress, image: withImage, output, createdAt: new Date().toISOString() };
+    records[opts.host] = { serverAddress, queues: opts.queues ?? DEFAULT_QUEUE, image: withImage, output, createdAt: new Date().toISOString() };
     await writeIfChanged(hostsFile(inst), `${JSON.stringify(records, null, 2)}\n`, 0o600);
     return output;
   } finally {
@@ -223,7 +226,7 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
 export async function rebuildRecordedBundles(inst: Installation, say: (line: string) => void): Promise<string[]> {
   const rebuilt: string[] = [];
   for (const [host, record] of Object.entries(await readRecords(inst))) {
-    const output = await buildWorkerBundle(inst, { host, serverAddress: record.serverAddress, image: record.image, output: record.output }, say);
+    const output = await buildWorkerBundle(inst, { host, serverAddress: record.serverAddress, queues: record.queues, image: record.image, output: record.output }, say);
     rebuilt.push(output);
   }
   return rebuilt;
@@ -233,6 +236,7 @@ export const workerBundle: Command = async (argv) => {
   const { values } = parseCommandArgs(argv, {
     host: { type: 'string' },
     'server-address': { type: 'string' },
+    queues: { type: 'string' },
     image: { type: 'boolean' },
     'no-image': { type: 'boolean' },
     output: { type: 'string' },
@@ -244,7 +248,7 @@ export const workerBundle: Command = async (argv) => {
   if (!values.host) throw new CommandError('--host is required (the remote machine\'s name)', EXIT.usage);
   const inst = await loadInstallation(values.dir);
   const image = values['no-image'] ? false : values.image ? true : undefined;
-  const output = await buildWorkerBundle(inst, { host: values.host, serverAddress: values['server-address'], image, output: values.output }, (line) => process.stdout.write(`${line}\n`));
+  const output = await buildWorkerBundle(inst, { host: values.host, serverAddress: values['server-address'], queues: values.queues, image, output: values.output }, (line) => process.stdout.write(`${line}\n`));
   process.stdout.write(`Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd cybercom-worker-${values.host} && ./run-worker.sh\n`);
   return EXIT.ok;
 };

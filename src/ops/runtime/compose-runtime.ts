@@ -2,7 +2,10 @@
  * The compose runtime: compose.yaml at the top of the checkout, variables from
  * config/compose.env (paths, ports, image names; no secrets), one project per installation.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import { COMPOSE_OVERRIDES_VARIABLE } from '../appliance/compose-files.js';
 import { repositoryRoot, type InstallLayout } from '../appliance/layout.js';
 import { detectCompose, run, type ComposeCommand } from './compose-command.js';
 import type { ProcessState, ServiceRuntime } from './service-runtime.js';
@@ -22,12 +25,20 @@ export class ComposeRuntime implements ServiceRuntime {
     return join(repositoryRoot(), 'compose.yaml');
   }
 
+  /** compose.yaml, then the override files recorded in compose.env (CYBERCOM_COMPOSE_OVERRIDES). */
+  async composeFiles(): Promise<string[]> {
+    const env = await readFile(this.layout.composeEnvFile, 'utf8').then((t) => parseEnv(t) as Record<string, string>, () => ({}) as Record<string, string>);
+    const overrides = (env[COMPOSE_OVERRIDES_VARIABLE] ?? '').split(':').filter((f) => f !== '');
+    return [this.composeFile(), ...overrides];
+  }
+
   private async base(): Promise<{ command: string; args: string[] }> {
     this.compose ??= await detectCompose();
     if (!this.compose) throw new Error('Docker Compose v2 not found (`docker compose version` failed)');
+    const files = (await this.composeFiles()).flatMap((f) => ['-f', f]);
     return {
       command: this.compose.command,
-      args: [...this.compose.prefix, '--ansi', 'never', '-f', this.composeFile(), '--env-file', this.layout.composeEnvFile, '-p', COMPOSE_PROJECT],
+      args: [...this.compose.prefix, '--ansi', 'never', ...files, '--env-file', this.layout.composeEnvFile, '-p', COMPOSE_PROJECT],
     };
   }
 
@@ -41,7 +52,9 @@ export class ComposeRuntime implements ServiceRuntime {
 
   /** Official images pulled, ours built (multi-stage, from docker/ and worker-image/). */
   async prepareImages(onOutput?: (text: string) => void): Promise<void> {
-    await this.composeRun(['pull', '--ignore-buildable', '--quiet'], onOutput);
+    // Images that cannot be pulled (offline, or loaded with `docker load`) are used as present;
+    // `up` still fails if one is missing.
+    await this.composeRun(['pull', '--ignore-buildable', '--ignore-pull-failures', '--quiet'], onOutput);
     await this.composeRun(['build'], onOutput);
   }
 
