@@ -14,6 +14,7 @@ export interface Output {
 
 export class Progress {
   private logFile: string | undefined;
+  private logLost = false;
   private pending: string[] = [];
 
   constructor(private readonly out: Output = process.stdout) {}
@@ -37,8 +38,23 @@ export class Progress {
       .map((line) => `${new Date().toISOString()} ${line}`)
       .join('\n');
     const entry = `${stamped}\n`;
-    if (this.logFile) appendFileSync(this.logFile, entry);
-    else this.pending.push(entry);
+    if (this.logFile) this.append(this.logFile, entry);
+    else if (!this.logLost) this.pending.push(entry);
+  }
+
+  /**
+   * A log line that cannot be written must not turn into the installer's failure (and hide the
+   * step's real outcome): say so once on the terminal, then go on without the log file.
+   */
+  private append(file: string, entry: string): void {
+    try {
+      appendFileSync(file, entry);
+    } catch (err) {
+      this.logFile = undefined;
+      this.logLost = true;
+      const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? ' (was the install directory removed?)' : '';
+      this.out.write(`  ! cannot write the log ${file}: ${(err as Error).message}${reason}; continuing without it\n`);
+    }
   }
 
   line(text: string): void {

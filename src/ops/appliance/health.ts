@@ -4,6 +4,7 @@
  * ports), the API's health endpoint is fetched through the public port, and the workers must
  * answer a remote-control ping. Used by the installer's waits, `ops/status` and `rotate-certs`.
  */
+import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -155,6 +156,8 @@ export async function checkAll(inst: Installation): Promise<HealthCheck[]> {
 export async function waitUntilHealthy(inst: Installation, timeoutMs: number, onProgress?: (checks: HealthCheck[]) => void): Promise<HealthCheck[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    // Services still coming up are waited for; an installation whose files are gone is not coming back.
+    if (!existsSync(inst.layout.certsDir)) throw new Error(`${inst.layout.certsDir} no longer exists (was the install directory removed?)`);
     const checks = await checkAll(inst);
     onProgress?.(checks);
     if (checks.every((c) => c.ok)) return checks;

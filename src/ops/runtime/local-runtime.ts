@@ -7,6 +7,7 @@ import { closeSync, openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isGroupAlive, waitForGroupExit } from '../../runtime/local/processes.js';
 import type { InstallLayout } from '../appliance/layout.js';
 import { followFile, tailFile } from './log-files.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
@@ -15,6 +16,20 @@ import { LOCAL_SERVICES, isProcessAlive, readPidFile, readSupervisorStatus, type
 
 const START_TIMEOUT_MS = 240_000;
 const STOP_TIMEOUT_MS = 90_000;
+/**
+ * After the supervisor is gone, how long its services' process groups may take to follow: none
+ * after an ordered stop; after a SIGKILL their watchdogs terminate them (SIGTERM, SIGKILL 10 s later).
+ */
+const SERVICES_GONE_TIMEOUT_MS = 20_000;
+
+/** process.kill, except that a process that is already gone is fine. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
 
 export class LocalRuntime implements ServiceRuntime {
   readonly kind = 'local' as const;
@@ -31,6 +46,7 @@ export class LocalRuntime implements ServiceRuntime {
     return (await this.supervisorPid()) !== undefined;
   }
 
+  /** A restart starts the new supervisor only once the old one and every service it ran are gone. */
   async startOrRestart(): Promise<void> {
     if (await this.isRunning()) await this.stop();
     await this.start();
@@ -77,19 +93,34 @@ export class LocalRuntime implements ServiceRuntime {
     return parts.join('\n');
   }
 
+  /**
+   * Stops the supervisor and returns once it and every service process it ran are gone (their
+   * ports free, their files closed), so a restart or a data removal never overlaps with them.
+   */
   async stop(): Promise<void> {
     const pid = await this.supervisorPid();
     if (pid === undefined) return;
-    process.kill(pid, 'SIGUSR2'); // ordered stop
+    // The process groups of its services, read before the stop (which clears them from the status).
+    const status = await readSupervisorStatus(this.layout.supervisorStatusFile);
+    const groups = status?.pid === pid ? Object.values(status.services).flatMap((s) => (s?.pid ? [s.pid] : [])) : [];
+    signal(pid, 'SIGUSR2'); // ordered stop: worker, API, broker, database; the supervisor exits last
     const deadline = Date.now() + STOP_TIMEOUT_MS;
     while (isProcessAlive(pid)) {
       if (Date.now() > deadline) {
-        process.kill(pid, 'SIGKILL');
+        signal(pid, 'SIGKILL');
         break;
       }
       await sleep(300);
     }
-    await rm(this.layout.supervisorPidFile, { force: true });
+    const servicesDeadline = Date.now() + SERVICES_GONE_TIMEOUT_MS;
+    for (const pgid of groups) {
+      if (await waitForGroupExit(pgid, servicesDeadline, 300)) continue;
+      signal(-pgid, 'SIGKILL');
+      await waitForGroupExit(pgid, Date.now() + 5000, 100);
+    }
+    const left = groups.filter(isGroupAlive);
+    if (left.length > 0) throw new Error(`the local services did not stop: process groups ${left.join(', ')} are still running`);
+    if ((await readPidFile(this.layout.supervisorPidFile)) === pid) await rm(this.layout.supervisorPidFile, { force: true });
   }
 
   async processStates(): Promise<ProcessState[]> {

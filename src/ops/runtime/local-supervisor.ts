@@ -9,6 +9,7 @@ import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startMongoWire, type MongoWireKind } from '../../runtime/local/mongo-wire.js';
+import { waitForPortFree } from '../../runtime/local/ports.js';
 import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js';
 import { startRabbitMq } from '../../runtime/local/rabbitmq.js';
 import { certificatePaths } from '../appliance/certificates.js';
@@ -19,7 +20,7 @@ import { loadInstallConfig, type InstallConfig } from '../appliance/install-conf
 import { installLayout, type InstallLayout } from '../appliance/layout.js';
 import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
-import { writeSupervisorStatus, type LocalServiceName, type ServiceProcessStatus, type SupervisorStatus } from './supervisor-status.js';
+import { readPidFile, writeSupervisorStatus, type LocalServiceName, type ServiceProcessStatus, type SupervisorStatus } from './supervisor-status.js';
 
 interface RunningService {
   pid?: number;
@@ -30,10 +31,16 @@ interface RunningService {
 interface ServiceDefinition {
   name: LocalServiceName;
   logFile: string;
+  /** The port it listens on: must be free before it starts (see keepRunning). */
+  port?: number;
   start(): Promise<RunningService>;
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** How long a service waits for its port to be released by a process still shutting down. */
+const PORT_FREE_TIMEOUT_MS = 60_000;
+/** How often the supervisor checks that its pid file still names it. */
+const PID_FILE_CHECK_MS = 5_000;
 
 function databaseService(layout: InstallLayout, config: InstallConfig, secrets: Secrets): ServiceDefinition {
   const ca = certificatePaths(layout.certsDir, 'ca');
@@ -42,6 +49,7 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
   return {
     name: 'database',
     logFile: join(layout.databaseDir, `${kind ?? 'ferretdb'}.log`),
+    port: config.ports.database,
     async start() {
       const handle = await startMongoWire({
         dir: layout.databaseDir,
@@ -61,6 +69,9 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
       const admin = hostMongoClient(layout, config, secrets, { who: 'admin' });
       try {
         await ensureDatabaseUsers(admin, secrets);
+      } catch (err) {
+        await handle.stop().catch(() => undefined); // not left running behind a failed start
+        throw err;
       } finally {
         await admin.close();
       }
@@ -76,6 +87,7 @@ function brokerService(layout: InstallLayout, config: InstallConfig, secrets: Se
   return {
     name: 'broker',
     logFile: join(layout.brokerDir, 'rabbitmq.log'),
+    port: config.ports.broker,
     start: () =>
       startRabbitMq({
         dir: layout.brokerDir,
@@ -94,11 +106,12 @@ function brokerService(layout: InstallLayout, config: InstallConfig, secrets: Se
   };
 }
 
-function nodeService(name: 'api' | 'worker', layout: InstallLayout, envFile: string, args: string[]): ServiceDefinition {
+function nodeService(name: 'api' | 'worker', layout: InstallLayout, envFile: string, args: string[], port?: number): ServiceDefinition {
   const logFile = join(layout.logsDir, `${name}.log`);
   return {
     name,
     logFile,
+    port,
     async start() {
       const { command, args: fullArgs, cwd } = cliCommand(...args);
       const child = await spawnManaged(command, fullArgs, {
@@ -115,15 +128,20 @@ export class LocalSupervisor {
   private readonly status: SupervisorStatus;
   private readonly running = new Map<LocalServiceName, RunningService>();
   private stopping = false;
+  private stopped: Promise<void> | undefined;
   private readonly stopRequested: Promise<void>;
   private requestStop!: () => void;
+  private readonly stopSignal: AbortSignal;
 
   constructor(
     private readonly layout: InstallLayout,
     private readonly services: ServiceDefinition[],
   ) {
     this.status = { pid: process.pid, startedAt: new Date().toISOString(), ready: false, stopping: false, services: {} };
+    const abort = new AbortController();
+    this.stopSignal = abort.signal;
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
+    void this.stopRequested.then(() => abort.abort(new Error('stop requested')));
   }
 
   private async save(): Promise<void> {
@@ -144,8 +162,15 @@ export class LocalSupervisor {
       await this.mark(def.name, { state: attempt === 0 ? 'starting' : 'restarting', logFile: def.logFile, since: new Date().toISOString() });
       let service: RunningService;
       try {
+        // A previous process of this service (ours after a crash, or the last supervisor's) may
+        // still be releasing the port; its successor must not start against it.
+        if (def.port !== undefined) await waitForPortFree(def.port, PORT_FREE_TIMEOUT_MS, { signal: this.stopSignal });
         service = await def.start();
       } catch (err) {
+        if (this.stopping) {
+          await this.mark(def.name, { state: 'stopped', pid: undefined });
+          return;
+        }
         const message = (err as Error).message;
         await this.mark(def.name, { state: 'failed', lastError: message.slice(0, 4000), logFile: def.logFile });
         if (!started) {
@@ -156,6 +181,12 @@ export class LocalSupervisor {
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
         continue;
       }
+      if (this.stopping) {
+        // Asked to stop while this one was starting: stop() did not see it, so it is ours to stop.
+        await service.stop().catch(() => undefined);
+        await this.mark(def.name, { state: 'stopped', pid: undefined });
+        return;
+      }
       this.running.set(def.name, service);
       const pid = service.pid;
       await this.mark(def.name, { state: 'running', pid, logFile: def.logFile, since: new Date().toISOString(), lastError: undefined });
@@ -165,8 +196,10 @@ export class LocalSupervisor {
       }
       const upSince = Date.now();
       const outcome = await Promise.race([service.exited.then(() => 'exited' as const), this.stopRequested.then(() => 'stop' as const)]);
-      if (outcome === 'stop') return;
+      if (outcome === 'stop') return; // stop() stops it, in order
       this.running.delete(def.name);
+      // Whatever the dead process left in its group (children) goes before the next attempt.
+      await service.stop().catch(() => undefined);
       const status = this.status.services[def.name];
       await this.mark(def.name, { state: 'restarting', pid: undefined, restarts: (status?.restarts ?? 0) + 1, lastError: 'exited unexpectedly' });
       // A service that ran for a while gets a fresh backoff; a crash loop backs off.
@@ -196,13 +229,22 @@ export class LocalSupervisor {
     this.status.ready = true;
     await this.save();
     await this.stopRequested;
+    // Return (and let the process exit) only once every service has stopped: whoever restarts
+    // us waits for this process, and must not meet our services still holding ports and files.
+    await this.stop();
     await Promise.allSettled(loops);
     return 0;
   }
 
-  /** Stops services in reverse order: worker and API first, so they never see the broker vanish. */
-  async stop(): Promise<void> {
-    if (this.stopping) return;
+  /**
+   * Stops services in reverse order: worker and API first, so they never see the broker vanish.
+   * Every call returns the same promise, which settles once all of them are gone.
+   */
+  stop(): Promise<void> {
+    return (this.stopped ??= this.stopInOrder());
+  }
+
+  private async stopInOrder(): Promise<void> {
     this.stopping = true;
     this.status.stopping = true;
     await this.save();
@@ -229,7 +271,7 @@ export async function runLocalSupervisor(root: string): Promise<number> {
   const supervisor = new LocalSupervisor(layout, [
     databaseService(layout, config, secrets),
     brokerService(layout, config, secrets),
-    nodeService('api', layout, layout.serviceEnvFile, ['serve']),
+    nodeService('api', layout, layout.serviceEnvFile, ['serve'], config.ports.http),
     nodeService('worker', layout, layout.workerEnvFile, ['worker']),
   ]);
   const onSignal = (): void => void supervisor.stop();
@@ -237,9 +279,24 @@ export async function runLocalSupervisor(root: string): Promise<number> {
   // friends also reach every child group at once (runtime/local/processes), a faster stop.
   for (const signal of ['SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, onSignal);
   await writeFile(layout.supervisorPidFile, `${process.pid}\n`, { mode: 0o644 });
+  // The pid file is how `local stop` (and the installer) find us. Once it is gone or names another
+  // process (the install directory was removed, say), nothing could stop us any more: stop.
+  let misses = 0;
+  const watch = setInterval(() => {
+    void readPidFile(layout.supervisorPidFile).then((pid) => {
+      misses = pid === process.pid ? 0 : misses + 1;
+      if (misses < 2) return; // twice in a row, so a passing hiccup reading it does not stop us
+      clearInterval(watch);
+      process.stderr.write(`${new Date().toISOString()} ${layout.supervisorPidFile} no longer names this supervisor (pid ${process.pid}): stopping\n`);
+      void supervisor.stop();
+    });
+  }, PID_FILE_CHECK_MS);
+  watch.unref();
   try {
     return await supervisor.run();
   } finally {
-    await rm(layout.supervisorPidFile, { force: true });
+    clearInterval(watch);
+    const pid = await readPidFile(layout.supervisorPidFile);
+    if (pid === process.pid) await rm(layout.supervisorPidFile, { force: true });
   }
 }

@@ -40,14 +40,8 @@ export async function writeSupervisorStatus(file: string, status: SupervisorStat
   await writeFileAtomic(file, `${JSON.stringify(status, null, 2)}\n`, 0o644);
 }
 
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** Whether the process runs (a zombie, exited but not yet collected, does not). */
+export { isProcessAlive } from '../../runtime/local/processes.js';
 
 export async function readPidFile(file: string): Promise<number | undefined> {
   try {

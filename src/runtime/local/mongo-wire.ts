@@ -37,6 +37,8 @@ export interface MongoWireOptions {
 
 export interface MongoWireHandle {
   kind: MongoWireKind;
+  /** The server's process (leader of its own process group). */
+  pid: number;
   port: number;
   /** mongodb://localhost:<port>/, without credentials. */
   uri: string;
@@ -206,6 +208,7 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
   let stopping: Promise<void> | undefined;
   return {
     kind,
+    pid: (server as ManagedProcess).pid,
     port,
     uri: `mongodb://localhost:${port}/`,
     authSource: AUTH_SOURCE,

@@ -55,3 +55,30 @@ export async function waitForPort(host: string, port: number, timeoutMs: number,
     await sleep(interval);
   }
 }
+
+/** True when nothing listens on `port` (of any local address): binding it exclusively works. */
+export function isPortFree(port: number, host = '0.0.0.0'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    // Only "in use" means taken; any other error (no such address, privileged port) is for the
+    // server that binds it to report.
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code !== 'EADDRINUSE'));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Resolves once `port` is free, e.g. after a previous server on it exited; rejects after
+ * timeoutMs. A server started while another still holds its port would fail to bind, and its
+ * readiness check would talk to the old one.
+ */
+export async function waitForPortFree(port: number, timeoutMs: number, opts: { signal?: AbortSignal; intervalMs?: number } = {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    if (await isPortFree(port)) return;
+    if (Date.now() >= deadline) throw new Error(`port ${port} is still in use by another process after ${Math.round(timeoutMs / 1000)} s`);
+    await sleep(opts.intervalMs ?? 250);
+  }
+}

@@ -8,7 +8,7 @@
  *     crash): it polls the parent pid and terminates the group once the parent is gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readdirSync, readFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,7 +28,10 @@ export interface ManagedProcess {
   isRunning(): boolean;
   /** Signal the whole process group. */
   signalGroup(signal: NodeJS.Signals): void;
-  /** SIGTERM the group, wait up to graceMs, then SIGKILL it. */
+  /**
+   * SIGTERM the group, wait up to graceMs, then SIGKILL it. Resolves once the whole group is gone,
+   * not just its leader, so whoever starts a successor never meets a straggler on a port or a file.
+   */
   terminate(graceMs?: number): Promise<ExitStatus>;
 }
 
@@ -46,6 +49,66 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
     process.kill(-pgid, signal);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/**
+ * Linux: the state letter and process group of a process from /proc/<pid>/stat ('Z' for a zombie:
+ * it has exited, its parent has not collected it yet), or undefined when unknown.
+ */
+function procStat(pid: number): { state: string; pgrp: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', pgrp: Number(fields[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process runs. A zombie does not: it has exited, and whoever adopted it (an init
+ * that reaps slowly, say) has only not collected it yet.
+ */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return procStat(pid)?.state !== 'Z';
+}
+
+/** Whether any process of the process group `pgid` still runs (zombies do not count, see above). */
+export function isGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true; // no /proc: the signal test is all we have
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z') return true;
+  }
+  return false;
+}
+
+/**
+ * Waits until the process group is empty (its leader exiting is not enough: e.g. beam.smp may
+ * outlive the shell that started it), polling until `deadline` (epoch ms). True when it is empty.
+ */
+export async function waitForGroupExit(pgid: number, deadline: number, intervalMs = 100): Promise<boolean> {
+  for (;;) {
+    if (!isGroupAlive(pgid)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(intervalMs);
   }
 }
 
@@ -69,8 +132,15 @@ function installExitHandlers(): void {
 }
 
 // $1 parent pid, $2 child pid (= its process group id). Exits by itself when the child ends.
+// A zombie parent (dead, not yet collected by whoever adopted it) counts as gone.
 const WATCHDOG = `
-while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  read -r stat < "/proc/$1/stat" 2>/dev/null || return 0
+  rest=\${stat##*) }
+  [ "\${rest%% *}" != Z ]
+}
+while alive "$1" && kill -0 "$2" 2>/dev/null; do sleep 1; done
 kill -0 "$2" 2>/dev/null || exit 0
 kill -TERM -"$2" 2>/dev/null
 i=0
@@ -131,20 +201,30 @@ export async function spawnManaged(command: string, args: string[], opts: SpawnM
     isRunning: () => running,
     signalGroup,
     async terminate(graceMs = 10_000): Promise<ExitStatus> {
-      if (!running) return exited;
-      signalGroup('SIGTERM');
-      const timer = new AbortController();
-      const status = await Promise.race([
-        exited,
-        sleep(graceMs, undefined, { signal: timer.signal }).then(
-          () => undefined,
-          () => undefined,
-        ),
-      ]);
-      timer.abort(); // don't keep the event loop alive for the rest of the grace period
-      if (status) return status;
-      signalGroup('SIGKILL');
-      return exited;
+      const deadline = Date.now() + graceMs;
+      if (running) {
+        signalGroup('SIGTERM');
+        const timer = new AbortController();
+        const status = await Promise.race([
+          exited,
+          sleep(graceMs, undefined, { signal: timer.signal }).then(
+            () => undefined,
+            () => undefined,
+          ),
+        ]);
+        timer.abort(); // don't keep the event loop alive for the rest of the grace period
+        if (!status) signalGroup('SIGKILL');
+      }
+      const status = await exited;
+      // The leader is gone; what is left of its group gets the rest of the grace period.
+      if (isGroupAlive(pid)) {
+        signalGroup('SIGTERM');
+        if (!(await waitForGroupExit(pid, Math.max(deadline, Date.now() + 1000)))) {
+          signalGroup('SIGKILL');
+          await waitForGroupExit(pid, Date.now() + 5000);
+        }
+      }
+      return status;
     },
   };
 }

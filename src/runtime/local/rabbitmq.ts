@@ -50,6 +50,8 @@ export interface RabbitMqOptions {
 }
 
 export interface RabbitMqHandle {
+  /** The node's process (group leader of everything it runs). */
+  pid: number;
   port: number;
   nodeName: string;
   /** amqps://localhost:<port>/<vhost>, without credentials. */
@@ -277,9 +279,10 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
       const timer = new AbortController();
       await Promise.race([server.exited, sleep(20_000, undefined, { signal: timer.signal }).catch(() => undefined)]);
       timer.abort();
-      // Fallback for a node that did not stop: SIGTERM (graceful in Erlang), then SIGKILL.
-      await server.terminate(10_000);
     }
+    // Fallback for a node that did not stop: SIGTERM (graceful in Erlang), then SIGKILL; either
+    // way this returns once nothing of the node's process group is left.
+    await server?.terminate(10_000);
     if (!epmdWasRunning) await killEpmdIfUnused();
   };
 
@@ -306,6 +309,7 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
 
   let stopping: Promise<void> | undefined;
   return {
+    pid: (server as ManagedProcess).pid,
     port,
     nodeName,
     url: `amqps://localhost:${port}/${encodeURIComponent(opts.vhost)}`,

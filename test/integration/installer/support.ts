@@ -54,13 +54,27 @@ export interface TestInstall {
   cleanup(): Promise<void>;
 }
 
-/** A fresh temporary install directory and free ports; nothing installed yet. */
+/**
+ * A fresh temporary install directory and free ports; nothing installed yet. The prefix is this
+ * suite's own: other suites on the machine sweep theirs (test/containers removes every
+ * cybercom-e2e-* it finds), and must never sweep an installation a test is still running.
+ */
 export async function prepareInstall(name: string): Promise<TestInstall> {
-  const parent = await mkdtemp(join(tmpdir(), `cybercom-${name}-`));
+  const parent = await mkdtemp(join(tmpdir(), `cybercom-it-${name}-`));
   // The broker runs as the `rabbitmq` user and must be able to walk into the install directory.
   await chmod(parent, 0o755);
   const dir = join(parent, 'install');
-  const ports = { http: await freePort(), broker: await freePort(), db: await freePort() };
+  // Three different ones: the kernel may hand out a port it just released again.
+  const taken = new Set<number>();
+  const distinctFreePort = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (taken.has(port)) continue;
+      taken.add(port);
+      return port;
+    }
+  };
+  const ports = { http: await distinctFreePort(), broker: await distinctFreePort(), db: await distinctFreePort() };
   const passwordFile = join(parent, 'admin-password');
   await writeFile(passwordFile, `${ADMIN_PASSWORD}\n`, { mode: 0o600 });
   return {

@@ -28,7 +28,7 @@ afterAll(async () => {
     process.kill(-remote.pid, 'SIGTERM');
     await new Promise((resolve) => remote?.once('exit', resolve));
   }
-  await rm(unpacked, { recursive: true, force: true });
+  if (unpacked) await rm(unpacked, { recursive: true, force: true });
   await target?.cleanup();
 }, 120_000);
 
