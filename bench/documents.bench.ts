@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { startLocalServices } from '../src/runtime/local/services.js';
@@ -113,8 +114,10 @@ async function main(): Promise<void> {
 
     const apiPort = await freePort();
     const basePort = await freePort();
-    const apiCmd = ['npx', 'tsx', 'src/cli.ts', 'serve'];
-    const baseCmd = ['npx', 'tsx', 'bench/baseline-server.ts'];
+    // tsx's own entry (not npx), so SIGTERM reaches the server and its port is free afterwards.
+    const tsx = resolve('node_modules/tsx/dist/cli.mjs');
+    const apiCmd = [process.execPath, tsx, 'src/cli.ts', 'serve'];
+    const baseCmd = [process.execPath, tsx, 'bench/baseline-server.ts'];
     const startApi = () => startChild(apiCmd, { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' }, /API server listening/);
     const startBase = () => startChild(baseCmd, { ...env, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL }, /LISTENING/);
     const auth = { authorization: `Token ${token}`, accept: 'application/json' };
