@@ -37,7 +37,7 @@ async function upsertUser(admin: MongoClient, username: string, password: string
     await db.command(command);
   } catch (err) {
     if (!(err instanceof MongoServerError && err.code === NOT_IMPLEMENTED)) throw err;
-    // FerretDB v1: roles are not implemented; credentials only.
+    // FerretDB v1: refuses roles (NotImplemented), so separation is by credentials only.
     await db.command(exists ? { updateUser: username, pwd: password } : { createUser: username, pwd: password, roles: [] });
   }
   return exists ? 'updated' : 'created';
