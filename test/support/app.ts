@@ -91,6 +91,11 @@ export async function call(baseUrl: string, method: string, path: string, option
     headers['content-type'] = options.contentType ?? 'application/json';
   }
   const response = await fetch(new URL(path, baseUrl), { method, headers, body, redirect: 'manual' });
+  return readResponse(response);
+}
+
+/** Status, headers, text and (for JSON content types) the parsed body of a fetch response. */
+export async function readResponse(response: Response): Promise<CallResult> {
   const text = await response.text();
   let json: unknown;
   if ((response.headers.get('content-type') ?? '').includes('json')) {

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { freePort, waitForPort } from './ports.js';
-import { findExecutable, spawnManaged, startupError, type ExitStatus, type ManagedProcess } from './processes.js';
+import { findExecutable, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 
 export type MongoWireKind = 'mongod' | 'ferretdb';
 
@@ -35,19 +35,12 @@ export interface MongoWireOptions {
   startTimeoutMs?: number;
 }
 
-export interface MongoWireHandle {
+export interface MongoWireHandle extends ServerHandle {
   kind: MongoWireKind;
-  /** The server's process (leader of its own process group). */
-  pid: number;
-  port: number;
   /** mongodb://localhost:<port>/, without credentials. */
   uri: string;
   /** The database the user is defined in. */
   authSource: string;
-  logFile: string;
-  /** Settles when the server process exits, for whatever reason (a supervisor restarts it). */
-  exited: Promise<ExitStatus>;
-  stop(): Promise<void>;
 }
 
 /** Users live in `admin` for both servers, as with MongoDB's root users. */

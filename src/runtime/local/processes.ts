@@ -13,6 +13,17 @@ import { open, readFile } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** What every supervised server handle offers (RabbitMQ, the MongoDB-wire server). */
+export interface ServerHandle {
+  /** The server's process (leader of its own process group). */
+  pid: number;
+  port: number;
+  logFile: string;
+  /** Settles when the server process exits, for whatever reason (a supervisor restarts it). */
+  exited: Promise<ExitStatus>;
+  stop(): Promise<void>;
+}
+
 export interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
 import { freePort, waitForPort } from './ports.js';
-import { findExecutable, spawnManaged, startupError, type ExitStatus, type ManagedProcess } from './processes.js';
+import { findExecutable, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -49,17 +49,10 @@ export interface RabbitMqOptions {
   startTimeoutMs?: number;
 }
 
-export interface RabbitMqHandle {
-  /** The node's process (group leader of everything it runs). */
-  pid: number;
-  port: number;
+export interface RabbitMqHandle extends ServerHandle {
   nodeName: string;
   /** amqps://localhost:<port>/<vhost>, without credentials. */
   url: string;
-  logFile: string;
-  /** Settles when the node process exits, for whatever reason (a supervisor restarts it). */
-  exited: Promise<ExitStatus>;
-  stop(): Promise<void>;
 }
 
 /** The package's real scripts; /usr/sbin/rabbitmq-* are the `su` wrappers around them. */

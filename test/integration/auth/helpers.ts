@@ -14,7 +14,7 @@ import { loadSettings } from '../../../src/config/settings.js';
 import { REDACTED_PATHS } from '../../../src/log/logger.js';
 import { createServiceContext } from '../../../src/service.js';
 import { createApp } from '../../../src/http/app.js';
-import { TEST_SECRET_KEY, uniqueName, type CallResult, type TestApp } from '../../support/app.js';
+import { TEST_SECRET_KEY, readResponse, uniqueName, type CallResult, type TestApp } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 
 /** A browser: keeps cookies between requests, never follows redirects. */
@@ -44,16 +44,7 @@ export class Browser {
       if (expired) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
-    const text = await response.text();
-    let json: unknown;
-    if ((response.headers.get('content-type') ?? '').includes('json')) {
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-    }
-    return { status: response.status, headers: response.headers, text, json };
+    return readResponse(response);
   }
 
   get(path: string, headers: Record<string, string> = {}): Promise<CallResult> {
