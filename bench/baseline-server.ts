@@ -1,10 +1,12 @@
 /**
  * The baseline for the document benchmark: the same queries made directly with the mongodb
  * driver in a plain node:http server, with no auth, validation or rendering layers.
- * GET /page?site=X → {count, results} (50 records) · GET /all → every record streamed as JSON ·
+ * GET /page?site=X → {count, results} (50 records) · GET /by-id?id=<ObjectId> → the same for an
+ * _id filter · GET /all → every record streamed as JSON ·
  * POST /insert (JSON array) → {inserted}
  */
 import { createServer } from 'node:http';
+import { ObjectId, type Document, type Filter } from 'mongodb';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { mongoEnvSchema, toMongoSettings } from '../src/config/connections.js';
 
@@ -15,8 +17,9 @@ const collection = client.db(process.env.BENCH_DB ?? 'bench').collection(process
 const server = createServer(async (req, res) => {
   try {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (req.method === 'GET' && url.pathname === '/page') {
-      const filter = { site: url.searchParams.get('site') };
+    if (req.method === 'GET' && (url.pathname === '/page' || url.pathname === '/by-id')) {
+      const filter: Filter<Document> =
+        url.pathname === '/page' ? { site: url.searchParams.get('site') } : { _id: new ObjectId(url.searchParams.get('id') ?? '') };
       const [count, results] = await Promise.all([
         collection.countDocuments(filter),
         collection.find(filter).limit(50).toArray(),

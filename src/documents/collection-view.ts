@@ -3,7 +3,7 @@
  * pipeline, always in the paged envelope. page_size=0 streams from the cursor.
  */
 import type { Request, Response } from 'express';
-import type { Document } from 'mongodb';
+import type { AbstractCursor, Document } from 'mongodb';
 import { canAccessCollection } from '../auth/permissions.js';
 import { badRequest, forbidden } from '../errors.js';
 import { requestUrl } from '../http/base-url.js';
@@ -11,7 +11,7 @@ import { fromArray, respondEnvelope } from '../http/respond.js';
 import type { DocumentArea } from './area.js';
 import { denied } from './guards.js';
 import { lookupTargets } from './operators.js';
-import { pageLinks, pageWindow, parsePaging, type PageWindow } from './paging.js';
+import { pageLinks, pageWindow, parsePaging, type PageRequest, type PageWindow } from './paging.js';
 import {
   buildAggregationPipeline,
   buildDistinctPipeline,
@@ -76,9 +76,13 @@ export async function collectionView(req: Request, res: Response, area: Document
           : err;
       }
     }
-    const total = await store.aggregateCount(db, col, full);
-    const window = pageWindow(total, paging);
-    await respondEnvelope(req, res, head(req, total, window), store.aggregate(db, col, [...full, ...pagingStages(window)]));
+    const open = (window: PageWindow) => store.aggregate(db, col, [...full, ...pagingStages(window)]);
+    const { total, window, cursor } = await countAndOpen(store.aggregateCount(db, col, full), paging, open);
+    try {
+      await respondEnvelope(req, res, head(req, total, window), cursor);
+    } finally {
+      await cursor.close();
+    }
     return;
   }
 
@@ -93,19 +97,47 @@ export async function collectionView(req: Request, res: Response, area: Document
 
   if (fields !== undefined) {
     const distinctPipeline = buildDistinctPipeline(filter, fields);
-    const total = await store.aggregateCount(db, col, distinctPipeline);
-    const window = pageWindow(total, paging);
-    const rows = store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)]);
-    await respondEnvelope(req, res, head(req, total, window), mapRows(rows, (row) => distinctRowToObject(row, fields)));
+    const open = (window: PageWindow) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)]);
+    const { total, window, cursor } = await countAndOpen(store.aggregateCount(db, col, distinctPipeline), paging, open);
+    try {
+      await respondEnvelope(req, res, head(req, total, window), mapRows(cursor, (row) => distinctRowToObject(row, fields)));
+    } finally {
+      await cursor.close();
+    }
     return;
   }
 
-  const total = await store.count(db, col, filter);
-  const window = pageWindow(total, paging);
-  const cursor = store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit });
+  const open = (window: PageWindow) =>
+    store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit });
+  const { total, window, cursor } = await countAndOpen(store.count(db, col, filter), paging, open);
   try {
     await respondEnvelope(req, res, head(req, total, window), cursor);
   } finally {
     await cursor.close();
   }
+}
+
+/**
+ * Counts and fetches the first batch at the same time: the page the caller asked for is almost
+ * always the page served, so waiting for the count before querying would double the latency.
+ * Only a page beyond the last (served as the last page) needs a second query.
+ */
+async function countAndOpen<C extends AbstractCursor>(
+  counting: Promise<number>,
+  paging: PageRequest,
+  open: (window: PageWindow) => C,
+): Promise<{ total: number; window: PageWindow; cursor: C }> {
+  const guess = pageWindow(Number.MAX_SAFE_INTEGER, paging);
+  const cursor = open(guess);
+  let total: number;
+  try {
+    [total] = await Promise.all([counting, cursor.hasNext()]);
+  } catch (err) {
+    await cursor.close().catch(() => undefined);
+    throw err;
+  }
+  const window = pageWindow(total, paging);
+  if (window.skip === guess.skip && window.limit === guess.limit) return { total, window, cursor };
+  await cursor.close();
+  return { total, window, cursor: open(window) };
 }

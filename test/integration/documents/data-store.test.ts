@@ -244,6 +244,18 @@ describe('queries', () => {
     expect(matched.json.results.map((r: { n: number }) => r.n)).toEqual([0, 1, 2]);
   });
 
+  it('pages aggregation results like records: a page beyond the end is the last page', async () => {
+    const pipeline = q([{ $match: { n: { $gte: 5 } } }, { $sort: { n: -1 } }]);
+    const second = await get(`${BASE}/${db}/samples/?aggregate=${pipeline}&page_size=8&page=2`);
+    expect(second.json.meta).toEqual({ page: 2, page_size: 8, pages: 3 });
+    expect(second.json.results.map((r: { n: number }) => r.n)).toEqual([16, 15, 14, 13, 12, 11, 10, 9]);
+    const beyond = await get(`${BASE}/${db}/samples/?aggregate=${pipeline}&page_size=8&page=7`);
+    expect(beyond.json.count).toBe(20);
+    expect(beyond.json.meta).toEqual({ page: 3, page_size: 8, pages: 3 });
+    expect(beyond.json.results.map((r: { n: number }) => r.n)).toEqual([8, 7, 6, 5]);
+    expect(beyond.json.next).toBeNull();
+  });
+
   it('refuses $out, $merge, $where, $function and $accumulator and writes nothing', async () => {
     const before = (await get(`${BASE}/${db}/?page_size=0`)).json.count;
     const cases = [
