@@ -4,6 +4,8 @@
  */
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
+import { WriteBatcher } from '../../db/write-batcher.js';
+import { bulkOutcomes } from '../../db/bulk-outcomes.js';
 
 export interface TaskLogEntry {
   _id: string;
@@ -26,16 +28,26 @@ export interface HistoryFilter {
 export class TaskLog {
   readonly collection: Collection<TaskLogEntry>;
   private indexed: Promise<unknown> | null = null;
+  /** Concurrent submissions share one insert: the log write is on every submission's path. */
+  private readonly inserts: WriteBatcher<TaskLogEntry>;
 
   constructor(db: Db) {
     this.collection = db.collection<TaskLogEntry>('task_log');
+    this.inserts = new WriteBatcher(async (entries) => {
+      try {
+        await this.collection.insertMany([...entries], { ordered: false });
+        return bulkOutcomes(entries.length, undefined, false);
+      } catch (error) {
+        return bulkOutcomes(entries.length, error, false);
+      }
+    });
   }
 
   async record(entry: Omit<TaskLogEntry, '_id'>): Promise<void> {
     this.indexed ??= this.collection.createIndex({ user: 1, timestamp: -1 }).catch(() => {
       this.indexed = null;
     });
-    await this.collection.insertOne({ _id: entry.task_id, ...entry });
+    await this.inserts.write({ _id: entry.task_id, ...entry });
   }
 
   get(taskId: string): Promise<TaskLogEntry | null> {
