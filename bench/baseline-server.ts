@@ -2,7 +2,7 @@
  * The baseline for the document benchmark: the same queries made directly with the mongodb
  * driver in a plain node:http server, with no auth, validation or rendering layers.
  * GET /page?site=X → {count, results} (50 records) · GET /by-id?id=<ObjectId> → the same for an
- * _id filter · GET /all → every record streamed as JSON ·
+ * _id filter · GET /all → {count, results} with every record, streamed ·
  * POST /insert (JSON array) → {inserted}
  */
 import { createServer } from 'node:http';
@@ -29,15 +29,18 @@ const server = createServer(async (req, res) => {
       return;
     }
     if (req.method === 'GET' && url.pathname === '/all') {
+      // Counted too, as the API's envelope is: the same work, without the API's layers.
+      const cursor = collection.find({});
+      const [count] = await Promise.all([collection.countDocuments({}), cursor.hasNext()]);
       res.setHeader('content-type', 'application/json');
-      res.write('[');
+      res.write(`{"count":${count},"results":[`);
       let first = true;
-      for await (const doc of collection.find({})) {
+      for await (const doc of cursor) {
         const ok = res.write((first ? '' : ',') + JSON.stringify(doc));
         first = false;
         if (!ok) await new Promise((r) => res.once('drain', r));
       }
-      res.end(']');
+      res.end(']}');
       return;
     }
     if (req.method === 'POST' && url.pathname === '/insert') {
