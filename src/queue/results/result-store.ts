@@ -16,8 +16,6 @@ import {
   type TaskResult,
 } from './result-document.js';
 import { READY_STATES } from './states.js';
-import { WriteBatcher } from '../../db/write-batcher.js';
-import { bulkOutcomes } from '../../db/bulk-outcomes.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
 
@@ -29,31 +27,15 @@ export interface ResultStoreOptions {
 export class ResultStore {
   readonly collection: Collection<ResultDocument>;
   private indexed: Promise<void> | null = null;
-  /**
-   * A worker running many tasks at once shares one bulk write between their results. Ordered,
-   * so two states of one task in the same batch land in the order they were stored.
-   */
-  private readonly writes: WriteBatcher<ResultDocument>;
 
   constructor(client: MongoClient, options: ResultStoreOptions) {
     this.collection = client.db(options.database).collection<ResultDocument>(options.collection ?? DEFAULT_RESULT_COLLECTION);
-    this.writes = new WriteBatcher(async (docs) => {
-      try {
-        await this.collection.bulkWrite(
-          docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
-          { ordered: true },
-        );
-        return bulkOutcomes(docs.length, undefined, true);
-      } catch (error) {
-        return bulkOutcomes(docs.length, error, true);
-      }
-    });
   }
 
   /** Replaces the task's document (upsert), as Celery's `_store_result` does. */
   async store(doc: ResultDocument): Promise<void> {
     void this.ensureIndex();
-    await this.writes.write(doc);
+    await this.collection.replaceOne({ _id: doc._id }, doc, { upsert: true });
   }
 
   markStarted(taskId: string, info: { pid: number; hostname: string }, meta: RequestMeta): Promise<void> {
