@@ -60,14 +60,20 @@ export class ResultStore {
     return doc === null ? pendingResult(taskId) : decodeResultDocument(doc as unknown as Record<string, unknown>);
   }
 
-  /** Polls until the task is ready or the time is up; returns the last state seen. */
+  /**
+   * Polls until the task is ready or the time is up; returns the last state seen. The first
+   * polls come quickly (5, 10, 20 ms ...) because most tasks finish within milliseconds; the
+   * interval then doubles up to `intervalMs` so a long wait costs few queries.
+   */
   async waitForReady(taskId: string, options: { timeoutMs: number; intervalMs?: number; signal?: AbortSignal }): Promise<TaskResult> {
     const deadline = Date.now() + options.timeoutMs;
-    const interval = options.intervalMs ?? 100;
+    const maxInterval = options.intervalMs ?? 100;
+    let interval = Math.min(5, maxInterval);
     for (;;) {
       const result = await this.get(taskId);
       if (READY_STATES.has(result.status) || Date.now() >= deadline || options.signal?.aborted) return result;
       await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));
+      interval = Math.min(interval * 2, maxInterval);
     }
   }
 
