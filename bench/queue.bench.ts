@@ -32,7 +32,7 @@ const TASKS = Number(args.tasks);
 const LATENCY_RUNS = Number(args.latency);
 const SERVICE_DB = 'bench_queue';
 const QUEUE = 'bench';
-/** BENCH_CPU_PROFILE_DIR=<dir>: the measured TypeScript workers write V8 CPU profiles there. */
+/** BENCH_CPU_PROFILE_DIR=<dir>: the API and the measured TypeScript workers write V8 CPU profiles there. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 
 /** Children log warnings only; their output goes to this process's stderr so a full pipe never blocks them. */
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
 
     const tsx = resolve('node_modules/tsx/dist/cli.mjs');
     // tsx's CLI runs the script in a child process; profiling needs the loader in this one.
-    const measuredWorker = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', 'tsx'] : [tsx];
+    const profiled = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', 'tsx'] : [tsx];
     const workerEnv = (queue: string, node: string, concurrency = 4, resultCollection = 'tombstone') => ({
       ...process.env,
       ...env,
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
 
     // The API and one TS worker on the benchmark queue.
     const apiPort = await freePort();
-    const api = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'serve'], { ...process.env, ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1' });
+    const api = spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'serve'], { ...process.env, ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1' });
     const worker = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'));
     children.push(api, worker);
     const base = `http://127.0.0.1:${apiPort}`;
@@ -184,10 +184,10 @@ async function main(): Promise<void> {
       return rate;
     }
     await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
-      spawnLogged(process.execPath, [...measuredWorker, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
+      spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
     );
     const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) =>
-      spawnLogged(process.execPath, [...measuredWorker, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4, rc)),
+      spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4, rc)),
     );
     const venvCelery = resolve('.venv/bin/celery');
     if (!existsSync(venvCelery)) throw new Error('Python Celery is missing: run bash test/support/python-celery.sh');
