@@ -17,6 +17,21 @@ const USER_QUERY_ERROR_CODES = new Set([
   115, // CommandNotSupported
 ]);
 
+/**
+ * The server's own words, minus what only its developers need: FerretDB prefixes messages with
+ * Go source locations ("[msg_insert.go:168 handler.(*Handler).MsgInsert] ..."). Long messages
+ * are cut so an error body stays small.
+ */
+export function serverMessage(err: MongoServerError): string {
+  const raw = err.errmsg ?? err.message;
+  const cleaned = raw
+    .replace(/\[[^\]]*\.go:\d+[^\]]*\]\s*/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const text = cleaned === '' ? `error code ${String(err.code)}` : cleaned;
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
+
 export function classifyDatabaseError(err: unknown): ApiError | undefined {
   if (err instanceof MongoBulkWriteError && err.code === 11000) {
     return conflict('A record with this _id already exists.', 'duplicate_key', {
@@ -27,11 +42,11 @@ export function classifyDatabaseError(err: unknown): ApiError | undefined {
     if (err.code === 11000) return conflict('A record with this _id already exists.', 'duplicate_key');
     if (err.code === 50) return unavailable('The query took longer than the server-side time limit.', 'query_timeout');
     if (typeof err.code === 'number' && USER_QUERY_ERROR_CODES.has(err.code)) {
-      return badRequest('invalid_query', `The database refused the query: ${err.errmsg ?? err.message}`);
+      return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
     // Unknown server error codes: most are caused by the query (e.g. an aggregation operator).
     if (typeof err.code === 'number' && err.code > 0 && err.code !== 13 && err.code !== 18) {
-      return badRequest('invalid_query', `The database refused the query: ${err.errmsg ?? err.message}`);
+      return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
   }
   if (

@@ -47,6 +47,9 @@ export function validateCollectionName(name: unknown): string {
   if (typeof name !== 'string') throw badRequest('invalid_name', 'The collection name must be a string.');
   if (name.length === 0) throw badRequest('invalid_name', 'The collection name must not be empty.', { name });
   if (name.includes('$')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains "$", which is not allowed.`, { name });
+  // MongoDB allows it in collection names, but FerretDB v1 (the local runtime's database) puts the
+  // name into its SQL unescaped; refused everywhere so names work on both engines.
+  if (name.includes('"')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains '"', which is not allowed.`, { name });
   if (name.includes('\0')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains a NUL character, which is not allowed.`, { name });
   if (name.startsWith('.')) throw badRequest('invalid_name', `The collection name ${shown(name)} must not start with ".".`, { name });
   // system.* collections (users, views, profile, ...) are the server's; reading or creating

@@ -3,9 +3,11 @@ import type { Request, Response } from 'express';
 import { MongoBulkWriteError, type Document, type ObjectId } from 'mongodb';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { respond } from '../http/respond.js';
+import { serverMessage } from '../db/errors.js';
 import type { DocumentArea } from './area.js';
 import { parseJsonBody } from './extended-json.js';
 import { assertNoForbiddenOperators } from './operators.js';
+import { assertStorableFieldName, assertStorableFieldNames } from './field-names.js';
 import { recordIdCandidates, validateRecordId } from './query-params.js';
 
 /** Update operators accepted in PATCH bodies (everything that cannot run code or move data out). */
@@ -22,6 +24,7 @@ function assertDocument(value: unknown, what: string): Document {
     if (key.startsWith('$')) throw badRequest('invalid_field_name', `Field names may not start with "$" ("${key}").`);
   }
   assertNoForbiddenOperators(value, 'the record');
+  assertStorableFieldNames(value);
   return value as Document;
 }
 
@@ -54,7 +57,7 @@ export function recordHandlers(area: DocumentArea) {
             const failedIndex = err.writeErrors instanceof Array ? err.writeErrors[0]?.index : (err.writeErrors as { index?: number })?.index;
             const detail = { inserted_ids: written, failed_index: failedIndex ?? written.length, inserted_count: err.insertedCount };
             if (err.code === 11000) throw conflict('A record with this _id already exists; records before it were written.', 'duplicate_key', detail);
-            throw badRequest('insert_failed', `The database refused record ${detail.failed_index}: ${err.message}`, detail);
+            throw badRequest('insert_failed', `The database refused record ${detail.failed_index}: ${serverMessage(err)}`, detail);
           }
           throw err;
         }
@@ -104,6 +107,11 @@ export function recordHandlers(area: DocumentArea) {
           const arg = (body as Document)[op];
           if (typeof arg !== 'object' || arg === null || Array.isArray(arg)) throw badRequest('invalid_update', `The argument of "${op}" must be an object.`);
           if (Object.keys(arg).some((f) => f === '_id' || f.startsWith('_id.'))) throw badRequest('immutable_id', 'The "_id" of a record cannot be changed.');
+          for (const [field, value] of Object.entries(arg as Document)) {
+            assertStorableFieldName(field);
+            if (op === '$rename' && typeof value === 'string') assertStorableFieldName(value);
+            else assertStorableFieldNames(value, field);
+          }
         }
         assertNoForbiddenOperators(body, 'the update');
         update = body as Document;

@@ -1,0 +1,32 @@
+import { MongoServerError } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { classifyDatabaseError, serverMessage } from '../../../src/db/errors.js';
+
+const serverError = (errmsg: string, code = 2) => new MongoServerError({ message: errmsg, errmsg, code });
+
+describe('serverMessage', () => {
+  it("drops FerretDB's Go source locations and keeps the reason", () => {
+    const err = serverError('[msg_create.go:137 handler.(*Handler).MsgCreate] [database.go:98 sqlite.(*database).CreateCollection] SQL logic error: syntax error (1)');
+    expect(serverMessage(err)).toBe('SQL logic error: syntax error (1)');
+  });
+
+  it('keeps MongoDB messages as they are and cuts very long ones', () => {
+    expect(serverMessage(serverError('unknown operator: $foo'))).toBe('unknown operator: $foo');
+    const long = serverMessage(serverError('x'.repeat(1000)));
+    expect(long).toHaveLength(300);
+    expect(long.endsWith('...')).toBe(true);
+  });
+
+  it('falls back to the code when nothing readable is left', () => {
+    expect(serverMessage(serverError('[a.go:1 f]', 9))).toBe('error code 9');
+  });
+});
+
+describe('classifyDatabaseError', () => {
+  it('maps query errors to 400 invalid_query without source locations', () => {
+    const api = classifyDatabaseError(serverError('[msg_find.go:1 x] unknown operator: $foo', 2));
+    expect(api?.status).toBe(400);
+    expect(api?.code).toBe('invalid_query');
+    expect(api?.message).toBe('The database refused the query: unknown operator: $foo');
+  });
+});
