@@ -5,7 +5,7 @@
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { WriteBatcher } from '../../db/write-batcher.js';
-import { bulkOutcomes } from '../../db/bulk-outcomes.js';
+import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
 
 export interface TaskLogEntry {
   _id: string;
@@ -36,9 +36,9 @@ export class TaskLog {
     this.inserts = new WriteBatcher(async (entries) => {
       try {
         await this.collection.insertMany([...entries], { ordered: false });
-        return bulkOutcomes(entries.length, undefined, false);
+        return bulkInsertOutcomes(entries.length, undefined);
       } catch (error) {
-        return bulkOutcomes(entries.length, error, false);
+        return bulkInsertOutcomes(entries.length, error);
       }
     });
   }

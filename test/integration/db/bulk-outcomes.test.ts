@@ -1,11 +1,11 @@
 /**
  * Per-item outcomes of real bulk writes against the MongoDB-wire server: what the batched
- * task-log and result writers rely on to tell each caller whether its own document was written.
+ * task-log writer relies on to tell each caller whether its own document was written.
  */
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
-import { NotAttempted, bulkOutcomes } from '../../../src/db/bulk-outcomes.js';
+import { bulkInsertOutcomes } from '../../../src/db/bulk-outcomes.js';
 import { WriteBatcher } from '../../../src/db/write-batcher.js';
 import { mongoSettings, unique } from '../worker/support.js';
 
@@ -20,21 +20,21 @@ afterAll(async () => {
   await mongo?.close();
 });
 
-async function outcomesOf(write: () => Promise<unknown>, count: number, ordered: boolean) {
+async function outcomesOf(write: () => Promise<unknown>, count: number) {
   try {
     await write();
-    return bulkOutcomes(count, undefined, ordered);
+    return bulkInsertOutcomes(count, undefined);
   } catch (error) {
-    return bulkOutcomes(count, error, ordered);
+    return bulkInsertOutcomes(count, error);
   }
 }
 
-describe('bulkOutcomes', () => {
+describe('bulkInsertOutcomes', () => {
   it('unordered insertMany: only the duplicate fails, the others are written', async () => {
     const col = mongo.db(database).collection<{ _id: string }>(unique('bulk'));
     await col.insertOne({ _id: 'b' });
     const docs = [{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }];
-    const outcomes = await outcomesOf(() => col.insertMany(docs, { ordered: false }), 3, false);
+    const outcomes = await outcomesOf(() => col.insertMany(docs, { ordered: false }), 3);
     expect(outcomes[0]).toBeNull();
     expect(outcomes[1]).toMatchObject({ code: 11000 });
     expect(outcomes[2]).toBeNull();
@@ -42,19 +42,8 @@ describe('bulkOutcomes', () => {
     await col.drop();
   });
 
-  it('ordered insertMany: writes after the first failure are reported as not attempted', async () => {
-    const col = mongo.db(database).collection<{ _id: string }>(unique('bulk'));
-    await col.insertOne({ _id: 'b' });
-    const outcomes = await outcomesOf(() => col.insertMany([{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }], { ordered: true }), 3, true);
-    expect(outcomes[0]).toBeNull();
-    expect(outcomes[1]).toMatchObject({ code: 11000 });
-    expect(outcomes[2]).toBeInstanceOf(NotAttempted);
-    expect(await col.countDocuments({ _id: 'c' })).toBe(0);
-    await col.drop();
-  });
-
   it('rethrows errors that are not about single writes', () => {
-    expect(() => bulkOutcomes(2, new Error('socket closed'), false)).toThrow('socket closed');
+    expect(() => bulkInsertOutcomes(2, new Error('socket closed'))).toThrow('socket closed');
   });
 
   it('a WriteBatcher over insertMany writes every concurrent document once, in few round trips', async () => {
@@ -62,7 +51,7 @@ describe('bulkOutcomes', () => {
     let roundTrips = 0;
     const batcher = new WriteBatcher<{ _id: number }>(async (docs) => {
       roundTrips++;
-      return outcomesOf(() => col.insertMany([...docs], { ordered: false }), docs.length, false);
+      return outcomesOf(() => col.insertMany([...docs], { ordered: false }), docs.length);
     });
     await Promise.all(Array.from({ length: 200 }, (_, i) => batcher.write({ _id: i })));
     expect(await col.countDocuments()).toBe(200);
