@@ -77,12 +77,7 @@ export async function collectionView(req: Request, res: Response, area: Document
       }
     }
     const open = (window: PageWindow) => store.aggregate(db, col, [...full, ...pagingStages(window)]);
-    const { total, window, cursor } = await countAndOpen(store.aggregateCount(db, col, full), paging, open);
-    try {
-      await respondEnvelope(req, res, head(req, total, window), cursor);
-    } finally {
-      await cursor.close();
-    }
+    await respondPage(req, res, store.aggregateCount(db, col, full), paging, open);
     return;
   }
 
@@ -98,20 +93,27 @@ export async function collectionView(req: Request, res: Response, area: Document
   if (fields !== undefined) {
     const distinctPipeline = buildDistinctPipeline(filter, fields);
     const open = (window: PageWindow) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)]);
-    const { total, window, cursor } = await countAndOpen(store.aggregateCount(db, col, distinctPipeline), paging, open);
-    try {
-      await respondEnvelope(req, res, head(req, total, window), mapRows(cursor, (row) => distinctRowToObject(row, fields)));
-    } finally {
-      await cursor.close();
-    }
+    await respondPage(req, res, store.aggregateCount(db, col, distinctPipeline), paging, open, (row) => distinctRowToObject(row, fields));
     return;
   }
 
   const open = (window: PageWindow) =>
     store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit });
-  const { total, window, cursor } = await countAndOpen(store.count(db, col, filter), paging, open);
+  await respondPage(req, res, store.count(db, col, filter), paging, open);
+}
+
+/** One page in the envelope, from a count and a cursor opened on the page's window. */
+async function respondPage(
+  req: Request,
+  res: Response,
+  counting: Promise<number>,
+  paging: PageRequest,
+  open: (window: PageWindow) => AbstractCursor<Document>,
+  mapRow?: (row: Document) => unknown,
+): Promise<void> {
+  const { total, window, cursor } = await countAndOpen(counting, paging, open);
   try {
-    await respondEnvelope(req, res, head(req, total, window), cursor);
+    await respondEnvelope(req, res, head(req, total, window), mapRow === undefined ? cursor : mapRows(cursor, mapRow));
   } finally {
     await cursor.close();
   }
