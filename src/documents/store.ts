@@ -20,8 +20,13 @@ interface DatabaseRegistration {
   created: Date;
 }
 
+/** Enough for every database of a research group; names beyond it are simply not cached. */
+const MAX_CACHED_DATABASES = 1_000;
+
 export class DocumentStore {
   private readonly registry: Collection<DatabaseRegistration>;
+  /** client.db() resolves its options on every call, a measurable cost at several calls per request. */
+  private readonly dbs = new Map<string, Db>();
 
   constructor(
     private readonly client: MongoClient,
@@ -31,9 +36,18 @@ export class DocumentStore {
     this.registry = serviceDb.collection<DatabaseRegistration>('registered_databases');
   }
 
+  private db(name: string): Db {
+    let db = this.dbs.get(name);
+    if (db === undefined) {
+      db = this.client.db(name);
+      if (this.dbs.size < MAX_CACHED_DATABASES) this.dbs.set(name, db);
+    }
+    return db;
+  }
+
   async databaseNames(): Promise<string[]> {
     const [listed, registered] = await Promise.all([
-      this.client.db('admin').admin().listDatabases({ nameOnly: true }),
+      this.db('admin').admin().listDatabases({ nameOnly: true }),
       this.registry.find({}, { projection: { _id: 1 } }).toArray(),
     ]);
     const names = new Set<string>(listed.databases.map((d) => d.name));
@@ -43,7 +57,7 @@ export class DocumentStore {
 
   async databaseExists(name: string): Promise<boolean> {
     if ((await this.registry.countDocuments({ _id: name }, { limit: 1 })) > 0) return true;
-    const listed = await this.client.db('admin').admin().listDatabases({ nameOnly: true, filter: { name } });
+    const listed = await this.db('admin').admin().listDatabases({ nameOnly: true, filter: { name } });
     return listed.databases.some((d) => d.name === name);
   }
 
@@ -59,17 +73,17 @@ export class DocumentStore {
 
   async dropDatabase(name: string): Promise<void> {
     if (!(await this.databaseExists(name))) throw notFound(`Database "${name}" does not exist.`, 'no_such_database');
-    await this.client.db(name).dropDatabase();
+    await this.db(name).dropDatabase();
     await this.registry.deleteOne({ _id: name });
   }
 
   async collectionNames(db: string): Promise<string[]> {
-    const infos = await this.client.db(db).listCollections({}, { nameOnly: true }).toArray();
+    const infos = await this.db(db).listCollections({}, { nameOnly: true }).toArray();
     return infos.map((c) => c.name).filter((n) => !n.startsWith('system.')).sort();
   }
 
   async collectionExists(db: string, col: string): Promise<boolean> {
-    const infos = await this.client.db(db).listCollections({ name: col }, { nameOnly: true }).toArray();
+    const infos = await this.db(db).listCollections({ name: col }, { nameOnly: true }).toArray();
     return infos.length > 0;
   }
 
@@ -78,7 +92,7 @@ export class DocumentStore {
       throw conflict(`Collection "${col}" already exists in "${db}".`, 'collection_exists');
     }
     try {
-      await this.client.db(db).createCollection(col);
+      await this.db(db).createCollection(col);
     } catch (err) {
       // 48 = NamespaceExists: another request created it in between.
       if ((err as { code?: number }).code === 48) throw conflict(`Collection "${col}" already exists in "${db}".`, 'collection_exists');
@@ -90,11 +104,11 @@ export class DocumentStore {
     if (!(await this.collectionExists(db, col))) {
       throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
     }
-    await this.client.db(db).collection(col).drop();
+    await this.db(db).collection(col).drop();
   }
 
   collection(db: string, col: string): Collection<Document> {
-    return this.client.db(db).collection(col);
+    return this.db(db).collection(col);
   }
 
   count(db: string, col: string, filter: Document): Promise<number> {
