@@ -21,6 +21,11 @@ export const serviceEnvSchema = z
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     /** Trust X-Forwarded-* from the reverse proxy (compose stack); off when the API is exposed directly. */
     TRUST_PROXY: booleanFlag.default(false),
+    /** Serve HTTPS on HTTP_PORT with this certificate (full chain) and key: the API without a proxy. */
+    HTTPS_CERT_FILE: z.string().trim().min(1).optional(),
+    HTTPS_KEY_FILE: z.string().trim().min(1).optional(),
+    /** With HTTPS: a plain-HTTP port that only redirects to HTTPS (e.g. 80). */
+    HTTP_REDIRECT_PORT: z.coerce.number().int().min(1).max(65535).optional(),
     SERVICE_DATABASE: z.string().trim().min(1).default('cybercom'),
     DATA_STORE_ANONYMOUS: booleanFlag.default(false),
     CATALOG_ANONYMOUS: booleanFlag.default(false),
@@ -52,6 +57,8 @@ export interface Settings {
   httpHost: string;
   httpPort: number;
   trustProxy: boolean;
+  /** Certificate and key files when the API itself serves HTTPS. */
+  https: { certFile: string; keyFile: string; redirectPort: number | undefined } | undefined;
   serviceDatabase: string;
   dataStoreAnonymous: boolean;
   catalogAnonymous: boolean;
@@ -110,6 +117,12 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     problems.push('BROKER_TLS_CERT_FILE and BROKER_TLS_KEY_FILE must be set together');
   }
   if (e.ALLOWED_HOSTS.length === 0) problems.push('ALLOWED_HOSTS: must list at least one host name (or *)');
+  if ((e.HTTPS_CERT_FILE === undefined) !== (e.HTTPS_KEY_FILE === undefined)) problems.push('HTTPS_CERT_FILE and HTTPS_KEY_FILE must be set together');
+  for (const key of ['HTTPS_CERT_FILE', 'HTTPS_KEY_FILE'] as const) {
+    const file = e[key];
+    if (file !== undefined && !existsSync(file)) problems.push(`${key}: file ${file} does not exist`);
+  }
+  if (e.HTTP_REDIRECT_PORT !== undefined && e.HTTPS_CERT_FILE === undefined) problems.push('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -119,6 +132,10 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     httpHost: e.HTTP_HOST,
     httpPort: e.HTTP_PORT,
     trustProxy: e.TRUST_PROXY,
+    https:
+      e.HTTPS_CERT_FILE !== undefined && e.HTTPS_KEY_FILE !== undefined
+        ? { certFile: e.HTTPS_CERT_FILE, keyFile: e.HTTPS_KEY_FILE, redirectPort: e.HTTP_REDIRECT_PORT }
+        : undefined,
     serviceDatabase: e.SERVICE_DATABASE,
     dataStoreAnonymous: e.DATA_STORE_ANONYMOUS,
     catalogAnonymous: e.CATALOG_ANONYMOUS,

@@ -1,9 +1,12 @@
 /** Runs the HTTP server with a graceful shutdown: stop accepting, finish requests, close clients. */
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { ServiceContext } from '../service.js';
 import { createApp, type ExtraRouters } from './app.js';
+import { createHttpsRedirectServer } from './https-redirect.js';
 
 export interface RunningServer {
   server: Server;
@@ -13,16 +16,29 @@ export interface RunningServer {
 
 export async function startHttpServer(ctx: ServiceContext, extra?: ExtraRouters): Promise<RunningServer> {
   const app = createApp(ctx, extra);
-  const server = app.listen(ctx.settings.httpPort, ctx.settings.httpHost);
+  const { https, httpHost, httpPort } = ctx.settings;
+  // With a certificate the API serves HTTPS itself (no proxy in front): the local runtime's
+  // public host. The files are read once; a rotated certificate takes effect on restart.
+  const server: Server = https
+    ? createHttpsServer({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, app)
+    : (app.listen(httpPort, httpHost) as Server);
+  if (https) server.listen(httpPort, httpHost);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  const host = ctx.settings.httpHost === '0.0.0.0' ? 'localhost' : ctx.settings.httpHost;
+  const redirect = https?.redirectPort === undefined ? undefined : createHttpsRedirectServer(ctx.settings.allowedHosts, port);
+  if (redirect) {
+    redirect.listen(https?.redirectPort, httpHost);
+    await once(redirect, 'listening');
+  }
+  const host = httpHost === '0.0.0.0' ? 'localhost' : httpHost;
   let closing: Promise<void> | undefined;
   return {
     server,
-    url: `http://${host}:${port}`,
+    url: `${https ? 'https' : 'http'}://${host}:${port}`,
     close() {
       closing ??= (async () => {
+        redirect?.close();
+        redirect?.closeAllConnections();
         server.close();
         server.closeIdleConnections();
         const forced = setTimeout(() => server.closeAllConnections(), 10_000);

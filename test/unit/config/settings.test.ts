@@ -70,3 +70,25 @@ describe('environmentWithFile', () => {
     expect(environmentWithFile({ A: '1' }, join(dir, 'missing.env'))).toEqual({ A: '1' });
   });
 });
+
+describe('HTTPS served by the API itself', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'settings-https-'));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  writeFileSync(cert, 'cert');
+  writeFileSync(key, 'key');
+
+  it('is off by default', () => {
+    expect(loadSettings(minimal).https).toBeUndefined();
+  });
+
+  it('takes a certificate, a key and an optional redirect port', () => {
+    expect(loadSettings({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: key, HTTP_REDIRECT_PORT: '80' }).https).toEqual({ certFile: cert, keyFile: key, redirectPort: 80 });
+  });
+
+  it('needs both files, existing, and no redirect port without them', () => {
+    expect(problems({ ...minimal, HTTPS_CERT_FILE: cert })).toContain('HTTPS_CERT_FILE and HTTPS_KEY_FILE must be set together');
+    expect(problems({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: join(dir, 'nope.pem') })).toContain(`HTTPS_KEY_FILE: file ${join(dir, 'nope.pem')} does not exist`);
+    expect(problems({ ...minimal, HTTP_REDIRECT_PORT: '80' })).toContain('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
+  });
+});
