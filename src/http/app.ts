@@ -49,7 +49,8 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   });
   app.use(requestLog(logger));
   app.use(allowedHosts(settings.allowedHosts));
-  app.use(securityHeaders({ https: false }));
+  // HSTS only where this process itself terminates TLS (behind a proxy, the proxy decides).
+  app.use(securityHeaders({ https: settings.https !== undefined }));
   app.use(negotiateFormat());
   app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
   if (extra.admin !== false) {

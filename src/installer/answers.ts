@@ -85,7 +85,7 @@ async function ask(spec: OptionSpec, defaultValue: Answers[AnswerKey] | undefine
   const question = spec.question as string;
   if (spec.kind === 'boolean') return prompter.yesNo(question, (defaultValue as boolean | undefined) ?? false);
   if (spec.kind === 'choice') {
-    const choices = (spec.choices ?? []).map((c) => ({ value: c, name: c }));
+    const choices = (spec.choicesFor?.(answers) ?? spec.choices ?? []).map((c) => ({ value: c, name: c }));
     return (await prompter.choose(question, choices, show(defaultValue))) as Answers[AnswerKey];
   }
   const text = await prompter.text(question, show(defaultValue), (raw) => {
@@ -134,6 +134,11 @@ export async function collectAnswers(opts: CollectOptions): Promise<Omit<Answers
       record[key] = defaultValue;
     }
   }
+  if ((answers.publicHost ?? '') !== '' && answers.runtime === 'local' && answers.https === 'none') {
+    opts.warn(
+      `the local runtime will serve ${answers.publicHost} over plain HTTP on every interface: put an HTTPS reverse proxy in front, or install with --https files`,
+    );
+  }
   if (answers.debug === true && (answers.publicHost ?? '') !== '') {
     opts.warn('DEBUG is on for a public host: internal error details will be shown to anyone. Turn it off for production (--debug=false).');
   }
@@ -148,7 +153,7 @@ export function toInstallConfig(a: Omit<Answers, 'dir'>): InstallConfig {
     runtime: a.runtime,
     admin: { username: a.adminUsername, email: a.adminEmail },
     publicHost: a.publicHost,
-    https: a.publicHost === '' || a.runtime === 'local' ? 'none' : a.https,
+    https: a.publicHost === '' ? 'none' : a.https,
     acmeEmail: a.acmeEmail,
     tlsCertFile: a.tlsCertFile,
     tlsKeyFile: a.tlsKeyFile,

@@ -50,6 +50,8 @@ export interface OptionSpec<K extends AnswerKey = AnswerKey> {
   env: string;
   kind: OptionKind;
   choices?: readonly string[];
+  /** The choices that fit the answers so far (asked interactively); default: all of `choices`. */
+  choicesFor?: (a: Partial<Answers>) => readonly string[];
   help: string;
   /** The question; options without one are flags only. */
   question?: string;
@@ -150,11 +152,26 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: '--https',
     env: 'CYBERCOM_HTTPS',
     kind: 'choice',
-    choices: ['acme', 'files'],
-    help: 'HTTPS for a domain: acme (automatic certificates through the proxy) or files (your certificate and key); compose runtime',
+    choices: ['acme', 'files', 'none'],
+    choicesFor: (a) => (a.runtime === 'local' ? ['files', 'none'] : ['acme', 'files']),
+    help:
+      'HTTPS for a public host: acme (automatic certificates through the compose proxy), files (your certificate and key; ' +
+      'the only HTTPS mode of the local runtime, where the API serves it itself) or none (local runtime only: plain HTTP, ' +
+      'for an HTTPS reverse proxy of your own in front)',
     question: 'HTTPS certificates',
-    when: (a) => isDomain(a) && a.runtime === 'compose',
-    defaultValue: (ctx) => (ctx.previous?.https && ctx.previous.https !== 'none' ? ctx.previous.https : 'acme'),
+    when: isDomain,
+    defaultValue: (ctx) => {
+      const previous = ctx.previous?.https;
+      if (ctx.answers.runtime === 'local') return previous === 'files' || previous === 'none' ? previous : 'files';
+      return previous === 'acme' || previous === 'files' ? previous : 'acme';
+    },
+    validate: (v, a) => {
+      if (a.runtime === 'local' && v === 'acme') {
+        return 'acme needs the proxy of the compose runtime; with --runtime local use --https files (your certificate) or none';
+      }
+      if (a.runtime === 'compose' && v === 'none') return 'the compose runtime serves a public host over HTTPS: acme or files';
+      return undefined;
+    },
   }),
   option({
     key: 'acmeEmail',
@@ -174,7 +191,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     help: 'with --https files: PEM certificate (full chain) for the public host',
     question: 'Certificate file (PEM, full chain)',
-    when: (a) => isDomain(a) && a.runtime === 'compose' && a.https === 'files',
+    when: (a) => isDomain(a) && a.https === 'files',
     defaultValue: (ctx) => ctx.previous?.tlsCertFile || undefined,
   }),
   option({
@@ -184,7 +201,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: 'string',
     help: 'with --https files: PEM private key of that certificate',
     question: 'Private key file (PEM)',
-    when: (a) => isDomain(a) && a.runtime === 'compose' && a.https === 'files',
+    when: (a) => isDomain(a) && a.https === 'files',
     defaultValue: (ctx) => ctx.previous?.tlsKeyFile || undefined,
   }),
   option({
@@ -254,7 +271,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     flag: '--https-port',
     env: 'CYBERCOM_HTTPS_PORT',
     kind: 'integer',
-    help: 'public HTTPS port of the compose proxy (default 443)',
+    help: 'public HTTPS port (default 443): the compose proxy, or the API itself in the local runtime with --https files',
     defaultValue: (ctx) => previousPort(ctx, 'https') ?? 443,
     validate: validatePort,
   }),

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { openRuntime } from '../../ops/runtime/service-runtime.js';
+import { apiServesHttps } from '../../ops/appliance/env-files.js';
 import type { InstallContext, Step } from '../step.js';
 
 /** Resolves with why the port cannot be bound, or undefined when it is free. */
@@ -25,7 +26,7 @@ export function wantedPorts(ctx: InstallContext): Array<{ name: string; port: nu
     { name: 'AMQPS (broker)', port: ports.broker },
     { name: 'MongoDB TLS', port: ports.database },
   ];
-  if (runtime === 'compose') list.splice(1, 0, { name: 'HTTPS', port: ports.https });
+  if (runtime === 'compose' || apiServesHttps(ctx.config)) list.splice(1, 0, { name: 'HTTPS', port: ports.https });
   return list;
 }
 

@@ -70,6 +70,23 @@ export function localListenAddress(config: InstallConfig): string {
   return config.publicHost === '' ? '127.0.0.1' : '0.0.0.0';
 }
 
+/** Whether the API itself serves HTTPS: the local runtime with a public host and `--https files`. */
+export function apiServesHttps(config: InstallConfig): boolean {
+  return config.runtime === 'local' && config.publicHost !== '' && config.https === 'files';
+}
+
+/** The port the API process listens on: in the container, or the public HTTP(S) port of a local install. */
+export function apiListenPort(config: InstallConfig): number {
+  if (config.runtime === 'compose') return CONTAINER_API_PORT;
+  return apiServesHttps(config) ? config.ports.https : config.ports.http;
+}
+
+/** The operator's certificate, read where it lies (a renewal in place takes effect on restart). */
+function apiHttpsEnv(config: InstallConfig): EnvMap {
+  if (!apiServesHttps(config)) return {};
+  return { HTTPS_CERT_FILE: config.tlsCertFile, HTTPS_KEY_FILE: config.tlsKeyFile, HTTP_REDIRECT_PORT: String(config.ports.http) };
+}
+
 export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets): EnvMap {
   const runtime = config.runtime;
   return {
@@ -77,7 +94,8 @@ export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets
     ALLOWED_HOSTS: config.allowedHosts.join(','),
     DEBUG: String(config.debug),
     HTTP_HOST: runtime === 'compose' ? '0.0.0.0' : localListenAddress(config),
-    HTTP_PORT: String(runtime === 'compose' ? CONTAINER_API_PORT : config.ports.http),
+    HTTP_PORT: String(apiListenPort(config)),
+    ...apiHttpsEnv(config),
     // Behind the compose proxy the client's address and scheme arrive in X-Forwarded-*.
     TRUST_PROXY: String(runtime === 'compose'),
     SERVICE_DATABASE,

@@ -56,9 +56,9 @@ export async function checkBroker(inst: Installation): Promise<HealthCheck> {
   }
 }
 
-/** The API's address from this host: the proxy (compose) or the API itself (local) on the HTTP(S) port. */
+/** The API's address from this host: the proxy (compose) or the API itself (local), on the HTTPS port when it serves HTTPS. */
 export function localApiUrl(config: InstallConfig): { url: URL; hostHeader: string; servername?: string } {
-  const https = config.publicHost !== '' && config.https !== 'none' && config.runtime === 'compose';
+  const https = config.publicHost !== '' && config.https !== 'none';
   const port = https ? config.ports.https : config.ports.http;
   const host = config.publicHost === '' ? 'localhost' : config.publicHost;
   return {

@@ -14,7 +14,7 @@ import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js'
 import { startRabbitMq } from '../../runtime/local/rabbitmq.js';
 import { certificatePaths } from '../appliance/certificates.js';
 import { ensureDatabaseUsers } from '../appliance/database-users.js';
-import { localListenAddress } from '../appliance/env-files.js';
+import { apiListenPort, localListenAddress } from '../appliance/env-files.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
 import { loadInstallConfig, type InstallConfig } from '../appliance/install-config.js';
 import { installLayout, type InstallLayout } from '../appliance/layout.js';
@@ -271,7 +271,7 @@ export async function runLocalSupervisor(root: string): Promise<number> {
   const supervisor = new LocalSupervisor(layout, [
     databaseService(layout, config, secrets),
     brokerService(layout, config, secrets),
-    nodeService('api', layout, layout.serviceEnvFile, ['serve'], config.ports.http),
+    nodeService('api', layout, layout.serviceEnvFile, ['serve'], apiListenPort(config)),
     nodeService('worker', layout, layout.workerEnvFile, ['worker']),
   ]);
   const onSignal = (): void => void supervisor.stop();

@@ -90,6 +90,7 @@ describe('API over HTTPS without a proxy', () => {
     const answer = await get(`https://127.0.0.1:${httpsPort}/api/health/`, { host: `api.test.example:${httpsPort}`, ca: caPem });
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toMatchObject({ status: 'ok' });
+    expect(answer.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
   });
 
   it('refuses plaintext on the HTTPS port', async () => {

@@ -36,6 +36,42 @@ describe('collecting answers', () => {
     expect((error as MissingAnswersError).missing.map((o) => o.flag)).toEqual(['--tls-cert-file', '--tls-key-file']);
   });
 
+  it('local runtime with a public host: HTTPS from the operator\'s files by default; acme refused; none warned about', async () => {
+    const error = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local' }, acceptDefaults: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MissingAnswersError);
+    expect((error as MissingAnswersError).missing.map((o) => o.flag)).toEqual(['--tls-cert-file', '--tls-key-file']);
+
+    const acme = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local', https: 'acme' }, acceptDefaults: true }).catch((e: unknown) => e);
+    expect(acme).toBeInstanceOf(InvalidAnswersError);
+    expect((acme as InvalidAnswersError).problems.join()).toContain('acme needs the proxy of the compose runtime');
+
+    warnings.length = 0;
+    const plain = toInstallConfig(await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local', https: 'none' }, acceptDefaults: true }));
+    expect(plain.https).toBe('none');
+    expect(warnings.join()).toContain('over plain HTTP on every interface');
+  });
+
+  it('compose with a public host is always HTTPS', async () => {
+    const error = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'compose', https: 'none' }, acceptDefaults: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidAnswersError);
+    expect((error as InvalidAnswersError).problems.join()).toContain('acme or files');
+  });
+
+  it('offers only the HTTPS modes of the chosen runtime when asking', async () => {
+    const offered: string[][] = [];
+    const prompter: Prompter = {
+      text: async (_q, d) => d ?? '',
+      yesNo: async (_q, d) => d,
+      choose: async (question, choices, d) => {
+        if (question === 'HTTPS certificates') offered.push(choices.map((c) => c.value));
+        return question === 'HTTPS certificates' ? 'none' : (d ?? '');
+      },
+      secret: async () => '',
+    };
+    await collectAnswers({ ...base, given: { runtime: 'local', publicHost: 'data.example.org' }, prompter });
+    expect(offered).toEqual([['files', 'none']]);
+  });
+
   it('without --yes a non-interactive run needs every setting', async () => {
     const error = await collectAnswers({ ...base, given: { runtime: 'local' }, acceptDefaults: false }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MissingAnswersError);
@@ -43,11 +79,11 @@ describe('collecting answers', () => {
   });
 
   it('refuses invalid given values and warns about DEBUG on a public host', async () => {
-    const error = await collectAnswers({ ...base, given: { adminEmail: 'nobody', publicHost: 'bad host', certValidityDays: 0 }, acceptDefaults: true }).catch((e: unknown) => e);
+    const error = await collectAnswers({ ...base, given: { adminEmail: 'nobody', publicHost: 'bad host', runtime: 'compose', certValidityDays: 0 }, acceptDefaults: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidAnswersError);
     expect((error as InvalidAnswersError).problems).toHaveLength(3);
     warnings.length = 0;
-    await collectAnswers({ ...base, given: { publicHost: 'data.example.org', debug: true }, acceptDefaults: true });
+    await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'compose', debug: true }, acceptDefaults: true });
     expect(warnings.join()).toContain('DEBUG is on for a public host');
   });
 
