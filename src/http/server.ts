@@ -1,7 +1,7 @@
 /** Runs the HTTP server with a graceful shutdown: stop accepting, finish requests, close clients. */
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { ServiceContext } from '../service.js';
@@ -21,8 +21,8 @@ export async function startHttpServer(ctx: ServiceContext, extra?: ExtraRouters)
   // public host. The files are read once; a rotated certificate takes effect on restart.
   const server: Server = https
     ? createHttpsServer({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, app)
-    : (app.listen(httpPort, httpHost) as Server);
-  if (https) server.listen(httpPort, httpHost);
+    : createServer(app);
+  server.listen(httpPort, httpHost);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   const redirect = https?.redirectPort === undefined ? undefined : createHttpsRedirectServer(ctx.settings.allowedHosts, port);

@@ -3,8 +3,6 @@
  * public host, with the plain-HTTP port answering only redirects (HTTP_REDIRECT_PORT).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +13,7 @@ import { createCertificateAuthority, issueServerCertificate } from '../../../src
 import { createServiceContext } from '../../../src/service.js';
 import { freePort } from '../../../src/runtime/local/ports.js';
 import { TEST_SECRET_KEY, uniqueName } from '../../support/app.js';
+import { requestWithHost, type HostAnswer } from '../../support/host-request.js';
 import { testServices } from '../../support/services.js';
 
 let dir: string;
@@ -23,35 +22,8 @@ let running: RunningServer;
 let httpsPort: number;
 let redirectPort: number;
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function get(url: string, options: { host: string; ca?: string; method?: string; json?: unknown }): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(
-      target,
-      {
-        method: options.method ?? 'GET',
-        headers: { host: options.host, accept: 'application/json', ...(options.json === undefined ? {} : { 'content-type': 'application/json' }) },
-        ca: options.ca,
-        servername: 'api.test.example',
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.json === undefined ? undefined : JSON.stringify(options.json));
-  });
-}
+const get = (url: string, init: { host: string; ca?: string; method?: string; json?: unknown }): Promise<HostAnswer> =>
+  requestWithHost(url, { ...init, servername: 'api.test.example' });
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cybercom-https-'));

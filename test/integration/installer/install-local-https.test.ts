@@ -4,13 +4,12 @@
  * the installer's public-URL check and ops/status go over HTTPS.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
 import { freePort } from '../../../src/runtime/local/ports.js';
+import { requestWithHost, type HostAnswer } from '../../support/host-request.js';
 import { ADMIN_PASSWORD, install, prepareInstall, runTool, type TestInstall } from './support.js';
 
 const HOST = 'data.test.example';
@@ -20,34 +19,8 @@ let caPem: string;
 let httpsPort: number;
 let output: string;
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function send(url: string, init: { method?: string; host: string; json?: unknown }): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = request(
-      target,
-      {
-        method: init.method ?? 'GET',
-        headers: { host: init.host, accept: 'application/json', ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(target.protocol === 'https:' ? { ca: caPem, servername: HOST } : {}),
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(init.json === undefined ? undefined : JSON.stringify(init.json));
-  });
-}
+const send = (url: string, init: { method?: string; host: string; json?: unknown }): Promise<HostAnswer> =>
+  requestWithHost(url, { ...init, ca: caPem, servername: HOST });
 
 beforeAll(async () => {
   target = await prepareInstall('https');
