@@ -118,18 +118,27 @@ describe('invalid tokens are 401, never anonymous', () => {
 });
 
 describe('expiry', () => {
+  /** Sleeps until the token's own `exp` (whole seconds) has passed on this clock. */
+  async function waitPastExpiry(token: string): Promise<void> {
+    const { exp } = jwt.decode(token) as { exp: number };
+    const remaining = exp * 1000 - Date.now();
+    await sleep(Math.max(0, remaining) + 50);
+  }
+
   it('refuses expired access and refresh tokens', async () => {
-    const short = await startTestApp({ JWT_ACCESS_TTL_S: '1', JWT_REFRESH_TTL_S: '2' });
+    // TTLs of a few seconds: `exp` is truncated to whole seconds, so a 1-second token may be
+    // valid for only a few milliseconds on a loaded machine.
+    const short = await startTestApp({ JWT_ACCESS_TTL_S: '3', JWT_REFRESH_TTL_S: '5' });
     try {
       await short.users.createUser({ username: 'brief', password: 'brief-pass-1' });
       const { access, refresh } = await obtain(short, 'brief', 'brief-pass-1');
       expect((await call(short.url, 'GET', '/api/user/', { bearer: access })).status).toBe(200);
-      await sleep(2_100);
+      await waitPastExpiry(access);
       const expired = await call(short.url, 'GET', '/api/user/', { bearer: access });
       expectError(expired, 401, 'token_not_valid');
       expect(expired.json.error.message).toMatch(/expired/i);
       expectError(await call(short.url, 'POST', '/api/token/verify/', { body: { token: access } }), 401, 'token_not_valid');
-      await sleep(1_000);
+      await waitPastExpiry(refresh);
       expectError(await call(short.url, 'POST', '/api/token/refresh/', { body: { refresh } }), 401, 'token_not_valid');
     } finally {
       await closeAndDrop(short);
