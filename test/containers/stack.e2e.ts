@@ -7,12 +7,13 @@
  *      administrator (API and admin site), a record written and read with the API token, a task
  *      submitted and its result;
  *   2. the published broker and database ports accept only TLS sessions with a client
- *      certificate of the installation's CA;
+ *      certificate of the installation's client CA (not one of its server CA, nor a stranger's);
  *   3. a remote host (own network namespace and container engine, reaching only those two ports)
  *      loads a worker bundle from ops/worker-bundle with its own run script; a task on a queue
  *      only that worker consumes runs there;
- *   4. ops/rotate-certs --new-ca: the remote worker's old certificate is refused, the rebuilt
- *      bundle works again.
+ *   4. ops/rotate-certs (default: same server CA, new client CA): the remote worker's old
+ *      certificate is refused, the rebuilt bundle works again. (--new-ca is covered by
+ *      test/integration/ops/certificates.test.ts on the local runtime.)
  * Containers, networks, volumes, the remote host and the install directory are removed at the end,
  * also after a failure. Prints each phase's duration and `N passed, N failed`.
  *
@@ -220,6 +221,8 @@ async function main(): Promise<number> {
       const worker: ClientTls = { ca: pem('ca.pem'), cert: pem('worker.pem'), key: pem('worker.key') };
       const other = await createCertificateAuthority({ commonName: 'stranger CA' });
       const stranger = await issueClientCertificate(other, { commonName: 'stranger' });
+      // Signed by the installation's own server CA: the servers accept clients of the client CA only.
+      const serverCaClient = await issueClientCertificate({ certPem: pem('ca.pem'), keyPem: pem('ca.key') }, { commonName: 'cybercom-worker' });
       const amqp = (tls: ClientTls) => amqpSession(broker, ACCOUNTS.broker.worker, secrets.BROKER_WORKER_PASSWORD ?? '', ACCOUNTS.vhost, tls);
       const mongo = (tls: ClientTls, timeoutMs?: number) => mongoSession(db, ACCOUNTS.database.worker, secrets.DB_WORKER_PASSWORD ?? '', tls, timeoutMs);
       await report.check('broker: AMQPS with the worker certificate and credentials', () => amqp(worker));
@@ -228,6 +231,9 @@ async function main(): Promise<number> {
       });
       await report.check('broker: refused with a certificate of another CA', async () => {
         await expectRefused('broker with a stranger', () => amqp({ ca: worker.ca, cert: stranger.certPem, key: stranger.keyPem }));
+      });
+      await report.check('broker: refused with a client certificate of the server CA', async () => {
+        await expectRefused('broker with a server-CA client', () => amqp({ ca: worker.ca, cert: serverCaClient.certPem, key: serverCaClient.keyPem }));
       });
       await report.check('broker: no plaintext AMQP', async () => {
         const answer = await plaintextExchange(broker, AMQP_HEADER);
@@ -239,6 +245,9 @@ async function main(): Promise<number> {
       });
       await report.check('database: refused with a certificate of another CA', async () => {
         await expectRefused('database with a stranger', () => mongo({ ca: worker.ca, cert: stranger.certPem, key: stranger.keyPem }, 3000));
+      });
+      await report.check('database: refused with a client certificate of the server CA', async () => {
+        await expectRefused('database with a server-CA client', () => mongo({ ca: worker.ca, cert: serverCaClient.certPem, key: serverCaClient.keyPem }, 3000));
       });
       await report.check('database: no plaintext MongoDB protocol', async () => {
         const answer = await plaintextExchange(db, mongoHelloMessage());
@@ -303,7 +312,7 @@ async function main(): Promise<number> {
       });
     });
 
-    await report.phase('certificate rotation (new CA)', async () => {
+    await report.phase('certificate rotation (new client CA)', async () => {
       const oldBundle = join(work, 'remote', 'v1', `cybercom-worker-${REMOTE.worker}`);
       const brokerUrl = `amqps://${ACCOUNTS.broker.worker}:${encodeURIComponent(secrets.BROKER_WORKER_PASSWORD ?? '')}@${PUBLIC_HOST}:${ports.broker}/${ACCOUNTS.vhost}`;
       const loginFromRemote = (bundle: string) =>
@@ -312,11 +321,11 @@ async function main(): Promise<number> {
         const r = await loginFromRemote(oldBundle);
         assert(r.code === 0, r.stdout + r.stderr);
       });
-      await report.check('ops/rotate-certs --new-ca restarts a healthy stack and rebuilds the bundle', async () => {
-        const out = await run(join(repoRoot, 'ops', 'rotate-certs'), ['--dir', installDir, '--new-ca'], { env, timeoutMs: 900_000, echo: '    rotate-certs| ' });
+      await report.check('ops/rotate-certs restarts a healthy stack and rebuilds the bundle', async () => {
+        const out = await run(join(repoRoot, 'ops', 'rotate-certs'), ['--dir', installDir], { env, timeoutMs: 900_000, echo: '    rotate-certs| ' });
         assert(out.stdout.includes(bundlePath), `bundle ${bundlePath} not reported as rebuilt`);
       });
-      await report.check('the old certificate is refused', async () => {
+      await report.check('the old certificate is refused (the server CA it trusts is unchanged)', async () => {
         const r = await loginFromRemote(oldBundle);
         assert(r.code !== 0 && r.stdout.startsWith('refused'), `old certificate: ${r.stdout}${r.stderr}`);
       });

@@ -1,8 +1,15 @@
 /**
- * The installation's certificates, in certs/ (0700): one private CA, a server certificate each
+ * The installation's certificates, in certs/ (0700): two private CAs, a server certificate each
  * for RabbitMQ and MongoDB, and client certificates for the API and the workers. Issued with the
  * one PKI module (src/pki); this file only decides which certificate exists under which name,
- * which names it must carry, and when an existing one can be kept.
+ * which CA signs it, which names it must carry, and when an existing one can be kept.
+ *
+ * Why two CAs: without revocation lists (FerretDB cannot check any), the only way to make a
+ * server refuse an old client certificate is to stop trusting its issuer. So the servers verify
+ * clients against the client CA alone, and every rotation replaces the client CA: the new client
+ * certificates are accepted, every earlier one is refused at once. The server CA, which every
+ * client trusts to verify the servers, stays (unless --new-ca), so remote workers only need their
+ * new client certificate, and nothing else they trust changes under them.
  */
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { access, readFile, readdir } from 'node:fs/promises';
@@ -18,10 +25,14 @@ import { daysUntilExpiry, inspectCertificate, verifyIssuedBy } from '../../pki/i
 import { isIP } from 'node:net';
 
 export type CertificateRole = 'ca' | 'server' | 'client';
+/** The installation's two authorities (file names in certs/). */
+export type AuthorityName = 'ca' | 'client-ca';
 
 export interface CertificateSpec {
   name: string;
   role: CertificateRole;
+  /** The CA that signs it; a CA names itself. */
+  issuer: AuthorityName;
   /** Who presents it. */
   usedBy: string;
   /** Compose service name the server is dialled by inside the stack. */
@@ -29,17 +40,21 @@ export interface CertificateSpec {
 }
 
 export const CERTIFICATE_SPECS: readonly CertificateSpec[] = [
-  { name: 'ca', role: 'ca', usedBy: 'trust anchor of every peer' },
-  { name: 'rabbitmq', role: 'server', usedBy: 'RabbitMQ (AMQPS)', serviceName: 'rabbitmq' },
-  { name: 'mongodb', role: 'server', usedBy: 'MongoDB (TLS)', serviceName: 'mongo' },
-  { name: 'api', role: 'client', usedBy: 'API server' },
-  { name: 'worker', role: 'client', usedBy: 'workers (local and remote)' },
+  { name: 'ca', role: 'ca', issuer: 'ca', usedBy: 'server CA: signs the broker and database certificates' },
+  { name: 'client-ca', role: 'ca', issuer: 'client-ca', usedBy: 'client CA: the only issuer of client certificates the servers accept; new at every rotation' },
+  { name: 'rabbitmq', role: 'server', issuer: 'ca', usedBy: 'RabbitMQ (AMQPS)', serviceName: 'rabbitmq' },
+  { name: 'mongodb', role: 'server', issuer: 'ca', usedBy: 'MongoDB (TLS)', serviceName: 'mongo' },
+  { name: 'api', role: 'client', issuer: 'client-ca', usedBy: 'API server' },
+  { name: 'worker', role: 'client', issuer: 'client-ca', usedBy: 'workers (local and remote)' },
 ];
+
+const AUTHORITY_COMMON_NAMES: Record<AuthorityName, string> = { ca: 'cybercom CA', 'client-ca': 'cybercom client CA' };
 
 /** A leaf closer to expiry than this is re-issued by the installer (rotate-certs uses its own threshold). */
 export const REISSUE_WITHIN_DAYS = 30;
 
-export type CertificateAction = 'kept' | 'issued';
+/** `adopted`: an installation from before the client CA had its client certificates signed by the server CA; that CA is copied as the client CA until the next rotation separates them. */
+export type CertificateAction = 'kept' | 'issued' | 'adopted';
 
 export function certificatePaths(certsDir: string, name: string): KeyMaterialPaths {
   return keyMaterialPaths(certsDir, name);
@@ -82,6 +97,12 @@ function caUsable(ca: PemPair | undefined): ca is PemPair {
   }
 }
 
+function newAuthority(name: AuthorityName, validityDays: number): Promise<PemPair> {
+  return createCertificateAuthority({ commonName: AUTHORITY_COMMON_NAMES[name], validityDays: Math.max(DEFAULT_CA_VALIDITY_DAYS, validityDays) });
+}
+
+const leafSpecs = (): CertificateSpec[] => CERTIFICATE_SPECS.filter((s) => s.role !== 'ca');
+
 /** Why an existing leaf cannot be kept, or undefined when it can. */
 async function leafProblem(certsDir: string, spec: CertificateSpec, ca: PemPair, publicHost: string): Promise<string | undefined> {
   const pair = await readPair(certsDir, spec.name);
@@ -89,7 +110,7 @@ async function leafProblem(certsDir: string, spec: CertificateSpec, ca: PemPair,
   try {
     await access(keyMaterialPaths(certsDir, spec.name).combinedFile);
     if (!keyMatches(pair)) return 'key does not match';
-    if (!verifyIssuedBy(pair.certPem, ca.certPem)) return 'not issued by the CA';
+    if (!verifyIssuedBy(pair.certPem, ca.certPem)) return `not issued by the ${spec.issuer}`;
     if (daysUntilExpiry(pair.certPem) < REISSUE_WITHIN_DAYS) return `expires within ${REISSUE_WITHIN_DAYS} days`;
     const info = inspectCertificate(pair.certPem);
     const wantedUsage = spec.role === 'server' ? 'serverAuth' : 'clientAuth';
@@ -112,39 +133,62 @@ async function issue(ca: PemPair, spec: CertificateSpec, publicHost: string, val
   return issueClientCertificate(ca, { commonName: `cybercom-${spec.name}`, validityDays });
 }
 
+/** An authority as the run found or made it: `fresh` ones invalidate every leaf they sign. */
+interface Authority {
+  pair: PemPair;
+  action: CertificateAction;
+}
+
+/**
+ * The client CA to keep or make. An installation made before the client CA existed has none, and
+ * its client certificates chain to the server CA: adopt that CA as the client CA (a copy), so an
+ * upgrade changes no certificate a remote worker holds; the next rotation separates the two.
+ */
+async function clientAuthority(certsDir: string, server: Authority, validityDays: number): Promise<Authority> {
+  if (server.action === 'issued') return { pair: await newAuthority('client-ca', validityDays), action: 'issued' };
+  const existing = await readPair(certsDir, 'client-ca');
+  if (caUsable(existing)) return { pair: existing, action: 'kept' };
+  const worker = existing === undefined ? await readPair(certsDir, 'worker') : undefined;
+  if (worker && verifyIssuedBy(worker.certPem, server.pair.certPem)) return { pair: server.pair, action: 'adopted' };
+  return { pair: await newAuthority('client-ca', validityDays), action: 'issued' };
+}
+
+/** The CAs last: until then a crash leaves the old CAs with (some) new leaves they did not sign, which the next run detects and repairs; never a new CA beside leaves it does not know. */
+async function writeAuthorities(certsDir: string, authorities: Record<AuthorityName, Authority>): Promise<void> {
+  for (const name of ['client-ca', 'ca'] as const) {
+    if (authorities[name].action !== 'kept') await writeKeyMaterial(certsDir, name, authorities[name].pair, { combined: false });
+  }
+}
+
 export interface EnsureCertificatesOptions {
   publicHost: string;
   validityDays: number;
-  /** Re-issue everything, CA included (`--force-certs`). */
+  /** Re-issue everything, CAs included (`--force-certs`). */
   force?: boolean;
 }
 
 /**
  * Keeps every valid certificate; issues what is missing, invalid, about to expire or lacking a
- * name (e.g. after the public host changed). A new CA means every leaf is issued again.
+ * name (e.g. after the public host changed). A new CA means every leaf it signs is issued again.
  */
 export async function ensureCertificates(certsDir: string, opts: EnsureCertificatesOptions): Promise<Record<string, CertificateAction>> {
+  const existingCa = opts.force ? undefined : await readPair(certsDir, 'ca');
+  const server: Authority = caUsable(existingCa) ? { pair: existingCa, action: 'kept' } : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' };
+  const authorities: Record<AuthorityName, Authority> = { ca: server, 'client-ca': await clientAuthority(certsDir, server, opts.validityDays) };
   const actions: Record<string, CertificateAction> = {};
-  let ca = opts.force ? undefined : await readPair(certsDir, 'ca');
-  const newCa = !caUsable(ca);
-  if (newCa) {
-    ca = await createCertificateAuthority({ commonName: 'cybercom CA', validityDays: Math.max(DEFAULT_CA_VALIDITY_DAYS, opts.validityDays) });
-  }
-  const authority = ca as PemPair;
-  for (const spec of CERTIFICATE_SPECS) {
-    if (spec.role === 'ca') continue;
-    const problem = newCa ? 'new CA' : await leafProblem(certsDir, spec, authority, opts.publicHost);
+  for (const spec of leafSpecs()) {
+    const issuer = authorities[spec.issuer];
+    const problem = issuer.action === 'issued' ? 'new CA' : await leafProblem(certsDir, spec, issuer.pair, opts.publicHost);
     if (problem === undefined) {
       actions[spec.name] = 'kept';
       continue;
     }
-    await writeKeyMaterial(certsDir, spec.name, await issue(authority, spec, opts.publicHost, opts.validityDays));
+    await writeKeyMaterial(certsDir, spec.name, await issue(issuer.pair, spec, opts.publicHost, opts.validityDays));
     actions[spec.name] = 'issued';
   }
-  // The CA last: until here a crash leaves the old CA with (some) new leaves it did not sign,
-  // which the next run detects and repairs; never a new CA beside leaves it does not know.
-  if (newCa) await writeKeyMaterial(certsDir, 'ca', authority, { combined: false });
-  actions.ca = newCa ? 'issued' : 'kept';
+  await writeAuthorities(certsDir, authorities);
+  actions.ca = server.action;
+  actions['client-ca'] = authorities['client-ca'].action;
   return actions;
 }
 
@@ -154,20 +198,22 @@ export interface ReissueOptions {
   newCa: boolean;
 }
 
-/** Every leaf issued again (rotation), from the existing CA or from a new one. */
+/**
+ * Rotation: every leaf issued again. The client CA is always new (so every earlier client
+ * certificate is refused from now on); the server CA is new only with `newCa` (or when unusable).
+ */
 export async function reissueCertificates(certsDir: string, opts: ReissueOptions): Promise<void> {
   const existing = await readPair(certsDir, 'ca');
-  let ca: PemPair;
-  if (opts.newCa || !caUsable(existing)) {
-    ca = await createCertificateAuthority({ commonName: 'cybercom CA', validityDays: Math.max(DEFAULT_CA_VALIDITY_DAYS, opts.validityDays) });
-  } else {
-    ca = existing;
-  }
+  const keepServerCa = !opts.newCa && caUsable(existing);
+  const authorities: Record<AuthorityName, Authority> = {
+    ca: keepServerCa ? { pair: existing, action: 'kept' } : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' },
+    'client-ca': { pair: await newAuthority('client-ca', opts.validityDays), action: 'issued' },
+  };
   const leaves = await Promise.all(
-    CERTIFICATE_SPECS.filter((s) => s.role !== 'ca').map(async (spec) => ({ spec, pair: await issue(ca, spec, opts.publicHost, opts.validityDays) })),
+    leafSpecs().map(async (spec) => ({ spec, pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays) })),
   );
   for (const { spec, pair } of leaves) await writeKeyMaterial(certsDir, spec.name, pair);
-  if (ca !== existing) await writeKeyMaterial(certsDir, 'ca', ca, { combined: false });
+  await writeAuthorities(certsDir, authorities);
 }
 
 export interface CertificateReport {
@@ -182,7 +228,7 @@ export interface CertificateReport {
   notBefore: string;
   notAfter: string;
   daysLeft: number;
-  /** Chains to the installation's CA (always true for the CA itself when self-signed). */
+  /** Chains to the installation's CA that should sign it (a CA: to itself); others: to either CA. */
   issuedByCa: boolean;
 }
 
@@ -191,7 +237,12 @@ export async function inspectCertificates(certsDir: string, now = new Date()): P
   const files = (await readdir(certsDir)).filter((f) => f.endsWith('.pem') && !f.endsWith('-combined.pem'));
   const known = CERTIFICATE_SPECS.map((s) => s.name);
   const names = [...known.filter((n) => files.includes(`${n}.pem`)), ...files.map((f) => f.slice(0, -4)).filter((n) => !known.includes(n)).sort()];
-  const caPair = await readPair(certsDir, 'ca');
+  const authorities: Record<AuthorityName, PemPair | undefined> = { ca: await readPair(certsDir, 'ca'), 'client-ca': await readPair(certsDir, 'client-ca') };
+  /** The CA that should have signed `name`; for a file we do not know, either. */
+  const issuersOf = (name: string): PemPair[] => {
+    const spec = CERTIFICATE_SPECS.find((s) => s.name === name);
+    return (spec ? [authorities[spec.issuer]] : Object.values(authorities)).filter((p): p is PemPair => p !== undefined);
+  };
   const reports: CertificateReport[] = [];
   for (const name of names) {
     const file = keyMaterialPaths(certsDir, name).certFile;
@@ -209,7 +260,7 @@ export async function inspectCertificates(certsDir: string, now = new Date()): P
       notBefore: info.notBefore.toISOString(),
       notAfter: info.notAfter.toISOString(),
       daysLeft: daysUntilExpiry(pem, now),
-      issuedByCa: caPair ? verifyIssuedBy(pem, caPair.certPem) : false,
+      issuedByCa: issuersOf(name).some((ca) => verifyIssuedBy(pem, ca.certPem)),
     });
   }
   return reports;

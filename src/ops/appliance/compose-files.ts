@@ -5,7 +5,7 @@
  * image runs as (the official mongo and rabbitmq images run as uid 999, our Node images as 1000)
  * because bind mounts keep host ownership and a 0600 root-owned key is unreadable to them.
  */
-import { chmod, chown, copyFile, mkdir, readFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../pki/files.js';
 import { renderBrokerDefinitions } from './broker-definitions.js';
@@ -65,10 +65,14 @@ export async function writeComposeServiceFiles(layout: InstallLayout, config: In
   await mkdir(layout.composeFilesDir, { recursive: true, mode: 0o755 });
   const certs = layout.certsDir;
   const read = (name: string, part: 'certFile' | 'keyFile' | 'combinedFile'): Promise<string> => readFile(certificatePaths(certs, name)[part], 'utf8');
+  // The server CA verifies the servers (clients, healthchecks); the client CA is what the servers
+  // accept client certificates from (replaced at every rotation, see appliance/certificates.ts).
   const ca = await read('ca', 'certFile');
+  const clientCa = await read('client-ca', 'certFile');
 
   const mongo = await serviceDir(layout, 'mongo');
   await writeOwned(join(mongo, 'ca.pem'), ca, SERVICE_UID.mongo);
+  await writeOwned(join(mongo, 'client-ca.pem'), clientCa, SERVICE_UID.mongo);
   await writeOwned(join(mongo, 'server-combined.pem'), await read('mongodb', 'combinedFile'), SERVICE_UID.mongo);
   // The healthcheck's client identity: mongod demands a client certificate even for `ping`.
   await writeOwned(join(mongo, 'health-client.pem'), await read('api', 'combinedFile'), SERVICE_UID.mongo);
@@ -77,10 +81,12 @@ export async function writeComposeServiceFiles(layout: InstallLayout, config: In
   await writeOwned(join(mongo, 'worker-password'), secrets.DB_WORKER_PASSWORD, SERVICE_UID.mongo);
 
   const rabbitmq = await serviceDir(layout, 'rabbitmq');
-  await writeOwned(join(rabbitmq, 'ca.pem'), ca, SERVICE_UID.rabbitmq);
+  await writeOwned(join(rabbitmq, 'client-ca.pem'), clientCa, SERVICE_UID.rabbitmq);
   await writeOwned(join(rabbitmq, 'server.pem'), await read('rabbitmq', 'certFile'), SERVICE_UID.rabbitmq);
   await writeOwned(join(rabbitmq, 'server.key'), await read('rabbitmq', 'keyFile'), SERVICE_UID.rabbitmq);
   await writeOwned(join(rabbitmq, 'definitions.json'), renderBrokerDefinitions(secrets), SERVICE_UID.rabbitmq);
+  // From before the client CA: RabbitMQ verified clients against a copy of the server CA.
+  await rm(join(rabbitmq, 'ca.pem'), { force: true });
 
   for (const client of ['api', 'worker'] as const) {
     const dir = await serviceDir(layout, client);

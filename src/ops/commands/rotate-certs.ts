@@ -1,9 +1,11 @@
 /**
- * ops/rotate-certs: issues every server and client certificate again, from the existing CA
- * (default) or a new one (--new-ca), restarts the services that use them, checks that the whole
- * stack is healthy, and otherwise puts the previous certificates back and restarts again. Then
- * rebuilds the worker bundles made for remote hosts, which need the new ones (with --new-ca they
- * cannot connect at all until they have them).
+ * ops/rotate-certs: issues every server and client certificate again: the server certificates
+ * from the existing server CA (default) or a new one (--new-ca), the client certificates always
+ * from a new client CA, so that every earlier client certificate is refused from now on (there
+ * are no revocation lists; see appliance/certificates.ts). Restarts the services that use them,
+ * checks that the whole stack is healthy, and otherwise puts the previous certificates back and
+ * restarts again. Then rebuilds the worker bundles made for remote hosts: they cannot connect
+ * until they run the new bundle.
  */
 import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,13 +18,16 @@ import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type 
 
 export const ROTATE_HELP = `Usage: ops/rotate-certs [--dir DIR] [--new-ca] [--days N] [--if-expiring-within N]
 
-Re-issues the RabbitMQ and MongoDB server certificates and the API and worker client
-certificates, restarts the services, verifies the stack is healthy and rolls back to the previous
-certificates if it is not. Worker bundles made earlier (ops/worker-bundle) are rebuilt:
-remote workers need the new bundle.
+Re-issues the RabbitMQ and MongoDB server certificates (from the existing server CA) and the
+API and worker client certificates (from a new client CA: every earlier client certificate is
+refused from then on, e.g. one from a lost or stolen worker bundle), restarts the services,
+verifies the stack is healthy and rolls back to the previous certificates if it is not. Worker
+bundles made earlier (ops/worker-bundle) are rebuilt: remote workers stay disconnected until
+they run the new bundle.
 
 ${DIR_HELP}
-  --new-ca             a new CA too: every old certificate stops being accepted
+  --new-ca             a new server CA too (e.g. after its key leaked): clients must also
+                       trust the new CA, which the rebuilt worker bundles carry
   --days N             validity of the new certificates (default: the installation's setting)
   --if-expiring-within N   rotate only when some certificate expires within N days
   --health-timeout S   seconds to wait for the stack to become healthy (default 180)
@@ -72,7 +77,9 @@ export const rotateCerts: Command = async (argv) => {
   process.stdout.write(`Previous certificates saved in ${previous}\n`);
 
   await reissueCertificates(certs, { publicHost: inst.config.publicHost, validityDays, newCa: values['new-ca'] });
-  process.stdout.write(`Issued new server and client certificates${values['new-ca'] ? ' and a new CA' : ' from the existing CA'} (valid ${validityDays} days). Restarting ...\n`);
+  process.stdout.write(
+    `Issued new server certificates ${values['new-ca'] ? 'from a new server CA' : 'from the existing server CA'} and new client certificates from a new client CA (valid ${validityDays} days). Restarting ...\n`,
+  );
   try {
     await restartAndCheck(inst, timeoutMs);
   } catch (err) {
@@ -93,10 +100,10 @@ export const rotateCerts: Command = async (argv) => {
   if (rebuilt.length > 0) {
     process.stdout.write(
       `\nREMOTE WORKERS NEED THE NEW BUNDLE. Rebuilt: ${rebuilt.join(', ')}\n` +
-        `Copy each to its host and run its run-worker.sh again${values['new-ca'] ? ' (with the new CA the old bundle is refused)' : ''}.\n`,
+        'Copy each to its host and run its run-worker.sh again: the old bundles are refused from now on.\n',
     );
   } else {
-    process.stdout.write(`\nRemote workers (if any) need a new bundle: ops/worker-bundle --dir ${inst.layout.root} --host <host>\n`);
+    process.stdout.write(`\nRemote workers (if any) are refused until they run a new bundle: ops/worker-bundle --dir ${inst.layout.root} --host <host>\n`);
   }
   return EXIT.ok;
 };

@@ -128,16 +128,17 @@ The worker's node name is \`worker@${host}\`; it consumes the \`${DEFAULT_QUEUE}
 | file | what |
 |---|---|
 | worker.env (0600) | broker and database addresses and the worker's credentials |
-| certs/ca.pem | the installation's CA |
-| certs/client.pem, certs/client.key (0600), certs/client-combined.pem (0600) | the worker's client certificate |
+| certs/ca.pem | the installation's server CA: verifies the broker and the database |
+| certs/client.pem, certs/client.key (0600), certs/client-combined.pem (0600) | the worker's client certificate (signed by the installation's client CA) |
 | app/worker.mjs, app/tasks.mjs | the worker and its tasks for the local mode |
 ${image ? '| worker-image.tar.gz, image-name | the worker image (docker save format) and its name |\n' : ''}| run-worker.sh | starts the worker |
 | SHA256SUMS | checksums of everything above |
 
 ## When the server's certificates are rotated
 
-\`ops/rotate-certs\` on the server rebuilds this bundle. Copy the new one here and run
-\`./run-worker.sh\` again. After a rotation with \`--new-ca\` the old bundle is refused.
+\`ops/rotate-certs\` on the server rebuilds this bundle. From that moment the broker and the
+database refuse this bundle's certificate (every rotation replaces the CA that vouches for
+clients): copy the new bundle here and run \`./run-worker.sh\` again.
 `;
 }
 

@@ -44,6 +44,7 @@ const PID_FILE_CHECK_MS = 5_000;
 
 function databaseService(layout: InstallLayout, config: InstallConfig, secrets: Secrets): ServiceDefinition {
   const ca = certificatePaths(layout.certsDir, 'ca');
+  const clientCa = certificatePaths(layout.certsDir, 'client-ca');
   const server = certificatePaths(layout.certsDir, 'mongodb');
   const kind: MongoWireKind | undefined = config.dbEngine === 'auto' ? undefined : config.dbEngine;
   return {
@@ -54,6 +55,7 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
       const handle = await startMongoWire({
         dir: layout.databaseDir,
         caFile: ca.certFile,
+        clientCaFile: clientCa.certFile,
         certFile: server.certFile,
         keyFile: server.keyFile,
         certKeyFile: server.combinedFile,
@@ -82,6 +84,7 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
 
 function brokerService(layout: InstallLayout, config: InstallConfig, secrets: Secrets): ServiceDefinition {
   const ca = certificatePaths(layout.certsDir, 'ca');
+  const clientCa = certificatePaths(layout.certsDir, 'client-ca');
   const server = certificatePaths(layout.certsDir, 'rabbitmq');
   const client = certificatePaths(layout.certsDir, 'api');
   return {
@@ -92,6 +95,7 @@ function brokerService(layout: InstallLayout, config: InstallConfig, secrets: Se
       startRabbitMq({
         dir: layout.brokerDir,
         caFile: ca.certFile,
+        clientCaFile: clientCa.certFile,
         certFile: server.certFile,
         keyFile: server.keyFile,
         clientCertFile: client.certFile,

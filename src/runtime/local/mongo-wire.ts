@@ -18,8 +18,14 @@ export type MongoWireKind = 'mongod' | 'ferretdb';
 export interface MongoWireOptions {
   /** Working directory of this server (data, state, log). */
   dir: string;
-  /** Server side TLS material: CA, certificate, key, and certificate+key combined (for mongod). */
+  /** The CA that signed the server certificate (trusted by this module's own set-up client). */
   caFile: string;
+  /**
+   * The CA client certificates must chain to (default: caFile). The appliance passes its client
+   * CA here, which it replaces at every rotation, so that old client certificates are refused.
+   */
+  clientCaFile?: string;
+  /** Server certificate, key, and certificate+key combined (for mongod). */
   certFile: string;
   keyFile: string;
   certKeyFile: string;
@@ -78,6 +84,8 @@ function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[]
     '--tlsCertificateKeyFile', o.certKeyFile,
     // A CA file and no --tlsAllowConnectionsWithoutCertificates: client certificates are required.
     '--tlsCAFile', o.caFile,
+    // Incoming client certificates are verified against the cluster CA file when one is given.
+    ...(o.clientCaFile ? ['--tlsClusterCAFile', o.clientCaFile] : []),
     '--tlsDisabledProtocols', 'TLS1_0,TLS1_1',
     // Keep the Unix socket (and its file) out of /tmp, which parallel instances share.
     '--unixSocketPrefix', dirname(dbPath),
@@ -102,7 +110,7 @@ function ferretDbArgs(o: MongoWireOptions, port: number, dir: string): string[] 
     `--listen-tls-cert-file=${o.certFile}`,
     `--listen-tls-key-file=${o.keyFile}`,
     // With a CA file FerretDB requires and verifies client certificates (tls.RequireAndVerifyClientCert).
-    `--listen-tls-ca-file=${o.caFile}`,
+    `--listen-tls-ca-file=${o.clientCaFile ?? o.caFile}`,
     // SCRAM users (experimental in v1); the setup user is created once, with the database.
     // (The user name and password come from the environment, see ferretDbEnv: argv is public in `ps`.)
     '--test-enable-new-auth',

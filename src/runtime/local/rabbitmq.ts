@@ -28,8 +28,15 @@ const execFileAsync = promisify(execFile);
 export interface RabbitMqOptions {
   /** Working directory of this node (config, data, logs, certificate copies). */
   dir: string;
-  /** Server side TLS material. */
+  /** The CA that signed the server certificate (trusted by the health check's client). */
   caFile: string;
+  /**
+   * The CA client certificates must chain to (default: caFile): RabbitMQ's `cacertfile`. The
+   * appliance passes its client CA, replaced at every rotation, so old client certificates are
+   * refused. (The server's own chain needs no CA here: clients hold the server CA.)
+   */
+  clientCaFile?: string;
+  /** Server certificate and key. */
   certFile: string;
   keyFile: string;
   /** A client certificate issued by the same CA, used for the health check. */
@@ -218,8 +225,9 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await Promise.all([tlsDir, dataDir, logDir].map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
   // The node's own copies, owned by the user it runs as, whatever protects the originals.
-  const tls = { caFile: join(tlsDir, 'ca.pem'), certFile: join(tlsDir, 'server.pem'), keyFile: join(tlsDir, 'server.key') };
-  await Promise.all([copyFile(opts.caFile, tls.caFile), copyFile(opts.certFile, tls.certFile), copyFile(opts.keyFile, tls.keyFile)]);
+  // Only the CA that client certificates must chain to: RabbitMQ's cacertfile is its client trust.
+  const tls = { caFile: join(tlsDir, 'client-ca.pem'), certFile: join(tlsDir, 'server.pem'), keyFile: join(tlsDir, 'server.key') };
+  await Promise.all([copyFile(opts.clientCaFile ?? opts.caFile, tls.caFile), copyFile(opts.certFile, tls.certFile), copyFile(opts.keyFile, tls.keyFile)]);
   // The node's copy of the definitions (password hashes): readable by its user only.
   const definitionsFile = opts.definitionsFile ? join(dir, 'definitions.json') : undefined;
   if (opts.definitionsFile && definitionsFile) {

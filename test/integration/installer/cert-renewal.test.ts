@@ -41,7 +41,7 @@ describe('certificate renewal schedule', () => {
     await execFileAsync(script, [], { env: { PATH: process.env.PATH } });
     const log = await readFile(join(target.dir, 'logs', 'cert-renewal.log'), 'utf8');
     expect(log).toContain('certificate check');
-    expect(log).toContain('All 5 certificates valid for more than 30 days.');
+    expect(log).toContain('All 6 certificates valid for more than 30 days.');
     expect(log).not.toContain('Issued new');
 
     const removed = await runTool('installer', ['--yes', '--no-start', '--cert-renewal', 'none', ...target.args()], { CYBERCOM_CRON_DIR: cronDir });

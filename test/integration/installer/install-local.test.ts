@@ -42,7 +42,7 @@ describe('./installer --yes (local runtime)', () => {
       expect(firstRun).toMatch(new RegExp(`\\[\\s*\\d+/\\d+\\] ${title}: .+\\(\\d+\\.\\d s\\)`));
     }
     const log = await readFile(join(target.dir, 'logs', 'install.log'), 'utf8');
-    expect(log).toContain('Certificates: issued 5');
+    expect(log).toContain('Certificates: issued 6');
     expect(log).not.toContain(await readFile(target.passwordFile, 'utf8').then((t) => t.trim()));
   });
 

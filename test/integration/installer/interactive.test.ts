@@ -130,7 +130,7 @@ describe('interactive installer (tmux)', () => {
     await type('');
     const end = await waitFor('INSTALLER-EXIT=', 120_000);
     expect(end, end).toContain('INSTALLER-EXIT=0');
-    expect(end).toMatch(/Certificates: issued 5/);
+    expect(end).toMatch(/Certificates: issued 6/);
     expect(end).toContain('Start services: skipped (--no-start)');
     expect(end).not.toContain('Tmux-Strong-Pass-1');
 

@@ -1,8 +1,9 @@
 /**
  * The installation's certificates against the real broker and database: the fields each peer
  * checks, refusal of plaintext and certificate-less connections, ops/cert-status exit codes with
- * a certificate about to expire, and ops/rotate-certs from the existing CA and with --new-ca
- * (services restarted, data intact, the old client certificate refused after a new CA).
+ * a certificate about to expire, and ops/rotate-certs from the existing server CA and with
+ * --new-ca (services restarted, data intact, the old client certificate refused either way: a
+ * rotation always replaces the client CA the servers verify clients against).
  */
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -77,9 +78,11 @@ afterAll(async () => {
 describe('issued certificates', () => {
   it('carry what each peer checks: CA flags, server names, key usages, validity and chain', async () => {
     const info = async (name: string) => inspectCertificate(await readFile(join(certs(), `${name}.pem`), 'utf8'));
-    const ca = await info('ca');
-    expect(ca.isCa).toBe(true);
-    expect(ca.extKeyUsage).toEqual([]);
+    for (const name of ['ca', 'client-ca']) {
+      const ca = await info(name);
+      expect(ca.isCa).toBe(true);
+      expect(ca.extKeyUsage).toEqual([]);
+    }
     for (const [name, service] of [['rabbitmq', 'rabbitmq'], ['mongodb', 'mongo']] as const) {
       const server = await info(name);
       expect(server.isCa).toBe(false);
@@ -94,11 +97,13 @@ describe('issued certificates', () => {
       const days = (client.notAfter.getTime() - client.notBefore.getTime()) / 86_400_000;
       expect(days).toBe(200);
     }
-    for (const name of ['rabbitmq', 'mongodb', 'api', 'worker']) {
-      // OpenSSL itself builds and checks the chain.
-      const { stdout } = await execFileAsync('openssl', ['verify', '-CAfile', join(certs(), 'ca.pem'), join(certs(), `${name}.pem`)]);
-      expect(stdout.trim()).toBe(`${join(certs(), `${name}.pem`)}: OK`);
+    // OpenSSL itself builds and checks the chains: servers to the server CA, clients to the client CA only.
+    const verify = (ca: string, name: string) => execFileAsync('openssl', ['verify', '-CAfile', join(certs(), `${ca}.pem`), join(certs(), `${name}.pem`)]);
+    for (const [ca, names] of [['ca', ['rabbitmq', 'mongodb']], ['client-ca', ['api', 'worker']]] as const) {
+      for (const name of names) expect((await verify(ca, name)).stdout.trim()).toBe(`${join(certs(), `${name}.pem`)}: OK`);
     }
+    await expect(verify('ca', 'worker')).rejects.toThrow();
+    await expect(verify('client-ca', 'rabbitmq')).rejects.toThrow();
   });
 });
 
@@ -117,6 +122,18 @@ describe('the broker and the database refuse', () => {
     await expect(brokerLogin(await material(undefined))).rejects.toThrow();
     await expect(databaseLogin({ tls: true })).rejects.toThrow();
   });
+
+  it('client certificates signed by the server CA: only the client CA vouches for clients', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'cybercom-wrongca-'));
+    try {
+      const impostor = await issueClientCertificate(await readPemPair(certs(), 'ca'), { commonName: 'cybercom-worker' });
+      const paths = await writeKeyMaterial(scratch, 'impostor', impostor);
+      await expect(brokerLogin({ ca: await readFile(join(certs(), 'ca.pem')), cert: Buffer.from(impostor.certPem), key: Buffer.from(impostor.keyPem) })).rejects.toThrow();
+      await expect(databaseLogin({ tls: true, combined: paths.combinedFile })).rejects.toThrow();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('ops/cert-status', () => {
@@ -125,8 +142,8 @@ describe('ops/cert-status', () => {
     // A copy of the installation's certificates with the worker's replaced by one that expires in 5 days.
     copy = await mkdtemp(join(tmpdir(), 'cybercom-certstatus-'));
     await cp(certs(), join(copy, 'certs'), { recursive: true });
-    const ca = await readPemPair(certs(), 'ca');
-    await writeKeyMaterial(join(copy, 'certs'), 'worker', await issueClientCertificate(ca, { commonName: 'cybercom-worker', validityDays: 5 }));
+    const clientCa = await readPemPair(certs(), 'client-ca');
+    await writeKeyMaterial(join(copy, 'certs'), 'worker', await issueClientCertificate(clientCa, { commonName: 'cybercom-worker', validityDays: 5 }));
   });
   afterAll(async () => {
     await rm(copy, { recursive: true, force: true });
@@ -135,7 +152,7 @@ describe('ops/cert-status', () => {
   it('exits 0 when every certificate is valid beyond the window', async () => {
     const result = await runTool('ops/cert-status', ['--dir', target.dir]);
     expect(result.code, result.output).toBe(0);
-    for (const name of ['ca', 'rabbitmq', 'mongodb', 'api', 'worker']) expect(result.stdout).toContain(`${name} (`);
+    for (const name of ['ca', 'client-ca', 'rabbitmq', 'mongodb', 'api', 'worker']) expect(result.stdout).toContain(`${name} (`);
     expect(result.stdout).toContain('subject:');
     expect(result.stdout).toContain('issuer:');
   });
@@ -188,35 +205,45 @@ describe('ops/rotate-certs', () => {
     expect(list.json.results).toEqual([expect.objectContaining({ kept: true })]);
   }
 
-  it('re-issues from the existing CA, restarts, stays healthy, keeps the data', async () => {
+  it('re-issues from the existing server CA with a new client CA: the old client certificate is refused, data kept', async () => {
     const caBefore = await readFile(join(certs(), 'ca.pem'), 'utf8');
+    const clientCaBefore = await readFile(join(certs(), 'client-ca.pem'), 'utf8');
     const result = await runTool('ops/rotate-certs', ['--dir', target.dir, '--days', '90']);
     expect(result.code, result.output).toBe(0);
     expect(result.output).toContain('All services healthy with the new certificates');
-    expect(result.output).toMatch(/Remote workers .*need a new bundle/i);
+    expect(result.output).toMatch(/Remote workers .*refused until they run a new bundle/i);
     expect(await readFile(join(certs(), 'ca.pem'), 'utf8')).toBe(caBefore);
+    expect(await readFile(join(certs(), 'client-ca.pem'), 'utf8')).not.toBe(clientCaBefore);
     const worker = new X509Certificate(await readFile(join(certs(), 'worker.pem')));
     expect(worker.serialNumber).not.toBe(new X509Certificate(oldWorker.cert).serialNumber);
     expect((new Date(worker.validTo).getTime() - new Date(worker.validFrom).getTime()) / 86_400_000).toBe(90);
     // The new certificate is accepted...
     await brokerLogin(await material('worker'));
     await databaseLogin({ tls: true, combined: join(certs(), 'worker-combined.pem') });
-    // ...and, without revocation lists, one from the same CA stays valid until it expires.
-    await brokerLogin({ ca: await readFile(oldWorker.ca), cert: oldWorker.cert, key: oldWorker.key });
+    // ...and the old one refused by both, although it has not expired and the server CA is unchanged.
+    await expect(brokerLogin({ ca: await readFile(oldWorker.ca), cert: oldWorker.cert, key: oldWorker.key })).rejects.toThrow();
+    await expect(databaseLogin({ tls: true, combined: oldWorker.combined, ca: oldWorker.ca })).rejects.toThrow();
     await dataIntact();
     expect(recordId).toBeTruthy();
   });
 
-  it('--new-ca: the old client certificate is refused, the new one accepted, data intact', async () => {
+  it('--new-ca: the server CA is new too; the client certificate valid until then is refused, the new one accepted, data intact', async () => {
+    // The certificates of the previous rotation, valid until this one.
+    await cp(join(certs(), 'worker-combined.pem'), join(scratch, 'previous-combined.pem'));
+    await cp(join(certs(), 'ca.pem'), join(scratch, 'previous-ca.pem'));
+    const previous = { ca: join(scratch, 'previous-ca.pem'), combined: join(scratch, 'previous-combined.pem'), cert: await readFile(join(certs(), 'worker.pem')), key: await readFile(join(certs(), 'worker.key')) };
+    await brokerLogin({ ca: await readFile(previous.ca), cert: previous.cert, key: previous.key });
+
     const result = await runTool('ops/rotate-certs', ['--dir', target.dir, '--new-ca']);
     expect(result.code, result.output).toBe(0);
-    expect(await readFile(join(certs(), 'ca.pem'), 'utf8')).not.toBe(await readFile(oldWorker.ca, 'utf8'));
+    expect(await readFile(join(certs(), 'ca.pem'), 'utf8')).not.toBe(await readFile(previous.ca, 'utf8'));
     await brokerLogin(await material('worker'));
     await databaseLogin({ tls: true, combined: join(certs(), 'worker-combined.pem') });
-    // The old certificate, even with the old CA to trust the server: refused both ways.
-    await expect(brokerLogin({ ca: await readFile(oldWorker.ca), cert: oldWorker.cert, key: oldWorker.key })).rejects.toThrow();
+    // The previous certificate: the old server CA no longer verifies the servers, and with the new one it is refused.
+    await expect(brokerLogin({ ca: await readFile(previous.ca), cert: previous.cert, key: previous.key })).rejects.toThrow();
+    await expect(brokerLogin({ ca: await readFile(join(certs(), 'ca.pem')), cert: previous.cert, key: previous.key })).rejects.toThrow();
+    await expect(databaseLogin({ tls: true, combined: previous.combined, ca: join(certs(), 'ca.pem') })).rejects.toThrow();
     await expect(brokerLogin({ ca: await readFile(join(certs(), 'ca.pem')), cert: oldWorker.cert, key: oldWorker.key })).rejects.toThrow();
-    await expect(databaseLogin({ tls: true, combined: oldWorker.combined, ca: join(certs(), 'ca.pem') })).rejects.toThrow();
     await dataIntact();
     expect((await runTool('ops/status', ['--dir', target.dir])).code).toBe(0);
     await writeFile(join(scratch, 'done'), '');

@@ -46,7 +46,8 @@ describe('compose.yaml', () => {
     expect(conf).toMatch(/^listeners\.ssl\.default = 5671$/m);
     expect(conf).toMatch(/^ssl_options\.verify = verify_peer$/m);
     expect(conf).toMatch(/^ssl_options\.fail_if_no_peer_cert = true$/m);
-    expect(conf).toMatch(/^ssl_options\.cacertfile = /m);
+    // Clients are verified against the client CA alone (rotations replace it), not the server CA.
+    expect(conf).toMatch(/^ssl_options\.cacertfile = \/run\/cybercom\/rabbitmq\/client-ca\.pem$/m);
     expect(conf).not.toMatch(/default_pass|default_user/);
     expect(read('docker/rabbitmq-enabled-plugins').trim()).toBe('[].');
     expect(services.rabbitmq?.volumes).toContain('./docker/rabbitmq.conf:/etc/rabbitmq/rabbitmq.conf:ro');
@@ -55,7 +56,8 @@ describe('compose.yaml', () => {
   it('configures MongoDB with requireTLS, client-certificate verification and authorization', () => {
     const conf = parse(read('docker/mongod.conf')) as { net: { tls: Record<string, string> }; security: { authorization: string } };
     expect(conf.net.tls.mode).toBe('requireTLS');
-    expect(conf.net.tls.CAFile).toBeTruthy();
+    expect(conf.net.tls.CAFile).toBe('/run/cybercom/mongo/ca.pem');
+    expect(conf.net.tls.clusterCAFile).toBe('/run/cybercom/mongo/client-ca.pem');
     expect(conf.net.tls.certificateKeyFile).toBeTruthy();
     expect(conf.net.tls).not.toHaveProperty('allowConnectionsWithoutCertificates');
     expect(conf.net.tls).not.toHaveProperty('allowInvalidCertificates');
