@@ -7,14 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError } from '../auth/helpers.js';
-import { ADMIN, Browser, adminApiGet, adminApiPost, adminBrowser, loggedIn } from './support.js';
+import { ADMIN, Browser, adminApiGet, adminApiPost, adminBrowser, loggedIn, ensureRoot, ROOT } from './support.js';
 
 let app: TestApp;
 let staffToken: string;
 
 beforeAll(async () => {
   app = await startTestApp({ LOGIN_MAX_FAILURES: '1000', APPLICATION_TITLE: 'Lab <Data> "Hub"' });
-  await app.users.ensureSuperuser({ username: 'root', email: 'root@example.org', password: 'root-pass-123' });
+  await ensureRoot(app);
   await app.users.createUser({ username: 'staffer', password: 'staff-pass-123', isStaff: true });
   await app.users.createUser({ username: 'researcher', password: 'research-pass-123' });
   staffToken = await app.users.tokenFor('staffer');
@@ -109,7 +109,7 @@ describe('entering the admin site', () => {
   });
 
   it("lands Django's admin URLs on the lists", async () => {
-    const b = await loggedIn(app, 'root', 'root-pass-123');
+    const b = await loggedIn(app, ROOT.username, ROOT.password);
     const res = await b.get(`${ADMIN}/auth/user/`, { accept: 'text/html' });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe(`${ADMIN}/resources/User`);
@@ -128,7 +128,7 @@ describe('entering the admin site', () => {
 
 describe('CSRF on the admin site', () => {
   it('needs the X-XSRF-TOKEN header and a same-site Origin on every write', async () => {
-    const b = await adminBrowser(app, 'root', 'root-pass-123');
+    const b = await adminBrowser(app, ROOT.username, ROOT.password);
     const form = { name: 'csrf-group' };
     const noHeader = await adminApiPost(b, '/resources/Group/actions/new', form, { 'X-XSRF-TOKEN': '' });
     expectError(noHeader, 403, 'csrf_failed');

@@ -9,7 +9,7 @@ import type { PageForm } from '../../../src/render/html-forms.js';
 import { htmlDocument } from '../../../src/render/html.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { Browser, closeAndDrop } from '../auth/helpers.js';
-import { loggedIn } from './support.js';
+import { ROOT, ensureRoot, loggedIn } from './support.js';
 
 const HOSTILE = '<script>alert("x")</script> \' " </textarea><img src=x onerror=alert(1)>';
 /** A key with markup but no double quote (FerretDB's SQLite backend cannot store `"` in keys). */
@@ -29,7 +29,7 @@ const colPath = () => `/api/data_store/data/${db}/samples/`;
 
 beforeAll(async () => {
   app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
-  await app.users.ensureSuperuser({ username: 'root', email: 'root@example.org', password: 'root-pass-123' });
+  await ensureRoot(app);
   token = await app.users.tokenFor('root');
   db = app.prefix;
   await call(app.url, 'POST', '/api/data_store/data/', { token, body: { database: db } });
@@ -43,7 +43,7 @@ beforeAll(async () => {
   const more = Array.from({ length: 11 }, (_, i) => ({ i }));
   await call(app.url, 'POST', colPath(), { token, body: more });
   await app.users.createUser({ username: 'reader', password: 'reader-pass-123', permissions: [`data_store.${db}_samples_safe`] });
-  rootBrowser = await loggedIn(app, 'root', 'root-pass-123');
+  rootBrowser = await loggedIn(app, ROOT.username, ROOT.password);
   readerBrowser = await loggedIn(app, 'reader', 'reader-pass-123');
 });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codenamesForGrant, parseGrantSpec } from '../../../src/admin/picker/grant-codenames.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError } from '../auth/helpers.js';
-import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser } from './support.js';
+import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser, ensureRoot, ROOT } from './support.js';
 
 let app: TestApp;
 let root: Browser;
@@ -17,7 +17,7 @@ let rootToken: string;
 
 beforeAll(async () => {
   app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' }, () => ({ admin: { taskNames: async () => ['proj.tasks.add', 'proj.tasks.mul'] } }));
-  await app.users.ensureSuperuser({ username: 'root', email: 'root@example.org', password: 'root-pass-123' });
+  await ensureRoot(app);
   await app.users.createUser({ username: 'rita', password: 'rita-pass-123' });
   await app.users.createGroup('readers', []);
   await app.users.addToGroup('rita', 'readers');
@@ -28,7 +28,7 @@ beforeAll(async () => {
     expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: rootToken, body: { collection } })).status).toBe(201);
     await call(app.url, 'POST', `/api/data_store/data/${db}/${collection}/`, { token: rootToken, body: { kind: collection } });
   }
-  root = await adminBrowser(app, 'root', 'root-pass-123');
+  root = await adminBrowser(app, ROOT.username, ROOT.password);
 });
 
 afterAll(async () => {

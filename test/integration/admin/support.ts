@@ -11,6 +11,13 @@ export { Browser };
 
 export const ADMIN = '/api/admin';
 
+/** The superuser every admin test starts with. */
+export const ROOT = { username: 'root', email: 'root@example.org', password: 'root-pass-123' } as const;
+
+export async function ensureRoot(app: TestApp): Promise<void> {
+  await app.users.ensureSuperuser({ ...ROOT });
+}
+
 export async function loggedIn(app: TestApp, username: string, password: string): Promise<Browser> {
   const browser = new Browser(app.url);
   await browser.loginJson(username, password);

@@ -6,17 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError, sleep } from '../auth/helpers.js';
-import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser } from './support.js';
+import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser, ensureRoot, ROOT } from './support.js';
 
 let app: TestApp;
 let root: Browser;
 
 beforeAll(async () => {
   app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
-  await app.users.ensureSuperuser({ username: 'root', email: 'root@example.org', password: 'root-pass-123' });
+  await ensureRoot(app);
   await app.users.createUser({ username: 'staffer', password: 'staff-pass-123', isStaff: true });
   await app.users.createUser({ username: 'scripter', password: 'script-pass-123' });
-  root = await adminBrowser(app, 'root', 'root-pass-123');
+  root = await adminBrowser(app, ROOT.username, ROOT.password);
 });
 
 afterAll(async () => {
