@@ -47,7 +47,19 @@ async function* mapRows(rows: AsyncIterable<Document>, fn: (row: Document) => un
   for await (const row of rows) yield fn(row);
 }
 
-export async function collectionView(req: Request, res: Response, area: DocumentArea, db: string, col: string, limits: ViewLimits): Promise<void> {
+/**
+ * `whenEmpty` throws the 404 of a missing collection (or database): it runs only when the result
+ * is empty, since any result proves the collection exists.
+ */
+export async function collectionView(
+  req: Request,
+  res: Response,
+  area: DocumentArea,
+  db: string,
+  col: string,
+  limits: ViewLimits,
+  whenEmpty: () => Promise<void>,
+): Promise<void> {
   const params = checkParams(req, COLLECTION_PARAMS);
   const paging = parsePaging(params, limits.defaultPageSize);
   const query: CollectionQuery | undefined = params.query === undefined ? undefined : parseQuery(params.query, limits.maxQueryBytes);
@@ -77,13 +89,14 @@ export async function collectionView(req: Request, res: Response, area: Document
       }
     }
     const open = (window: PageWindow) => store.aggregate(db, col, [...full, ...pagingStages(window)]);
-    await respondPage(req, res, store.aggregateCount(db, col, full), paging, open);
+    await respondPage(req, res, store.aggregateCount(db, col, full), paging, open, whenEmpty);
     return;
   }
 
   if (fields !== undefined && fields.length === 1) {
     // The distinct command unwinds arrays like MongoDB users expect; its result is bounded (16 MB).
     const values = await store.distinct(db, col, fields[0] as string, filter);
+    if (values.length === 0) await whenEmpty();
     const window = pageWindow(values.length, paging);
     const slice = window.limit === 0 ? values : values.slice(window.skip, window.skip + window.limit);
     await respondEnvelope(req, res, head(req, values.length, window), fromArray(slice));
@@ -93,13 +106,13 @@ export async function collectionView(req: Request, res: Response, area: Document
   if (fields !== undefined) {
     const distinctPipeline = buildDistinctPipeline(filter, fields);
     const open = (window: PageWindow) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)]);
-    await respondPage(req, res, store.aggregateCount(db, col, distinctPipeline), paging, open, (row) => distinctRowToObject(row, fields));
+    await respondPage(req, res, store.aggregateCount(db, col, distinctPipeline), paging, open, whenEmpty, (row) => distinctRowToObject(row, fields));
     return;
   }
 
   const open = (window: PageWindow) =>
     store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit });
-  await respondPage(req, res, store.count(db, col, filter), paging, open);
+  await respondPage(req, res, store.count(db, col, filter), paging, open, whenEmpty);
 }
 
 /** One page in the envelope, from a count and a cursor opened on the page's window. */
@@ -109,10 +122,12 @@ async function respondPage(
   counting: Promise<number>,
   paging: PageRequest,
   open: (window: PageWindow) => AbstractCursor<Document>,
+  whenEmpty: () => Promise<void>,
   mapRow?: (row: Document) => unknown,
 ): Promise<void> {
   const { total, window, cursor } = await countAndOpen(counting, paging, open);
   try {
+    if (total === 0) await whenEmpty();
     await respondEnvelope(req, res, head(req, total, window), mapRow === undefined ? cursor : mapRows(cursor, mapRow));
   } finally {
     await cursor.close();

@@ -68,9 +68,13 @@ export function recordHandlers(area: DocumentArea) {
       respond(req, res, 201, { _id: result.insertedId });
     },
 
-    async read(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+    /** `whenEmpty` throws the 404 of a missing collection or database (checked only when nothing was found). */
+    async read(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: () => Promise<void>): Promise<void> {
       const doc = await store.collection(db, col).findOne(idFilter(id));
-      if (doc === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      if (doc === null) {
+        await whenEmpty();
+        throw notFound(`No record with id "${id}".`, 'no_such_record');
+      }
       respond(req, res, 200, doc);
     },
 

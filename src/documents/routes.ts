@@ -32,6 +32,8 @@ function pageForm(kind: PageFormKind, allowed: (req: Request) => boolean): Reque
   };
 }
 
+const noDatabase = (db: string) => notFound(`Database "${db}" does not exist.`, 'no_such_database');
+
 export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router {
   const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
   const limits = { maxQueryBytes: ctx.settings.maxQueryBytes, defaultPageSize: ctx.settings.defaultPageSize };
@@ -39,17 +41,37 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
   const records = recordHandlers(area);
   const router = Router({ strict: true });
 
-  /** Names from the path, checked; the collection must exist in an existing database of this area. */
-  async function target(req: Request): Promise<{ db: string; col: string }> {
+  /** Names from the path, checked and permitted, in a database this area owns; existence not yet checked. */
+  function permittedTarget(req: Request): { db: string; col: string } {
     const db = validateDatabaseName(req.params.db);
     const col = validateCollectionName(req.params.col);
     requireCollection(req.principal, area, db, col, actionForMethod(req.method));
-    const noDatabase = () => notFound(`Database "${db}" does not exist.`, 'no_such_database');
-    if (!area.ownsDatabase(db)) throw noDatabase();
-    // A collection implies its database: one round trip on the common path, two only for a 404.
-    if (await area.store.collectionExists(db, col)) return { db, col };
-    if (!(await area.databaseExists(db))) throw noDatabase();
+    if (!area.ownsDatabase(db)) throw noDatabase(db);
+    return { db, col };
+  }
+
+  /** 404 unless the collection exists. A collection implies its database: one round trip, two only for a 404. */
+  async function requireExisting(db: string, col: string): Promise<void> {
+    if (await area.store.collectionExists(db, col)) return;
+    if (!(await area.databaseExists(db))) throw noDatabase(db);
     throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+  }
+
+  /** For writes: the collection must exist before anything is written (an insert would create it). */
+  async function target(req: Request): Promise<{ db: string; col: string }> {
+    const { db, col } = permittedTarget(req);
+    await requireExisting(db, col);
+    return { db, col };
+  }
+
+  /**
+   * For reads: querying a collection that does not exist finds nothing and creates nothing, and
+   * any result proves it exists. So the existence query runs only when a read found nothing, to
+   * tell "empty" (or "no such record") from "no such collection": one round trip less per read.
+   */
+  function readTarget(req: Request): { db: string; col: string; whenEmpty: () => Promise<void> } {
+    const { db, col } = permittedTarget(req);
+    return { db, col, whenEmpty: () => requireExisting(db, col) };
   }
 
   const mayManage = (req: Request) => canManageContainers(req.principal, area.name);
@@ -70,8 +92,8 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     pageForm('collection', mayWriteRecords('add')),
     methods({
       GET: async (req, res) => {
-        const { db, col } = await target(req);
-        await collectionView(req, res, area, db, col, limits);
+        const { db, col, whenEmpty } = readTarget(req);
+        await collectionView(req, res, area, db, col, limits, whenEmpty);
       },
       POST: async (req, res) => {
         checkParams(req, RECORD_PARAMS);
@@ -90,7 +112,11 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     '/:db/:col/:id/',
     pageForm('record', mayWriteRecords('update', 'delete')),
     methods({
-      GET: onRecord(records.read),
+      GET: async (req, res) => {
+        checkParams(req, RECORD_PARAMS);
+        const { db, col, whenEmpty } = readTarget(req);
+        await records.read(req, res, db, col, req.params.id as string, whenEmpty);
+      },
       PUT: onRecord(records.replace),
       PATCH: onRecord(records.merge),
       DELETE: onRecord(records.remove),

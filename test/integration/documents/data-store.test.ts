@@ -196,6 +196,19 @@ describe('paging', () => {
     const empty = await get(`${BASE}/${db}/nothing/`);
     expect(empty.json).toEqual({ count: 0, meta: { page: 1, page_size: 10, pages: 1 }, next: null, previous: null, results: [] });
   });
+
+  it('answers an empty 200 (not a 404) when a read of an existing collection finds nothing', async () => {
+    const none = { count: 0, next: null, previous: null, results: [] };
+    const filtered = await get(`${BASE}/${db}/samples/?query=${q({ filter: { site: 'nowhere' } })}`);
+    expect(filtered.status, filtered.text).toBe(200);
+    expect(filtered.json).toMatchObject(none);
+    expect((await get(`${BASE}/${db}/nothing/?distinct=site`)).json).toMatchObject(none);
+    expect((await get(`${BASE}/${db}/nothing/?distinct=site,kind`)).json).toMatchObject(none);
+    expect((await get(`${BASE}/${db}/samples/?aggregate=${q([{ $match: { site: 'nowhere' } }])}`)).json).toMatchObject(none);
+    const noRecord = await get(`${BASE}/${db}/samples/cccccccccccccccccccccccc/`);
+    expect(noRecord.status).toBe(404);
+    expect(noRecord.json.error.code).toBe('no_such_record');
+  });
 });
 
 describe('queries', () => {
