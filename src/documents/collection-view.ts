@@ -21,6 +21,7 @@ import {
   parseQuery,
   type CollectionQuery,
 } from './query-params.js';
+import type { WhenEmpty } from './records.js';
 import { COLLECTION_PARAMS, checkParams } from './request-params.js';
 
 export interface ViewLimits {
@@ -58,7 +59,7 @@ export async function collectionView(
   db: string,
   col: string,
   limits: ViewLimits,
-  whenEmpty: () => Promise<void>,
+  whenEmpty: WhenEmpty,
 ): Promise<void> {
   const params = checkParams(req, COLLECTION_PARAMS);
   const paging = parsePaging(params, limits.defaultPageSize);
@@ -122,7 +123,7 @@ async function respondPage(
   counting: Promise<number>,
   paging: PageRequest,
   open: (window: PageWindow) => AbstractCursor<Document>,
-  whenEmpty: () => Promise<void>,
+  whenEmpty: WhenEmpty,
   mapRow?: (row: Document) => unknown,
 ): Promise<void> {
   const { total, window, cursor } = await countAndOpen(counting, paging, open);

@@ -33,6 +33,19 @@ function requireBody(req: Request): unknown {
   return parseJsonBody(req.body);
 }
 
+/**
+ * Throws the 404 of a missing collection or database; the record routes call it only after
+ * finding nothing, since a record found proves its collection exists (no up-front check).
+ */
+export type WhenEmpty = () => Promise<void>;
+
+/** The record found, or the right 404: no such collection/database, else no such record. */
+async function found<T>(doc: T | null, id: string, whenEmpty: WhenEmpty): Promise<T> {
+  if (doc !== null) return doc;
+  await whenEmpty();
+  throw notFound(`No record with id "${id}".`, 'no_such_record');
+}
+
 function idFilter(id: string): Document {
   return { _id: { $in: recordIdCandidates(validateRecordId(id)) } };
 }
@@ -68,21 +81,15 @@ export function recordHandlers(area: DocumentArea) {
       respond(req, res, 201, { _id: result.insertedId });
     },
 
-    /** `whenEmpty` throws the 404 of a missing collection or database (checked only when nothing was found). */
-    async read(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: () => Promise<void>): Promise<void> {
-      const doc = await store.collection(db, col).findOne(idFilter(id));
-      if (doc === null) {
-        await whenEmpty();
-        throw notFound(`No record with id "${id}".`, 'no_such_record');
-      }
+    async read(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
+      const doc = await found(await store.collection(db, col).findOne(idFilter(id)), id, whenEmpty);
       respond(req, res, 200, doc);
     },
 
-    async replace(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+    async replace(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
       const doc = assertDocument(requireBody(req), 'The record');
       const collection = store.collection(db, col);
-      const existing = await collection.findOne(idFilter(id), { projection: { _id: 1 } });
-      if (existing === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      const existing = await found(await collection.findOne(idFilter(id), { projection: { _id: 1 } }), id, whenEmpty);
       if ('_id' in doc && String(doc._id) !== String(existing._id)) {
         throw badRequest('id_mismatch', 'The body\'s "_id" differs from the record id in the URL; _id cannot be changed.');
       }
@@ -91,7 +98,7 @@ export function recordHandlers(area: DocumentArea) {
       respond(req, res, 200, { _id: existing._id, ...replacement });
     },
 
-    async merge(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+    async merge(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
       const body = requireBody(req);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('invalid_body', 'The body must be a JSON object.');
       const keys = Object.keys(body);
@@ -121,17 +128,15 @@ export function recordHandlers(area: DocumentArea) {
         update = body as Document;
       }
       const collection = store.collection(db, col);
-      const existing = await collection.findOne(idFilter(id), { projection: { _id: 1 } });
-      if (existing === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      const existing = await found(await collection.findOne(idFilter(id), { projection: { _id: 1 } }), id, whenEmpty);
       await collection.updateOne({ _id: existing._id }, update);
       const updated = await collection.findOne({ _id: existing._id });
       respond(req, res, 200, updated);
     },
 
-    async remove(req: Request, res: Response, db: string, col: string, id: string): Promise<void> {
+    async remove(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
       const collection = store.collection(db, col);
-      const existing = await collection.findOne(idFilter(id), { projection: { _id: 1 } });
-      if (existing === null) throw notFound(`No record with id "${id}".`, 'no_such_record');
+      const existing = await found(await collection.findOne(idFilter(id), { projection: { _id: 1 } }), id, whenEmpty);
       await collection.deleteOne({ _id: existing._id });
       respond(req, res, 200, { deleted: existing._id });
     },

@@ -17,7 +17,7 @@ import { collectionView } from './collection-view.js';
 import { containerHandlers } from './containers.js';
 import { requireCollection } from './guards.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
-import { recordHandlers } from './records.js';
+import { recordHandlers, type WhenEmpty } from './records.js';
 import { RECORD_PARAMS, checkParams } from './request-params.js';
 
 
@@ -57,7 +57,7 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
   }
 
-  /** For writes: the collection must exist before anything is written (an insert would create it). */
+  /** For inserts: the collection must exist before anything is written (an insert would create it). */
   async function target(req: Request): Promise<{ db: string; col: string }> {
     const { db, col } = permittedTarget(req);
     await requireExisting(db, col);
@@ -65,11 +65,12 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
   }
 
   /**
-   * For reads: querying a collection that does not exist finds nothing and creates nothing, and
-   * any result proves it exists. So the existence query runs only when a read found nothing, to
-   * tell "empty" (or "no such record") from "no such collection": one round trip less per read.
+   * For reads and for changes of one existing record: querying a collection that does not exist
+   * finds nothing and creates nothing, and any record found proves it exists. So the existence
+   * query runs only when nothing was found, to tell "empty" (or "no such record") from "no such
+   * collection": one round trip less per request.
    */
-  function readTarget(req: Request): { db: string; col: string; whenEmpty: () => Promise<void> } {
+  function lazyTarget(req: Request): { db: string; col: string; whenEmpty: WhenEmpty } {
     const { db, col } = permittedTarget(req);
     return { db, col, whenEmpty: () => requireExisting(db, col) };
   }
@@ -92,7 +93,7 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     pageForm('collection', mayWriteRecords('add')),
     methods({
       GET: async (req, res) => {
-        const { db, col, whenEmpty } = readTarget(req);
+        const { db, col, whenEmpty } = lazyTarget(req);
         await collectionView(req, res, area, db, col, limits, whenEmpty);
       },
       POST: async (req, res) => {
@@ -102,21 +103,18 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
       },
     }),
   );
-  const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string) => Promise<void>): AsyncHandler =>
+  /** One record by id: each handler looks the record up first, so existence is checked only when it is not found. */
+  const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty) => Promise<void>): AsyncHandler =>
     async (req, res) => {
       checkParams(req, RECORD_PARAMS);
-      const { db, col } = await target(req);
-      await fn(req, res, db, col, req.params.id as string);
+      const { db, col, whenEmpty } = lazyTarget(req);
+      await fn(req, res, db, col, req.params.id as string, whenEmpty);
     };
   router.all(
     '/:db/:col/:id/',
     pageForm('record', mayWriteRecords('update', 'delete')),
     methods({
-      GET: async (req, res) => {
-        checkParams(req, RECORD_PARAMS);
-        const { db, col, whenEmpty } = readTarget(req);
-        await records.read(req, res, db, col, req.params.id as string, whenEmpty);
-      },
+      GET: onRecord(records.read),
       PUT: onRecord(records.replace),
       PATCH: onRecord(records.merge),
       DELETE: onRecord(records.remove),
