@@ -308,7 +308,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     env: 'CYBERCOM_CERT_RENEWAL',
     kind: 'choice',
     choices: CERT_RENEWAL_MODES,
-    help: 'install a daily check that rotates certificates 30 days before expiry: systemd (timer), cron, auto (systemd when running, else cron) or none (default)',
+    help: 'install a daily check that renews certificates 30 days before expiry (remote workers keep working until they get the rebuilt bundle): systemd (timer), cron, auto (systemd when running, else cron) or none (default)',
     defaultValue: (ctx) => ctx.previous?.certRenewal ?? 'none',
   }),
 ];

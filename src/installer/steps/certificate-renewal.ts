@@ -1,6 +1,7 @@
 /**
  * Opt-in (--cert-renewal): a daily job that runs ops/cert-status and, when a certificate expires
- * within 30 days, ops/rotate-certs, logging both to logs/cert-renewal.log. A systemd timer when
+ * within 30 days, ops/rotate-certs --keep-client-ca (a renewal: remote workers' current
+ * certificates stay accepted until they expire), logging both to logs/cert-renewal.log. A systemd timer when
  * systemd runs (or is asked for), else a cron entry. With --cert-renewal none an earlier job of
  * this installation is removed.
  */
@@ -29,7 +30,9 @@ export function renewalScript(root: string): string {
     `'${join(repo, 'ops', 'cert-status')}' --dir '${root}' --days ${RENEWAL_WITHIN_DAYS}`,
     'status=$?',
     // 1 = something expires within the window; other non-zero codes are errors worth a look, not a rotation.
-    `if [ "$status" -eq 1 ]; then '${join(repo, 'ops', 'rotate-certs')}' --dir '${root}'; exit $?; fi`,
+    // Renewal, not rotation: the client CA stays, so remote workers keep working with their
+    // current certificates (which expire within the window) until they get the rebuilt bundle.
+    `if [ "$status" -eq 1 ]; then '${join(repo, 'ops', 'rotate-certs')}' --dir '${root}' --keep-client-ca; exit $?; fi`,
     'exit "$status"',
     '',
   ].join('\n');

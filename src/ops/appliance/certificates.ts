@@ -195,25 +195,38 @@ export async function ensureCertificates(certsDir: string, opts: EnsureCertifica
 export interface ReissueOptions {
   publicHost: string;
   validityDays: number;
+  /** A new server CA too. */
   newCa: boolean;
+  /**
+   * Renewal rather than rotation: the client certificates are issued from the current client CA,
+   * so earlier ones stay accepted until they expire (the scheduled renewal uses it, so remote
+   * workers keep working until they get the new bundle). Ignored when the client CA is unusable.
+   */
+  keepClientCa?: boolean;
 }
 
 /**
- * Rotation: every leaf issued again. The client CA is always new (so every earlier client
- * certificate is refused from now on); the server CA is new only with `newCa` (or when unusable).
+ * Rotation: every leaf issued again. The client CA is new unless `keepClientCa` (so every earlier
+ * client certificate is refused from now on); the server CA is new only with `newCa` (or when
+ * unusable).
  */
-export async function reissueCertificates(certsDir: string, opts: ReissueOptions): Promise<void> {
+export async function reissueCertificates(certsDir: string, opts: ReissueOptions): Promise<Record<AuthorityName, CertificateAction>> {
   const existing = await readPair(certsDir, 'ca');
+  const existingClientCa = opts.keepClientCa ? await readPair(certsDir, 'client-ca') : undefined;
   const keepServerCa = !opts.newCa && caUsable(existing);
   const authorities: Record<AuthorityName, Authority> = {
     ca: keepServerCa ? { pair: existing, action: 'kept' } : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' },
-    'client-ca': { pair: await newAuthority('client-ca', opts.validityDays), action: 'issued' },
+    'client-ca':
+      keepServerCa && caUsable(existingClientCa)
+        ? { pair: existingClientCa, action: 'kept' }
+        : { pair: await newAuthority('client-ca', opts.validityDays), action: 'issued' },
   };
   const leaves = await Promise.all(
     leafSpecs().map(async (spec) => ({ spec, pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays) })),
   );
   for (const { spec, pair } of leaves) await writeKeyMaterial(certsDir, spec.name, pair);
   await writeAuthorities(certsDir, authorities);
+  return { ca: authorities.ca.action, 'client-ca': authorities['client-ca'].action };
 }
 
 export interface CertificateReport {

@@ -16,7 +16,7 @@ import { openRuntime } from '../runtime/service-runtime.js';
 import { rebuildRecordedBundles } from './worker-bundle.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
-export const ROTATE_HELP = `Usage: ops/rotate-certs [--dir DIR] [--new-ca] [--days N] [--if-expiring-within N]
+export const ROTATE_HELP = `Usage: ops/rotate-certs [--dir DIR] [--new-ca | --keep-client-ca] [--days N] [--if-expiring-within N]
 
 Re-issues the RabbitMQ and MongoDB server certificates (from the existing server CA) and the
 API and worker client certificates (from a new client CA: every earlier client certificate is
@@ -28,6 +28,10 @@ they run the new bundle.
 ${DIR_HELP}
   --new-ca             a new server CA too (e.g. after its key leaked): clients must also
                        trust the new CA, which the rebuilt worker bundles carry
+  --keep-client-ca     renewal instead of rotation: the client certificates come from the
+                       current client CA, so earlier ones stay accepted until they expire
+                       (what the --cert-renewal schedule runs: remote workers keep working
+                       until they get the new bundle). Not after a key may have leaked.
   --days N             validity of the new certificates (default: the installation's setting)
   --if-expiring-within N   rotate only when some certificate expires within N days
   --health-timeout S   seconds to wait for the stack to become healthy (default 180)
@@ -45,6 +49,7 @@ async function restartAndCheck(inst: Installation, timeoutMs: number): Promise<v
 export const rotateCerts: Command = async (argv) => {
   const { values } = parseCommandArgs(argv, {
     'new-ca': { type: 'boolean', default: false },
+    'keep-client-ca': { type: 'boolean', default: false },
     days: { type: 'string' },
     'if-expiring-within': { type: 'string' },
     'health-timeout': { type: 'string' },
@@ -56,6 +61,8 @@ export const rotateCerts: Command = async (argv) => {
   const inst = await loadInstallation(values.dir);
   const validityDays = values.days === undefined ? inst.config.certValidityDays : Number(values.days);
   if (!Number.isInteger(validityDays) || validityDays < 1 || validityDays > 3650) throw new CommandError('--days needs a whole number from 1 to 3650', EXIT.usage);
+  const keepClientCa = values['keep-client-ca'];
+  if (keepClientCa && values['new-ca']) throw new CommandError('--new-ca replaces both CAs: it cannot keep the client CA', EXIT.usage);
   const timeoutMs = 1000 * (values['health-timeout'] === undefined ? 180 : Number(values['health-timeout']));
   if (!(timeoutMs > 0)) throw new CommandError('--health-timeout needs a number of seconds', EXIT.usage);
 
@@ -76,9 +83,12 @@ export const rotateCerts: Command = async (argv) => {
   await cp(certs, previous, { recursive: true, preserveTimestamps: true });
   process.stdout.write(`Previous certificates saved in ${previous}\n`);
 
-  await reissueCertificates(certs, { publicHost: inst.config.publicHost, validityDays, newCa: values['new-ca'] });
+  const authorities = await reissueCertificates(certs, { publicHost: inst.config.publicHost, validityDays, newCa: values['new-ca'], keepClientCa });
+  const clientCaKept = authorities['client-ca'] === 'kept';
   process.stdout.write(
-    `Issued new server certificates ${values['new-ca'] ? 'from a new server CA' : 'from the existing server CA'} and new client certificates from a new client CA (valid ${validityDays} days). Restarting ...\n`,
+    `Issued new server certificates from ${authorities.ca === 'kept' ? 'the existing' : 'a new'} server CA and new client certificates from ` +
+      `${clientCaKept ? 'the existing client CA (earlier ones stay accepted until they expire)' : 'a new client CA (earlier ones are refused from now on)'} ` +
+      `(valid ${validityDays} days). Restarting ...\n`,
   );
   try {
     await restartAndCheck(inst, timeoutMs);
@@ -97,13 +107,16 @@ export const rotateCerts: Command = async (argv) => {
   process.stdout.write('All services healthy with the new certificates.\n');
 
   const rebuilt = await rebuildRecordedBundles(inst, (line) => process.stdout.write(`${line}\n`));
+  const whenRefused = clientCaKept ? 'the old bundles keep working until their certificates expire' : 'the old bundles are refused from now on';
   if (rebuilt.length > 0) {
     process.stdout.write(
       `\nREMOTE WORKERS NEED THE NEW BUNDLE. Rebuilt: ${rebuilt.join(', ')}\n` +
-        'Copy each to its host and run its run-worker.sh again: the old bundles are refused from now on.\n',
+        `Copy each to its host and run its run-worker.sh again: ${whenRefused}.\n`,
     );
   } else {
-    process.stdout.write(`\nRemote workers (if any) are refused until they run a new bundle: ops/worker-bundle --dir ${inst.layout.root} --host <host>\n`);
+    process.stdout.write(
+      `\nRemote workers (if any) need a new bundle (${whenRefused}): ops/worker-bundle --dir ${inst.layout.root} --host <host>\n`,
+    );
   }
   return EXIT.ok;
 };

@@ -36,7 +36,8 @@ describe('certificate renewal schedule', () => {
     const text = await readFile(script, 'utf8');
     expect(text).toContain('ops/cert-status');
     expect(text).toContain('--days 30');
-    expect(text).toContain('ops/rotate-certs');
+    // A renewal keeps the client CA: remote workers are not cut off at 3 a.m.
+    expect(text).toMatch(/ops\/rotate-certs' --dir '[^']+' --keep-client-ca/);
 
     await execFileAsync(script, [], { env: { PATH: process.env.PATH } });
     const log = await readFile(join(target.dir, 'logs', 'cert-renewal.log'), 'utf8');

@@ -211,7 +211,7 @@ describe('ops/rotate-certs', () => {
     const result = await runTool('ops/rotate-certs', ['--dir', target.dir, '--days', '90']);
     expect(result.code, result.output).toBe(0);
     expect(result.output).toContain('All services healthy with the new certificates');
-    expect(result.output).toMatch(/Remote workers .*refused until they run a new bundle/i);
+    expect(result.output).toMatch(/Remote workers .*need a new bundle \(the old bundles are refused from now on\)/i);
     expect(await readFile(join(certs(), 'ca.pem'), 'utf8')).toBe(caBefore);
     expect(await readFile(join(certs(), 'client-ca.pem'), 'utf8')).not.toBe(clientCaBefore);
     const worker = new X509Certificate(await readFile(join(certs(), 'worker.pem')));
@@ -225,6 +225,22 @@ describe('ops/rotate-certs', () => {
     await expect(databaseLogin({ tls: true, combined: oldWorker.combined, ca: oldWorker.ca })).rejects.toThrow();
     await dataIntact();
     expect(recordId).toBeTruthy();
+  });
+
+  it('--keep-client-ca (the scheduled renewal): new certificates, and the ones valid until then stay accepted', async () => {
+    const clientCaBefore = await readFile(join(certs(), 'client-ca.pem'), 'utf8');
+    await cp(join(certs(), 'worker-combined.pem'), join(scratch, 'renewed-combined.pem'));
+    const current = { cert: await readFile(join(certs(), 'worker.pem')), key: await readFile(join(certs(), 'worker.key')) };
+    const result = await runTool('ops/rotate-certs', ['--dir', target.dir, '--keep-client-ca']);
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain('from the existing client CA');
+    expect(result.output).toMatch(/need a new bundle \(the old bundles keep working until their certificates expire\)/);
+    expect(await readFile(join(certs(), 'client-ca.pem'), 'utf8')).toBe(clientCaBefore);
+    expect(await readFile(join(certs(), 'worker.pem'))).not.toEqual(current.cert);
+    await brokerLogin(await material('worker'));
+    await brokerLogin({ ca: await readFile(join(certs(), 'ca.pem')), ...current });
+    await databaseLogin({ tls: true, combined: join(scratch, 'renewed-combined.pem') });
+    expect((await runTool('ops/rotate-certs', ['--dir', target.dir, '--keep-client-ca', '--new-ca'])).code).toBe(2);
   });
 
   it('--new-ca: the server CA is new too; the client certificate valid until then is refused, the new one accepted, data intact', async () => {

@@ -107,7 +107,7 @@ describe('reissueCertificates (rotation)', () => {
   it('keeps the server CA, replaces the client CA: old client certificates stop chaining to it', async () => {
     await ensureCertificates(dir, OPTIONS);
     const before = await snapshot();
-    await reissueCertificates(dir, { ...OPTIONS, validityDays: 90, newCa: false });
+    expect(await reissueCertificates(dir, { ...OPTIONS, validityDays: 90, newCa: false })).toEqual({ ca: 'kept', 'client-ca': 'issued' });
     const after = await snapshot();
     expect(after.ca).toBe(before.ca);
     expect(after['client-ca']).not.toBe(before['client-ca']);
@@ -121,10 +121,23 @@ describe('reissueCertificates (rotation)', () => {
     expect((await inspectCertificates(dir)).every((r) => r.issuedByCa)).toBe(true);
   });
 
-  it('with newCa replaces both CAs', async () => {
+  it('with keepClientCa (renewal) issues new leaves from both existing CAs: earlier client certificates still chain', async () => {
     await ensureCertificates(dir, OPTIONS);
     const before = await snapshot();
-    await reissueCertificates(dir, { ...OPTIONS, newCa: true });
+    const kept = await reissueCertificates(dir, { ...OPTIONS, newCa: false, keepClientCa: true });
+    expect(kept).toEqual({ ca: 'kept', 'client-ca': 'kept' });
+    const after = await snapshot();
+    expect(after.ca).toBe(before.ca);
+    expect(after['client-ca']).toBe(before['client-ca']);
+    for (const leaf of LEAVES) expect(after[leaf], leaf).not.toBe(before[leaf]);
+    expect(verifyIssuedBy(before.worker as string, after['client-ca'] as string)).toBe(true);
+    expect(await signedBy('worker', 'client-ca')).toBe(true);
+  });
+
+  it('with newCa replaces both CAs (keepClientCa cannot keep a client CA beside a new server CA)', async () => {
+    await ensureCertificates(dir, OPTIONS);
+    const before = await snapshot();
+    expect(await reissueCertificates(dir, { ...OPTIONS, newCa: true, keepClientCa: true })).toEqual({ ca: 'issued', 'client-ca': 'issued' });
     const after = await snapshot();
     expect(after.ca).not.toBe(before.ca);
     expect(after['client-ca']).not.toBe(before['client-ca']);
