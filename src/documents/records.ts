@@ -34,8 +34,8 @@ function requireBody(req: Request): unknown {
 }
 
 /**
- * Throws the 404 of a missing collection or database; the record routes call it only after
- * finding nothing, since a record found proves its collection exists (no up-front check).
+ * Throws the 404 of a missing collection or database. Reads (collection views, the record routes)
+ * call it only after finding nothing, since anything found proves the collection exists.
  */
 export type WhenEmpty = () => Promise<void>;
 

@@ -6,8 +6,9 @@
  *
  * Why two CAs: without revocation lists (FerretDB cannot check any), the only way to make a
  * server refuse an old client certificate is to stop trusting its issuer. So the servers verify
- * clients against the client CA alone, and every rotation replaces the client CA: the new client
- * certificates are accepted, every earlier one is refused at once. The server CA, which every
+ * clients against the client CA alone, and a rotation replaces the client CA: the new client
+ * certificates are accepted, every earlier one is refused at once (a renewal, --keep-client-ca,
+ * keeps it). The server CA, which every
  * client trusts to verify the servers, stays (unless --new-ca), so remote workers only need their
  * new client certificate, and nothing else they trust changes under them.
  */
@@ -40,8 +41,8 @@ export interface CertificateSpec {
 }
 
 export const CERTIFICATE_SPECS: readonly CertificateSpec[] = [
-  { name: 'ca', role: 'ca', issuer: 'ca', usedBy: 'server CA: signs the broker and database certificates' },
-  { name: 'client-ca', role: 'ca', issuer: 'client-ca', usedBy: 'client CA: the only issuer of client certificates the servers accept; new at every rotation' },
+  { name: 'ca', role: 'ca', issuer: 'ca', usedBy: 'server CA: signs the broker and database certificates; every client trusts it' },
+  { name: 'client-ca', role: 'ca', issuer: 'client-ca', usedBy: 'client CA: the only issuer of client certificates the servers accept; replaced by rotate-certs unless --keep-client-ca' },
   { name: 'rabbitmq', role: 'server', issuer: 'ca', usedBy: 'RabbitMQ (AMQPS)', serviceName: 'rabbitmq' },
   { name: 'mongodb', role: 'server', issuer: 'ca', usedBy: 'MongoDB (TLS)', serviceName: 'mongo' },
   { name: 'api', role: 'client', issuer: 'client-ca', usedBy: 'API server' },
