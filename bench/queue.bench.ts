@@ -2,7 +2,9 @@
  * Task-queue benchmark (issue: task queue, "Benchmark"). Prints numbers and ratios; asserts nothing.
  * Same broker and database, same machine, one run:
  *   1. submissions/s through POST /api/queue/run/ at concurrency 32 (202 after the publisher
- *      confirm), beside a plain amqplib publisher with confirms (the ceiling);
+ *      confirm), beside a plain node:http server doing the same publish + task-log insert without
+ *      the API's layers (bench/queue-baseline-server.ts), and a plain amqplib publisher with
+ *      confirms (the ceiling: no HTTP, no database);
  *   2. end-to-end latency p50/p99 of a no-op task with ?wait= through the API;
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
@@ -38,6 +40,21 @@ const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Children log warnings only; their output goes to this process's stderr so a full pipe never blocks them. */
 function spawnLogged(command: string, argv: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
   return spawn(command, argv, { env, cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+/** Starts a child whose stdout announces readiness with a LISTENING line. */
+async function startListening(command: string, argv: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(command, argv, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((ready, fail) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (seen.includes('LISTENING')) ready();
+    });
+    child.once('exit', (code) => fail(new Error(`${argv.join(' ')} exited ${String(code)} before listening`)));
+  });
+  child.stdout?.resume();
+  return child;
 }
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -126,9 +143,21 @@ async function main(): Promise<void> {
       }
     }, 60_000, 'API and worker');
 
-    // 1. submissions/s
+    // 1. submissions/s: each run starts on an empty queue that the worker keeps draining.
+    const drained = () => waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
     await runLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    await drained();
     const submitted = await runLoad(SUBMISSIONS, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    await drained();
+    const baselinePort = await freePort();
+    const baseline = await startListening(process.execPath, [tsx, 'bench/queue-baseline-server.ts'], { ...process.env, ...env, PORT: String(baselinePort), BENCH_DB: SERVICE_DB });
+    children.push(baseline);
+    const baselineRequest = () => ({ method: 'POST', url: `http://127.0.0.1:${baselinePort}/run/tasks.noop`, headers: { 'content-type': 'application/json' }, body });
+    await runLoad(200, 32, baselineRequest, 202);
+    await drained();
+    const plain = await runLoad(SUBMISSIONS, 32, baselineRequest, 202);
+    await stop(baseline);
+    await drained();
     const ceilingStart = process.hrtime.bigint();
     let inflight: Promise<void>[] = [];
     for (let i = 0; i < SUBMISSIONS; i++) {
@@ -146,11 +175,13 @@ async function main(): Promise<void> {
     await channel.purgeQueue('bench-ceiling');
     report(
       `1. submissions  API ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
-        ` | plain amqplib confirms ${ceilingRate.toFixed(0)}/s | ratio ${(submitted.rps / ceilingRate).toFixed(2)}`,
+        ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
+        ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
+    report(`   plain amqplib confirms (no HTTP, no database) ${ceilingRate.toFixed(0)}/s | API ratio ${(submitted.rps / ceilingRate).toFixed(2)}`);
 
     // 2. end-to-end latency with ?wait=
-    await waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
+    await drained();
     const latency = await runLoad(LATENCY_RUNS, 1, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/?wait=10`, headers, body }), 200);
     report(`2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`);
     await stop(worker);
