@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { loadSettings } from '../../src/config/settings.js';
+import { loadSettings, type Settings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createServiceContext, type ServiceContext } from '../../src/service.js';
 import { createApp, type ExtraRouters } from '../../src/http/app.js';
@@ -28,17 +28,20 @@ export function uniqueName(prefix = 't'): string {
   return `${prefix}${randomBytes(4).toString('hex')}`;
 }
 
-export async function startTestApp(overrides: Record<string, string> = {}, extra?: (ctx: ServiceContext) => ExtraRouters): Promise<TestApp> {
-  const services = testServices();
-  const env: Record<string, string> = {
-    ...services.env,
+/** Settings of a test service on the suite's broker and database, with its own service database. */
+export function testSettings(overrides: Record<string, string> = {}): Settings {
+  return loadSettings({
+    ...testServices().env,
     SECRET_KEY: TEST_SECRET_KEY,
     SERVICE_DATABASE: uniqueName('svc_'),
     ALLOWED_HOSTS: 'localhost,127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...overrides,
-  };
-  const settings = loadSettings(env);
+  });
+}
+
+export async function startTestApp(overrides: Record<string, string> = {}, extra?: (ctx: ServiceContext) => ExtraRouters): Promise<TestApp> {
+  const settings = testSettings(overrides);
   const ctx = await createServiceContext(settings, createLogger(settings.logLevel));
   const app = createApp(ctx, extra?.(ctx));
   const server: Server = app.listen(0, '127.0.0.1');

@@ -10,12 +10,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { BSON } from 'mongodb';
 import { expect } from 'vitest';
-import { loadSettings } from '../../../src/config/settings.js';
 import { REDACTED_PATHS } from '../../../src/log/logger.js';
 import { createServiceContext } from '../../../src/service.js';
 import { createApp } from '../../../src/http/app.js';
-import { TEST_SECRET_KEY, readResponse, uniqueName, type CallResult, type TestApp } from '../../support/app.js';
-import { testServices } from '../../support/services.js';
+import { readResponse, testSettings, uniqueName, type CallResult, type TestApp } from '../../support/app.js';
 
 /** A browser: keeps cookies between requests, never follows redirects. */
 export class Browser {
@@ -114,14 +112,7 @@ export async function startAppWithCapturedLogs(overrides: Record<string, string>
       callback();
     },
   });
-  const settings = loadSettings({
-    ...testServices().env,
-    SECRET_KEY: TEST_SECRET_KEY,
-    SERVICE_DATABASE: uniqueName('svc_'),
-    ALLOWED_HOSTS: 'localhost,127.0.0.1',
-    LOG_LEVEL: 'debug',
-    ...overrides,
-  });
+  const settings = testSettings({ LOG_LEVEL: 'debug', ...overrides });
   // Same redaction as the production logger (src/log/logger.ts), only the destination differs.
   const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
   const ctx = await createServiceContext(settings, logger);

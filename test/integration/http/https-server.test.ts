@@ -6,15 +6,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSettings } from '../../../src/config/settings.js';
 import { startHttpServer, type RunningServer } from '../../../src/http/server.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
 import { createServiceContext } from '../../../src/service.js';
 import { freePort } from '../../../src/runtime/local/ports.js';
-import { TEST_SECRET_KEY, uniqueName } from '../../support/app.js';
+import { testSettings } from '../../support/app.js';
 import { requestWithHost, type HostAnswer } from '../../support/host-request.js';
-import { testServices } from '../../support/services.js';
 
 let dir: string;
 let caPem: string;
@@ -34,10 +32,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'key.pem'), server.keyPem, { mode: 0o600 });
   httpsPort = await freePort();
   redirectPort = await freePort();
-  const settings = loadSettings({
-    ...testServices().env,
-    SECRET_KEY: TEST_SECRET_KEY,
-    SERVICE_DATABASE: uniqueName('svc_'),
+  const settings = testSettings({
     ALLOWED_HOSTS: 'api.test.example',
     LOG_LEVEL: 'silent',
     HTTP_HOST: '127.0.0.1',
