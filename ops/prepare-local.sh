@@ -4,7 +4,7 @@
 # test/support/prepare-env.sh. One line of output per step; each step is a small function.
 #
 #   rabbitmq-server   Debian package; the tests start private nodes, never the system service
-#   ferretdb          MongoDB-wire server (no mongod on Debian), built into .cache/bin/ferretdb
+#   database engine   FerretDB v2 + PostgreSQL 15 + DocumentDB (no mongod on Debian): ops/build-engine.sh
 #   node_modules      npm ci (never npm install: the lock file is the source of truth)
 set -euo pipefail
 
@@ -79,56 +79,10 @@ step_rabbitmq_service_stopped() {
   log "rabbitmq system service: stopped and disabled"
 }
 
-# FerretDB v1 from its Go module, at the version pinned in ops/deps/ferretdb/go.mod. The module
-# zip lacks build/version/version.txt (generated in FerretDB's own repository), and a binary
-# built without it panics at start-up, so we build from a writable copy with that file added.
-#
-# One local fix is applied to the copy (FERRETDB_BUILD names it; a binary built without it is
-# rebuilt): v1.24.2's SQLite backend creates the unique _id index on `_ferretdb_sjson->"_id"` but
-# queries `_ferretdb_sjson->'$._id'`, a different expression, so SQLite never uses the index and
-# every lookup, update and upsert by _id scans the whole table (339 ms per lookup at 100,000
-# documents; after the fix it is an index search). Querying with the index's own expression is
-# equivalent: both extract the same `_id` value.
-FERRETDB_BUILD="v1.24.2+sqlite-id-index"
-
-patch_ferretdb_id_index() {
-  local file="$1/internal/backends/sqlite/metadata/metadata.go"
-  local before="IDColumn = DefaultColumn + \"->'\$._id'\""
-  local after='IDColumn = DefaultColumn + `->"_id"`'
-  grep -qF "$before" "$file" || fail "ferretdb: $file no longer has the line to fix; review FERRETDB_BUILD"
-  local text
-  text="$(<"$file")"
-  printf '%s\n' "${text/"$before"/"$after"}" >"$file"
-  grep -qF "$after" "$file" || fail "ferretdb: the _id index fix did not apply to $file"
-}
-
-step_ferretdb() {
-  local bin="$repo_root/.cache/bin/ferretdb"
-  if [[ -x $bin ]] && "$bin" --version >/dev/null 2>&1 && [[ "$(cat "$bin.build" 2>/dev/null)" == "$FERRETDB_BUILD" ]]; then
-    log "ferretdb: present ($FERRETDB_BUILD)"
-    return 0
-  fi
-  command -v go >/dev/null 2>&1 || fail "ferretdb: Go >= 1.24 is needed to build .cache/bin/ferretdb (https://go.dev/dl/)"
-  local mod_dir version
-  read -r mod_dir version < <(cd ops/deps/ferretdb &&
-    GOFLAGS=-mod=mod go mod download github.com/FerretDB/FerretDB &&
-    GOFLAGS=-mod=mod go list -m -f '{{.Dir}} {{.Version}}' github.com/FerretDB/FerretDB)
-  [[ -n ${mod_dir:-} && -d $mod_dir ]] || fail "ferretdb: could not locate the FerretDB module"
-  local src="$repo_root/.cache/build/ferretdb-$version"
-  rm -rf "$src"
-  mkdir -p "$(dirname "$src")" "$(dirname "$bin")"
-  cp -R "$mod_dir" "$src"
-  chmod -R u+w "$src"
-  printf '%s\n' "$version" >"$src/build/version/version.txt"
-  patch_ferretdb_id_index "$src"
-  # -buildvcs=false: the copy sits inside this git checkout, whose commit is not FerretDB's.
-  (cd "$src" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$bin.tmp" ./cmd/ferretdb)
-  "$bin.tmp" --version >/dev/null || fail "ferretdb: the built binary does not run"
-  mv -f "$bin.tmp" "$bin"
-  printf '%s\n' "$FERRETDB_BUILD" >"$bin.build"
-  rm -rf "$src"
-  rmdir "$(dirname "$src")" 2>/dev/null || true
-  log "ferretdb: built $version with the _id index fix into .cache/bin/ferretdb"
+# The database engine (FerretDB v2 on PostgreSQL + DocumentDB) has its own script: it verifies the
+# pinned sources and builds only what is missing or stale. ENGINE_SOURCES passes through.
+step_engine() {
+  bash "$repo_root/ops/build-engine.sh"
 }
 
 step_node_modules() {
@@ -143,7 +97,7 @@ step_node_modules() {
 main() {
   step_rabbitmq
   step_rabbitmq_service_stopped
-  step_ferretdb
+  step_engine
   step_node_modules
 }
 

@@ -1,16 +1,18 @@
 /**
  * A MongoDB-wire server reachable only over TLS with a client certificate and SCRAM credentials.
- * `mongod` when installed (production parity); otherwise FerretDB v1 on SQLite, which is what
- * these machines have (Debian packages no MongoDB server). Either way, the health check is a real
- * driver connection with the client certificate that authenticates and runs `ping`.
+ * `mongod` when installed (production parity); otherwise FerretDB v2 on a private PostgreSQL
+ * cluster with the DocumentDB extension (ops/build-engine.sh builds both), which is what these
+ * machines have (Debian packages no MongoDB server). Either way, the health check is a real driver
+ * connection with the client certificate that authenticates and runs `ping`.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { freePort, waitForPort } from './ports.js';
+import { startPostgres, type PostgresHandle } from './postgres.js';
 import { findExecutable, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 
 export type MongoWireKind = 'mongod' | 'ferretdb';
@@ -98,11 +100,10 @@ function hostPort(host: string, port: number): string {
   return bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
 
-function ferretDbArgs(o: MongoWireOptions, port: number, dir: string): string[] {
+function ferretDbArgs(o: MongoWireOptions, port: number, dir: string, urlFile: string): string[] {
   return [
-    '--handler=sqlite',
-    // FerretDB wants a directory URI with a trailing slash.
-    `--sqlite-url=file:${join(dir, 'data')}/`,
+    // The PostgreSQL URL carries a password: a 0600 file, not argv (public in `ps`) or the environment.
+    `--postgresql-url-file=${urlFile}`,
     `--state-dir=${join(dir, 'state')}`,
     // An empty TCP address disables the plaintext listener: TLS only.
     '--listen-addr=',
@@ -111,20 +112,13 @@ function ferretDbArgs(o: MongoWireOptions, port: number, dir: string): string[] 
     `--listen-tls-key-file=${o.keyFile}`,
     // With a CA file FerretDB requires and verifies client certificates (tls.RequireAndVerifyClientCert).
     `--listen-tls-ca-file=${o.clientCaFile ?? o.caFile}`,
-    // SCRAM users (experimental in v1); the setup user is created once, with the database.
-    // (The user name and password come from the environment, see ferretDbEnv: argv is public in `ps`.)
-    '--test-enable-new-auth',
-    `--setup-database=${AUTH_SOURCE}`,
+    // SCRAM authentication is on by default in v2; users are the cluster's (createUser).
     '--telemetry=disable',
     // '-' turns off the debug HTTP listener (default 127.0.0.1:8088), which would collide between instances.
     '--debug-addr=-',
     '--log-level=info',
     '--log-format=text',
   ];
-}
-
-function ferretDbEnv(o: MongoWireOptions): NodeJS.ProcessEnv {
-  return { ...process.env, FERRETDB_SETUP_USERNAME: o.username, FERRETDB_SETUP_PASSWORD: o.password };
 }
 
 function client(port: number, clientCertKeyFile: string, caFile: string, auth?: { username: string; password: string }): MongoClient {
@@ -175,28 +169,44 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
   const port = opts.port ?? (await freePort());
   const timeoutMs = opts.startTimeoutMs ?? 60_000;
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const dataDir = join(dir, 'data');
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  if (kind === 'ferretdb') await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
   const logFile = join(dir, `${kind}.log`);
-  const args = kind === 'mongod' ? mongodArgs(opts, port, dataDir) : ferretDbArgs(opts, port, dir);
 
   const started = Date.now();
+  let storage: PostgresHandle | undefined;
   let server: ManagedProcess | undefined;
   const stopServer = async (): Promise<void> => {
-    // Both servers shut down cleanly on SIGTERM (mongod flushes its journal, FerretDB closes SQLite).
+    // Both servers shut down cleanly on SIGTERM (mongod flushes its journal); FerretDB goes
+    // first, then the cluster under it.
     await server?.terminate(15_000);
+    await storage?.stop();
   };
   try {
-    server = await spawnManaged(command, args, { logFile, cwd: dir, env: kind === 'ferretdb' ? ferretDbEnv(opts) : process.env });
-    await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
+    let args: string[];
+    if (kind === 'mongod') {
+      const dataDir = join(dir, 'data');
+      await mkdir(dataDir, { recursive: true, mode: 0o700 });
+      args = mongodArgs(opts, port, dataDir);
+    } else {
+      await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
+      // PostgreSQL runs as its own user and must pass through; everything inside is protected by
+      // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
+      await chmod(dir, 0o711);
+      // FerretDB logs in to PostgreSQL with the same credentials clients use for it.
+      storage = await startPostgres({ dir: join(dir, 'postgres'), role: opts.username, password: opts.password, startTimeoutMs: timeoutMs });
+      const urlFile = join(dir, 'state', 'postgresql-url');
+      await writeFile(urlFile, `${storage.url}\n`, { mode: 0o600 });
+      args = ferretDbArgs(opts, port, dir, urlFile);
+    }
+    server = await spawnManaged(command, args, { logFile, cwd: dir });
+    const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage)]) : server.exitSignal;
+    await waitForPort('127.0.0.1', port, timeoutMs, { signal: stopped });
     if (kind === 'mongod') await ensureMongodUser(opts, port);
     for (let attempt = 1; ; attempt++) {
       try {
         await pingWithCredentials(opts, port);
         break;
       } catch (err) {
-        server.exitSignal.throwIfAborted();
+        stopped.throwIfAborted();
         if (Date.now() - started > timeoutMs) throw err;
         await sleep(Math.min(250 * attempt, 2000));
       }
@@ -207,14 +217,22 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
   }
 
   let stopping: Promise<void> | undefined;
+  const front = server as ManagedProcess;
   return {
     kind,
-    pid: (server as ManagedProcess).pid,
+    pid: front.pid,
     port,
     uri: `mongodb://localhost:${port}/`,
     authSource: AUTH_SOURCE,
     logFile,
-    exited: (server as ManagedProcess).exited,
+    // The service is down when either process is: the supervisor then restarts both.
+    exited: storage ? Promise.race([front.exited, storage.exited]) : front.exited,
     stop: () => (stopping ??= stopServer()),
   };
+}
+
+function storageExitSignal(storage: PostgresHandle): AbortSignal {
+  const controller = new AbortController();
+  void storage.exited.then((status) => controller.abort(new Error(`PostgreSQL exited (code ${status.code}, signal ${status.signal})`)));
+  return controller.signal;
 }

@@ -14,14 +14,15 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, chown, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
 import { freePort, waitForPort } from './ports.js';
 import { findExecutable, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+import { assertTraversable, commandAs, handOver, runAsServiceUser, type RunAs } from './service-user.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -66,25 +67,10 @@ export interface RabbitMqHandle extends ServerHandle {
 const PACKAGE_BIN = '/usr/lib/rabbitmq/bin';
 const SERVICE_USER = 'rabbitmq';
 
-interface RunAs {
-  /** Command prefix that runs the following command as the node's user (empty: as ourselves). */
-  prefix: string[];
-  /** Environment of that user (HOME decides which Erlang cookie the node and the CLI share). */
-  env: Record<string, string>;
-  owner?: { uid: number; gid: number };
-}
-
 interface Commands {
   server: string;
   ctl: string;
   runAs: RunAs;
-}
-
-async function serviceUser(): Promise<{ uid: number; gid: number; home: string }> {
-  const { stdout } = await execFileAsync('getent', ['passwd', SERVICE_USER]);
-  const [, , uid, gid, , home] = stdout.trim().split(':');
-  if (!uid || !gid || !home) throw new Error(`no ${SERVICE_USER} user (is rabbitmq-server installed?)`);
-  return { uid: Number(uid), gid: Number(gid), home };
 }
 
 async function resolveCommands(): Promise<Commands> {
@@ -93,20 +79,8 @@ async function resolveCommands(): Promise<Commands> {
   if (!server || !ctl) {
     throw new Error('rabbitmq-server is not installed (run `npm run prepare-test-env` or `apt-get install rabbitmq-server`)');
   }
-  if (process.getuid?.() !== 0) return { server, ctl, runAs: { prefix: [], env: {} } };
-  const setpriv = findExecutable('setpriv', ['/usr/bin', '/bin']);
-  if (!setpriv) throw new Error('setpriv (util-linux) is needed to run RabbitMQ as its user');
-  const user = await serviceUser();
-  return {
-    server,
-    ctl,
-    runAs: {
-      prefix: [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--init-groups', '--'],
-      // What `su rabbitmq` would set; HOME holds the cookie the package's CLI wrappers also use.
-      env: { HOME: user.home, USER: SERVICE_USER, LOGNAME: SERVICE_USER },
-      owner: { uid: user.uid, gid: user.gid },
-    },
-  };
+  // HOME of the node's user decides which Erlang cookie the node and the CLI share.
+  return { server, ctl, runAs: await runAsServiceUser(SERVICE_USER, 'rabbitmq-server') };
 }
 
 /** Unique per working directory and stable across restarts, so a dev node finds its data again. */
@@ -120,24 +94,6 @@ function listenerAddress(bindHost: string, port: number): string {
   // so IPv6 literals are written unbracketed (e.g. `::1:5671`).
   if (bindHost === '0.0.0.0' || bindHost === '::' || bindHost === '*') return String(port);
   return `${isIP(bindHost) === 6 ? bindHost : bindHost.replace(/^\[|\]$/g, '')}:${port}`;
-}
-
-/**
- * The node's user must be able to walk down to its directory. Fail with a clear message instead
- * of the node's "permission denied" on its PID file (mkdtemp creates 0700 directories, for one).
- */
-async function assertTraversable(dir: string, uid: number, gid: number): Promise<void> {
-  for (let current = dirname(dir); ; current = dirname(current)) {
-    const info = await stat(current);
-    const canEnter = info.uid === uid ? info.mode & 0o100 : info.gid === gid ? info.mode & 0o010 : info.mode & 0o001;
-    if (!canEnter) {
-      throw new Error(
-        `the ${SERVICE_USER} user cannot enter ${current} (mode ${(info.mode & 0o777).toString(8)}); ` +
-          `put the broker directory somewhere it can reach or run \`chmod o+x ${current}\``,
-      );
-    }
-    if (current === dirname(current)) return;
-  }
 }
 
 function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string; definitionsFile?: string }): string {
@@ -243,12 +199,8 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   await writeFile(pluginsFile, '[].\n', { mode: 0o644 }); // no plugins: faster boot, no extra ports
   await writeFile(envFile, '', { mode: 0o644 }); // shadows /etc/rabbitmq/rabbitmq-env.conf
   const logFile = join(dir, 'rabbitmq.log');
-  if (runAs.owner) {
-    const { uid, gid } = runAs.owner;
-    await assertTraversable(dir, uid, gid);
-    const owned = [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile, ...(definitionsFile ? [definitionsFile] : [])];
-    await Promise.all(owned.map((p) => chown(p, uid, gid)));
-  }
+  await assertTraversable(runAs, dir, SERVICE_USER);
+  await handOver(runAs, [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile, ...(definitionsFile ? [definitionsFile] : [])]);
 
   const epmdWasRunning = (await epmdNames()) !== undefined;
   const env: NodeJS.ProcessEnv = {
@@ -264,10 +216,6 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
     RABBITMQ_ENABLED_PLUGINS_FILE: pluginsFile,
     ERL_CRASH_DUMP: join(logDir, 'erl_crash.dump'),
   };
-  const run = (command: string): [string, string[]] => {
-    const [first, ...rest] = [...runAs.prefix, command];
-    return [first as string, rest];
-  };
 
   const started = Date.now();
   let server: ManagedProcess | undefined;
@@ -275,8 +223,8 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
     if (server?.isRunning()) {
       // A clean stop flushes the message store. `rabbitmqctl stop` returns once the node has
       // accepted the request; the node process exits a moment later.
-      const [command, args] = run(ctl);
-      await execFileAsync(command, [...args, '-n', nodeName, 'stop'], { env, timeout: 30_000 }).catch(() => undefined);
+      const [command, args] = commandAs(runAs, ctl, ['-n', nodeName, 'stop']);
+      await execFileAsync(command, args, { env, timeout: 30_000 }).catch(() => undefined);
       const timer = new AbortController();
       await Promise.race([server.exited, sleep(20_000, undefined, { signal: timer.signal }).catch(() => undefined)]);
       timer.abort();
@@ -288,7 +236,7 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   };
 
   try {
-    const [command, args] = run(serverCommand);
+    const [command, args] = commandAs(runAs, serverCommand);
     server = await spawnManaged(command, args, { logFile, env, cwd: dir });
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
     const [ca, cert, key] = await Promise.all([readFile(opts.caFile), readFile(opts.clientCertFile), readFile(opts.clientKeyFile)]);

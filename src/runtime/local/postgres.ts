@@ -1,0 +1,170 @@
+/**
+ * A private PostgreSQL 15 cluster with the DocumentDB extension: the storage engine under
+ * FerretDB in the local runtime. Private means its own data directory, port and socket directory,
+ * so it neither touches nor depends on a system cluster and several can run side by side.
+ *
+ * Reachable only from this host: TCP on 127.0.0.1 (password login, for FerretDB) and a Unix
+ * socket in a 0700 directory (trusted: only the cluster's own user and root can enter it; used
+ * for set-up and by DocumentDB's background jobs to connect back to the cluster). As root, the
+ * cluster runs as the `postgres` user of Debian's package, as PostgreSQL itself insists.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, waitForPort } from './ports.js';
+import { spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+import { assertTraversable, commandAs, handOver, runAsServiceUser } from './service-user.js';
+
+const execFileAsync = promisify(execFile);
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+const SERVICE_USER = 'postgres';
+/** The cluster's bootstrap superuser, reached only through the socket. */
+const BOOTSTRAP_ROLE = 'postgres';
+const INCLUDE_LINE = "include 'cybercom.conf'";
+
+export interface PostgresOptions {
+  /** Working directory: data/, socket/ and postgres.log. */
+  dir: string;
+  port?: number;
+  /** A LOGIN SUPERUSER role for the database front end (FerretDB), created or given this password. */
+  role: string;
+  password: string;
+  startTimeoutMs?: number;
+}
+
+export interface PostgresHandle extends ServerHandle {
+  /** postgres://role:password@127.0.0.1:port/postgres */
+  url: string;
+  socketDir: string;
+}
+
+/** Single-quoted SQL literal / configuration value. */
+function quoteLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+function quoteIdentifier(value: string): string {
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
+/** Settings of the cluster, rewritten at every start (the port may change). */
+function clusterConf(port: number, socketDir: string): string {
+  const settings: Record<string, string> = {
+    listen_addresses: quoteLiteral('127.0.0.1'),
+    port: String(port),
+    unix_socket_directories: quoteLiteral(socketDir),
+    unix_socket_permissions: '0700',
+    shared_preload_libraries: quoteLiteral('pg_cron,pg_documentdb_core,pg_documentdb'),
+    'cron.database_name': quoteLiteral('postgres'),
+    // DocumentDB's background jobs (TTL indexes, index builds, dropDatabase) connect back here.
+    'documentdb.localhost_connection_string': quoteLiteral(`host=${socketDir} port=${port} user=${BOOTSTRAP_ROLE} dbname=postgres`),
+    'documentdb.enableCompact': 'true',
+    'documentdb.enableLetAndCollationForQueryMatch': 'true',
+    'documentdb.enableNowSystemVariable': 'true',
+    'documentdb.enableSortbyIdPushDownToPrimaryKey': 'true',
+    'documentdb.enableSchemaValidation': 'true',
+    'documentdb.enableBypassDocumentValidation': 'true',
+    'documentdb.enableUserCrud': 'true',
+    'documentdb.maxUserLimit': '100',
+    // The default (1 GB) let the write-ahead log grow to hundreds of MB under an import.
+    max_wal_size: quoteLiteral('256MB'),
+    min_wal_size: quoteLiteral('64MB'),
+    // Server log on stderr, which spawnManaged writes to postgres.log.
+    logging_collector: 'off',
+    log_destination: quoteLiteral('stderr'),
+    log_line_prefix: quoteLiteral('%m [%p] '),
+  };
+  return `${Object.entries(settings).map(([key, value]) => `${key} = ${value}`).join('\n')}\n`;
+}
+
+async function runPsql(command: [string, string[]], sql: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await new Promise<void>((resolvePromise, reject) => {
+    const child = execFile(command[0], command[1], { env, timeout: 120_000 }, (err, _stdout, stderr) => {
+      if (err) reject(new Error(`psql failed: ${stderr.trim() || err.message}`));
+      else resolvePromise();
+    });
+    child.stdin?.end(sql);
+  });
+}
+
+export async function startPostgres(opts: PostgresOptions): Promise<PostgresHandle> {
+  const runAs = await runAsServiceUser(SERVICE_USER, 'postgresql-15');
+  const dir = resolve(opts.dir);
+  const dataDir = join(dir, 'data');
+  const socketDir = join(dir, 'socket');
+  const logFile = join(dir, 'postgres.log');
+  const port = opts.port ?? (await freePort());
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(socketDir, { recursive: true, mode: 0o700 });
+  await writeFile(logFile, '', { flag: 'a', mode: 0o600 });
+  await assertTraversable(runAs, dir, SERVICE_USER);
+  await handOver(runAs, [dir, socketDir, logFile]);
+  const env: NodeJS.ProcessEnv = { ...process.env, ...runAs.env, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' };
+
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    const [command, args] = commandAs(runAs, join(PG_BIN, 'initdb'), [
+      '--pgdata', dataDir, '--username', BOOTSTRAP_ROLE, '--encoding', 'UTF8', '--locale', 'C.UTF-8',
+      // Socket logins are trusted (the socket directory is 0700), TCP logins need a password.
+      '--auth-local', 'trust', '--auth-host', 'scram-sha-256',
+    ]);
+    try {
+      await execFileAsync(command, args, { env, timeout: 120_000 });
+    } catch (err) {
+      throw new Error(`initdb of ${dataDir} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+    }
+    await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
+  }
+  const mainConf = await readFile(join(dataDir, 'postgresql.conf'), 'utf8');
+  if (!mainConf.includes(INCLUDE_LINE)) await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
+  await writeFile(join(dataDir, 'cybercom.conf'), clusterConf(port, socketDir), { mode: 0o600 });
+  await handOver(runAs, [join(dataDir, 'cybercom.conf')]);
+
+  let server: ManagedProcess | undefined;
+  const stopCluster = async (): Promise<void> => {
+    // SIGINT is PostgreSQL's "fast" shutdown (clients disconnected, a clean checkpoint); SIGTERM
+    // would wait for every client session to end by itself.
+    if (server?.isRunning()) server.signalGroup('SIGINT');
+    await server?.terminate(30_000);
+  };
+  try {
+    const [command, args] = commandAs(runAs, join(PG_BIN, 'postgres'), ['-D', dataDir]);
+    server = await spawnManaged(command, args, { logFile, env, cwd: dir });
+    await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
+    // DocumentDB (and what it requires) in the database FerretDB uses, and FerretDB's own role.
+    const role = quoteIdentifier(opts.role);
+    const password = quoteLiteral(opts.password);
+    const sql = [
+      'SET client_min_messages = warning;',
+      'CREATE EXTENSION IF NOT EXISTS documentdb CASCADE;',
+      'DO $do$ BEGIN',
+      `  IF EXISTS (SELECT FROM pg_roles WHERE rolname = ${quoteLiteral(opts.role)}) THEN`,
+      `    ALTER ROLE ${role} WITH LOGIN SUPERUSER PASSWORD ${password};`,
+      '  ELSE',
+      `    CREATE ROLE ${role} WITH LOGIN SUPERUSER PASSWORD ${password};`,
+      '  END IF;',
+      'END $do$;',
+      '',
+    ].join('\n');
+    const psql = commandAs(runAs, join(PG_BIN, 'psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-p', String(port), '-U', BOOTSTRAP_ROLE, '-d', 'postgres']);
+    await runPsql(psql, sql, env);
+  } catch (err) {
+    await stopCluster().catch(() => undefined);
+    throw await startupError(`PostgreSQL on port ${port}`, err, logFile, /\b(FATAL|PANIC|ERROR):/);
+  }
+
+  let stopping: Promise<void> | undefined;
+  const running = server as ManagedProcess;
+  return {
+    pid: running.pid,
+    port,
+    logFile,
+    socketDir,
+    url: `postgres://${encodeURIComponent(opts.role)}:${encodeURIComponent(opts.password)}@127.0.0.1:${port}/postgres`,
+    exited: running.exited,
+    stop: () => (stopping ??= stopCluster()),
+  };
+}
