@@ -5,8 +5,9 @@
  * from secrets.env when present, so re-runs and credential rotation use the same code.
  *
  * Roles: MongoDB gets least privilege per client (the API manages databases; workers read and
- * write documents). FerretDB v1 accepts only `roles: []` and does no authorization at all: any
- * authenticated user may do anything, so there the separation is of credentials only.
+ * write documents). FerretDB v2 (the local runtime's engine) accepts roles on createUser but
+ * grants every user everything (each is a PostgreSQL superuser underneath) and refuses roles on
+ * updateUser: there the separation is of credentials only (rotation and revocation per client).
  */
 import { MongoServerError, type MongoClient } from 'mongodb';
 import { ACCOUNTS, type Secrets } from './secrets.js';
@@ -20,7 +21,10 @@ const ROLES = {
   worker: [{ role: 'readWriteAnyDatabase', db: 'admin' }],
 } as const;
 
-const NOT_IMPLEMENTED = 238;
+/** FerretDB v2 refuses `roles` in updateUser with BadValue "Updating roles is not supported". */
+function rolesRefused(err: unknown): boolean {
+  return err instanceof MongoServerError && err.code === 2 && /roles is not supported/i.test(err.message);
+}
 
 export type UserAction = 'created' | 'updated';
 
@@ -36,9 +40,8 @@ async function upsertUser(admin: MongoClient, username: string, password: string
   try {
     await db.command(command);
   } catch (err) {
-    if (!(err instanceof MongoServerError && err.code === NOT_IMPLEMENTED)) throw err;
-    // FerretDB v1: refuses roles (NotImplemented), so separation is by credentials only.
-    await db.command(exists ? { updateUser: username, pwd: password } : { createUser: username, pwd: password, roles: [] });
+    if (!(exists && rolesRefused(err))) throw err;
+    await db.command({ updateUser: username, pwd: password });
   }
   return exists ? 'updated' : 'created';
 }
