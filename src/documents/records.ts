@@ -1,6 +1,6 @@
 /** Writing records and reading, replacing, merging or deleting one record by its id. */
 import type { Request, Response } from 'express';
-import { MongoBulkWriteError, type Document, type ObjectId } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Document, type FindOneOptions, type ObjectId } from 'mongodb';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { respond } from '../http/respond.js';
 import { serverMessage } from '../db/errors.js';
@@ -46,8 +46,18 @@ async function found<T>(doc: T | null, id: string, whenEmpty: WhenEmpty): Promis
   throw notFound(`No record with id "${id}".`, 'no_such_record');
 }
 
-function idFilter(id: string): Document {
-  return { _id: { $in: recordIdCandidates(validateRecordId(id)) } };
+/**
+ * The record a URL id names: one `_id` equality per candidate type, in order (the ObjectId for 24
+ * hex digits, then the string), so each lookup is a point query on the `_id` index. A `$in` over
+ * both types would be one query, but engines such as FerretDB/DocumentDB plan it as a scan.
+ */
+async function findById(collection: Collection, id: string, options?: FindOneOptions): Promise<Document | null> {
+  for (const candidate of recordIdCandidates(validateRecordId(id))) {
+    const filter: Document = { _id: candidate };
+    const doc = await collection.findOne(filter, options);
+    if (doc !== null) return doc;
+  }
+  return null;
 }
 
 export function recordHandlers(area: DocumentArea) {
@@ -82,14 +92,14 @@ export function recordHandlers(area: DocumentArea) {
     },
 
     async read(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
-      const doc = await found(await store.collection(db, col).findOne(idFilter(id)), id, whenEmpty);
+      const doc = await found(await findById(store.collection(db, col), id), id, whenEmpty);
       respond(req, res, 200, doc);
     },
 
     async replace(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
       const doc = assertDocument(requireBody(req), 'The record');
       const collection = store.collection(db, col);
-      const existing = await found(await collection.findOne(idFilter(id), { projection: { _id: 1 } }), id, whenEmpty);
+      const existing = await found(await findById(collection, id, { projection: { _id: 1 } }), id, whenEmpty);
       if ('_id' in doc && String(doc._id) !== String(existing._id)) {
         throw badRequest('id_mismatch', 'The body\'s "_id" differs from the record id in the URL; _id cannot be changed.');
       }
@@ -128,7 +138,7 @@ export function recordHandlers(area: DocumentArea) {
         update = body as Document;
       }
       const collection = store.collection(db, col);
-      const existing = await found(await collection.findOne(idFilter(id), { projection: { _id: 1 } }), id, whenEmpty);
+      const existing = await found(await findById(collection, id, { projection: { _id: 1 } }), id, whenEmpty);
       await collection.updateOne({ _id: existing._id }, update);
       const updated = await collection.findOne({ _id: existing._id });
       respond(req, res, 200, updated);
@@ -136,7 +146,7 @@ export function recordHandlers(area: DocumentArea) {
 
     async remove(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
       const collection = store.collection(db, col);
-      const existing = await found(await collection.findOne(idFilter(id), { projection: { _id: 1 } }), id, whenEmpty);
+      const existing = await found(await findById(collection, id, { projection: { _id: 1 } }), id, whenEmpty);
       await collection.deleteOne({ _id: existing._id });
       respond(req, res, 200, { deleted: existing._id });
     },
