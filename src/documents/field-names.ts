@@ -1,13 +1,13 @@
 /**
- * Field names that records may not use, at any depth: a double quote. FerretDB v1's SQLite
- * backend (the local runtime's database) writes field names into its stored JSON unescaped, so a
- * single such name is accepted and then makes the whole collection unreadable: every later query
- * on it fails. The rule holds on every engine, so records stay portable between the local and
- * the compose runtime. (`$`-prefixed names are refused separately, as operators.)
+ * Field names that records may not use, at any depth: control characters (U+0000–U+001F, U+007F).
+ * They are invisible in every rendering, cannot be written as XML element or attribute names,
+ * and a name that cannot be seen or typed cannot be queried, projected or removed by a user. The
+ * rule holds on every engine, so records stay portable between the local and the compose
+ * runtime. (`$`-prefixed names are refused separately, as operators.)
  */
 import { badRequest } from '../errors.js';
 
-const FORBIDDEN = '"';
+const FORBIDDEN = /[\u0000-\u001f\u007f]/;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -17,14 +17,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function refuse(name: string, path: string): never {
-  throw badRequest('invalid_field_name', `Field names may not contain a double quote (${JSON.stringify(path === '' ? name : `${path}.${name}`)}).`, {
+  throw badRequest('invalid_field_name', `Field names may not contain control characters (${JSON.stringify(path === '' ? name : `${path}.${name}`)}).`, {
     field: name,
   });
 }
 
 /** Checks one field name or dotted path given directly (update operator keys, $rename targets). */
 export function assertStorableFieldName(name: string, path = ''): void {
-  if (name.includes(FORBIDDEN)) refuse(name, path);
+  if (FORBIDDEN.test(name)) refuse(name, path);
 }
 
 /** Checks every field name inside a record or sub-document, arrays included. */

@@ -47,10 +47,11 @@ export function validateCollectionName(name: unknown): string {
   if (typeof name !== 'string') throw badRequest('invalid_name', 'The collection name must be a string.');
   if (name.length === 0) throw badRequest('invalid_name', 'The collection name must not be empty.', { name });
   if (name.includes('$')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains "$", which is not allowed.`, { name });
-  // MongoDB allows it in collection names, but FerretDB v1 (the local runtime's database) puts the
-  // name into its SQL unescaped; refused everywhere so names work on both engines.
-  if (name.includes('"')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains '"', which is not allowed.`, { name });
-  if (name.includes('\0')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains a NUL character, which is not allowed.`, { name });
+  // NUL is MongoDB's own rule; the other control characters are invisible in every listing, so a
+  // collection named with one could not be told apart from its neighbours or typed into a URL.
+  if (/[\u0000-\u001f\u007f]/.test(name)) {
+    throw badRequest('invalid_name', `The collection name ${shown(name)} contains a control character, which is not allowed.`, { name });
+  }
   if (name.startsWith('.')) throw badRequest('invalid_name', `The collection name ${shown(name)} must not start with ".".`, { name });
   // system.* collections (users, views, profile, ...) are the server's; reading or creating
   // them through the API would bypass the permission model.

@@ -59,7 +59,7 @@ describe('validateDatabaseName', () => {
 });
 
 describe('validateCollectionName', () => {
-  it.each(['samples', 'a.b', 'with space', 'système', 'systemx', 'system', 'x'.repeat(255), 'a.', 'weird*<>:|?chars'])(
+  it.each(['samples', 'a.b', 'with space', 'système', 'systemx', 'system', 'x'.repeat(255), 'a.', 'weird*<>:|?chars', 'say "hi"'])(
     'accepts %j',
     (name) => {
       expect(validateCollectionName(name)).toBe(name);
@@ -76,7 +76,9 @@ describe('validateCollectionName', () => {
     ['leading dot', '.hidden'],
     ['too long', 'x'.repeat(256)],
     ['too long in bytes', 'é'.repeat(128)],
-    ['double quote (FerretDB puts names into SQL unescaped)', 'a"b'],
+    ['control character', 'a\u0001b'],
+    ['line feed', 'a\nb'],
+    ['DEL', 'a\u007fb'],
   ])('refuses %s', (_what, name) => {
     const err = apiError(() => validateCollectionName(name));
     expect(err.status).toBe(400);
