@@ -54,7 +54,7 @@ export interface UserService {
 }
 
 export interface AuthModule {
-  /** express-session with the MongoDB store (interval expiry: FerretDB has no TTL indexes). */
+  /** express-session with the MongoDB store (expired sessions removed by a TTL index). */
   session: RequestHandler;
   /** Sets req.principal from Bearer JWT, Token key or session, in that order. */
   authenticate: RequestHandler;

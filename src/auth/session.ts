@@ -1,10 +1,12 @@
 /**
  * Browser sessions: express-session with the store in the service database (connect-mongo).
- * The store expires sessions by a periodic delete (`autoRemove: 'interval'`) because FerretDB has
- * no TTL indexes. Cookie `sessionid`: HttpOnly, SameSite=Lax, Secure whenever the request came
- * over HTTPS (`secure: 'auto'` follows express's trust-proxy setting). Anonymous requests never
- * create a session (saveUninitialized: false), and requests with an API token or JWT skip the
- * session entirely, so scripts cost the store nothing.
+ * Expired sessions are removed by the database itself through a TTL index on `expires`
+ * (`autoRemove: 'native'`; MongoDB and FerretDB/DocumentDB both run TTL deletes in the background),
+ * and a session past its expiry is never loaded even before that delete has run. Cookie
+ * `sessionid`: HttpOnly, SameSite=Lax, Secure whenever the request came over HTTPS (`secure:
+ * 'auto'` follows express's trust-proxy setting). Anonymous requests never create a session
+ * (saveUninitialized: false), and requests with an API token or JWT skip the session entirely, so
+ * scripts cost the store nothing.
  */
 import type { RequestHandler } from 'express';
 import cookieParser from 'cookie-parser';
@@ -15,8 +17,6 @@ import { parseAuthorization } from './authorization-header.js';
 
 export const SESSION_COOKIE = 'sessionid';
 export const SESSION_COLLECTION = 'sessions';
-/** Minutes between sweeps of expired sessions. */
-const EXPIRY_SWEEP_MINUTES = 10;
 /** An unchanged session is re-saved (to push its expiry) at most this often, not on every request. */
 const TOUCH_AFTER_SECONDS = 300;
 
@@ -40,7 +40,7 @@ export interface SessionParts {
   handler: RequestHandler;
   /** The same store, cookie name, secret and cookie flags, for the admin site's session. */
   options: SessionOptions;
-  /** Stops the expiry sweep (the driver client belongs to the service and stays open). */
+  /** Waits for the store's set-up (the driver client belongs to the service and stays open). */
   stop(): Promise<void>;
 }
 
@@ -55,8 +55,7 @@ export function createSessionParts(settings: SessionSettings, client: MongoClien
     dbName: databaseName,
     collectionName: SESSION_COLLECTION,
     ttl: settings.sessionMaxAgeSeconds,
-    autoRemove: 'interval',
-    autoRemoveInterval: EXPIRY_SWEEP_MINUTES,
+    autoRemove: 'native',
     touchAfter: TOUCH_AFTER_SECONDS,
   });
   const options: SessionOptions = {
@@ -86,11 +85,10 @@ export function createSessionParts(settings: SessionSettings, client: MongoClien
     handler,
     options,
     async stop() {
-      // MongoStore.close() would also close the shared driver client, so only its timer is
-      // stopped; the timer is armed once the store's collection is ready, hence the wait.
+      // MongoStore.close() would also close the shared driver client, which belongs to the
+      // service; with native expiry the store has no timer, so only its set-up (the TTL index)
+      // is waited for, so nothing of it runs on a closed client.
       await store.collectionP.catch(() => undefined);
-      const timer = (store as unknown as { timer?: NodeJS.Timeout }).timer;
-      if (timer !== undefined) clearInterval(timer);
     },
   };
 }

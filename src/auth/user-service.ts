@@ -31,8 +31,9 @@ function summary(user: Pick<UserRecord, '_id' | 'username' | 'email' | 'is_staff
 }
 
 /*
- * Updates are updateOne by _id, never findOneAndUpdate: FerretDB v1 does not implement
- * findAndModify with a projection, and mongoose adds one for the hidden password field.
+ * Updates are updateOne by _id, never findOneAndUpdate: mongoose would add a projection for the
+ * hidden password field, and a plain update by the primary key is the cheapest write on every
+ * engine.
  */
 export class MongoUserService implements UserService {
   constructor(

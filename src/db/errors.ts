@@ -13,12 +13,12 @@ const USER_QUERY_ERROR_CODES = new Set([
   31254, // projection mix
   40323, 40324, 40352, 15955, 15998, 16410, 16436, 17276, 28769, 31249, 31250, 51091, 51108, 4822819,
   40353, 40415, 40414, 31253,
-  238, // NotImplemented (FerretDB: operator not supported)
+  238, // NotImplemented (an operator this engine does not support)
   115, // CommandNotSupported
 ]);
 
 /**
- * The server's own words, minus what only its developers need: FerretDB prefixes messages with
+ * The server's own words, minus what only its developers need: FerretDB may prefix messages with
  * Go source locations ("[msg_insert.go:168 handler.(*Handler).MsgInsert] ..."). Long messages
  * are cut so an error body stays small.
  */

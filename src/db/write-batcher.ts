@@ -2,8 +2,8 @@
  * Coalesces concurrent writes into one database round trip. While a batch is in flight, new
  * writes wait and leave together as the next batch; an idle batcher sends at once, so there is
  * no timer and no added latency at low load. Under load N concurrent writes cost about one round
- * trip instead of N: MongoDB and FerretDB (whose SQLite backend commits one transaction per
- * command) both apply one bulk command far faster than the same writes one by one.
+ * trip instead of N: MongoDB and FerretDB (which commits one PostgreSQL transaction per command)
+ * both apply one bulk command far faster than the same writes one by one.
  *
  * Every caller still gets its own outcome: `flush` reports one error (or null) per item.
  */

@@ -259,7 +259,7 @@ const groupKey = (index: number): string => `f${index}`;
 
 /**
  * Distinct values (one field) or distinct combinations (several fields) as a pipeline, sorted so
- * paging is stable. Only stages FerretDB v1 supports; rows come back as `{_id: {f0, f1, ...}}`
+ * paging is stable. Rows come back as `{_id: {f0, f1, ...}}`
  * and are mapped to results with `distinctRowToResult`. Arrays are grouped as whole values.
  * For a single field, documents lacking it are left out (as the `distinct` command does);
  * for several, a missing field is simply absent from that combination.

@@ -2,7 +2,7 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
-import { MongoServerError, type AggregationCursor, type Collection, type Db, type Document, type FindCursor, type MongoClient } from 'mongodb';
+import { type AggregationCursor, type Collection, type Db, type Document, type FindCursor, type MongoClient } from 'mongodb';
 import { conflict, notFound } from '../errors.js';
 
 export interface FindOptions {
@@ -134,14 +134,6 @@ export class DocumentStore {
   }
 
   async distinct(db: string, col: string, field: string, filter: Document): Promise<unknown[]> {
-    const collection = this.collection(db, col);
-    try {
-      return await collection.distinct(field, filter, { maxTimeMS: this.queryTimeLimitMs });
-    } catch (err) {
-      // FerretDB v1 refuses maxTimeMS on `distinct` (MongoDB accepts it). Its result is bounded
-      // by the 16 MB reply limit, so running it without the time limit there is acceptable.
-      if (err instanceof MongoServerError && /maxTimeMS/.test(err.message)) return collection.distinct(field, filter);
-      throw err;
-    }
+    return this.collection(db, col).distinct(field, filter, { maxTimeMS: this.queryTimeLimitMs });
   }
 }

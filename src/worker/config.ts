@@ -30,7 +30,7 @@ const workerOnlySchema = z.object({
   WORKER_TASK_MODULES: list.default([]),
   RESULT_DATABASE: z.string().trim().min(1).default('cybercom'),
   RESULT_COLLECTION: z.string().trim().min(1).default(DEFAULT_RESULT_COLLECTION),
-  // Off by default like Celery's task_track_started: the extra write halves throughput on FerretDB.
+  // Off by default like Celery's task_track_started: one more database write per task.
   WORKER_TRACK_STARTED: bool.default(false),
   WORKER_SEND_TASK_EVENTS: bool.default(false),
   WORKER_SHUTDOWN_GRACE_S: z.coerce.number().min(0).default(30),

@@ -4,8 +4,8 @@
  *   every array path (it would crash on `groups` and `permissions`); the element type comes from
  *   `embeddedSchemaType` instead;
  * - updates and deletes go through updateOne/deleteOne by _id, never findOneAndUpdate/
- *   findOneAndDelete: FerretDB v1 does not implement findAndModify with a projection, which
- *   mongoose adds for the hidden password field (same rule as src/auth/user-service.ts);
+ *   findOneAndDelete, whose projection mongoose would add for the hidden password field (same
+ *   rule as src/auth/user-service.ts);
  * - `_id` is never part of an update, and each resource decides which stored fields may leave
  *   the server (`toParams`) and which may be written (`writableParams`).
  */
