@@ -77,6 +77,21 @@ describe('submission', () => {
     expect(done).toMatchObject({ task_name: 'tasks.add', result: 5, user: 'runner', queue, args: [2, 3] });
   });
 
+  it('accepts nested-array arguments (matrices, GeoJSON): stored in the history and with the result', async () => {
+    const args = [[1, [2, [3]]], [[0.5, 'x']]];
+    const kwargs = { matrix: [[1, 2], [3, 4]], area: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] } };
+    const res = await submit('tasks.whoami', { args, kwargs });
+    expect(res.status).toBe(202);
+    const done = await until(async () => {
+      const r = await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token: tokens.runner });
+      return r.json?.status === 'SUCCESS' ? r.json : undefined;
+    }, 20_000, 'the whoami task');
+    expect(done).toMatchObject({ result: 'runner', args, kwargs });
+    const history = await call(app.url, 'GET', '/api/queue/usertasks/?taskname=tasks.whoami&page_size=0', { token: tokens.runner });
+    expect(history.status).toBe(200);
+    expect(history.json.results.map((row: { task_id: string }) => row.task_id)).toContain(res.json.task_id);
+  });
+
   it('waits for the result with ?wait=, reports failures as FAILURE, and times out to 202', async () => {
     const ok = await submit('tasks.add', { args: [20, 22] }, { wait: 15 });
     expect(ok.status).toBe(200);
