@@ -2,7 +2,8 @@
  * The baseline for the document benchmark: the same queries made directly with the mongodb
  * driver in a plain node:http server, with no auth, validation or rendering layers.
  * GET /page?site=X → {count, results} (50 records) · GET /by-id?id=<ObjectId> → the same for an
- * _id filter · GET /all → {count, results} with every record, streamed ·
+ * _id filter · GET /range?gt=N → the same for {n: {$gt: N}} sorted by n · GET /record?id=<ObjectId>
+ * → that one record · GET /all → {count, results} with every record, streamed ·
  * POST /insert (JSON array) → {inserted}
  */
 import { createServer } from 'node:http';
@@ -17,12 +18,24 @@ const collection = client.db(process.env.BENCH_DB ?? 'bench').collection(process
 const server = createServer(async (req, res) => {
   try {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (req.method === 'GET' && (url.pathname === '/page' || url.pathname === '/by-id')) {
+    if (req.method === 'GET' && url.pathname === '/record') {
+      const doc = await collection.findOne({ _id: new ObjectId(url.searchParams.get('id') ?? '') });
+      res.statusCode = doc ? 200 : 404;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(doc));
+      return;
+    }
+    if (req.method === 'GET' && (url.pathname === '/page' || url.pathname === '/by-id' || url.pathname === '/range')) {
       const filter: Filter<Document> =
-        url.pathname === '/page' ? { site: url.searchParams.get('site') } : { _id: new ObjectId(url.searchParams.get('id') ?? '') };
+        url.pathname === '/page'
+          ? { site: url.searchParams.get('site') }
+          : url.pathname === '/range'
+            ? { n: { $gt: Number(url.searchParams.get('gt')) } }
+            : { _id: new ObjectId(url.searchParams.get('id') ?? '') };
+      const sort: Document | undefined = url.pathname === '/range' ? { n: 1 } : undefined;
       const [count, results] = await Promise.all([
         collection.countDocuments(filter),
-        collection.find(filter).limit(50).toArray(),
+        (sort ? collection.find(filter).sort(sort) : collection.find(filter)).limit(50).toArray(),
       ]);
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ count, results }));

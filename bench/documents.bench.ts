@@ -1,18 +1,20 @@
 /**
- * Data-store benchmark (issue: foundation §7). Prints numbers and ratios; asserts nothing.
- *   (a) GET a page of 50 with a filter on an indexed field
+ * Data-store benchmark. Prints numbers and ratios; asserts nothing.
+ *   (a) GET a page of 50 (and its count) with a filter on an indexed field
+ *   (r) GET a page of 50 (and its count) with a range filter and a sort on an indexed field
+ *   (a') GET a page filtered on _id: isolates the API's own overhead when the database answers fast
+ *   (d) GET one record by its _id (/<db>/<col>/<id>/)
  *   (b) page_size=0 of the whole collection, with the server process's peak RSS
  *   (c) POST of 1,000-record arrays
  * Each beside a baseline measured in the same run: the same query made directly with the
- * mongodb driver in a plain Node http server (bench/baseline-server.ts).
- *   (a') GET by _id, the one filter FerretDB v1 (SQLite) pushes down to an index: isolates
- *        the API's own overhead when the database answers fast
- * Each measured phase stops after --requests or --seconds, whichever comes first: FerretDB v1
- * scans every document for any other filter, so a fixed count never ends at 100,000 records.
- * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,a',b,c"]
+ * mongodb driver in a plain Node http server (bench/baseline-server.ts). At the end, the memory
+ * (PSS of every engine process) and disk use of the database engine after the load.
+ * Each measured phase stops after --requests or --seconds, whichever comes first.
+ * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c"]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -30,7 +32,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     requests: { type: 'string', default: '2000' },
     seconds: { type: 'string', default: '60' },
-    only: { type: 'string', default: "a,a',b,c" },
+    only: { type: 'string', default: "a,r,a',d,b,c" },
   },
 });
 const RECORDS = Number(args.records);
@@ -39,7 +41,7 @@ const REQUESTS = Number(args.requests);
 const BUDGET_MS = Number(args.seconds) * 1000;
 const WARMUP_MS = Math.min(BUDGET_MS, 10_000);
 const PHASES = new Set(String(args.only).split(','));
-/** Rates below 10/s keep two decimals: at 100,000 records on FerretDB they are fractions. */
+/** Rates below 10/s keep two decimals (the whole-collection phase). */
 const rate = (rps: number): string => rps.toFixed(rps < 10 ? 2 : 0).padStart(7);
 const SITES = 50;
 const DB = 'bench';
@@ -96,6 +98,55 @@ function row(name: string, r: LoadResult, base: LoadResult): string {
   ].join('  ');
 }
 
+/** Processes whose command line names `dir`, with all their descendants (PostgreSQL's backends). */
+function engineProcesses(dir: string): number[] {
+  const parents = new Map<number, number>();
+  const roots: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      parents.set(pid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) roots.push(pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found = new Set(roots);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, parent] of parents) {
+      if (!found.has(pid) && found.has(parent)) {
+        found.add(pid);
+        grew = true;
+      }
+    }
+  }
+  return [...found];
+}
+
+/** Memory as PSS (shared pages counted once across PostgreSQL's processes) and disk of the engine. */
+function engineFootprint(dir: string): string {
+  let pssKiB = 0;
+  const pids = engineProcesses(dir);
+  for (const pid of pids) {
+    try {
+      pssKiB += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const du = (path: string): string => {
+    try {
+      return execFileSync('du', ['-sh', path], { encoding: 'utf8' }).split('\t')[0] ?? '?';
+    } catch {
+      return '?';
+    }
+  };
+  return `Engine after the load: ${pids.length} processes, memory ${(pssKiB / 1024).toFixed(0)} MiB (PSS); disk ${du(dir)} (write-ahead log ${du(`${dir}/postgres/data/pg_wal`)})`;
+}
+
 async function main(): Promise<void> {
   process.stdout.write(`Starting services (state in .state/bench)...\n`);
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
@@ -117,6 +168,7 @@ async function main(): Promise<void> {
       await collection.insertMany(Array.from({ length: Math.min(5000, RECORDS - i) }, (_, k) => makeRecord(i + k)));
     }
     await collection.createIndex({ site: 1 });
+    await collection.createIndex({ n: 1 });
     const ids = (await collection.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((d) => String(d._id));
     process.stdout.write(`Loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
@@ -173,6 +225,36 @@ async function main(): Promise<void> {
       await stop(b.child);
     }
 
+    // (r) range filter + sort on an indexed field, pages of 50
+    if (PHASES.has('r')) {
+      const a = await startApi();
+      const b = await startBase();
+      // Thresholds spread over the collection: each page is the 50 records after a random point.
+      const from = (i: number) => (i * 7919) % RECORDS;
+      const q = (i: number) => encodeURIComponent(JSON.stringify({ filter: { n: { $gt: from(i) } }, sort: { n: 1 } }));
+      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }), 200, WARMUP_MS);
+      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/range?gt=${from(i)}` }), 200, WARMUP_MS);
+      const r = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }), 200, BUDGET_MS);
+      const rb = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/range?gt=${from(i)}` }), 200, BUDGET_MS);
+      results.push(row('(r) GET page of 50, range + sort', r, rb));
+      await stop(a.child);
+      await stop(b.child);
+    }
+
+    // (d) one record by its _id, the record URL a script uses
+    if (PHASES.has('d')) {
+      const a = await startApi();
+      const b = await startBase();
+      const id = (i: number) => ids[(i * 31) % ids.length] as string;
+      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}${id(i)}/`, headers: auth }), 200, WARMUP_MS);
+      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/record?id=${id(i)}` }), 200, WARMUP_MS);
+      const r = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}${id(i)}/`, headers: auth }), 200, BUDGET_MS);
+      const rb = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/record?id=${id(i)}` }), 200, BUDGET_MS);
+      results.push(row('(d) GET one record by _id', r, rb));
+      await stop(a.child);
+      await stop(b.child);
+    }
+
     // (b) the whole collection streamed, in fresh processes so peak RSS belongs to this test
     if (PHASES.has('b')) {
       const a = await startApi();
@@ -211,6 +293,7 @@ async function main(): Promise<void> {
 
     process.stdout.write(`\nData-store benchmark: ${RECORDS} records, concurrency ${CONCURRENCY}, ${services.mongo.kind} over TLS\n`);
     for (const line of results) process.stdout.write(`${line}\n`);
+    process.stdout.write(`${engineFootprint(resolve('.state/bench/mongo'))}\n`);
   } finally {
     await client.close();
     await services.stop();
