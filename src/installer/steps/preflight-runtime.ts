@@ -1,12 +1,13 @@
 /**
  * Preflight: the chosen runtime can run here. Compose: a reachable container engine and Compose
- * v2 (>= 2.20, for `up --wait`). Local: RabbitMQ from Debian's package, mongod or FerretDB, and
- * setpriv when running as root; what is missing is installed by the prerequisites step (through
- * ops/prepare-local.sh), so here it is only reported.
+ * v2 (>= 2.20, for `up --wait`). Local: RabbitMQ from Debian's package, mongod or the database
+ * engine (FerretDB v2 on PostgreSQL + DocumentDB), and setpriv when running as root; what is
+ * missing is installed by the prerequisites step (through ops/prepare-local.sh), so here it is
+ * only reported — except the engine's sources, which are verified here so that a missing or
+ * altered source stops the installation before anything is changed.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { repositoryRoot } from '../../ops/appliance/layout.js';
+import { missingEngineParts, verifyEngineSources } from '../../ops/appliance/database-engine.js';
 import { compareVersions, detectCompose, detectEngine, MIN_COMPOSE_VERSION } from '../../ops/runtime/compose-command.js';
 import { findExecutable } from '../../runtime/local/processes.js';
 import type { InstallContext, Step } from '../step.js';
@@ -15,9 +16,8 @@ export function missingLocalPrerequisites(config: { dbEngine: string }): string[
   const missing: string[] = [];
   if (!existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server')) missing.push('rabbitmq-server (Debian package)');
   const mongod = findExecutable('mongod');
-  const ferretdb = process.env.FERRETDB_BIN ?? (existsSync(join(repositoryRoot(), '.cache', 'bin', 'ferretdb')) ? 'repo' : findExecutable('ferretdb'));
   if (config.dbEngine === 'mongod' && !mongod) missing.push('mongod (not packaged by Debian: install MongoDB yourself or use --db-engine ferretdb)');
-  if (config.dbEngine !== 'mongod' && !mongod && !ferretdb) missing.push('FerretDB (built into .cache/bin/ferretdb from its Go module)');
+  if (config.dbEngine === 'ferretdb' || (config.dbEngine === 'auto' && !mongod)) missing.push(...missingEngineParts());
   if (process.getuid?.() === 0 && !findExecutable('setpriv', ['/usr/bin', '/bin'])) missing.push('setpriv (util-linux)');
   return missing;
 }
@@ -38,6 +38,9 @@ export const preflightRuntime: Step = {
       return `engine ${engine.version}, compose ${compose.version}`;
     }
     ctx.missingPrerequisites = missingLocalPrerequisites(ctx.config);
+    if (ctx.missingPrerequisites.some((item) => /DocumentDB|FerretDB/.test(item))) {
+      ctx.progress.detail(await verifyEngineSources());
+    }
     if (ctx.missingPrerequisites.length === 0) return `local processes (node ${process.versions.node}, rabbitmq-server, ${findExecutable('mongod') ? 'mongod' : 'FerretDB'})`;
     for (const item of ctx.missingPrerequisites) ctx.progress.detail(`missing: ${item} (installed by the next steps)`);
     return `${ctx.missingPrerequisites.length} to install`;
