@@ -5,7 +5,8 @@
  * machines have (Debian packages no MongoDB server). Either way, the health check is a real driver
  * connection with the client certificate that authenticates and runs `ping`.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -151,6 +152,39 @@ async function ensureMongodUser(o: MongoWireOptions, port: number): Promise<void
   }
 }
 
+/** FerretDB's own login to PostgreSQL: internal, never given to a client. */
+const ENGINE_ROLE = 'cybercom_engine';
+
+/** The engine role's password, generated once per data directory (0600). */
+async function enginePassword(stateDir: string): Promise<string> {
+  const file = join(stateDir, 'engine-password');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  return password;
+}
+
+/**
+ * FerretDB v2: the administrator is a SCRAM user made with createUser (as the API's and the
+ * workers' users are), logged in as the engine role; its password follows the options on every
+ * start, so a rotated password takes effect without touching PostgreSQL by hand.
+ */
+async function ensureFerretDbAdmin(o: MongoWireOptions, port: number, engine: { username: string; password: string }): Promise<void> {
+  const c = client(port, o.clientCertKeyFile, o.caFile, engine);
+  try {
+    const db = c.db(AUTH_SOURCE);
+    const info = (await db.command({ usersInfo: o.username })) as { users?: unknown[] };
+    if ((info.users?.length ?? 0) > 0) await db.command({ updateUser: o.username, pwd: o.password });
+    else await db.command({ createUser: o.username, pwd: o.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
+  } finally {
+    await c.close();
+  }
+}
+
 async function pingWithCredentials(o: MongoWireOptions, port: number): Promise<void> {
   const c = client(port, o.clientCertKeyFile, o.caFile, { username: o.username, password: o.password });
   try {
@@ -173,6 +207,7 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
 
   const started = Date.now();
   let storage: PostgresHandle | undefined;
+  let engine: { username: string; password: string } | undefined;
   let server: ManagedProcess | undefined;
   const stopServer = async (): Promise<void> => {
     // Both servers shut down cleanly on SIGTERM (mongod flushes its journal); FerretDB goes
@@ -191,8 +226,8 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
       // PostgreSQL runs as its own user and must pass through; everything inside is protected by
       // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
       await chmod(dir, 0o711);
-      // FerretDB logs in to PostgreSQL with the same credentials clients use for it.
-      storage = await startPostgres({ dir: join(dir, 'postgres'), role: opts.username, password: opts.password, startTimeoutMs: timeoutMs });
+      engine = { username: ENGINE_ROLE, password: await enginePassword(join(dir, 'state')) };
+      storage = await startPostgres({ dir: join(dir, 'postgres'), role: engine.username, password: engine.password, startTimeoutMs: timeoutMs });
       const urlFile = join(dir, 'state', 'postgresql-url');
       await writeFile(urlFile, `${storage.url}\n`, { mode: 0o600 });
       args = ferretDbArgs(opts, port, dir, urlFile);
@@ -203,6 +238,7 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
     if (kind === 'mongod') await ensureMongodUser(opts, port);
     for (let attempt = 1; ; attempt++) {
       try {
+        if (engine) await ensureFerretDbAdmin(opts, port, engine);
         await pingWithCredentials(opts, port);
         break;
       } catch (err) {
