@@ -12,6 +12,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort, waitForPort } from './ports.js';
 import { spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
@@ -90,6 +91,21 @@ async function runPsql(command: [string, string[]], sql: string, env: NodeJS.Pro
   });
 }
 
+/** Polls pg_isready until the cluster accepts connections (exit 0). */
+async function waitUntilAccepting(command: [string, string[]], env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    signal.throwIfAborted();
+    const ready = await execFileAsync(command[0], command[1], { env, timeout: 10_000 }).then(
+      () => true,
+      () => false,
+    );
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error(`not accepting connections after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
 export async function startPostgres(opts: PostgresOptions): Promise<PostgresHandle> {
   const runAs = await runAsServiceUser(SERVICE_USER, 'postgresql-15');
   const dir = resolve(opts.dir);
@@ -134,6 +150,8 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     const [command, args] = commandAs(runAs, join(PG_BIN, 'postgres'), ['-D', dataDir]);
     server = await spawnManaged(command, args, { logFile, env, cwd: dir });
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
+    // The port opens before recovery has finished ("the database system is starting up").
+    await waitUntilAccepting(commandAs(runAs, join(PG_BIN, 'pg_isready'), ['-q', '-h', socketDir, '-p', String(port), '-d', 'postgres']), env, timeoutMs, server.exitSignal);
     // DocumentDB (and what it requires) in the database FerretDB uses, and FerretDB's own role.
     const role = quoteIdentifier(opts.role);
     const password = quoteLiteral(opts.password);
