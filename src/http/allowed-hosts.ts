@@ -16,9 +16,19 @@ export function hostWithoutPort(host: string): string {
   return colon === -1 ? h : h.slice(0, colon);
 }
 
+/**
+ * A Host header is a name (or an IPv4 address, or an IPv6 address in brackets) with an optional
+ * numeric port: anything else cannot form a URL, and the link builders would throw on it.
+ */
+const HOST_HEADER = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.?|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i;
+
+export function isValidHostHeader(host: string): boolean {
+  const syntax = HOST_HEADER.exec(host);
+  return syntax !== null && (syntax[1] === undefined || Number(syntax[1]) <= 65535);
+}
+
 export function isHostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
-  if (host === undefined || host.length === 0) return false;
-  if (!/^[a-z0-9.\-\[\]:]+$/i.test(host)) return false;
+  if (host === undefined || host.length === 0 || !isValidHostHeader(host)) return false;
   const name = hostWithoutPort(host).replace(/\.$/, '');
   return allowed.some((pattern) => {
     const p = pattern.toLowerCase();

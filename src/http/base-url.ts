@@ -1,8 +1,14 @@
 import type { Request } from 'express';
+import { isValidHostHeader } from './allowed-hosts.js';
 
-/** Scheme and host of this request (Host already checked against ALLOWED_HOSTS). */
+/**
+ * Scheme and host of this request. Requests that reach a handler had their Host checked against
+ * ALLOWED_HOSTS; the error page of a refused one still needs a base, so an unusable Host
+ * becomes `localhost` there instead of making the error response itself fail.
+ */
 export function requestBaseUrl(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const host = req.get('host');
+  return `${req.protocol}://${host !== undefined && isValidHostHeader(host) ? host : 'localhost'}`;
 }
 
 export function absoluteUrl(req: Request, path: string): string {

@@ -4,6 +4,7 @@
  */
 import { Router } from 'express';
 import type { ServiceContext } from '../service.js';
+import { methods } from './methods.js';
 import { respond } from './respond.js';
 
 const PROBE_TIMEOUT_MS = 3_000;
@@ -26,21 +27,23 @@ function withTimeout(probe: () => Promise<void>): Promise<void> {
 
 export function healthRouter(ctx: ServiceContext): Router {
   const router = Router({ strict: true });
-  router.get('/', async (req, res) => {
-    const checks: Record<string, 'ok' | 'unavailable' | 'not configured'> = {};
-    await Promise.all(
-      [...ctx.healthProbes.entries()].map(async ([name, probe]) => {
-        try {
-          await withTimeout(probe);
-          checks[name] = 'ok';
-        } catch {
-          checks[name] = 'unavailable';
-        }
-      }),
-    );
-    if (ctx.settings.broker === undefined) checks.broker = 'not configured';
-    const healthy = Object.values(checks).every((v) => v !== 'unavailable');
-    respond(req, res, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', checks });
-  });
+  router.all('/', methods({
+    GET: async (req, res) => {
+      const checks: Record<string, 'ok' | 'unavailable' | 'not configured'> = {};
+      await Promise.all(
+        [...ctx.healthProbes.entries()].map(async ([name, probe]) => {
+          try {
+            await withTimeout(probe);
+            checks[name] = 'ok';
+          } catch {
+            checks[name] = 'unavailable';
+          }
+        }),
+      );
+      if (ctx.settings.broker === undefined) checks.broker = 'not configured';
+      const healthy = Object.values(checks).every((v) => v !== 'unavailable');
+      respond(req, res, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', checks });
+    },
+  }));
   return router;
 }

@@ -16,6 +16,15 @@ describe('ALLOWED_HOSTS matching', () => {
     ['', ['*'], false],
     ['bad host', ['*'], false],
     ['a.org/evil', ['*'], false],
+    // Not a host[:port] at all: no URL can be built from them.
+    ['localhost:abc', ['*'], false],
+    ['localhost:', ['*'], false],
+    ['localhost:99999', ['*'], false],
+    ['a:b:c', ['*'], false],
+    ['[::1', ['*'], false],
+    ['-lead.example.org', ['*'], false],
+    ['localhost:65535', ['localhost'], true],
+    ['127.0.0.1:8080', ['127.0.0.1'], true],
   ])('%s with %j → %s', (host, allowed, expected) => {
     expect(isHostAllowed(host, allowed)).toBe(expected);
   });
