@@ -1,0 +1,197 @@
+/**
+ * A MongoDB-wire database of a test's own, which the test may kill and restart without
+ * disturbing the suite's shared services: the local engine (FerretDB v2 on a private PostgreSQL
+ * cluster, through startMongoWire), or a FerretDB v1 binary on SQLite when one is named (to
+ * compare the previous engine's behaviour). Over TLS with the suite's CA and certificates, on a
+ * port that stays the same across restarts, so the API's driver client reconnects by itself.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient } from 'mongodb';
+import { keyMaterialPaths } from '../../src/pki/files.js';
+import { freePort, waitForPort } from '../../src/runtime/local/ports.js';
+import { startMongoWire, type MongoWireHandle } from '../../src/runtime/local/mongo-wire.js';
+import { spawnManaged, type ManagedProcess } from '../../src/runtime/local/processes.js';
+
+export type KillTarget = 'front' | 'storage';
+
+export interface PrivateMongoOptions {
+  dir: string;
+  /** Directory of ca.pem, server.* and api.* (the suite's certificate set). */
+  certDir: string;
+  username: string;
+  password: string;
+  /** A FerretDB v1 binary: run it on SQLite instead of the local engine. */
+  ferretDbV1Bin?: string;
+}
+
+export interface PrivateMongo {
+  readonly engine: string;
+  readonly port: number;
+  /** MONGO_* settings of a service using this database with the `api` client certificate. */
+  env(): Record<string, string>;
+  /**
+   * SIGKILLs the wire server ('front') or the storage under it ('storage': the PostgreSQL
+   * postmaster; FerretDB v1 keeps SQLite in its own process, so this kills the front there too).
+   */
+  kill(target: KillTarget): Promise<void>;
+  /** Starts the database again on the same port and data; waits until it authenticates clients. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const AUTH_SOURCE = 'admin';
+
+function certs(certDir: string) {
+  const ca = keyMaterialPaths(certDir, 'ca');
+  const server = keyMaterialPaths(certDir, 'server');
+  const api = keyMaterialPaths(certDir, 'api');
+  return { ca, server, api };
+}
+
+/** Waits until a client with the test's credentials can log in and run a command. */
+async function waitUntilServing(port: number, o: PrivateMongoOptions, timeoutMs: number): Promise<void> {
+  const { ca, api } = certs(o.certDir);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new MongoClient(`mongodb://localhost:${port}/`, {
+      tls: true,
+      tlsCAFile: ca.certFile,
+      tlsCertificateKeyFile: api.combinedFile,
+      directConnection: true,
+      serverSelectionTimeoutMS: 2_000,
+      connectTimeoutMS: 2_000,
+      auth: { username: o.username, password: o.password },
+      authSource: AUTH_SOURCE,
+    });
+    try {
+      await client.db(AUTH_SOURCE).command({ listCollections: 1, nameOnly: true });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(200);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }
+}
+
+function envFor(port: number, o: PrivateMongoOptions): Record<string, string> {
+  const { ca, api } = certs(o.certDir);
+  return {
+    MONGO_URI: `mongodb://localhost:${port}/`,
+    MONGO_USERNAME: o.username,
+    MONGO_PASSWORD: o.password,
+    MONGO_AUTH_SOURCE: AUTH_SOURCE,
+    MONGO_TLS_CA_FILE: ca.certFile,
+    MONGO_TLS_CERT_KEY_FILE: api.combinedFile,
+  };
+}
+
+/** FerretDB v2 on PostgreSQL + DocumentDB, as the local runtime runs it. */
+async function startLocalEngine(o: PrivateMongoOptions): Promise<PrivateMongo> {
+  const { ca, server, api } = certs(o.certDir);
+  const start = (port?: number) =>
+    startMongoWire({
+      dir: o.dir,
+      caFile: ca.certFile,
+      certFile: server.certFile,
+      keyFile: server.keyFile,
+      certKeyFile: server.combinedFile,
+      clientCertKeyFile: api.combinedFile,
+      username: o.username,
+      password: o.password,
+      kind: 'ferretdb',
+      port,
+    });
+  let handle: MongoWireHandle = await start();
+  const port = handle.port;
+  return {
+    engine: 'FerretDB v2 on PostgreSQL + DocumentDB',
+    port,
+    env: () => envFor(port, o),
+    async kill(target) {
+      if (target === 'front') {
+        process.kill(handle.pid, 'SIGKILL');
+        return;
+      }
+      // The postmaster's pid is the first line of postmaster.pid in the cluster's data directory.
+      const pidFile = await readFile(join(o.dir, 'postgres', 'data', 'postmaster.pid'), 'utf8');
+      process.kill(Number(pidFile.split('\n')[0]), 'SIGKILL');
+    },
+    async restart() {
+      // Whatever survived the kill (FerretDB without its storage, or the cluster without its
+      // front) is stopped first: startMongoWire starts both on the same data and port.
+      await handle.stop();
+      // A killed postmaster leaves backends that exit on their own within moments; until then a
+      // new postmaster refuses the data directory, so starting is retried briefly.
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        try {
+          handle = await start(port);
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          await sleep(500);
+        }
+      }
+    },
+    stop: () => handle.stop(),
+  };
+}
+
+/** FerretDB v1 on SQLite: the flags the local runtime used with that engine. */
+async function startFerretDbV1(o: PrivateMongoOptions & { ferretDbV1Bin: string }): Promise<PrivateMongo> {
+  const { ca, server } = certs(o.certDir);
+  const port = await freePort();
+  const args = [
+    '--handler=sqlite',
+    `--sqlite-url=file:${join(o.dir, 'data')}/`,
+    `--state-dir=${join(o.dir, 'state')}`,
+    '--listen-addr=',
+    `--listen-tls=127.0.0.1:${port}`,
+    `--listen-tls-cert-file=${server.certFile}`,
+    `--listen-tls-key-file=${server.keyFile}`,
+    `--listen-tls-ca-file=${ca.certFile}`,
+    '--test-enable-new-auth',
+    `--setup-database=${AUTH_SOURCE}`,
+    '--telemetry=disable',
+    '--debug-addr=-',
+    '--log-level=info',
+    '--log-format=text',
+  ];
+  await mkdir(join(o.dir, 'data'), { recursive: true });
+  await mkdir(join(o.dir, 'state'), { recursive: true });
+  const env = { ...process.env, FERRETDB_SETUP_USERNAME: o.username, FERRETDB_SETUP_PASSWORD: o.password };
+  const spawn = async (): Promise<ManagedProcess> => {
+    const proc = await spawnManaged(o.ferretDbV1Bin, args, { logFile: join(o.dir, 'ferretdb-v1.log'), cwd: o.dir, env });
+    await waitForPort('127.0.0.1', port, 30_000, { signal: proc.exitSignal });
+    await waitUntilServing(port, o, 30_000);
+    return proc;
+  };
+  let proc = await spawn();
+  return {
+    engine: 'FerretDB v1 on SQLite',
+    port,
+    env: () => envFor(port, o),
+    async kill() {
+      proc.signalGroup('SIGKILL');
+      await proc.exited;
+    },
+    async restart() {
+      await proc.terminate(5_000);
+      proc = await spawn();
+    },
+    async stop() {
+      await proc.terminate(5_000);
+    },
+  };
+}
+
+export async function startPrivateMongo(o: PrivateMongoOptions): Promise<PrivateMongo> {
+  const v1 = o.ferretDbV1Bin;
+  const db = v1 !== undefined && v1 !== '' ? await startFerretDbV1({ ...o, ferretDbV1Bin: v1 }) : await startLocalEngine(o);
+  await waitUntilServing(db.port, o, 30_000);
+  return db;
+}
