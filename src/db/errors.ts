@@ -18,14 +18,38 @@ const USER_QUERY_ERROR_CODES = new Set([
 ]);
 
 /**
+ * Codes that say the server, or the storage under it, cannot answer now — not that the query is
+ * wrong: 503, so clients retry. FerretDB answers InternalError (1) when PostgreSQL is down or
+ * restarting, and AuthenticationFailed (18) for the service's own login while its engine restarts
+ * (end users never log in to the database, so an 18 is never the caller's fault).
+ */
+const UNAVAILABLE_CODES = new Set([
+  1, // InternalError
+  6, // HostUnreachable
+  7, // HostNotFound
+  18, // AuthenticationFailed
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+/**
  * The server's own words, minus what only its developers need: FerretDB may prefix messages with
- * Go source locations ("[msg_insert.go:168 handler.(*Handler).MsgInsert] ..."). Long messages
+ * Go source locations ("[msg_insert.go:168 handler.(*Handler).MsgInsert] ..." or
+ * "msg_find.go:43 (handler.(*Handler).msgFind): pool.go:90 (...): ..."). Long messages
  * are cut so an error body stays small.
  */
 export function serverMessage(err: MongoServerError): string {
   const raw = err.errmsg ?? err.message;
   const cleaned = raw
     .replace(/\[[^\]]*\.go:\d+[^\]]*\]\s*/g, '')
+    .replace(/(?:[\w./-]+\.go:\d+ \(.*?\):\s+)+/g, '')
     .replace(/\s+/g, ' ')
     .trim();
   const text = cleaned === '' ? `error code ${String(err.code)}` : cleaned;
@@ -41,11 +65,14 @@ export function classifyDatabaseError(err: unknown): ApiError | undefined {
   if (err instanceof MongoServerError) {
     if (err.code === 11000) return conflict('A record with this _id already exists.', 'duplicate_key');
     if (err.code === 50) return unavailable('The query took longer than the server-side time limit.', 'query_timeout');
+    if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) {
+      return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
+    }
     if (typeof err.code === 'number' && USER_QUERY_ERROR_CODES.has(err.code)) {
       return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
     // Unknown server error codes: most are caused by the query (e.g. an aggregation operator).
-    if (typeof err.code === 'number' && err.code > 0 && err.code !== 13 && err.code !== 18) {
+    if (typeof err.code === 'number' && err.code > 0 && err.code !== 13) {
       return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
   }

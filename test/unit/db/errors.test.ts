@@ -10,6 +10,11 @@ describe('serverMessage', () => {
     expect(serverMessage(err)).toBe('SQL logic error: syntax error (1)');
   });
 
+  it("drops FerretDB v2's chains of Go call sites", () => {
+    const err = serverError('msg_find.go:43 (handler.(*Handler).msgFind): pool_cursors.go:132 (documentdb.(*Pool).Find): pool.go:90 (documentdb.(*Pool).Acquire): failed to connect');
+    expect(serverMessage(err)).toBe('failed to connect');
+  });
+
   it('keeps MongoDB messages as they are and cuts very long ones', () => {
     expect(serverMessage(serverError('unknown operator: $foo'))).toBe('unknown operator: $foo');
     const long = serverMessage(serverError('x'.repeat(1000)));
@@ -28,5 +33,17 @@ describe('classifyDatabaseError', () => {
     expect(api?.status).toBe(400);
     expect(api?.code).toBe('invalid_query');
     expect(api?.message).toBe('The database refused the query: unknown operator: $foo');
+  });
+
+  it.each([
+    ['InternalError: the storage under FerretDB is down', 1, 'terminating connection due to unexpected postmaster exit'],
+    ["AuthenticationFailed: the service's own login while the engine restarts", 18, 'Authentication failed.'],
+    ['ShutdownInProgress', 91, 'The server is shutting down'],
+    ['NotWritablePrimary', 10107, 'not primary'],
+  ])('maps %s to 503 database_unavailable, not a 400', (_what, code, message) => {
+    const api = classifyDatabaseError(serverError(message, code));
+    expect(api?.status).toBe(503);
+    expect(api?.code).toBe('database_unavailable');
+    expect(api?.message).not.toContain(message);
   });
 });
