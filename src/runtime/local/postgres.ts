@@ -60,12 +60,19 @@ function clusterConf(port: number, socketDir: string): string {
     unix_socket_permissions: '0700',
     shared_preload_libraries: quoteLiteral('pg_cron,pg_documentdb_core,pg_documentdb'),
     'cron.database_name': quoteLiteral('postgres'),
+    // DocumentDB's scheduled jobs (TTL deletes, index builds, cursor clean-up) run every few
+    // seconds. In background workers they need no login; over a connection they would log in to
+    // localhost by TCP as the bootstrap role, which has no password, and fail every time.
+    'cron.use_background_workers': 'on',
+    max_worker_processes: '16',
+    // One log line per job run would grow the log by tens of thousands of lines a day.
+    'cron.log_run': 'off',
+    'cron.log_statement': 'off',
     // DocumentDB's background jobs (TTL indexes, index builds, dropDatabase) connect back here.
     'documentdb.localhost_connection_string': quoteLiteral(`host=${socketDir} port=${port} user=${BOOTSTRAP_ROLE} dbname=postgres`),
     'documentdb.enableCompact': 'true',
     'documentdb.enableLetAndCollationForQueryMatch': 'true',
     'documentdb.enableNowSystemVariable': 'true',
-    'documentdb.enableSortbyIdPushDownToPrimaryKey': 'true',
     'documentdb.enableSchemaValidation': 'true',
     'documentdb.enableBypassDocumentValidation': 'true',
     'documentdb.enableUserCrud': 'true',

@@ -72,3 +72,17 @@ describe('filtered pages', () => {
     await col.drop();
   });
 });
+
+describe('TTL indexes', () => {
+  // Browser sessions expire through one (the session store creates it); the engine deletes in
+  // a background job, so this waits for that job rather than for a fixed time.
+  it('delete expired documents in the background and keep the others', async () => {
+    const col = mongo.db('cybercom_test').collection(unique('ttl'));
+    await col.createIndex({ expires: 1 }, { expireAfterSeconds: 0 });
+    await col.insertMany([{ expires: new Date(Date.now() - 60_000), n: 1 }, { expires: new Date(Date.now() + 3_600_000), n: 2 }]);
+    const deadline = Date.now() + 100_000;
+    while ((await col.countDocuments()) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1_000));
+    expect(await col.find({}, { projection: { _id: 0, n: 1 } }).toArray()).toEqual([{ n: 2 }]);
+    await col.drop();
+  }, 120_000);
+});
