@@ -5,8 +5,9 @@
 #   localhost/cybercom-test/rabbitmq   Debian's rabbitmq-server, official image's conventions
 #   localhost/cybercom-test/caddy      Debian's caddy, official image's layout
 #   localhost/cybercom-test/node       Node 22 + npm from the npm registry, official image's layout
-#   localhost/cybercom-test/ferretdb   FerretDB v1 + mongosh on the node image, standing in for
-#                                      the mongo image
+#   localhost/cybercom-test/ferretdb   the local runtime's database engine (FerretDB v2, PostgreSQL 15
+#                                      + DocumentDB) + mongosh on the node image, standing in for the
+#                                      mongo image
 #
 # Each image carries a label with the hash of everything that went into it (build context and
 # base image id); an image whose label matches is reused, so re-runs build nothing. Prints how
@@ -67,13 +68,25 @@ stage() {
   printf '%s\n' "$dir"
 }
 
-ferretdb_binary() {
-  local bin="$repo_root/.cache/bin/ferretdb"
-  # ops/prepare-local.sh is the project's one recipe for building FerretDB from its Go module.
-  [[ -x $bin ]] || bash "$repo_root/ops/prepare-local.sh" >&2
-  [[ -x $bin ]] || fail "ops/prepare-local.sh did not produce $bin"
-  # The binary links only against glibc (checked with ldd), which the bookworm base provides.
-  printf '%s\n' "$bin"
+# The database engine's context: the stand-in's files plus what ops/build-engine.sh built and
+# installed on this machine (it is the project's one recipe, and a quick no-op when everything is
+# current): the FerretDB binary and the PostgreSQL extensions Debian does not package, from
+# PostgreSQL's own directories. The image installs the same Debian release's PostgreSQL 15, so
+# the extensions' ABI matches; FerretDB links only against glibc.
+stage_ferretdb() {
+  local bin="$repo_root/.cache/bin/ferretdb" pg_config=/usr/lib/postgresql/15/bin/pg_config
+  bash "$repo_root/ops/build-engine.sh" >&2 || fail "ops/build-engine.sh failed"
+  [[ -x $bin && -x $pg_config ]] || fail "ops/build-engine.sh did not produce $bin and PostgreSQL 15"
+  local dir libdir extdir ext
+  dir="$(stage ferretdb "$bin")"
+  libdir="$("$pg_config" --pkglibdir)"
+  extdir="$("$pg_config" --sharedir)/extension"
+  mkdir -p "$dir/postgresql/lib" "$dir/postgresql/extension"
+  cp "$libdir"/{pg_cron,vector,pg_documentdb_core,pg_documentdb}.so "$dir/postgresql/lib/"
+  for ext in pg_cron vector documentdb_core documentdb; do
+    cp "$extdir/$ext.control" "$extdir/$ext"--*.sql "$dir/postgresql/extension/"
+  done
+  printf '%s\n' "$dir"
 }
 
 node_dist() {
@@ -104,8 +117,11 @@ main() {
       --build-arg "NODE_VERSION=$node_version" --build-arg "NPM_VERSION=$npm_version"
   fi
   if [[ -z $only || $only == ferretdb ]]; then
-    build ferretdb "$(stage ferretdb "$(ferretdb_binary)")" localhost/cybercom-test/node:latest \
-      --build-arg "MONGOSH_VERSION=$mongosh_version"
+    local context
+    context="$(stage_ferretdb)"
+    build ferretdb "$context" localhost/cybercom-test/node:latest \
+      --build-arg "MONGOSH_VERSION=$mongosh_version" \
+      --build-arg "PG_BUILD_VERSION=$(dpkg-query -W -f='${Version}' postgresql-15)"
   fi
 }
 

@@ -123,7 +123,7 @@ step_ticker() {
 }
 
 # Compose v2's module carries go.mod directives that `go install pkg@version` refuses, so it is
-# built from a writable copy of the downloaded module, like FerretDB in ops/prepare-local.sh.
+# built from a writable copy of the downloaded module, like FerretDB in ops/build-engine.sh.
 step_compose() {
   local bin="$cache/bin/docker-compose-$compose_version"
   # A fresh checkout has no .cache: the plugin installed by an earlier run is as good.

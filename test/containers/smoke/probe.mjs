@@ -1,5 +1,6 @@
 // Runs inside the smoke network: reaches both servers by service name with TLS and a client
-// certificate, and does one real round trip on each. Exit status 0 only when both work.
+// certificate, and does one real round trip on each (and a few engine features on the database).
+// Exit status 0 only when all of it works.
 import { readFileSync } from 'node:fs';
 import amqp from 'amqplib';
 import { MongoClient } from 'mongodb';
@@ -38,5 +39,19 @@ const coll = client.db('smoke').collection('probe');
 await coll.insertOne({ _id: 'p', v: 1 });
 const doc = await coll.findOne({ _id: 'p' });
 if (doc?.v !== 1) throw new Error('database round trip failed');
-await client.close();
 console.log('probe: database round trip by service name over TLS: ok');
+
+// What the stand-in's engine (FerretDB v2 on PostgreSQL + DocumentDB) must do as the local
+// runtime's does: several accumulators in one $group, an index, and dropDatabase (which
+// DocumentDB runs through a connection back to its own cluster).
+await coll.insertMany([{ _id: 'q', v: 2 }, { _id: 'r', v: 3 }]);
+await coll.createIndex({ v: 1 });
+const [stats] = await coll.aggregate([{ $group: { _id: null, n: { $sum: 1 }, avg: { $avg: '$v' }, max: { $max: '$v' } } }]).toArray();
+if (stats?.n !== 3 || stats.avg !== 2 || stats.max !== 3) throw new Error(`$group answered ${JSON.stringify(stats)}`);
+const indexes = (await coll.indexes()).map((i) => i.name);
+if (!indexes.includes('v_1')) throw new Error(`indexes: ${indexes.join(', ')}`);
+await client.db('smoke').dropDatabase();
+const left = (await client.db('admin').admin().listDatabases()).databases.map((d) => d.name);
+if (left.includes('smoke')) throw new Error(`after dropDatabase: ${left.join(', ')}`);
+await client.close();
+console.log('probe: database engine (aggregation, index, dropDatabase): ok');
