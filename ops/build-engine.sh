@@ -6,6 +6,10 @@
 #   ops/build-engine.sh                  verify the sources, build what is missing or stale
 #   ops/build-engine.sh --check-sources  only find and verify the sources (changes nothing)
 #   ops/build-engine.sh --sources PATH   take the extension sources from PATH (also ENGINE_SOURCES)
+#   ops/build-engine.sh --legacy-ferretdb-v1
+#                                        only provide FerretDB v1 (SQLite) at .cache/bin/ferretdb-v1,
+#                                        which the installer needs to migrate an installation whose
+#                                        data is still in FerretDB v1's SQLite files
 #
 # Where the extension sources come from, first match wins:
 #   1. --sources PATH / ENGINE_SOURCES: a directory holding `<name>-*.tar.gz` archives or extracted
@@ -19,11 +23,16 @@
 # PostgreSQL's own directories (PGXS `make install`), and FerretDB into .cache/bin/ferretdb.
 # Built FerretDB binaries are kept in the user cache (CYBERCOM_CACHE_DIR, default
 # ~/.cache/cybercom-ts) so a fresh clone on the same machine does not rebuild.
+#
+# FerretDB v1 (earlier versions' engine, pinned in ops/deps/ferretdb-v1/go.mod) is needed only to
+# migrate their data: a v1 binary found at .cache/bin/ferretdb is kept as .cache/bin/ferretdb-v1
+# before v2 replaces it, and --legacy-ferretdb-v1 reuses that or builds v1 into the user cache.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pins_file="$repo_root/ops/deps/engine/sources.tsv"
 ferretdb_mod_dir="$repo_root/ops/deps/ferretdb"
+ferretdb_v1_mod_dir="$repo_root/ops/deps/ferretdb-v1"
 cache_dir="${CYBERCOM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cybercom-ts}"
 pg_major=15
 # Bumped whenever the build steps below change what they produce (forces a rebuild).
@@ -198,6 +207,26 @@ step_extensions() {
   log "extensions: built and installed (pg_cron, vector, documentdb; sources $SOURCE_ID)"
 }
 
+# Builds FerretDB from its Go module into $4: build_ferretdb_module MOD_DIR MODULE VERSION OUT.
+# The module zip lacks build/version/version.txt (generated in FerretDB's own repository); a
+# binary built without it does not start, so it is built from a writable copy with the file added.
+build_ferretdb_module() {
+  local pin_dir="$1" module="$2" version="$3" out="$4" mod_dir
+  command -v go >/dev/null 2>&1 || fail "ferretdb: Go >= 1.24 is needed to build FerretDB $version (https://go.dev/dl/)"
+  [[ -n $work_dir ]] || work_dir="$(mktemp -d "${TMPDIR:-/tmp}/cybercom-engine.XXXXXX")"
+  mod_dir="$(cd "$pin_dir" && GOFLAGS=-mod=mod go mod download "$module" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$module")"
+  [[ -n $mod_dir && -d $mod_dir ]] || fail "ferretdb: could not locate the module $module"
+  local copy="$work_dir/ferretdb-$version"
+  cp -R "$mod_dir" "$copy"
+  chmod -R u+w "$copy"
+  printf '%s\n' "$version" >"$copy/build/version/version.txt"
+  mkdir -p "$(dirname "$out")"
+  (cd "$copy" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$out.tmp" ./cmd/ferretdb) || fail "ferretdb: go build of $version failed"
+  "$out.tmp" --version >/dev/null || fail "ferretdb: the built $version binary does not run"
+  mv -f "$out.tmp" "$out"
+  log "ferretdb: built $version"
+}
+
 ferretdb_version() { sed -n 's/^require github.com\/FerretDB\/FerretDB\/v2 //p' "$ferretdb_mod_dir/go.mod"; }
 
 step_ferretdb() {
@@ -210,37 +239,69 @@ step_ferretdb() {
   fi
   local cached="$cache_dir/ferretdb-$version/ferretdb"
   if ! { [[ -x $cached ]] && "$cached" --version >/dev/null 2>&1; }; then
-    command -v go >/dev/null 2>&1 || fail "ferretdb: Go >= 1.24 is needed to build FerretDB $version (https://go.dev/dl/)"
-    local mod_dir
-    mod_dir="$(cd "$ferretdb_mod_dir" &&
-      GOFLAGS=-mod=mod go mod download github.com/FerretDB/FerretDB/v2 &&
-      GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' github.com/FerretDB/FerretDB/v2)"
-    [[ -n $mod_dir && -d $mod_dir ]] || fail "ferretdb: could not locate the FerretDB module"
-    # The module zip lacks build/version/version.txt (generated in FerretDB's own repository); a
-    # binary built without it does not start, so build from a writable copy with the file added.
-    local copy="$work_dir/ferretdb"
-    cp -R "$mod_dir" "$copy"
-    chmod -R u+w "$copy"
-    printf '%s\n' "$version" >"$copy/build/version/version.txt"
-    mkdir -p "$(dirname "$cached")"
-    (cd "$copy" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$cached.tmp" ./cmd/ferretdb) ||
-      fail "ferretdb: go build failed"
-    "$cached.tmp" --version >/dev/null || fail "ferretdb: the built binary does not run"
-    mv -f "$cached.tmp" "$cached"
-    log "ferretdb: built $version"
+    build_ferretdb_module "$ferretdb_mod_dir" github.com/FerretDB/FerretDB/v2 "$version" "$cached"
   fi
   mkdir -p "$(dirname "$bin")"
+  keep_legacy_ferretdb "$bin"
   cp -f "$cached" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
   printf '%s\n' "$version" >"$bin.build"
   log "ferretdb: installed $version into .cache/bin/ferretdb"
 }
 
+# FerretDB v1: only what migrating an installation's v1 SQLite data into the v2 engine needs.
+legacy_ferretdb_bin="$repo_root/.cache/bin/ferretdb-v1"
+
+ferretdb_v1_version() { sed -n 's/^require github.com\/FerretDB\/FerretDB //p' "$ferretdb_v1_mod_dir/go.mod"; }
+
+# True when $1 is a FerretDB v1 binary that runs (its .build marker, written by whoever built it
+# into .cache/bin, starts with "v1.").
+is_ferretdb_v1() { [[ -x $1 ]] && [[ "$(cat "$1.build" 2>/dev/null)" == v1.* ]] && "$1" --version >/dev/null 2>&1; }
+
+# Earlier versions built FerretDB v1 into .cache/bin/ferretdb: keep it (with its marker) as
+# .cache/bin/ferretdb-v1 before v2 replaces it, so an installation's v1 data can still be read.
+keep_legacy_ferretdb() {
+  local bin="$1"
+  is_ferretdb_v1 "$bin" || return 0
+  mv -f "$bin" "$legacy_ferretdb_bin"
+  mv -f "$bin.build" "$legacy_ferretdb_bin.build"
+  log "ferretdb: kept the FerretDB $(cat "$legacy_ferretdb_bin.build") binary as .cache/bin/ferretdb-v1 (to migrate v1 data)"
+}
+
+# --legacy-ferretdb-v1: .cache/bin/ferretdb-v1, from (first match) itself, a v1 binary still at
+# .cache/bin/ferretdb, the user cache, or a build of the pinned module (Go needed). Nothing else
+# of the engine is touched. The earlier versions' one-line _id index fix is not applied: it only
+# speeds up lookups by _id, and a migration reads each collection once, in order.
+step_legacy_ferretdb_v1() {
+  local version bin="$legacy_ferretdb_bin" current="$repo_root/.cache/bin/ferretdb"
+  version="$(ferretdb_v1_version)"
+  [[ -n $version ]] || fail "ferretdb v1: no pinned version in $ferretdb_v1_mod_dir/go.mod"
+  if is_ferretdb_v1 "$bin"; then
+    log "ferretdb v1: present ($(cat "$bin.build")) at .cache/bin/ferretdb-v1"
+    return 0
+  fi
+  mkdir -p "$(dirname "$bin")"
+  if is_ferretdb_v1 "$current"; then
+    cp -f "$current" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
+    cp -f "$current.build" "$bin.build"
+    log "ferretdb v1: copied $(cat "$bin.build") from .cache/bin/ferretdb to .cache/bin/ferretdb-v1"
+    return 0
+  fi
+  local cached="$cache_dir/ferretdb-$version/ferretdb"
+  if ! { [[ -x $cached ]] && "$cached" --version >/dev/null 2>&1; }; then
+    build_ferretdb_module "$ferretdb_v1_mod_dir" github.com/FerretDB/FerretDB "$version" "$cached"
+  fi
+  cp -f "$cached" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
+  printf '%s\n' "$version" >"$bin.build"
+  log "ferretdb v1: installed $version into .cache/bin/ferretdb-v1"
+}
+
 main() {
-  local check_only=0
+  local check_only=0 legacy_v1=0
   SOURCES_ARG=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --check-sources) check_only=1 ;;
+      --legacy-ferretdb-v1) legacy_v1=1 ;;
       --sources) [[ $# -ge 2 ]] || fail "--sources needs a path"; SOURCES_ARG="$2"; shift ;;
       --sources=*) SOURCES_ARG="${1#--sources=}" ;;
       -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -248,6 +309,10 @@ main() {
     esac
     shift
   done
+  if [[ $legacy_v1 -eq 1 ]]; then
+    step_legacy_ferretdb_v1
+    return 0
+  fi
   if [[ $check_only -eq 1 ]]; then
     verify_sources
     return 0

@@ -6,6 +6,7 @@ import { certificates } from './certificates.js';
 import { configuration } from './configuration.js';
 import { databaseUsers } from './database-users.js';
 import { images } from './images.js';
+import { migrateDatabase } from './migrate-database.js';
 import { preflightPorts } from './preflight-ports.js';
 import { preflightResources } from './preflight-resources.js';
 import { preflightRuntime } from './preflight-runtime.js';
@@ -27,6 +28,7 @@ export const INSTALL_STEPS: readonly Step[] = [
   certificates,
   serviceFiles,
   images,
+  migrateDatabase,
   startServices,
   databaseUsers,
   waitHealthy,

@@ -13,6 +13,7 @@ import { waitForPortFree } from '../../runtime/local/ports.js';
 import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js';
 import { startRabbitMq } from '../../runtime/local/rabbitmq.js';
 import { certificatePaths } from '../appliance/certificates.js';
+import { legacyMigrationPending } from '../appliance/database-migration.js';
 import { ensureDatabaseUsers } from '../appliance/database-users.js';
 import { apiListenPort, localListenAddress } from '../appliance/env-files.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
@@ -52,6 +53,11 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
     logFile: join(layout.databaseDir, `${kind ?? 'ferretdb'}.log`),
     port: config.ports.database,
     async start() {
+      // Earlier versions' FerretDB v1 files are not read by this engine: starting it would serve
+      // an empty database. The installer migrates them first.
+      if (legacyMigrationPending(layout)) {
+        throw new Error(`${layout.databaseDir} holds FerretDB v1 data that is not migrated yet: run ./installer --dir ${layout.root} to migrate it`);
+      }
       const handle = await startMongoWire({
         dir: layout.databaseDir,
         caFile: ca.certFile,

@@ -19,11 +19,11 @@ export interface RunResult {
   output: string;
 }
 
-/** Runs a repository executable (./installer, ops/...) to completion. */
-export function runTool(tool: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<RunResult> {
+/** Runs a repository executable (./installer, ops/...) to completion; `root`: another checkout's. */
+export function runTool(tool: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000, root = REPO): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(join(REPO, tool), args, {
-      cwd: REPO,
+    const child = spawn(join(root, tool), args, {
+      cwd: root,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
