@@ -41,14 +41,8 @@ recipe=1
 log() { printf 'build-engine: %s\n' "$*"; }
 fail() { printf 'build-engine: ERROR: %s\n' "$*" >&2; exit 1; }
 
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then "$@"
-  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
-  else fail "need root to run: $*"
-  fi
-}
-
-deb_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+# shellcheck source=lib/debian-packages.sh
+source "$repo_root/ops/lib/debian-packages.sh"
 
 # Debian packages: PostgreSQL itself, the extensions DocumentDB requires that Debian has (PostGIS,
 # RUM), and what building the others needs. Not postgresql-15-cron: its 1.4 cannot run DocumentDB's
@@ -58,25 +52,9 @@ ENGINE_PACKAGES=(build-essential pkg-config "postgresql-$pg_major" "postgresql-s
   libintelrdfpmath-dev libkrb5-dev ca-certificates curl)
 
 step_packages() {
-  local missing=() pkg
-  for pkg in "${ENGINE_PACKAGES[@]}"; do deb_installed "$pkg" || missing+=("$pkg"); done
-  if [[ ${#missing[@]} -eq 0 ]]; then
-    log "packages: present (postgresql $(dpkg-query -W -f='${Version}' "postgresql-$pg_major"))"
-    return 0
-  fi
-  as_root apt-get update -qq
-  local guard=0
-  # Packaged services must not start on install: the runtime starts its own private cluster.
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null
-    as_root chmod 0755 /usr/sbin/policy-rc.d
-    guard=1
-  fi
-  local status=0
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
-  [[ $guard -eq 1 ]] && as_root rm -f /usr/sbin/policy-rc.d
-  [[ $status -eq 0 ]] || fail "apt-get install ${missing[*]} failed"
-  log "packages: installed ${missing[*]}"
+  apt_install "${ENGINE_PACKAGES[@]}"
+  if [[ ${#APT_INSTALLED[@]} -gt 0 ]]; then log "packages: installed ${APT_INSTALLED[*]}"; fi
+  log "packages: present (postgresql $(dpkg-query -W -f='${Version}' "postgresql-$pg_major"))"
 }
 
 # The content hash of an extracted source tree (see ops/deps/engine/sources.tsv).

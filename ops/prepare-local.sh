@@ -14,39 +14,8 @@ cd "$repo_root"
 log() { printf 'prepare-local: %s\n' "$*"; }
 fail() { printf 'prepare-local: ERROR: %s\n' "$*" >&2; exit 1; }
 
-# Run a command as root (directly, or through sudo when available).
-as_root() {
-  if [[ $(id -u) -eq 0 ]]; then "$@"
-  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
-  else fail "need root to run: $*"
-  fi
-}
-
-deb_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-
-apt_updated=0
-# Installs the given Debian packages that are missing; runs `apt-get update` at most once.
-# Services in these packages must not start on install (we start our own instances), hence the
-# policy-rc.d guard, which is only added when the system has none.
-apt_install() {
-  local missing=() pkg
-  for pkg in "$@"; do deb_installed "$pkg" || missing+=("$pkg"); done
-  [[ ${#missing[@]} -eq 0 ]] && return 0
-  if [[ $apt_updated -eq 0 ]]; then
-    as_root apt-get update -qq
-    apt_updated=1
-  fi
-  local guard=0
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null
-    as_root chmod 0755 /usr/sbin/policy-rc.d
-    guard=1
-  fi
-  local status=0
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
-  [[ $guard -eq 1 ]] && as_root rm -f /usr/sbin/policy-rc.d
-  [[ $status -eq 0 ]] || fail "apt-get install ${missing[*]} failed"
-}
+# shellcheck source=lib/debian-packages.sh
+source "$repo_root/ops/lib/debian-packages.sh"
 
 step_rabbitmq() {
   if deb_installed rabbitmq-server; then
