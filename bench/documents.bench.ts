@@ -24,7 +24,7 @@ import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
-import { runLoad, type LoadResult } from './load.js';
+import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -196,63 +196,44 @@ async function main(): Promise<void> {
     const site = (i: number) => `site-${i % SITES}`;
     const results: string[] = [];
 
+    /** One GET phase: fresh API and baseline processes, a warm-up of each, then the measured runs. */
+    const compareGets = async (name: string, apiUrl: (i: number) => string, baseUrl: (i: number) => string): Promise<void> => {
+      const a = await startApi();
+      const b = await startBase();
+      const viaApi = (i: number): RequestSpec => ({ method: 'GET', url: apiUrl(i), headers: auth });
+      const viaBase = (i: number): RequestSpec => ({ method: 'GET', url: baseUrl(i) });
+      await runLoad(200, CONCURRENCY, viaApi, 200, WARMUP_MS);
+      await runLoad(200, CONCURRENCY, viaBase, 200, WARMUP_MS);
+      const r = await runLoad(REQUESTS, CONCURRENCY, viaApi, 200, BUDGET_MS);
+      const rb = await runLoad(REQUESTS, CONCURRENCY, viaBase, 200, BUDGET_MS);
+      results.push(row(name, r, rb));
+      await stop(a.child);
+      await stop(b.child);
+    };
+    const query = (value: unknown): string => encodeURIComponent(JSON.stringify(value));
+
     // (a) filtered pages of 50
     if (PHASES.has('a')) {
-      const a = await startApi();
-      const b = await startBase();
-      const q = (i: number) => encodeURIComponent(JSON.stringify({ filter: { site: site(i) } }));
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }), 200, WARMUP_MS);
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/page?site=${site(i)}` }), 200, WARMUP_MS);
-      const r = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }), 200, BUDGET_MS);
-      const rb = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/page?site=${site(i)}` }), 200, BUDGET_MS);
-      results.push(row('(a) GET page of 50, indexed filter', r, rb));
-      await stop(a.child);
-      await stop(b.child);
+      await compareGets('(a) GET page of 50, indexed filter', (i) => `${api}?page_size=50&query=${query({ filter: { site: site(i) } })}`, (i) => `${base}/page?site=${site(i)}`);
     }
 
+    // (a') a page filtered on _id: the API's own overhead when the database answers fast
     if (PHASES.has("a'")) {
-      const a = await startApi();
-      const b = await startBase();
-
       const id = (i: number) => ids[i % ids.length] as string;
-      const qid = (i: number) => encodeURIComponent(JSON.stringify({ filter: { _id: { $oid: id(i) } } }));
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${qid(i)}`, headers: auth }), 200, WARMUP_MS);
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/by-id?id=${id(i)}` }), 200, WARMUP_MS);
-      const ri = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${qid(i)}`, headers: auth }), 200, BUDGET_MS);
-      const rbi = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/by-id?id=${id(i)}` }), 200, BUDGET_MS);
-      results.push(row("(a') GET filter on _id (pushed down)", ri, rbi));
-      await stop(a.child);
-      await stop(b.child);
+      await compareGets("(a') GET filter on _id", (i) => `${api}?page_size=50&query=${query({ filter: { _id: { $oid: id(i) } } })}`, (i) => `${base}/by-id?id=${id(i)}`);
     }
 
     // (r) range filter + sort on an indexed field, pages of 50
     if (PHASES.has('r')) {
-      const a = await startApi();
-      const b = await startBase();
       // Thresholds spread over the collection: each page is the 50 records after a random point.
       const from = (i: number) => (i * 7919) % RECORDS;
-      const q = (i: number) => encodeURIComponent(JSON.stringify({ filter: { n: { $gt: from(i) } }, sort: { n: 1 } }));
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }), 200, WARMUP_MS);
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/range?gt=${from(i)}` }), 200, WARMUP_MS);
-      const r = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}?page_size=50&query=${q(i)}`, headers: auth }), 200, BUDGET_MS);
-      const rb = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/range?gt=${from(i)}` }), 200, BUDGET_MS);
-      results.push(row('(r) GET page of 50, range + sort', r, rb));
-      await stop(a.child);
-      await stop(b.child);
+      await compareGets('(r) GET page of 50, range + sort', (i) => `${api}?page_size=50&query=${query({ filter: { n: { $gt: from(i) } }, sort: { n: 1 } })}`, (i) => `${base}/range?gt=${from(i)}`);
     }
 
     // (d) one record by its _id, the record URL a script uses
     if (PHASES.has('d')) {
-      const a = await startApi();
-      const b = await startBase();
       const id = (i: number) => ids[(i * 31) % ids.length] as string;
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}${id(i)}/`, headers: auth }), 200, WARMUP_MS);
-      await runLoad(200, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/record?id=${id(i)}` }), 200, WARMUP_MS);
-      const r = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${api}${id(i)}/`, headers: auth }), 200, BUDGET_MS);
-      const rb = await runLoad(REQUESTS, CONCURRENCY, (i) => ({ method: 'GET', url: `${base}/record?id=${id(i)}` }), 200, BUDGET_MS);
-      results.push(row('(d) GET one record by _id', r, rb));
-      await stop(a.child);
-      await stop(b.child);
+      await compareGets('(d) GET one record by _id', (i) => `${api}${id(i)}/`, (i) => `${base}/record?id=${id(i)}`);
     }
 
     // (b) the whole collection streamed, in fresh processes so peak RSS belongs to this test
