@@ -2,7 +2,7 @@
  * Dumping and loading every application database (the service's own: users, sessions, task
  * results and history; the catalog; the data store) through the driver, as Extended JSON in
  * canonical mode (types survive: ObjectId, dates, decimals, binary), one document per line, plus
- * each collection's index definitions. No mongodump needed, and it works with FerretDB.
+ * each collection's index definitions. No mongodump needed, and it works with FerretDB too.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -72,7 +72,7 @@ async function insertBatches(client: MongoClient, dbName: string, colName: strin
 
 /**
  * Replaces each dumped collection by its dumped content (collections not in the dump are left
- * alone). Indexes the server cannot create (e.g. TTL indexes on FerretDB) are reported, not fatal.
+ * alone). Indexes the server cannot create (an index type the engine lacks) are reported, not fatal.
  */
 export async function loadDatabases(client: MongoClient, dir: string, warn: (text: string) => void): Promise<DatabaseInventory> {
   const inventory: DatabaseInventory = {};
