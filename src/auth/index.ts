@@ -41,7 +41,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   });
   const throttle = new LoginThrottle({ maxFailures: settings.loginMaxFailures, windowSeconds: settings.loginWindowSeconds });
   const passport = createPassport(accounts);
-  const session = createSessionParts(settings, mongo, db.databaseName);
+  const session = await createSessionParts(settings, mongo, db.databaseName);
   const profiles = new Profiles(models, accounts, tokens);
 
   return {

@@ -1,8 +1,12 @@
 /**
  * Browser sessions: express-session with the store in the service database (connect-mongo).
- * Expired sessions are removed by the database itself through a TTL index on `expires`
- * (`autoRemove: 'native'`; MongoDB and FerretDB/DocumentDB both run TTL deletes in the background),
- * and a session past its expiry is never loaded even before that delete has run. Cookie
+ * Expired sessions are removed by the database itself through a TTL index on `expires` (MongoDB
+ * and FerretDB/DocumentDB both run TTL deletes in the background), and a session past its expiry
+ * is never loaded even before that delete has run. The index is made at start-up, with the other
+ * indexes of the service database, not by the store: the store would make it in a promise that
+ * nothing awaits (an unhandled rejection when the database blips during start-up, and a store
+ * that stays broken), and its alternative, a periodic sweep, sends unacknowledged (w:0) deletes,
+ * which FerretDB answers against the protocol, leaving a pooled connection one reply behind. Cookie
  * `sessionid`: HttpOnly, SameSite=Lax, Secure whenever the request came over HTTPS (`secure:
  * 'auto'` follows express's trust-proxy setting). Anonymous requests never create a session
  * (saveUninitialized: false), and requests with an API token or JWT skip the session entirely, so
@@ -12,7 +16,7 @@ import type { RequestHandler } from 'express';
 import cookieParser from 'cookie-parser';
 import session, { type SessionOptions } from 'express-session';
 import MongoStore from 'connect-mongo';
-import type { MongoClient } from 'mongodb';
+import { MongoServerError, type MongoClient } from 'mongodb';
 import { parseAuthorization } from './authorization-header.js';
 
 export const SESSION_COOKIE = 'sessionid';
@@ -49,13 +53,22 @@ export interface SessionSettings {
   sessionMaxAgeSeconds: number;
 }
 
-export function createSessionParts(settings: SessionSettings, client: MongoClient, databaseName: string): SessionParts {
+export async function createSessionParts(settings: SessionSettings, client: MongoClient, databaseName: string): Promise<SessionParts> {
+  await client
+    .db(databaseName)
+    .collection(SESSION_COLLECTION)
+    .createIndex({ expires: 1 }, { expireAfterSeconds: 0 })
+    .catch((err: unknown) => {
+      // An engine without TTL indexes (NotImplemented) keeps expired sessions on disk, but they are
+      // still never loaded; anything else (the database unreachable) fails the start-up.
+      if (!(err instanceof MongoServerError && err.code === 238)) throw err;
+    });
   const store = MongoStore.create({
     client,
     dbName: databaseName,
     collectionName: SESSION_COLLECTION,
     ttl: settings.sessionMaxAgeSeconds,
-    autoRemove: 'native',
+    autoRemove: 'disabled',
     touchAfter: TOUCH_AFTER_SECONDS,
   });
   const options: SessionOptions = {
@@ -86,8 +99,7 @@ export function createSessionParts(settings: SessionSettings, client: MongoClien
     options,
     async stop() {
       // MongoStore.close() would also close the shared driver client, which belongs to the
-      // service; with native expiry the store has no timer, so only its set-up (the TTL index)
-      // is waited for, so nothing of it runs on a closed client.
+      // service; the store has no timer, so only its own set-up is waited for.
       await store.collectionP.catch(() => undefined);
     },
   };

@@ -9,6 +9,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
+import { legacyFerretDbArgs } from '../../src/ops/appliance/database-migration.js';
 import { keyMaterialPaths } from '../../src/pki/files.js';
 import { freePort, waitForPort } from '../../src/runtime/local/ports.js';
 import { startMongoWire, type MongoWireHandle } from '../../src/runtime/local/mongo-wire.js';
@@ -145,22 +146,14 @@ async function startLocalEngine(o: PrivateMongoOptions): Promise<PrivateMongo> {
 async function startFerretDbV1(o: PrivateMongoOptions & { ferretDbV1Bin: string }): Promise<PrivateMongo> {
   const { ca, server } = certs(o.certDir);
   const port = await freePort();
-  const args = [
-    '--handler=sqlite',
-    `--sqlite-url=file:${join(o.dir, 'data')}/`,
-    `--state-dir=${join(o.dir, 'state')}`,
-    '--listen-addr=',
-    `--listen-tls=127.0.0.1:${port}`,
-    `--listen-tls-cert-file=${server.certFile}`,
-    `--listen-tls-key-file=${server.keyFile}`,
-    `--listen-tls-ca-file=${ca.certFile}`,
-    '--test-enable-new-auth',
-    `--setup-database=${AUTH_SOURCE}`,
-    '--telemetry=disable',
-    '--debug-addr=-',
-    '--log-level=info',
-    '--log-format=text',
-  ];
+  const args = legacyFerretDbArgs({
+    dataDir: join(o.dir, 'data'),
+    stateDir: join(o.dir, 'state'),
+    port,
+    certFile: server.certFile,
+    keyFile: server.keyFile,
+    clientCaFile: ca.certFile,
+  });
   await mkdir(join(o.dir, 'data'), { recursive: true });
   await mkdir(join(o.dir, 'state'), { recursive: true });
   const env = { ...process.env, FERRETDB_SETUP_USERNAME: o.username, FERRETDB_SETUP_PASSWORD: o.password };

@@ -204,6 +204,32 @@ function adminClient(port: number, tls: TlsFiles, secrets: Secrets): MongoClient
   });
 }
 
+/**
+ * The command line earlier versions ran FerretDB v1 with: SQLite files in `dataDir`, TLS only with
+ * client certificates from `clientCaFile`, SCRAM users (the setup user's name and password come
+ * from the environment, FERRETDB_SETUP_USERNAME/PASSWORD, never argv).
+ */
+export function legacyFerretDbArgs(o: { dataDir: string; stateDir: string; port: number; certFile: string; keyFile: string; clientCaFile: string }): string[] {
+  return [
+    '--handler=sqlite',
+    // A directory URI with a trailing slash, as FerretDB v1 requires.
+    `--sqlite-url=file:${o.dataDir}/`,
+    `--state-dir=${o.stateDir}`,
+    '--listen-addr=',
+    `--listen-tls=127.0.0.1:${o.port}`,
+    `--listen-tls-cert-file=${o.certFile}`,
+    `--listen-tls-key-file=${o.keyFile}`,
+    `--listen-tls-ca-file=${o.clientCaFile}`,
+    // v1's SCRAM users live in its own tables; the setup user is created with a new data directory.
+    '--test-enable-new-auth',
+    `--setup-database=${ACCOUNTS.authSource}`,
+    '--telemetry=disable',
+    '--debug-addr=-',
+    '--log-level=info',
+    '--log-format=text',
+  ];
+}
+
 interface LegacyServer {
   port: number;
   stop(): Promise<void>;
@@ -219,24 +245,7 @@ async function startLegacyFerretDb(binary: string, dataDir: string, workDir: str
   const stateDir = join(workDir, 'ferretdb-v1-state');
   const logFile = join(workDir, 'ferretdb-v1.log');
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
-  const args = [
-    '--handler=sqlite',
-    // A directory URI with a trailing slash, as FerretDB v1 requires.
-    `--sqlite-url=file:${dataDir}/`,
-    `--state-dir=${stateDir}`,
-    '--listen-addr=',
-    `--listen-tls=127.0.0.1:${port}`,
-    `--listen-tls-cert-file=${tls.certFile}`,
-    `--listen-tls-key-file=${tls.keyFile}`,
-    `--listen-tls-ca-file=${tls.clientCaFile}`,
-    // v1's SCRAM users live in its own tables; the setup user already exists in the old files.
-    '--test-enable-new-auth',
-    `--setup-database=${ACCOUNTS.authSource}`,
-    '--telemetry=disable',
-    '--debug-addr=-',
-    '--log-level=info',
-    '--log-format=text',
-  ];
+  const args = legacyFerretDbArgs({ dataDir, stateDir, port, certFile: tls.certFile, keyFile: tls.keyFile, clientCaFile: tls.clientCaFile });
   // The credentials go through the environment, not argv (public in `ps`).
   const env = { ...process.env, FERRETDB_SETUP_USERNAME: ACCOUNTS.database.admin, FERRETDB_SETUP_PASSWORD: secrets.DB_ADMIN_PASSWORD };
   let server: ManagedProcess | undefined;
