@@ -28,6 +28,18 @@ import { normalizePermissions, type FormPayload } from './permission-field.js';
 /** Stored fields no form may write. */
 const SERVER_ONLY = ['_id', 'password', 'date_joined', 'last_login'];
 
+/**
+ * What each role may write through the user form, by field: a payload key counts by its root
+ * (`is_superuser`, `is_superuser.0`, `is_superuser[0]`, `groups.3` ...), so no flattened or nested
+ * form of a field slips past the list. Everything else the form sends is dropped.
+ */
+const STAFF_WRITABLE = new Set(['username', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'groups', 'permissions']);
+const SUPERUSER_WRITABLE = new Set([...STAFF_WRITABLE, 'is_superuser']);
+
+function fieldRoot(key: string): string {
+  return key.split(/[.[]/, 1)[0] ?? key;
+}
+
 const NEW_USER_FIELDS = ['username', 'newPassword', 'email', 'first_name', 'last_name', 'is_staff', 'is_superuser', 'groups', 'permissions'];
 
 /** Password hashes made by a before-hook, waiting for the create/update of the same request. */
@@ -81,10 +93,8 @@ function beforeSave(deps: AdminDeps, creating: boolean) {
   return async (request: ActionRequest, context: ActionContext): Promise<ActionRequest> => {
     if (request.method !== 'post') return request;
     const submitted: FormPayload = { ...(request.payload ?? {}) };
-    let payload: FormPayload = Object.fromEntries(
-      Object.entries(submitted).filter(([key]) => !SERVER_ONLY.some((f) => key === f || key.startsWith(`${f}.`)) && key !== 'newPassword'),
-    );
-    if (!actorIsSuperuser(context)) delete payload.is_superuser;
+    const writable = actorIsSuperuser(context) ? SUPERUSER_WRITABLE : STAFF_WRITABLE;
+    let payload: FormPayload = Object.fromEntries(Object.entries(submitted).filter(([key]) => writable.has(fieldRoot(key))));
 
     const username = typeof payload.username === 'string' ? payload.username : String(context.record?.params.username ?? '');
     if (creating || payload.username !== undefined) {

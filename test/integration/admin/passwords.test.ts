@@ -160,6 +160,24 @@ describe('staff who are not superusers', () => {
     expect((await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'climber' }))?.is_superuser).toBe(false);
   });
 
+  it('cannot make itself or anyone a superuser through the flattened or nested keys the admin accepts', async () => {
+    const self = await userId(app, 'staffer');
+    const attempts: Record<string, string>[] = [
+      { 'is_superuser.0': 'true' },
+      { 'is_superuser.0': 'true', 'is_superuser.1': 'true' },
+      { 'is_superuser.x': 'true' },
+      { 'is_superuser[0]': 'true' },
+    ];
+    for (const extra of attempts) {
+      await adminApiPost(staff, `/resources/User/records/${self}/edit`, { username: 'staffer', ...extra });
+      const stored = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'staffer' });
+      expect(stored?.is_superuser, JSON.stringify(extra)).toBe(false);
+      expect(Object.keys(stored ?? {}).filter((k) => k.startsWith('is_superuser')), JSON.stringify(extra)).toEqual(['is_superuser']);
+    }
+    await adminApiPost(staff, '/resources/User/actions/new', { username: 'climber2', newPassword: 'climber-pass-2', 'is_superuser.0': 'true' });
+    expect((await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'climber2' }))?.is_superuser).toBe(false);
+  });
+
   it("cannot change a superuser's password or account", async () => {
     const id = await userId(app, 'root');
     const before = await storedHash(app, 'root');
