@@ -18,5 +18,8 @@ export function safeNextPath(candidate: unknown, fallback = DEFAULT_AFTER_LOGIN)
     return fallback;
   }
   if (resolved.origin !== base.origin) return fallback;
+  // Dot segments can leave "//host" after normalisation ("/.//evil.com"): the Location header
+  // would then be protocol-relative again.
+  if (resolved.pathname.startsWith('//')) return fallback;
   return resolved.pathname + resolved.search + resolved.hash;
 }

@@ -86,6 +86,14 @@ describe('login page and form', () => {
     });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/api/');
+    // Paths that become protocol-relative only after dot segments are resolved.
+    for (const next of ['/.//evil.example', '/a/..//evil.example', '/%2e//evil.example']) {
+      const again = new Browser(app.url);
+      const form = await again.get('/api/auth/login/', { accept: 'text/html' });
+      const answer = await again.postForm('/api/auth/login/', { username: 'sam', password: 'sam-pass-123', csrfmiddlewaretoken: hiddenField(form.text, 'csrfmiddlewaretoken'), next });
+      expect(answer.status, next).toBe(302);
+      expect(answer.headers.get('location'), next).toBe('/api/');
+    }
   });
 
   it('refuses a form post without the CSRF cookie/field pair', async () => {

@@ -24,6 +24,11 @@ describe('safeNextPath', () => {
     undefined,
     ['/api/'],
     '/' + 'a'.repeat(3000),
+    // Same-site before normalisation, protocol-relative after it.
+    '/.//evil.com',
+    '/a/..//evil.com',
+    '/%2e//evil.com',
+    '/././/evil.com/x?y=1',
   ])('falls back for %j', (input) => {
     expect(safeNextPath(input)).toBe('/api/');
   });
