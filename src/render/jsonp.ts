@@ -24,13 +24,34 @@ const REFUSED_NAMES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Globals whose members run or load code, navigate, or write into the page when called with our
+ * JSON (`document.write(...)`, `Function(...)`, `location.assign(...)`): refused as the first
+ * segment of a callback. A page's own callback is its own function or object, never one of these.
+ */
+const REFUSED_ROOTS: ReadonlySet<string> = new Set([
+  'document', 'window', 'self', 'top', 'parent', 'frames', 'opener', 'globalThis', 'global',
+  'location', 'history', 'navigator', 'Function', 'AsyncFunction', 'GeneratorFunction', 'Reflect',
+  'Proxy', 'Object', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'open', 'importScripts',
+  'postMessage', 'fetch', 'XMLHttpRequest', 'WebSocket', 'Worker', 'SharedWorker', 'alert', 'confirm', 'prompt',
+  'execScript', 'require', 'process', 'module',
+]);
+
+/** Members every object or function has, through which a path reaches the Function constructor. */
+const REFUSED_MEMBERS: ReadonlySet<string> = new Set([
+  'constructor', '__proto__', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
+  '__lookupSetter__', 'call', 'apply', 'bind',
+]);
+
+/**
  * A JSONP callback is pasted into a script, so only a dotted path of plain ASCII identifiers is
- * accepted (at most 128 characters, no reserved word in any segment); callers answer 400 for
- * anything else.
+ * accepted (at most 128 characters, no reserved word in any segment, no code-running global at
+ * its root and no prototype member anywhere); callers answer 400 for anything else.
  */
 export function isValidJsonpCallback(name: string): boolean {
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_CALLBACK_LENGTH) return false;
-  return name.split('.').every((segment) => IDENTIFIER.test(segment) && !REFUSED_NAMES.has(segment));
+  const segments = name.split('.');
+  if (REFUSED_ROOTS.has(segments[0] as string)) return false;
+  return segments.every((segment) => IDENTIFIER.test(segment) && !REFUSED_NAMES.has(segment) && !REFUSED_MEMBERS.has(segment));
 }
 
 /**

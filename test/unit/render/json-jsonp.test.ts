@@ -99,6 +99,22 @@ describe('JSONP callback names', () => {
     'a.delete',
     'eval',
     'x'.repeat(129),
+    // Sinks and ways to reach the Function constructor: calling them with our JSON runs code.
+    'document.write',
+    'document.writeln',
+    'Function',
+    'x.constructor.constructor',
+    'a.constructor',
+    'a.__proto__.b',
+    'window.location.assign',
+    'self.eval',
+    'top.location.replace',
+    'globalThis.setTimeout',
+    'setInterval',
+    'location.assign',
+    'window.open',
+    'Reflect.apply',
+    'importScripts',
   ])('refuses %j', (name) => {
     expect(isValidJsonpCallback(name)).toBe(false);
   });
