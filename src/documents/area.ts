@@ -40,12 +40,15 @@ export function createDocumentAreas(settings: Settings, mongo: MongoClient, serv
   const internal = [settings.serviceDatabase];
   const catalogNames = settings.catalogDatabases;
   const isCatalog = (db: string): boolean => catalogNames.includes(db);
+  // MongoDB refuses two databases whose names differ only in case, so "Catalog" can only ever be
+  // the catalog database (or fail): never the data store's.
+  const isCatalogInAnyCase = (db: string): boolean => catalogNames.some((name) => name.toLowerCase() === db.toLowerCase());
   const safeRequired = new Set(settings.safeMethodPermRequired);
   const dataStore = new DocumentArea(
     'data_store',
     store,
     { anonymousRead: settings.dataStoreAnonymous, safeMethodPermRequired: safeRequired },
-    (db) => !isReservedDatabase(db, internal) && !isCatalog(db),
+    (db) => !isReservedDatabase(db, internal) && !isCatalogInAnyCase(db),
     [],
     true,
   );

@@ -102,6 +102,9 @@ const cases: Case[] = [
   { name: 'create config', method: 'POST', path: () => `${BASE}/`, options: { body: { database: 'config' } }, status: 400 },
   { name: 'delete local', method: 'POST', path: () => `${BASE}/`, options: { body: { database: 'local', action: 'delete' } }, status: 400 },
   { name: 'delete the service database', method: 'POST', path: () => `${BASE}/`, options: () => ({ body: { database: app.ctx.settings.serviceDatabase, action: 'delete' } }), status: 400 },
+  // A catalog database in another case is the same database to MongoDB: not the data store's.
+  { name: 'create the catalog database in another case', method: 'POST', path: () => `${BASE}/`, options: { body: { database: 'Catalog' } }, status: 400 },
+  { name: 'create the service database in another case', method: 'POST', path: () => `${BASE}/`, options: () => ({ body: { database: app.ctx.settings.serviceDatabase.toUpperCase() } }), status: 400 },
   { name: 'read admin', method: 'GET', path: () => `${BASE}/admin/`, status: 404 },
   { name: 'read admin.system.users', method: 'GET', path: () => `${BASE}/admin/system.users/`, status: 400 },
   { name: 'collection name with $', method: 'POST', path: () => `${BASE}/${db}/`, options: { body: { collection: 'a$b' } }, status: 400, code: 'invalid_name' },
