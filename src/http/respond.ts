@@ -69,6 +69,8 @@ function jsonpCallback(req: Request): string | undefined {
 }
 
 export function pageContext(req: Request, res: Response): PageContext & { callback?: string } {
+  // What a signed-in caller receives is theirs: no shared or browser cache may keep it.
+  if (req.principal?.username && !res.headersSent && !res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
   const opts = pageOptions(res);
   const ctx: PageContext & { callback?: string } = {
     title: opts.title,

@@ -331,6 +331,18 @@ describe('formats', () => {
     expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8');
   });
 
+  it('marks answers to a signed-in caller as not storable, and leaves anonymous ones alone', async () => {
+    for (const path of [`${BASE}/`, `${BASE}/${db}/samples/?page_size=1`, `${BASE}/${db}/samples/?format=xml`]) {
+      const res = await get(path, { accept: '*/*' });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+    }
+    const refused = await get(`${BASE}/${db}/nope/`);
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    const anonymous = await call(app.url, 'GET', '/api/health/');
+    expect(anonymous.headers.get('cache-control')).toBeNull();
+  });
+
   it('refuses an unknown format with a JSON error', async () => {
     const res = await get(`${BASE}/${db}/samples/?format=yaml`, { accept: '*/*' });
     expect(res.status).toBe(400);
