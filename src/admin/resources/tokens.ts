@@ -37,13 +37,18 @@ interface IssuedKey {
   key: string;
 }
 
+/** Throws 403 unless the actor may manage tokens of this user (only superusers manage superusers'). */
+async function assertMayManageTokenOf(deps: AdminDeps, userId: unknown, context: ActionContext): Promise<void> {
+  if (actorIsSuperuser(context)) return;
+  const user = await deps.models.User.findById(String(userId), { is_superuser: 1 }).lean().exec();
+  if (user?.is_superuser) throw forbidden("Only a superuser may issue, rotate or revoke a superuser's token.", 'superuser_only');
+}
+
 /** Creates the user's token or replaces its key; only superusers may do it for superusers. */
 async function issueFor(deps: AdminDeps, userId: Types.ObjectId | string, context: ActionContext): Promise<IssuedKey> {
   const user = await deps.models.User.findById(userId, { username: 1, is_superuser: 1 }).lean().exec();
   if (user === null) throw notFound('No such user.', 'no_such_user');
-  if (user.is_superuser && !actorIsSuperuser(context)) {
-    throw forbidden("Only a superuser may issue or rotate a superuser's token.", 'superuser_only');
-  }
+  await assertMayManageTokenOf(deps, user._id, context);
   const key = newTokenKey();
   await deps.models.Token.updateOne({ user: user._id }, { $set: { key, created: new Date() } }, { upsert: true }).exec();
   return { username: user.username, key };
@@ -64,7 +69,15 @@ export function tokenResource(deps: AdminDeps): { resource: TokenResource; optio
       actions: {
         new: { isAccessible: false, isVisible: false },
         edit: { isAccessible: false, isVisible: false },
-        delete: { guard: 'Revoke this token? Scripts using it stop working.' },
+        delete: {
+          guard: 'Revoke this token? Scripts using it stop working.',
+          before: async (request: ActionRequest, context: ActionContext) => {
+            await assertMayManageTokenOf(deps, context.record?.params.user, context);
+            return request;
+          },
+        },
+        // One token at a time, so each revocation passes the check above.
+        bulkDelete: { isAccessible: false, isVisible: false },
         issue: {
           actionType: 'resource',
           icon: 'Plus',

@@ -80,6 +80,18 @@ describe('tokens', () => {
     expect(await tokenDoc('root')).toBeNull();
   });
 
+  it("does not let staff revoke a superuser's token, one by one or in bulk", async () => {
+    await app.users.tokenFor('root');
+    const doc = await tokenDoc('root');
+    const id = doc?._id.toString() as string;
+    const staff = await adminBrowser(app, 'staffer', 'staff-pass-123');
+    const single = await adminApiPost(staff, `/resources/Token/records/${id}/delete`, {});
+    expect(single.status === 403 || single.json?.notice?.type === 'error', single.text).toBe(true);
+    const bulk = await adminApiPost(staff, `/resources/Token/bulk/bulkDelete?recordIds=${id}`, {});
+    expect(bulk.status === 403 || bulk.status === 404 || bulk.json?.notice?.type === 'error', bulk.text).toBe(true);
+    expect((await tokenDoc('root'))?.key).toBe(doc?.key);
+  });
+
   it('cannot be created or edited as a form', async () => {
     const res = await adminApiPost(root, '/resources/Token/actions/new', { key: 'a'.repeat(40), user: 'x' });
     expect(res.json.notice.type).toBe('error');
