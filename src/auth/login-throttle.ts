@@ -3,6 +3,10 @@
  * client address, within `windowSeconds`, further attempts (even correct ones) get 429 until the
  * oldest failure leaves the window. Applies to /auth/login/ and /token/.
  *
+ * Attempts count from the moment they start (`begin`), not when their slow password check ends:
+ * otherwise many simultaneous guesses would all pass the check before the first failure is
+ * recorded. An attempt in flight holds one place under the limit until it ends.
+ *
  * The counters live in this API process only: with several API processes behind a proxy each
  * keeps its own, so the effective limit is multiplied by the number of processes.
  */
@@ -18,9 +22,19 @@ const MAX_TRACKED_KEYS = 50_000;
 /** Usernames are stored capped: a megabyte-long "username" must not cost a megabyte. */
 const MAX_KEY_LENGTH = 200;
 
+/** One login attempt between `begin` and its outcome; each method may be called once. */
+export interface LoginAttempt {
+  failed(): void;
+  succeeded(): void;
+  /** Ended without an outcome (an error before the password was judged). */
+  abandoned(): void;
+}
+
 export class LoginThrottle {
   /** key → failure timestamps (ms), oldest first */
   private readonly failures = new Map<string, number[]>();
+  /** key → attempts started and not yet ended */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
     private readonly settings: ThrottleSettings,
@@ -45,14 +59,47 @@ export class LoginThrottle {
     let retryAfterMs = 0;
     for (const key of this.keys(username, ip)) {
       const list = this.recent(key);
+      const pending = this.inFlight.get(key) ?? 0;
       if (list.length >= this.settings.maxFailures) {
         const oldestRelevant = list[list.length - this.settings.maxFailures] as number;
         retryAfterMs = Math.max(retryAfterMs, oldestRelevant + this.settings.windowSeconds * 1000 - this.now());
+      } else if (list.length + pending >= this.settings.maxFailures) {
+        // Locked only while attempts are in flight: they end within seconds.
+        retryAfterMs = Math.max(retryAfterMs, 1000);
       }
     }
     if (retryAfterMs > 0) {
       throw tooManyRequests('Too many failed login attempts. Try again later.', retryAfterMs / 1000);
     }
+  }
+
+  /** `check`, then holds a place for this attempt until the returned handle says how it ended. */
+  begin(username: string, ip: string): LoginAttempt {
+    this.check(username, ip);
+    const keys = this.keys(username, ip);
+    for (const key of keys) this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    let open = true;
+    const end = (): boolean => {
+      if (!open) return false;
+      open = false;
+      for (const key of keys) {
+        const left = (this.inFlight.get(key) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(key, left);
+        else this.inFlight.delete(key);
+      }
+      return true;
+    };
+    return {
+      failed: () => {
+        if (end()) this.recordFailure(username, ip);
+      },
+      succeeded: () => {
+        if (end()) this.recordSuccess(username);
+      },
+      abandoned: () => {
+        end();
+      },
+    };
   }
 
   recordFailure(username: string, ip: string): void {

@@ -1,7 +1,7 @@
 /**
- * One password login attempt, shared by the session login and the JWT endpoint: throttle check
- * first (so a locked-out guesser costs no scrypt time), then passport's local strategy, then
- * the outcome counted and logged. The password is never logged; the username and address are.
+ * One password login attempt, shared by the session login and the JWT endpoint: the throttle
+ * first (so a locked-out guesser costs no scrypt time, and the attempt counts from its start),
+ * then passport's local strategy, then the outcome counted and logged. The password is never logged; the username and address are.
  */
 import type { Request, Response } from 'express';
 import type { Account } from '../accounts.js';
@@ -22,14 +22,20 @@ function runLocalStrategy(deps: AuthRouteDeps, req: Request, res: Response): Pro
 /** The account on success, null on bad credentials; throws 429 while throttled. */
 export async function attemptPasswordLogin(deps: AuthRouteDeps, req: Request, res: Response, username: string): Promise<Account | null> {
   const ip = clientAddress(req);
-  deps.throttle.check(username, ip);
-  const account = await runLocalStrategy(deps, req, res);
+  const attempt = deps.throttle.begin(username, ip);
+  let account: Account | null;
+  try {
+    account = await runLocalStrategy(deps, req, res);
+  } catch (err) {
+    attempt.abandoned();
+    throw err;
+  }
   if (account === null) {
-    deps.throttle.recordFailure(username, ip);
+    attempt.failed();
     deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login failed');
     return null;
   }
-  deps.throttle.recordSuccess(username);
+  attempt.succeeded();
   deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login succeeded');
   return account;
 }

@@ -88,3 +88,26 @@ describe('wrong current password on a password change', () => {
     expectError(locked, 429, 'throttled');
   });
 });
+
+describe('parallel guessing', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ LOGIN_MAX_FAILURES: '5', LOGIN_WINDOW_S: '600' });
+    await app.users.createUser({ username: 'target', password: 'target-pass-123' });
+  });
+  afterAll(async () => {
+    await closeAndDrop(app);
+  });
+
+  it('verifies at most LOGIN_MAX_FAILURES of many simultaneous attempts; the rest get 429 unchecked', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => call(app.url, 'POST', '/api/token/', { body: { username: 'target', password: `guess-${i}-xyz` } })),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 401).length, statuses.join(',')).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(35);
+    expect(statuses.every((s) => s === 401 || s === 429), statuses.join(',')).toBe(true);
+    // Locked for the right password too, as after sequential failures.
+    expectError(await call(app.url, 'POST', '/api/token/', { body: { username: 'target', password: 'target-pass-123' } }), 429, 'throttled');
+  });
+});

@@ -59,4 +59,32 @@ describe('LoginThrottle', () => {
     expect(throttled(() => t.check('carol', '203.0.113.6'))).toBeNull();
     expect(throttled(() => t.check('carol', '203.0.113.5'))?.status).toBe(429);
   });
+
+  it('counts attempts from their start: places in flight are taken before any password is judged', () => {
+    const t = new LoginThrottle({ maxFailures: 3, windowSeconds: 60 }, clock().now);
+    const attempts = [t.begin('bob', '198.51.100.1'), t.begin('bob', '198.51.100.2'), t.begin('bob', '198.51.100.3')];
+    expect(throttled(() => t.begin('bob', '198.51.100.4'))?.status).toBe(429);
+    // Ending one frees its place; a success clears the username's failures as before.
+    attempts[0]?.abandoned();
+    const fourth = t.begin('bob', '198.51.100.4');
+    attempts[1]?.failed();
+    attempts[2]?.failed();
+    fourth.succeeded();
+    expect(throttled(() => t.begin('bob', '198.51.100.5'))).toBeNull();
+  });
+
+  it('locks after the failures of simultaneous attempts, and ends each attempt once', () => {
+    const t = new LoginThrottle({ maxFailures: 2, windowSeconds: 60 }, clock().now);
+    const a = t.begin('carol', '203.0.113.1');
+    const b = t.begin('carol', '203.0.113.2');
+    a.failed();
+    a.failed(); // a second outcome for the same attempt changes nothing
+    b.failed();
+    expect(throttled(() => t.check('carol', '203.0.113.3'))?.status).toBe(429);
+    const other = new LoginThrottle({ maxFailures: 2, windowSeconds: 60 }, clock().now);
+    const only = other.begin('dave', '203.0.113.9');
+    only.failed();
+    only.failed();
+    expect(throttled(() => other.check('dave', '203.0.113.8'))).toBeNull();
+  });
 });
