@@ -13,7 +13,7 @@
  * the VM stays in the process group we manage. As any other user the node runs as that user.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -79,7 +79,6 @@ async function resolveCommands(): Promise<Commands> {
   if (!server || !ctl) {
     throw new Error('rabbitmq-server is not installed (run `npm run prepare-test-env` or `apt-get install rabbitmq-server`)');
   }
-  // HOME of the node's user decides which Erlang cookie the node and the CLI share.
   return { server, ctl, runAs: await runAsServiceUser(SERVICE_USER, 'rabbitmq-server') };
 }
 
@@ -202,10 +201,25 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   await assertTraversable(runAs, dir, SERVICE_USER);
   await handOver(runAs, [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile, ...(definitionsFile ? [definitionsFile] : [])]);
 
+  // The node's own Erlang cookie (its HOME is its directory): nodes of other installations on
+  // this host, which would share the `rabbitmq` user's cookie, cannot control this one.
+  const cookieFile = join(dir, '.erlang.cookie');
+  await writeFile(cookieFile, randomBytes(24).toString('hex'), { mode: 0o400, flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  await handOver(runAs, [cookieFile]);
+
   const epmdWasRunning = (await epmdNames()) !== undefined;
+  // Erlang distribution (epmd on 4369, the node's distribution port, the CLI's own) is for the
+  // CLI on this host only: loopback, whatever address the AMQPS listener is given.
+  const loopbackDistribution = '-kernel inet_dist_use_interface {127,0,0,1}';
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...runAs.env,
+    HOME: dir,
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: loopbackDistribution,
+    RABBITMQ_CTL_ERL_ARGS: loopbackDistribution,
     RABBITMQ_NODENAME: nodeName,
     RABBITMQ_CONFIG_FILE: configBase,
     RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
