@@ -24,9 +24,17 @@ const shown = (name: string): string => JSON.stringify(name);
 
 const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 
+/** An unpaired UTF-16 surrogate: not Unicode text, and not storable as a UTF-8 name. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function assertWellFormed(name: string, what: 'database' | 'collection'): void {
+  if (LONE_SURROGATE.test(name)) throw badRequest('invalid_name', `The ${what} name ${shown(name)} is not valid Unicode (an unpaired surrogate).`, { name });
+}
+
 export function validateDatabaseName(name: unknown): string {
   if (typeof name !== 'string') throw badRequest('invalid_name', 'The database name must be a string.');
   if (name.length === 0) throw badRequest('invalid_name', 'The database name must not be empty.', { name });
+  assertWellFormed(name, 'database');
   for (const c of DATABASE_FORBIDDEN_CHARS) {
     if (name.includes(c)) {
       throw badRequest('invalid_name', `The database name ${shown(name)} contains ${describeChar(c)}, which is not allowed.`, { name });
@@ -46,6 +54,7 @@ export function validateDatabaseName(name: unknown): string {
 export function validateCollectionName(name: unknown): string {
   if (typeof name !== 'string') throw badRequest('invalid_name', 'The collection name must be a string.');
   if (name.length === 0) throw badRequest('invalid_name', 'The collection name must not be empty.', { name });
+  assertWellFormed(name, 'collection');
   if (name.includes('$')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains "$", which is not allowed.`, { name });
   // NUL is MongoDB's own rule; the other control characters are invisible in every listing, so a
   // collection named with one could not be told apart from its neighbours or typed into a URL.

@@ -4,7 +4,7 @@
  * everything else is a 500 whose internals appear only when DEBUG is on.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { classifyDatabaseError } from '../db/errors.js';
 import { respond } from './respond.js';
@@ -13,11 +13,26 @@ export function notFoundHandler(): RequestHandler {
   return (req, _res, next) => next(notFound(`No endpoint at ${req.path}.`, 'no_such_endpoint'));
 }
 
+/**
+ * Errors that express and its body parsers raise for a request they cannot read (a path segment
+ * that is not valid percent-encoded UTF-8, an unreadable body) carry a 4xx `status`: the caller's
+ * fault, so a 400-class answer, never a 500.
+ */
+function httpClientError(err: unknown): ApiError | undefined {
+  const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  if (err instanceof URIError) return badRequest('invalid_path', 'The URL path is not valid percent-encoded UTF-8.');
+  return new ApiError(status, 'bad_request', 'The request could not be read.');
+}
+
 export function errorHandler(logger: Logger, debug: boolean): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     let apiError: ApiError;
+    const clientError = httpClientError(err);
     if (err instanceof ApiError) {
       apiError = err;
+    } else if (clientError !== undefined) {
+      apiError = clientError;
     } else {
       const classified = classifyDatabaseError(err);
       if (classified) {

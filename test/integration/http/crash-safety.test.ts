@@ -31,3 +31,46 @@ describe('the health endpoint under hostile input', () => {
     expect(healthy.status).toBe(200);
   });
 });
+
+describe('requests the server cannot read are the caller’s fault (4xx), never a 500', () => {
+  let token: string;
+  beforeAll(async () => {
+    await app.users.createUser({ username: 'prober', password: 'prober-pass-1', isSuperuser: true });
+    token = await app.users.tokenFor('prober');
+  });
+
+  const send = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
+    fetch(new URL(path, app.url), {
+      method: init.method ?? 'GET',
+      headers: { accept: 'application/json', authorization: `Token ${token}`, ...init.headers },
+      body: init.body,
+    });
+
+  it.each([
+    ['a path parameter that is not UTF-8', '/api/data_store/data/%FF/'],
+    ['the same in a collection', '/api/data_store/data/x/%FF/'],
+    ['the same in a task id', '/api/queue/task/%FF/'],
+    ['an encoded lone surrogate', '/api/data_store/data/%ED%A0%80/'],
+  ])('%s', async (_what, path) => {
+    for (const headers of [{}, { authorization: '' }]) {
+      const res = await send(path, { headers });
+      expect(res.status, path).toBeGreaterThanOrEqual(400);
+      expect(res.status, path).toBeLessThan(500);
+      expect((await res.json()).error.status).toBe(res.status);
+    }
+  });
+
+  it.each(['gzip', 'deflate'])('a body that is not valid %s data', async (encoding) => {
+    const res = await send('/api/data_store/data/', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: 'plainly not compressed' });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('invalid_body');
+  });
+
+  it('a database name with a lone surrogate is refused and nothing is created', async () => {
+    const res = await send('/api/data_store/data/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"database": "lone\\ud800x"}' });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('invalid_name');
+    const list = await (await send('/api/data_store/data/?page_size=0')).json();
+    expect(list.results.map((r: { database: string }) => r.database).filter((name: string) => name.startsWith('lone'))).toEqual([]);
+  });
+});

@@ -21,6 +21,8 @@ describe('validateDatabaseName', () => {
     ['|', 'a|b'],
     ['?', 'a?b'],
     ['NUL', 'a\0b'],
+    ['a lone high surrogate', 'a\ud800b'],
+    ['a lone low surrogate', 'a\udc00'],
   ])('refuses the forbidden character %s', (_char, name) => {
     const err = apiError(() => validateDatabaseName(name));
     expect(err.status).toBe(400);
@@ -77,6 +79,7 @@ describe('validateCollectionName', () => {
     ['too long', 'x'.repeat(256)],
     ['too long in bytes', 'é'.repeat(128)],
     ['control character', 'a\u0001b'],
+    ['lone surrogate', 'x\udbff'],
     ['line feed', 'a\nb'],
     ['DEL', 'a\u007fb'],
   ])('refuses %s', (_what, name) => {
