@@ -52,7 +52,8 @@ describe('requests the server cannot read are the caller’s fault (4xx), never 
     ['the same in a task id', '/api/queue/task/%FF/'],
     ['an encoded lone surrogate', '/api/data_store/data/%ED%A0%80/'],
   ])('%s', async (_what, path) => {
-    for (const headers of [{}, { authorization: '' }]) {
+    const variants: Record<string, string>[] = [{}, { authorization: '' }];
+    for (const headers of variants) {
       const res = await send(path, { headers });
       expect(res.status, path).toBeGreaterThanOrEqual(400);
       expect(res.status, path).toBeLessThan(500);
