@@ -98,16 +98,29 @@ describe('TS worker', () => {
   });
 
   it('writes a record to the data store', async () => {
+    const dataDatabase = `${database}_data`;
     const dataCollection = unique('records');
     const taskId = await submit('tasks.write_record', [], {
-      kwargs: { database, collection: dataCollection, record: { sample: 'soil', depth: 3 } },
+      kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', depth: 3 } },
     });
     const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
     expect(result.status).toBe('SUCCESS');
     const { ObjectId } = await import('mongodb');
-    const stored = await mongo.db(database).collection(dataCollection).findOne({ _id: new ObjectId(String(result.result)) });
+    const stored = await mongo.db(dataDatabase).collection(dataCollection).findOne({ _id: new ObjectId(String(result.result)) });
     expect(stored).toMatchObject({ sample: 'soil', depth: 3 });
-    await mongo.db(database).collection(dataCollection).drop();
+    await mongo.db(dataDatabase).dropDatabase();
+  });
+
+  it("never writes into the service's database (results, users, tokens) or the server's own", async () => {
+    for (const target of [database, database.toUpperCase(), 'admin', 'Config']) {
+      const taskId = await submit('tasks.write_record', [], {
+        kwargs: { database: target, collection: 'auth_user', record: { username: 'intruder', is_superuser: true } },
+      });
+      const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
+      expect(result.status, target).toBe('FAILURE');
+      expect(JSON.stringify(result.result), target).toContain('reserved');
+    }
+    expect(await mongo.db(database).collection('auth_user').countDocuments({ username: 'intruder' })).toBe(0);
   });
 
   it('holds a task with an eta until it is due', async () => {
