@@ -1,5 +1,6 @@
 /** Who is making a request, as every permission check sees it. Built once per request. */
-export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session';
+/** `task`: a worker acting for the user who submitted a task. */
+export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session' | 'task';
 
 export interface Principal {
   readonly authMethod: AuthMethod;

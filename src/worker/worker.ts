@@ -203,7 +203,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.logger.warn({ err: (error as Error).message, attempt, retryInMs: delayMs }, 'database not reachable, retrying'),
     });
     this.results = new ResultStore(this.mongo, { database: this.options.resultDatabase, collection: this.options.resultCollection });
-    this.dataStore = new DataStore(this.mongo, [this.options.resultDatabase]);
+    // The installer keeps results in the service's database, beside the users and groups.
+    this.dataStore = new DataStore(this.mongo, this.options.resultDatabase);
   }
 
   /** (Re)creates channels, consumers, mailbox and event channel on a fresh connection. */

@@ -52,7 +52,7 @@ export const whoami = defineTask({
 
 export const writeRecord = defineTask({
   name: 'tasks.write_record',
-  doc: 'Insert kwargs["record"] into the data-store collection kwargs["database"].kwargs["collection"]; return its id.',
+  doc: 'Insert kwargs["record"] into the data-store collection kwargs["database"].kwargs["collection"] with the submitting user\'s permissions; return its id.',
   run: async (ctx): Promise<string> => {
     const { database, collection, record } = ctx.kwargs;
     if (typeof database !== 'string' || typeof collection !== 'string') {
@@ -61,7 +61,8 @@ export const writeRecord = defineTask({
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       throw new TypeError('write_record() needs a "record" object keyword argument');
     }
-    const { insertedId } = await ctx.dataStore.collection(database, collection).insertOne({ ...record });
+    const target = await ctx.dataStore.collectionFor(ctx.authenticatedUser, 'add', database, collection);
+    const { insertedId } = await target.insertOne({ ...record });
     return String(insertedId);
   },
 });

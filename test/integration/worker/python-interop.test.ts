@@ -217,7 +217,7 @@ describe('(c) celery inspect CLI → TS worker', () => {
       'tasks.noop [__doc__=Do nothing.]',
       'tasks.sleep [__doc__=Sleep for the given number of seconds, then return it.]',
       'tasks.whoami [__doc__=Return the name of the user who submitted the task.]',
-      'tasks.write_record [__doc__=Insert kwargs["record"] into the data-store collection kwargs["database"].kwargs["collection"]; return its id.]',
+      'tasks.write_record [__doc__=Insert kwargs["record"] into the data-store collection kwargs["database"].kwargs["collection"] with the submitting user\'s permissions; return its id.]',
     ]);
   });
 

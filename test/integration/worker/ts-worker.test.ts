@@ -97,23 +97,39 @@ describe('TS worker', () => {
     expect((await results.waitForReady(taskId, { timeoutMs: 15_000 })).result).toBe('carol');
   });
 
-  it('writes a record to the data store', async () => {
+  it('writes a record to the data store with the permissions of the user who submitted it', async () => {
     const dataDatabase = `${database}_data`;
     const dataCollection = unique('records');
-    const taskId = await submit('tasks.write_record', [], {
-      kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', depth: 3 } },
-    });
-    const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
-    expect(result.status).toBe('SUCCESS');
+    // Users live in the service's database, which is where the worker keeps results.
+    const groupId = (await mongo.db(database).collection('auth_group').insertOne({ name: unique('writers'), permissions: [`data_store.${dataDatabase}_add`] })).insertedId;
+    await mongo.db(database).collection('auth_user').insertMany([
+      { username: 'writer', is_active: true, is_superuser: false, is_staff: false, permissions: [], groups: [groupId] },
+      { username: 'reader', is_active: true, is_superuser: false, is_staff: false, permissions: [`data_store.${dataDatabase}_${dataCollection}_safe`], groups: [] },
+      { username: 'gone', is_active: false, is_superuser: true, is_staff: true, permissions: [], groups: [] },
+    ]);
+    const write = (authenticatedUser: string | null) =>
+      submit('tasks.write_record', [], { authenticatedUser, kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', by: authenticatedUser } } });
+
+    const allowed = await results.waitForReady(await write('writer'), { timeoutMs: 15_000 });
+    expect(allowed.status).toBe('SUCCESS');
     const { ObjectId } = await import('mongodb');
-    const stored = await mongo.db(dataDatabase).collection(dataCollection).findOne({ _id: new ObjectId(String(result.result)) });
-    expect(stored).toMatchObject({ sample: 'soil', depth: 3 });
+    const stored = await mongo.db(dataDatabase).collection(dataCollection).findOne({ _id: new ObjectId(String(allowed.result)) });
+    expect(stored).toMatchObject({ sample: 'soil', by: 'writer' });
+
+    for (const user of ['reader', 'gone', 'nobody', null]) {
+      const refused = await results.waitForReady(await write(user), { timeoutMs: 15_000 });
+      expect(refused.status, String(user)).toBe('FAILURE');
+      expect(JSON.stringify(refused.result), String(user)).toContain('PermissionError');
+    }
+    expect(await mongo.db(dataDatabase).collection(dataCollection).countDocuments()).toBe(1);
     await mongo.db(dataDatabase).dropDatabase();
   });
 
   it("never writes into the service's database (results, users, tokens) or the server's own", async () => {
+    await mongo.db(database).collection('auth_user').insertOne({ username: 'root', is_active: true, is_superuser: true, is_staff: true, permissions: [], groups: [] });
     for (const target of [database, database.toUpperCase(), 'admin', 'Config']) {
       const taskId = await submit('tasks.write_record', [], {
+        authenticatedUser: 'root',
         kwargs: { database: target, collection: 'auth_user', record: { username: 'intruder', is_superuser: true } },
       });
       const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
