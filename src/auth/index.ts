@@ -16,6 +16,7 @@ import { PermissionCatalog } from './permission-catalog.js';
 import { Profiles } from './profile.js';
 import { authRouter } from './routes/index.js';
 import { createSessionParts } from './session.js';
+import { RefreshLedger } from './refresh-ledger.js';
 import { MongoUserService } from './user-service.js';
 
 export type { AuthDeps, AuthModule, NewUser, UserService, UserSummary } from './module.js';
@@ -39,6 +40,8 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     accessTtlSeconds: settings.jwtAccessTtlSeconds,
     refreshTtlSeconds: settings.jwtRefreshTtlSeconds,
   });
+  const refreshLedger = new RefreshLedger(mongo.db(db.databaseName));
+  await refreshLedger.init();
   const throttle = new LoginThrottle({ maxFailures: settings.loginMaxFailures, windowSeconds: settings.loginWindowSeconds });
   const passport = createPassport(accounts);
   const session = await createSessionParts(settings, mongo, db.databaseName);
@@ -48,7 +51,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     session: session.handler,
     authenticate: authenticationMiddleware({ accounts, jwt, passport }),
     csrf: csrfProtection(),
-    router: authRouter({ settings, logger, accounts, passport, jwt, throttle, profiles }),
+    router: authRouter({ settings, logger, accounts, passport, jwt, refreshLedger, throttle, profiles }),
     users: new MongoUserService(models, accounts, tokens, catalog),
     models,
     sessionOptions: session.options,

@@ -2,7 +2,9 @@
  * JSON Web Tokens for scripts (djangorestframework-simplejwt's shape): HS256 with SECRET_KEY,
  * a short-lived `access` token used as `Authorization: Bearer`, and a longer `refresh` token
  * that only buys new access tokens. Claims: token_type, user_id, jti, iat, exp and `pwd`, the
- * account's password stamp, so a password change invalidates tokens issued before it.
+ * account's password stamp, so a password change invalidates tokens issued before it. Refresh
+ * tokens also carry `fam`, their family: one login and every refresh token rotated from it (see
+ * refresh-ledger.ts for single use and reuse detection).
  */
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
@@ -17,6 +19,8 @@ export interface JwtClaims {
   pwd: string;
   iat: number;
   exp: number;
+  /** Refresh tokens: the login they descend from (absent on tokens issued before rotation existed). */
+  fam?: string;
 }
 
 export interface JwtSettings {
@@ -34,9 +38,11 @@ const MAX_TOKEN_LENGTH = 4096;
 export class JwtIssuer {
   constructor(private readonly settings: JwtSettings) {}
 
-  issue(type: JwtType, account: { id: string; passwordStamp: string }): string {
+  /** `family`: for a refresh token rotated from another, that token's family; a login starts a new one. */
+  issue(type: JwtType, account: { id: string; passwordStamp: string }, family?: string): string {
     const ttl = type === 'access' ? this.settings.accessTtlSeconds : this.settings.refreshTtlSeconds;
-    return jwt.sign({ token_type: type, user_id: account.id, jti: randomUUID(), pwd: account.passwordStamp }, this.settings.secretKey, {
+    const claims = { token_type: type, user_id: account.id, jti: randomUUID(), pwd: account.passwordStamp, ...(type === 'refresh' ? { fam: family ?? randomUUID() } : {}) };
+    return jwt.sign(claims, this.settings.secretKey, {
       algorithm: 'HS256',
       expiresIn: ttl,
     });
@@ -69,6 +75,7 @@ function isClaims(value: unknown): value is JwtClaims {
     typeof c.jti === 'string' &&
     typeof c.pwd === 'string' &&
     typeof c.exp === 'number' &&
-    typeof c.iat === 'number'
+    typeof c.iat === 'number' &&
+    (c.fam === undefined || typeof c.fam === 'string')
   );
 }

@@ -170,7 +170,7 @@ export function openApiDocument(serverUrl: string): object {
         post: { summary: 'Rotate the token ({"auth-token":"update"}), change the password or update the profile', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('Updated'), ...errors } },
       },
       '/api/token/': { post: { summary: 'Obtain a JWT pair', requestBody: jsonBody({ type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } }), responses: { 200: ok('{access, refresh}'), ...errors } } },
-      '/api/token/refresh/': { post: { summary: 'Refresh an access token', requestBody: jsonBody({ type: 'object', required: ['refresh'] }), responses: { 200: ok('{access}'), ...errors } } },
+      '/api/token/refresh/': { post: { summary: 'Trade a refresh token (single use) for a new access and refresh token', requestBody: jsonBody({ type: 'object', required: ['refresh'] }), responses: { 200: ok('{access, refresh}'), ...errors } } },
       '/api/token/verify/': { post: { summary: 'Verify a token', requestBody: jsonBody({ type: 'object', required: ['token'] }), responses: { 200: ok('{}'), ...errors } } },
       '/api/auth/login/': { get: { summary: 'Login page' , responses: { 200: { description: 'HTML form' } } }, post: { summary: 'Session login (form or JSON)', responses: { 200: ok('Logged in'), 302: { description: 'Redirect after form login' }, ...errors } } },
       '/api/auth/logout/': { post: { summary: 'End the session', responses: { 200: ok('Logged out'), ...errors } } },

@@ -6,6 +6,7 @@ import type { AccountDirectory } from '../accounts.js';
 import type { JwtIssuer } from '../jwt.js';
 import type { LoginThrottle } from '../login-throttle.js';
 import type { Profiles } from '../profile.js';
+import type { RefreshLedger } from '../refresh-ledger.js';
 
 export interface AuthRouteDeps {
   settings: Settings;
@@ -13,6 +14,7 @@ export interface AuthRouteDeps {
   accounts: AccountDirectory;
   passport: PassportInstance;
   jwt: JwtIssuer;
+  refreshLedger: RefreshLedger;
   throttle: LoginThrottle;
   profiles: Profiles;
 }

@@ -1,7 +1,9 @@
 /**
  * JWT endpoints for scripts (simplejwt's URLs and bodies): /token/ trades a username and password
- * for `{access, refresh}`, /token/refresh/ a refresh token for a new access token, and
- * /token/verify/ answers 200 `{}` for a token that is still good, 401 `token_not_valid` otherwise.
+ * for `{access, refresh}`, /token/refresh/ a refresh token for `{access, refresh}` — the refresh
+ * token is single use and rotated (simplejwt's ROTATE_REFRESH_TOKENS with its blacklist), a reused
+ * one revokes its whole login — and /token/verify/ answers 200 `{}` for a token that is still
+ * good, 401 `token_not_valid` otherwise.
  */
 import { Router } from 'express';
 import { z } from 'zod';
@@ -51,7 +53,9 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
       asyncRoute(async (req, res) => {
         const body = parseBody(refreshBody, req.body, 'an object {"refresh": string}');
         const account = await activeAccountFor(body.refresh, 'refresh');
-        respond(req, res, 200, { access: deps.jwt.issue('access', account) });
+        const claims = deps.jwt.verify(body.refresh, 'refresh');
+        await deps.refreshLedger.spend(claims);
+        respond(req, res, 200, { access: deps.jwt.issue('access', account), refresh: deps.jwt.issue('refresh', account, claims.fam ?? claims.jti) });
       }),
     )
     .all(onlyMethods('POST'));
@@ -62,6 +66,8 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
       asyncRoute(async (req, res) => {
         const body = parseBody(verifyBody, req.body, 'an object {"token": string}');
         await activeAccountFor(body.token);
+        const claims = deps.jwt.verify(body.token);
+        if (claims.token_type === 'refresh') await deps.refreshLedger.assertUsable(claims);
         respond(req, res, 200, {});
       }),
     )

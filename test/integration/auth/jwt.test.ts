@@ -47,12 +47,34 @@ describe('JWT obtain / use / refresh / verify', () => {
     expect(res.status, res.text).toBe(200);
   });
 
-  it('refreshes an access token', async () => {
+  it('refreshes: a new access token and a new refresh token, which refreshes again', async () => {
     const { refresh } = await obtain(app, 'jo', 'jo-pass-1234');
     const res = await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh } });
     expect(res.status, res.text).toBe(200);
-    expect(Object.keys(res.json)).toEqual(['access']);
+    expect(Object.keys(res.json).sort()).toEqual(['access', 'refresh']);
+    expect(res.json.refresh).not.toBe(refresh);
     expect((await call(app.url, 'GET', '/api/user/', { bearer: res.json.access })).status).toBe(200);
+    const again = await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: res.json.refresh } });
+    expect(again.status, again.text).toBe(200);
+  });
+
+  it('uses each refresh token once; a reused one revokes every refresh token of its login', async () => {
+    const { refresh: first } = await obtain(app, 'jo', 'jo-pass-1234');
+    const { refresh: otherLogin } = await obtain(app, 'jo', 'jo-pass-1234');
+    const rotated = await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: first } });
+    expect(rotated.status).toBe(200);
+    // Someone replays the first token (stolen, or sent twice): refused, and its family ends.
+    expectError(await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: first } }), 401, 'token_not_valid');
+    expectError(await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: rotated.json.refresh } }), 401, 'token_not_valid');
+    expectError(await call(app.url, 'POST', '/api/token/verify/', { body: { token: rotated.json.refresh } }), 401, 'token_not_valid');
+    expectError(await call(app.url, 'POST', '/api/token/verify/', { body: { token: first } }), 401, 'token_not_valid');
+    // Another login of the same user is not affected.
+    expect((await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: otherLogin } })).status).toBe(200);
+    // Simultaneous refreshes with one token: exactly one succeeds.
+    const { refresh: raced } = await obtain(app, 'jo', 'jo-pass-1234');
+    const statuses = (await Promise.all(Array.from({ length: 5 }, () => call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: raced } })))).map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(4);
   });
 
   it('verifies good tokens with 200 {}', async () => {
