@@ -99,7 +99,10 @@ export class Profiles {
       await this.models.User.updateOne({ _id: user._id }, { $set: set }).exec();
       this.accounts.forgetUser(userId);
     }
-    if (changes.rotateToken === true) await this.tokens.rotate(user._id);
+    // A new password replaces the API token too: whoever learnt the old password may have read the
+    // token in the profile. The answer to this request shows the new key.
+    const hadToken = set.password !== undefined && (await this.tokens.keyFor(user._id)) !== null;
+    if (changes.rotateToken === true || hadToken) await this.tokens.rotate(user._id);
     return set.password === undefined ? {} : { newPasswordStamp: this.accounts.passwordStamp(set.password) };
   }
 

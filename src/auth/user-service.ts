@@ -95,6 +95,8 @@ export class MongoUserService implements UserService {
   async setPassword(username: string, password: string): Promise<void> {
     const id = await this.userId(username);
     await this.models.User.updateOne({ _id: id }, { $set: { password: await hashPassword(password) } }).exec();
+    // Set by someone else (an administrator, the CLI): the API token goes as well.
+    await this.models.Token.deleteMany({ user: id }).exec();
     this.accounts.forgetUser(id.toString());
   }
 

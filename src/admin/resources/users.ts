@@ -11,7 +11,7 @@
  *
  * Staff who are not superusers cannot grant superuser status or touch superuser accounts.
  */
-import { ValidationError, type ActionContext, type ActionRequest, type ResourceOptions } from 'adminjs';
+import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
@@ -44,6 +44,16 @@ const NEW_USER_FIELDS = ['username', 'newPassword', 'email', 'first_name', 'last
 
 /** Password hashes made by a before-hook, waiting for the create/update of the same request. */
 const pendingPasswords = new WeakMap<ActionContext, string>();
+
+/** An edit that sets a new password revokes the user's API token once saved. */
+function revokeTokenAfterNewPassword(deps: AdminDeps) {
+  return async (response: RecordActionResponse, request: ActionRequest, context: ActionContext): Promise<RecordActionResponse> => {
+    if (request.method === 'post' && pendingPasswords.has(context) && context.record !== undefined && !response.record?.errors?.password) {
+      await deps.models.Token.deleteMany({ user: String(context.record.id()) }).exec();
+    }
+    return response;
+  };
+}
 
 export class UserResource extends ServiceResource<UserRecord> {
   constructor(
@@ -159,7 +169,7 @@ export function userResource(deps: AdminDeps): { resource: UserResource; options
         // New accounts are active; "Active" is offered when editing (an unticked box on a new
         // form would misstate the default).
         new: { before: [beforeSave(deps, true)], layout: NEW_USER_FIELDS },
-        edit: { before: [beforeSave(deps, false)], isAccessible: mayManage },
+        edit: { before: [beforeSave(deps, false)], after: [revokeTokenAfterNewPassword(deps)], isAccessible: mayManage },
         delete: { isAccessible: (context: ActionContext) => mayManage(context) && !isSelf(context) },
         bulkDelete: { isAccessible: actorIsSuperuser },
         setPassword: {

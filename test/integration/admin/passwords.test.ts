@@ -3,6 +3,7 @@
  * set-password action), checked against the password rules, never shown (not in forms, lists or
  * answers), never writable as a raw field; and what staff who are not superusers may not do.
  */
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, verifyPassword } from '../../../src/auth/passwords.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
@@ -99,9 +100,12 @@ describe('editing a user', () => {
   it('keeps the password when the field is left empty, and hashes a new one', async () => {
     const id = await userId(app, 'alice');
     const before = await storedHash(app, 'alice');
+    await app.users.tokenFor('alice');
+    const tokens = app.ctx.serviceDb.collection('authtoken_token');
     const keep = await adminApiPost(root, `/resources/User/records/${id}/edit`, { username: 'alice', first_name: 'Alice', newPassword: '' });
     expect(keep.json.notice.type, keep.text).toBe('success');
     expect(await storedHash(app, 'alice')).toBe(before);
+    expect(await tokens.countDocuments({ user: new ObjectId(id) }), 'the token stays while the password does').toBe(1);
     expect((await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'alice' }))?.first_name).toBe('Alice');
 
     const change = await adminApiPost(root, `/resources/User/records/${id}/edit`, { username: 'alice', newPassword: 'alice-second-pass' });
@@ -110,6 +114,7 @@ describe('editing a user', () => {
     const after = await storedHash(app, 'alice');
     expect(after).not.toBe(before);
     expect(await verifyPassword('alice-second-pass', after)).toBe(true);
+    expect(await tokens.countDocuments({ user: new ObjectId(id) }), 'a new password revokes the API token').toBe(0);
   });
 
   it('never writes a raw `password` field from the edit form', async () => {
@@ -125,9 +130,11 @@ describe('editing a user', () => {
 describe('the set-password action', () => {
   it('hashes the new password through the user service', async () => {
     const id = await userId(app, 'alice');
+    await app.users.tokenFor('alice');
     const res = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, { password: 'alice-third-pass', confirm: 'alice-third-pass' });
     expect(res.status, res.text).toBe(200);
     expect(res.json.notice.type).toBe('success');
+    expect(await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ user: new ObjectId(id) }), 'the API token is revoked').toBe(0);
     expectNoSecrets(res.text, 'alice-third-pass');
     expect(await verifyPassword('alice-third-pass', await storedHash(app, 'alice'))).toBe(true);
     expect(await canLogIn('alice', 'alice-third-pass')).toBe(true);

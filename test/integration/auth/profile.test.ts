@@ -154,7 +154,7 @@ describe('password change', () => {
     expect(await authSnapshot(app)).toBe(before);
   });
 
-  it('changes the password: old refused, new accepted, API token kept', async () => {
+  it('changes the password: old refused, new accepted, the API token replaced (new key in the answer)', async () => {
     await app.users.createUser({ username: 'ken', password: 'ken-pass-1234' });
     const token = await app.users.tokenFor('ken');
     const res = await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'ken-pass-1234', password: 'Unix-since-1969' } });
@@ -162,7 +162,12 @@ describe('password change', () => {
     expectError(await call(app.url, 'POST', '/api/token/', { body: { username: 'ken', password: 'ken-pass-1234' } }), 401, 'invalid_credentials');
     expectError(await new Browser(app.url).postJson('/api/auth/login/', { username: 'ken', password: 'ken-pass-1234' }), 401, 'invalid_credentials');
     expect((await call(app.url, 'POST', '/api/token/', { body: { username: 'ken', password: 'Unix-since-1969' } })).status).toBe(200);
-    expect((await call(app.url, 'GET', '/api/user/', { token })).status).toBe(200);
+    const newKey = res.json.authentication['auth-token'] as string;
+    expect(newKey).toMatch(/^[0-9a-f]{40}$/);
+    expect(newKey).not.toBe(token);
+    expect((await call(app.url, 'GET', '/api/user/', { token: newKey })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_100)); // a process may have cached the old key for 2 s
+    expectError(await call(app.url, 'GET', '/api/user/', { token }), 401, 'invalid_token');
     const doc = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'ken' });
     expect(doc?.password).toMatch(/^scrypt\$32768\$8\$1\$/);
   });
