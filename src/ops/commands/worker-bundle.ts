@@ -17,6 +17,7 @@ import { certificatePaths, inspectCertificates } from '../appliance/certificates
 import { checksumLines } from '../appliance/checksums.js';
 import { DEFAULT_QUEUE, renderEnvFile, SERVICE_DATABASE, CONTAINER_TLS_DIR } from '../appliance/env-files.js';
 import type { Installation } from '../appliance/health.js';
+import { findExecutable } from '../../runtime/local/processes.js';
 import { repositoryRoot } from '../appliance/layout.js';
 import { ACCOUNTS } from '../appliance/secrets.js';
 import { buildWorkerProgram } from '../appliance/worker-program.js';
@@ -251,5 +252,14 @@ export const workerBundle: Command = async (argv) => {
   const image = values['no-image'] ? false : values.image ? true : undefined;
   const output = await buildWorkerBundle(inst, { host: values.host, serverAddress: values['server-address'], queues: values.queues, image, output: values.output }, (line) => process.stdout.write(`${line}\n`));
   process.stdout.write(`Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd cybercom-worker-${values.host} && ./run-worker.sh\n`);
+  const ferretDb = inst.config.dbEngine === 'ferretdb' || (inst.config.dbEngine === 'auto' && findExecutable('mongod') === undefined);
+  if (inst.config.runtime === 'local' && ferretDb) {
+    // FerretDB has SCRAM users but no authorization: the worker's login is as strong as any.
+    process.stdout.write(
+      'Note: this installation\'s database (FerretDB) cannot restrict what a user may do: the worker credentials in the bundle\n' +
+        'can read and change every database, the service\'s users and tokens included. Give bundles only to machines you trust,\n' +
+        'and rotate the certificates (ops/rotate-certs) if one is lost. The compose runtime\'s MongoDB enforces roles.\n',
+    );
+  }
   return EXIT.ok;
 };

@@ -43,6 +43,8 @@ describe('ops/worker-bundle', () => {
   it('writes one private archive with certificates, env file, run script, README and checksums', async () => {
     const result = await runTool('ops/worker-bundle', ['--dir', target.dir, '--host', 'lab-pc', '--server-address', 'localhost', '--no-image']);
     expect(result.code, result.output).toBe(0);
+    // The local engine cannot enforce roles: the operator is told what the bundle's login can do.
+    expect(result.stdout).toContain('cannot restrict what a user may do');
     const archive = join(target.dir, 'bundles', 'cybercom-worker-lab-pc.tar.gz');
     expect((await stat(archive)).mode & 0o777).toBe(0o600);
     await extract({ file: archive, cwd: unpacked });
