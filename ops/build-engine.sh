@@ -131,7 +131,7 @@ fetch_source() {
 
 # Fetches and verifies every pinned source; sets SOURCE_ID (one id for the whole set).
 verify_sources() {
-  work_dir="$(mktemp -d "${TMPDIR:-/tmp}/cybercom-engine.XXXXXX")"
+  work_dir="$(mktemp -d)"
   find_source_roots
   local name version hash url origin ids=""
   while IFS=$'\t' read -r name version hash url; do
@@ -191,7 +191,7 @@ step_extensions() {
 build_ferretdb_module() {
   local pin_dir="$1" module="$2" version="$3" out="$4" mod_dir
   command -v go >/dev/null 2>&1 || fail "ferretdb: Go >= 1.24 is needed to build FerretDB $version (https://go.dev/dl/)"
-  [[ -n $work_dir ]] || work_dir="$(mktemp -d "${TMPDIR:-/tmp}/cybercom-engine.XXXXXX")"
+  [[ -n $work_dir ]] || work_dir="$(mktemp -d)"
   mod_dir="$(cd "$pin_dir" && GOFLAGS=-mod=mod go mod download "$module" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' "$module")"
   [[ -n $mod_dir && -d $mod_dir ]] || fail "ferretdb: could not locate the module $module"
   local copy="$work_dir/ferretdb-$version"
