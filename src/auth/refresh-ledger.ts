@@ -6,6 +6,7 @@
  * the service database (shared by every API process), expired entries removed by TTL indexes.
  */
 import { MongoServerError, type Db } from 'mongodb';
+import { ensureExpiryIndex } from '../db/expiry-index.js';
 import type { JwtClaims } from './jwt.js';
 import { tokenNotValid } from './jwt.js';
 
@@ -30,12 +31,7 @@ export class RefreshLedger {
 
   /** TTL indexes: an entry is needed only while its token could still be presented. */
   async init(): Promise<void> {
-    for (const name of [SPENT, REVOKED]) {
-      await this.db.collection(name).createIndex({ expires: 1 }, { expireAfterSeconds: 0 }).catch((err: unknown) => {
-        // An engine without TTL indexes keeps the entries; they only ever refuse expired tokens.
-        if (!(err instanceof MongoServerError && err.code === 238)) throw err;
-      });
-    }
+    for (const name of [SPENT, REVOKED]) await ensureExpiryIndex(this.db.collection(name));
   }
 
   private family(claims: JwtClaims): string {

@@ -16,7 +16,8 @@ import type { RequestHandler } from 'express';
 import cookieParser from 'cookie-parser';
 import session, { type SessionOptions } from 'express-session';
 import MongoStore from 'connect-mongo';
-import { MongoServerError, type MongoClient } from 'mongodb';
+import type { MongoClient } from 'mongodb';
+import { ensureExpiryIndex } from '../db/expiry-index.js';
 import { parseAuthorization } from './authorization-header.js';
 
 export const SESSION_COOKIE = 'sessionid';
@@ -54,15 +55,7 @@ export interface SessionSettings {
 }
 
 export async function createSessionParts(settings: SessionSettings, client: MongoClient, databaseName: string): Promise<SessionParts> {
-  await client
-    .db(databaseName)
-    .collection(SESSION_COLLECTION)
-    .createIndex({ expires: 1 }, { expireAfterSeconds: 0 })
-    .catch((err: unknown) => {
-      // An engine without TTL indexes (NotImplemented) keeps expired sessions on disk, but they are
-      // still never loaded; anything else (the database unreachable) fails the start-up.
-      if (!(err instanceof MongoServerError && err.code === 238)) throw err;
-    });
+  await ensureExpiryIndex(client.db(databaseName).collection(SESSION_COLLECTION));
   const store = MongoStore.create({
     client,
     dbName: databaseName,
