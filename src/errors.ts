@@ -59,6 +59,7 @@ export const unsupportedMediaType = (message = 'Request body must be JSON (Conte
 export const tooManyRequests = (message: string, retryAfterSeconds: number): ApiError =>
   new ApiError(429, 'throttled', message, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 
-export const unavailable = (message: string, code = 'service_unavailable'): ApiError => new ApiError(503, code, message);
+export const unavailable = (message: string, code = 'service_unavailable', detail?: unknown): ApiError =>
+  new ApiError(503, code, message, detail);
 
 export const isApiError = (value: unknown): value is ApiError => value instanceof ApiError;

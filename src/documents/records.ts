@@ -1,10 +1,10 @@
 /** Writing records and reading, replacing, merging or deleting one record by its id. */
 import type { Request, Response } from 'express';
-import { MongoBulkWriteError, type Collection, type Document, type FindOneOptions, type ObjectId } from 'mongodb';
-import { badRequest, conflict, notFound } from '../errors.js';
+import type { Collection, Document, FindOneOptions } from 'mongodb';
+import { badRequest, notFound } from '../errors.js';
 import { respond } from '../http/respond.js';
-import { serverMessage } from '../db/errors.js';
 import type { DocumentArea } from './area.js';
+import { insertBatch } from './batch-insert.js';
 import { parseJsonBody } from './extended-json.js';
 import { assertNoForbiddenOperators } from './operators.js';
 import { assertStorableFieldName, assertStorableFieldNames } from './field-names.js';
@@ -70,20 +70,7 @@ export function recordHandlers(area: DocumentArea) {
       if (Array.isArray(body)) {
         if (body.length === 0) throw badRequest('empty_array', 'The array of records is empty.');
         const docs = body.map((d, i) => assertDocument(d, `Record ${i}`));
-        try {
-          const result = await collection.insertMany(docs, { ordered: true });
-          respond(req, res, 201, { inserted_ids: Object.values(result.insertedIds) });
-        } catch (err) {
-          if (err instanceof MongoBulkWriteError) {
-            // Ordered insert: everything before the failing record was written; say exactly which.
-            const written = Object.values(err.insertedIds ?? {}) as (ObjectId | string)[];
-            const failedIndex = err.writeErrors instanceof Array ? err.writeErrors[0]?.index : (err.writeErrors as { index?: number })?.index;
-            const detail = { inserted_ids: written, failed_index: failedIndex ?? written.length, inserted_count: err.insertedCount };
-            if (err.code === 11000) throw conflict('A record with this _id already exists; records before it were written.', 'duplicate_key', detail);
-            throw badRequest('insert_failed', `The database refused record ${detail.failed_index}: ${serverMessage(err)}`, detail);
-          }
-          throw err;
-        }
+        respond(req, res, 201, { inserted_ids: await insertBatch(collection, docs) });
         return;
       }
       const doc = assertDocument(body, 'The record');

@@ -18,6 +18,7 @@ export class TcpProxy {
         return;
       }
       const upstream = connect(this.targetPort, '127.0.0.1');
+      let clientBytes = 0;
       for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
         this.sockets.add(a);
         a.on('error', () => b.destroy());
@@ -25,9 +26,51 @@ export class TcpProxy {
           this.sockets.delete(a);
           b.destroy();
         });
-        a.pipe(b);
+        if (a === client) {
+          a.on('data', (chunk: Buffer) => {
+            const drop = this.drop;
+            if (drop?.when === 'request' && clientBytes + chunk.length > drop.afterClientBytes) {
+              // Forward part of the request, then cut: the server sees a truncated message.
+              this.drop = undefined;
+              upstream.write(chunk.subarray(0, Math.max(0, drop.afterClientBytes - clientBytes)), () => this.destroyPair(client, upstream, drop.refuseMs));
+              return;
+            }
+            clientBytes += chunk.length;
+            upstream.write(chunk);
+          });
+        } else {
+          a.on('data', (chunk: Buffer) => {
+            const drop = this.drop;
+            if (drop?.when === 'reply' && clientBytes > drop.afterClientBytes) {
+              // The whole request went through and the server answered: lose the answer.
+              this.drop = undefined;
+              this.destroyPair(client, upstream, drop.refuseMs);
+              return;
+            }
+            client.write(chunk);
+          });
+        }
       }
     });
+  }
+
+  private drop: { when: 'request' | 'reply'; afterClientBytes: number; refuseMs: number } | undefined;
+
+  private destroyPair(client: Socket, upstream: Socket, refuseMs: number): void {
+    if (refuseMs > 0) this.cut(refuseMs);
+    client.destroy();
+    upstream.destroy();
+  }
+
+  /**
+   * Arms a one-time cut of the first connection whose client sends more than `afterClientBytes`:
+   * `request` cuts in the middle of that request (the server never gets all of it), `reply` lets
+   * the request through and cuts when the server answers (the server did the work, the client
+   * never hears of it). Other connections and later ones are untouched, unless `refuseMs` asks
+   * for every connection to be cut and new ones refused from then on, for that long.
+   */
+  dropOnce(when: 'request' | 'reply', afterClientBytes: number, refuseMs = 0): void {
+    this.drop = { when, afterClientBytes, refuseMs };
   }
 
   async start(): Promise<this> {
