@@ -6,6 +6,7 @@ import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from './config/settings.js';
 import type { Logger } from './log/logger.js';
 import { connectMongo } from './db/mongo-client.js';
+import { StorageState } from './db/storage-state.js';
 import { createAuthModule, type AuthModule } from './auth/index.js';
 import { DocumentArea, createDocumentAreas } from './documents/area.js';
 import { QueueService } from './queue/api/queue-service.js';
@@ -21,6 +22,8 @@ export interface ServiceContext {
   queue: QueueService | undefined;
   /** Extra health probes registered by optional parts (the broker). */
   healthProbes: Map<string, () => Promise<void>>;
+  /** Whether the database can still store anything (a full disk leaves it reachable). */
+  storage: StorageState;
   close(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     documents,
     queue,
     healthProbes,
+    storage: new StorageState(serviceDb),
     async close() {
       await queue?.close();
       await auth.close();

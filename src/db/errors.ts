@@ -1,6 +1,7 @@
 /** Classify driver errors into API errors without leaking server internals. */
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError, MongoBulkWriteError } from 'mongodb';
 import { ApiError, badRequest, conflict, unavailable } from '../errors.js';
+import { isStorageFull } from './storage-state.js';
 
 /** Server error codes that mean "your query is wrong", not "the server is broken". */
 const USER_QUERY_ERROR_CODES = new Set([
@@ -56,7 +57,22 @@ export function serverMessage(err: MongoServerError): string {
   return text.length > 300 ? `${text.slice(0, 297)}...` : text;
 }
 
+/**
+ * A read that used up the query time limit: 503, since the same query may well succeed when the
+ * engine is less busy. Also answered when the service itself stops waiting for an engine that
+ * does not end the work in time.
+ */
+export const queryTimeout = (): ApiError => unavailable('The query took longer than the server-side time limit.', 'query_timeout');
+
+export const STORAGE_FULL_CODE = 'database_storage_full';
+
+/** A write refused because the database's disk is full: not the caller's fault, and worth retrying later. */
+export function storageFull(detail?: unknown): ApiError {
+  return unavailable('The database has no storage space left; nothing more can be written until an administrator frees some.', STORAGE_FULL_CODE, detail);
+}
+
 export function classifyDatabaseError(err: unknown): ApiError | undefined {
+  if (isStorageFull(err)) return storageFull();
   if (err instanceof MongoBulkWriteError && err.code === 11000) {
     return conflict('A record with this _id already exists.', 'duplicate_key', {
       inserted_ids: Object.values(err.insertedIds ?? {}).map(String),
@@ -64,7 +80,7 @@ export function classifyDatabaseError(err: unknown): ApiError | undefined {
   }
   if (err instanceof MongoServerError) {
     if (err.code === 11000) return conflict('A record with this _id already exists.', 'duplicate_key');
-    if (err.code === 50) return unavailable('The query took longer than the server-side time limit.', 'query_timeout');
+    if (err.code === 50) return queryTimeout(); // MaxTimeMSExpired
     if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) {
       return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
     }

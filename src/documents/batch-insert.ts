@@ -15,7 +15,8 @@
  */
 import { MongoBulkWriteError, type Collection, type Document } from 'mongodb';
 import { ApiError, badRequest, conflict, unavailable } from '../errors.js';
-import { classifyDatabaseError, serverMessage } from '../db/errors.js';
+import { classifyDatabaseError, serverMessage, storageFull } from '../db/errors.js';
+import { isStorageFull } from '../db/storage-state.js';
 
 /**
  * How long to keep asking a database that is coming back which records it holds: long enough
@@ -84,6 +85,7 @@ async function batchFailure(collection: Collection, ids: unknown[], err: unknown
 
 function recordRefused(err: MongoBulkWriteError, ids: unknown[], index: number): ApiError {
   const detail: BatchFailureDetail = { inserted_ids: ids.slice(0, index), inserted_count: index, failed_index: index };
+  if (isStorageFull(err)) return storageFull(detail);
   if (err.code === 11000) return conflict('A record with this _id already exists; records before it were written.', 'duplicate_key', detail);
   return badRequest('insert_failed', `The database refused record ${index}: ${serverMessage(err)}`, detail);
 }

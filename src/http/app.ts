@@ -82,6 +82,6 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.get('/', (_req, res) => res.redirect(302, '/api/'));
 
   app.use(notFoundHandler());
-  app.use(errorHandler(logger, settings.debug));
+  app.use(errorHandler(logger, settings.debug, ctx.storage));
   return app;
 }

@@ -6,7 +6,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { classifyDatabaseError } from '../db/errors.js';
+import { classifyDatabaseError, STORAGE_FULL_CODE } from '../db/errors.js';
 import { respond } from './respond.js';
 
 export function notFoundHandler(): RequestHandler {
@@ -25,7 +25,12 @@ function httpClientError(err: unknown): ApiError | undefined {
   return new ApiError(status, 'bad_request', 'The request could not be read.');
 }
 
-export function errorHandler(logger: Logger, debug: boolean): ErrorRequestHandler {
+/** Told of every write the database refused for lack of space, so health can say so. */
+export interface StorageObserver {
+  markFull(): void;
+}
+
+export function errorHandler(logger: Logger, debug: boolean, storage?: StorageObserver): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     let apiError: ApiError;
     const clientError = httpClientError(err);
@@ -49,6 +54,7 @@ export function errorHandler(logger: Logger, debug: boolean): ErrorRequestHandle
         );
       }
     }
+    if (apiError.code === STORAGE_FULL_CODE) storage?.markFull();
     if (res.headersSent) {
       // A streamed response failed half-way: the client must not mistake it for a full answer.
       res.destroy();

@@ -1,6 +1,9 @@
 /**
  * GET /api/health/ — readiness for load balancers, compose healthchecks and the installer:
  * 200 when every probe answers, 503 naming the failing part. No secrets, no versions.
+ * A database that answers but cannot store anything (its disk is full) is `degraded`: reads
+ * still work, writes get 503, and the overall status is `degraded` with 503 so monitoring
+ * notices before users do.
  */
 import { Router } from 'express';
 import type { ServiceContext } from '../service.js';
@@ -9,13 +12,13 @@ import { respond } from './respond.js';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
-function withTimeout(probe: () => Promise<void>): Promise<void> {
+function withTimeout<T>(probe: () => Promise<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
     probe().then(
-      () => {
+      (value) => {
         clearTimeout(timer);
-        resolve();
+        resolve(value);
       },
       (err: unknown) => {
         clearTimeout(timer);
@@ -29,7 +32,7 @@ export function healthRouter(ctx: ServiceContext): Router {
   const router = Router({ strict: true });
   router.all('/', methods({
     GET: async (req, res) => {
-      const checks: Record<string, 'ok' | 'unavailable' | 'not configured'> = {};
+      const checks: Record<string, 'ok' | 'degraded' | 'unavailable' | 'not configured'> = {};
       await Promise.all(
         [...ctx.healthProbes.entries()].map(async ([name, probe]) => {
           try {
@@ -40,9 +43,17 @@ export function healthRouter(ctx: ServiceContext): Router {
           }
         }),
       );
+      if (checks.database === 'ok') {
+        try {
+          if ((await withTimeout(() => ctx.storage.condition())) === 'full') checks.database = 'degraded';
+        } catch {
+          // A probe that does not finish in time says nothing about space; reachability already passed.
+        }
+      }
       if (ctx.settings.broker === undefined) checks.broker = 'not configured';
-      const healthy = Object.values(checks).every((v) => v !== 'unavailable');
-      respond(req, res, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', checks });
+      const values = Object.values(checks);
+      const status = values.includes('unavailable') ? 'unavailable' : values.includes('degraded') ? 'degraded' : 'ok';
+      respond(req, res, status === 'ok' ? 200 : 503, { status, checks });
     },
   }));
   return router;

@@ -116,7 +116,7 @@ export function openApiDocument(serverUrl: string): object {
     security: [{ token: [] }, { jwt: [] }, { session: [] }, {}],
     paths: {
       '/api/': { get: { summary: 'Links to every part of the API', responses: { 200: ok('Links') } } },
-      '/api/health/': { get: { summary: 'Database and broker reachability', responses: { 200: ok('Healthy'), 503: ok('Unhealthy') } } },
+      '/api/health/': { get: { summary: 'Database and broker reachability, and whether the database can store anything', responses: { 200: ok('Healthy'), 503: ok('Unavailable, or degraded (the database answers but its storage is full)') } } },
       ...documentPaths('/api/data_store/data', 'data store', true),
       ...documentPaths('/api/catalog/data', 'catalog', false),
       '/api/queue/': {
@@ -166,8 +166,8 @@ export function openApiDocument(serverUrl: string): object {
         },
       },
       '/api/user/': {
-        get: { summary: 'Profile of the caller, with the API token and JWT URLs', responses: { 200: ok('Profile'), ...errors } },
-        post: { summary: 'Rotate the token ({"auth-token":"update"}), change the password or update the profile', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('Updated'), ...errors } },
+        get: { summary: 'Profile of the caller, with the API token (its prefix; the whole key only when this request created it) and JWT URLs', responses: { 200: ok('Profile'), ...errors } },
+        post: { summary: 'Rotate the token ({"auth-token":"update"}; the answer shows the new key once), change the password or update the profile', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('Updated'), ...errors } },
       },
       '/api/token/': { post: { summary: 'Obtain a JWT pair', requestBody: jsonBody({ type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } }), responses: { 200: ok('{access, refresh}'), ...errors } } },
       '/api/token/refresh/': { post: { summary: 'Trade a refresh token (single use) for a new access and refresh token', requestBody: jsonBody({ type: 'object', required: ['refresh'] }), responses: { 200: ok('{access, refresh}'), ...errors } } },
