@@ -12,11 +12,9 @@
  * Each measured phase stops after --requests or --seconds, whichever comes first.
  * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c"]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { startLocalServices } from '../src/runtime/local/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
@@ -25,6 +23,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
+import { startChild, stop } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -55,33 +54,10 @@ function makeRecord(i: number): Record<string, unknown> {
   return { n: i, site: `site-${i % SITES}`, value: Math.sin(i), when: new Date(1_700_000_000_000 + i * 1000).toISOString(), note: padding(i) };
 }
 
-async function startChild(command: string[], env: Record<string, string>, readyPattern: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${command.join(' ')} did not start`)), 60_000);
-    lines.on('line', (l) => {
-      if (readyPattern.test(l)) {
-        clearTimeout(timer);
-        resolve(l);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${command.join(' ')} exited with ${code}`)));
-  });
-  return { child, line };
-}
-
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb / 1024;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 function row(name: string, r: LoadResult, base: LoadResult): string {

@@ -7,6 +7,7 @@ export interface LoadResult {
   seconds: number;
   rps: number;
   p50ms: number;
+  p95ms: number;
   p99ms: number;
   bytes: number;
 }
@@ -80,6 +81,7 @@ export async function runLoad(
     seconds,
     rps: latencies.length / seconds,
     p50ms: percentile(latencies, 50),
+    p95ms: percentile(latencies, 95),
     p99ms: percentile(latencies, 99),
     bytes,
   };

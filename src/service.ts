@@ -8,8 +8,10 @@ import type { Logger } from './log/logger.js';
 import { connectMongo } from './db/mongo-client.js';
 import { StorageState } from './db/storage-state.js';
 import { createAuthModule, type AuthModule } from './auth/index.js';
+import { grantTargets } from './auth/grant-targets.js';
 import { DocumentArea, createDocumentAreas } from './documents/area.js';
 import { QueueService } from './queue/api/queue-service.js';
+import { WorkerPrivileges } from './db/worker-privileges.js';
 
 export interface ServiceContext {
   settings: Settings;
@@ -27,11 +29,22 @@ export interface ServiceContext {
   close(): Promise<void>;
 }
 
+/**
+ * On MongoDB, workers reach only the data-store databases their role names (src/db/worker-role.ts):
+ * add the ones that exist now, then each one created or deleted through the API.
+ */
+async function keepWorkerRoleInStep(dataStore: DocumentArea, privileges: WorkerPrivileges): Promise<void> {
+  await privileges.reconcile(() => dataStore.databaseNames());
+  dataStore.databaseHooks = { created: (db) => privileges.grant(db), dropped: (db) => privileges.revoke(db) };
+}
+
 export async function createServiceContext(settings: Settings, logger: Logger): Promise<ServiceContext> {
   const mongo = await connectMongo(settings.mongo);
   const serviceDb = mongo.db(settings.serviceDatabase);
-  const auth = await createAuthModule({ settings, logger, mongo, db: serviceDb });
   const documents = createDocumentAreas(settings, mongo, serviceDb);
+  await keepWorkerRoleInStep(documents.dataStore, new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger));
+  // The auth module migrates legacy permission codenames against what exists in these areas.
+  const auth = await createAuthModule({ settings, logger, mongo, db: serviceDb, grantTargets: grantTargets(documents, serviceDb) });
   const healthProbes = new Map<string, () => Promise<void>>();
   healthProbes.set('database', async () => {
     await serviceDb.command({ ping: 1 });
@@ -45,6 +58,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
           serviceDb,
           resultCollection: settings.resultCollection,
           catalogCacheSeconds: settings.taskListCacheSeconds,
+          catalogReplyTimeoutMs: settings.taskListReplyTimeoutMs,
           logger,
         }).start();
   if (queue !== undefined) {

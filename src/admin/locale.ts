@@ -42,7 +42,7 @@ export function adminLocale(): Locale {
           },
           Group: { properties: { name: 'Name', permissions: 'Permissions' } },
           Permission: { properties: { codename: 'Codename', name: 'Name', area: 'Area' } },
-          Token: { properties: { user: 'User', key: 'Key', created: 'Created' } },
+          Token: { properties: { user: 'User', key_prefix: 'Key', created: 'Created' } },
           TaskLog: {
             properties: {
               task_id: 'Task id',

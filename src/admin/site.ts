@@ -7,7 +7,6 @@
  */
 import AdminJS, { type AdminJSOptions } from 'adminjs';
 import type { Router } from 'express';
-import { PermissionCatalog } from '../auth/permission-catalog.js';
 import type { ServiceContext } from '../service.js';
 import { ADMIN_ROOT, LOGIN_PATH, LOGOUT_PATH } from './access.js';
 import { ensureComponentsBundle } from './bundle.js';
@@ -56,7 +55,7 @@ export async function createAdminRouter(ctx: ServiceContext, config: AdminSiteCo
     title: ctx.settings.applicationTitle,
     models,
     users: ctx.auth.users,
-    catalog: new PermissionCatalog(models),
+    catalog: ctx.auth.permissionCatalog,
     areas: ctx.documents,
     taskNames: config.taskNames,
   };

@@ -8,8 +8,10 @@
 import { createHmac } from 'node:crypto';
 import type { AuthMethod, Principal } from './principal.js';
 import type { AuthModels, UserRecord } from './models.js';
+import { hashTokenKey } from './api-tokens.js';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { TtlCache } from './ttl-cache.js';
+import { GrantSet } from './grant-set.js';
 
 /** How long a loaded account may be reused without asking the database again. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -23,6 +25,8 @@ export interface Account {
   isSuperuser: boolean;
   /** Effective codenames: the user's own plus every group's. */
   permissions: ReadonlySet<string>;
+  /** The same, parsed once per account load. */
+  grants: GrantSet;
   /**
    * A keyed digest of the password hash. Sessions and JWTs carry it, so changing the password
    * ends every other session and invalidates issued JWTs (Django's session auth hash idea).
@@ -40,6 +44,7 @@ export function toPrincipal(account: Account, authMethod: AuthMethod): Principal
     isSuperuser: account.isSuperuser,
     isStaff: account.isStaff,
     permissions: account.permissions,
+    grants: account.grants,
   });
 }
 
@@ -47,7 +52,7 @@ const OBJECT_ID = /^[0-9a-f]{24}$/;
 
 export class AccountDirectory {
   private readonly byIdCache = new TtlCache<string, Account>(ACCOUNT_CACHE_MS);
-  /** token key → user id */
+  /** token key hash → user id (keyed by hash, so this process's memory holds no key either) */
   private readonly tokenCache = new TtlCache<string, string>(ACCOUNT_CACHE_MS);
 
   constructor(
@@ -73,12 +78,13 @@ export class AccountDirectory {
 
   /** The account owning API token `key`, or null for an unknown key. */
   async byTokenKey(key: string): Promise<Account | null> {
-    let userId = this.tokenCache.get(key);
+    const keyHash = hashTokenKey(key);
+    let userId = this.tokenCache.get(keyHash);
     if (userId === undefined) {
-      const token = await this.models.Token.findOne({ key }, { user: 1 }).lean().exec();
+      const token = await this.models.Token.findOne({ key_hash: keyHash }, { user: 1 }).lean().exec();
       if (token === null) return null;
       userId = token.user.toString();
-      this.tokenCache.set(key, userId);
+      this.tokenCache.set(keyHash, userId);
     }
     return this.byId(userId);
   }
@@ -103,8 +109,9 @@ export class AccountDirectory {
     this.byIdCache.delete(userId);
   }
 
-  forgetToken(key: string): void {
-    this.tokenCache.delete(key);
+  /** After a rotation: `keyHash` is the stored hash of the key that no longer works. */
+  forgetToken(keyHash: string): void {
+    this.tokenCache.delete(keyHash);
   }
 
   /** After group changes: any cached account may hold stale group permissions. */
@@ -126,6 +133,7 @@ export class AccountDirectory {
       isStaff: user.is_staff,
       isSuperuser: user.is_superuser,
       permissions,
+      grants: GrantSet.fromCodenames(permissions),
       passwordStamp: this.passwordStamp(user.password),
     });
   }

@@ -1,15 +1,42 @@
 /**
- * API tokens (DRF authtoken style): one random 40-hex-character key per user, created on first
- * use, replaced by rotation. A rotated key stops working at once in this process (the lookup
- * cache entry is dropped) and within the cache lifetime in any other process.
+ * API tokens (DRF authtoken style): one random 40-hex-character key per user, replaced by
+ * rotation. Only a SHA-256 hash of the key (what lookups use) and its first characters (so
+ * people can tell tokens apart) are stored: whoever reads the database — a backup, the worker's
+ * credentials on an engine without roles — learns no usable key. So the whole key is known only
+ * in the answer to the request that makes it, and never again.
+ *
+ * A rotated key stops working at once in this process (the lookup cache entry is dropped) and
+ * within the cache lifetime in any other process.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Types } from 'mongoose';
 import type { AccountDirectory } from './accounts.js';
 import type { AuthModels } from './models.js';
 
+/** How much of a key is stored and shown: enough to tell tokens apart, far too little to use one. */
+export const TOKEN_PREFIX_LENGTH = 8;
+
 export function newTokenKey(): string {
   return randomBytes(20).toString('hex');
+}
+
+/**
+ * The stored form of a key. A plain (unsalted) hash is enough: keys are 160 random bits, so
+ * there is nothing to guess, and an unsalted hash can be looked up by equality.
+ */
+export function hashTokenKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** The fields stored for `key`. */
+export function storedTokenFields(key: string): { key_hash: string; key_prefix: string } {
+  return { key_hash: hashTokenKey(key), key_prefix: key.slice(0, TOKEN_PREFIX_LENGTH) };
+}
+
+/** What may be shown about a stored token. */
+export interface TokenSummary {
+  prefix: string;
+  created: Date;
 }
 
 const isDuplicateKey = (err: unknown): boolean => (err as { code?: number }).code === 11000;
@@ -20,31 +47,40 @@ export class ApiTokens {
     private readonly accounts: AccountDirectory,
   ) {}
 
-  async keyFor(userId: Types.ObjectId): Promise<string> {
-    const existing = await this.models.Token.findOne({ user: userId }, { key: 1 }).lean().exec();
-    if (existing !== null) return existing.key;
+  /** The user's token without its key, or null when the user has none. */
+  async summary(userId: Types.ObjectId): Promise<TokenSummary | null> {
+    const token = await this.models.Token.findOne({ user: userId }, { key_prefix: 1, created: 1 }).lean().exec();
+    return token === null ? null : { prefix: token.key_prefix, created: token.created };
+  }
+
+  /**
+   * Creates the user's first token and returns its key; null when the user already has one
+   * (whose key cannot be shown again), including when a simultaneous request just made it.
+   */
+  async createIfMissing(userId: Types.ObjectId): Promise<string | null> {
+    if ((await this.summary(userId)) !== null) return null;
+    const key = newTokenKey();
     try {
-      const created = await this.models.Token.create({ key: newTokenKey(), user: userId, created: new Date() });
-      return created.key;
+      await this.models.Token.create({ ...storedTokenFields(key), user: userId, created: new Date() });
+      return key;
     } catch (err) {
-      // Two first requests raced: the unique index on `user` kept one token; use it.
-      if (!isDuplicateKey(err)) throw err;
-      const winner = await this.models.Token.findOne({ user: userId }, { key: 1 }).lean().exec();
-      if (winner === null) throw err;
-      return winner.key;
+      // Two first requests raced: the unique index on `user` kept the other one's token.
+      if (isDuplicateKey(err)) return null;
+      throw err;
     }
   }
 
+  /** Gives the user a new key (creating the token if needed) and returns it; the old key stops working. */
   async rotate(userId: Types.ObjectId): Promise<string> {
     const key = newTokenKey();
     const previous = await this.models.Token.findOneAndUpdate(
       { user: userId },
-      { $set: { key, created: new Date() } },
-      { upsert: true, returnDocument: 'before' },
+      { $set: { ...storedTokenFields(key), created: new Date() } },
+      { upsert: true, returnDocument: 'before', projection: { key_hash: 1 } },
     )
       .lean()
       .exec();
-    if (previous !== null) this.accounts.forgetToken(previous.key);
+    if (previous !== null) this.accounts.forgetToken(previous.key_hash);
     return key;
   }
 }

@@ -13,11 +13,13 @@ import { LoginThrottle } from './login-throttle.js';
 import { createAuthModels, initAuthModels, openAuthConnection } from './models.js';
 import { createPassport } from './passport-setup.js';
 import { PermissionCatalog } from './permission-catalog.js';
+import { migrateLegacyGrants } from './grants-migration.js';
 import { Profiles } from './profile.js';
 import { authRouter } from './routes/index.js';
 import { createSessionParts } from './session.js';
 import { RefreshLedger } from './refresh-ledger.js';
 import { MongoUserService } from './user-service.js';
+import { hashPlaintextTokenKeys } from './token-key-migration.js';
 
 export type { AuthDeps, AuthModule, NewUser, UserService, UserSummary } from './module.js';
 export { createAuthModels, openAuthConnection, type AuthModels } from './models.js';
@@ -29,9 +31,12 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   const { settings, logger, mongo, db } = deps;
   const { connection, detach } = openAuthConnection(mongo, db.databaseName);
   const models = createAuthModels(connection);
+  const upgraded = await hashPlaintextTokenKeys(db.collection(models.Token.collection.collectionName));
+  if (upgraded > 0) logger.info({ tokens: upgraded }, 'API token keys stored in plain text by an earlier version are now stored hashed');
   await initAuthModels(models);
-  const catalog = new PermissionCatalog(models);
+  const catalog = new PermissionCatalog(models, deps.grantTargets);
   await catalog.seedBuiltins();
+  if (deps.grantTargets !== undefined) await migrateLegacyGrants(models, catalog, deps.grantTargets, logger);
 
   const accounts = new AccountDirectory(models, settings.secretKey);
   const tokens = new ApiTokens(models, accounts);
@@ -54,6 +59,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     router: authRouter({ settings, logger, accounts, passport, jwt, refreshLedger, throttle, profiles }),
     users: new MongoUserService(models, accounts, tokens, catalog),
     models,
+    permissionCatalog: catalog,
     sessionOptions: session.options,
     async close() {
       await session.stop();

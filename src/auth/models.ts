@@ -6,7 +6,10 @@
  * very same model objects (AuthModule.models).
  */
 import mongoose, { Schema, type Connection, type Model, type Types } from 'mongoose';
-import type { MongoClient } from 'mongodb';
+import { MongoServerError, type MongoClient } from 'mongodb';
+import { isDeadlock, retryOnDeadlock } from '../db/deadlock-retry.js';
+
+const NAMESPACE_EXISTS = 48;
 import { PERMISSION_AREAS, type PermissionArea } from './codenames.js';
 
 export interface UserRecord {
@@ -41,7 +44,10 @@ export interface PermissionRecord {
 
 export interface TokenRecord {
   _id: Types.ObjectId;
-  key: string;
+  /** SHA-256 of the key, hex (see api-tokens.ts): the key itself is never stored. */
+  key_hash: string;
+  /** The key's first characters, for telling tokens apart. */
+  key_prefix: string;
   user: Types.ObjectId;
   created: Date;
 }
@@ -93,7 +99,8 @@ const permissionSchema = new Schema<PermissionRecord>(
 
 const tokenSchema = new Schema<TokenRecord>(
   {
-    key: { type: String, required: true, unique: true },
+    key_hash: { type: String, required: true, unique: true },
+    key_prefix: { type: String, required: true },
     // One token per user, as in DRF's authtoken: rotating replaces the key.
     user: { type: Schema.Types.ObjectId, ref: 'User', required: true, unique: true },
     created: { type: Date, default: () => new Date() },
@@ -133,7 +140,24 @@ export function openAuthConnection(client: MongoClient, databaseName: string): A
   };
 }
 
-/** Creates collections and unique indexes now, so uniqueness holds from the first request. */
+/**
+ * Creates collections and unique indexes now, so uniqueness holds from the first request. Tokens
+ * stored in plain text by earlier versions must have been hashed before (token-key-migration.ts):
+ * they have no `key_hash`, and several of them would break the unique index on it.
+ */
 export async function initAuthModels(models: AuthModels): Promise<void> {
-  await Promise.all([models.User.init(), models.Group.init(), models.Permission.init(), models.Token.init()]);
+  // One after another: index builds started together can deadlock on PostgreSQL-based engines.
+  const all: Pick<Model<unknown>, 'init' | 'createCollection' | 'createIndexes'>[] = [models.User, models.Group, models.Permission, models.Token];
+  for (const model of all) {
+    await model.init().catch(async (err: unknown) => {
+      if (!isDeadlock(err)) throw err;
+      // init() keeps its first outcome; build the same collection and indexes directly instead.
+      await retryOnDeadlock(async () => {
+        await model.createCollection().catch((e: unknown) => {
+          if (!(e instanceof MongoServerError && e.code === NAMESPACE_EXISTS)) throw e;
+        });
+        await model.createIndexes();
+      });
+    });
+  }
 }

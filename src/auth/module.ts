@@ -4,7 +4,9 @@ import type { SessionOptions } from 'express-session';
 import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
+import type { GrantTargets } from './legacy-grants.js';
 import type { AuthModels } from './models.js';
+import type { PermissionCatalog } from './permission-catalog.js';
 import type { Principal } from './principal.js';
 
 export interface AuthDeps {
@@ -13,6 +15,12 @@ export interface AuthDeps {
   mongo: MongoClient;
   /** The service's own database: users, groups, permissions, tokens, sessions live here. */
   db: Db;
+  /**
+   * The databases, collections and tasks that exist. Given by the service: legacy permission
+   * codenames are then migrated at start-up and read against it as input. Tools that only
+   * manage accounts (createsuperuser, the installer) leave it out and migrate nothing.
+   */
+  grantTargets?: GrantTargets;
 }
 
 export interface NewUser {
@@ -46,7 +54,10 @@ export interface UserService {
   grantPermissions(username: string, codenames: string[]): Promise<void>;
   createGroup(name: string, codenames: string[]): Promise<void>;
   addToGroup(username: string, group: string): Promise<void>;
-  /** The user's API token key, created on first use. */
+  /**
+   * Issues the user a new API token key and returns it; any previous key stops working. Only a
+   * hash is stored, so an existing key can never be read back: this is the one moment it is known.
+   */
   tokenFor(username: string): Promise<string>;
   principalFor(username: string): Promise<Principal>;
   /** The user's principal when the password is right and the account active, else null (admin site login). */
@@ -65,6 +76,8 @@ export interface AuthModule {
   users: UserService;
   /** The mongoose models (User, Group, Permission, Token) on the service database, for the admin site. */
   models: AuthModels;
+  /** Checks and registers the codenames the admin site grants. */
+  permissionCatalog: PermissionCatalog;
   /** The session's store, cookie name, secret and cookie flags, so the admin site shares the login. */
   sessionOptions: SessionOptions;
   close(): Promise<void>;

@@ -1,33 +1,29 @@
 /**
- * The permission rules (CONTRACT section 6), as pure functions over a Principal. Every route
- * asks these and nothing else, so the rules live in one place and are unit-tested as a table.
+ * The permission rules, as pure functions over a Principal. Every route asks these and nothing
+ * else, so the rules live in one place and are unit-tested as a table. Grants are compared as
+ * structured values (see grants.ts and grant-set.ts), never as joined strings.
  */
 import type { Principal } from './principal.js';
 import { isAuthenticated } from './principal.js';
+import { DOCUMENT_ACTIONS, encodeGrant, type DocumentAction, type DocumentArea, type Role } from './grants.js';
 
-export type DocumentArea = 'data_store' | 'catalog';
-export type DocumentAction = 'safe' | 'add' | 'update' | 'delete';
-
-const ACTIONS: readonly DocumentAction[] = ['safe', 'add', 'update', 'delete'];
-const COLLECTION_GRANT_REST = /^.+_(safe|add|update|delete)$/;
+export type { DocumentAction, DocumentArea } from './grants.js';
 
 /** Who may read without credentials, per area (DATA_STORE_ANONYMOUS / CATALOG_ANONYMOUS). */
 export interface ReadPolicy {
   anonymousRead: boolean;
-  /** `db_col` pairs that still need the `safe` permission when anonymous reads are on. */
+  /**
+   * Collections that still need the `safe` permission when anonymous reads are on, as `db.col`
+   * (one reading: database names have no dot) or the older `db_col`. An older entry covers
+   * every pair it could spell, which errs on the side of asking for a login.
+   */
   safeMethodPermRequired: ReadonlySet<string>;
 }
 
-const ADMIN_CODENAME: Record<DocumentArea, string> = {
-  data_store: 'data_store.datastore_admin',
-  catalog: 'catalog.catalog_admin',
-};
-const CREATE_CODENAME: Record<DocumentArea, string> = {
-  data_store: 'data_store.datastore_create',
-  catalog: 'catalog.catalog_create',
-};
+const ADMIN_ROLE: Record<DocumentArea, Role> = { data_store: 'datastore_admin', catalog: 'catalog_admin' };
+const CREATE_ROLE: Record<DocumentArea, Role> = { data_store: 'datastore_create', catalog: 'catalog_create' };
 
-export const TASK_ADMIN = 'cybercom_queue.task_admin';
+export const TASK_ADMIN = encodeGrant({ kind: 'role', role: 'task_admin' });
 
 export function actionForMethod(method: string): DocumentAction {
   switch (method.toUpperCase()) {
@@ -47,30 +43,34 @@ export function actionForMethod(method: string): DocumentAction {
   }
 }
 
-export function hasPermission(p: Principal, codename: string): boolean {
-  return p.isSuperuser || p.permissions.has(codename);
+export function hasRole(p: Principal, role: Role): boolean {
+  return p.isSuperuser || p.grants.hasRole(role);
 }
 
 export function isAreaAdmin(p: Principal, area: DocumentArea): boolean {
-  return hasPermission(p, ADMIN_CODENAME[area]);
+  return hasRole(p, ADMIN_ROLE[area]);
 }
 
 /** Create or delete databases (data store) and collections (both areas). */
 export function canManageContainers(p: Principal, area: DocumentArea): boolean {
-  return isAreaAdmin(p, area) || hasPermission(p, CREATE_CODENAME[area]);
+  return isAreaAdmin(p, area) || hasRole(p, CREATE_ROLE[area]);
 }
 
+/** The canonical codename granting `action` on records of one collection. */
 export function collectionCodename(area: DocumentArea, db: string, col: string, action: DocumentAction): string {
-  return `${area}.${db}_${col}_${action}`;
+  return encodeGrant({ kind: 'collection', area, db, col, action });
 }
 
+/** The canonical codename granting `action` on every collection of a data-store database. */
 export function databaseCodename(db: string, action: DocumentAction): string {
-  return `data_store.${db}_${action}`;
+  return encodeGrant({ kind: 'database', db, action });
 }
 
-function anonymousReadAllowed(area: DocumentArea, db: string, col: string | null, policy: ReadPolicy): boolean {
+function anonymousReadAllowed(db: string, col: string | null, policy: ReadPolicy): boolean {
   if (!policy.anonymousRead) return false;
-  return col === null || !policy.safeMethodPermRequired.has(`${db}_${col}`);
+  if (col === null) return true;
+  const protectedPairs = policy.safeMethodPermRequired;
+  return !protectedPairs.has(`${db}.${col}`) && !protectedPairs.has(`${db}_${col}`);
 }
 
 /** May `p` perform `action` on records of `db.col`? A data-store database grant covers its collections. */
@@ -83,10 +83,10 @@ export function canAccessCollection(
   policy: ReadPolicy,
 ): boolean {
   if (p.isSuperuser || isAreaAdmin(p, area)) return true;
-  if (action === 'safe' && anonymousReadAllowed(area, db, col, policy)) return true;
+  if (action === 'safe' && anonymousReadAllowed(db, col, policy)) return true;
   if (!isAuthenticated(p)) return false;
-  if (hasPermission(p, collectionCodename(area, db, col, action))) return true;
-  return area === 'data_store' && hasPermission(p, databaseCodename(db, action));
+  if (p.grants.has({ kind: 'collection', area, db, col, action })) return true;
+  return area === 'data_store' && p.grants.has({ kind: 'database', db, action });
 }
 
 /**
@@ -95,32 +95,26 @@ export function canAccessCollection(
  */
 export function canSeeDatabase(p: Principal, area: DocumentArea, db: string, policy: ReadPolicy): boolean {
   if (p.isSuperuser || isAreaAdmin(p, area) || canManageContainers(p, area)) return true;
-  if (anonymousReadAllowed(area, db, null, policy)) return true;
+  if (anonymousReadAllowed(db, null, policy)) return true;
   if (!isAuthenticated(p)) return false;
-  if (area === 'data_store' && [...ACTIONS].some((a) => hasPermission(p, databaseCodename(db, a)))) return true;
-  // Any collection grant inside the database: `<area>.<db>_<col>_<action>` with a non-empty col.
-  const prefix = `${area}.${db}_`;
-  for (const code of p.permissions) {
-    if (code.startsWith(prefix) && COLLECTION_GRANT_REST.test(code.slice(prefix.length))) return true;
-  }
-  return false;
+  if (area === 'data_store' && DOCUMENT_ACTIONS.some((action) => p.grants.has({ kind: 'database', db, action }))) return true;
+  return p.grants.hasCollectionGrantIn(area, db);
 }
-
 
 /** Collections are listed when the caller holds any grant on them (or on their database). */
 export function canSeeCollection(p: Principal, area: DocumentArea, db: string, col: string, policy: ReadPolicy): boolean {
-  return ACTIONS.some((a) => canAccessCollection(p, area, db, col, a, policy));
+  return DOCUMENT_ACTIONS.some((a) => canAccessCollection(p, area, db, col, a, policy));
 }
 
-/** Queue: run a task (`cybercom_queue.<name with . → _>`), or be a task admin. */
+/** The canonical codename for running one task: `cybercom_queue.task.<name>`, the name kept whole. */
 export function taskCodename(taskName: string): string {
-  return `cybercom_queue.${taskName.replace(/\./g, '_')}`;
+  return encodeGrant({ kind: 'task', task: taskName });
 }
 
 export function canRunTask(p: Principal, taskName: string): boolean {
-  return isAuthenticated(p) && (hasPermission(p, TASK_ADMIN) || hasPermission(p, taskCodename(taskName)));
+  return isAuthenticated(p) && (isTaskAdmin(p) || p.grants.allowsTask(taskName));
 }
 
 export function isTaskAdmin(p: Principal): boolean {
-  return hasPermission(p, TASK_ADMIN);
+  return hasRole(p, 'task_admin');
 }

@@ -1,4 +1,6 @@
 /** Who is making a request, as every permission check sees it. Built once per request. */
+import { GrantSet } from './grant-set.js';
+
 /** `task`: a worker acting for the user who submitted a task. */
 export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session' | 'task';
 
@@ -8,8 +10,10 @@ export interface Principal {
   readonly username: string | null;
   readonly isSuperuser: boolean;
   readonly isStaff: boolean;
-  /** Effective permission codenames: the user's own plus those of every group. */
+  /** Effective permission codenames, as stored: the user's own plus those of every group. */
   readonly permissions: ReadonlySet<string>;
+  /** The same permissions parsed into grants; every permission check asks this. */
+  readonly grants: GrantSet;
 }
 
 export const ANONYMOUS: Principal = Object.freeze({
@@ -19,6 +23,7 @@ export const ANONYMOUS: Principal = Object.freeze({
   isSuperuser: false,
   isStaff: false,
   permissions: new Set<string>(),
+  grants: GrantSet.EMPTY,
 });
 
 export const isAuthenticated = (p: Principal): boolean => p.userId !== null;

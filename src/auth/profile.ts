@@ -6,7 +6,7 @@
 import type { Types } from 'mongoose';
 import { badRequest, notFound } from '../errors.js';
 import type { AccountDirectory } from './accounts.js';
-import type { ApiTokens } from './api-tokens.js';
+import { TOKEN_PREFIX_LENGTH, type ApiTokens } from './api-tokens.js';
 import type { AuthModels, UserRecord } from './models.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { assertStrongPassword } from './password-strength.js';
@@ -26,7 +26,11 @@ export interface Profile {
   name: string;
   groups: string[];
   authentication: {
-    'auth-token': string;
+    /** The whole key only in the answer that made it (first read, rotation); null otherwise. */
+    'auth-token': string | null;
+    /** The key's first characters, so the user can tell which key they hold; null without a token. */
+    'auth-token-prefix': string | null;
+    'auth-token-note': string;
     'jwt-auth': { 'obtain-token': string; 'refresh-token': string; 'verify-token': string };
   };
 }
@@ -42,7 +46,12 @@ export interface ProfileChanges {
 export interface ProfileUpdateResult {
   /** Set when the password changed: sessions must be re-stamped to stay logged in. */
   newPasswordStamp?: string;
+  /** Set when the API token was rotated: the new key, which only this answer may show. */
+  newTokenKey?: string;
 }
+
+export const TOKEN_NOTE =
+  'API token keys are stored hashed and shown only in the answer that makes them. POST {"auth-token": "update"} here for a new key; the current one stops working.';
 
 const accountGone = () => notFound('This account no longer exists.', 'no_such_user');
 
@@ -53,10 +62,15 @@ export class Profiles {
     private readonly tokens: ApiTokens,
   ) {}
 
-  async read(userId: string, links: ProfileLinks): Promise<Profile> {
+  /**
+   * The profile. A user without a token gets one now, and this answer shows its key; `issuedKey`
+   * is a key the caller has just made (rotation), shown instead.
+   */
+  async read(userId: string, links: ProfileLinks, issuedKey?: string): Promise<Profile> {
     const user = await this.models.User.findById(userId).lean<UserRecord>().exec();
     if (user === null) throw accountGone();
-    const [groups, token] = await Promise.all([this.groupNames(user.groups), this.tokens.keyFor(user._id)]);
+    const [groups, key] = await Promise.all([this.groupNames(user.groups), issuedKey ?? this.tokens.createIfMissing(user._id)]);
+    const prefix = key !== null ? key.slice(0, TOKEN_PREFIX_LENGTH) : ((await this.tokens.summary(user._id))?.prefix ?? null);
     return {
       username: user.username,
       email: user.email,
@@ -65,7 +79,9 @@ export class Profiles {
       name: `${user.first_name} ${user.last_name}`.trim(),
       groups,
       authentication: {
-        'auth-token': token,
+        'auth-token': key,
+        'auth-token-prefix': prefix,
+        'auth-token-note': TOKEN_NOTE,
         'jwt-auth': { 'obtain-token': links.obtainToken, 'refresh-token': links.refreshToken, 'verify-token': links.verifyToken },
       },
     };
@@ -99,11 +115,13 @@ export class Profiles {
       await this.models.User.updateOne({ _id: user._id }, { $set: set }).exec();
       this.accounts.forgetUser(userId);
     }
-    // A new password replaces the API token too: whoever learnt the old password may have read the
-    // token in the profile. The answer to this request shows the new key.
-    const hadToken = set.password !== undefined && (await this.tokens.keyFor(user._id)) !== null;
-    if (changes.rotateToken === true || hadToken) await this.tokens.rotate(user._id);
-    return set.password === undefined ? {} : { newPasswordStamp: this.accounts.passwordStamp(set.password) };
+    // A new password replaces the API token too: whoever learnt the old password may have made or
+    // rotated the token through the profile. The answer to this request shows the new key.
+    const hadToken = set.password !== undefined && (await this.tokens.summary(user._id)) !== null;
+    const result: ProfileUpdateResult = {};
+    if (changes.rotateToken === true || hadToken) result.newTokenKey = await this.tokens.rotate(user._id);
+    if (set.password !== undefined) result.newPasswordStamp = this.accounts.passwordStamp(set.password);
+    return result;
   }
 
   private async groupNames(ids: readonly Types.ObjectId[]): Promise<string[]> {

@@ -47,7 +47,7 @@ export class MongoUserService implements UserService {
     assertValidUsername(user.username);
     const email = user.email ?? '';
     assertValidEmail(email);
-    const permissions = this.catalog.parse(user.permissions ?? []);
+    const permissions = await this.catalog.normalize(user.permissions ?? []);
     const groups = await this.groupIds(user.groups ?? []);
     const password = user.password === undefined ? unusablePassword() : await hashPassword(user.password);
     await this.catalog.register(permissions);
@@ -101,7 +101,7 @@ export class MongoUserService implements UserService {
   }
 
   async grantPermissions(username: string, codenames: string[]): Promise<void> {
-    const parsed = this.catalog.parse(codenames);
+    const parsed = await this.catalog.normalize(codenames);
     const id = await this.userId(username);
     await this.catalog.register(parsed);
     await this.models.User.updateOne({ _id: id }, { $addToSet: { permissions: { $each: parsed.map((p) => p.codename) } } }).exec();
@@ -111,7 +111,7 @@ export class MongoUserService implements UserService {
   /** Creates the group, or adds the codenames to an existing one (safe for installer re-runs). */
   async createGroup(name: string, codenames: string[]): Promise<void> {
     if (name.trim().length === 0 || name.length > 150) throw badRequest('invalid_group', 'A group name has 1 to 150 characters.');
-    const parsed = this.catalog.parse(codenames);
+    const parsed = await this.catalog.normalize(codenames);
     await this.catalog.register(parsed);
     await this.models.Group.updateOne(
       { name },
@@ -130,7 +130,7 @@ export class MongoUserService implements UserService {
   }
 
   async tokenFor(username: string): Promise<string> {
-    return this.tokens.keyFor(await this.userId(username));
+    return this.tokens.rotate(await this.userId(username));
   }
 
   async principalFor(username: string): Promise<Principal> {

@@ -8,6 +8,7 @@ import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { booleanFlag, commaList } from './env-values.js';
 import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings, type BrokerSettings, type MongoSettings } from './connections.js';
+import { WORKER_ROLE } from '../db/worker-role.js';
 
 
 const positiveInt = z.coerce.number().int().positive();
@@ -35,6 +36,10 @@ export const serviceEnvSchema = z
     MAX_BODY_BYTES: positiveInt.default(16 * 1024 * 1024),
     MAX_QUERY_BYTES: positiveInt.default(64 * 1024),
     DEFAULT_PAGE_SIZE: positiveInt.default(10),
+    /** Aggregations, distinct and scanning queries one caller may run at a time (more: 429). */
+    HEAVY_QUERIES_PER_USER: positiveInt.default(2),
+    /** The same for all callers together (more: 503), so a few callers cannot saturate the engine. */
+    HEAVY_QUERIES_TOTAL: positiveInt.default(4),
     SESSION_MAX_AGE_S: positiveInt.default(14 * 24 * 3600),
     JWT_ACCESS_TTL_S: positiveInt.default(300),
     JWT_REFRESH_TTL_S: positiveInt.default(24 * 3600),
@@ -42,7 +47,11 @@ export const serviceEnvSchema = z
     LOGIN_WINDOW_S: positiveInt.default(900),
     TASK_WAIT_MAX_S: positiveInt.default(300),
     TASK_LIST_CACHE_S: z.coerce.number().min(0).default(5),
+    /** How long a task-list broadcast gathers worker replies (Celery's CLI waits 1 s). */
+    TASK_LIST_REPLY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
     RESULT_COLLECTION: z.string().trim().min(1).default('tombstone'),
+    /** The workers' MongoDB role the API adds data-store databases to (empty: leave roles alone). */
+    WORKER_DB_ROLE: z.string().trim().default(WORKER_ROLE),
     /** Where the admin site's component bundle is built (must be writable unless pre-built). */
     ADMIN_BUNDLE_DIR: z.string().trim().min(1).default('.cache/adminjs'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -69,6 +78,8 @@ export interface Settings {
   maxBodyBytes: number;
   maxQueryBytes: number;
   defaultPageSize: number;
+  heavyQueriesPerUser: number;
+  heavyQueriesTotal: number;
   sessionMaxAgeSeconds: number;
   jwtAccessTtlSeconds: number;
   jwtRefreshTtlSeconds: number;
@@ -76,7 +87,9 @@ export interface Settings {
   loginWindowSeconds: number;
   taskWaitMaxSeconds: number;
   taskListCacheSeconds: number;
+  taskListReplyTimeoutMs: number;
   resultCollection: string;
+  workerDbRole: string;
   logLevel: string;
   adminBundleDir: string;
   mongo: MongoSettings;
@@ -145,6 +158,8 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxQueryBytes: e.MAX_QUERY_BYTES,
     defaultPageSize: e.DEFAULT_PAGE_SIZE,
+    heavyQueriesPerUser: e.HEAVY_QUERIES_PER_USER,
+    heavyQueriesTotal: e.HEAVY_QUERIES_TOTAL,
     sessionMaxAgeSeconds: e.SESSION_MAX_AGE_S,
     jwtAccessTtlSeconds: e.JWT_ACCESS_TTL_S,
     jwtRefreshTtlSeconds: e.JWT_REFRESH_TTL_S,
@@ -152,7 +167,9 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     loginWindowSeconds: e.LOGIN_WINDOW_S,
     taskWaitMaxSeconds: e.TASK_WAIT_MAX_S,
     taskListCacheSeconds: e.TASK_LIST_CACHE_S,
+    taskListReplyTimeoutMs: e.TASK_LIST_REPLY_TIMEOUT_MS,
     resultCollection: e.RESULT_COLLECTION,
+    workerDbRole: e.WORKER_DB_ROLE,
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     mongo: toMongoSettings(e),

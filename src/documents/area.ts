@@ -6,9 +6,20 @@ import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from '../config/settings.js';
 import type { DocumentArea as AreaName, ReadPolicy } from '../auth/permissions.js';
 import { DocumentStore } from './store.js';
+import { HeavyQueryLimiter } from './heavy-queries.js';
 import { isReservedDatabase } from './names.js';
 
+/** Told about databases created and deleted through the API (the service keeps the workers' database role in step). */
+export interface DatabaseHooks {
+  created(db: string): Promise<void>;
+  dropped(db: string): Promise<void>;
+}
+
+const NO_HOOKS: DatabaseHooks = { created: async () => undefined, dropped: async () => undefined };
+
 export class DocumentArea {
+  databaseHooks: DatabaseHooks = NO_HOOKS;
+
   constructor(
     readonly name: AreaName,
     readonly store: DocumentStore,
@@ -18,6 +29,8 @@ export class DocumentArea {
     /** Databases always shown (the catalog databases exist by configuration). */
     private readonly fixedDatabases: readonly string[],
     readonly canCreateDatabases: boolean,
+    /** Shared by both areas: the engine they would overload is the same. */
+    readonly heavyQueries: HeavyQueryLimiter,
   ) {}
 
   ownsDatabase(db: string): boolean {
@@ -37,6 +50,11 @@ export class DocumentArea {
 
 export function createDocumentAreas(settings: Settings, mongo: MongoClient, serviceDb: Db): { dataStore: DocumentArea; catalog: DocumentArea } {
   const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs);
+  const heavyQueries = new HeavyQueryLimiter({
+    perCaller: settings.heavyQueriesPerUser,
+    total: settings.heavyQueriesTotal,
+    timeLimitMs: settings.mongo.queryTimeLimitMs,
+  });
   const internal = [settings.serviceDatabase];
   const catalogNames = settings.catalogDatabases;
   const isCatalog = (db: string): boolean => catalogNames.includes(db);
@@ -51,6 +69,7 @@ export function createDocumentAreas(settings: Settings, mongo: MongoClient, serv
     (db) => !isReservedDatabase(db, internal) && !isCatalogInAnyCase(db),
     [],
     true,
+    heavyQueries,
   );
   const catalog = new DocumentArea(
     'catalog',
@@ -59,6 +78,7 @@ export function createDocumentAreas(settings: Settings, mongo: MongoClient, serv
     (db) => isCatalog(db) && !isReservedDatabase(db, internal),
     catalogNames.filter((db) => !isReservedDatabase(db, internal)),
     false,
+    heavyQueries,
   );
   return { dataStore, catalog };
 }

@@ -58,10 +58,12 @@ export function containerHandlers(area: DocumentArea, mountPath: string, default
       }
       if (action === 'create') {
         await area.store.createDatabase(db);
+        await area.databaseHooks.created(db);
         res.setHeader('Location', dbUrl(req, db));
         respond(req, res, 201, { database: db, url: dbUrl(req, db) });
       } else {
         await area.store.dropDatabase(db);
+        await area.databaseHooks.dropped(db);
         respond(req, res, 200, { deleted: db });
       }
     },

@@ -2,8 +2,11 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
-import { type AggregationCursor, type Collection, type Db, type Document, type FindCursor, type MongoClient } from 'mongodb';
+import { type Collection, type Db, type Document, type MongoClient } from 'mongodb';
+import { detectEngineTraits, type EngineTraits } from '../db/engine-traits.js';
 import { conflict, notFound } from '../errors.js';
+import { BudgetedCursor } from './budgeted-cursor.js';
+import { QueryBudget } from './query-budget.js';
 
 export interface FindOptions {
   filter: Document;
@@ -20,6 +23,12 @@ interface DatabaseRegistration {
   created: Date;
 }
 
+/**
+ * Largest page asked for in one batch: typical pages fit whole; beyond it (or beyond the engine's
+ * 16 MiB per batch) the rest follows in later batches, which are time-limited too.
+ */
+const MAX_FIRST_BATCH = 10_000;
+
 /** Enough for every database of a research group; names beyond it are simply not cached. */
 const MAX_CACHED_DATABASES = 1_000;
 
@@ -27,6 +36,7 @@ export class DocumentStore {
   private readonly registry: Collection<DatabaseRegistration>;
   /** client.db() resolves its options on every call, a measurable cost at several calls per request. */
   private readonly dbs = new Map<string, Db>();
+  private traits: Promise<EngineTraits> | undefined;
 
   constructor(
     private readonly client: MongoClient,
@@ -111,29 +121,70 @@ export class DocumentStore {
     return this.db(db).collection(col);
   }
 
-  count(db: string, col: string, filter: Document): Promise<number> {
-    return this.collection(db, col).countDocuments(filter, { maxTimeMS: this.queryTimeLimitMs });
+  /** A fresh query time budget for one request's reads (see QueryBudget). */
+  budget(): QueryBudget {
+    return new QueryBudget(this.queryTimeLimitMs);
   }
 
-  find(db: string, col: string, options: FindOptions): FindCursor<Document> {
-    const cursor = this.collection(db, col).find(options.filter, { maxTimeMS: this.queryTimeLimitMs });
-    if (options.projection !== undefined) cursor.project(options.projection);
-    if (options.sort !== undefined) cursor.sort(options.sort);
-    if (options.skip > 0) cursor.skip(options.skip);
-    if (options.limit > 0) cursor.limit(options.limit);
-    return cursor;
+  /** Asked once; a failure (engine unreachable) is not remembered, so the next request asks again. */
+  private engineTraits(): Promise<EngineTraits> {
+    this.traits ??= detectEngineTraits(this.client).catch((err: unknown) => {
+      this.traits = undefined;
+      throw err;
+    });
+    return this.traits;
   }
 
-  aggregate(db: string, col: string, pipeline: Document[]): AggregationCursor<Document> {
-    return this.collection(db, col).aggregate(pipeline, { maxTimeMS: this.queryTimeLimitMs });
+  /**
+   * Cursor options that put every batch under the time limit: `maxTimeMS` for the first command
+   * (and, on MongoDB, the batches after it); on an engine that limits each getMore separately,
+   * the same limit as `maxAwaitTimeMS`, which the driver sends as each getMore's maxTimeMS. A
+   * page is asked for in one batch (`batchSize`), so it is fetched by the command the engine
+   * limits most reliably.
+   */
+  private async cursorOptions(maxTimeMS: number, signal: AbortSignal, limit: number) {
+    const { limitsEachBatchSeparately } = await this.engineTraits();
+    return {
+      maxTimeMS,
+      signal,
+      ...(limitsEachBatchSeparately ? { maxAwaitTimeMS: maxTimeMS } : {}),
+      ...(limit > 0 ? { batchSize: Math.min(limit, MAX_FIRST_BATCH) } : {}),
+    };
   }
 
-  async aggregateCount(db: string, col: string, pipeline: Document[]): Promise<number> {
-    const [row] = await this.aggregate(db, col, [...pipeline, { $count: 'n' }]).toArray();
+  count(db: string, col: string, filter: Document, budget: QueryBudget): Promise<number> {
+    return budget.run((maxTimeMS, signal) => this.collection(db, col).countDocuments(filter, { maxTimeMS, signal }));
+  }
+
+  find(db: string, col: string, options: FindOptions, budget: QueryBudget): BudgetedCursor {
+    return new BudgetedCursor(async (maxTimeMS, signal) => {
+      const cursor = this.collection(db, col).find(options.filter, await this.cursorOptions(maxTimeMS, signal, options.limit));
+      if (options.projection !== undefined) cursor.project(options.projection);
+      if (options.sort !== undefined) cursor.sort(options.sort);
+      if (options.skip > 0) cursor.skip(options.skip);
+      if (options.limit > 0) cursor.limit(options.limit);
+      return cursor;
+    }, budget);
+  }
+
+  /** `limit`: the number of records the pipeline ends with (its final $limit), 0 = unknown. */
+  aggregate(db: string, col: string, pipeline: Document[], budget: QueryBudget, limit = 0): BudgetedCursor {
+    return new BudgetedCursor(
+      async (maxTimeMS, signal) => this.collection(db, col).aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
+      budget,
+    );
+  }
+
+  async aggregateCount(db: string, col: string, pipeline: Document[], budget: QueryBudget): Promise<number> {
+    // One result row: the first batch holds it, so one limited command does all the work.
+    const [row] = await budget.run((maxTimeMS, signal) =>
+      this.collection(db, col).aggregate([...pipeline, { $count: 'n' }], { maxTimeMS, signal }).toArray(),
+    );
     return typeof row?.n === 'number' ? row.n : 0;
   }
 
-  async distinct(db: string, col: string, field: string, filter: Document): Promise<unknown[]> {
-    return this.collection(db, col).distinct(field, filter, { maxTimeMS: this.queryTimeLimitMs });
+  distinct(db: string, col: string, field: string, filter: Document, budget: QueryBudget): Promise<unknown[]> {
+    // The driver takes no abort signal for distinct: past the deadline its answer is simply not awaited.
+    return budget.run((maxTimeMS) => this.collection(db, col).distinct(field, filter, { maxTimeMS }));
   }
 }

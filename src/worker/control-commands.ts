@@ -20,7 +20,10 @@ export interface ControlTarget {
   stats(): JsonObject;
   sendHeartbeat(): void;
   taskEventsEnabled: boolean;
+  /** Advances the clock and returns it (a local event). */
   clock(): number;
+  /** Moves the clock past a peer's (kombu's LamportClock.adjust); 0 means none was sent. */
+  adjustClock(peer: number): void;
 }
 
 /** kombu replies `{"error": repr(exc)}` when a handler raises, e.g. an unknown command's KeyError. */

@@ -6,7 +6,7 @@
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import { declareReplyExchange, declareWorkerMailbox, REPLY_EXCHANGE } from '../queue/protocol/entities.js';
-import { controlPublishOptions, isAddressedTo, parseControlRequest } from '../queue/protocol/control-message.js';
+import { controlPublishOptions, headerClock, isAddressedTo, parseControlRequest } from '../queue/protocol/control-message.js';
 import type { JsonValue } from '../queue/protocol/json.js';
 import { ControlCommandError, runControlCommand, type ControlTarget } from './control-commands.js';
 
@@ -31,6 +31,8 @@ export class ControlMailbox {
       this.logger.warn('ignoring malformed remote-control message');
       return;
     }
+    // Like kombu's Node, every request moves the clock past the sender's (Lamport).
+    this.target.adjustClock(headerClock(message.properties.headers));
     if (!isAddressedTo(request, this.target.nodeName)) return;
 
     let value: JsonValue;

@@ -8,12 +8,16 @@
  *   without regard to case, as MongoDB itself refuses two databases differing only in case.
  * - `collectionFor` gives a task the collection only when the user who submitted it (the
  *   `authenticated_user` the API attaches) holds the data-store permission for the action, by
- *   the same rules as the REST API; a task nobody authenticated for gets nothing.
+ *   the same rules as the REST API; a task nobody authenticated for gets nothing. The user's
+ *   permissions come with the task message (see submitter-access.ts): the worker never reads the
+ *   service's users or groups, so its database login needs no access to them.
  */
-import type { Collection, Db, Document, MongoClient, ObjectId } from 'mongodb';
+import type { Collection, Document, MongoClient } from 'mongodb';
 import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
+import { GrantSet } from '../auth/grant-set.js';
 import { isReservedDatabase } from '../documents/names.js';
+import type { SubmitterAccess } from '../queue/protocol/submitter-access.js';
 
 /** Python's name for it, so Celery clients see a familiar exception type. */
 export class PermissionError extends Error {
@@ -23,41 +27,33 @@ export class PermissionError extends Error {
 /** Tasks never read anonymously: anonymous-read settings of the API do not apply. */
 const NO_ANONYMOUS_READS = { anonymousRead: false, safeMethodPermRequired: new Set<string>() };
 
-interface StoredUser {
-  _id: ObjectId;
-  username: string;
-  is_active?: boolean;
-  is_superuser?: boolean;
-  is_staff?: boolean;
-  permissions?: string[];
-  groups?: ObjectId[];
-}
-
-/** The user's effective permissions, as the API computes them: their own plus their groups'. */
-async function principalOf(serviceDb: Db, username: string): Promise<Principal | null> {
-  const user = await serviceDb.collection<StoredUser>('auth_user').findOne({ username });
-  if (user === null || user.is_active === false) return null;
-  const permissions = new Set(user.permissions ?? []);
-  if ((user.groups ?? []).length > 0) {
-    const groups = serviceDb.collection<{ permissions?: string[] }>('auth_group').find({ _id: { $in: user.groups } }, { projection: { permissions: 1 } });
-    for await (const group of groups) for (const code of group.permissions ?? []) permissions.add(code);
-  }
+/** The submitter as the permission check sees them, from what their task's message carries. */
+function principalOf(access: SubmitterAccess): Principal {
+  const permissions = new Set(access.dataStorePermissions);
   return {
     authMethod: 'task',
-    userId: String(user._id),
-    username: user.username,
-    isSuperuser: user.is_superuser === true,
-    isStaff: user.is_staff === true,
+    userId: access.username,
+    username: access.username,
+    isSuperuser: access.isSuperuser,
+    isStaff: false,
     permissions,
+    grants: GrantSet.fromCodenames(permissions),
   };
 }
 
 export class DataStore {
   constructor(
     private readonly client: MongoClient,
-    /** The service's database: users and groups are read there, and nothing is written there. */
+    /** The service's database: tasks never touch it (the worker itself writes results there). */
     private readonly serviceDatabase: string,
+    /** What the running task's message says about its submitter; null when it says nothing. */
+    private readonly submitter: SubmitterAccess | null = null,
   ) {}
+
+  /** This data store for one task, whose permission checks use its message's `submitter`. */
+  forTask(submitter: SubmitterAccess | null): DataStore {
+    return new DataStore(this.client, this.serviceDatabase, submitter);
+  }
 
   /** Any collection outside the protected databases, without a permission check. */
   collection<T extends Document = Document>(database: string, collection: string): Collection<T> {
@@ -71,8 +67,10 @@ export class DataStore {
   async collectionFor<T extends Document = Document>(username: string | null, action: DocumentAction, database: string, collection: string): Promise<Collection<T>> {
     const target = this.collection<T>(database, collection);
     if (username === null) throw new PermissionError('this task needs the user who submitted it, and none was given');
-    const principal = await principalOf(this.client.db(this.serviceDatabase), username);
-    if (principal === null) throw new PermissionError(`no active user "${username}"`);
+    if (this.submitter === null || this.submitter.username !== username) {
+      throw new PermissionError(`the task message carries no data-store permissions of user "${username}"`);
+    }
+    const principal = principalOf(this.submitter);
     if (!canAccessCollection(principal, 'data_store', database, collection, action, NO_ANONYMOUS_READS)) {
       throw new PermissionError(`user "${username}" may not ${action === 'safe' ? 'read' : action} records of ${database}.${collection}`);
     }

@@ -31,6 +31,7 @@ import type { TaskState } from '../queue/results/states.js';
 import type { ControlTarget } from './control-commands.js';
 import { ControlMailbox } from './control-mailbox.js';
 import { DataStore } from './data-store.js';
+import { decodeSubmitterAccess } from '../queue/protocol/submitter-access.js';
 import { EventDispatcher } from './event-dispatcher.js';
 import { requestInfo, workerStats } from './inspection.js';
 import { retrying, sleep } from './retry.js';
@@ -448,7 +449,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           headers: task.customHeaders,
           retries: task.retries,
           hostname: this.nodeName,
-          dataStore: this.requireDataStore(),
+          dataStore: this.requireDataStore().forTask(decodeSubmitterAccess(task.customHeaders, task.authenticatedUser)),
           logger: this.logger.child({ task: task.taskName, taskId: task.taskId }),
         },
         this.timeLimits(delivery),
@@ -648,6 +649,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         worker.events.taskEventsEnabled = value;
       },
       clock: () => this.tick(),
+      adjustClock: (peer) => {
+        if (peer > 0) this.clockValue = Math.max(this.clockValue, peer) + 1;
+      },
     };
   }
 }

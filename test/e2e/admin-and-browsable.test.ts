@@ -91,14 +91,14 @@ describe('the admin site', () => {
     await page.check('input[name="action-add"]');
     await page.selectOption('#picker-group', 'researchers');
     const preview = page.getByTestId('picker-preview');
-    await expect.poll(() => preview.textContent()).toContain(`data_store.${db}_samples_add`);
-    expect(await preview.textContent()).toContain(`data_store.${db}_samples_safe`);
+    await expect.poll(() => preview.textContent()).toContain(`data_store.${db}.samples.add`);
+    expect(await preview.textContent()).toContain(`data_store.${db}.samples.safe`);
     await page.getByTestId('picker-submit').click();
     await expect
       .poll(() => page.getByTestId('picker-result').textContent())
-      .toContain(`Granted data_store.${db}_samples_safe, data_store.${db}_samples_add to group researchers.`);
+      .toContain(`Granted data_store.${db}.samples.safe, data_store.${db}.samples.add to group researchers.`);
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'researchers' });
-    expect(group?.permissions).toEqual([`data_store.${db}_samples_safe`, `data_store.${db}_samples_add`]);
+    expect(group?.permissions).toEqual([`data_store.${db}.samples.safe`, `data_store.${db}.samples.add`]);
   });
 
   it('creates a user with a password in that group', async () => {
@@ -127,8 +127,8 @@ describe('the admin site', () => {
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'researchers' });
     await page.goto(`${app.url}/api/admin/resources/Group/records/${group?._id.toString()}/edit`);
     const field = page.getByTestId('permissions-select');
-    await expect.poll(() => field.textContent()).toContain(`data_store.${db}_samples_add (Can add to data store ${db}_samples)`);
-    expect(await field.textContent()).toContain(`data_store.${db}_samples_safe`);
+    await expect.poll(() => field.textContent()).toContain(`data_store.${db}.samples.add (Can add to data store collection ${db} / samples)`);
+    expect(await field.textContent()).toContain(`data_store.${db}.samples.safe`);
   });
 
   it("sets the user's password with the Set password action", async () => {
@@ -152,7 +152,7 @@ describe('the admin site', () => {
     expect(key).toMatch(/^[0-9a-f]{40}$/);
     expect((await call(app.url, 'GET', '/api/user/', { token: key })).json.username).toBe('rosa');
     await page.goto(`${app.url}/api/admin/resources/Token`);
-    await page.getByRole('cell', { name: `${key.slice(0, 6)}…` }).waitFor();
+    await page.getByRole('cell', { name: `${key.slice(0, 8)}…` }).waitFor();
     expect(await page.content()).not.toContain(key);
   });
 

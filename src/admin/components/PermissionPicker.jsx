@@ -1,8 +1,8 @@
 /*
  * The permission picker (resource action "picker" on Permission): choose what to grant from the
  * databases and collections that exist in the data store and catalog, or from the registered
- * tasks, and the picker creates the right codenames (CONTRACT section 6), optionally granting
- * them to a group or a user at once. The server builds and validates the codenames
+ * tasks, and the picker creates the right codenames (the canonical ones the API checks),
+ * optionally granting them to a group or a user at once. The server builds and validates the codenames
  * (src/admin/picker/*); this component only collects the choice and shows the preview.
  */
 import React, { useEffect, useMemo, useState } from 'react';

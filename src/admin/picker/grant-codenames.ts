@@ -1,11 +1,11 @@
 /**
  * The permission picker's rules: what the administrator chose (an area, a scope, names and
- * actions) → the permission codenames of CONTRACT section 6, built with the same functions the
- * permission checks use (src/auth/permissions.ts), so a granted codename is always one the API
- * asks for. Pure; names are validated with the document API's own name rules.
+ * actions) → canonical permission codenames, built as structured grants and encoded the one way
+ * the permission checks read them back, so a granted codename is always one the API asks for.
+ * Pure; names are validated with the document API's own name rules.
  */
-import { parseCodename, type ParsedCodename } from '../../auth/codenames.js';
-import { TASK_ADMIN, collectionCodename, databaseCodename, taskCodename, type DocumentAction } from '../../auth/permissions.js';
+import { describeCodename, type ParsedCodename } from '../../auth/codenames.js';
+import { DOCUMENT_ACTIONS, isTaskName, type DocumentAction, type Grant, type Role } from '../../auth/grants.js';
 import { validateCollectionName, validateDatabaseName } from '../../documents/names.js';
 import { badRequest } from '../../errors.js';
 
@@ -19,9 +19,6 @@ export const GRANT_SCOPES: Record<GrantArea, readonly string[]> = {
   cybercom_queue: ['task', 'task_admin'],
 };
 
-const DOCUMENT_ACTIONS: readonly DocumentAction[] = ['safe', 'add', 'update', 'delete'];
-/** Celery task names (same rule as the queue API's). */
-const TASK_NAME = /^[A-Za-z_][A-Za-z0-9_.:-]{0,199}$/;
 
 export interface GrantSpec {
   area: GrantArea;
@@ -77,30 +74,29 @@ function requireName<T>(value: string | undefined, what: string, validate: (v: u
   return validate(value);
 }
 
-/** The codenames (validated, with readable names) that grant what `spec` describes. */
-export function codenamesForGrant(spec: GrantSpec): ParsedCodename[] {
+const role = (r: Role): Grant => ({ kind: 'role', role: r });
+
+/** The grants `spec` describes (names validated). */
+export function grantsForSpec(spec: GrantSpec): Grant[] {
   const scopes = GRANT_SCOPES[spec.area];
   if (!scopes.includes(spec.scope)) throw invalid(`In ${spec.area}, choose one of: ${scopes.join(', ')}.`);
-  let codenames: string[];
   if (spec.area === 'cybercom_queue') {
-    if (spec.scope === 'task_admin') codenames = [TASK_ADMIN];
-    else {
-      const task = requireName(spec.task, 'task', (v) => v as string);
-      if (!TASK_NAME.test(task)) throw invalid(`"${task}" is not a task name (a dotted name such as "tasks.add").`);
-      codenames = [taskCodename(task)];
-    }
-  } else if (spec.scope === 'admin') {
-    codenames = [spec.area === 'data_store' ? 'data_store.datastore_admin' : 'catalog.catalog_admin'];
-  } else if (spec.scope === 'create') {
-    codenames = [spec.area === 'data_store' ? 'data_store.datastore_create' : 'catalog.catalog_create'];
-  } else {
-    const db = requireName(spec.database, 'database', validateDatabaseName);
-    const actions = chosenActions(spec);
-    if (spec.scope === 'database') codenames = actions.map((a) => databaseCodename(db, a));
-    else {
-      const col = requireName(spec.collection, 'collection', validateCollectionName);
-      codenames = actions.map((a) => collectionCodename(spec.area as 'data_store' | 'catalog', db, col, a));
-    }
+    if (spec.scope === 'task_admin') return [role('task_admin')];
+    const task = requireName(spec.task, 'task', (v) => v as string);
+    if (!isTaskName(task)) throw invalid(`"${task}" is not a task name (a dotted name such as "tasks.add").`);
+    return [{ kind: 'task', task }];
   }
-  return codenames.map(parseCodename);
+  const area = spec.area;
+  if (spec.scope === 'admin') return [role(area === 'data_store' ? 'datastore_admin' : 'catalog_admin')];
+  if (spec.scope === 'create') return [role(area === 'data_store' ? 'datastore_create' : 'catalog_create')];
+  const db = requireName(spec.database, 'database', validateDatabaseName);
+  const actions = chosenActions(spec);
+  if (spec.scope === 'database') return actions.map((action) => ({ kind: 'database', db, action }));
+  const col = requireName(spec.collection, 'collection', validateCollectionName);
+  return actions.map((action) => ({ kind: 'collection', area, db, col, action }));
+}
+
+/** The canonical codenames (with readable names) that grant what `spec` describes. */
+export function codenamesForGrant(spec: GrantSpec): ParsedCodename[] {
+  return grantsForSpec(spec).map(describeCodename);
 }

@@ -1,7 +1,8 @@
 /**
  * The `permissions` field of user and group forms: a list of codenames (flattened by AdminJS as
  * `permissions.0`, `permissions.1`, … or an empty list). Each is checked against the codename
- * rules and registered in the permission catalog, so what was granted can be picked again.
+ * rules (an old-style codename with one meaning is stored in the canonical form) and registered
+ * in the permission catalog, so what was granted can be picked again.
  */
 import { ValidationError, flat, type ActionRequest } from 'adminjs';
 import type { PermissionCatalog } from '../../auth/permission-catalog.js';
@@ -18,7 +19,7 @@ export async function normalizePermissions(payload: FormPayload, catalog: Permis
   const codenames = list.filter((c): c is string => typeof c === 'string' && c.trim() !== '').map((c) => c.trim());
   let parsed;
   try {
-    parsed = catalog.parse(codenames);
+    parsed = await catalog.normalize(codenames);
   } catch (err) {
     if (isApiError(err)) throw new ValidationError({ permissions: { message: err.message, type: 'invalid_permission' } });
     throw err;

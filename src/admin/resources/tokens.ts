@@ -1,14 +1,14 @@
 /**
- * API tokens in the admin site (authtoken_token, one per user). Keys are secrets: lists and
- * detail pages show only their first characters; the whole key is shown once, by the action
- * that makes it ("Issue token" for a user, "Rotate" on a token). Deleting revokes.
+ * API tokens in the admin site (authtoken_token, one per user). Only a hash and the first
+ * characters of each key are stored (src/auth/api-tokens.ts): lists and detail pages show those
+ * characters; the whole key is shown once, by the action that makes it ("Issue token" for a
+ * user, "Rotate" on a token). Deleting revokes.
  *
  * Revocation and rotation take effect at once for new lookups; a process that cached the old
  * key (src/auth/accounts.ts) honours it for at most its cache lifetime (2 s).
  */
 import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
 import type { Types } from 'mongoose';
-import { newTokenKey } from '../../auth/api-tokens.js';
 import type { TokenRecord } from '../../auth/models.js';
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import { component } from '../components.js';
@@ -17,13 +17,11 @@ import type { AdminDeps } from '../deps.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 
-/** How much of a key lists may show: enough to tell tokens apart, far too little to use one. */
-export const KEY_PREFIX_LENGTH = 6;
-
 export class TokenResource extends ServiceResource<TokenRecord> {
+  /** The stored prefix, marked as one ("a1b2c3d4…"); the hash never leaves the server. */
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
-    const key = typeof document.key === 'string' ? `${document.key.slice(0, KEY_PREFIX_LENGTH)}…` : '';
-    return { ...document, key };
+    const { key_hash: _hash, key_prefix: prefix, ...rest } = document;
+    return { ...rest, key_prefix: typeof prefix === 'string' ? `${prefix}…` : '' };
   }
 
   /** Keys are only ever made by the issue and rotate actions. */
@@ -49,9 +47,8 @@ async function issueFor(deps: AdminDeps, userId: Types.ObjectId | string, contex
   const user = await deps.models.User.findById(userId, { username: 1, is_superuser: 1 }).lean().exec();
   if (user === null) throw notFound('No such user.', 'no_such_user');
   await assertMayManageTokenOf(deps, user._id, context);
-  const key = newTokenKey();
-  await deps.models.Token.updateOne({ user: user._id }, { $set: { key, created: new Date() } }, { upsert: true }).exec();
-  return { username: user.username, key };
+  // The same path as the API's rotation: stores only the hash, and this process forgets the old key at once.
+  return { username: user.username, key: await deps.users.tokenFor(user.username) };
 }
 
 export function tokenResource(deps: AdminDeps): { resource: TokenResource; options: ResourceOptions } {
@@ -60,11 +57,11 @@ export function tokenResource(deps: AdminDeps): { resource: TokenResource; optio
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'created', direction: 'desc' },
-      listProperties: ['user', 'key', 'created'],
-      showProperties: ['user', 'key', 'created', '_id'],
+      listProperties: ['user', 'key_prefix', 'created'],
+      showProperties: ['user', 'key_prefix', 'created', '_id'],
       filterProperties: ['user', 'created'],
       properties: {
-        key: { description: 'Only the first characters are shown; the whole key is shown once, when it is made.' },
+        key_prefix: { description: 'Only the first characters are stored; the whole key is shown once, when it is made.' },
       },
       actions: {
         new: { isAccessible: false, isVisible: false },

@@ -1,8 +1,9 @@
 /**
- * /user/: the caller's profile. GET shows it (with the API token, created on first use, and the
- * JWT endpoints as absolute URLs); POST changes it: `{"auth-token": "update"}` rotates the
- * token, `{"password", "current_password"}` changes the password, `first_name`, `last_name`,
- * `email` update the profile. Answers with the profile as it is afterwards.
+ * /user/: the caller's profile. GET shows it (with the API token's prefix — the whole key only
+ * when this request created the token — and the JWT endpoints as absolute URLs); POST changes
+ * it: `{"auth-token": "update"}` rotates the token, `{"password", "current_password"}` changes
+ * the password (and rotates the token), `first_name`, `last_name`, `email` update the profile.
+ * Answers with the profile as it is afterwards, with the new key when the token was rotated.
  */
 import { Router, type Request } from 'express';
 import { z } from 'zod';
@@ -83,7 +84,7 @@ export function profileRoutes(deps: AuthRouteDeps): Router {
           if (stored !== undefined) stored.pwd = result.newPasswordStamp;
         }
         if (changes.rotateToken === true) deps.logger.info({ reqId: req.requestId, username }, 'API token rotated');
-        respond(req, res, 200, await deps.profiles.read(userId, links(req)));
+        respond(req, res, 200, await deps.profiles.read(userId, links(req), result.newTokenKey));
       }),
     )
     .all(onlyMethods('GET', 'POST'));

@@ -7,16 +7,18 @@ import { randomUUID } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
 import type { BrokerSettings } from '../../config/connections.js';
 import type { Logger } from '../../log/logger.js';
+import { ApiError } from '../../errors.js';
 import { BrokerSession } from '../control/broker-session.js';
 import { ControlClient } from '../control/control-client.js';
-import { TaskPublisher } from '../control/task-publisher.js';
+import { TaskPublisher, mayHaveBeenPublished } from '../control/task-publisher.js';
 import { ResultStore } from '../results/result-store.js';
 import type { RequestMeta, TaskResult } from '../results/result-document.js';
 import { pageWindow, type PageRequest, type PageWindow } from '../../documents/paging.js';
 import { READY_STATES, type TaskState } from '../results/states.js';
 import { TaskCatalog } from './task-catalog.js';
-import { TaskLog, type HistoryFilter, type TaskLogEntry } from './task-log.js';
+import { TaskLog, loggedState, type HistoryFilter, type TaskLogEntry } from './task-log.js';
 import type { Submission } from './submission.js';
+import { encodeSubmitterAccess, type SubmitterAccess } from '../protocol/submitter-access.js';
 
 export interface QueueServiceOptions {
   broker: BrokerSettings;
@@ -24,8 +26,13 @@ export interface QueueServiceOptions {
   serviceDb: Db;
   resultCollection: string;
   catalogCacheSeconds: number;
+  /** How long a task-list broadcast gathers replies; 1 s when absent. */
+  catalogReplyTimeoutMs?: number;
   logger: Logger;
 }
+
+/** Task ids per result lookup while settling states. */
+const SETTLE_BATCH = 1000;
 
 export interface SubmittedTask {
   taskId: string;
@@ -39,8 +46,10 @@ export class QueueService {
   readonly results: ResultStore;
   readonly log: TaskLog;
   private readonly publisher: TaskPublisher;
+  private readonly logger: Logger;
 
   constructor(options: QueueServiceOptions) {
+    this.logger = options.logger;
     this.session = new BrokerSession({ settings: options.broker });
     this.session.on('disconnected', () => options.logger.warn('broker connection lost; reconnecting'));
     this.session.on('connected', () => options.logger.info('broker connected'));
@@ -49,27 +58,29 @@ export class QueueService {
     // Queues are declared by the workers that consume them; the API only checks they exist,
     // so it never creates a queue with arguments that differ from a worker's.
     this.publisher = new TaskPublisher({ session: this.session, declareQueues: 'passive' });
-    this.catalog = new TaskCatalog(this.control, { cacheSeconds: options.catalogCacheSeconds, replyTimeoutMs: 1_000 });
+    this.catalog = new TaskCatalog(this.control, { cacheSeconds: options.catalogCacheSeconds, replyTimeoutMs: options.catalogReplyTimeoutMs ?? 1_000 });
     this.results = new ResultStore(options.mongo, { database: options.serviceDb.databaseName, collection: options.resultCollection });
     this.log = new TaskLog(options.serviceDb);
   }
 
   start(): this {
     this.session.start();
+    void this.log.ensureIndexes();
     return this;
   }
 
-  /** Publishes (resolving after the broker's confirm), then records the submission. */
-  async submit(user: string, taskName: string, submission: Submission, queue: string): Promise<SubmittedTask> {
+  /**
+   * Records the submission, then publishes it (resolving after the broker's confirm): a task is
+   * either accepted and in the history, or refused and never published. A log write that fails
+   * refuses the submission before anything reaches the broker; a publish that certainly failed
+   * removes the entry again; a publish whose outcome is unknown (no confirm) leaves the entry,
+   * marked, so the task can still be found and revoked. The message names the submitter and
+   * carries their data-store permissions, which workers check without reading the service's
+   * users (see submitter-access.ts).
+   */
+  async submit(submitter: SubmitterAccess, taskName: string, submission: Submission, queue: string): Promise<SubmittedTask> {
     const taskId = randomUUID();
-    await this.publisher.publish({
-      taskName,
-      taskId,
-      args: submission.args,
-      kwargs: submission.kwargs,
-      queue,
-      authenticatedUser: user,
-    });
+    const user = submitter.username;
     await this.log.record({
       task_id: taskId,
       user,
@@ -80,7 +91,34 @@ export class QueueService {
       tags: submission.tags,
       timestamp: new Date(),
     });
+    try {
+      await this.publisher.publish({
+        taskName,
+        taskId,
+        args: submission.args,
+        kwargs: submission.kwargs,
+        queue,
+        authenticatedUser: user,
+        headers: encodeSubmitterAccess(submitter),
+      });
+    } catch (error) {
+      const mayHaveRun = mayHaveBeenPublished(error);
+      await this.settleRefusedSubmission(taskId, mayHaveRun);
+      if (mayHaveRun && error instanceof ApiError) {
+        throw new ApiError(error.status, error.code, `${error.message} The task may still run; it is in your history as ${taskId}.`, { task_id: taskId }, error.headers);
+      }
+      throw error;
+    }
     return { taskId, queue };
+  }
+
+  private async settleRefusedSubmission(taskId: string, mayHaveRun: boolean): Promise<void> {
+    try {
+      if (mayHaveRun) await this.log.markUnconfirmed(taskId);
+      else await this.log.forget(taskId);
+    } catch (error) {
+      this.logger.error({ err: error, taskId, mayHaveRun }, 'could not settle the history entry of a submission the broker did not take');
+    }
   }
 
   waitForResult(taskId: string, seconds: number): Promise<TaskResult> {
@@ -103,9 +141,31 @@ export class QueueService {
   /** States of several tasks at once (PENDING when no result document exists). */
   async states(taskIds: string[]): Promise<Map<string, TaskState>> {
     const states = new Map<string, TaskState>(taskIds.map((id) => [id, 'PENDING']));
+    if (taskIds.length === 0) return states;
     const rows = await this.results.collection.find({ _id: { $in: taskIds } }, { projection: { status: 1 } }).toArray();
     for (const row of rows) states.set(String(row._id), row.status as TaskState);
     return states;
+  }
+
+  /**
+   * Brings the states the log keeps for `user` up to date with the results, for the entries whose
+   * state may still change: those not yet in a ready state. Their number is what this costs (the
+   * user's queued and running tasks, and tasks stuck without a result), not the history's length.
+   * Resolves with whether any state changed.
+   */
+  private async settleStates(user: string): Promise<boolean> {
+    const open = await this.log.unsettled(user);
+    const changed: { id: string; state: string }[] = [];
+    for (let i = 0; i < open.length; i += SETTLE_BATCH) {
+      const batch = open.slice(i, i + SETTLE_BATCH);
+      const current = await this.states(batch.map((entry) => entry.id));
+      for (const entry of batch) {
+        const state = loggedState(current.get(entry.id) ?? 'PENDING');
+        if (state !== entry.state) changed.push({ id: entry.id, state });
+      }
+    }
+    await this.log.recordStates(changed);
+    return changed.length > 0;
   }
 
   /** The caller's history, newest first, optionally only runs in one state, paged. */
@@ -121,24 +181,17 @@ export class QueueService {
       const states = await this.states(entries.map((e) => e._id));
       return { total, window, entries: entries.map((entry) => ({ entry, status: states.get(entry._id) ?? 'PENDING' })) };
     }
-    // The state lives in the result collection: filter the caller's ids by it, then page.
-    const ids = await this.log.ids(filter);
-    const states = new Map<string, TaskState>();
-    for (let i = 0; i < ids.length; i += 1000) {
-      for (const [id, s] of await this.states(ids.slice(i, i + 1000))) states.set(id, s);
-    }
-    const matching = ids.filter((id) => states.get(id) === status);
-    const window = pageWindow(matching.length, paging);
-    const pageIds = window.limit > 0 ? matching.slice(window.skip, window.skip + window.limit) : matching;
-    const byId = new Map((await this.log.byIds(pageIds)).map((e) => [e._id, e]));
-    return {
-      total: matching.length,
-      window,
-      entries: pageIds.flatMap((id) => {
-        const entry = byId.get(id);
-        return entry ? [{ entry, status }] : [];
-      }),
-    };
+    // Filtered, counted and paged in the database, by the state the log keeps for each entry.
+    // The count and the requested page are read while the states are brought up to date, and
+    // read again only when a state changed meanwhile; the page also when it lies past the last
+    // one (the window then moves to the last page).
+    const requested = pageWindow(Number.MAX_SAFE_INTEGER, paging);
+    const read = () => Promise.all([this.log.count(filter, status), this.log.page(filter, requested.skip, requested.limit, status)]);
+    const [changed, early] = await Promise.all([this.settleStates(filter.user), read()]);
+    const [total, firstTry] = changed ? await read() : early;
+    const window = pageWindow(total, paging);
+    const entries = window.skip === requested.skip ? firstTry : await this.log.page(filter, window.skip, window.limit, status);
+    return { total, window, entries: entries.map((entry) => ({ entry, status })) };
   }
 
   async close(): Promise<void> {

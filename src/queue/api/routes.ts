@@ -24,6 +24,8 @@ import type { QueueService } from './queue-service.js';
 import { defaultQueue, type CatalogTask } from './task-catalog.js';
 import type { TaskLogEntry } from './task-log.js';
 import { parseSubmission, parseWait, validateTaskName } from './submission.js';
+import { exampleTokenKey } from './example-token.js';
+import { submitterAccessOf } from '../protocol/submitter-access.js';
 
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
@@ -125,10 +127,10 @@ export function queueRouter(ctx: ServiceContext): Router {
     '/run/:task/',
     methods({
       GET: async (req, res) => {
-        const user = requireUser(req.principal);
+        requireUser(req.principal);
         checkParams(req, ['format', 'callback', '_']);
         const task = await liveTask(req.params.task as string);
-        const token = req.principal.authMethod === 'token' || req.principal.authMethod === 'session' ? await ctx.auth.users.tokenFor(user) : '<your API token>';
+        const token = exampleTokenKey(req);
         const url = runUrl(req, task.name);
         const body = JSON.stringify({ function: task.name, queue: defaultQueue(task), args: [], kwargs: {}, tags: [] });
         res.locals.form = { kind: 'task-run', postUrl: url, task: task.name };
@@ -155,7 +157,8 @@ export function queueRouter(ctx: ServiceContext): Router {
           throw badRequest('invalid_queue', `No live worker consumes "${name}" from queue "${queue ?? ''}". Queues for this task: ${task.queues.join(', ') || 'none'}.`);
         }
         const queueService = service();
-        const { taskId } = await queueService.submit(user, name, submission, queue);
+        const submitter = submitterAccessOf({ username: user, isSuperuser: req.principal.isSuperuser, permissions: req.principal.permissions });
+        const { taskId } = await queueService.submit(submitter, name, submission, queue);
         const resultUrl = absoluteUrl(req, `/api/queue/task/${taskId}/`);
         res.setHeader('Location', resultUrl);
         if (wait !== undefined && wait > 0) {

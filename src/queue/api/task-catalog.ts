@@ -2,6 +2,12 @@
  * The tasks live workers offer, learnt with Celery remote control (`registered` with
  * `__doc__`, and `active_queues`) and cached briefly so listing and submitting don't broadcast
  * on every request. A task registered by no live worker is unknown.
+ *
+ * A broadcast always lasts its whole reply timeout (nobody knows how many workers will answer),
+ * so no request waits for one once a list is known: an expired list is still served while one
+ * refresh runs in the background (stale-while-revalidate), and the next requests get the new
+ * list. Only the very first request, an explicit refresh, and a cache lifetime of 0 (no cache)
+ * wait for the answer.
  */
 import type { ControlClient } from '../control/control-client.js';
 
@@ -34,17 +40,21 @@ export class TaskCatalog {
   ) {}
 
   async get(forceRefresh = false): Promise<TaskCatalogSnapshot> {
-    const fresh = this.snapshot !== null && Date.now() - this.snapshot.fetchedAt < this.options.cacheSeconds * 1000;
-    if (fresh && !forceRefresh) return this.snapshot as TaskCatalogSnapshot;
-    // One broadcast at a time: concurrent requests share the answer.
+    const known = this.snapshot;
+    if (known === null || forceRefresh || this.options.cacheSeconds <= 0) return this.refresh();
+    if (Date.now() - known.fetchedAt >= this.options.cacheSeconds * 1000) {
+      // A failed refresh keeps the known list; the next request past expiry tries again.
+      this.refresh().catch(() => undefined);
+    }
+    return known;
+  }
+
+  /** One broadcast at a time: concurrent callers share its answer. */
+  private refresh(): Promise<TaskCatalogSnapshot> {
     this.inflight ??= this.fetch().finally(() => {
       this.inflight = null;
     });
     return this.inflight;
-  }
-
-  invalidate(): void {
-    this.snapshot = null;
   }
 
   private async fetch(): Promise<TaskCatalogSnapshot> {

@@ -10,6 +10,7 @@ import { PIDBOX_EXCHANGE, declarePidboxExchange, declareReplyQueue } from '../pr
 import {
   buildControlRequest,
   controlPublishOptions,
+  headerClock,
   parseControlReply,
   requestHeaders,
   type ControlRequestInput,
@@ -198,8 +199,9 @@ export class ControlClient {
     if (message === null) return;
     const reply = parseControlReply(message);
     if (reply === null || reply.ticket === null) return;
-    const headerClock = (message.properties.headers as Record<string, unknown> | undefined)?.clock;
-    if (typeof headerClock === 'number' && headerClock > this.clock) this.clock = headerClock;
+    // kombu's LamportClock.adjust: past every clock seen.
+    const peerClock = headerClock(message.properties.headers);
+    if (peerClock > 0) this.clock = Math.max(this.clock, peerClock) + 1;
     const collector = this.collectors.get(reply.ticket);
     if (collector === undefined) return;
     collector.replies[reply.nodeName] = reply.value;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
-import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type TaskMessage } from '../protocol/task-message.js';
+import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type HeaderValue, type TaskMessage } from '../protocol/task-message.js';
 import { unavailable } from '../../errors.js';
 import { brokerUnavailable, type BrokerSession } from './broker-session.js';
 
@@ -29,6 +29,8 @@ export interface PublishTaskInput {
   kwargs?: JsonObject;
   queue?: string;
   authenticatedUser?: string | null;
+  /** Custom headers beside `authenticated_user` (they cannot replace protocol headers). */
+  headers?: Record<string, HeaderValue>;
   /** Hard time limit in seconds, or both limits. */
   timeLimit?: number | { hard?: number | null; soft?: number | null };
   eta?: Date;
@@ -42,13 +44,40 @@ export interface PublishedTask {
   message: TaskMessage;
 }
 
+/**
+ * A confirm channel with what this publisher knows about it: the queues it has checked, and the
+ * messages the broker returned as unroutable (by correlation id) whose confirm is still due.
+ */
+interface PublisherChannel {
+  connection: ChannelModel;
+  channel: Promise<ConfirmChannel>;
+  declared: Set<string>;
+  returned: Set<string>;
+}
+
+/**
+ * Failures after the message was handed to the broker (no confirm in time, a nack, the channel
+ * closing before the confirm): the broker may or may not have queued it. Every other failure of
+ * `publish` means the message was certainly not queued.
+ */
+const outcomeUnknown = new WeakSet<object>();
+
+export function mayHaveBeenPublished(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && outcomeUnknown.has(error);
+}
+
+function unknownOutcome<E extends object>(error: E): E {
+  outcomeUnknown.add(error);
+  return error;
+}
+
 export class TaskPublisher {
   private readonly session: BrokerSession;
   private readonly declareQueues: QueueDeclaration;
   private readonly confirmTimeoutMs: number;
   /** Python's per-client "oid", carried in `reply_to`. */
   private readonly oid = randomUUID();
-  private channel: { connection: ChannelModel; channel: Promise<ConfirmChannel>; declared: Set<string> } | null = null;
+  private channel: PublisherChannel | null = null;
 
   constructor(options: TaskPublisherOptions) {
     this.session = options.session;
@@ -65,6 +94,7 @@ export class TaskPublisher {
       args: input.args,
       kwargs: input.kwargs,
       authenticatedUser: input.authenticatedUser ?? null,
+      extraHeaders: input.headers,
       timeLimit,
       eta: input.eta,
       expires: input.expires,
@@ -82,7 +112,7 @@ export class TaskPublisher {
       });
       slot.declared.add(queue);
     }
-    await this.confirmedPublish(channel, queue, message);
+    await this.confirmedPublish(slot, channel, queue, message);
     return { taskId: message.headers.id, queue, message };
   }
 
@@ -93,15 +123,20 @@ export class TaskPublisher {
   }
 
   /** The confirm channel of the current connection, (re)opened when the connection changed or it closed. */
-  private channelSlot(): { channel: Promise<ConfirmChannel>; declared: Set<string> } {
+  private channelSlot(): PublisherChannel {
     const connection = this.session.require();
     if (this.channel && this.channel.connection === connection) return this.channel;
-    const slot = {
+    const slot: PublisherChannel = {
       connection,
       declared: new Set<string>(),
+      returned: new Set<string>(),
       channel: connection.createConfirmChannel().then((channel) => {
         // A failed declaration or publish closes the channel; the next publish opens a new one.
         channel.on('error', () => undefined);
+        // The broker returns a mandatory message no queue took before it confirms it.
+        channel.on('return', (returned: { properties: { correlationId?: string } }) => {
+          if (returned.properties.correlationId !== undefined) slot.returned.add(returned.properties.correlationId);
+        });
         channel.once('close', () => {
           if (this.channel === slot) this.channel = null;
         });
@@ -115,15 +150,30 @@ export class TaskPublisher {
     return slot;
   }
 
-  private confirmedPublish(channel: ConfirmChannel, queue: string, message: TaskMessage): Promise<void> {
+  /**
+   * Resolves once the broker has the message on a queue. Mandatory, because a message published
+   * to a queue that no longer exists is otherwise confirmed and silently dropped: the caller
+   * would be told the task was accepted while nothing will ever run it.
+   */
+  private confirmedPublish(slot: PublisherChannel, channel: ConfirmChannel, queue: string, message: TaskMessage): Promise<void> {
+    const id = message.properties.correlationId;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(unavailable('The task broker did not confirm the message in time.', 'broker_timeout')), this.confirmTimeoutMs);
+      const timer = setTimeout(
+        () => reject(unknownOutcome(unavailable('The task broker did not confirm the message in time.', 'broker_timeout'))),
+        this.confirmTimeoutMs,
+      );
       try {
         // Default exchange, routing key = queue: what Celery does for direct-exchange routes.
-        channel.publish('', queue, encodeTaskBody(message), taskPublishOptions(message), (error: unknown) => {
+        channel.publish('', queue, encodeTaskBody(message), { ...taskPublishOptions(message), mandatory: true }, (error: unknown) => {
           clearTimeout(timer);
-          if (error) reject(brokerUnavailable());
-          else resolve();
+          if (error) {
+            reject(unknownOutcome(brokerUnavailable()));
+          } else if (slot.returned.delete(id)) {
+            slot.declared.delete(queue);
+            reject(unavailable(`Queue "${queue}" no longer exists; no worker consumes it now.`, 'queue_unavailable'));
+          } else {
+            resolve();
+          }
         });
       } catch {
         clearTimeout(timer);

@@ -6,6 +6,7 @@
 import type { Message, Options } from 'amqplib';
 import { isJsonObject, type JsonObject, type JsonValue } from './json.js';
 import { REPLY_EXCHANGE } from './entities.js';
+import { fieldTable } from './amqp-table.js';
 
 export interface ControlReplyTo {
   exchange: string;
@@ -47,9 +48,15 @@ export function buildControlRequest(input: ControlRequestInput): ControlRequest 
   return request;
 }
 
-/** Transient JSON with kombu's `clock`/`expires` headers. */
+/** Transient JSON with kombu's `clock`/`expires` headers, typed so every py-amqp reads them. */
 export function controlPublishOptions(headers: Record<string, string | number>): Options.Publish {
-  return { contentType: 'application/json', contentEncoding: 'utf-8', deliveryMode: 1, headers };
+  return { contentType: 'application/json', contentEncoding: 'utf-8', deliveryMode: 1, headers: fieldTable(headers) };
+}
+
+/** The sender's Lamport clock from a control message's headers; 0 when absent or unusable. */
+export function headerClock(headers: unknown): number {
+  const clock = isJsonObject(headers) ? headers.clock : undefined;
+  return typeof clock === 'number' && Number.isSafeInteger(clock) && clock > 0 ? clock : 0;
 }
 
 export function requestHeaders(clock: number, timeoutMs: number, now = Date.now()): Record<string, number> {

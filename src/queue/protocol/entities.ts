@@ -6,6 +6,7 @@
  * amqplib defaults to durable exchanges and queues: every option is therefore spelled out.
  */
 import type { Channel, Options } from 'amqplib';
+import { fieldTable } from './amqp-table.js';
 
 /** `control_queue_ttl` (300 s) and `control_queue_expires` (10 s) in ms. */
 export const CONTROL_QUEUE_MESSAGE_TTL_MS = 300_000;
@@ -65,7 +66,8 @@ export const PIDBOX_QUEUE_OPTIONS: Options.AssertQueue = {
   durable: false,
   autoDelete: true,
   exclusive: true,
-  arguments: { 'x-expires': CONTROL_QUEUE_EXPIRES_MS, 'x-message-ttl': CONTROL_QUEUE_MESSAGE_TTL_MS },
+  // Typed like kombu's own declaration ('I'), not amqplib's narrowest guess.
+  arguments: fieldTable({ 'x-expires': CONTROL_QUEUE_EXPIRES_MS, 'x-message-ttl': CONTROL_QUEUE_MESSAGE_TTL_MS }),
 };
 
 /** A worker's mailbox `<nodename>.celery.pidbox`, bound to the fanout exchange. */
@@ -94,7 +96,7 @@ export async function declareEventReceiverQueue(channel: Channel, id: string, pa
     durable: false,
     autoDelete: true,
     exclusive: true,
-    arguments: { 'x-message-ttl': EVENT_QUEUE_MESSAGE_TTL_MS, 'x-expires': EVENT_QUEUE_EXPIRES_MS },
+    arguments: fieldTable({ 'x-message-ttl': EVENT_QUEUE_MESSAGE_TTL_MS, 'x-expires': EVENT_QUEUE_EXPIRES_MS }),
   });
   await channel.bindQueue(queue, EVENT_EXCHANGE, pattern);
   return queue;

@@ -6,6 +6,7 @@
 import { loadavg, type as osType } from 'node:os';
 import type { Options } from 'amqplib';
 import type { JsonObject, JsonValue } from './json.js';
+import { fieldTable } from './amqp-table.js';
 
 export type WorkerEventType = 'worker-online' | 'worker-heartbeat' | 'worker-offline';
 export type TaskEventType =
@@ -67,5 +68,5 @@ export function workerEventFields(status: WorkerStatus): JsonObject {
 }
 
 export function eventPublishOptions(hostname: string): Options.Publish {
-  return { contentType: 'application/json', contentEncoding: 'utf-8', deliveryMode: 1, headers: { hostname } };
+  return { contentType: 'application/json', contentEncoding: 'utf-8', deliveryMode: 1, headers: fieldTable({ hostname }) };
 }

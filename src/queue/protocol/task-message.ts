@@ -9,6 +9,7 @@ import type { Options } from 'amqplib';
 import type { JsonObject, JsonValue } from './json.js';
 import { pythonRepr } from './python-repr.js';
 import { formatCeleryTimestamp } from './timestamps.js';
+import { fieldTable } from './amqp-table.js';
 
 export const TASK_CONTENT_TYPE = 'application/json';
 export const TASK_CONTENT_ENCODING = 'utf-8';
@@ -156,7 +157,7 @@ export function encodeTaskBody(message: TaskMessage): Buffer {
   return Buffer.from(JSON.stringify(message.body), 'utf8');
 }
 
-/** amqplib publish options for a built message. */
+/** amqplib publish options for a built message, its header numbers typed for every py-amqp. */
 export function taskPublishOptions(message: TaskMessage): Options.Publish {
   const { properties } = message;
   const options: Options.Publish = {
@@ -166,7 +167,7 @@ export function taskPublishOptions(message: TaskMessage): Options.Publish {
     replyTo: properties.replyTo,
     deliveryMode: properties.deliveryMode,
     priority: properties.priority,
-    headers: message.headers,
+    headers: fieldTable(message.headers),
   };
   if (properties.expiration !== undefined) options.expiration = properties.expiration;
   return options;

@@ -7,6 +7,7 @@ import type { CeleryExceptionInfo, RevokeReason } from './exceptions.js';
 import {
   decodeResultDocument,
   failureDocument,
+  InvalidResultDocumentError,
   pendingResult,
   revokedDocument,
   startedDocument,
@@ -15,7 +16,7 @@ import {
   type ResultDocument,
   type TaskResult,
 } from './result-document.js';
-import { READY_STATES } from './states.js';
+import { READY_STATES, isTaskState } from './states.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
 
@@ -61,19 +62,38 @@ export class ResultStore {
   }
 
   /**
-   * Polls until the task is ready or the time is up; returns the last state seen. The first
-   * polls come quickly (5, 10, 20 ms ...) because most tasks finish within milliseconds; the
-   * interval then doubles up to `intervalMs` so a long wait costs few queries.
+   * Polls until the task is ready or the time is up; returns the ready result, or else the last
+   * state seen. The first polls come quickly (5, 10, 20 ms ...) because most tasks finish within
+   * milliseconds; the interval then doubles up to `intervalMs` so a long wait costs few queries.
+   *
+   * Only the state is polled, and only a ready document is decoded. What a task's document holds
+   * while it runs is up to the worker — a Celery task's own `update_state(state='PROGRESS',
+   * meta=...)` among others — and a wait that ends before the task must not fail on it: such a
+   * document, when it cannot be decoded, is reported as the last state seen in its place
+   * (STARTED for a state of the task's own, PENDING for anything else).
    */
   async waitForReady(taskId: string, options: { timeoutMs: number; intervalMs?: number; signal?: AbortSignal }): Promise<TaskResult> {
     const deadline = Date.now() + options.timeoutMs;
     const maxInterval = options.intervalMs ?? 100;
     let interval = Math.min(5, maxInterval);
     for (;;) {
-      const result = await this.get(taskId);
-      if (READY_STATES.has(result.status) || Date.now() >= deadline || options.signal?.aborted) return result;
+      const row = await this.collection.findOne({ _id: taskId }, { projection: { status: 1 } });
+      const status: unknown = row?.status;
+      if (isTaskState(status) && READY_STATES.has(status)) return this.get(taskId);
+      if (Date.now() >= deadline || options.signal?.aborted) return this.unfinished(taskId, status);
       await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));
       interval = Math.min(interval * 2, maxInterval);
+    }
+  }
+
+  /** A task that is not ready: its document when it reads, else just a state. */
+  private async unfinished(taskId: string, status: unknown): Promise<TaskResult> {
+    if (status === undefined) return pendingResult(taskId);
+    try {
+      return await this.get(taskId);
+    } catch (error) {
+      if (!(error instanceof InvalidResultDocumentError)) throw error;
+      return { ...pendingResult(taskId), status: typeof status === 'string' && !isTaskState(status) ? 'STARTED' : 'PENDING' };
     }
   }
 

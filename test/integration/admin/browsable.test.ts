@@ -42,7 +42,7 @@ beforeAll(async () => {
   recordId = inserted.json._id as string;
   const more = Array.from({ length: 11 }, (_, i) => ({ i }));
   await call(app.url, 'POST', colPath(), { token, body: more });
-  await app.users.createUser({ username: 'reader', password: 'reader-pass-123', permissions: [`data_store.${db}_samples_safe`] });
+  await app.users.createUser({ username: 'reader', password: 'reader-pass-123', permissions: [`data_store.${db}.samples.safe`] });
   rootBrowser = await loggedIn(app, ROOT.username, ROOT.password);
   readerBrowser = await loggedIn(app, 'reader', 'reader-pass-123');
 });

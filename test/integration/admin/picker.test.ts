@@ -61,8 +61,8 @@ describe('choices', () => {
     const ok = await picker(`op=preview&spec=${spec({ area: 'data_store', scope: 'collection', database: db, collection: 'samples', actions: ['add', 'safe'] })}`);
     expect(ok.json.error).toBeNull();
     expect(ok.json.codenames).toEqual([
-      { codename: `data_store.${db}_samples_safe`, area: 'data_store', name: `Can read data store ${db}_samples` },
-      { codename: `data_store.${db}_samples_add`, area: 'data_store', name: `Can add to data store ${db}_samples` },
+      { codename: `data_store.${db}.samples.safe`, area: 'data_store', name: `Can read data store collection ${db} / samples` },
+      { codename: `data_store.${db}.samples.add`, area: 'data_store', name: `Can add to data store collection ${db} / samples` },
     ]);
     const missing = await picker(`op=preview&spec=${spec({ area: 'data_store', scope: 'collection', database: db, actions: ['safe'] })}`);
     expect(missing.json.codenames).toEqual([]);
@@ -78,13 +78,13 @@ describe('granting', () => {
     const choice = { area: 'data_store', scope: 'collection', database: db, collection: 'samples', actions: ['safe', 'add'] };
     const res = await adminApiPostJson(root, '/resources/Permission/actions/picker', { spec: JSON.stringify(choice), group: 'readers', user: '' });
     expect(res.status, res.text).toBe(200);
-    expect(res.json.codenames).toEqual([`data_store.${db}_samples_safe`, `data_store.${db}_samples_add`]);
-    expect(res.json.summary).toBe(`Granted data_store.${db}_samples_safe, data_store.${db}_samples_add to group readers.`);
+    expect(res.json.codenames).toEqual([`data_store.${db}.samples.safe`, `data_store.${db}.samples.add`]);
+    expect(res.json.summary).toBe(`Granted data_store.${db}.samples.safe, data_store.${db}.samples.add to group readers.`);
 
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'readers' });
-    expect(group?.permissions).toEqual([`data_store.${db}_samples_safe`, `data_store.${db}_samples_add`]);
-    const catalog = await app.ctx.serviceDb.collection('auth_permission').find({ codename: { $regex: `^data_store\\.${db}_` } }).toArray();
-    expect(catalog.map((p) => p.codename).sort()).toEqual([`data_store.${db}_samples_add`, `data_store.${db}_samples_safe`]);
+    expect(group?.permissions).toEqual([`data_store.${db}.samples.safe`, `data_store.${db}.samples.add`]);
+    const catalog = await app.ctx.serviceDb.collection('auth_permission').find({ codename: { $regex: `^data_store\\.${db}\\.` } }).toArray();
+    expect(catalog.map((p) => p.codename).sort()).toEqual([`data_store.${db}.samples.add`, `data_store.${db}.samples.safe`]);
 
     await new Promise((resolve) => setTimeout(resolve, 2_100)); // rita's cached account (2 s) expires
     const read = await call(app.url, 'GET', `/api/data_store/data/${db}/samples/`, { token: ritaToken });
@@ -99,9 +99,9 @@ describe('granting', () => {
       spec: JSON.stringify({ area: 'cybercom_queue', scope: 'task', task: 'proj.tasks.add' }),
       user: 'rita',
     });
-    expect(res.json.codenames).toEqual(['cybercom_queue.proj_tasks_add']);
+    expect(res.json.codenames).toEqual(['cybercom_queue.task.proj.tasks.add']);
     const rita = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'rita' });
-    expect(rita?.permissions).toEqual(['cybercom_queue.proj_tasks_add']);
+    expect(rita?.permissions).toEqual(['cybercom_queue.task.proj.tasks.add']);
   });
 
   it('validates everything before writing anything', async () => {
@@ -122,26 +122,38 @@ describe('granting', () => {
     const res = await adminApiGet(root, '/resources/Permission/actions/codenames');
     const codenames = (res.json.codenames as { codename: string }[]).map((c) => c.codename);
     expect(codenames).toContain('data_store.datastore_admin');
-    expect(codenames).toContain(`data_store.${db}_samples_safe`);
+    expect(codenames).toContain(`data_store.${db}.samples.safe`);
     expect(codenames).toEqual([...codenames].sort());
   });
 
   it('revokes a deleted permission from every holder', async () => {
-    const codename = `data_store.${db}_samples_add`;
+    const codename = `data_store.${db}.samples.add`;
     const permission = await app.ctx.serviceDb.collection('auth_permission').findOne({ codename });
     const res = await adminApiPost(root, `/resources/Permission/records/${permission?._id.toString()}/delete`, {});
     expect(res.json.notice.type, res.text).toBe('success');
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'readers' });
-    expect(group?.permissions).toEqual([`data_store.${db}_samples_safe`]);
+    expect(group?.permissions).toEqual([`data_store.${db}.samples.safe`]);
   });
 
   it('validates codenames typed into a group form', async () => {
     const res = await adminApiPost(root, '/resources/Group/actions/new', { name: 'typos', 'permissions.0': 'datastore.x_y_safe' });
     expect(res.json.notice.type).toBe('error');
     expect(res.json.record.errors.permissions.message).toMatch(/is not a permission codename/);
-    const ok = await adminApiPost(root, '/resources/Group/actions/new', { name: 'writers', 'permissions.0': `data_store.${db}_add` });
+    const ok = await adminApiPost(root, '/resources/Group/actions/new', { name: 'writers', 'permissions.0': `data_store.${db}.add` });
     expect(ok.json.notice.type, ok.text).toBe('success');
-    expect(await app.ctx.serviceDb.collection('auth_permission').countDocuments({ codename: `data_store.${db}_add` })).toBe(1);
+    expect(await app.ctx.serviceDb.collection('auth_permission').countDocuments({ codename: `data_store.${db}.add` })).toBe(1);
+  });
+
+  it('converts an old-style codename with one meaning, and refuses one with several', async () => {
+    // It could be database `<db>_samples` or collection samples of `<db>`; only the second exists.
+    const ok = await adminApiPost(root, '/resources/Group/actions/new', { name: 'legacy', 'permissions.0': `data_store.${db}_samples_update` });
+    expect(ok.json.notice.type, ok.text).toBe('success');
+    const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'legacy' });
+    expect(group?.permissions).toEqual([`data_store.${db}.samples.update`]);
+    // Nothing named like this exists: database x_y, or collection y of database x?
+    const res = await adminApiPost(root, '/resources/Group/actions/new', { name: 'vague', 'permissions.0': 'data_store.x_y_safe' });
+    expect(res.json.notice.type).toBe('error');
+    expect(res.json.record.errors.permissions.message).toContain('could mean data_store.x_y.safe or data_store.x.y.safe');
   });
 });
 
@@ -149,13 +161,17 @@ describe('the codename rules (pure)', () => {
   const codes = (value: unknown) => codenamesForGrant(parseGrantSpec(value)).map((p) => p.codename);
 
   it.each([
-    [{ area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs', actions: ['delete', 'safe'] }, ['data_store.lab_runs_safe', 'data_store.lab_runs_delete']],
-    [{ area: 'data_store', scope: 'database', database: 'lab', actions: ['update'] }, ['data_store.lab_update']],
+    [{ area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs', actions: ['delete', 'safe'] }, ['data_store.lab.runs.safe', 'data_store.lab.runs.delete']],
+    [{ area: 'data_store', scope: 'collection', database: 'a_b', collection: 'c', actions: ['safe'] }, ['data_store.a_b.c.safe']],
+    [{ area: 'data_store', scope: 'collection', database: 'a', collection: 'b_c', actions: ['safe'] }, ['data_store.a.b_c.safe']],
+    [{ area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs.2024 raw', actions: ['add'] }, ['data_store.lab.runs.2024 raw.add']],
+    [{ area: 'data_store', scope: 'database', database: 'lab', actions: ['update'] }, ['data_store.lab.update']],
     [{ area: 'data_store', scope: 'create' }, ['data_store.datastore_create']],
     [{ area: 'data_store', scope: 'admin' }, ['data_store.datastore_admin']],
-    [{ area: 'catalog', scope: 'collection', database: 'catalog', collection: 'sites', actions: ['safe'] }, ['catalog.catalog_sites_safe']],
+    [{ area: 'catalog', scope: 'collection', database: 'catalog', collection: 'sites', actions: ['safe'] }, ['catalog.catalog.sites.safe']],
     [{ area: 'catalog', scope: 'create' }, ['catalog.catalog_create']],
-    [{ area: 'cybercom_queue', scope: 'task', task: 'a.b.c' }, ['cybercom_queue.a_b_c']],
+    [{ area: 'cybercom_queue', scope: 'task', task: 'a.b.c' }, ['cybercom_queue.task.a.b.c']],
+    [{ area: 'cybercom_queue', scope: 'task', task: 'a_b.c' }, ['cybercom_queue.task.a_b.c']],
     [{ area: 'cybercom_queue', scope: 'task_admin' }, ['cybercom_queue.task_admin']],
   ])('%j → %j', (input, expected) => {
     expect(codes(input)).toEqual(expected);

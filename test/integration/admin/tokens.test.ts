@@ -3,6 +3,7 @@
  * show a prefix only), work with the API, and the old key stops working; deleting revokes;
  * staff cannot take over a superuser's token. Task history is read-only.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError, sleep } from '../auth/helpers.js';
@@ -23,6 +24,8 @@ afterAll(async () => {
   await closeAndDrop(app);
 });
 
+const sha256 = (key: string) => createHash('sha256').update(key).digest('hex');
+
 const tokenDoc = async (username: string) => {
   const user = await app.ctx.serviceDb.collection('auth_user').findOne({ username });
   return app.ctx.serviceDb.collection('authtoken_token').findOne({ user: user?._id });
@@ -37,7 +40,9 @@ describe('tokens', () => {
     firstKey = res.json.issued.key as string;
     expect(firstKey).toMatch(/^[0-9a-f]{40}$/);
     expect(res.json.issued.username).toBe('scripter');
-    expect((await tokenDoc('scripter'))?.key).toBe(firstKey);
+    const stored = await tokenDoc('scripter');
+    expect(stored?.key_hash).toBe(sha256(firstKey));
+    expect(stored?.key).toBeUndefined();
     const profile = await call(app.url, 'GET', '/api/user/', { token: firstKey });
     expect(profile.json.username).toBe('scripter');
   });
@@ -47,18 +52,24 @@ describe('tokens', () => {
     expect(list.status, list.text).toBe(200);
     expect(list.text).not.toContain(firstKey);
     const record = list.json.records[0];
-    expect(record.params.key).toBe(`${firstKey.slice(0, 6)}…`);
+    expect(record.params.key_prefix).toBe(`${firstKey.slice(0, 8)}…`);
+    expect(record.params.key_hash).toBeUndefined();
+    expect(list.text).not.toContain(sha256(firstKey));
     expect(record.populated.user.title).toBe('scripter');
     const show = await adminApiGet(root, `/resources/Token/records/${record.id}/show`);
     expect(show.text).not.toContain(firstKey);
   });
+
+  let currentKey: string;
 
   it('rotates: the new key works and the old one stops', async () => {
     const doc = await tokenDoc('scripter');
     const res = await adminApiPostJson(root, `/resources/Token/records/${doc?._id.toString()}/rotate`, { confirm: 'yes' });
     expect(res.status, res.text).toBe(200);
     const newKey = res.json.issued.key as string;
+    currentKey = newKey;
     expect(newKey).not.toBe(firstKey);
+    expect((await tokenDoc('scripter'))?.key_hash).toBe(sha256(newKey));
     expect((await call(app.url, 'GET', '/api/user/', { token: newKey })).status).toBe(200);
     await sleep(2_100); // another process may have cached the old key for up to 2 s
     expectError(await call(app.url, 'GET', '/api/user/', { token: firstKey }), 401, 'invalid_token');
@@ -66,7 +77,7 @@ describe('tokens', () => {
 
   it('revokes by deleting', async () => {
     const doc = await tokenDoc('scripter');
-    const key = doc?.key as string;
+    const key = currentKey;
     const res = await adminApiPost(root, `/resources/Token/records/${doc?._id.toString()}/delete`, {});
     expect(res.json.notice.type, res.text).toBe('success');
     await sleep(2_100);
@@ -89,12 +100,13 @@ describe('tokens', () => {
     expect(single.status === 403 || single.json?.notice?.type === 'error', single.text).toBe(true);
     const bulk = await adminApiPost(staff, `/resources/Token/bulk/bulkDelete?recordIds=${id}`, {});
     expect(bulk.status === 403 || bulk.status === 404 || bulk.json?.notice?.type === 'error', bulk.text).toBe(true);
-    expect((await tokenDoc('root'))?.key).toBe(doc?.key);
+    expect((await tokenDoc('root'))?.key_hash).toBe(doc?.key_hash);
   });
 
   it('cannot be created or edited as a form', async () => {
     const res = await adminApiPost(root, '/resources/Token/actions/new', { key: 'a'.repeat(40), user: 'x' });
     expect(res.json.notice.type).toBe('error');
+    expect(await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ key_hash: sha256('a'.repeat(40)) })).toBe(0);
     expect(await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ key: 'a'.repeat(40) })).toBe(0);
   });
 });

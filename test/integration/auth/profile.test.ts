@@ -1,4 +1,5 @@
 /** /api/user/: the profile's shape and every change a user may make to it. */
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
@@ -8,7 +9,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
-  await app.users.createGroup('scientists', ['data_store.lab_safe']);
+  await app.users.createGroup('scientists', ['data_store.lab.safe']);
   await app.users.createGroup('admins', ['cybercom_queue.task_admin']);
   await app.users.createUser({
     username: 'ada',
@@ -31,7 +32,11 @@ describe('GET /api/user/', () => {
     await b.loginJson('ada', 'ada-pass-1234');
     const res = await b.get('/api/user/');
     expect(res.status).toBe(200);
-    const token = (await app.ctx.serviceDb.collection('authtoken_token').findOne({}))?.key as string;
+    // The first read creates the token, and its answer is the one place the key appears.
+    const token = res.json.authentication['auth-token'] as string;
+    expect(token).toMatch(/^[0-9a-f]{40}$/);
+    const stored = await app.ctx.serviceDb.collection('authtoken_token').findOne({});
+    expect(stored?.key_hash).toBe(createHash('sha256').update(token).digest('hex'));
     expect(res.json).toEqual({
       username: 'ada',
       email: 'ada@example.org',
@@ -41,6 +46,8 @@ describe('GET /api/user/', () => {
       groups: ['admins', 'scientists'],
       authentication: {
         'auth-token': token,
+        'auth-token-prefix': token.slice(0, 8),
+        'auth-token-note': expect.stringContaining('{"auth-token": "update"}'),
         'jwt-auth': {
           'obtain-token': `${app.url}/api/token/`,
           'refresh-token': `${app.url}/api/token/refresh/`,
@@ -48,7 +55,9 @@ describe('GET /api/user/', () => {
         },
       },
     });
-    expect((await b.get('/api/user/')).json.authentication['auth-token']).toBe(token);
+    const again = (await b.get('/api/user/')).json.authentication;
+    expect(again['auth-token']).toBeNull();
+    expect(again['auth-token-prefix']).toBe(token.slice(0, 8));
   });
 
   it('uses the Host the client sent for the links', async () => {

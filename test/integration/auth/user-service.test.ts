@@ -44,33 +44,38 @@ describe('UserService', () => {
   });
 
   it('builds principals with the effective permissions of user and groups', async () => {
-    await app.users.createGroup('readers', ['data_store.lab_safe', 'catalog.cat_things_safe']);
-    await app.users.createGroup('readers', ['data_store.lab_add']); // re-run adds, never fails
-    await app.users.createUser({ username: 'eff', password: 'eff-pass-1234', permissions: ['cybercom_queue.tasks_add'] });
+    await app.users.createGroup('readers', ['data_store.lab.safe', 'catalog.cat.things.safe']);
+    await app.users.createGroup('readers', ['data_store.lab.add']); // re-run adds, never fails
+    await app.users.createUser({ username: 'eff', password: 'eff-pass-1234', permissions: ['cybercom_queue.task.tasks.add'] });
     expect((await app.users.principalFor('eff')).permissions.size).toBe(1);
     await app.users.addToGroup('eff', 'readers');
+    // An old-style codename with a single meaning is accepted and stored in the canonical form.
     await app.users.grantPermissions('eff', ['data_store.other_safe']);
     const principal = await app.users.principalFor('eff');
     expect([...principal.permissions].sort()).toEqual([
-      'catalog.cat_things_safe',
-      'cybercom_queue.tasks_add',
-      'data_store.lab_add',
-      'data_store.lab_safe',
-      'data_store.other_safe',
+      'catalog.cat.things.safe',
+      'cybercom_queue.task.tasks.add',
+      'data_store.lab.add',
+      'data_store.lab.safe',
+      'data_store.other.safe',
     ]);
+    expect(principal.grants.has({ kind: 'collection', area: 'catalog', db: 'cat', col: 'things', action: 'safe' })).toBe(true);
     expect(principal).toMatchObject({ username: 'eff', isSuperuser: false, userId: expect.any(String) });
     await expect(app.users.addToGroup('eff', 'nosuch')).rejects.toMatchObject({ status: 404 });
-    await expect(app.users.grantPermissions('nobody', ['data_store.x_safe'])).rejects.toMatchObject({ status: 404, code: 'no_such_user' });
+    await expect(app.users.grantPermissions('nobody', ['data_store.x.safe'])).rejects.toMatchObject({ status: 404, code: 'no_such_user' });
+    // Old-style codenames that could mean several grants, or name no known task, are refused.
+    await expect(app.users.grantPermissions('eff', ['data_store.x_y_safe'])).rejects.toMatchObject({ status: 400, code: 'invalid_permission' });
+    await expect(app.users.grantPermissions('eff', ['cybercom_queue.tasks_mul'])).rejects.toMatchObject({ status: 400, code: 'invalid_permission' });
   });
 
   it('keeps the permission catalog for the admin site', async () => {
     const codes = (await app.ctx.serviceDb.collection('auth_permission').find({}).toArray()).map((p) => p.codename as string);
-    for (const code of ['data_store.datastore_admin', 'catalog.catalog_create', 'cybercom_queue.task_admin', 'data_store.lab_safe', 'data_store.other_safe', 'cybercom_queue.tasks_add']) {
+    for (const code of ['data_store.datastore_admin', 'catalog.catalog_create', 'cybercom_queue.task_admin', 'data_store.lab.safe', 'data_store.other.safe', 'cybercom_queue.task.tasks.add']) {
       expect(codes).toContain(code);
     }
     expect(new Set(codes).size).toBe(codes.length);
-    const perm = await app.ctx.serviceDb.collection('auth_permission').findOne({ codename: 'data_store.lab_safe' });
-    expect(perm).toMatchObject({ area: 'data_store', name: 'Can read data store lab' });
+    const perm = await app.ctx.serviceDb.collection('auth_permission').findOne({ codename: 'data_store.lab.safe' });
+    expect(perm).toMatchObject({ area: 'data_store', name: 'Can read every collection of data store database lab' });
   });
 
   it('sets passwords and checks credentials', async () => {

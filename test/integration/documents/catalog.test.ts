@@ -37,7 +37,7 @@ describe('catalog', () => {
   it('lets a catalog_create user make collections, and the same query language works', async () => {
     const created = await call(app.url, 'POST', `${BASE}/${catalogDb}/`, { token: curator, body: { collection: 'datasets' } });
     expect(created.status).toBe(201);
-    // catalog_create does not grant writing records: that needs catalog.<db>_<col>_add
+    // catalog_create does not grant writing records: that needs catalog.<db>.<col>.add
     expect((await call(app.url, 'POST', `${BASE}/${catalogDb}/datasets/`, { token: curator, body: { a: 1 } })).status).toBe(403);
     const inserted = await call(app.url, 'POST', `${BASE}/${catalogDb}/datasets/`, {
       token: su,

@@ -34,7 +34,7 @@ beforeAll(async () => {
   await app.users.createUser({
     username: 'reader',
     password: 'pw-reader-123',
-    permissions: [`data_store.${db}_readings_safe`, `data_store.${db}_stations_safe`],
+    permissions: [`data_store.${db}.readings.safe`, `data_store.${db}.stations.safe`],
   });
   reader = await app.users.tokenFor('reader');
 });

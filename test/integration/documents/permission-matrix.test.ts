@@ -27,17 +27,18 @@ beforeAll(async () => {
   tokens.set('anonymous', undefined);
   const grants: Record<Exclude<Actor, 'anonymous' | 'superuser' | 'group'>, string[]> = {
     nogrant: [],
-    readonly: [`data_store.${db}_${col}_safe`, `catalog.${catalogDb}_${col}_safe`],
-    collection: ACTIONS.flatMap((a) => [`data_store.${db}_${col}_${a}`, `catalog.${catalogDb}_${col}_${a}`]),
-    // A database grant covers the data store's collections; the catalog has no database grants.
-    database: ACTIONS.flatMap((a) => [`data_store.${db}_${a}`, `catalog.${catalogDb}_${a}`]),
+    readonly: [`data_store.${db}.${col}.safe`, `catalog.${catalogDb}.${col}.safe`],
+    collection: ACTIONS.flatMap((a) => [`data_store.${db}.${col}.${a}`, `catalog.${catalogDb}.${col}.${a}`]),
+    // A database grant covers the data store's collections; the catalog has no database grants
+    // (a codename for one is refused), so this actor holds nothing there.
+    database: ACTIONS.map((a) => `data_store.${db}.${a}`),
     admin: ['data_store.datastore_admin', 'catalog.catalog_admin'],
   };
   for (const [actor, codes] of Object.entries(grants)) {
     await app.users.createUser({ username: actor, password: `pw-${actor}-123`, permissions: codes });
     tokens.set(actor as Actor, await app.users.tokenFor(actor));
   }
-  await app.users.createGroup('editors', ACTIONS.flatMap((a) => [`data_store.${db}_${col}_${a}`, `catalog.${catalogDb}_${col}_${a}`]));
+  await app.users.createGroup('editors', ACTIONS.flatMap((a) => [`data_store.${db}.${col}.${a}`, `catalog.${catalogDb}.${col}.${a}`]));
   await app.users.createUser({ username: 'grouped', password: 'pw-grouped-123' });
   await app.users.addToGroup('grouped', 'editors');
   tokens.set('group', await app.users.tokenFor('grouped'));

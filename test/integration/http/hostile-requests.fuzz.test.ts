@@ -187,7 +187,7 @@ beforeAll(async () => {
     expect((await call(app.url, 'POST', `/api/data_store/data/${db}/${collection}/`, { token: owner, body: [{ n: 1 }, { n: 2, nested: [[1, 2]] }] })).status).toBe(201);
   }
   // May read one collection and nothing else: any write it manages is a finding.
-  await app.users.createUser({ username: 'reader', password: 'reader-pass-123', permissions: [`data_store.${db}_readable_safe`] });
+  await app.users.createUser({ username: 'reader', password: 'reader-pass-123', permissions: [`data_store.${db}.readable.safe`] });
   readerToken = await app.users.tokenFor('reader');
 });
 

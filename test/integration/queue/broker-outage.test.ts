@@ -21,7 +21,7 @@ beforeAll(async () => {
   proxy = await new TcpProxy(services.broker.port).start();
   app = await startTestApp({ BROKER_URL: withPort(services.env.BROKER_URL as string, proxy.port), TASK_LIST_CACHE_S: '0' });
   ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase));
-  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.tasks_add'] });
+  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add'] });
   token = await app.users.tokenFor('runner');
 });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { startWorker, until } from './support.js';
+import { Browser } from '../auth/helpers.js';
 
 let app: TestApp;
 let worker: Worker;
@@ -22,8 +23,8 @@ const submit = (task: string, body: Record<string, unknown>, opts: { as?: string
 beforeAll(async () => {
   app = await startTestApp({ TASK_WAIT_MAX_S: '30' });
   ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase));
-  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.tasks_add', 'cybercom_queue.tasks_fail', 'cybercom_queue.tasks_sleep', 'cybercom_queue.tasks_whoami'] });
-  await app.users.createUser({ username: 'other', password: 'pw-other-1234', permissions: ['cybercom_queue.tasks_add'] });
+  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add', 'cybercom_queue.task.tasks.fail', 'cybercom_queue.task.tasks.sleep', 'cybercom_queue.task.tasks.whoami'] });
+  await app.users.createUser({ username: 'other', password: 'pw-other-1234', permissions: ['cybercom_queue.task.tasks.add'] });
   await app.users.createUser({ username: 'nobody', password: 'pw-nobody-123' });
   await app.users.createUser({ username: 'taskadmin', password: 'pw-tadmin-123', permissions: ['cybercom_queue.task_admin'] });
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
@@ -61,6 +62,17 @@ describe('task list and task pages', () => {
     expect(res.json.example).toContain(`Authorization: Token ${tokens.runner}`);
     expect(res.json.example).toContain(`${app.url}/api/queue/run/tasks.add/`);
     expect((await call(app.url, 'GET', '/api/queue/run/tasks.nothere/', { token: tokens.runner })).status).toBe(404);
+  });
+
+  it('shows a placeholder instead of a key to callers that did not send one (keys are stored hashed)', async () => {
+    const b = new Browser(app.url);
+    await b.loginJson('runner', 'pw-runner-123');
+    const res = await b.get('/api/queue/run/tasks.add/');
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.example).toContain('Authorization: Token <your API token>');
+    expect(res.text).not.toContain(tokens.runner);
+    // Showing the page neither rotated nor revoked the caller's key.
+    expect((await call(app.url, 'GET', '/api/queue/run/tasks.add/', { token: tokens.runner })).status).toBe(200);
   });
 });
 

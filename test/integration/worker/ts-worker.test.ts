@@ -13,6 +13,9 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { declareEventReceiverQueue } from '../../../src/queue/protocol/entities.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
+import { collectionCodename, databaseCodename } from '../../../src/auth/permissions.js';
+import { encodeSubmitterAccess, submitterAccessOf } from '../../../src/queue/protocol/submitter-access.js';
+import type { HeaderValue } from '../../../src/queue/protocol/task-message.js';
 import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const queue = unique('ts-worker');
@@ -97,39 +100,41 @@ describe('TS worker', () => {
     expect((await results.waitForReady(taskId, { timeoutMs: 15_000 })).result).toBe('carol');
   });
 
-  it('writes a record to the data store with the permissions of the user who submitted it', async () => {
+  it('writes a record to the data store with the permissions the message carries for its submitter', async () => {
     const dataDatabase = `${database}_data`;
     const dataCollection = unique('records');
-    // Users live in the service's database, which is where the worker keeps results.
-    const groupId = (await mongo.db(database).collection('auth_group').insertOne({ name: unique('writers'), permissions: [`data_store.${dataDatabase}_add`] })).insertedId;
-    await mongo.db(database).collection('auth_user').insertMany([
-      { username: 'writer', is_active: true, is_superuser: false, is_staff: false, permissions: [], groups: [groupId] },
-      { username: 'reader', is_active: true, is_superuser: false, is_staff: false, permissions: [`data_store.${dataDatabase}_${dataCollection}_safe`], groups: [] },
-      { username: 'gone', is_active: false, is_superuser: true, is_staff: true, permissions: [], groups: [] },
-    ]);
-    const write = (authenticatedUser: string | null) =>
-      submit('tasks.write_record', [], { authenticatedUser, kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', by: authenticatedUser } } });
+    // No user exists in the service's database: the worker never looks there.
+    const access = (username: string, permissions: string[], isSuperuser = false) => encodeSubmitterAccess(submitterAccessOf({ username, isSuperuser, permissions }));
+    const write = (authenticatedUser: string | null, headers?: Record<string, HeaderValue>) =>
+      submit('tasks.write_record', [], { authenticatedUser, headers, kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', by: authenticatedUser } } });
 
-    const allowed = await results.waitForReady(await write('writer'), { timeoutMs: 15_000 });
-    expect(allowed.status).toBe('SUCCESS');
+    const writer = access('writer', [databaseCodename(dataDatabase, 'add'), 'cybercom_queue.task_admin']);
+    const allowed = await results.waitForReady(await write('writer', writer), { timeoutMs: 15_000 });
+    expect(allowed.status, JSON.stringify(allowed.result)).toBe('SUCCESS');
     const { ObjectId } = await import('mongodb');
     const stored = await mongo.db(dataDatabase).collection(dataCollection).findOne({ _id: new ObjectId(String(allowed.result)) });
     expect(stored).toMatchObject({ sample: 'soil', by: 'writer' });
 
-    for (const user of ['reader', 'gone', 'nobody', null]) {
-      const refused = await results.waitForReady(await write(user), { timeoutMs: 15_000 });
-      expect(refused.status, String(user)).toBe('FAILURE');
-      expect(JSON.stringify(refused.result), String(user)).toContain('PermissionError');
+    const refusals: [string, string | null, Record<string, HeaderValue> | undefined][] = [
+      ['read permission only', 'reader', access('reader', [collectionCodename('data_store', dataDatabase, dataCollection, 'safe')])],
+      ['no permissions in the message (a stock Celery client)', 'root', undefined],
+      ["another user's permissions", 'mallory', writer],
+      ['no submitting user', null, writer],
+    ];
+    for (const [name, user, headers] of refusals) {
+      const refused = await results.waitForReady(await write(user, headers), { timeoutMs: 15_000 });
+      expect(refused.status, name).toBe('FAILURE');
+      expect(JSON.stringify(refused.result), name).toContain('PermissionError');
     }
     expect(await mongo.db(dataDatabase).collection(dataCollection).countDocuments()).toBe(1);
     await mongo.db(dataDatabase).dropDatabase();
   });
 
   it("never writes into the service's database (results, users, tokens) or the server's own", async () => {
-    await mongo.db(database).collection('auth_user').insertOne({ username: 'root', is_active: true, is_superuser: true, is_staff: true, permissions: [], groups: [] });
     for (const target of [database, database.toUpperCase(), 'admin', 'Config']) {
       const taskId = await submit('tasks.write_record', [], {
         authenticatedUser: 'root',
+        headers: encodeSubmitterAccess(submitterAccessOf({ username: 'root', isSuperuser: true, permissions: [] })),
         kwargs: { database: target, collection: 'auth_user', record: { username: 'intruder', is_superuser: true } },
       });
       const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });

@@ -1,6 +1,6 @@
 /**
- * The permission rules of CONTRACT section 6 as one table: each row is a principal, a question
- * and the expected answer. A rule that changes makes a row fail.
+ * The permission rules as one table: each row is a principal, a question and the expected
+ * answer. A rule that changes makes a row fail.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -19,6 +19,7 @@ import {
   type DocumentArea,
   type ReadPolicy,
 } from '../../../src/auth/permissions.js';
+import { GrantSet } from '../../../src/auth/grant-set.js';
 import { ANONYMOUS, type Principal } from '../../../src/auth/principal.js';
 
 function user(permissions: string[] = [], flags: { superuser?: boolean } = {}): Principal {
@@ -29,23 +30,24 @@ function user(permissions: string[] = [], flags: { superuser?: boolean } = {}): 
     isSuperuser: flags.superuser ?? false,
     isStaff: false,
     permissions: new Set(permissions),
+    grants: GrantSet.fromCodenames(permissions),
   };
 }
 
 const closed: ReadPolicy = { anonymousRead: false, safeMethodPermRequired: new Set() };
-const open: ReadPolicy = { anonymousRead: true, safeMethodPermRequired: new Set(['db1_secret']) };
+const open: ReadPolicy = { anonymousRead: true, safeMethodPermRequired: new Set(['db1.secret', 'db1_old_style']) };
 
 const superuser = user([], { superuser: true });
 const dsAdmin = user(['data_store.datastore_admin']);
 const catAdmin = user(['catalog.catalog_admin']);
 const dsCreator = user(['data_store.datastore_create']);
 const catCreator = user(['catalog.catalog_create']);
-const colReader = user(['data_store.db1_col1_safe']);
-const colWriter = user(['data_store.db1_col1_add', 'data_store.db1_col1_update']);
-const dbReader = user(['data_store.db1_safe']);
-const dbDeleter = user(['data_store.db1_delete']);
-const catDbGrant = user(['catalog.db1_safe']); // database-level grants exist only in the data store
-const catColReader = user(['catalog.cat_col1_safe']);
+const colReader = user(['data_store.db1.col1.safe']);
+const colWriter = user(['data_store.db1.col1.add', 'data_store.db1.col1.update']);
+const dbReader = user(['data_store.db1.safe']);
+const dbDeleter = user(['data_store.db1.delete']);
+const catDbGrant = user(['catalog.db1.safe']); // database-level grants exist only in the data store
+const catColReader = user(['catalog.cat.col1.safe']);
 const nobody = user([]);
 
 interface AccessRow {
@@ -91,12 +93,23 @@ const accessRows: AccessRow[] = [
   { who: 'anonymous, reads on', p: ANONYMOUS, area: 'data_store', db: 'db1', col: 'col1', action: 'safe', policy: open, expected: true },
   { who: 'anonymous, reads on, write', p: ANONYMOUS, area: 'data_store', db: 'db1', col: 'col1', action: 'add', policy: open, expected: false },
   { who: 'anonymous, protected pair', p: ANONYMOUS, area: 'data_store', db: 'db1', col: 'secret', action: 'safe', policy: open, expected: false },
+  { who: 'anonymous, pair protected the old way', p: ANONYMOUS, area: 'data_store', db: 'db1', col: 'old_style', action: 'safe', policy: open, expected: false },
+  { who: 'anonymous, an old-style pair protects every spelling', p: ANONYMOUS, area: 'data_store', db: 'db1_old', col: 'style', action: 'safe', policy: open, expected: false },
   { who: 'anonymous, catalog reads on', p: ANONYMOUS, area: 'catalog', db: 'cat', col: 'x', action: 'safe', policy: open, expected: true },
   { who: 'user without grant, protected pair', p: nobody, area: 'data_store', db: 'db1', col: 'secret', action: 'safe', policy: open, expected: false },
-  { who: 'user with grant, protected pair', p: user(['data_store.db1_secret_safe']), area: 'data_store', db: 'db1', col: 'secret', action: 'safe', policy: open, expected: true },
+  { who: 'user with grant, protected pair', p: user(['data_store.db1.secret.safe']), area: 'data_store', db: 'db1', col: 'secret', action: 'safe', policy: open, expected: true },
   // unauthenticated principals never use grants, even if a set were attached by mistake
-  { who: 'unauthenticated with permissions', p: { ...ANONYMOUS, permissions: new Set(['data_store.db1_col1_safe']) }, area: 'data_store', db: 'db1', col: 'col1', action: 'safe', policy: closed, expected: false },
+  { who: 'unauthenticated with permissions', p: { ...ANONYMOUS, permissions: new Set(['data_store.db1.col1.safe']), grants: GrantSet.fromCodenames(['data_store.db1.col1.safe']) }, area: 'data_store', db: 'db1', col: 'col1', action: 'safe', policy: closed, expected: false },
   { who: 'authenticated, no grants', p: nobody, area: 'data_store', db: 'db1', col: 'col1', action: 'safe', policy: closed, expected: false },
+  // names that used to share a codename are different grants
+  { who: 'a_b/c grant on a/b_c', p: user(['data_store.a_b.c.safe']), area: 'data_store', db: 'a', col: 'b_c', action: 'safe', policy: closed, expected: false },
+  { who: 'a/b_c grant on a_b/c', p: user(['data_store.a.b_c.safe']), area: 'data_store', db: 'a_b', col: 'c', action: 'safe', policy: closed, expected: false },
+  { who: 'database a_b grant on a/b', p: user(['data_store.a_b.safe']), area: 'data_store', db: 'a', col: 'b', action: 'safe', policy: closed, expected: false },
+  { who: 'collection a/b grant on a_b/x', p: user(['data_store.a.b.safe']), area: 'data_store', db: 'a_b', col: 'x', action: 'safe', policy: closed, expected: false },
+  { who: 'collection with dots', p: user(['data_store.a.b.c.safe']), area: 'data_store', db: 'a', col: 'b.c', action: 'safe', policy: closed, expected: true },
+  { who: 'names from a URL that spell another grant', p: user(['data_store.a.b.c.safe']), area: 'data_store', db: 'a.b', col: 'c', action: 'safe', policy: closed, expected: false },
+  // legacy document codenames are rewritten at start-up; one left over grants nothing
+  { who: 'left-over legacy codename', p: user(['data_store.db1_col1_safe']), area: 'data_store', db: 'db1', col: 'col1', action: 'safe', policy: closed, expected: false },
 ];
 
 describe('canAccessCollection', () => {
@@ -132,19 +145,22 @@ describe('database and collection visibility', () => {
     { who: 'collection reader, other database', p: colReader, area: 'data_store' as const, db: 'db2', policy: closed, expected: false },
     { who: 'database reader', p: dbReader, area: 'data_store' as const, db: 'db1', policy: closed, expected: true },
     { who: 'database deleter', p: dbDeleter, area: 'data_store' as const, db: 'db1', policy: closed, expected: true },
-    { who: 'prefix must end at the underscore', p: user(['data_store.db10_col_safe']), area: 'data_store' as const, db: 'db1', policy: closed, expected: false },
+    { who: 'prefix must end at the underscore', p: user(['data_store.db10.col.safe']), area: 'data_store' as const, db: 'db1', policy: closed, expected: false },
     { who: 'creator sees all', p: dsCreator, area: 'data_store' as const, db: 'db7', policy: closed, expected: true },
     { who: 'anonymous, reads off', p: ANONYMOUS, area: 'data_store' as const, db: 'db1', policy: closed, expected: false },
     { who: 'anonymous, reads on', p: ANONYMOUS, area: 'data_store' as const, db: 'db1', policy: open, expected: true },
     { who: 'authenticated without grants', p: nobody, area: 'catalog' as const, db: 'cat', policy: closed, expected: false },
     { who: 'catalog collection reader', p: catColReader, area: 'catalog' as const, db: 'cat', policy: closed, expected: true },
+    { who: 'a_b/c grant does not reveal a', p: user(['data_store.a_b.c.safe']), area: 'data_store' as const, db: 'a', policy: closed, expected: false },
+    { who: 'a/b grant does not reveal a_b', p: user(['data_store.a.b.safe']), area: 'data_store' as const, db: 'a_b', policy: closed, expected: false },
+    { who: 'data store grant does not reveal a catalog database', p: colReader, area: 'catalog' as const, db: 'db1', policy: closed, expected: false },
   ])('$who → $expected', ({ p, area, db, policy, expected }) => {
     expect(canSeeDatabase(p, area, db, policy)).toBe(expected);
   });
 
   it.each([
     { who: 'reader sees the collection', p: colReader, col: 'col1', policy: closed, expected: true },
-    { who: 'writer-only grant still lists it', p: user(['data_store.db1_col1_add']), col: 'col1', policy: closed, expected: true },
+    { who: 'writer-only grant still lists it', p: user(['data_store.db1.col1.add']), col: 'col1', policy: closed, expected: true },
     { who: 'other collection hidden', p: colReader, col: 'col2', policy: closed, expected: false },
     { who: 'database grant lists all', p: dbReader, col: 'col2', policy: closed, expected: true },
     { who: 'anonymous, protected pair hidden', p: ANONYMOUS, col: 'secret', policy: open, expected: false },
@@ -157,8 +173,13 @@ describe('task permissions', () => {
   it.each([
     { who: 'superuser', p: superuser, task: 'cybercomq.tasks.add', expected: true },
     { who: 'task admin', p: user(['cybercom_queue.task_admin']), task: 'cybercomq.tasks.add', expected: true },
-    { who: 'task grant (dots → underscores)', p: user(['cybercom_queue.cybercomq_tasks_add']), task: 'cybercomq.tasks.add', expected: true },
-    { who: 'grant for another task', p: user(['cybercom_queue.cybercomq_tasks_add']), task: 'cybercomq.tasks.mul', expected: false },
+    { who: 'task grant', p: user(['cybercom_queue.task.cybercomq.tasks.add']), task: 'cybercomq.tasks.add', expected: true },
+    { who: 'grant for another task', p: user(['cybercom_queue.task.cybercomq.tasks.add']), task: 'cybercomq.tasks.mul', expected: false },
+    { who: 'task a.b_c grant on a_b.c', p: user(['cybercom_queue.task.a.b_c']), task: 'a_b.c', expected: false },
+    { who: 'task a.b_c grant on a.b_c', p: user(['cybercom_queue.task.a.b_c']), task: 'a.b_c', expected: true },
+    { who: 'task grant is not task admin', p: user(['cybercom_queue.task.task_admin']), task: 'other', expected: false },
+    { who: 'deprecated legacy task grant (dots → underscores)', p: user(['cybercom_queue.cybercomq_tasks_add']), task: 'cybercomq.tasks.add', expected: true },
+    { who: 'deprecated legacy task grant, other task', p: user(['cybercom_queue.cybercomq_tasks_add']), task: 'cybercomq.tasks.mul', expected: false },
     { who: 'no grant', p: nobody, task: 'cybercomq.tasks.add', expected: false },
     { who: 'anonymous', p: ANONYMOUS, task: 'cybercomq.tasks.add', expected: false },
     { who: 'data store admin', p: dsAdmin, task: 'cybercomq.tasks.add', expected: false },
@@ -169,7 +190,8 @@ describe('task permissions', () => {
   it('task admin is only the task_admin codename or a superuser', () => {
     expect(isTaskAdmin(user(['cybercom_queue.task_admin']))).toBe(true);
     expect(isTaskAdmin(superuser)).toBe(true);
-    expect(isTaskAdmin(user(['cybercom_queue.cybercomq_tasks_add']))).toBe(false);
+    expect(isTaskAdmin(user(['cybercom_queue.task.cybercomq.tasks.add']))).toBe(false);
+    expect(isTaskAdmin(user(['cybercom_queue.task.task_admin']))).toBe(false);
   });
 });
 
@@ -187,10 +209,10 @@ describe('codenames and methods', () => {
     expect(actionForMethod(method)).toBe(action);
   });
 
-  it('builds the contract codenames', () => {
-    expect(collectionCodename('data_store', 'db1', 'col1', 'safe')).toBe('data_store.db1_col1_safe');
-    expect(collectionCodename('catalog', 'cat', 'x', 'add')).toBe('catalog.cat_x_add');
-    expect(databaseCodename('db1', 'delete')).toBe('data_store.db1_delete');
-    expect(taskCodename('a.b.c')).toBe('cybercom_queue.a_b_c');
+  it('builds canonical codenames', () => {
+    expect(collectionCodename('data_store', 'db1', 'col1', 'safe')).toBe('data_store.db1.col1.safe');
+    expect(collectionCodename('catalog', 'cat', 'x.y', 'add')).toBe('catalog.cat.x.y.add');
+    expect(databaseCodename('db1', 'delete')).toBe('data_store.db1.delete');
+    expect(taskCodename('a.b.c')).toBe('cybercom_queue.task.a.b.c');
   });
 });

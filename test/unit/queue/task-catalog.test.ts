@@ -50,6 +50,74 @@ describe('TaskCatalog', () => {
     expect(c.calls()).toBe(3);
   });
 
+  it('serves an expired list at once while one broadcast refreshes it in the background', async () => {
+    let workers: Record<string, { name: string; attributes: Record<string, string> }[]> = {
+      'a@h': [{ name: 'tasks.add', attributes: {} }, { name: 'tasks.gone', attributes: {} }],
+    };
+    let broadcasts = 0;
+    const replyTimeoutMs = 300;
+    const client = {
+      // Like the real client: a broadcast lasts its whole reply timeout.
+      registered: async () => {
+        broadcasts++;
+        const answer = workers;
+        await new Promise((resolve) => setTimeout(resolve, replyTimeoutMs));
+        return answer;
+      },
+      activeQueues: async () => ({ 'a@h': [{ name: 'celery' }] }),
+    } as unknown as ControlClient;
+    const catalog = new TaskCatalog(client, { cacheSeconds: 0.05, replyTimeoutMs });
+
+    // The first request ever waits for the broadcast.
+    let started = Date.now();
+    expect([...(await catalog.get()).tasks.keys()]).toEqual(['tasks.add', 'tasks.gone']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(replyTimeoutMs - 5);
+
+    // The task disappears from every worker; the list expires.
+    workers = { 'a@h': [{ name: 'tasks.add', attributes: {} }] };
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    started = Date.now();
+    const stale = await Promise.all([catalog.get(), catalog.get(), catalog.get()]);
+    expect(Date.now() - started).toBeLessThan(replyTimeoutMs / 3);
+    for (const snapshot of stale) expect([...snapshot.tasks.keys()]).toEqual(['tasks.add', 'tasks.gone']);
+    expect(broadcasts).toBe(2); // one background refresh for all three
+
+    // Once the refresh is in, the gone task is gone.
+    await new Promise((resolve) => setTimeout(resolve, replyTimeoutMs + 50));
+    expect([...(await catalog.get()).tasks.keys()]).toEqual(['tasks.add']);
+  });
+
+  it('keeps serving the known list when a background refresh fails', async () => {
+    let fail = false;
+    let broadcasts = 0;
+    const client = {
+      registered: async () => {
+        broadcasts++;
+        if (fail) throw new Error('broker down');
+        return { 'a@h': [{ name: 'tasks.add', attributes: {} }] };
+      },
+      activeQueues: async () => ({ 'a@h': [{ name: 'celery' }] }),
+    } as unknown as ControlClient;
+    const catalog = new TaskCatalog(client, { cacheSeconds: 0.01, replyTimeoutMs: 10 });
+    await catalog.get();
+    fail = true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([...(await catalog.get()).tasks.keys()]).toEqual(['tasks.add']);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect([...(await catalog.get()).tasks.keys()]).toEqual(['tasks.add']);
+    expect(broadcasts).toBeGreaterThanOrEqual(2);
+    // An explicit refresh reports the failure.
+    await expect(catalog.get(true)).rejects.toThrow('broker down');
+  });
+
+  it('asks on every request when the cache lifetime is 0', async () => {
+    const c = control({ 'a@h': [{ name: 't', attributes: {} }] }, { 'a@h': [{ name: 'q' }] });
+    const catalog = new TaskCatalog(c.client, { cacheSeconds: 0, replyTimeoutMs: 10 });
+    await catalog.get();
+    await catalog.get();
+    expect(c.calls()).toBe(2);
+  });
+
   it('prefers the celery queue as the default, else the first', () => {
     expect(defaultQueue({ name: 't', docstring: null, queues: ['a', 'celery'], workers: [] })).toBe('celery');
     expect(defaultQueue({ name: 't', docstring: null, queues: ['b', 'c'], workers: [] })).toBe('b');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from 'amqplib';
 import { parseTaskMessage } from '../../../src/queue/protocol/task-message-parser.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../../../src/queue/protocol/task-message.js';
+import { decodeTable, encodeTable } from './amqp-wire.js';
 
 interface Fixture {
   fields: Message['fields'];
@@ -72,7 +73,8 @@ describe('parseTaskMessage', () => {
     const built = buildTaskMessage({ taskName: 'tasks.add', args: [1, 'x'], kwargs: { k: [1] }, authenticatedUser: 'bob', timeLimit: { hard: 5 } });
     const parsed = parseTaskMessage({
       content: encodeTaskBody(built),
-      properties: taskPublishOptions(built) as unknown as Message['properties'],
+      // Through the wire encoding and back, as a consumer receives it.
+      properties: { ...taskPublishOptions(built), headers: decodeTable(encodeTable(taskPublishOptions(built).headers)) } as unknown as Message['properties'],
       fields: { deliveryTag: 1, redelivered: false, exchange: '', routingKey: 'q' } as Message['fields'],
     });
     expect(parsed.ok && parsed.task).toMatchObject({

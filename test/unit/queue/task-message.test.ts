@@ -5,6 +5,7 @@ import {
   encodeTaskBody,
   taskPublishOptions,
 } from '../../../src/queue/protocol/task-message.js';
+import { fieldTable } from '../../../src/queue/protocol/amqp-table.js';
 
 const TASK_ID = '9c7d4a1e-0b2f-4c33-9a52-3b8f4a3e6f11';
 
@@ -51,7 +52,7 @@ describe('buildTaskMessage', () => {
       replyTo: 'd3a5f0f6-7a51-3d58-a1c4-2f0f3c7e0b9a',
       deliveryMode: 2,
       priority: 0,
-      headers: message.headers,
+      headers: fieldTable(message.headers),
     });
     expect(options.expiration).toBeUndefined();
   });

@@ -31,6 +31,9 @@ function target(running: string[] = []): ControlTarget & { revokedSet: RevokedSe
     },
     taskEventsEnabled: false,
     clock: () => ++clock,
+    adjustClock: (peer: number) => {
+      clock = Math.max(clock, peer) + 1;
+    },
   };
 }
 

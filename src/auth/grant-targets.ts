@@ -1,0 +1,26 @@
+/**
+ * The databases, collections and tasks that exist, as the legacy-codename migration and the
+ * permission catalog look them up: the document areas' own listings, and the task names in the
+ * submission log (`task_log`), which is cheap to ask at start-up, unlike the live workers.
+ */
+import type { Db } from 'mongodb';
+import type { DocumentArea } from './grants.js';
+import type { GrantTargets } from './legacy-grants.js';
+
+/** The part of a document area the lookups need. */
+export interface ListableArea {
+  databaseNames(): Promise<string[]>;
+  store: { collectionNames(db: string): Promise<string[]> };
+}
+
+export function grantTargets(areas: { dataStore: ListableArea; catalog: ListableArea }, serviceDb: Db): GrantTargets {
+  const area = (name: DocumentArea): ListableArea => (name === 'data_store' ? areas.dataStore : areas.catalog);
+  return {
+    databases: (name) => area(name).databaseNames(),
+    collections: (name, db) => area(name).store.collectionNames(db),
+    async taskNames() {
+      const names: unknown[] = await serviceDb.collection('task_log').distinct('task_name');
+      return names.filter((n): n is string => typeof n === 'string');
+    },
+  };
+}

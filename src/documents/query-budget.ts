@@ -1,0 +1,71 @@
+/**
+ * The query time limit of one request, shared by all of its database operations: the count, the
+ * first batch and every later batch of a cursor draw on one budget. Only time spent waiting for
+ * the database counts (overlapping operations once), not time spent waiting for a slow client to
+ * read what was already fetched, so a large download is not cut off by a slow network.
+ *
+ * Each operation is sent with the remaining budget as its server-side limit (maxTimeMS), and is
+ * also abandoned on this side shortly after the budget ran out: an engine that does not stop in
+ * time (or a later batch the engine does not limit) still ends the request near the limit.
+ */
+import { queryTimeout } from '../db/errors.js';
+
+/** How long to wait past the budget for the engine's own time-limit error before giving up on it. */
+export function graceMs(limitMs: number): number {
+  return Math.min(2_000, Math.max(200, Math.round(limitMs * 0.1)));
+}
+
+export class QueryBudget {
+  private spentMs = 0;
+  private active = 0;
+  private activeSince = 0;
+
+  constructor(
+    readonly limitMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  remainingMs(): number {
+    const running = this.active > 0 ? this.now() - this.activeSince : 0;
+    return this.limitMs - this.spentMs - running;
+  }
+
+  /**
+   * Runs one database operation under the remaining budget. `work` gets the server-side limit to
+   * send and a signal that aborts when this side stops waiting; pass `controller` to have an
+   * existing one aborted instead (a cursor's, whose signal outlives one operation). Throws 503
+   * `query_timeout` when the budget is already used up or runs out while waiting.
+   */
+  async run<T>(work: (maxTimeMS: number, signal: AbortSignal) => Promise<T>, controller = new AbortController()): Promise<T> {
+    const left = this.remainingMs();
+    if (left <= 0) throw queryTimeout();
+    this.enter();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = queryTimeout();
+        controller.abort(err);
+        reject(err);
+      }, left + graceMs(this.limitMs));
+    });
+    const pending = work(Math.max(1, Math.ceil(left)), controller.signal);
+    // Once given up on, the operation's own late failure (e.g. the abort) is of no interest.
+    pending.catch(() => undefined);
+    try {
+      return await Promise.race([pending, expired]);
+    } finally {
+      clearTimeout(timer);
+      this.leave();
+    }
+  }
+
+  private enter(): void {
+    if (this.active === 0) this.activeSince = this.now();
+    this.active += 1;
+  }
+
+  private leave(): void {
+    this.active -= 1;
+    if (this.active === 0) this.spentMs += this.now() - this.activeSince;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * A submission is either accepted and tracked, or refused and never published. Two faults are
+ * forced on the real services: the task log refuses the entry (a unique index the test adds
+ * collides with it), and the broker refuses the message (the queue is deleted after the API
+ * last saw a worker consume it). In the first case nothing may reach the queue; in the second
+ * the history must not keep an entry for a task that was never published.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChannelModel } from 'amqplib';
+import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { connectBroker } from '../../../src/queue/broker-connection.js';
+import { brokerSettings } from '../worker/support.js';
+import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
+import { testServices } from '../../support/services.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { startWorker } from './support.js';
+
+let app: TestApp;
+let worker: Worker | undefined;
+let queue: string;
+let token: string;
+let broker: ChannelModel;
+
+const submit = (kwargs: Record<string, unknown>) =>
+  call(app.url, 'POST', '/api/queue/run/tasks.add/', { token, body: { function: 'tasks.add', queue, args: [1, 2], kwargs } });
+
+async function messagesOn(name: string): Promise<number> {
+  const channel = await broker.createChannel();
+  try {
+    return (await channel.checkQueue(name)).messageCount;
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
+}
+
+async function loggedWith(marker: string): Promise<number> {
+  return app.ctx.serviceDb.collection('task_log').countDocuments({ 'kwargs.marker': marker });
+}
+
+beforeAll(async () => {
+  // The task list is kept for the whole file, so the API still offers the queue after its worker stops.
+  app = await startTestApp({ TASK_LIST_CACHE_S: '3600' });
+  ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase));
+  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add'] });
+  token = await app.users.tokenFor('runner');
+  broker = await connectBroker(brokerSettings());
+  const first = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', { token, body: { function: 'tasks.add', queue, args: [1, 2] } });
+  expect(first.status).toBe(200);
+  // From here on nothing consumes the queue: what is published stays there to be counted.
+  await worker.close();
+  worker = undefined;
+});
+
+afterAll(async () => {
+  await worker?.close();
+  await broker?.close().catch(() => undefined);
+  await app?.close();
+});
+
+describe('the order of logging and publishing', () => {
+  it('publishes nothing when the task log refuses the entry', async () => {
+    const marker = uniqueName('poison');
+    const log = app.ctx.serviceDb.collection('task_log');
+    await log.createIndex({ 'kwargs.marker': 1 }, { unique: true, sparse: true, name: 'test_marker_unique' });
+    await log.insertOne({ _id: uniqueName('taken') as never, user: 'someone', kwargs: { marker } });
+    try {
+      const before = await messagesOn(queue);
+      const res = await submit({ marker });
+      expect(res.status, JSON.stringify(res.json)).toBeGreaterThanOrEqual(400);
+      expect(res.json.error).toBeDefined();
+      expect(await messagesOn(queue)).toBe(before);
+      expect(await loggedWith(marker)).toBe(1); // only the entry the test put there
+    } finally {
+      await log.dropIndex('test_marker_unique');
+    }
+  });
+
+  it('keeps no history entry when the broker refuses the message', async () => {
+    const marker = uniqueName('unpublished');
+    const channel = await broker.createChannel();
+    await channel.deleteQueue(queue);
+    await channel.close();
+    const res = await submit({ marker });
+    expect(res.status, JSON.stringify(res.json)).toBeGreaterThanOrEqual(400);
+    expect(res.json.error).toBeDefined();
+    expect(await loggedWith(marker)).toBe(0);
+    const history = await call(app.url, 'GET', '/api/queue/usertasks/?page_size=0', { token });
+    expect(history.status).toBe(200);
+    expect(JSON.stringify(history.json)).not.toContain(marker);
+  });
+
+  it('logs before the message can run: an accepted submission is in the history at once', async () => {
+    const marker = uniqueName('accepted');
+    const channel = await broker.createChannel();
+    await channel.assertQueue(queue, { durable: true });
+    await channel.close();
+    const before = await messagesOn(queue);
+    const res = await submit({ marker });
+    expect(res.status, JSON.stringify(res.json)).toBe(202);
+    expect(await loggedWith(marker)).toBe(1);
+    expect(await messagesOn(queue)).toBe(before + 1);
+  });
+});
+
+describe('a publish whose confirm is lost', () => {
+  it('keeps the history entry, marked unconfirmed, and says the task may still run', async () => {
+    const proxy = await new TcpProxy(testServices().broker.port).start();
+    const viaProxy = await startTestApp({ BROKER_URL: withPort(testServices().env.BROKER_URL as string, proxy.port), TASK_LIST_CACHE_S: '3600' });
+    const { worker: proxied, queue: proxiedQueue } = await startWorker(viaProxy.ctx.settings.serviceDatabase);
+    try {
+      await viaProxy.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add'] });
+      const key = await viaProxy.users.tokenFor('runner');
+      const body = (kwargs: Record<string, unknown>) => ({ function: 'tasks.add', queue: proxiedQueue, args: [1, 2], kwargs });
+      expect((await call(viaProxy.url, 'POST', '/api/queue/run/tasks.add/?wait=10', { token: key, body: body({}) })).status).toBe(200);
+      await proxied.close();
+      const marker = uniqueName('unconfirmed');
+      // ≈ 600 kB of kwargs: the connection is cut when the broker first answers after the message went through.
+      proxy.dropOnce('reply', 512 * 1024);
+      const res = await call(viaProxy.url, 'POST', '/api/queue/run/tasks.add/', { token: key, body: body({ marker, pad: 'x'.repeat(600 * 1024) }) });
+      expect(res.status, JSON.stringify(res.json).slice(0, 300)).toBe(503);
+      const taskId = res.json.error.detail.task_id as string;
+      const entry = await viaProxy.ctx.serviceDb.collection('task_log').findOne({ _id: taskId as never });
+      expect(entry?.kwargs.marker).toBe(marker);
+      expect(entry?.publish_unconfirmed).toBe(true);
+      // The broker did queue it: the task is findable, as the answer said.
+      expect(await messagesOn(proxiedQueue)).toBe(1);
+    } finally {
+      await proxied.close();
+      await viaProxy.close();
+      await proxy.close();
+    }
+  }, 60_000);
+});
