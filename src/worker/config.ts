@@ -34,6 +34,7 @@ const workerOnlySchema = z.object({
   WORKER_TRACK_STARTED: bool.default(false),
   WORKER_SEND_TASK_EVENTS: bool.default(false),
   WORKER_SHUTDOWN_GRACE_S: z.coerce.number().min(0).default(30),
+  WORKER_MAX_DELIVERIES: z.coerce.number().int().min(1).max(1000).default(5),
   /** 0 = no limit. */
   WORKER_DEFAULT_TIME_LIMIT_S: z.coerce.number().min(0).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -53,6 +54,7 @@ export const WORKER_ENVIRONMENT: Record<string, string> = {
   WORKER_TRACK_STARTED: 'Store STARTED before a task runs, so the API shows running tasks (default false, as in Celery)',
   WORKER_SEND_TASK_EVENTS: 'Send task events from the start, like celery -E (default false)',
   WORKER_SHUTDOWN_GRACE_S: 'On SIGTERM, how long running tasks may finish (default 30)',
+  WORKER_MAX_DELIVERIES: 'Starts of one task message after which it is parked in cybercom.dead_letter instead (default 5)',
   WORKER_DEFAULT_TIME_LIMIT_S: 'Hard time limit for tasks without their own (default 0 = none)',
   LOG_LEVEL: 'pino log level (default info)',
 };
@@ -68,6 +70,7 @@ export interface WorkerConfig {
   trackStarted: boolean;
   sendTaskEvents: boolean;
   shutdownGraceMs: number;
+  maxDeliveries: number;
   defaultTimeLimitSeconds: number | null;
   logLevel: string;
   mongo: MongoSettings;
@@ -100,6 +103,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     trackStarted: e.WORKER_TRACK_STARTED,
     sendTaskEvents: e.WORKER_SEND_TASK_EVENTS,
     shutdownGraceMs: Math.round(e.WORKER_SHUTDOWN_GRACE_S * 1000),
+    maxDeliveries: e.WORKER_MAX_DELIVERIES,
     defaultTimeLimitSeconds: e.WORKER_DEFAULT_TIME_LIMIT_S > 0 ? e.WORKER_DEFAULT_TIME_LIMIT_S : null,
     logLevel: e.LOG_LEVEL,
     mongo: toMongoSettings(e),

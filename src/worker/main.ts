@@ -68,6 +68,7 @@ export async function runWorkerProcess(argv: string[] = process.argv.slice(2), e
       trackStarted: config.trackStarted,
       sendTaskEvents: config.sendTaskEvents,
       shutdownGraceMs: config.shutdownGraceMs,
+      maxDeliveries: config.maxDeliveries,
       defaultTimeLimitSeconds: config.defaultTimeLimitSeconds,
       logger,
     });

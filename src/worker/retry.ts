@@ -5,9 +5,19 @@ export interface RetryOptions {
   deadlineMs: number;
   initialDelayMs?: number;
   maxDelayMs?: number;
-  /** Stops retrying early (e.g. shutdown). */
+  /** Stops retrying early (e.g. shutdown); an attempt still under way is abandoned too (see abortable). */
   signal?: AbortSignal;
+  /** Errors for which this answers false are rethrown at once: retrying cannot help them. */
+  retryIf?: (error: unknown) => boolean;
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+}
+
+/** Thrown when a signal ends an operation before it settled. */
+export class OperationAborted extends Error {
+  constructor() {
+    super('operation aborted');
+    this.name = 'OperationAborted';
+  }
 }
 
 export async function retrying<T>(operation: () => Promise<T>, options: RetryOptions): Promise<T> {
@@ -17,14 +27,41 @@ export async function retrying<T>(operation: () => Promise<T>, options: RetryOpt
     try {
       return await operation();
     } catch (error) {
+      if (options.retryIf !== undefined && !options.retryIf(error)) throw error;
       const remaining = deadline - Date.now();
       if (remaining <= 0 || options.signal?.aborted) throw error;
       const wait = Math.min(delay, remaining);
       options.onRetry?.(error, attempt, wait);
       await sleep(wait, options.signal);
+      if (options.signal?.aborted) throw error;
       delay = Math.min(delay * 2, options.maxDelayMs ?? 5_000);
     }
   }
+}
+
+/**
+ * Stops waiting for `operation` when `signal` fires (rejecting with OperationAborted). The
+ * operation itself carries on unobserved: a database call cannot be cancelled, but whoever waits
+ * for it (a shutdown, say) need not wait for the driver's own timeouts.
+ */
+export function abortable<T>(operation: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return operation;
+  operation.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(new OperationAborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new OperationAborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    operation.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

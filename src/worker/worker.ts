@@ -24,7 +24,8 @@ import { toJsonValue } from '../queue/protocol/python-json.js';
 import { pythonRepr } from '../queue/protocol/python-repr.js';
 import { parseTaskMessage, type IncomingTask } from '../queue/protocol/task-message-parser.js';
 import { formatCeleryTimestamp } from '../queue/protocol/timestamps.js';
-import { NotRegistered, TaskRevokedError, exceptionRepr, toExceptionInfo } from '../queue/results/exceptions.js';
+import { NotRegistered, PythonException, TaskRevokedError, exceptionRepr, toExceptionInfo, type CeleryExceptionInfo } from '../queue/results/exceptions.js';
+import { DEAD_LETTER_QUEUE, parkMessage } from '../queue/dead-letter/dead-letter-queue.js';
 import type { RequestMeta } from '../queue/results/result-document.js';
 import { ResultStore } from '../queue/results/result-store.js';
 import type { TaskState } from '../queue/results/states.js';
@@ -34,11 +35,13 @@ import { DataStore } from './data-store.js';
 import { decodeSubmitterAccess } from '../queue/protocol/submitter-access.js';
 import { EventDispatcher } from './event-dispatcher.js';
 import { requestInfo, workerStats } from './inspection.js';
-import { retrying, sleep } from './retry.js';
+import { OperationAborted, abortable, retrying, sleep } from './retry.js';
 import { RevokedSet } from './revoked-set.js';
 import type { TaskDefinition } from './task-definition.js';
 import { TaskExecution, WorkerShutdown, type TaskOutcome } from './task-execution.js';
 import { TaskRegistry } from './task-registry.js';
+import { isTransientWriteError } from '../queue/results/write-errors.js';
+import { unstorableOutcome } from './unstorable-result.js';
 
 export interface WorkerOptions {
   nodeName: string;
@@ -64,6 +67,11 @@ export interface WorkerOptions {
   mingle?: boolean;
   /** How long to keep retrying a result write before handing the message back (default 60 s). */
   resultWriteDeadlineMs?: number;
+  /**
+   * Starts of one task message (per task id and retry, counted by all workers together) after
+   * which it is no longer run but parked in the dead-letter queue (default 5).
+   */
+  maxDeliveries?: number;
   logger?: Logger;
 }
 
@@ -71,7 +79,7 @@ export interface WorkerOptions {
 export interface TaskReport {
   taskId: string;
   taskName: string;
-  state: TaskState | 'NOT_REGISTERED' | 'REJECTED' | 'REQUEUED';
+  state: TaskState | 'NOT_REGISTERED' | 'REJECTED' | 'REQUEUED' | 'DEAD_LETTERED';
   runtimeMs: number;
 }
 
@@ -115,12 +123,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly scheduled = new Map<NodeJS.Timeout, Delivery>();
   private readonly processed = new Map<string, number>();
   private readonly closeSignal = new AbortController();
+  /** Fires when close()'s grace period runs out: result writes still retrying give up then. */
+  private readonly graceOver = new AbortController();
   private readonly concurrency: number;
   private readonly prefetchCount: number;
   private readonly trackStarted: boolean;
   private readonly shutdownGraceMs: number;
   private readonly defaultTimeLimitSeconds: number | null;
   private readonly resultWriteDeadlineMs: number;
+  private readonly maxDeliveries: number;
   private readonly mingle: boolean;
 
   private lifecycle: Lifecycle = 'new';
@@ -146,6 +157,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.shutdownGraceMs = options.shutdownGraceMs ?? 30_000;
     this.defaultTimeLimitSeconds = options.defaultTimeLimitSeconds ?? null;
     this.resultWriteDeadlineMs = options.resultWriteDeadlineMs ?? 60_000;
+    this.maxDeliveries = Math.max(1, options.maxDeliveries ?? 5);
     this.mingle = options.mingle ?? true;
     this.session = new BrokerSession({ settings: options.broker });
     this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
@@ -377,7 +389,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const reason = expired ? 'expired' : 'revoked';
     this.logger.info({ taskId: task.taskId, task: task.taskName, reason }, 'discarding revoked task');
     try {
-      await this.storeOutcome(task.taskId, (store) => store.markRevoked(task.taskId, reason, this.requestMeta(task)));
+      const meta = this.requestMeta(task);
+      await this.storeFinalOutcome(task, meta, (store, m) => store.markRevoked(task.taskId, reason, m), () =>
+        ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError(reason)))],
+      );
     } catch (error) {
       this.logger.error({ err: error, taskId: task.taskId }, 'could not store REVOKED; returning the message');
       settle(delivery.channel, delivery.message, 'requeue');
@@ -429,14 +444,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // Revoked or expired while it waited for a free slot?
       if (await this.dropIfRevokedOrExpired(delivery)) return;
       const meta = this.requestMeta(task);
-      this.events.sendTaskEvent('task-started', { uuid: task.taskId });
       const storesResults = !(definition.ignoreResult || task.ignoreResult);
-      if (this.trackStarted && storesResults) {
-        await this.results?.markStarted(task.taskId, { pid: process.pid, hostname: this.nodeName }, meta).catch((error: unknown) => {
-          // STARTED is informational; the final state will be retried properly.
-          this.logger.warn({ err: (error as Error).message, taskId: task.taskId }, 'could not store STARTED');
-        });
+      const starts = await this.countDelivery(task, meta, this.trackStarted && storesResults);
+      if (this.graceOver.signal.aborted) {
+        // Shut down while counting: not started, so back to the queue without running.
+        [delivery, ...entry.duplicates].forEach((d) => settle(d.channel, d.message, 'requeue'));
+        this.report(task.taskId, task.taskName, 'REQUEUED', 0);
+        return;
       }
+      if (starts !== null && starts > this.maxDeliveries) {
+        await this.park(entry, starts, meta);
+        return;
+      }
+      this.events.sendTaskEvent('task-started', { uuid: task.taskId });
 
       const outcome = await execution.run(
         definition,
@@ -461,6 +481,62 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /**
+   * Counts this start of the task where every worker sees it (and stores STARTED with it when
+   * asked). Counting is what stops a message that keeps killing or stalling its workers; when
+   * the count cannot be written the task runs uncounted (null), as it did before counting.
+   */
+  private async countDelivery(task: IncomingTask, meta: RequestMeta, markStarted: boolean): Promise<number | null> {
+    const store = this.results;
+    if (store === null) return null;
+    const started = markStarted ? { pid: process.pid, hostname: this.nodeName } : undefined;
+    try {
+      return await abortable(store.countDelivery(task.taskId, task.retries, meta, started), this.graceOver.signal);
+    } catch (error) {
+      this.logger.warn({ err: (error as Error).message, taskId: task.taskId }, 'could not count the start of the task; running it uncounted');
+      return null;
+    }
+  }
+
+  /**
+   * A message started too often without finishing: copied unchanged into the dead-letter queue
+   * (after the broker's confirm), recorded as a FAILURE, and acknowledged, so it stops running.
+   * When the copy cannot be made the message goes back to its queue to be tried again.
+   */
+  private async park(entry: RunningTask, starts: number, meta: RequestMeta): Promise<void> {
+    const { task, message } = entry.delivery;
+    const deliveries = [entry.delivery, ...entry.duplicates];
+    const log = this.logger.child({ taskId: task.taskId, task: task.taskName });
+    const reason = `delivered ${starts} times without finishing; parked in ${DEAD_LETTER_QUEUE}`;
+    try {
+      const connection = this.session.connection;
+      if (connection === null) throw new Error('not connected to the broker');
+      const channel = await connection.createConfirmChannel();
+      channel.on('error', (error: Error) => log.warn({ err: error.message }, 'dead-letter channel error'));
+      try {
+        await parkMessage(channel, message, { reason, deliveryCount: starts });
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    } catch (error) {
+      log.error({ err: error }, 'could not park the message in the dead-letter queue; returning it to its queue');
+      deliveries.forEach((d) => settle(d.channel, d.message, 'requeue'));
+      this.report(task.taskId, task.taskName, 'REQUEUED', 0);
+      return;
+    }
+    log.error({ starts, maxDeliveries: this.maxDeliveries }, `task ${reason}`);
+    const exception = toExceptionInfo(new PythonException('WorkerLostError', [reason], 'billiard.exceptions'));
+    try {
+      await this.storeFinalOutcome(task, meta, (store, m) => store.markFailure(task.taskId, exception, null, m), () => ['exception', exceptionRepr(exception)]);
+    } catch (error) {
+      // The message is safe in the dead-letter queue; running it again is what must not happen.
+      log.error({ err: error }, 'could not store the FAILURE of a parked task');
+    }
+    this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(exception), traceback: null });
+    deliveries.forEach((d) => settle(d.channel, d.message, 'ack'));
+    this.report(task.taskId, task.taskName, 'DEAD_LETTERED', 0);
+  }
+
   private timeLimits(delivery: Delivery): { hardSeconds: number | null; softSeconds: number | null } {
     // The message's limits win over the task's, as in Celery.
     const { task, definition } = delivery;
@@ -483,13 +559,24 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
 
+    let stored: StoredAs = 'stored';
     try {
       if (outcome.state === 'SUCCESS') {
-        if (storesResults) await this.storeOutcome(task.taskId, (store) => store.markSuccess(task.taskId, outcome.value, meta));
+        // Only the start count was written for a task whose result is not kept: remove it.
+        if (!storesResults) void this.results?.forgetDeliveries(task.taskId).catch(() => undefined);
+        if (storesResults) {
+          stored = await this.storeFinalOutcome(task, meta, (store, m) => store.markSuccess(task.taskId, outcome.value, m), () =>
+            ['result', pythonRepr(toJsonValue(outcome.value))],
+          );
+        }
       } else if (outcome.state === 'FAILURE') {
-        await this.storeOutcome(task.taskId, (store) => store.markFailure(task.taskId, outcome.exception, outcome.traceback, meta));
+        stored = await this.storeFinalOutcome(task, meta, (store, m) => store.markFailure(task.taskId, outcome.exception, outcome.traceback, m), () =>
+          ['exception', exceptionRepr(outcome.exception)],
+        );
       } else {
-        await this.storeOutcome(task.taskId, (store) => store.markRevoked(task.taskId, 'terminated', meta));
+        stored = await this.storeFinalOutcome(task, meta, (store, m) => store.markRevoked(task.taskId, 'terminated', m), () =>
+          ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
+        );
       }
     } catch (error) {
       log.error({ err: error }, 'could not store the task outcome; returning the message so it runs again');
@@ -499,6 +586,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
 
     const runtime = outcome.runtimeMs / 1000;
+    if (typeof stored === 'object') {
+      // The outcome itself was refused; what was stored instead is a FAILURE saying so.
+      this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(stored.replacedBy), traceback: null });
+      settleAll('ack');
+      this.processed.set(task.taskName, (this.processed.get(task.taskName) ?? 0) + 1);
+      this.report(task.taskId, task.taskName, 'FAILURE', outcome.runtimeMs);
+      return;
+    }
     if (outcome.state === 'SUCCESS') {
       log.info({ runtime }, 'task succeeded');
       this.events.sendTaskEvent('task-succeeded', { uuid: task.taskId, result: pythonRepr(toJsonValue(outcome.value)), runtime });
@@ -514,15 +609,61 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.report(task.taskId, task.taskName, outcome.state, outcome.runtimeMs);
   }
 
-  /** Writes a result, retrying while the database restarts (bounded). */
+  /**
+   * Writes a result, retrying while the database restarts (bounded; cut short when the shutdown
+   * grace period ends). A refusal that no retry can change is thrown at once.
+   */
   private storeOutcome(taskId: string, write: (store: ResultStore) => Promise<void>): Promise<void> {
     const store = this.results;
     if (store === null) return Promise.reject(new Error('result store not connected'));
-    return retrying(() => write(store), {
+    const signal = this.graceOver.signal;
+    return retrying(() => abortable(write(store), signal), {
       deadlineMs: this.lifecycle === 'closing' ? Math.min(this.resultWriteDeadlineMs, 5_000) : this.resultWriteDeadlineMs,
+      signal,
+      retryIf: isTransientWriteError,
       onRetry: (error, attempt, delayMs) =>
         this.logger.warn({ err: (error as Error).message, taskId, attempt, retryInMs: delayMs }, 'result write failed, retrying'),
     });
+  }
+
+  /**
+   * Stores a final outcome so that the message can be acknowledged. When the database refuses
+   * the outcome for good, a FAILURE naming the refusal is stored instead (and if even that is
+   * refused, one without the arguments, which may be what the database objects to); when
+   * nothing can be stored the loss is logged and the message still acknowledged, since running
+   * the task again would end the same way. Transient failures and shutdowns are thrown: the
+   * message then goes back to the queue.
+   */
+  private async storeFinalOutcome(
+    task: IncomingTask,
+    meta: RequestMeta,
+    write: (store: ResultStore, meta: RequestMeta) => Promise<void>,
+    refused: () => [what: string, repr: string],
+  ): Promise<StoredAs> {
+    try {
+      await this.storeOutcome(task.taskId, (store) => write(store, meta));
+      return 'stored';
+    } catch (error) {
+      if (!isPermanentWriteError(error)) throw error;
+      const [what, repr] = refused();
+      const replacedBy = unstorableOutcome(error, what, repr);
+      this.logger.error({ err: error, taskId: task.taskId, task: task.taskName }, `the database refused the task's ${what}; storing a FAILURE instead`);
+      let lastError: unknown = error;
+      for (const fallbackMeta of [meta, { ...meta, args: null, kwargs: null }]) {
+        try {
+          await this.storeOutcome(task.taskId, (store) => store.markFailure(task.taskId, replacedBy, null, fallbackMeta));
+          return { replacedBy };
+        } catch (fallbackError) {
+          if (!isPermanentWriteError(fallbackError)) throw fallbackError;
+          lastError = fallbackError;
+        }
+      }
+      this.logger.error(
+        { err: lastError, taskId: task.taskId, task: task.taskName },
+        'the database refused even the FAILURE result; acknowledging the message without a stored result',
+      );
+      return { replacedBy };
+    }
   }
 
   private requireDataStore(): DataStore {
@@ -573,6 +714,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const inTime = await Promise.race([drained.then(() => true), sleep(graceMs).then(() => false)]);
     if (!inTime) {
       this.logger.warn({ running: [...this.running.keys()] }, 'grace period over; abandoning running tasks');
+      this.graceOver.abort();
       for (const entry of this.running.values()) entry.execution.stop(new WorkerShutdown());
       await drained;
     }
@@ -654,6 +796,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
     };
   }
+}
+
+/** How a final outcome ended up in the database: as it was, or replaced by a FAILURE saying why it could not be. */
+type StoredAs = 'stored' | { replacedBy: CeleryExceptionInfo };
+
+/** A refusal that retrying cannot change (not an outage, not a shutdown cutting the write short). */
+function isPermanentWriteError(error: unknown): boolean {
+  return !(error instanceof OperationAborted) && !isTransientWriteError(error);
 }
 
 /** Acknowledge, reject (dead) or return a message; a closed channel means the broker already took it back. */

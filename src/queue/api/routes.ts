@@ -6,6 +6,7 @@
  *   GET  /task/<id>/            one run: log, state, result or error (submitter, task admin, superuser)
  *   POST /task/<id>/revoke/     revoke (submitter or task admin)
  *   GET  /usertasks/            the caller's history, newest first
+ *   GET, DELETE /dead-letters/  parked task messages: list, purge (task admins; dead-letter-routes.ts)
  */
 import { Router, type Request } from 'express';
 import { methods } from '../../http/methods.js';
@@ -26,6 +27,7 @@ import type { TaskLogEntry } from './task-log.js';
 import { parseSubmission, parseWait, validateTaskName } from './submission.js';
 import { exampleTokenKey } from './example-token.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
+import { mountDeadLetterRoutes } from './dead-letter-routes.js';
 
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
@@ -235,6 +237,8 @@ export function queueRouter(ctx: ServiceContext): Router {
       },
     }),
   );
+
+  mountDeadLetterRoutes(router, service);
 
   return router;
 }

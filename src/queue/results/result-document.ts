@@ -88,6 +88,11 @@ export function revokedDocument(taskId: string, reason: RevokeReason, meta: Requ
   return document(taskId, 'REVOKED', pythonJsonDumps(exception), null, meta, now);
 }
 
+/** A task known to the worker but not finished or started (what Celery reports for unknown ids too). */
+export function pendingDocument(taskId: string, meta: RequestMeta, now = new Date()): ResultDocument {
+  return document(taskId, 'PENDING', 'null', null, meta, now);
+}
+
 /** STARTED carries `{"pid", "hostname"}` like Celery's track_started. */
 export function startedDocument(
   taskId: string,

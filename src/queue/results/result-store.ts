@@ -2,12 +2,13 @@
  * Reads and writes Celery result documents in one MongoDB collection (default
  * `<database>.tombstone`). Like Celery, every state change replaces the whole document.
  */
-import type { Collection, MongoClient } from 'mongodb';
+import type { Collection, Document, MongoClient } from 'mongodb';
 import type { CeleryExceptionInfo, RevokeReason } from './exceptions.js';
 import {
   decodeResultDocument,
   failureDocument,
   InvalidResultDocumentError,
+  pendingDocument,
   pendingResult,
   revokedDocument,
   startedDocument,
@@ -19,6 +20,13 @@ import {
 import { READY_STATES, isTaskState } from './states.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
+
+/**
+ * Field of a result document counting how often a worker began running the task, per retry
+ * (`{"r0": 2}`): a Celery retry is a new message with the same id, and is counted afresh. Every
+ * full write of the document (a final state) drops the count, which is only needed meanwhile.
+ */
+export const DELIVERIES_FIELD = 'cybercom_deliveries';
 
 export interface ResultStoreOptions {
   database: string;
@@ -53,6 +61,32 @@ export class ResultStore {
 
   markRevoked(taskId: string, reason: RevokeReason, meta: RequestMeta): Promise<void> {
     return this.store(revokedDocument(taskId, reason, meta));
+  }
+
+  /**
+   * Counts one more start of the task (atomically, so every worker sees every start) and
+   * answers the count for this retry. With `started`, the document becomes STARTED in the same
+   * write (track_started); otherwise a missing document is created PENDING, so readers never
+   * meet a document without a state.
+   */
+  async countDelivery(taskId: string, retries: number, meta: RequestMeta, started?: { pid: number; hostname: string }): Promise<number> {
+    void this.ensureIndex();
+    const key = `r${retries}`;
+    const { _id: _ignored, ...fields } = started ? startedDocument(taskId, started, meta) : pendingDocument(taskId, meta);
+    const update: Document = { $inc: { [`${DELIVERIES_FIELD}.${key}`]: 1 } };
+    update[started ? '$set' : '$setOnInsert'] = fields;
+    const doc = await (this.collection as unknown as Collection<{ _id: string }>).findOneAndUpdate({ _id: taskId }, update, {
+      upsert: true,
+      returnDocument: 'after',
+    });
+    const counts: unknown = (doc as Document | null)?.[DELIVERIES_FIELD];
+    const count = counts !== null && typeof counts === 'object' ? (counts as Record<string, unknown>)[key] : undefined;
+    return typeof count === 'number' ? count : 1;
+  }
+
+  /** Removes the PENDING document countDelivery created for a task whose result is not kept. */
+  async forgetDeliveries(taskId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: taskId, status: 'PENDING' });
   }
 
   /** The task's result; PENDING when no document exists (Celery's convention). */

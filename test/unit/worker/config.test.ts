@@ -38,6 +38,7 @@ describe('loadWorkerConfig', () => {
       WORKER_SEND_TASK_EVENTS: 'TRUE',
       WORKER_SHUTDOWN_GRACE_S: '2.5',
       WORKER_DEFAULT_TIME_LIMIT_S: '60',
+      WORKER_MAX_DELIVERIES: '3',
       WORKER_UNRELATED: 'ignored',
     });
     expect(config).toMatchObject({
@@ -52,6 +53,7 @@ describe('loadWorkerConfig', () => {
       sendTaskEvents: true,
       shutdownGraceMs: 2_500,
       defaultTimeLimitSeconds: 60,
+      maxDeliveries: 3,
     });
   });
 

@@ -1,0 +1,150 @@
+/**
+ * A message that keeps being delivered without finishing (here: its worker is stopped mid-task,
+ * again and again) is run at most maxDeliveries times, then parked in cybercom.dead_letter with
+ * a FAILURE result; task admins see and purge parked messages through the API.
+ */
+import { pino } from 'pino';
+import type { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { defineTask } from '../../../src/worker/task-definition.js';
+import { Worker, type TaskReport } from '../../../src/worker/worker.js';
+import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { brokerSettings, deleteQueues, mongoSettings, unique, waitFor } from './support.js';
+
+const database = 'cybercom_test';
+const collection = unique('tombstone');
+const queue = unique('ts-dead-letter');
+
+let app: TestApp;
+let mongo: MongoClient;
+let results: ResultStore;
+let session: BrokerSession;
+let publisher: TaskPublisher;
+const tokens: Record<string, string> = {};
+
+/** Starts of the task body, by task id (the workers run in this process). */
+const runs = new Map<string, number>();
+
+/** Never finishes by itself: only a shutdown ends it, which leaves the message unacknowledged. */
+const hang = defineTask({
+  name: 'test.hang',
+  run: (ctx): Promise<never> => {
+    runs.set(ctx.taskId, (runs.get(ctx.taskId) ?? 0) + 1);
+    return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }));
+  },
+});
+
+function newWorker(): Worker {
+  return new Worker({
+    nodeName: `${unique('dead-letter')}@test`,
+    queues: [queue],
+    tasks: [hang],
+    broker: brokerSettings(),
+    mongo: mongoSettings(),
+    resultDatabase: database,
+    resultCollection: collection,
+    mingle: false,
+    maxDeliveries: 2,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+  });
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.users.createUser({ username: 'taskadmin', password: 'pw-tadmin-123', permissions: ['cybercom_queue.task_admin'] });
+  await app.users.createUser({ username: 'nobody', password: 'pw-nobody-123' });
+  for (const u of ['taskadmin', 'nobody']) tokens[u] = await app.users.tokenFor(u);
+  mongo = await connectMongo(mongoSettings());
+  results = new ResultStore(mongo, { database, collection });
+  session = new BrokerSession({ settings: brokerSettings() });
+  await session.waitUntilConnected(20_000);
+  publisher = new TaskPublisher({ session });
+  await waitFor(async () => (await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin })).status === 200, 20_000, 'the API to reach the broker');
+});
+
+afterAll(async () => {
+  await publisher?.close();
+  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
+  await session?.close();
+  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo?.close();
+  await app?.close();
+});
+
+describe('dead-letter queue', () => {
+  it('parks a message started more than maxDeliveries times, and task admins list and purge it', async () => {
+    const worker0 = newWorker();
+    await worker0.run();
+    // The queue exists once a worker declared it; publish only then.
+    const { taskId } = await publisher.publish({ taskName: 'test.hang', args: [42], kwargs: { k: 'v' }, queue });
+
+    // Two starts, each ended by a shutdown with a tiny grace: the message goes back every time.
+    let worker = worker0;
+    for (let start = 1; start <= 2; start++) {
+      if (start > 1) {
+        worker = newWorker();
+        await worker.run();
+      }
+      await waitFor(() => runs.get(taskId) === start, 20_000, `start ${start}`);
+      await worker.close(100);
+    }
+
+    // The third delivery is not run: it is parked.
+    worker = newWorker();
+    const reports: TaskReport[] = [];
+    worker.on('task-finished', (report) => reports.push(report));
+    await worker.run();
+    try {
+      await waitFor(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
+      expect(reports.map((r) => r.state)).toEqual(['DEAD_LETTERED']);
+      expect(runs.get(taskId)).toBe(2);
+
+      const result = await results.waitForReady(taskId, { timeoutMs: 10_000 });
+      expect(result.status).toBe('FAILURE');
+      expect(result.exception?.exc_type).toBe('WorkerLostError');
+      expect(String(result.exception?.exc_message[0])).toMatch(/delivered 3 times without finishing; parked in cybercom\.dead_letter/);
+
+      const channel = await session.connection!.createChannel();
+      try {
+        expect((await channel.checkQueue(queue)).messageCount).toBe(0);
+      } finally {
+        await channel.close();
+      }
+    } finally {
+      await worker.close(500);
+    }
+    expect(runs.get(taskId)).toBe(2);
+
+    // Seen by task admins only; looking does not remove anything.
+    expect((await call(app.url, 'GET', '/api/queue/dead-letters/', { token: tokens.nobody })).status).toBe(403);
+    expect((await call(app.url, 'GET', '/api/queue/dead-letters/')).status).toBe(401);
+    for (let look = 0; look < 2; look++) {
+      const listed = await call(app.url, 'GET', '/api/queue/dead-letters/', { token: tokens.taskadmin });
+      expect(listed.status).toBe(200);
+      expect(listed.json.count).toBe(1);
+      expect(listed.json.results).toEqual([
+        expect.objectContaining({
+          task_id: taskId,
+          task_name: 'test.hang',
+          args: [42],
+          kwargs: { k: 'v' },
+          reason: 'delivered 3 times without finishing; parked in cybercom.dead_letter',
+          original_queue: queue,
+          delivery_count: 3,
+          dead_lettered_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        }),
+      ]);
+    }
+    expect((await call(app.url, 'GET', '/api/queue/dead-letters/?limit=0', { token: tokens.taskadmin })).status).toBe(400);
+
+    expect((await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.nobody })).status).toBe(403);
+    const purged = await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin });
+    expect(purged.status).toBe(200);
+    expect(purged.json.purged).toBe(1);
+    expect((await call(app.url, 'GET', '/api/queue/dead-letters/', { token: tokens.taskadmin })).json.count).toBe(0);
+  }, 120_000);
+});
