@@ -39,7 +39,8 @@ export class TaskRegistry {
   }
 
   /**
-   * Celery's `registered` lines. Attributes mirror a Python task's: `__doc__` is the doc,
+   * Celery's `registered` lines. Attributes mirror a Python task's: `__doc__` is the doc, and
+   * `description` too (the attribute newer Celery workers can send instead, see the API's task list),
    * `time_limit`/`soft_time_limit` the limits, `ignore_result` and `acks_late` (always true
    * here: this worker acks after the task). Unknown or unset attributes are None, so left out.
    */
@@ -49,6 +50,7 @@ export class TaskRegistry {
         name: task.name,
         attributes: {
           __doc__: task.doc,
+          description: task.doc,
           name: task.name,
           time_limit: task.timeLimitSeconds === null ? null : String(task.timeLimitSeconds),
           soft_time_limit: task.softTimeLimitSeconds === null ? null : String(task.softTimeLimitSeconds),

@@ -43,7 +43,8 @@ function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Rec
   return {
     task_id: entry.task_id,
     task_name: entry.task_name,
-    status: result.status,
+    // A state of the task's own (PROGRESS, ...) is shown as the task set it, as Celery's AsyncResult does.
+    status: result.customState ?? result.status,
     user: entry.user,
     args: entry.args,
     kwargs: entry.kwargs,
@@ -62,7 +63,7 @@ function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Rec
 
 /** The short answer of a submission with ?wait=: the outcome, never an HTTP error for a failed task. */
 function outcome(result: TaskResult): Record<string, unknown> {
-  const body: Record<string, unknown> = { task_id: result.taskId, status: result.status, result: result.result };
+  const body: Record<string, unknown> = { task_id: result.taskId, status: result.customState ?? result.status, result: result.result };
   if (result.exception) {
     body.result = null;
     body.error = { type: result.exception.exc_type, message: result.exception.exc_message };

@@ -30,6 +30,24 @@ export interface TaskCatalogSnapshot {
 /** Celery's built-in tasks are never offered through the API. */
 const isBuiltin = (name: string): boolean => name.startsWith('celery.');
 
+/**
+ * Where a task's description comes from. Older Celery workers (5.2 among them) send the docstring
+ * as `__doc__` when asked; newer ones (5.7 among them) refuse every attribute starting with "_",
+ * and stock Celery offers no other source of the docstring. They do send any other attribute asked for, and `@app.task(...)` turns
+ * its extra keyword arguments into task attributes, so a task declared with
+ * `description="..."` is described on every version. Only what a worker sent is shown: no
+ * description from either source is `null`, never a guess.
+ */
+const DOC_ITEMS = ['__doc__', 'description'];
+
+function docstringOf(attributes: Record<string, string>): string | null {
+  for (const item of DOC_ITEMS) {
+    const value = attributes[item]?.trim();
+    if (value !== undefined && value !== '' && value !== 'None') return value;
+  }
+  return null;
+}
+
 export class TaskCatalog {
   private snapshot: TaskCatalogSnapshot | null = null;
   private inflight: Promise<TaskCatalogSnapshot> | null = null;
@@ -60,7 +78,7 @@ export class TaskCatalog {
   private async fetch(): Promise<TaskCatalogSnapshot> {
     const timeoutMs = this.options.replyTimeoutMs;
     const [registered, activeQueues] = await Promise.all([
-      this.control.registered(['__doc__'], { timeoutMs }),
+      this.control.registered(DOC_ITEMS, { timeoutMs }),
       this.control.activeQueues({ timeoutMs }),
     ]);
     const tasks = new Map<string, CatalogTask>();
@@ -74,8 +92,7 @@ export class TaskCatalog {
       for (const entry of entries) {
         if (isBuiltin(entry.name)) continue;
         const task = tasks.get(entry.name) ?? { name: entry.name, docstring: null, queues: [], workers: [] };
-        const doc = entry.attributes.__doc__;
-        if (task.docstring === null && doc !== undefined && doc !== 'None') task.docstring = doc.trim();
+        if (task.docstring === null) task.docstring = docstringOf(entry.attributes);
         for (const q of nodeQueues) if (!task.queues.includes(q)) task.queues.push(q);
         task.workers.push(node);
         tasks.set(entry.name, task);

@@ -107,6 +107,11 @@ export function startedDocument(
 export interface TaskResult {
   taskId: string;
   status: TaskState;
+  /**
+   * A state of the task's own (Celery's `update_state(state='PROGRESS', meta=...)`), verbatim;
+   * `status` is then STARTED (the task is running) and `result` holds the meta.
+   */
+  customState?: string;
   /** Return value for SUCCESS, the exception dict for FAILURE/REVOKED/RETRY, null when PENDING. */
   result: JsonValue;
   /** Set for exception states. */
@@ -152,10 +157,16 @@ export class InvalidResultDocumentError extends Error {
  * envelopes decoded) or a native BSON value (`result_serializer = "bson"`), `date_done` string
  * or Date, and the extended keys when present.
  */
+/** Celery accepts any state name a task sets; a short printable one is taken as such. */
+function isCustomState(value: unknown): value is string {
+  return typeof value === 'string' && !isTaskState(value) && /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(value);
+}
+
 export function decodeResultDocument(raw: Record<string, unknown>): TaskResult {
   const taskId = String(raw._id);
-  if (!isTaskState(raw.status)) throw new InvalidResultDocumentError(taskId, `unknown status ${JSON.stringify(raw.status)}`);
-  const status = raw.status;
+  const customState = isCustomState(raw.status) ? raw.status : undefined;
+  if (!isTaskState(raw.status) && customState === undefined) throw new InvalidResultDocumentError(taskId, `unknown status ${JSON.stringify(raw.status)}`);
+  const status: TaskState = customState === undefined ? (raw.status as TaskState) : 'STARTED';
 
   let result: JsonValue = null;
   if (typeof raw.result === 'string') {
@@ -175,6 +186,7 @@ export function decodeResultDocument(raw: Record<string, unknown>): TaskResult {
   return {
     taskId,
     status,
+    ...(customState === undefined ? {} : { customState }),
     result,
     exception,
     traceback: typeof raw.traceback === 'string' ? raw.traceback : null,

@@ -64,6 +64,10 @@ describe('?wait= shorter than the task', () => {
     const [res, taskId] = await Promise.all([submitted, progressed]);
     expect(res.status, res.text).toBe(202);
     expect(res.json).toMatchObject({ task_id: taskId, status: 'PENDING' });
+    // The run's own page shows the state as the task set it, with its meta.
+    const run = await call(app.url, 'GET', `/api/queue/task/${String(taskId)}/`, { token });
+    expect(run.status, run.text).toBe(200);
+    expect(run.json).toMatchObject({ status: 'PROGRESS', result: { current: 1, total: 4 } });
     // The final state replaces the custom one, and a wait long enough gets it.
     await until(async () => (await results.findOne({ _id: taskId }))?.status === 'SUCCESS', 20_000, 'the task to finish');
     const again = await submitSleep(0.1, 10);
