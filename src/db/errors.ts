@@ -71,6 +71,15 @@ export function storageFull(detail?: unknown): ApiError {
   return unavailable('The database has no storage space left; nothing more can be written until an administrator frees some.', STORAGE_FULL_CODE, detail);
 }
 
+/**
+ * Node's own error for a write to a socket the other side has closed. The driver passes it on
+ * unwrapped when the engine goes away in the middle of a command being written (seen while the
+ * engine is killed under load); it says the database is gone, not that the request was bad.
+ */
+function isSocketEnded(err: unknown): boolean {
+  return err instanceof Error && ((err as NodeJS.ErrnoException).code === 'EPIPE' || /socket has been ended by the other party/i.test(err.message));
+}
+
 export function classifyDatabaseError(err: unknown): ApiError | undefined {
   if (isStorageFull(err)) return storageFull();
   if (err instanceof MongoBulkWriteError && err.code === 11000) {
@@ -92,6 +101,7 @@ export function classifyDatabaseError(err: unknown): ApiError | undefined {
       return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
   }
+  if (isSocketEnded(err)) return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
   if (
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||

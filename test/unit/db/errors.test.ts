@@ -47,3 +47,14 @@ describe('classifyDatabaseError', () => {
     expect(api?.message).not.toContain(message);
   });
 });
+
+describe('classifyDatabaseError', () => {
+  it('answers 503 for a write to a socket the engine closed (Node\'s EPIPE, passed on unwrapped)', () => {
+    const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
+    expect(classifyDatabaseError(epipe)).toMatchObject({ status: 503, code: 'database_unavailable' });
+  });
+
+  it('leaves an unrelated plain error to the 500 path', () => {
+    expect(classifyDatabaseError(new Error('boom'))).toBeUndefined();
+  });
+});
