@@ -110,8 +110,15 @@ describe('result documents (read)', () => {
     expect(r.traceback).toBe('tb');
   });
 
-  it('refuses unknown states and non-JSON results', () => {
-    expect(() => decodeResultDocument({ _id: ID, status: 'WEIRD', result: '1' })).toThrow(InvalidResultDocumentError);
+  it("takes a state of the task's own as running, with its meta as the result", () => {
+    const decoded = decodeResultDocument({ _id: ID, status: 'PROGRESS', result: '{"current": 1, "total": 4}' });
+    expect(decoded).toMatchObject({ status: 'STARTED', customState: 'PROGRESS', result: { current: 1, total: 4 } });
+  });
+
+  it('refuses states that are not names, and non-JSON results', () => {
+    for (const status of ['', 'two words', 42, null, 'x'.repeat(65)]) {
+      expect(() => decodeResultDocument({ _id: ID, status, result: '1' })).toThrow(InvalidResultDocumentError);
+    }
     expect(() => decodeResultDocument({ _id: ID, status: 'SUCCESS', result: 'not json' })).toThrow(InvalidResultDocumentError);
   });
 
