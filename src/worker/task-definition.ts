@@ -11,11 +11,16 @@
  * (the message's `kwargs`) are in `ctx.kwargs`. One rule for every task, and a task's signature
  * reads like its Python counterpart's positional parameters. The return value must be
  * JSON-serialisable; throwing stores a FAILURE. `run` may be sync or async.
+ *
+ * Retries work like Celery's `self.retry()`: `ctx.retry({ countdown: 10, exc: error })` throws;
+ * let it propagate and the task runs again later with the same id (up to `maxRetries`, then
+ * it fails with `exc`, or MaxRetriesExceededError when no `exc` was given).
  */
 import type { Logger } from 'pino';
 import type { JsonObject, JsonValue } from '../queue/protocol/json.js';
 import type { HeaderValue } from '../queue/protocol/task-message.js';
 import type { DataStore } from './data-store.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_SECONDS, type RetryOptions } from './task-retry.js';
 
 export interface TaskContext {
   taskId: string;
@@ -27,6 +32,12 @@ export interface TaskContext {
   /** Non-protocol headers of the message. */
   headers: Record<string, HeaderValue>;
   retries: number;
+  /** The first task of the workflow this one belongs to (its own id for a lone task). */
+  rootId: string | null;
+  /** The task whose completion sent this one (chains, callbacks), null for a lone task. */
+  parentId: string | null;
+  /** Asks for another run of this task later (see the module comment); never returns. */
+  retry: (options?: RetryOptions) => never;
   /** This worker's node name. */
   hostname: string;
   /**
@@ -54,6 +65,10 @@ export interface TaskOptions<F extends TaskRunFunction> {
   softTimeLimitSeconds?: number;
   /** Do not store SUCCESS results (failures are still stored), like Celery's ignore_result. */
   ignoreResult?: boolean;
+  /** Retries `ctx.retry()` may ask for; null = without limit (default 3, as in Celery). */
+  maxRetries?: number | null;
+  /** Delay of `ctx.retry()` without countdown or eta (default 180 s, as in Celery). */
+  defaultRetryDelaySeconds?: number;
 }
 
 /** Marks definitions; `Symbol.for` so a second copy of this module (e.g. in a task package) agrees. */
@@ -67,6 +82,8 @@ export interface TaskDefinition<F extends TaskRunFunction = TaskRunFunction> {
   readonly timeLimitSeconds: number | null;
   readonly softTimeLimitSeconds: number | null;
   readonly ignoreResult: boolean;
+  readonly maxRetries: number | null;
+  readonly defaultRetryDelaySeconds: number;
 }
 
 const TASK_NAME = /^[A-Za-z_][\w.:-]*$/;
@@ -77,6 +94,12 @@ export function defineTask<F extends TaskRunFunction>(options: TaskOptions<F>): 
   for (const [key, value] of [['timeLimitSeconds', options.timeLimitSeconds], ['softTimeLimitSeconds', options.softTimeLimitSeconds]] as const) {
     if (value !== undefined && !(typeof value === 'number' && value > 0)) throw new TypeError(`Task ${options.name}: ${key} must be a positive number`);
   }
+  if (options.maxRetries !== undefined && options.maxRetries !== null && !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)) {
+    throw new TypeError(`Task ${options.name}: maxRetries must be a non-negative integer or null`);
+  }
+  if (options.defaultRetryDelaySeconds !== undefined && !(typeof options.defaultRetryDelaySeconds === 'number' && options.defaultRetryDelaySeconds >= 0)) {
+    throw new TypeError(`Task ${options.name}: defaultRetryDelaySeconds must be a number >= 0`);
+  }
   return Object.freeze({
     [TASK_DEFINITION]: true as const,
     name: options.name,
@@ -85,6 +108,8 @@ export function defineTask<F extends TaskRunFunction>(options: TaskOptions<F>): 
     timeLimitSeconds: options.timeLimitSeconds ?? null,
     softTimeLimitSeconds: options.softTimeLimitSeconds ?? null,
     ignoreResult: options.ignoreResult ?? false,
+    maxRetries: options.maxRetries === undefined ? DEFAULT_MAX_RETRIES : options.maxRetries,
+    defaultRetryDelaySeconds: options.defaultRetryDelaySeconds ?? DEFAULT_RETRY_DELAY_SECONDS,
   });
 }
 

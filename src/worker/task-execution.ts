@@ -14,6 +14,7 @@ import {
 } from '../queue/results/exceptions.js';
 import { pythonJsonDumps } from '../queue/protocol/python-json.js';
 import type { TaskContext, TaskDefinition } from './task-definition.js';
+import { Retry } from './task-retry.js';
 
 /** The worker is shutting down and its grace period is over: the message goes back to the queue. */
 export class WorkerShutdown extends Error {
@@ -39,6 +40,8 @@ export type TaskOutcome =
   | { state: 'SUCCESS'; value: unknown; runtimeMs: number }
   | { state: 'FAILURE'; error: unknown; exception: CeleryExceptionInfo; traceback: string; runtimeMs: number }
   | { state: 'REVOKED'; reason: 'terminated'; runtimeMs: number }
+  /** The task asked to run again (ctx.retry). */
+  | { state: 'RETRY'; retry: Retry; runtimeMs: number }
   /** Stopped by shutdown: nothing is recorded and the message is not acknowledged. */
   | { state: 'ABANDONED'; runtimeMs: number };
 
@@ -103,6 +106,7 @@ export class TaskExecution {
       const stopped = this.stoppedWith;
       if (stopped instanceof WorkerShutdown) return { state: 'ABANDONED', runtimeMs: elapsed() };
       if (stopped instanceof TaskRevokedError) return { state: 'REVOKED', reason: 'terminated', runtimeMs: elapsed() };
+      if (stopped === null && error instanceof Retry) return { state: 'RETRY', retry: error, runtimeMs: elapsed() };
       return failure(stopped ?? error, elapsed());
     } finally {
       for (const timer of timers) clearTimeout(timer);

@@ -18,13 +18,23 @@ import type { BrokerSettings, MongoSettings } from '../config/connections.js';
 import { connectMongo } from '../db/mongo-client.js';
 import { BrokerSession } from '../queue/control/broker-session.js';
 import { ControlClient } from '../queue/control/control-client.js';
-import { declareEventExchange, declareTaskQueue } from '../queue/protocol/entities.js';
+import { TaskPublisher, type PublishTaskInput } from '../queue/control/task-publisher.js';
+import { DEFAULT_QUEUE, declareEventExchange, declareTaskQueue } from '../queue/protocol/entities.js';
+import { AUTHENTICATED_USER_HEADER as AUTHENTICATED_USER, type HeaderValue } from '../queue/protocol/task-message.js';
 import { HEARTBEAT_INTERVAL_S } from '../queue/protocol/events.js';
 import { toJsonValue } from '../queue/protocol/python-json.js';
 import { pythonRepr } from '../queue/protocol/python-repr.js';
 import { parseTaskMessage, type IncomingTask } from '../queue/protocol/task-message-parser.js';
 import { formatCeleryTimestamp } from '../queue/protocol/timestamps.js';
-import { NotRegistered, PythonException, TaskRevokedError, exceptionRepr, toExceptionInfo, type CeleryExceptionInfo } from '../queue/results/exceptions.js';
+import {
+  NotRegistered,
+  PythonException,
+  TaskRevokedError,
+  exceptionRepr,
+  formatTraceback,
+  toExceptionInfo,
+  type CeleryExceptionInfo,
+} from '../queue/results/exceptions.js';
 import { DEAD_LETTER_QUEUE, parkMessage } from '../queue/dead-letter/dead-letter-queue.js';
 import type { RequestMeta } from '../queue/results/result-document.js';
 import { ResultStore } from '../queue/results/result-store.js';
@@ -32,7 +42,10 @@ import type { TaskState } from '../queue/results/states.js';
 import type { ControlTarget } from './control-commands.js';
 import { ControlMailbox } from './control-mailbox.js';
 import { DataStore } from './data-store.js';
-import { decodeSubmitterAccess } from '../queue/protocol/submitter-access.js';
+import { SUBMITTER_ACCESS_HEADER, decodeSubmitterAccess } from '../queue/protocol/submitter-access.js';
+import { InvalidSignatureError, chainTaskIds, parseSignatureList, popChain, signatureMessages, type ApplyContext } from './canvas.js';
+import { chordUnlockTask } from './chord-unlock.js';
+import { requestRetry, type Retry } from './task-retry.js';
 import { EventDispatcher } from './event-dispatcher.js';
 import { requestInfo, workerStats } from './inspection.js';
 import { OperationAborted, abortable, retrying, sleep } from './retry.js';
@@ -72,6 +85,8 @@ export interface WorkerOptions {
    * which it is no longer run but parked in the dead-letter queue (default 5).
    */
   maxDeliveries?: number;
+  /** Queue for canvas steps (callbacks, chain steps, errbacks) whose signature names none (default `celery`). */
+  defaultQueue?: string;
   logger?: Logger;
 }
 
@@ -133,6 +148,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly resultWriteDeadlineMs: number;
   private readonly maxDeliveries: number;
   private readonly mingle: boolean;
+  private readonly defaultQueue: string;
+  /** Sends retries and canvas steps, each confirmed by the broker before the message is acknowledged. */
+  private readonly publisher: TaskPublisher;
+  /** Celery's built-in tasks this worker runs; not listed by `registered`, like Celery's own. */
+  private readonly builtins: Map<string, TaskDefinition>;
 
   private lifecycle: Lifecycle = 'new';
   private mongo: MongoClient | null = null;
@@ -160,6 +180,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.maxDeliveries = Math.max(1, options.maxDeliveries ?? 5);
     this.mingle = options.mingle ?? true;
     this.session = new BrokerSession({ settings: options.broker });
+    this.defaultQueue = options.defaultQueue ?? DEFAULT_QUEUE;
+    this.publisher = new TaskPublisher({ session: this.session });
+    const chordUnlock = chordUnlockTask({
+      results: () => this.requireResults(),
+      publish: (messages) => this.publishAll(messages),
+      defaultQueue: this.defaultQueue,
+    });
+    this.builtins = new Map([[chordUnlock.name, chordUnlock]]);
     this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
     this.mailbox = new ControlMailbox(this.controlTarget(), this.logger.child({ component: 'control' }));
   }
@@ -337,7 +365,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     const task = parsed.task;
-    const definition = this.registry.get(task.taskName);
+    const definition = this.registry.get(task.taskName) ?? this.builtins.get(task.taskName);
     if (definition === undefined) {
       await this.refuseUnregistered(channel, message, task);
       return;
@@ -345,7 +373,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const delivery: Delivery = { message, channel, task, definition };
 
     const runningCopy = this.running.get(task.taskId);
-    if (runningCopy !== undefined) {
+    // A retry (same id, higher retries) is a new message, not a copy of the running one.
+    if (runningCopy !== undefined && runningCopy.delivery.task.retries === task.retries) {
       // A redelivery of a task still running here (we reconnected): settle it with the original.
       runningCopy.duplicates.push(delivery);
       return;
@@ -433,8 +462,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async execute(delivery: Delivery): Promise<void> {
     const { task, definition } = delivery;
-    if (this.running.has(task.taskId)) {
-      this.running.get(task.taskId)?.duplicates.push(delivery);
+    const runningCopy = this.running.get(task.taskId);
+    if (runningCopy !== undefined) {
+      if (runningCopy.delivery.task.retries === task.retries) runningCopy.duplicates.push(delivery);
+      // The retry of a task whose previous run is still being recorded: wait for it to finish.
+      else this.schedule(delivery, 50);
       return;
     }
     const execution = new TaskExecution();
@@ -468,6 +500,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
           kwargs: task.kwargs,
           headers: task.customHeaders,
           retries: task.retries,
+          rootId: task.rootId,
+          parentId: task.parentId,
+          retry: (options) => requestRetry(task, definition, options),
           hostname: this.nodeName,
           dataStore: this.requireDataStore().forTask(decodeSubmitterAccess(task.customHeaders, task.authenticatedUser)),
           logger: this.logger.child({ task: task.taskName, taskId: task.taskId }),
@@ -559,6 +594,27 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
 
+    if (outcome.state === 'RETRY') {
+      await this.retryLater(entry, outcome.retry, meta, storesResults, outcome.runtimeMs);
+      return;
+    }
+    if (outcome.state === 'SUCCESS') {
+      // Like Celery, the next steps are sent before the result is stored, so a reader that
+      // sees SUCCESS can already find them. Not sent (broker down): the task runs again.
+      try {
+        await this.publishAll(this.successSteps(task, outcome.value));
+      } catch (error) {
+        if (!(error instanceof InvalidSignatureError)) {
+          log.error({ err: error }, 'could not send the callbacks or next chain step; returning the message so it runs again');
+          settleAll('requeue');
+          this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
+          return;
+        }
+        log.error({ err: error.message }, 'the task message carries an unusable canvas; the task fails');
+        outcome = { state: 'FAILURE', error, exception: toExceptionInfo(error), traceback: '', runtimeMs: outcome.runtimeMs };
+      }
+    }
+
     let stored: StoredAs = 'stored';
     try {
       if (outcome.state === 'SUCCESS') {
@@ -585,6 +641,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
 
+    if (outcome.state === 'FAILURE' || typeof stored === 'object') {
+      try {
+        await this.afterFailure(task, typeof stored === 'object' ? stored.replacedBy : outcome.state === 'FAILURE' ? outcome.exception : null);
+      } catch (error) {
+        log.error({ err: error }, 'could not send the errbacks; returning the message so it runs again');
+        settleAll('requeue');
+        this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
+        return;
+      }
+    }
+
     const runtime = outcome.runtimeMs / 1000;
     if (typeof stored === 'object') {
       // The outcome itself was refused; what was stored instead is a FAILURE saying so.
@@ -607,6 +674,114 @@ export class Worker extends EventEmitter<WorkerEvents> {
     settleAll('ack');
     this.processed.set(task.taskName, (this.processed.get(task.taskName) ?? 0) + 1);
     this.report(task.taskId, task.taskName, outcome.state, outcome.runtimeMs);
+  }
+
+  /**
+   * `ctx.retry()`: the same message again (same id, retries + 1, eta), sent before RETRY is
+   * stored and the current message acknowledged, as Celery does. Not sent: the message goes
+   * back to the queue and the task runs again now.
+   */
+  private async retryLater(entry: RunningTask, retry: Retry, meta: RequestMeta, storesResults: boolean, runtimeMs: number): Promise<void> {
+    const { task } = entry.delivery;
+    const deliveries = [entry.delivery, ...entry.duplicates];
+    const log = this.logger.child({ taskId: task.taskId, task: task.taskName });
+    const { [AUTHENTICATED_USER]: _user, ...headers } = task.customHeaders;
+    try {
+      await this.publisher.publish({
+        taskName: task.taskName,
+        taskId: task.taskId,
+        args: retry.nextArgs,
+        kwargs: retry.nextKwargs,
+        queue: task.deliveryInfo.routingKey || this.defaultQueue,
+        authenticatedUser: task.authenticatedUser,
+        headers,
+        timeLimit: task.timeLimit,
+        eta: retry.when,
+        expires: task.expires ?? undefined,
+        ignoreResult: task.ignoreResult,
+        retries: task.retries + 1,
+        rootId: task.rootId,
+        parentId: task.parentId,
+        groupId: task.groupId,
+        groupIndex: task.groupIndex,
+        shadow: task.shadow,
+        priority: task.deliveryInfo.priority ?? undefined,
+        embed: task.embed,
+      });
+    } catch (error) {
+      log.error({ err: error }, 'could not send the retry; returning the message so it runs again');
+      deliveries.forEach((d) => settle(d.channel, d.message, 'requeue'));
+      this.report(task.taskId, task.taskName, 'REQUEUED', runtimeMs);
+      return;
+    }
+    const exception = retry.exc === null ? null : toExceptionInfo(retry.exc);
+    const traceback = retry.exc === null ? null : formatTraceback(retry.exc);
+    if (storesResults) {
+      await this.storeOutcome(task.taskId, (store) => store.markRetry(task.taskId, exception, traceback, meta)).catch((error: unknown) =>
+        // The retry is on its way; only the intermediate state is missing.
+        log.warn({ err: error }, 'could not store RETRY'),
+      );
+    }
+    log.info({ retries: task.retries + 1, eta: retry.when.toISOString() }, 'task retry scheduled');
+    this.events.sendTaskEvent('task-retried', { uuid: task.taskId, exception: exception ? exceptionRepr(exception) : 'Retry()', traceback });
+    deliveries.forEach((d) => settle(d.channel, d.message, 'ack'));
+    this.report(task.taskId, task.taskName, 'RETRY', runtimeMs);
+  }
+
+  /** Callbacks (the result prepended to their args), then the next chain step carrying the rest. */
+  private successSteps(task: IncomingTask, value: unknown): PublishTaskInput[] {
+    const base = this.applyContext(task, [toJsonValue(value)]);
+    const steps = parseSignatureList(task.embed.callbacks).flatMap((sig) => signatureMessages(sig, base));
+    const next = popChain(task.embed.chain);
+    if (next !== null) steps.push(...signatureMessages(next.next, { ...base, chain: next.rest }));
+    return steps;
+  }
+
+  /**
+   * After a FAILURE, as Celery's backend does: the chain's remaining steps are stored as failed
+   * too (so whoever waits on the last one hears of it), then the errbacks get the failed task's
+   * id. Celery runs errbacks that take (request, exc, traceback) inside its own process; that
+   * request cannot reach another process, so here every errback is sent as a task, the way
+   * Celery sends the errbacks it does not have itself.
+   */
+  private async afterFailure(task: IncomingTask, exception: CeleryExceptionInfo | null): Promise<void> {
+    if (exception !== null) {
+      for (const id of chainTaskIds(task.embed.chain)) {
+        await this.storeOutcome(id, (store) => store.markFailure(id, exception, null, { ...this.requestMeta(task), name: null, args: null, kwargs: null }));
+      }
+    }
+    let errbacks: PublishTaskInput[];
+    try {
+      errbacks = parseSignatureList(task.embed.errbacks).flatMap((sig) => signatureMessages(sig, this.applyContext(task, [task.taskId])));
+    } catch (error) {
+      if (!(error instanceof InvalidSignatureError)) throw error;
+      this.logger.error({ err: error.message, taskId: task.taskId }, 'unusable errbacks; not sent');
+      return;
+    }
+    await this.publishAll(errbacks);
+  }
+
+  private applyContext(task: IncomingTask, args: ApplyContext['args']): ApplyContext {
+    const inheritedHeaders: Record<string, HeaderValue> = {};
+    const access = task.customHeaders[SUBMITTER_ACCESS_HEADER];
+    if (access !== undefined && access !== null) inheritedHeaders[SUBMITTER_ACCESS_HEADER] = access;
+    return {
+      args,
+      parentId: task.taskId,
+      rootId: task.rootId ?? task.taskId,
+      defaultQueue: this.defaultQueue,
+      inheritedHeaders,
+      authenticatedUser: task.authenticatedUser,
+    };
+  }
+
+  private async publishAll(messages: PublishTaskInput[]): Promise<void> {
+    for (const message of messages) await this.publisher.publish(message);
+  }
+
+  private requireResults(): ResultStore {
+    if (this.results === null) throw new Error('result store not connected');
+    return this.results;
   }
 
   /**
@@ -725,6 +900,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.events.sendWorkerEvent('worker-offline', this.status());
       await this.events.flush();
     }
+    await this.publisher.close();
     await this.session.close();
     await this.mongo?.close().catch(() => undefined);
     this.lifecycle = 'closed';

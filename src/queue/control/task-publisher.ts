@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
-import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type HeaderValue, type TaskMessage } from '../protocol/task-message.js';
+import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type HeaderValue, type TaskEmbed, type TaskMessage } from '../protocol/task-message.js';
 import { unavailable } from '../../errors.js';
 import { brokerUnavailable, type BrokerSession } from './broker-session.js';
 
@@ -36,6 +36,15 @@ export interface PublishTaskInput {
   eta?: Date;
   expires?: Date;
   ignoreResult?: boolean;
+  /** Protocol fields a worker sets when it sends retries and canvas steps; absent for new tasks. */
+  retries?: number;
+  rootId?: string | null;
+  parentId?: string | null;
+  groupId?: string | null;
+  groupIndex?: number | null;
+  shadow?: string | null;
+  priority?: number;
+  embed?: TaskEmbed;
 }
 
 export interface PublishedTask {
@@ -99,6 +108,14 @@ export class TaskPublisher {
       eta: input.eta,
       expires: input.expires,
       ignoreResult: input.ignoreResult,
+      retries: input.retries,
+      rootId: input.rootId,
+      parentId: input.parentId,
+      groupId: input.groupId,
+      groupIndex: input.groupIndex,
+      shadow: input.shadow,
+      priority: input.priority,
+      embed: input.embed,
       replyTo: this.oid,
     });
 

@@ -94,6 +94,8 @@ export interface TaskMessageInput {
   replyTo?: string;
   /** More custom headers, merged flat like `send_task(headers=...)`. They cannot replace protocol headers. */
   extraHeaders?: Record<string, HeaderValue>;
+  /** Canvas of the message (callbacks, errbacks, chain, chord); empty when absent. */
+  embed?: TaskEmbed;
   /** Clock for the `expiration` property; defaults to now. */
   now?: Date;
 }
@@ -149,7 +151,7 @@ export function buildTaskMessage(input: TaskMessageInput): TaskMessage {
     properties.expiration = String(Math.max(0, Math.round(expires.getTime() - now.getTime())));
   }
 
-  return { headers, properties, body: [args, kwargs, emptyEmbed()] };
+  return { headers, properties, body: [args, kwargs, input.embed ?? emptyEmbed()] };
 }
 
 /** UTF-8 JSON of the body, as kombu's JSON serializer sends it. */

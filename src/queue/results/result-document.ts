@@ -83,6 +83,17 @@ export function failureDocument(
   return document(taskId, 'FAILURE', pythonJsonDumps(exception), traceback, meta, now);
 }
 
+/** RETRY carries the exception the task gave as its reason, or null without one (as Celery stores it). */
+export function retryDocument(
+  taskId: string,
+  exception: CeleryExceptionInfo | null,
+  traceback: string | null,
+  meta: RequestMeta,
+  now = new Date(),
+): ResultDocument {
+  return document(taskId, 'RETRY', pythonJsonDumps(exception), traceback, meta, now);
+}
+
 export function revokedDocument(taskId: string, reason: RevokeReason, meta: RequestMeta, now = new Date()): ResultDocument {
   const exception: CeleryExceptionInfo = { exc_type: 'TaskRevokedError', exc_message: [reason], exc_module: 'celery.exceptions' };
   return document(taskId, 'REVOKED', pythonJsonDumps(exception), null, meta, now);

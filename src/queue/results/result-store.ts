@@ -10,6 +10,7 @@ import {
   InvalidResultDocumentError,
   pendingDocument,
   pendingResult,
+  retryDocument,
   revokedDocument,
   startedDocument,
   successDocument,
@@ -57,6 +58,21 @@ export class ResultStore {
 
   markFailure(taskId: string, exception: CeleryExceptionInfo, traceback: string | null, meta: RequestMeta): Promise<void> {
     return this.store(failureDocument(taskId, exception, traceback, meta));
+  }
+
+  /**
+   * Stores RETRY unless the task already has a final state: the retry message is sent before
+   * this write, and its run on another worker may finish first.
+   */
+  async markRetry(taskId: string, exception: CeleryExceptionInfo | null, traceback: string | null, meta: RequestMeta): Promise<void> {
+    void this.ensureIndex();
+    const doc = retryDocument(taskId, exception, traceback, meta);
+    try {
+      await this.collection.replaceOne({ _id: taskId, status: { $nin: [...READY_STATES] } }, doc, { upsert: true });
+    } catch (error) {
+      // The filter missed a finished document and the upsert then clashed on its _id: keep it.
+      if ((error as { code?: unknown }).code !== 11000) throw error;
+    }
   }
 
   markRevoked(taskId: string, reason: RevokeReason, meta: RequestMeta): Promise<void> {

@@ -13,6 +13,11 @@ function ctx(overrides: Partial<TaskContext> = {}): TaskContext {
     kwargs: {},
     headers: {},
     retries: 0,
+    rootId: null,
+    parentId: null,
+    retry: () => {
+      throw new Error('retry not expected');
+    },
     hostname: 'ts@h',
     signal: new AbortController().signal,
     dataStore: {} as DataStore,

@@ -16,6 +16,11 @@ function context(args: unknown[] = [], kwargs: Record<string, unknown> = {}): Om
     kwargs: kwargs as never,
     headers: {},
     retries: 0,
+    rootId: null,
+    parentId: null,
+    retry: () => {
+      throw new Error('retry not expected');
+    },
     hostname: 'ts@host',
     dataStore: {} as DataStore,
     logger: pino({ level: 'silent' }),

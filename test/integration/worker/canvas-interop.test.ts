@@ -1,0 +1,235 @@
+/**
+ * Celery's canvas and retries across stock Python Celery and the TypeScript worker, over the same
+ * TLS RabbitMQ and MongoDB-wire server: a Python client builds chains, chords, groups, errbacks,
+ * ETA tasks and retried tasks (test/support/celery/canvas_tasks.py) whose steps run on a Python
+ * worker and on the TS worker, and reads every result with AsyncResult / GroupResult. The TS
+ * results are also read through the API. Runs once per installed Celery (newest and baseline).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ControlClient } from '../../../src/queue/control/control-client.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { defineTask } from '../../../src/worker/task-definition.js';
+import { Worker } from '../../../src/worker/worker.js';
+import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { brokerSettings, deleteQueues, mongoSettings, repoRoot, serviceEnv, unique, waitFor } from './support.js';
+
+const run = promisify(execFile);
+const celeryDir = join(repoRoot, 'test/support/celery');
+const tsQueue = unique('canvas-ts');
+const tsNode = `${unique('canvas-ts')}@test`;
+
+const canvasTasks = [
+  defineTask({ name: 'canvas.ts_mul', run: (_ctx, x: number, y: number) => x * y }),
+  defineTask({ name: 'canvas.ts_sum', run: (_ctx, values: number[]) => values.reduce((a, b) => a + b, 0) }),
+  defineTask({
+    name: 'canvas.ts_fail',
+    run: (_ctx, message: unknown = 'ts boom'): never => {
+      throw new Error(String(message));
+    },
+  }),
+  defineTask({
+    name: 'canvas.ts_flaky',
+    doc: 'Asks for a retry until it has been retried `times` times.',
+    run: (ctx, times: number, countdown = 1) => {
+      if (ctx.retries < times) ctx.retry({ countdown, exc: new Error(`not yet (${ctx.retries})`) });
+      return { retries: ctx.retries };
+    },
+  }),
+  defineTask({ name: 'canvas.ts_always_retry', maxRetries: 1, run: (ctx): never => ctx.retry({ countdown: 0.5 }) }),
+];
+
+let app: TestApp;
+let database: string;
+let results: ResultStore;
+let tsWorker: Worker;
+let rootToken: string;
+
+beforeAll(async () => {
+  await run('bash', [join(repoRoot, 'test/support/python-celery.sh')], { cwd: repoRoot, timeout: 110_000 });
+  app = await startTestApp({ TASK_WAIT_MAX_S: '30' });
+  database = app.ctx.settings.serviceDatabase;
+  results = new ResultStore(app.ctx.mongo, { database, collection: 'tombstone' });
+  await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
+  rootToken = await app.users.tokenFor('root');
+  tsWorker = new Worker({
+    nodeName: tsNode,
+    queues: [tsQueue],
+    tasks: canvasTasks,
+    broker: brokerSettings(),
+    mongo: mongoSettings(),
+    resultDatabase: database,
+    resultCollection: 'tombstone',
+    concurrency: 2,
+    mingle: false,
+    logger: pino({ level: 'silent' }),
+  });
+  await tsWorker.run();
+}, 180_000);
+
+afterAll(async () => {
+  await tsWorker?.close(1_000);
+  await deleteQueues(brokerSettings(), [tsQueue]).catch(() => undefined);
+  await app?.ctx.mongo.db(database).dropDatabase().catch(() => undefined);
+  await app?.close();
+});
+
+describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
+  const venvBin = join(repoRoot, venv, 'bin');
+  const pyQueue = unique('canvas-py');
+  const pyNode = `${unique('canvas-py')}@test`;
+  let pyWorker: ChildProcess;
+  let pyWorkerLog = '';
+
+  function pythonEnv(): NodeJS.ProcessEnv {
+    const { BROKER_URL, ...services } = serviceEnv();
+    return {
+      PATH: `${venvBin}:${process.env.PATH ?? ''}`,
+      HOME: process.env.HOME ?? '/tmp',
+      PYTHONPATH: celeryDir,
+      PYTHONDONTWRITEBYTECODE: '1',
+      ...services,
+      INTEROP_BROKER_URL: BROKER_URL,
+      RESULT_DATABASE: database,
+      RESULT_COLLECTION: 'tombstone',
+      INTEROP_QUEUE: pyQueue,
+    };
+  }
+
+  async function scenario(name: string): Promise<Record<string, any>> {
+    const { stdout } = await run(join(venvBin, 'python'), [join(celeryDir, 'canvas_tasks.py'), name, tsQueue, pyQueue, '40'], {
+      cwd: celeryDir,
+      env: pythonEnv(),
+      timeout: 90_000,
+    }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`scenario ${name} failed: ${error.stderr ?? ''}\nworker log:\n${pyWorkerLog.slice(-3000)}`);
+    });
+    return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, any>;
+  }
+
+  beforeAll(async () => {
+    pyWorker = spawn(
+      join(venvBin, 'celery'),
+      ['-A', 'canvas_tasks', 'worker', '-P', 'solo', '-Q', pyQueue, '-n', pyNode, '--without-mingle', '--without-gossip', '-l', 'INFO'],
+      { cwd: celeryDir, env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    pyWorker.stdout?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
+    pyWorker.stderr?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
+    const session = new BrokerSession({ settings: brokerSettings() });
+    const control = new ControlClient({ session });
+    try {
+      await session.waitUntilConnected(20_000);
+      await waitFor(async () => {
+        if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
+        return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
+      }, 60_000, 'the Python worker to answer ping');
+    } finally {
+      await control.close();
+      await session.close();
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    if (pyWorker && pyWorker.exitCode === null) {
+      const exited = new Promise((resolve) => pyWorker.once('exit', resolve));
+      pyWorker.kill('SIGTERM');
+      const timer = setTimeout(() => pyWorker.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await deleteQueues(brokerSettings(), [pyQueue]).catch(() => undefined);
+  });
+
+  it('chain(py, ts, py): each step gets the previous result, parents link up', async () => {
+    const out = await scenario('chain');
+    expect(out).toMatchObject({ status: 'SUCCESS', result: 35 });
+    const [first, middle, last] = out.ids as string[];
+    const tsStep = await results.get(middle!);
+    expect(tsStep).toMatchObject({ status: 'SUCCESS', result: 30, name: 'canvas.ts_mul', args: [3, 10], worker: tsNode });
+    const raw = await app.ctx.mongo.db(database).collection('tombstone').findOne({ _id: last as never });
+    expect(raw).toMatchObject({ status: 'SUCCESS', parent_id: middle });
+    expect((await app.ctx.mongo.db(database).collection('tombstone').findOne({ _id: middle as never }))?.parent_id).toBe(first);
+  }, 90_000);
+
+  it('a failing TS step fails the rest of the chain', async () => {
+    // ts_fail(message) got the previous step's result, 3, as its message.
+    expect(await scenario('chain_failure')).toMatchObject({ status: 'FAILURE', exc_type: 'Exception', exc_message: ['3'] });
+  }, 90_000);
+
+  it('chord: header on both workers, body on the TS worker (celery.chord_unlock)', async () => {
+    const out = await scenario('chord');
+    expect(out).toMatchObject({ status: 'SUCCESS', result: 28 });
+    expect(await results.get(out.body_id as string)).toMatchObject({ status: 'SUCCESS', args: [[2, 6, 20]], worker: tsNode });
+  }, 90_000);
+
+  it('chord with a failing header task: the body fails with ChordError', async () => {
+    const out = await scenario('chord_failure');
+    // Celery's get() raises the header's failure itself, before the body is marked.
+    expect(out).toMatchObject({ exc_type: 'Exception', exc_message: ['ts boom'] });
+    const body = await results.waitForReady(out.body_id as string, { timeoutMs: 20_000 });
+    expect(body.status).toBe('FAILURE');
+    expect(body.exception).toMatchObject({ exc_type: 'ChordError', exc_module: 'celery.exceptions' });
+    expect(body.exception?.exc_message[0]).toContain("Exception('ts boom')");
+  }, 90_000);
+
+  it('group across both workers, saved and restored by GroupResult', async () => {
+    const out = await scenario('group');
+    expect(out.result).toEqual([2, 9]);
+    const tsMember = await app.ctx.mongo.db(database).collection('tombstone').findOne({ _id: (out.ids as string[])[1] as never });
+    expect(tsMember).toMatchObject({ status: 'SUCCESS', group_id: out.group_id, worker: tsNode });
+  }, 90_000);
+
+  it('errback: a failed TS task sends its link_error to the Python worker with its id', async () => {
+    const out = await scenario('errback');
+    expect(out).toMatchObject({ status: 'FAILURE', exc_message: ['ts boom'] });
+    expect(out.errback).toEqual({ status: 'SUCCESS', result: { failed: out.task_id, state: 'FAILURE' } });
+  }, 90_000);
+
+  it('countdown: the TS worker holds the ETA task without blocking others', async () => {
+    const out = await scenario('eta');
+    expect(out.quick).toEqual({ status: 'SUCCESS', result: 9 });
+    expect(out.held).toEqual({ status: 'SUCCESS', result: 4 });
+    expect(out.quick_s).toBeLessThan(2.5);
+    expect(out.held_s).toBeGreaterThanOrEqual(2.9);
+  }, 90_000);
+
+  it('expires: a task that expires while held for its eta is stored REVOKED, not run', async () => {
+    expect(await scenario('expires')).toMatchObject({ status: 'REVOKED', exc_type: 'TaskRevokedError', exc_message: ['expired'] });
+  }, 90_000);
+
+  it('retries on the TS worker reach AsyncResult.get()', async () => {
+    expect(await scenario('retry')).toMatchObject({ status: 'SUCCESS', result: { retries: 2 } });
+  }, 90_000);
+
+  it('past max_retries the task fails with MaxRetriesExceededError', async () => {
+    expect(await scenario('retry_exhausted')).toMatchObject({ status: 'FAILURE', exc_type: 'MaxRetriesExceededError' });
+  }, 90_000);
+});
+
+describe('through the API', () => {
+  it('shows RETRY, then the retried task’s SUCCESS with its retry count', async () => {
+    await waitFor(async () => {
+      const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken });
+      return res.json?.queues?.includes(tsQueue) === true;
+    }, 20_000, 'the worker to be listed');
+    const res = await call(app.url, 'POST', '/api/queue/run/canvas.ts_flaky/', {
+      token: rootToken,
+      body: { function: 'canvas.ts_flaky', queue: tsQueue, args: [1, 2] },
+    });
+    expect(res.status).toBe(202);
+    const path = `/api/queue/task/${res.json.task_id}/`;
+    const seen = new Set<string>();
+    const done = await waitFor(async () => {
+      const r = await call(app.url, 'GET', path, { token: rootToken });
+      if (typeof r.json?.status === 'string') seen.add(r.json.status);
+      return r.json?.status === 'SUCCESS' ? r.json : undefined;
+    }, 20_000, 'the retried task');
+    expect(seen).toContain('RETRY');
+    expect(done).toMatchObject({ status: 'SUCCESS', result: { retries: 1 } });
+    expect(await results.get(res.json.task_id as string)).toMatchObject({ status: 'SUCCESS', retries: 1 });
+  }, 60_000);
+});

@@ -1,0 +1,101 @@
+"""Python tasks and a client for the canvas interop tests (chains, chords, errbacks, ETA, retries
+across the Python and TypeScript workers). Kept apart from interop_tasks so the plain interop
+tests' task list is unchanged. The worker runs as `celery -A canvas_tasks worker`.
+
+Client usage: canvas_tasks.py SCENARIO TS_QUEUE PY_QUEUE TIMEOUT_S
+Prints one JSON line describing the outcome of the scenario.
+"""
+import json
+import sys
+import time
+import uuid
+
+from celery import chain, chord, group, signature
+from celery.result import AsyncResult, GroupResult
+
+from interop_app import app
+
+
+@app.task(name="canvas.py_add")
+def py_add(x, y):
+    """Add two numbers."""
+    return x + y
+
+
+@app.task(name="canvas.py_errback")
+def py_errback(task_id):
+    """Old-style errback: called with the failed task's id; returns what it learned."""
+    failed = AsyncResult(task_id, app=app)
+    return {"failed": task_id, "state": failed.state}
+
+
+def _wait(result, timeout):
+    try:
+        return {"status": "SUCCESS", "result": result.get(timeout=timeout)}
+    except Exception as exc:  # the task's exception, rebuilt from the result document
+        return {"status": result.state, "exc_type": type(exc).__name__, "exc_message": [str(a) for a in exc.args]}
+
+
+def main() -> None:
+    scenario, tsq, pyq, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    ts = lambda name, *args, **options: signature(name, args=args, queue=tsq, app=app, **options)  # noqa: E731
+    out = {}
+    if scenario == "chain":
+        res = chain(py_add.s(1, 2).set(queue=pyq), ts("canvas.ts_mul", 10), py_add.s(5).set(queue=pyq)).apply_async()
+        out = _wait(res, timeout)
+        ids = []
+        node = res
+        while node is not None:
+            ids.append(node.id)
+            node = node.parent
+        out["ids"] = list(reversed(ids))
+    elif scenario == "chain_failure":
+        res = chain(py_add.s(1, 2).set(queue=pyq), ts("canvas.ts_fail"), py_add.s(5).set(queue=pyq)).apply_async()
+        out = _wait(res, timeout)
+    elif scenario == "chord":
+        res = chord([py_add.s(1, 1).set(queue=pyq), ts("canvas.ts_mul", 2, 3), ts("canvas.ts_mul", 4, 5)], ts("canvas.ts_sum")).apply_async()
+        out = _wait(res, timeout)
+        out["body_id"] = res.id
+    elif scenario == "chord_failure":
+        res = chord([py_add.s(1, 1).set(queue=pyq), ts("canvas.ts_fail")], ts("canvas.ts_sum")).apply_async()
+        out = _wait(res, timeout)
+        out["body_id"] = res.id
+    elif scenario == "group":
+        res = group(py_add.s(1, 1).set(queue=pyq), ts("canvas.ts_mul", 3, 3)).apply_async()
+        res.save()
+        restored = GroupResult.restore(res.id, app=app)
+        if isinstance(restored, list):  # what the MongoDB backend's restore_group gives back
+            restored = GroupResult(res.id, restored, app=app)
+        out = {"group_id": res.id, "result": restored.get(timeout=timeout), "ids": [r.id for r in restored.results]}
+    elif scenario == "errback":
+        errback_id = str(uuid.uuid4())
+        res = ts("canvas.ts_fail").apply_async(link_error=signature("canvas.py_errback", queue=pyq, task_id=errback_id, app=app))
+        out = _wait(res, timeout)
+        out["errback"] = _wait(AsyncResult(errback_id, app=app), timeout)
+        out["task_id"] = res.id
+    elif scenario == "eta":
+        start = time.time()
+        held = ts("canvas.ts_mul", 2, 2).apply_async(countdown=3)
+        quick = ts("canvas.ts_mul", 3, 3).apply_async()
+        out["quick"] = _wait(quick, timeout)
+        out["quick_s"] = time.time() - start
+        out["held"] = _wait(held, timeout)
+        out["held_s"] = time.time() - start
+    elif scenario == "expires":
+        # Due after it expires: the worker holds it, then discards it as REVOKED.
+        res = ts("canvas.ts_mul", 1, 1).apply_async(countdown=2, expires=1)
+        out = _wait(res, timeout)
+    elif scenario == "retry":
+        res = ts("canvas.ts_flaky", 2).apply_async()
+        out = _wait(res, timeout)
+        out["retries"] = AsyncResult(res.id, app=app)._get_task_meta().get("retries")
+    elif scenario == "retry_exhausted":
+        res = ts("canvas.ts_always_retry").apply_async()
+        out = _wait(res, timeout)
+    else:
+        raise SystemExit(f"unknown scenario {scenario}")
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
