@@ -15,10 +15,23 @@ mongosh --quiet --host 127.0.0.1 --port 27017 admin --eval '
   const workerRole = {"createRole":"cybercom-worker-data","privileges":[{"resource":{"db":"cybercom","collection":"tombstone"},"actions":["createIndex","find","insert","listIndexes","remove","update"]}],"roles":[]};
   const apiRoles = [{"role":"readWriteAnyDatabase","db":"admin"},{"role":"dbAdminAnyDatabase","db":"admin"},{"role":"cybercom-api-grants","db":"admin"}];
   const workerRoles = [{"role":"cybercom-worker-data","db":"admin"}];
+  // A MongoDB-wire server without custom roles (FerretDB answers createRole with "no such
+  // command") cannot enforce them anyway: its users get the built-in roles, as the installer
+  // gives them there.
+  const builtinApiRoles = [{"role":"readWriteAnyDatabase","db":"admin"},{"role":"dbAdminAnyDatabase","db":"admin"}];
+  const builtinWorkerRoles = [{"role":"readWriteAnyDatabase","db":"admin"}];
+  let customRoles = true;
   for (const command of [apiGrantsRole, workerRole]) {
-    const reply = db.runCommand(command);
+    let reply;
+    try {
+      reply = db.runCommand(command);
+    } catch (error) {
+      if (error.code === 59 || /no such command/i.test(String(error.message))) { customRoles = false; break; }
+      throw error;
+    }
     if (reply.ok !== 1) throw new Error(JSON.stringify(reply));
   }
-  db.createUser({ user: "cybercom-api", pwd: process.env.API_PASSWORD, roles: apiRoles });
-  db.createUser({ user: "cybercom-worker", pwd: process.env.WORKER_PASSWORD, roles: workerRoles });
+  if (!customRoles) print("this server has no custom roles: the API and workers get built-in roles");
+  db.createUser({ user: "cybercom-api", pwd: process.env.API_PASSWORD, roles: customRoles ? apiRoles : builtinApiRoles });
+  db.createUser({ user: "cybercom-worker", pwd: process.env.WORKER_PASSWORD, roles: customRoles ? workerRoles : builtinWorkerRoles });
 '
