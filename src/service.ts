@@ -12,6 +12,7 @@ import { grantTargets } from './auth/grant-targets.js';
 import { DocumentArea, createDocumentAreas } from './documents/area.js';
 import { QueueService } from './queue/api/queue-service.js';
 import { WorkerPrivileges } from './db/worker-privileges.js';
+import { ServiceMetrics } from './metrics/index.js';
 
 export interface ServiceContext {
   settings: Settings;
@@ -26,6 +27,8 @@ export interface ServiceContext {
   healthProbes: Map<string, () => Promise<void>>;
   /** Whether the database can still store anything (a full disk leaves it reachable). */
   storage: StorageState;
+  /** Prometheus metrics; absent with METRICS_ENABLED=false. */
+  metrics?: ServiceMetrics;
   close(): Promise<void>;
 }
 
@@ -66,6 +69,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
       await queue.session.waitUntilConnected(2_000);
     });
   }
+  const metrics = settings.metrics.enabled ? new ServiceMetrics({ settings, serviceDb, queue, logger }).start() : undefined;
   return {
     settings,
     logger,
@@ -76,7 +80,9 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     queue,
     healthProbes,
     storage: new StorageState(serviceDb),
+    metrics,
     async close() {
+      await metrics?.close();
       await queue?.close();
       await auth.close();
       await mongo.close();

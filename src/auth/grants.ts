@@ -4,7 +4,7 @@
  *
  *   data_store.datastore_admin  data_store.datastore_create     roles (no second dot)
  *   catalog.catalog_admin       catalog.catalog_create
- *   cybercom_queue.task_admin
+ *   cybercom_queue.task_admin   cybercom_queue.metrics_read
  *   data_store.<db>.<action>                                     every collection of a database
  *   data_store.<db>.<col>.<action>  catalog.<db>.<col>.<action>  one collection
  *   cybercom_queue.task.<task name>                              one task, its name as it is
@@ -29,6 +29,9 @@ export const ROLES = {
   catalog_admin: { area: 'catalog', name: 'Catalog administrator (all catalog collections)' },
   catalog_create: { area: 'catalog', name: 'Create and delete catalog collections' },
   task_admin: { area: 'cybercom_queue', name: 'Task administrator (run any task, see every run)' },
+  // Operators' monitoring (queues, workers, the API's own health); the queue area is the
+  // service-wide one, as task_admin shows.
+  metrics_read: { area: 'cybercom_queue', name: 'Read service metrics (Prometheus /api/metrics)' },
 } as const satisfies Record<string, { area: PermissionArea; name: string }>;
 export type Role = keyof typeof ROLES;
 

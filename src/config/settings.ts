@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { booleanFlag, commaList } from './env-values.js';
 import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings, type BrokerSettings, type MongoSettings } from './connections.js';
 import { WORKER_ROLE } from '../db/worker-role.js';
+import { allowListEntryProblem } from '../metrics/ip-allowlist.js';
 
 
 const positiveInt = z.coerce.number().int().positive();
@@ -54,6 +55,10 @@ export const serviceEnvSchema = z
     WORKER_DB_ROLE: z.string().trim().default(WORKER_ROLE),
     /** Where the admin site's component bundle is built (must be writable unless pre-built). */
     ADMIN_BUNDLE_DIR: z.string().trim().min(1).default('.cache/adminjs'),
+    /** Prometheus metrics at /api/metrics and the request timing they need; off saves that cost. */
+    METRICS_ENABLED: booleanFlag.default(true),
+    /** Client addresses or CIDR blocks that may read /api/metrics without credentials. */
+    METRICS_ALLOWED_IPS: commaList.default([]),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .merge(mongoEnvSchema)
@@ -92,6 +97,8 @@ export interface Settings {
   workerDbRole: string;
   logLevel: string;
   adminBundleDir: string;
+  /** /api/metrics: whether metrics are gathered at all, and who may read them without a login. */
+  metrics: { enabled: boolean; allowedIps: string[] };
   mongo: MongoSettings;
   /** Absent when no broker is configured: the queue endpoints then answer 503. */
   broker: BrokerSettings | undefined;
@@ -136,6 +143,10 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     if (file !== undefined && !existsSync(file)) problems.push(`${key}: file ${file} does not exist`);
   }
   if (e.HTTP_REDIRECT_PORT !== undefined && e.HTTPS_CERT_FILE === undefined) problems.push('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
+  for (const entry of e.METRICS_ALLOWED_IPS) {
+    const problem = allowListEntryProblem(entry);
+    if (problem !== null) problems.push(`METRICS_ALLOWED_IPS: ${problem}`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -172,6 +183,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     workerDbRole: e.WORKER_DB_ROLE,
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
+    metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
     mongo: toMongoSettings(e),
     broker:
       e.BROKER_URL === undefined

@@ -23,6 +23,8 @@ import { documentsRouter } from '../documents/routes.js';
 import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
 import { schemaRouter } from './openapi.js';
+import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
+import { metricsRouter } from '../metrics/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -47,6 +49,10 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
     res.locals.pageOptions = { title: settings.applicationTitle };
     next();
   });
+  if (ctx.metrics !== undefined) {
+    recordRouteTemplates(app);
+    app.use(httpMetrics(ctx.metrics.core.httpDuration));
+  }
   app.use(requestLog(logger));
   app.use(allowedHosts(settings.allowedHosts));
   // HSTS only where this process itself terminates TLS (behind a proxy, the proxy decides).
@@ -59,6 +65,11 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
       return [...(await ctx.queue.catalog.get()).tasks.keys()];
     };
     app.use(ADMIN_ROOT, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, ...extra.admin }));
+  }
+  // Ahead of the trailing-slash redirect: scrapers ask for the literal path they were given.
+  // Only the authentication steps run, as for a GET under /api (no body, no CSRF for GET).
+  if (ctx.metrics !== undefined) {
+    app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics.core.registry, ctx.metrics.allowList));
   }
   app.use(canonicalTrailingSlash('/api'));
   app.use('/api/health', healthRouter(ctx));

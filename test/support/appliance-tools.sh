@@ -4,15 +4,17 @@
 #   tmux            drives the interactive installer through a pseudo-terminal
 #   docker-compose  Compose v1, a real Compose implementation that validates compose.yaml (`config`)
 #   caddy           validates docker/Caddyfile (`caddy adapt`) in every TLS mode
-# Package services must not start on install (caddy's would take port 80): policy-rc.d guard.
+#   prometheus      scrapes /api/metrics in the metrics test (test/integration/metrics)
+# Package services must not start on install (caddy's would take port 80, prometheus's 9090):
+# policy-rc.d guard.
 set -euo pipefail
 
 missing=()
-for pkg in tmux docker-compose caddy; do
+for pkg in tmux docker-compose caddy prometheus; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "appliance-tools: tmux, docker-compose, caddy: present"
+  echo "appliance-tools: tmux, docker-compose, caddy, prometheus: present"
   exit 0
 fi
 as_root=()

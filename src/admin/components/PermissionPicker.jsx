@@ -34,6 +34,7 @@ const SCOPES = {
   cybercom_queue: [
     { value: 'task', label: 'Run one task' },
     { value: 'task_admin', label: 'Task administrator (run any task, see every run)' },
+    { value: 'metrics_read', label: 'Read service metrics (Prometheus /api/metrics)' },
   ],
 };
 

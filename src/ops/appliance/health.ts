@@ -109,10 +109,10 @@ export async function checkApi(inst: Installation): Promise<HealthCheck> {
   }
 }
 
-/** Worker node names answering a remote-control ping within timeoutMs. */
-export async function pingWorkers(inst: Installation, timeoutMs = 2000): Promise<string[]> {
+/** A broker session as the API logs in (its account and client certificate), not yet started. */
+export function apiBrokerSession(inst: Installation): BrokerSession {
   const certs = inst.layout.certsDir;
-  const session = new BrokerSession({
+  return new BrokerSession({
     settings: toBrokerSettings({
       BROKER_URL: `amqps://localhost:${inst.config.ports.broker}/${ACCOUNTS.vhost}`,
       BROKER_USERNAME: ACCOUNTS.broker.api,
@@ -123,6 +123,11 @@ export async function pingWorkers(inst: Installation, timeoutMs = 2000): Promise
       BROKER_HEARTBEAT_S: 0,
     }),
   });
+}
+
+/** Worker node names answering a remote-control ping within timeoutMs. */
+export async function pingWorkers(inst: Installation, timeoutMs = 2000): Promise<string[]> {
+  const session = apiBrokerSession(inst);
   session.start();
   const control = new ControlClient({ session });
   try {

@@ -162,6 +162,7 @@ export function queueRouter(ctx: ServiceContext): Router {
         const queueService = service();
         const submitter = submitterAccessOf({ username: user, isSuperuser: req.principal.isSuperuser, permissions: req.principal.permissions });
         const { taskId } = await queueService.submit(submitter, name, submission, queue);
+        ctx.metrics?.taskSubmitted(name);
         const resultUrl = absoluteUrl(req, `/api/queue/task/${taskId}/`);
         res.setHeader('Location', resultUrl);
         if (wait !== undefined && wait > 0) {

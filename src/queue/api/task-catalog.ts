@@ -67,6 +67,11 @@ export class TaskCatalog {
     return known;
   }
 
+  /** The last list learnt, without asking the workers; null before the first answer. */
+  peek(): TaskCatalogSnapshot | null {
+    return this.snapshot;
+  }
+
   /** One broadcast at a time: concurrent callers share its answer. */
   private refresh(): Promise<TaskCatalogSnapshot> {
     this.inflight ??= this.fetch().finally(() => {

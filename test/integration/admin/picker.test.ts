@@ -173,6 +173,7 @@ describe('the codename rules (pure)', () => {
     [{ area: 'cybercom_queue', scope: 'task', task: 'a.b.c' }, ['cybercom_queue.task.a.b.c']],
     [{ area: 'cybercom_queue', scope: 'task', task: 'a_b.c' }, ['cybercom_queue.task.a_b.c']],
     [{ area: 'cybercom_queue', scope: 'task_admin' }, ['cybercom_queue.task_admin']],
+    [{ area: 'cybercom_queue', scope: 'metrics_read' }, ['cybercom_queue.metrics_read']],
   ])('%j → %j', (input, expected) => {
     expect(codes(input)).toEqual(expected);
   });

@@ -66,9 +66,16 @@ describe('./installer --yes (local runtime)', () => {
   it('is healthy: ops/status checks database, broker, API and worker', async () => {
     const result = await runTool('ops/status', ['--dir', target.dir, '--json']);
     expect(result.code, result.output).toBe(0);
-    const report = JSON.parse(result.stdout) as { healthy: boolean; checks: Array<{ name: string; ok: boolean }> };
+    const report = JSON.parse(result.stdout) as {
+      healthy: boolean;
+      checks: Array<{ name: string; ok: boolean }>;
+      workers: Array<{ node: string; online: boolean }>;
+      queues: Array<{ name: string; consumers: number }>;
+    };
     expect(report.healthy).toBe(true);
     expect(report.checks.map((c) => c.name).sort()).toEqual(['api', 'broker', 'database', 'worker']);
+    expect(report.workers.some((w) => w.online)).toBe(true);
+    expect(report.queues.find((q) => q.name === 'celery')?.consumers).toBeGreaterThanOrEqual(1);
   });
 
   it('lets the administrator log in, runs a task on the local worker, and reads its record back', async () => {

@@ -37,6 +37,7 @@ describe('permission codenames', () => {
     expect(BUILTIN_PERMISSIONS.map((p) => p.codename).sort()).toEqual([
       'catalog.catalog_admin',
       'catalog.catalog_create',
+      'cybercom_queue.metrics_read',
       'cybercom_queue.task_admin',
       'data_store.datastore_admin',
       'data_store.datastore_create',

@@ -1,0 +1,98 @@
+/**
+ * The service's metrics: builds the registry, feeds it from worker events and the API's own
+ * submissions, and registers the metrics measured when scraped. Present only with
+ * METRICS_ENABLED; the HTTP side (request timing, the /api/metrics route) is added by the app.
+ */
+import type { Db } from 'mongodb';
+import type { Settings } from '../config/settings.js';
+import type { Logger } from '../log/logger.js';
+import type { QueueService } from '../queue/api/queue-service.js';
+import type { TaskCatalog } from '../queue/api/task-catalog.js';
+import { registerCertificateMetrics, certificateFiles } from './certificate-collector.js';
+import { EventReceiver, type CeleryEvent } from './event-receiver.js';
+import { registerHealthMetrics } from './health-collector.js';
+import { ipAllowList, type IpAllowList } from './ip-allowlist.js';
+import { BoundedLabel, OTHER } from './labels.js';
+import { registerQueueMetrics } from './queue-collector.js';
+import { createCoreMetrics, type CoreMetrics } from './registry.js';
+import { ScrapeChannel } from './scrape-channel.js';
+import { TaskOutcomes } from './task-outcomes.js';
+import { registerWorkerMetrics } from './worker-collector.js';
+import { WorkerTracker } from './worker-tracker.js';
+
+/** Distinct task names labelled at most; the rest count under OTHER. */
+const TASK_NAME_LIMIT = 500;
+
+export interface MetricsSources {
+  settings: Settings;
+  serviceDb: Db;
+  queue: QueueService | undefined;
+  logger: Logger;
+}
+
+export class ServiceMetrics {
+  readonly core: CoreMetrics;
+  readonly workers = new WorkerTracker();
+  readonly allowList: IpAllowList;
+  private readonly taskNames = new BoundedLabel(TASK_NAME_LIMIT);
+  private readonly receiver: EventReceiver | undefined;
+  private readonly channel: ScrapeChannel | undefined;
+  private readonly catalog: TaskCatalog | undefined;
+
+  constructor(sources: MetricsSources) {
+    const { settings, queue } = sources;
+    this.catalog = queue?.catalog;
+    this.core = createCoreMetrics();
+    this.allowList = ipAllowList(settings.metrics.allowedIps);
+    const registry = this.core.registry;
+    this.channel = queue === undefined ? undefined : new ScrapeChannel(queue.session);
+    registerHealthMetrics(registry, {
+      db: sources.serviceDb,
+      broker: queue === undefined || this.channel === undefined ? undefined : { session: queue.session, channel: this.channel },
+    });
+    registerCertificateMetrics(registry, certificateFiles(settings));
+    if (queue !== undefined && this.channel !== undefined) {
+      registerQueueMetrics(registry, queue.catalog, this.channel);
+      registerWorkerMetrics(registry, this.workers);
+      const outcomes = new TaskOutcomes(this.core.taskEvents, (name) => this.taskLabel(name));
+      this.receiver = new EventReceiver({
+        session: queue.session,
+        control: queue.control,
+        logger: sources.logger,
+        onEvent: (event) => this.onEvent(event, outcomes),
+      });
+    }
+  }
+
+  start(): this {
+    this.receiver?.start();
+    return this;
+  }
+
+  /** The label of a task name: itself when a live worker registers it, else OTHER. */
+  taskLabel(name: string): string {
+    const known = this.catalog?.peek()?.tasks.has(name) ?? false;
+    return known ? this.taskNames.label(name) : OTHER;
+  }
+
+  /** Counts a submission the broker accepted. */
+  taskSubmitted(name: string): void {
+    this.core.taskSubmissions.inc({ task: this.taskLabel(name) });
+  }
+
+  async close(): Promise<void> {
+    await this.receiver?.close();
+    await this.channel?.close();
+  }
+
+  private onEvent(event: CeleryEvent, outcomes: TaskOutcomes): boolean {
+    if (event.type.startsWith('task-')) {
+      outcomes.observe(event);
+      return false;
+    }
+    if (event.type.startsWith('worker-') && typeof event.hostname === 'string') {
+      return this.workers.observe({ ...event, hostname: event.hostname });
+    }
+    return false;
+  }
+}

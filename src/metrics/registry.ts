@@ -1,0 +1,50 @@
+/**
+ * The metrics registry of one service instance and the metrics updated as things happen
+ * (requests, submissions, task events). Metrics measured when scraped (queues, workers, health,
+ * certificates) register themselves on the same registry from their own modules.
+ *
+ * A registry per instance rather than prom-client's global one: tests run several apps in one
+ * process, and each must see only its own numbers.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const METRIC_PREFIX = 'cybercom_';
+
+export interface CoreMetrics {
+  registry: Registry;
+  httpDuration: Histogram<'route' | 'method' | 'status'>;
+  taskSubmissions: Counter<'task'>;
+  taskEvents: Counter<'task' | 'state'>;
+}
+
+/** Request latencies from a fast cached read (ms) to a long `?wait=` submission (s). */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createCoreMetrics(): CoreMetrics {
+  const registry = new Registry();
+  // Process CPU, memory, file descriptors, event-loop lag, GC: standard names, no prefix, so
+  // stock dashboards for Node.js processes work unchanged.
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpDuration: new Histogram({
+      name: `${METRIC_PREFIX}http_request_duration_seconds`,
+      help: 'HTTP requests by route pattern, method and status: latency (its _count is the request count)',
+      labelNames: ['route', 'method', 'status'],
+      buckets: HTTP_BUCKETS,
+      registers: [registry],
+    }),
+    taskSubmissions: new Counter({
+      name: `${METRIC_PREFIX}task_submissions_total`,
+      help: 'Tasks accepted by the API (after the broker confirmed them), by task name',
+      labelNames: ['task'],
+      registers: [registry],
+    }),
+    taskEvents: new Counter({
+      name: `${METRIC_PREFIX}task_events_total`,
+      help: 'Task state changes reported by workers (Celery task events), by task name and state',
+      labelNames: ['task', 'state'],
+      registers: [registry],
+    }),
+  };
+}

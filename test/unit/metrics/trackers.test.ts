@@ -1,0 +1,81 @@
+import { Counter, Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { daysLeft } from '../../../src/metrics/certificate-collector.js';
+import { allowListEntryProblem, ipAllowList } from '../../../src/metrics/ip-allowlist.js';
+import { OTHER } from '../../../src/metrics/labels.js';
+import { TaskOutcomes } from '../../../src/metrics/task-outcomes.js';
+import { FORGET_AFTER_MS, WorkerTracker } from '../../../src/metrics/worker-tracker.js';
+import { createCertificateAuthority } from '../../../src/pki/certificates.js';
+
+describe('worker liveness from heartbeats', () => {
+  it('is online until twice the heartbeat interval has passed', () => {
+    const tracker = new WorkerTracker();
+    expect(tracker.observe({ type: 'worker-heartbeat', hostname: 'w1', freq: 2, active: 3, processed: 10 }, 1_000)).toBe(true);
+    expect(tracker.observe({ type: 'worker-heartbeat', hostname: 'w1', freq: 2, active: 1, processed: 11 }, 3_000)).toBe(false);
+    expect(tracker.snapshot(6_999)).toEqual([{ node: 'w1', online: true, active: 1, processed: 11, lastSeen: 3_000 }]);
+    expect(tracker.snapshot(7_000)[0]).toMatchObject({ online: false, active: 0 });
+    // Back after being gone: new again (the receiver then re-enables its task events).
+    expect(tracker.observe({ type: 'worker-heartbeat', hostname: 'w1', freq: 2 }, 8_000)).toBe(true);
+  });
+
+  it('goes offline at once on worker-offline and is forgotten later', () => {
+    const tracker = new WorkerTracker();
+    tracker.observe({ type: 'worker-online', hostname: 'w2', freq: 5 }, 0);
+    tracker.observe({ type: 'worker-offline', hostname: 'w2' }, 1_000);
+    expect(tracker.snapshot(1_001)[0]).toMatchObject({ node: 'w2', online: false });
+    expect(tracker.snapshot(1_000 + FORGET_AFTER_MS + 1)).toEqual([]);
+  });
+});
+
+describe('task outcomes from task events', () => {
+  it('names later events after task-received and counts unknown ids under OTHER', async () => {
+    const counter = new Counter({ name: 't_tasks', help: 'h', labelNames: ['task', 'state'], registers: [new Registry()] });
+    const outcomes = new TaskOutcomes(counter, (name) => (name === 'tasks.add' ? name : OTHER));
+    outcomes.observe({ type: 'task-received', uuid: 'a', name: 'tasks.add' });
+    outcomes.observe({ type: 'task-started', uuid: 'a' });
+    outcomes.observe({ type: 'task-succeeded', uuid: 'a' });
+    outcomes.observe({ type: 'task-received', uuid: 'b', name: 'secret.unregistered' });
+    outcomes.observe({ type: 'task-failed', uuid: 'b' });
+    outcomes.observe({ type: 'task-failed', uuid: 'never-received' });
+    outcomes.observe({ type: 'task-succeeded', uuid: 'a' }); // after its end: name forgotten
+    const values = (await counter.get()).values.map((v) => [v.labels.task, v.labels.state, v.value]);
+    expect(values).toEqual(
+      expect.arrayContaining([
+        ['tasks.add', 'RECEIVED', 1],
+        ['tasks.add', 'STARTED', 1],
+        ['tasks.add', 'SUCCESS', 1],
+        [OTHER, 'RECEIVED', 1],
+        [OTHER, 'FAILURE', 2],
+        [OTHER, 'SUCCESS', 1],
+      ]),
+    );
+  });
+});
+
+describe('METRICS_ALLOWED_IPS', () => {
+  it('matches addresses and CIDR blocks, IPv4 also when mapped into IPv6', () => {
+    const list = ipAllowList(['127.0.0.1', '10.1.0.0/16', 'fd00::/8']);
+    expect(list.allows('127.0.0.1')).toBe(true);
+    expect(list.allows('::ffff:127.0.0.1')).toBe(true);
+    expect(list.allows('10.1.200.3')).toBe(true);
+    expect(list.allows('10.2.0.1')).toBe(false);
+    expect(list.allows('fd12::1')).toBe(true);
+    expect(list.allows('::1')).toBe(false);
+    expect(list.allows(undefined)).toBe(false);
+    expect(ipAllowList([]).allows('127.0.0.1')).toBe(false);
+  });
+
+  it.each(['localhost', '10.0.0.0/33', '10.0.0.1/8/1', 'fd00::/129', '1.2.3.4/x'])('refuses %s', (entry) => {
+    expect(allowListEntryProblem(entry)).not.toBeNull();
+  });
+});
+
+describe('certificate days left', () => {
+  it('reports the earliest expiry of the certificates in a file', async () => {
+    const ca = await createCertificateAuthority({ validityDays: 30 });
+    const days = daysLeft(`${ca.keyPem}\n${ca.certPem}`);
+    expect(days).toBeGreaterThan(29);
+    expect(days).toBeLessThanOrEqual(30.01);
+    expect(daysLeft('no certificate here')).toBeNull();
+  });
+});
