@@ -5,13 +5,15 @@
  *      confirm), beside a plain node:http server doing the same publish + task-log insert without
  *      the API's layers (bench/queue-baseline-server.ts), and a plain amqplib publisher with
  *      confirms (the ceiling: no HTTP, no database);
- *   2. end-to-end latency p50/p99 of a no-op task with ?wait= through the API;
+ *   2. end-to-end latency p50/p99 of a no-op task with ?wait= through the API, and the round trip
+ *      of a chain of 3 tasks on the TypeScript worker;
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
  * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +34,7 @@ const { values: args } = parseArgs({
 const SUBMISSIONS = Number(args.submissions);
 const TASKS = Number(args.tasks);
 const LATENCY_RUNS = Number(args.latency);
+const CHAIN_RUNS = 105;
 const SERVICE_DB = 'bench_queue';
 const QUEUE = 'bench';
 /** BENCH_CPU_PROFILE_DIR=<dir>: the API and the measured TypeScript workers write V8 CPU profiles there. */
@@ -184,6 +187,31 @@ async function main(): Promise<void> {
     await drained();
     const latency = await runLoad(LATENCY_RUNS, 1, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/?wait=10`, headers, body }), 200);
     report(`2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`);
+
+    // 2b. canvas round trip: chain(add(1, 1), add(1), add(1)) on the TS worker, from publishing the
+    // first step until the last step's SUCCESS is stored (results polled every 2 ms).
+    const results = mongo.db(SERVICE_DB).collection<{ _id: string; status: string; result: string }>('tombstone');
+    const step = (taskId: string) => ({ task: 'tasks.add', args: [1], kwargs: {}, options: { task_id: taskId, queue: QUEUE }, subtask_type: null, immutable: false, chord_size: null });
+    const chainTimes: number[] = [];
+    for (let i = 0; i < CHAIN_RUNS; i++) {
+      const [second, third] = [randomUUID(), randomUUID()];
+      const m = buildTaskMessage({ taskName: 'tasks.add', args: [1, 1], embed: { callbacks: null, errbacks: null, chain: [step(third), step(second)], chord: null } });
+      const started = process.hrtime.bigint();
+      await new Promise<void>((ok, fail) => channel.publish('', QUEUE, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())));
+      for (;;) {
+        const done = await results.findOne({ _id: third, status: 'SUCCESS' });
+        if (done !== null) {
+          if (done.result !== '4') throw new Error(`chain of 3 gave ${done.result}, not 4`);
+          break;
+        }
+        if (Number(process.hrtime.bigint() - started) / 1e6 > 10_000) throw new Error('chain of 3 did not finish within 10 s');
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      if (i >= 5) chainTimes.push(Number(process.hrtime.bigint() - started) / 1e6); // the first runs warm up
+    }
+    chainTimes.sort((a, b) => a - b);
+    const pct = (q: number) => chainTimes[Math.min(chainTimes.length - 1, Math.floor(q * chainTimes.length))]!;
+    report(`2b. chain of 3 (TS worker)  p50 ${pct(0.5).toFixed(1)} ms, p99 ${pct(0.99).toFixed(1)} ms over ${chainTimes.length} sequential chains`);
     await stop(worker);
     await stop(api);
 
