@@ -8,10 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { repoRoot, serviceEnv, unique } from '../worker/support.js';
+import { repoRoot, unique } from '../worker/support.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
 import { until } from './support.js';
 
-const celeryDir = join(repoRoot, 'test/support/celery');
 const STACKS = [
   { name: 'celery 5.2.6', venv: join(repoRoot, '.venv'), sendsDocstrings: true },
   { name: 'newest celery', venv: join(repoRoot, '.venv-celery-latest'), sendsDocstrings: false },
@@ -22,20 +22,9 @@ let token: string;
 const workers: ChildProcess[] = [];
 
 function startPythonWorker(venv: string, queue: string, node: string): ChildProcess {
-  const { BROKER_URL, ...services } = serviceEnv();
   const child = spawn(join(venv, 'bin/celery'), ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', node, '--without-mingle', '--without-gossip', '-l', 'WARNING'], {
     cwd: celeryDir,
-    env: {
-      PATH: `${join(venv, 'bin')}:${process.env.PATH ?? ''}`,
-      HOME: process.env.HOME ?? '/tmp',
-      PYTHONPATH: celeryDir,
-      PYTHONDONTWRITEBYTECODE: '1',
-      ...services,
-      INTEROP_BROKER_URL: BROKER_URL,
-      RESULT_DATABASE: app.ctx.settings.serviceDatabase,
-      RESULT_COLLECTION: 'tombstone',
-      INTEROP_QUEUE: queue,
-    },
+    env: celeryEnv({ venv, queue, resultDatabase: app.ctx.settings.serviceDatabase }),
     stdio: 'ignore',
   });
   workers.push(child);

@@ -16,10 +16,10 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
 import { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { brokerSettings, deleteQueues, mongoSettings, repoRoot, serviceEnv, unique, waitFor } from './support.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
-const celeryDir = join(repoRoot, 'test/support/celery');
 const tsQueue = unique('canvas-ts');
 const tsNode = `${unique('canvas-ts')}@test`;
 
@@ -86,18 +86,7 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   let pyWorkerLog = '';
 
   function pythonEnv(): NodeJS.ProcessEnv {
-    const { BROKER_URL, ...services } = serviceEnv();
-    return {
-      PATH: `${venvBin}:${process.env.PATH ?? ''}`,
-      HOME: process.env.HOME ?? '/tmp',
-      PYTHONPATH: celeryDir,
-      PYTHONDONTWRITEBYTECODE: '1',
-      ...services,
-      INTEROP_BROKER_URL: BROKER_URL,
-      RESULT_DATABASE: database,
-      RESULT_COLLECTION: 'tombstone',
-      INTEROP_QUEUE: pyQueue,
-    };
+    return celeryEnv({ venv: join(repoRoot, venv), queue: pyQueue, resultDatabase: database });
   }
 
   async function scenario(name: string): Promise<Record<string, any>> {

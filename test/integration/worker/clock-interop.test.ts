@@ -21,10 +21,10 @@ import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { PIDBOX_EXCHANGE, declarePidboxExchange } from '../../../src/queue/protocol/entities.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, serviceEnv, unique, waitFor } from './support.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
-const celeryDir = join(repoRoot, 'test/support/celery');
 const STACKS = [
   { name: 'celery 5.2.6 / py-amqp 5.1.1', venv: join(repoRoot, '.venv') },
   { name: 'newest celery', venv: join(repoRoot, '.venv-celery-latest') },
@@ -44,18 +44,7 @@ const requestClocks = new Map<string, number[]>();
 const pyQueues: string[] = [];
 
 function pythonEnv(venv: string, queue: string): NodeJS.ProcessEnv {
-  const { BROKER_URL, ...services } = serviceEnv();
-  return {
-    PATH: `${join(venv, 'bin')}:${process.env.PATH ?? ''}`,
-    HOME: process.env.HOME ?? '/tmp',
-    PYTHONPATH: celeryDir,
-    PYTHONDONTWRITEBYTECODE: '1',
-    ...services,
-    INTEROP_BROKER_URL: BROKER_URL,
-    RESULT_DATABASE: database,
-    RESULT_COLLECTION: collection,
-    INTEROP_QUEUE: queue,
-  };
+  return celeryEnv({ venv, queue, resultDatabase: database, resultCollection: collection });
 }
 
 /** `celery inspect <command> -d <tsNode> --json`: the replies, or the failure with its output. */

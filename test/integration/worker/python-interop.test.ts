@@ -19,10 +19,10 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, serviceEnv, unique, waitFor } from './support.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
-const celeryDir = join(repoRoot, 'test/support/celery');
 const venvBin = join(repoRoot, '.venv/bin');
 const database = 'cybercom_test';
 const collection = unique('tombstone');
@@ -42,19 +42,7 @@ let pyWorkerLog = '';
 
 /** Environment of every Python process: the service settings plus the test's queue and collection. */
 function pythonEnv(queue: string): NodeJS.ProcessEnv {
-  // `celery` reads BROKER_URL as its --broker option; interop_app.py takes the URL by another name.
-  const { BROKER_URL, ...services } = serviceEnv();
-  return {
-    PATH: `${venvBin}:${process.env.PATH ?? ''}`,
-    HOME: process.env.HOME ?? '/tmp',
-    PYTHONPATH: celeryDir,
-    PYTHONDONTWRITEBYTECODE: '1',
-    ...services,
-    INTEROP_BROKER_URL: BROKER_URL,
-    RESULT_DATABASE: database,
-    RESULT_COLLECTION: collection,
-    INTEROP_QUEUE: queue,
-  };
+  return celeryEnv({ venv: join(repoRoot, '.venv'), queue, resultDatabase: database, resultCollection: collection });
 }
 
 async function celeryCli(args: string[], queue: string): Promise<string> {
