@@ -23,7 +23,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
-import { startChild, stop } from './processes.js';
+import { startChild, stop, benchServiceEnv } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -126,13 +126,7 @@ function engineFootprint(dir: string): string {
 async function main(): Promise<void> {
   process.stdout.write(`Starting services (state in .state/bench)...\n`);
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
-  const env: Record<string, string> = {
-    ...services.env(),
-    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
-    SERVICE_DATABASE: 'bench_service',
-    ALLOWED_HOSTS: '127.0.0.1,localhost',
-    LOG_LEVEL: 'warn',
-  };
+  const env = benchServiceEnv(services.env(), 'bench_service');
   const settings = loadSettings(env);
   const client = await connectMongo(settings.mongo);
   try {

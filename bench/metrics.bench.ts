@@ -24,7 +24,7 @@ import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { runLoad, type LoadResult } from './load.js';
 import { readFileSync } from 'node:fs';
-import { startChild, stop } from './processes.js';
+import { startChild, stop, benchServiceEnv } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -85,15 +85,7 @@ function line(name: string, r: LoadResult & { cpuUs: number }): string {
 async function main(): Promise<void> {
   process.stdout.write('Starting services (state in .state/bench)...\n');
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
-  const env: Record<string, string> = {
-    ...services.env(),
-    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
-    SERVICE_DATABASE: SERVICE_DB,
-    ALLOWED_HOSTS: '127.0.0.1,localhost',
-    LOG_LEVEL: 'warn',
-    TASK_LIST_CACHE_S: '60',
-    METRICS_ALLOWED_IPS: '127.0.0.1',
-  };
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60', METRICS_ALLOWED_IPS: '127.0.0.1' });
   const settings = loadSettings(env);
   const mongo = await connectMongo(settings.mongo);
   const broker = await connectBroker(settings.broker!);

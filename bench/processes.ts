@@ -25,3 +25,18 @@ export async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await exited;
 }
+
+/**
+ * The settings of an API (or worker) process in a benchmark: the local services' connection
+ * settings, a fixed secret key, the benchmark's own service database, quiet logs, plus `extra`.
+ */
+export function benchServiceEnv(servicesEnv: Record<string, string>, serviceDatabase: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...servicesEnv,
+    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
+    SERVICE_DATABASE: serviceDatabase,
+    ALLOWED_HOSTS: '127.0.0.1,localhost',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}

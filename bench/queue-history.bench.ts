@@ -19,6 +19,7 @@ import { connectMongo } from '../src/db/mongo-client.js';
 import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
+import { benchServiceEnv } from './processes.js';
 import { runLoad } from './load.js';
 
 const { values: args } = parseArgs({
@@ -49,13 +50,7 @@ function stateOf(i: number): string | null {
 async function main(): Promise<void> {
   process.stdout.write('Starting services (state in .state/bench-history)...\n');
   const services = await startLocalServices({ stateDir: '.state/bench-history', reuseCertificates: true });
-  const env: Record<string, string> = {
-    ...services.env(),
-    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
-    SERVICE_DATABASE: SERVICE_DB,
-    ALLOWED_HOSTS: '127.0.0.1,localhost',
-    LOG_LEVEL: 'warn',
-  };
+  const env = benchServiceEnv(services.env(), SERVICE_DB);
   const settings = loadSettings(env);
   const mongo = await connectMongo(settings.mongo);
   let api: ChildProcess | undefined;

@@ -26,6 +26,7 @@ import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
+import { benchServiceEnv } from './processes.js';
 import { runLoad } from './load.js';
 
 const { values: args } = parseArgs({
@@ -83,14 +84,7 @@ function parseDateDone(v: unknown): number {
 async function main(): Promise<void> {
   process.stdout.write('Starting services (state in .state/bench)...\n');
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
-  const env: Record<string, string> = {
-    ...services.env(),
-    SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',
-    SERVICE_DATABASE: SERVICE_DB,
-    ALLOWED_HOSTS: '127.0.0.1,localhost',
-    LOG_LEVEL: 'warn',
-    TASK_LIST_CACHE_S: '60',
-  };
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60' });
   const settings = loadSettings(env);
   const mongo = await connectMongo(settings.mongo);
   const broker = await connectBroker(settings.broker!);
