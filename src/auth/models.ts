@@ -7,7 +7,7 @@
  */
 import mongoose, { Schema, type Connection, type Model, type Types } from 'mongoose';
 import { MongoServerError, type MongoClient } from 'mongodb';
-import { isDeadlock, retryOnDeadlock } from '../db/deadlock-retry.js';
+import { retryOnDeadlock } from '../db/deadlock-retry.js';
 
 const NAMESPACE_EXISTS = 48;
 import { PERMISSION_AREAS, type PermissionArea } from './codenames.js';
@@ -129,8 +129,14 @@ export interface AuthConnection {
 /** A mongoose connection that shares the service's driver client and uses its service database. */
 export function openAuthConnection(client: MongoClient, databaseName: string): AuthConnection {
   const base = mongoose.createConnection();
+  // Nothing is created when a model is registered: mongoose would otherwise start building the
+  // unique indexes at once, racing the start-up migrations that must run first.
+  base.set('autoIndex', false);
+  base.set('autoCreate', false);
   base.setClient(client);
   const connection = base.useDb(databaseName, { useCache: true });
+  connection.set('autoIndex', false);
+  connection.set('autoCreate', false);
   return {
     connection,
     async detach() {
@@ -141,23 +147,21 @@ export function openAuthConnection(client: MongoClient, databaseName: string): A
 }
 
 /**
- * Creates collections and unique indexes now, so uniqueness holds from the first request. Tokens
- * stored in plain text by earlier versions must have been hashed before (token-key-migration.ts):
- * they have no `key_hash`, and several of them would break the unique index on it.
+ * Creates collections and unique indexes now, so uniqueness holds from the first request. Runs
+ * after the start-up migrations (the connection builds nothing by itself, see
+ * openAuthConnection): tokens stored in plain text by earlier versions have no `key_hash` until
+ * token-key-migration.ts has hashed them, and several of them would break the unique index on it.
+ * One model after another, and again after PostgreSQL's "deadlock detected": index builds started
+ * together can deadlock on PostgreSQL-based engines.
  */
 export async function initAuthModels(models: AuthModels): Promise<void> {
-  // One after another: index builds started together can deadlock on PostgreSQL-based engines.
-  const all: Pick<Model<unknown>, 'init' | 'createCollection' | 'createIndexes'>[] = [models.User, models.Group, models.Permission, models.Token];
+  const all: Pick<Model<unknown>, 'createCollection' | 'createIndexes'>[] = [models.User, models.Group, models.Permission, models.Token];
   for (const model of all) {
-    await model.init().catch(async (err: unknown) => {
-      if (!isDeadlock(err)) throw err;
-      // init() keeps its first outcome; build the same collection and indexes directly instead.
-      await retryOnDeadlock(async () => {
-        await model.createCollection().catch((e: unknown) => {
-          if (!(e instanceof MongoServerError && e.code === NAMESPACE_EXISTS)) throw e;
-        });
-        await model.createIndexes();
+    await retryOnDeadlock(async () => {
+      await model.createCollection().catch((e: unknown) => {
+        if (!(e instanceof MongoServerError && e.code === NAMESPACE_EXISTS)) throw e;
       });
+      await model.createIndexes();
     });
   }
 }
