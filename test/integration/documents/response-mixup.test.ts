@@ -277,8 +277,10 @@ async function exercise(caller: Caller, abortable: boolean): Promise<number> {
 
 async function waitUntilHealthy(timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await call(baseUrl, 'GET', '/api/health/')).status !== 200) {
-    if (Date.now() > deadline) throw new Error('the API did not report healthy after the database restart');
+  for (;;) {
+    const health = await call(baseUrl, 'GET', '/api/health/');
+    if (health.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`the API did not report healthy after the database restart: ${health.status} ${JSON.stringify(health.json)}`);
     await sleep(200);
   }
 }
