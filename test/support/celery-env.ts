@@ -3,6 +3,7 @@
  * everything from it): the suite's service settings plus the test's queue and result collection,
  * with the chosen virtualenv first on PATH.
  */
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testServices } from './services.js';
@@ -31,4 +32,20 @@ export function celeryEnv(o: CeleryEnvOptions): NodeJS.ProcessEnv {
     RESULT_COLLECTION: o.resultCollection ?? 'tombstone',
     INTEROP_QUEUE: o.queue,
   };
+}
+
+/**
+ * Stops a Celery process as its operator would: SIGTERM (a warm shutdown), SIGKILL after
+ * `graceMs`. Resolves with its exit code or signal; at once when it has already exited.
+ */
+export async function stopProcess(child: ChildProcess, graceMs: number): Promise<number | string | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? child.signalCode;
+  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
 }

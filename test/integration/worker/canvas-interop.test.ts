@@ -16,7 +16,7 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
 import { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import { brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
@@ -123,13 +123,7 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   }, 90_000);
 
   afterAll(async () => {
-    if (pyWorker && pyWorker.exitCode === null) {
-      const exited = new Promise((resolve) => pyWorker.once('exit', resolve));
-      pyWorker.kill('SIGTERM');
-      const timer = setTimeout(() => pyWorker.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    if (pyWorker) await stopProcess(pyWorker, 10_000);
     await deleteQueues(brokerSettings(), [pyQueue]).catch(() => undefined);
   });
 

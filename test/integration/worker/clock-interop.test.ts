@@ -21,7 +21,7 @@ import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { PIDBOX_EXCHANGE, declarePidboxExchange } from '../../../src/queue/protocol/entities.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
@@ -108,15 +108,7 @@ function startPythonWorker(venv: string): PythonWorker {
     child,
     node,
     log: () => log,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? child.signalCode;
-      const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
+    stop: () => stopProcess(child, 15_000),
   };
 }
 

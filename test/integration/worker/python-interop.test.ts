@@ -19,7 +19,7 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
@@ -95,13 +95,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (pyWorker && pyWorker.exitCode === null) {
-    const exited = new Promise((resolve) => pyWorker.once('exit', resolve));
-    pyWorker.kill('SIGTERM');
-    const timer = setTimeout(() => pyWorker.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
+  if (pyWorker) await stopProcess(pyWorker, 10_000);
   await tsWorker?.close(1_000);
   await publisher?.close();
   await control?.close();
