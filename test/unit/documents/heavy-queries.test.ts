@@ -2,17 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BSONRegExp } from 'mongodb';
 import { HeavyQueryLimiter } from '../../../src/documents/heavy-queries.js';
 import { filterScansEveryRecord, isHeavyRead } from '../../../src/documents/heavy-reads.js';
-import { ApiError } from '../../../src/errors.js';
-
-function refusal(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
+import { apiError as refusal } from './api-error.js';
 
 describe('HeavyQueryLimiter', () => {
   it('allows perCaller slots per caller, then 429 with Retry-After until the oldest reaches the time limit', () => {
