@@ -38,6 +38,9 @@ export function defaultBundleDir(): string {
   return resolve(process.env.ADMIN_BUNDLE_DIR ?? join('.cache', 'adminjs'));
 }
 
+/** Browser libraries the components import, which end up inside the bundle. */
+const BUNDLED_PACKAGES = ['uplot'];
+
 /** AdminJS's version, from its package.json (not exported, so found next to its entry file). */
 function adminjsVersion(): string {
   const require = createRequire(import.meta.url);
@@ -45,8 +48,17 @@ function adminjsVersion(): string {
   return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
 }
 
+/** An installed package's version (its package.json is found next to its main entry file). */
+function packageVersion(name: string): string {
+  const require = createRequire(import.meta.url);
+  let dir = dirname(require.resolve(name));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 async function fingerprint(sourceDir: string, version: string): Promise<string> {
   const hash = createHash('sha256').update(`adminjs ${version}\0node_env ${process.env.NODE_ENV === 'production'}\0`);
+  for (const name of BUNDLED_PACKAGES) hash.update(`${name} ${packageVersion(name)}\0`);
   for (const name of COMPONENT_NAMES) {
     hash.update(`${name}\0`).update(await readFile(join(sourceDir, ADMIN_COMPONENTS[name]))).update('\0');
   }

@@ -14,6 +14,7 @@ import type { ServiceContext } from '../service.js';
 import { ADMIN_ROOT, LOGOUT_PATH, adminAccessGate, loginRedirect } from './access.js';
 import { adminCsrf } from './admin-csrf.js';
 import { defaultBundleDir } from './bundle.js';
+import { operationsRouter } from './operations/routes.js';
 
 export { ADMIN_ROOT } from './access.js';
 
@@ -74,6 +75,8 @@ export function adminSite(ctx: ServiceContext, options: AdminSiteOptions = {}): 
   router.use(adminAccessGate(ctx.settings.applicationTitle));
   router.use(djangoPaths());
   router.use(adminCsrf(ADMIN_ROOT));
+  // The Operations page's own JSON endpoints, which need nothing of AdminJS.
+  router.use('/operations', operationsRouter(ctx));
   router.use((req, res, next) => {
     load().then((admin) => admin(req, res, next), next);
   });

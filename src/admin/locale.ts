@@ -17,6 +17,7 @@ export function adminLocale(): Locale {
           Token: 'API tokens',
           TaskLog: 'Task history',
         },
+        pages: { operations: 'Operations' },
         actions: {
           picker: 'Grant access',
           setPassword: 'Set password',

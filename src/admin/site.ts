@@ -46,6 +46,8 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
         return { title: deps.title, rootPath: ADMIN_ROOT, counts: { users, groups, permissions, tokens, taskRuns } };
       },
     },
+    // Workers, queues, task outcomes and failures; its data comes from operations/routes.ts.
+    pages: { operations: { component: component('Operations'), icon: 'Activity' } },
   };
 }
 

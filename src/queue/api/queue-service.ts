@@ -39,6 +39,9 @@ export interface SubmittedTask {
   queue: string;
 }
 
+/** Told of every task the broker accepted from this process (the admin's Operations page counts them). */
+export type SubmissionListener = (task: SubmittedTask & { taskName: string }) => void;
+
 export class QueueService {
   readonly session: BrokerSession;
   readonly control: ControlClient;
@@ -47,6 +50,7 @@ export class QueueService {
   readonly log: TaskLog;
   private readonly publisher: TaskPublisher;
   private readonly logger: Logger;
+  private readonly submissionListeners = new Set<SubmissionListener>();
 
   constructor(options: QueueServiceOptions) {
     this.logger = options.logger;
@@ -109,7 +113,14 @@ export class QueueService {
       }
       throw error;
     }
+    for (const listener of this.submissionListeners) listener({ taskId, taskName, queue });
     return { taskId, queue };
+  }
+
+  /** Calls `listener` for every accepted submission until the returned function is called. */
+  onSubmitted(listener: SubmissionListener): () => void {
+    this.submissionListeners.add(listener);
+    return () => this.submissionListeners.delete(listener);
   }
 
   private async settleRefusedSubmission(taskId: string, mayHaveRun: boolean): Promise<void> {

@@ -29,7 +29,7 @@ import { exampleTokenKey } from './example-token.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { mountDeadLetterRoutes } from './dead-letter-routes.js';
 
-const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 
 function requireUser(p: Principal): string {

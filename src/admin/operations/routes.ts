@@ -1,0 +1,94 @@
+/**
+ * The Operations page's data and actions, under the admin site (so behind its access gate:
+ * staff and superusers with a browser session; and its CSRF check for the POST):
+ *   GET  /api/admin/operations/data     workers, queues, running tasks, outcomes per minute,
+ *                                       latest failures (those the reader may see)
+ *   POST /api/admin/operations/revoke   {"task_id": "...", "terminate": false}
+ *
+ * The monitor that gathers the data starts on the first request, so API processes whose admin
+ * nobody opens do not listen to worker events.
+ */
+import { Router, type Request } from 'express';
+import { methods } from '../../http/methods.js';
+import { jsonBody } from '../../http/body.js';
+import { checkParams, objectBody } from '../../documents/request-params.js';
+import { badRequest, notFound, unavailable } from '../../errors.js';
+import type { ServiceContext } from '../../service.js';
+import type { QueueService } from '../../queue/api/queue-service.js';
+import { TASK_ID } from '../../queue/api/routes.js';
+import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
+import { ensureFailureIndex, latestFailures } from './latest-failures.js';
+import { OperationsMonitor, type RunningTask } from './operations-monitor.js';
+import { logEntries, mayReadTask } from './task-visibility.js';
+
+/** Failures listed at most. */
+const FAILURES_SHOWN = 20;
+const MAX_BODY_BYTES = 4 * 1024;
+
+export const OFFLINE_RULE =
+  `A worker is offline when no heartbeat came for twice its heartbeat interval (${2 * HEARTBEAT_INTERVAL_S} s at the default ` +
+  `${HEARTBEAT_INTERVAL_S} s), or at once when it says it stops; it is listed until 10 minutes after its last heartbeat.`;
+
+async function visibleRunning(queue: QueueService, req: Request, running: RunningTask[]): Promise<(RunningTask & { user: string | null })[]> {
+  const entries = await logEntries(queue.log, running.map((t) => t.id));
+  return running.filter((t) => mayReadTask(req.principal, entries.get(t.id))).map((t) => ({ ...t, user: entries.get(t.id)?.user ?? null }));
+}
+
+export function operationsRouter(ctx: ServiceContext): Router {
+  let monitor: OperationsMonitor | undefined;
+  const service = (): { queue: QueueService; monitor: OperationsMonitor } => {
+    if (ctx.queue === undefined) throw unavailable('No task broker is configured (BROKER_URL).', 'broker_not_configured');
+    if (monitor === undefined) {
+      monitor = new OperationsMonitor(ctx.queue, ctx.logger).start();
+      ensureFailureIndex(ctx.queue).catch((err: unknown) => ctx.logger.warn({ err }, 'operations: could not create the failures index'));
+    }
+    return { queue: ctx.queue, monitor };
+  };
+
+  const router = Router({ strict: true });
+  router.all(
+    '/data',
+    methods({
+      GET: async (req, res) => {
+        checkParams(req, ['_']);
+        const { queue, monitor: m } = service();
+        const [view, failures] = await Promise.all([m.view(), latestFailures(queue, req.principal, FAILURES_SHOWN)]);
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({
+          generatedAt: new Date().toISOString(),
+          offlineRule: OFFLINE_RULE,
+          ...view,
+          running: await visibleRunning(queue, req, view.running),
+          failures,
+        });
+      },
+    }),
+  );
+  router.all(
+    '/revoke',
+    ...jsonBody({ maxBytes: MAX_BODY_BYTES }),
+    methods({
+      POST: async (req, res) => {
+        checkParams(req, []);
+        const body = objectBody(req.body, ['task_id', 'terminate']);
+        if (typeof body.task_id !== 'string') throw badRequest('invalid_task_id', '"task_id" must be a task id.');
+        if (body.terminate !== undefined && typeof body.terminate !== 'boolean') throw badRequest('invalid_terminate', '"terminate" must be true or false.');
+        const { queue } = service();
+        const id = body.task_id;
+        const terminate = body.terminate === true;
+        const entry = TASK_ID.test(id) ? await queue.log.get(id) : null;
+        // Revoking follows reading: the submitter or a task admin, as for the API's revoke.
+        if (!TASK_ID.test(id) || !mayReadTask(req.principal, entry)) throw notFound('No such task.', 'no_such_task');
+        if (entry === null) {
+          // A task sent by another client (only task admins get here): tell the workers only.
+          await queue.control.revoke(id, { terminate, signal: 'SIGTERM' });
+          res.json({ task_id: id, terminate, status: null });
+          return;
+        }
+        const result = await queue.revoke(entry, terminate);
+        res.json({ task_id: id, terminate, status: result.customState ?? result.status });
+      },
+    }),
+  );
+  return router;
+}
