@@ -4,8 +4,10 @@
  * The history is written straight into the database (the log entries, and result documents the
  * way Celery's MongoDB backend writes them), mostly finished tasks plus `--unfinished` queued or
  * running ones, whose states the API re-reads from the results on every filtered request.
- * For comparison it also times, with the driver alone, what the filter used to do: read every id
- * of the user's history and every id's result state.
+ * For comparison it also times, with the driver alone and in the same run, (1) for each phase the
+ * database part of how a page used to be read: the count and the page sorted from every match
+ * (`driver, full sort`, with the ratio API ÷ that), and (2) what the state filter did before
+ * states were kept: read every id of the user's history and every id's result state.
  * Prints numbers and asserts nothing.
  * Usage: npm run bench:history [-- --entries 100000 --unfinished 200 --requests 40]
  */
@@ -98,22 +100,34 @@ async function main(): Promise<void> {
     }
 
     const lines: string[] = [];
-    const phase = async (label: string, query: string): Promise<void> => {
+    /** The count and the page sorted from every match, at once, with the driver (no HTTP). */
+    const fullSort = async (filter: Document, page: number): Promise<number> => {
+      const times: number[] = [];
+      for (let i = 0; i < Math.max(5, Math.ceil(REQUESTS / 2)); i++) {
+        const t0 = performance.now();
+        await Promise.all([log.countDocuments(filter), log.find(filter).sort({ timestamp: -1, _id: -1 }).skip((page - 1) * PAGE_SIZE).limit(PAGE_SIZE).toArray()]);
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      return times[Math.floor(times.length / 2)]!;
+    };
+    const phase = async (label: string, query: string, filter: Document, page = 1): Promise<void> => {
       const url = `${base}/api/queue/usertasks/?${query}`;
       const first = (await (await fetch(url, { headers })).json()) as { count?: number };
       const r = await runLoad(REQUESTS, 1, () => ({ method: 'GET', url, headers }));
-      const line = `${label.padEnd(44)} count ${String(first.count).padStart(6)}  p50 ${r.p50ms.toFixed(1).padStart(7)} ms  p95 ${r.p95ms.toFixed(1).padStart(7)} ms  (${r.requests} requests, ${r.errors} errors)`;
+      const baseline = await fullSort({ user: USER, ...filter }, page);
+      const line = `${label.padEnd(44)} count ${String(first.count).padStart(6)}  p50 ${r.p50ms.toFixed(1).padStart(7)} ms  p95 ${r.p95ms.toFixed(1).padStart(7)} ms  (${r.requests} requests, ${r.errors} errors)  driver, full sort: p50 ${baseline.toFixed(1).padStart(6)} ms, ratio ${(r.p50ms / baseline).toFixed(2)}`;
       lines.push(line);
       process.stdout.write(`${line}\n`);
     };
-    await phase('status=FAILURE, page 1', `status=FAILURE&page_size=${PAGE_SIZE}`);
-    await phase('status=FAILURE, page 500', `status=FAILURE&page_size=${PAGE_SIZE}&page=500`);
-    await phase('status=REVOKED, page 1', `status=REVOKED&page_size=${PAGE_SIZE}`);
-    await phase('status=STARTED, page 1', `status=STARTED&page_size=${PAGE_SIZE}`);
-    await phase('status=PENDING, page 1', `status=PENDING&page_size=${PAGE_SIZE}`);
-    await phase('status=SUCCESS, page 1', `status=SUCCESS&page_size=${PAGE_SIZE}`);
-    await phase('status=FAILURE&taskname=tasks.noop, page 1', `status=FAILURE&taskname=tasks.noop&page_size=${PAGE_SIZE}`);
-    await phase('no filter, page 1 (for reference)', `page_size=${PAGE_SIZE}`);
+    await phase('status=FAILURE, page 1', `status=FAILURE&page_size=${PAGE_SIZE}`, { state: 'FAILURE' });
+    await phase('status=FAILURE, page 500', `status=FAILURE&page_size=${PAGE_SIZE}&page=500`, { state: 'FAILURE' }, 500);
+    await phase('status=REVOKED, page 1', `status=REVOKED&page_size=${PAGE_SIZE}`, { state: 'REVOKED' });
+    await phase('status=STARTED, page 1', `status=STARTED&page_size=${PAGE_SIZE}`, { state: 'STARTED' });
+    await phase('status=PENDING, page 1', `status=PENDING&page_size=${PAGE_SIZE}`, { state: 'PENDING' });
+    await phase('status=SUCCESS, page 1', `status=SUCCESS&page_size=${PAGE_SIZE}`, { state: 'SUCCESS' });
+    await phase('status=FAILURE&taskname=tasks.noop, page 1', `status=FAILURE&taskname=tasks.noop&page_size=${PAGE_SIZE}`, { state: 'FAILURE', task_name: { $in: ['tasks.noop'] } });
+    await phase('no filter, page 1 (for reference)', `page_size=${PAGE_SIZE}`, {});
 
     // What the status filter did before: every id of the history, then every id's state.
     const before: number[] = [];

@@ -7,8 +7,14 @@
  * written by the workers — stock Python Celery workers among them, which know nothing of this
  * log — so the copy is brought up to date from the results before it is queried (see
  * QueueService.history). A ready state (SUCCESS, FAILURE, REVOKED) is final and never read again.
+ *
+ * Pages are read newest first. FerretDB's engine cannot read an index in order, so it sorts every
+ * match of a query to find the newest few: for a long history that sort, not the index, is what
+ * a page costs. Pages are therefore read from a window of recent entries that grows until it
+ * holds the page (see `page`), each window one range of an index ordered like the sort.
  */
-import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
+import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Filter, type IndexSpecification } from 'mongodb';
+import { detectEngineTraits } from '../../db/engine-traits.js';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { WriteBatcher } from '../../db/write-batcher.js';
 import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
@@ -20,6 +26,49 @@ const FINAL_STATES = [...READY_STATES];
  * from the index and `$nin` only by reading every entry of the user.
  */
 const OPEN_STATES: string[] = TASK_STATES.filter((state) => !READY_STATES.has(state));
+
+/** The order of every listing: newest first, ties (same millisecond) by task id. */
+const NEWEST_FIRST = { timestamp: -1, _id: -1 } as const;
+/**
+ * The windows a page is looked for in: the last minute, then 16 times longer each time (16 min,
+ * 4.3 h, 2.8 days, 45 days, 2 years), then the whole history.
+ */
+const FIRST_WINDOW_MS = 60_000;
+const WINDOW_GROWTH = 16;
+const LAST_WINDOW_MS = 2 * 365 * 24 * 3600_000;
+/**
+ * Sorting every match costs less than looking through windows for up to this many matches, and
+ * for a page past the newest quarter of them (the last window would span most of them anyway).
+ */
+const SORT_ALL_UP_TO = 2_000;
+const SORT_ALL_FROM_DEPTH = 1 / 4;
+
+/** The listing's indexes: a user's entries, and a user's entries in one state, in listing order. */
+const BY_USER = { user: 1, ...NEWEST_FIRST } as const;
+const BY_STATE = { user: 1, state: 1, ...NEWEST_FIRST } as const;
+/**
+ * Just the fields counts and the unsettled entries are looked up by. DocumentDB keeps one list of
+ * documents per distinct key of such an index (a few hundred kB for 100,000 entries, where an
+ * ordered index holds an entry per document), and counts tens of thousands of matches from it
+ * several times faster; MongoDB counts from the ordered ones without reading a document and
+ * needs these not at all.
+ */
+const COUNT_BY_USER = { user: 1 } as const;
+const COUNT_BY_STATE = { user: 1, state: 1 } as const;
+/** Indexes of earlier versions, replaced by the ones above. */
+const REPLACED_INDEXES = ['user_1_timestamp_-1', 'user_1_state_1_timestamp_-1'];
+
+/** The index each query names, once this process has made sure they exist. */
+interface Hints {
+  /** For a window of recent entries: the ordered index, read as one range. */
+  window(state: string | undefined): IndexSpecification;
+  /** For counts, and pages sorted from every match (which read every match either way). */
+  all(state: string | undefined): IndexSpecification;
+  unsettled: IndexSpecification;
+}
+
+/** A query that named an index which is not there (dropped since): it is asked again without. */
+const isMissingIndex = (error: unknown): boolean => error instanceof MongoServerError && error.code === 2 && /hint/i.test(error.message);
 
 /**
  * The state to keep for what a result document says. A custom state (a task's own
@@ -52,6 +101,7 @@ export interface HistoryFilter {
 export class TaskLog {
   readonly collection: Collection<TaskLogEntry>;
   private indexed: Promise<unknown> | null = null;
+  private hints: Hints | null = null;
   /** Whether entries written before states were kept have been given one (PENDING, to be read). */
   private statesBackfilled = false;
   /** Concurrent submissions share one insert: the log write is on every submission's path. */
@@ -75,13 +125,28 @@ export class TaskLog {
   }
 
   /**
-   * The history's own index and the one that filters it by state (both newest first), and a
-   * state for entries written before states were kept. Once per process; retried after a failure.
+   * The history's own index and the one that filters it by state, both ordered exactly like the
+   * listing (newest first, then by id), on DocumentDB also those it counts from, and a state for
+   * entries written before states were kept. The indexes of earlier versions are dropped. Once
+   * per process; retried after a failure.
    */
   ensureIndexes(): Promise<unknown> {
     this.indexed ??= Promise.all([
-      this.collection.createIndex({ user: 1, timestamp: -1 }),
-      this.collection.createIndex({ user: 1, state: 1, timestamp: -1 }),
+      detectEngineTraits(this.collection.db.client).then(async ({ compoundIndexOptions, countsFromEqualityIndexes }) => {
+        await this.collection.createIndex(BY_USER, compoundIndexOptions);
+        await this.collection.createIndex(BY_STATE, compoundIndexOptions);
+        if (countsFromEqualityIndexes) {
+          await this.collection.createIndex(COUNT_BY_USER, compoundIndexOptions);
+          await this.collection.createIndex(COUNT_BY_STATE, compoundIndexOptions);
+        }
+        for (const name of REPLACED_INDEXES) await this.collection.dropIndex(name).catch(() => undefined);
+        const [byUser, byState] = countsFromEqualityIndexes ? [COUNT_BY_USER, COUNT_BY_STATE] : [BY_USER, BY_STATE];
+        this.hints = {
+          window: (state) => (state === undefined ? BY_USER : BY_STATE),
+          all: (state) => (state === undefined ? byUser : byState),
+          unsettled: byState,
+        };
+      }),
       this.collection.updateMany({ state: { $exists: false } }, { $set: { state: 'PENDING' } }).then(() => {
         this.statesBackfilled = true;
       }),
@@ -105,22 +170,66 @@ export class TaskLog {
   }
 
   count(f: HistoryFilter, state?: string): Promise<number> {
-    return this.collection.countDocuments(this.filter(f, state));
+    return this.hinted(this.hints?.all(state), (hint) => this.collection.countDocuments(this.filter(f, state), hint ? { hint } : {}));
   }
 
-  /** Newest first. */
-  page(f: HistoryFilter, skip: number, limit: number, state?: string): Promise<TaskLogEntry[]> {
-    const cursor = this.collection.find(this.filter(f, state)).sort({ timestamp: -1, _id: -1 });
-    if (skip > 0) cursor.skip(skip);
-    if (limit > 0) cursor.limit(limit);
-    return cursor.toArray();
+  /**
+   * Newest first. `matches`, when given, is the number of entries the filter matches (the count
+   * read alongside); it spares looking through windows that cannot hold a full page.
+   *
+   * A page of `limit` after `skip` is read from the entries since a moment (a window), first of
+   * the last minute, then of longer and longer spans. Every entry outside a window is older than
+   * every entry inside it, so once a window holds `skip + limit` matches its first ones in this
+   * order are exactly the page; a window that holds fewer is followed by a longer one, the last
+   * being the whole history (the last page, shorter than `limit`, is always read that way).
+   */
+  async page(f: HistoryFilter, skip: number, limit: number, state?: string, matches?: Promise<number>): Promise<TaskLogEntry[]> {
+    const filter = this.filter(f, state);
+    // The count is not waited for (except for a deep page, which few windows can hold): once
+    // known, it ends the windows that cannot hold the page.
+    let total: number | undefined;
+    matches?.then((n) => (total = n), () => undefined);
+    if (matches !== undefined && skip >= SORT_ALL_UP_TO) total = await matches;
+    const sortAll = () => limit <= 0 || (total !== undefined && (total <= SORT_ALL_UP_TO || skip + limit > total * SORT_ALL_FROM_DEPTH));
+    for (let span = FIRST_WINDOW_MS; !sortAll() && span <= LAST_WINDOW_MS; span *= WINDOW_GROWTH) {
+      const rows = await this.read({ ...filter, timestamp: { $gte: new Date(Date.now() - span) } }, skip, limit, this.hints?.window(state));
+      if (rows.length === limit) return rows;
+    }
+    return this.read(filter, skip, limit, this.hints?.all(state));
+  }
+
+  private read(filter: Filter<TaskLogEntry>, skip: number, limit: number, index: IndexSpecification | undefined): Promise<TaskLogEntry[]> {
+    return this.hinted(index, (hint) => {
+      const cursor = this.collection.find(filter).sort(NEWEST_FIRST);
+      if (hint) cursor.hint(hint);
+      if (skip > 0) cursor.skip(skip);
+      if (limit > 0) cursor.limit(limit);
+      return cursor.toArray();
+    });
+  }
+
+  /**
+   * Runs `query` naming `hint`, the index it is meant for: an engine's planner may otherwise
+   * take an index with the same leading fields that reads far more entries. Without the index
+   * (dropped since it was made), asks again without it and makes the indexes again.
+   */
+  private async hinted<T>(hint: IndexSpecification | undefined, query: (hint: IndexSpecification | undefined) => Promise<T>): Promise<T> {
+    try {
+      return await query(hint);
+    } catch (error) {
+      if (hint === undefined || !isMissingIndex(error)) throw error;
+      this.hints = null;
+      this.indexed = null;
+      void this.ensureIndexes();
+      return query(undefined);
+    }
   }
 
   /** The user's entries whose state may still change (not ready, or never read), with it. */
   async unsettled(user: string): Promise<{ id: string; state: string | null }[]> {
     // Until older entries have a state, `null` in `$in` finds them too (at some cost).
     const open = { user, state: { $in: this.statesBackfilled ? OPEN_STATES : [...OPEN_STATES, null] } } as Filter<TaskLogEntry>;
-    const rows = await this.collection.find(open, { projection: { state: 1 } }).toArray();
+    const rows = await this.hinted(this.hints?.unsettled, (hint) => this.collection.find(open, { projection: { state: 1 }, ...(hint ? { hint } : {}) }).toArray());
     return rows.map((row) => ({ id: row._id, state: row.state ?? null }));
   }
 

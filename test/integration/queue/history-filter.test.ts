@@ -140,3 +140,65 @@ describe('history filtered by state', () => {
     resultFind.mockRestore();
   });
 });
+
+describe('a long history spread over years', () => {
+  // Few recent entries and most of them years old: pages are found in windows of recent entries
+  // of growing length (the last minute, 16 minutes, 4.3 hours, ...), then in the whole history.
+  const USER = 'archivist';
+  const SPREAD: [count: number, fromMs: number, toMs: number][] = [
+    [150, 0, 30_000],
+    [300, 5 * 60_000, 15 * 60_000],
+    [300, 3600_000, 3 * 3600_000],
+    [750, 5 * 86_400_000, 20 * 86_400_000],
+    [1_500, 3 * 365 * 86_400_000, 5 * 365 * 86_400_000],
+  ];
+  /** Every id, newest first (ties in time by id, descending). */
+  let order: string[] = [];
+  const ids = (rows: { _id?: string; task_id?: string }[]) => rows.map((r) => r._id ?? r.task_id);
+
+  beforeAll(async () => {
+    await app.users.createUser({ username: USER, password: 'pw-archivist-1' });
+    const now = Date.now();
+    const entries: TaskLogEntry[] = [];
+    let n = 0;
+    for (const [count, fromMs, toMs] of SPREAD) {
+      for (let i = 0; i < count; i++, n++) {
+        // Every third entry shares its millisecond with the one before: ties are ordered by id.
+        const age = fromMs + Math.floor(((i - (i % 3 === 2 ? 1 : 0)) * (toMs - fromMs)) / count);
+        const id = `a-${String((n * 7919) % 10_000).padStart(4, '0')}-${n}`;
+        entries.push({ _id: id, task_id: id, user: USER, task_name: 'tasks.add', args: [], kwargs: {}, queue: 'celery', tags: [], timestamp: new Date(now - age), state: 'SUCCESS' });
+      }
+    }
+    await queue.log.collection.insertMany(entries);
+    order = [...entries].sort((a, b) => b.timestamp.getTime() - a.timestamp.getTime() || (a._id < b._id ? 1 : -1)).map((e) => e._id);
+    const token = await app.users.tokenFor(USER);
+    archivist = async (query) => {
+      const res = await call(app.url, 'GET', `/api/queue/usertasks/?${query}`, { token });
+      expect(res.status, res.text).toBe(200);
+      return res.json;
+    };
+  }, 60_000);
+  let archivist: (query: string) => Promise<{ count: number; results: { task_id: string }[] }>;
+
+  it.each([1, 11, 26, 37, 38, 100, 150])('answers page %i (of 20) exactly as a sort of every entry would', async (page) => {
+    for (const status of ['', 'status=SUCCESS&']) {
+      const res = await archivist(`${status}page_size=20&page=${page}`);
+      expect(res.count).toBe(order.length);
+      expect(ids(res.results)).toEqual(order.slice((page - 1) * 20, page * 20));
+    }
+  });
+
+  it('answers a page that begins in one window and ends in the next', async () => {
+    // Entries 147-153: the last minute holds the first 150.
+    const res = await archivist('page_size=7&page=22');
+    expect(ids(res.results)).toEqual(order.slice(147, 154));
+  });
+
+  it('without the count beside it, looks through every window and then the whole history', async () => {
+    const log = queue.log;
+    for (const [skip, limit] of [[0, 20], [440, 20], [749, 3], [1_490, 20], [2_990, 20], [3_000, 20]] as const) {
+      expect(ids(await log.page({ user: USER }, skip, limit)), `skip ${skip}`).toEqual(order.slice(skip, skip + limit));
+      expect(ids(await log.page({ user: USER }, skip, limit, 'SUCCESS')), `skip ${skip}, SUCCESS`).toEqual(order.slice(skip, skip + limit));
+    }
+  });
+});

@@ -41,6 +41,17 @@ const canvasTasks = [
     },
   }),
   defineTask({ name: 'canvas.ts_always_retry', maxRetries: 1, run: (ctx): never => ctx.retry({ countdown: 0.5 }) }),
+  defineTask({
+    name: 'canvas.ts_sleep',
+    run: (ctx, seconds: number) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve(seconds), seconds * 1000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(ctx.signal.reason);
+        }, { once: true });
+      }),
+  }),
 ];
 
 let app: TestApp;
@@ -171,6 +182,22 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
     expect(out).toMatchObject({ status: 'FAILURE', exc_message: ['ts boom'] });
     expect(out.errback).toEqual({ status: 'SUCCESS', result: { failed: out.task_id, state: 'FAILURE' } });
   }, 90_000);
+
+  it('errback: a revoked task sends none, on the Python worker as on the TS worker (expired, terminated)', async () => {
+    const revoked = { status: 'REVOKED', exc_type: 'TaskRevokedError' };
+    const failedErrback = { status: 'SUCCESS', result: expect.objectContaining({ state: 'FAILURE' }) };
+    const py = await scenario('revoked_errback_py');
+    expect(py).toMatchObject({ expired: { ...revoked, exc_message: ['expired'] }, failed: { status: 'FAILURE' }, failed_errback: failedErrback });
+    expect(py.revoked_errback_states).toEqual(['PENDING']);
+    const ts = await scenario('revoked_errback_ts');
+    expect(ts).toMatchObject({
+      expired: { ...revoked, exc_message: ['expired'] },
+      terminated: { ...revoked, exc_message: ['terminated'] },
+      failed: { status: 'FAILURE' },
+      failed_errback: failedErrback,
+    });
+    expect(ts.revoked_errback_states).toEqual(['PENDING', 'PENDING']);
+  }, 120_000);
 
   it('countdown: the TS worker holds the ETA task without blocking others', async () => {
     const out = await scenario('eta');

@@ -22,6 +22,12 @@ def py_add(x, y):
     return x + y
 
 
+@app.task(name="canvas.py_fail")
+def py_fail(message="py boom"):
+    """Always fails."""
+    raise Exception(message)
+
+
 @app.task(name="canvas.py_errback")
 def py_errback(task_id):
     """Old-style errback: called with the failed task's id; returns what it learned."""
@@ -34,6 +40,38 @@ def _wait(result, timeout):
         return {"status": "SUCCESS", "result": result.get(timeout=timeout)}
     except Exception as exc:  # the task's exception, rebuilt from the result document
         return {"status": result.state, "exc_type": type(exc).__name__, "exc_message": [str(a) for a in exc.args]}
+
+
+def _revoked_errbacks(on_ts, ts, pyq, timeout):
+    """Tasks with a link_error that end REVOKED (expired; on the TS worker also terminated while
+    running), then a failing task with the same kind of errback on the same worker. Errbacks run
+    on the Python worker (solo pool), one at a time in the order they were sent, so once the
+    failed task's errback has run, an errback sent for a revoked task would have run too."""
+    def errback():
+        errback_id = str(uuid.uuid4())
+        return errback_id, signature("canvas.py_errback", queue=pyq, task_id=errback_id, app=app)
+
+    out = {}
+    on_worker = ts if on_ts else (lambda name, *args: signature(name, args=args, queue=pyq, app=app))  # noqa: E731
+    expired_errback, link = errback()
+    expired = on_worker("canvas.ts_mul" if on_ts else "canvas.py_add", 1, 1).apply_async(countdown=2, expires=1, link_error=link)
+    out["expired"] = _wait(expired, timeout)
+    revoked_errbacks = [expired_errback]
+    if on_ts:
+        terminated_errback, link = errback()
+        running = ts("canvas.ts_sleep", 60).apply_async(link_error=link)
+        deadline = time.time() + timeout
+        while running.state != "STARTED" and time.time() < deadline:
+            time.sleep(0.1)
+        app.control.revoke(running.id, terminate=True)
+        out["terminated"] = _wait(running, timeout)
+        revoked_errbacks.append(terminated_errback)
+    failed_errback, link = errback()
+    failed = on_worker("canvas.ts_fail" if on_ts else "canvas.py_fail").apply_async(link_error=link)
+    out["failed"] = _wait(failed, timeout)
+    out["failed_errback"] = _wait(AsyncResult(failed_errback, app=app), timeout)
+    out["revoked_errback_states"] = [AsyncResult(i, app=app).state for i in revoked_errbacks]
+    return out
 
 
 def main() -> None:
@@ -73,6 +111,8 @@ def main() -> None:
         out = _wait(res, timeout)
         out["errback"] = _wait(AsyncResult(errback_id, app=app), timeout)
         out["task_id"] = res.id
+    elif scenario in ("revoked_errback_ts", "revoked_errback_py"):
+        out = _revoked_errbacks(scenario.endswith("_ts"), ts, pyq, timeout)
     elif scenario == "eta":
         start = time.time()
         held = ts("canvas.ts_mul", 2, 2).apply_async(countdown=3)
