@@ -31,6 +31,21 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      // A three-node RabbitMQ cluster and broker failover: slow, so only with `npm run
+      // test:cluster` (which sets TEST_CLUSTER=1), never part of `npm test`.
+      ...(process.env.TEST_CLUSTER === '1'
+        ? [
+            {
+              test: {
+                name: 'cluster',
+                include: ['test/cluster/**/*.test.ts'],
+                globalSetup: ['test/cluster/global-setup.ts'],
+                testTimeout: 420_000,
+                hookTimeout: 240_000,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

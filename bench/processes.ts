@@ -37,6 +37,9 @@ export function benchServiceEnv(servicesEnv: Record<string, string>, serviceData
     SERVICE_DATABASE: serviceDatabase,
     ALLOWED_HOSTS: '127.0.0.1,localhost',
     LOG_LEVEL: 'warn',
+    // One API process unless a benchmark asks for more: the measurements stay comparable with
+    // earlier runs, and a child's pid is the process that serves (its peak RSS is measured).
+    API_PROCESSES: '1',
     ...extra,
   };
 }

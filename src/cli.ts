@@ -7,16 +7,19 @@
  *   worker            run a TypeScript task worker (settings from the environment)
  *   local             run an installation as supervised local processes (start/stop/status/logs)
  */
+import cluster from 'node:cluster';
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
 import { createServiceContext } from './service.js';
 import { startHttpServer } from './http/server.js';
+import { WORKER_READY, type WorkerReadyMessage } from './http/cluster/messages.js';
 
 const USAGE = `Usage: cybercom <command> [options]
 
 Commands:
   serve             Run the API server. Settings come from the environment and from the
                     env file named by ENV_FILE (default: .env in the working directory).
+                    API_PROCESSES (default: the number of cores) processes share the port.
   dev               Start local TLS services (RabbitMQ, MongoDB-wire server) under .state/dev
                     and run the API against them on http://localhost:8080 (HTTP_PORT).
   createsuperuser   --username NAME --email ADDR (--password-file FILE | --password-env VAR)
@@ -29,9 +32,19 @@ Commands:
 async function serve(env: Record<string, string | undefined>): Promise<void> {
   const settings = loadSettings(env);
   const logger = createLogger(settings.logLevel);
+  if (cluster.isPrimary && settings.apiProcesses > 1) {
+    const { runApiPrimary } = await import('./http/cluster/primary.js');
+    await runApiPrimary({ processes: settings.apiProcesses, env, logger });
+    return;
+  }
   const ctx = await createServiceContext(settings, logger);
   const running = await startHttpServer(ctx);
-  logger.info({ url: running.url }, 'API server listening');
+  if (cluster.isWorker) {
+    logger.info({ url: running.url }, 'API process listening');
+    process.send?.({ type: WORKER_READY, url: running.url } satisfies WorkerReadyMessage);
+  } else {
+    logger.info({ url: running.url }, 'API server listening');
+  }
   const stop = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
     running.close().then(
@@ -42,8 +55,16 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  // Not `once`: a worker of the cluster gets SIGTERM twice (from the primary and, when a
+  // supervisor signals the whole process group, directly); the second must not kill it mid-close.
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      stop(signal);
+    });
+  }
 }
 
 async function main(argv: string[]): Promise<number> {

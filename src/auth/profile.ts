@@ -91,7 +91,7 @@ export class Profiles {
    * Applies `changes`. A wrong current password is reported through `onWrongPassword` (the
    * caller counts it against the login throttle) and then refused with 400.
    */
-  async update(userId: string, changes: ProfileChanges, onWrongPassword: () => void): Promise<ProfileUpdateResult> {
+  async update(userId: string, changes: ProfileChanges, onWrongPassword: () => Promise<void>): Promise<ProfileUpdateResult> {
     const user = await this.models.User.findById(userId).select('+password').lean<UserRecord>().exec();
     if (user === null) throw accountGone();
 
@@ -104,7 +104,7 @@ export class Profiles {
     if (changes.last_name !== undefined) set.last_name = changes.last_name;
     if (changes.password !== undefined) {
       if (!(await verifyPassword(changes.password.current, user.password))) {
-        onWrongPassword();
+        await onWrongPassword();
         throw badRequest('wrong_password', 'The current password is not correct.', { fields: [{ field: 'current_password', message: 'Incorrect password.' }] });
       }
       assertStrongPassword(changes.password.next, user.username);

@@ -19,8 +19,25 @@ export const mongoEnvSchema = z.object({
   MONGO_QUERY_TIME_LIMIT_MS: z.coerce.number().int().positive().default(30_000),
 });
 
+/**
+ * BROKER_URL is one address or several separated by `;` or `,` (Celery writes
+ * `amqps://a;amqps://b`): the nodes of one RabbitMQ cluster, tried in turn.
+ */
+export function splitBrokerUrls(value: string): string[] {
+  return value
+    .split(/[;,]/)
+    .map((url) => url.trim())
+    .filter((url) => url.length > 0);
+}
+
+export const TASK_QUEUE_TYPES = ['classic', 'quorum'] as const;
+export type TaskQueueType = (typeof TASK_QUEUE_TYPES)[number];
+
 export const brokerEnvSchema = z.object({
-  BROKER_URL: nonEmpty.refine((v) => /^amqps?:\/\//.test(v), 'must start with amqps:// (or amqp:// for a plaintext test broker)'),
+  BROKER_URL: nonEmpty.refine(
+    (v) => splitBrokerUrls(v).length > 0 && splitBrokerUrls(v).every((url) => /^amqps?:\/\//.test(url)),
+    'must be amqps:// addresses separated by ; (or amqp:// for a plaintext test broker)',
+  ),
   BROKER_USERNAME: nonEmpty.optional(),
   BROKER_PASSWORD: nonEmpty.optional(),
   BROKER_TLS_CA_FILE: nonEmpty.optional(),
@@ -28,6 +45,11 @@ export const brokerEnvSchema = z.object({
   BROKER_TLS_KEY_FILE: nonEmpty.optional(),
   /** AMQP heartbeat in seconds; lets both sides notice a dead TCP connection. */
   BROKER_HEARTBEAT_S: z.coerce.number().int().min(0).default(30),
+  /**
+   * How task queues (and the dead-letter queue) are declared: `classic`, or `quorum` (replicated
+   * on a cluster). Every consumer of a queue must declare it the same way, Python workers too.
+   */
+  TASK_QUEUE_TYPE: z.enum(TASK_QUEUE_TYPES).optional(),
 });
 
 export interface MongoSettings {
@@ -41,7 +63,12 @@ export interface MongoSettings {
 }
 
 export interface BrokerSettings {
+  /** The first address; the connection tries it first. */
   url: string;
+  /** Further nodes of the same cluster, tried in turn when the one in use cannot be reached. */
+  alternateUrls?: string[];
+  /** Default classic. */
+  queueType?: TaskQueueType;
   username?: string;
   password?: string;
   tlsCaFile?: string;
@@ -63,8 +90,11 @@ export function toMongoSettings(env: z.infer<typeof mongoEnvSchema>): MongoSetti
 }
 
 export function toBrokerSettings(env: z.infer<typeof brokerEnvSchema>): BrokerSettings {
+  const [url = env.BROKER_URL, ...alternateUrls] = splitBrokerUrls(env.BROKER_URL);
   return {
-    url: env.BROKER_URL,
+    url,
+    alternateUrls,
+    queueType: env.TASK_QUEUE_TYPE ?? 'classic',
     username: env.BROKER_USERNAME,
     password: env.BROKER_PASSWORD,
     tlsCaFile: env.BROKER_TLS_CA_FILE,

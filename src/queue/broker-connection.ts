@@ -13,8 +13,18 @@ export function brokerUrlWithCredentials(settings: BrokerSettings): string {
   return url.toString();
 }
 
+/** Every address of the broker: BROKER_URL's first node, then the others of the cluster. */
+export function brokerAddresses(settings: BrokerSettings): string[] {
+  return [settings.url, ...(settings.alternateUrls ?? [])];
+}
+
+/** How long one node may take to accept the TCP connection before the next one is tried. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 export function brokerSocketOptions(settings: BrokerSettings): Record<string, unknown> {
-  const options: Record<string, unknown> = {};
+  // A node that died without closing its sockets (power loss, partition) would otherwise hold
+  // the attempt for the kernel's TCP timeout, minutes, before another node is tried.
+  const options: Record<string, unknown> = { timeout: CONNECT_TIMEOUT_MS };
   if (settings.tlsCaFile !== undefined) options.ca = [readFileSync(settings.tlsCaFile)];
   if (settings.tlsCertFile !== undefined) options.cert = readFileSync(settings.tlsCertFile);
   if (settings.tlsKeyFile !== undefined) options.key = readFileSync(settings.tlsKeyFile);
@@ -22,6 +32,7 @@ export function brokerSocketOptions(settings: BrokerSettings): Record<string, un
   return options;
 }
 
+/** Connects to `settings.url` (one node; BrokerSession walks the alternates). */
 export async function connectBroker(settings: BrokerSettings): Promise<amqp.ChannelModel> {
   return amqp.connect(brokerUrlWithCredentials(settings), brokerSocketOptions(settings));
 }

@@ -4,12 +4,15 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from '../queue/protocol/json.js';
 import { kombuQueueDict } from '../queue/protocol/entities.js';
+import type { TaskQueueType } from '../config/connections.js';
 import { DEFAULT_TASK_INFO_ITEMS } from './task-registry.js';
 
 /** What the commands need to know about, and may change in, the worker. */
 export interface ControlTarget {
   readonly nodeName: string;
   readonly queues: readonly string[];
+  /** How the task queues are declared (TASK_QUEUE_TYPE); default classic. */
+  readonly queueType?: TaskQueueType;
   registeredReply(taskinfoitems: readonly string[]): string[];
   /** Marks ids revoked; with terminate, stops those running. Returns the ids that were running and got stopped. */
   revoke(ids: string[], terminate: boolean): string[];
@@ -56,7 +59,7 @@ const HANDLERS: Record<string, Handler> = {
   ping: () => ok('pong'),
   registered,
   dump_tasks: registered,
-  active_queues: (target) => target.queues.map((q) => kombuQueueDict(q) as JsonObject),
+  active_queues: (target) => target.queues.map((q) => kombuQueueDict(q, target.queueType) as JsonObject),
   stats: (target) => target.stats(),
   active: (target) => target.activeRequests(),
   revoked: (target) => target.revokedIds(),

@@ -22,20 +22,20 @@ function runLocalStrategy(deps: AuthRouteDeps, req: Request, res: Response): Pro
 /** The account on success, null on bad credentials; throws 429 while throttled. */
 export async function attemptPasswordLogin(deps: AuthRouteDeps, req: Request, res: Response, username: string): Promise<Account | null> {
   const ip = clientAddress(req);
-  const attempt = deps.throttle.begin(username, ip);
+  const attempt = await deps.throttle.begin(username, ip);
   let account: Account | null;
   try {
     account = await runLocalStrategy(deps, req, res);
   } catch (err) {
-    attempt.abandoned();
+    await attempt.abandoned().catch(() => undefined);
     throw err;
   }
   if (account === null) {
-    attempt.failed();
+    await attempt.failed();
     deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login failed');
     return null;
   }
-  attempt.succeeded();
+  await attempt.succeeded();
   deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login succeeded');
   return account;
 }

@@ -75,7 +75,7 @@ export function profileRoutes(deps: AuthRouteDeps): Router {
         const userId = requireUserId(req);
         const changes = toChanges(parseBody(profileBody, req.body, PROFILE_SHAPE));
         const username = req.principal.username ?? '';
-        if (changes.password !== undefined) deps.throttle.check(username, clientAddress(req));
+        if (changes.password !== undefined) await deps.throttle.check(username, clientAddress(req));
         const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, clientAddress(req)));
         if (result.newPasswordStamp !== undefined) {
           deps.logger.info({ reqId: req.requestId, username }, 'password changed');

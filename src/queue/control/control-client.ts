@@ -34,7 +34,11 @@ export type NodeReplies<T = JsonValue> = Record<string, T>;
 interface Collector {
   replies: NodeReplies;
   limit: number | undefined;
+  /** The channel whose reply queue gathers the replies. */
+  channel: ConfirmChannel;
   finish: () => void;
+  /** The request or its replies were lost (channel closed, publish refused): no answer at all. */
+  fail: () => void;
 }
 
 interface ReplyChannel {
@@ -68,24 +72,30 @@ export class ControlClient {
       reply: { ticket, routingKey },
     };
 
+    // Replies gathered on a reply queue that went away (its node died) are no answer: reporting
+    // them, or none, would tell the caller that workers which are alive do not exist.
     return new Promise<NodeReplies>((resolve, reject) => {
       const collector: Collector = {
         replies: {},
         limit,
+        channel,
         finish: () => {
           clearTimeout(timer);
           this.collectors.delete(ticket);
           resolve(collector.replies);
         },
+        fail: () => {
+          clearTimeout(timer);
+          this.collectors.delete(ticket);
+          reject(brokerUnavailable());
+        },
       };
       const timer = setTimeout(collector.finish, timeoutMs);
       this.collectors.set(ticket, collector);
       try {
-        void this.publish(channel, request, timeoutMs).catch(() => undefined);
+        this.publish(channel, request, timeoutMs).catch(() => collector.fail());
       } catch {
-        clearTimeout(timer);
-        this.collectors.delete(ticket);
-        reject(brokerUnavailable());
+        collector.fail();
       }
     });
   }
@@ -186,6 +196,7 @@ export class ControlClient {
     channel.on('error', () => undefined);
     channel.once('close', () => {
       if (this.channel?.connection === connection) this.channel = null;
+      for (const collector of [...this.collectors.values()]) if (collector.channel === channel) collector.fail();
     });
     // Any unique string works as the routing key; kombu uses a UUID ("oid").
     const routingKey = randomUUID();

@@ -7,7 +7,8 @@
  * A parked message is the original, unchanged (body, properties, headers), plus headers saying
  * why, from which queue, after how many deliveries and when.
  */
-import type { Channel, ConfirmChannel, GetMessage, Message, Options } from 'amqplib';
+import type { Channel, ConfirmChannel, GetMessage, Message, Options, Replies } from 'amqplib';
+import type { TaskQueueType } from '../../config/connections.js';
 import { isJsonObject, type JsonValue } from '../protocol/json.js';
 import { parseTaskMessage } from '../protocol/task-message-parser.js';
 
@@ -21,19 +22,25 @@ export const DEAD_LETTER_HEADERS = {
   parkedAt: 'x-cybercom-dead-lettered-at',
 } as const;
 
-export async function declareDeadLetterQueue(channel: Channel): Promise<void> {
-  await channel.assertQueue(DEAD_LETTER_QUEUE, { durable: true });
+/** Of the same type as the task queues (TASK_QUEUE_TYPE), so on a cluster it is replicated too. */
+function deadLetterQueueOptions(type: TaskQueueType): Options.AssertQueue {
+  return type === 'classic' ? { durable: true } : { durable: true, arguments: { 'x-queue-type': type } };
+}
+
+export async function declareDeadLetterQueue(channel: Channel, type: TaskQueueType = 'classic'): Promise<Replies.AssertQueue> {
+  return channel.assertQueue(DEAD_LETTER_QUEUE, deadLetterQueueOptions(type));
 }
 
 export interface ParkInfo {
   reason: string;
   deliveryCount: number;
   now?: Date;
+  queueType?: TaskQueueType;
 }
 
 /** Copies `message` into the dead-letter queue and resolves once the broker confirmed it. */
 export async function parkMessage(channel: ConfirmChannel, message: Message, info: ParkInfo): Promise<void> {
-  await declareDeadLetterQueue(channel);
+  await declareDeadLetterQueue(channel, info.queueType);
   const p = message.properties;
   const options: Options.Publish = {
     headers: {
@@ -88,8 +95,8 @@ export function describeDeadLetter(message: GetMessage): DeadLetter {
  * Reads up to `limit` parked messages without removing any: each is fetched unacknowledged and
  * all are handed back (requeued) before the channel closes. Also answers how many are parked.
  */
-export async function peekDeadLetters(channel: Channel, limit: number): Promise<{ count: number; letters: DeadLetter[] }> {
-  const { messageCount } = await channel.assertQueue(DEAD_LETTER_QUEUE, { durable: true });
+export async function peekDeadLetters(channel: Channel, limit: number, type: TaskQueueType = 'classic'): Promise<{ count: number; letters: DeadLetter[] }> {
+  const { messageCount } = await declareDeadLetterQueue(channel, type);
   const letters: DeadLetter[] = [];
   let fetched = false;
   try {
@@ -106,8 +113,8 @@ export async function peekDeadLetters(channel: Channel, limit: number): Promise<
 }
 
 /** Removes every parked message; answers how many there were. */
-export async function purgeDeadLetters(channel: Channel): Promise<number> {
-  await declareDeadLetterQueue(channel);
+export async function purgeDeadLetters(channel: Channel, type: TaskQueueType = 'classic'): Promise<number> {
+  await declareDeadLetterQueue(channel, type);
   const { messageCount } = await channel.purgeQueue(DEAD_LETTER_QUEUE);
   return messageCount;
 }

@@ -100,6 +100,13 @@ export class ResultStore {
     return typeof count === 'number' ? count : 1;
   }
 
+  /** Whether the task already has a final state (SUCCESS, FAILURE, REVOKED). */
+  async isReady(taskId: string): Promise<boolean> {
+    const row = await this.collection.findOne({ _id: taskId }, { projection: { status: 1 } });
+    const status: unknown = row?.status;
+    return isTaskState(status) && READY_STATES.has(status);
+  }
+
   /** Removes the PENDING document countDelivery created for a task whose result is not kept. */
   async forgetDeliveries(taskId: string): Promise<void> {
     await this.collection.deleteOne({ _id: taskId, status: 'PENDING' });

@@ -16,12 +16,14 @@ import { createLogger } from '../../log/logger.js';
 import { createServiceContext } from '../../service.js';
 import { startLocalServices } from './services.js';
 
-const HELP = `Usage: cybercom dev [--state-dir DIR] [--port N]
+const HELP = `Usage: cybercom dev [--state-dir DIR] [--port N] [--broker-nodes N]
 
 Starts RabbitMQ (AMQPS, client certificates) and a MongoDB-wire server (TLS, client
 certificates, SCRAM) as child processes, then the API on http://localhost:<port>/api/.
 State, certificates and secrets live in the state directory (default .state/dev) and are
 reused on the next run. Stop with Ctrl-C: the services stop with the API.
+--broker-nodes 3 runs RabbitMQ as a cluster of three nodes (quorum task queues; BROKER_URL
+lists every node).
 `;
 
 function envFileText(env: Record<string, string>): string {
@@ -40,15 +42,22 @@ async function readOrCreateSecret(path: string, make: () => string): Promise<{ v
 export async function runDev(argv: string[], serve: (env: Record<string, string | undefined>) => Promise<void>): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { 'state-dir': { type: 'string', default: '.state/dev' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      'state-dir': { type: 'string', default: '.state/dev' },
+      port: { type: 'string' },
+      'broker-nodes': { type: 'string', default: '1' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help === true) {
     process.stdout.write(HELP);
     return;
   }
+  const brokerNodes = Number(values['broker-nodes']);
+  if (!Number.isInteger(brokerNodes) || brokerNodes < 1 || brokerNodes > 9) throw new Error('--broker-nodes must be a whole number from 1 to 9');
   const stateDir = resolve(values['state-dir'] as string);
   process.stdout.write(`Starting local services in ${stateDir} ...\n`);
-  const services = await startLocalServices({ stateDir, reuseCertificates: true });
+  const services = await startLocalServices({ stateDir, reuseCertificates: true, brokerNodes });
   const secret = await readOrCreateSecret(join(stateDir, 'secret-key'), () => randomBytes(32).toString('hex'));
   const env: Record<string, string> = {
     ...services.env(),

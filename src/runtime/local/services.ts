@@ -8,8 +8,9 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ensureCertificates } from './certificate-set.js';
 import { ensureCredentials } from './credentials.js';
-import { startMongoWire, type MongoWireHandle, type MongoWireKind } from './mongo-wire.js';
+import { startMongoWire, type MongoWireKind } from './mongo-wire.js';
 import { startRabbitMq, type RabbitMqHandle } from './rabbitmq.js';
+import { startRabbitMqCluster } from './rabbitmq-cluster.js';
 
 export interface LocalServicesOptions {
   stateDir: string;
@@ -21,6 +22,12 @@ export interface LocalServicesOptions {
   validityDays?: number;
   /** Fixed ports instead of free ones (e.g. for a dev set-up other tools point at). */
   ports?: { mongo?: number; broker?: number };
+  /**
+   * RabbitMQ nodes (default 1). More form one cluster (see ./rabbitmq-cluster.ts): BROKER_URL
+   * then lists every node, task queues are quorum queues, and nodes talk to each other over TLS.
+   * With a fixed broker port, node i listens on that port + i.
+   */
+  brokerNodes?: number;
 }
 
 export interface LocalServices {
@@ -45,7 +52,13 @@ export interface LocalServices {
     certFile: string;
     keyFile: string;
     port: number;
+    /** Every node's address, `;`-separated (one address for a single node). */
+    urls: string;
+    /** How task queues are declared: quorum on a cluster. */
+    queueType: 'classic' | 'quorum';
   };
+  /** The nodes of the broker cluster (one for a single node): to stop or kill one in tests. */
+  brokerNodes: RabbitMqHandle[];
   certDir: string;
   /** The environment variables the service's configuration reads (client certificate `api`). */
   env(): Record<string, string>;
@@ -74,6 +87,29 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
   });
   const api = certs.clients.api;
 
+  const brokerNodeCount = opts.brokerNodes ?? 1;
+  const brokerOptions = {
+    caFile: certs.ca.certFile,
+    certFile: certs.server.certFile,
+    keyFile: certs.server.keyFile,
+    clientCertFile: api.certFile,
+    clientKeyFile: api.keyFile,
+    username: credentials.broker.username,
+    password: credentials.broker.password,
+    vhost: credentials.broker.vhost,
+  };
+  const startBroker = async (): Promise<RabbitMqHandle[]> => {
+    if (brokerNodeCount === 1) return [await startRabbitMq({ ...brokerOptions, dir: brokerDir, port: opts.ports?.broker })];
+    const cluster = await startRabbitMqCluster({
+      ...brokerOptions,
+      dir: brokerDir,
+      nodes: brokerNodeCount,
+      basePort: opts.ports?.broker,
+      distributionTls: { caFile: certs.ca.certFile, certFile: certs.server.certFile, keyFile: certs.server.keyFile, clientCertFile: api.certFile, clientKeyFile: api.keyFile },
+    });
+    return cluster.nodes;
+  };
+
   const [mongoResult, brokerResult] = await Promise.allSettled([
     startMongoWire({
       dir: mongoDir,
@@ -86,29 +122,19 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
       username: credentials.mongo.username,
       password: credentials.mongo.password,
     }),
-    startRabbitMq({
-      dir: brokerDir,
-      caFile: certs.ca.certFile,
-      certFile: certs.server.certFile,
-      keyFile: certs.server.keyFile,
-      clientCertFile: api.certFile,
-      clientKeyFile: api.keyFile,
-      port: opts.ports?.broker,
-      username: credentials.broker.username,
-      password: credentials.broker.password,
-      vhost: credentials.broker.vhost,
-    }),
+    startBroker(),
   ]);
   if (mongoResult.status === 'rejected' || brokerResult.status === 'rejected') {
     // Don't leave the one that did start running.
-    const started = [mongoResult, brokerResult].filter((r) => r.status === 'fulfilled') as Array<PromiseFulfilledResult<MongoWireHandle | RabbitMqHandle>>;
-    await Promise.all(started.map((r) => r.value.stop().catch(() => undefined)));
+    if (mongoResult.status === 'fulfilled') await mongoResult.value.stop().catch(() => undefined);
+    if (brokerResult.status === 'fulfilled') await Promise.all(brokerResult.value.map((n) => n.stop().catch(() => undefined)));
     const errors = [mongoResult, brokerResult].filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as unknown);
     if (errors.length === 1) throw errors[0];
     throw new AggregateError(errors, `local services did not start:\n${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('\n\n')}`);
   }
   const mongoHandle = mongoResult.value;
-  const brokerHandle = brokerResult.value;
+  const brokerNodes = brokerResult.value;
+  const brokerHandle = brokerNodes[0] as RabbitMqHandle;
 
   const mongo: LocalServices['mongo'] = {
     kind: mongoHandle.kind,
@@ -131,12 +157,15 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
     certFile: api.certFile,
     keyFile: api.keyFile,
     port: brokerHandle.port,
+    urls: brokerNodes.map((n) => n.url).join(';'),
+    queueType: brokerNodes.length > 1 ? 'quorum' : 'classic',
   };
 
   let stopping: Promise<void> | undefined;
   return {
     mongo,
     broker,
+    brokerNodes,
     certDir,
     env: () => ({
       MONGO_URI: mongo.uri,
@@ -145,7 +174,8 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
       MONGO_AUTH_SOURCE: mongo.authSource,
       MONGO_TLS_CA_FILE: mongo.caFile,
       MONGO_TLS_CERT_KEY_FILE: mongo.certKeyFile,
-      BROKER_URL: broker.url,
+      BROKER_URL: broker.urls,
+      ...(broker.queueType === 'quorum' ? { TASK_QUEUE_TYPE: broker.queueType } : {}),
       BROKER_USERNAME: broker.username,
       BROKER_PASSWORD: broker.password,
       BROKER_TLS_CA_FILE: broker.caFile,
@@ -153,6 +183,6 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
       BROKER_TLS_KEY_FILE: broker.keyFile,
     }),
     stop: () =>
-      (stopping ??= Promise.all([mongoHandle.stop(), brokerHandle.stop()]).then(() => undefined)),
+      (stopping ??= Promise.all([mongoHandle.stop(), ...brokerNodes.map((n) => n.stop())]).then(() => undefined)),
   };
 }

@@ -10,6 +10,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeDerivedConfig } from '../../../src/ops/appliance/derived-config.js';
+import { CURRENT_CONFIG_VERSION, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
+import { installLayout } from '../../../src/ops/appliance/layout.js';
+import { REPLICA_SET_MEMBERS, replicaSetUri } from '../../../src/ops/appliance/replica-set.js';
+import { SECRET_KEYS, type Secrets } from '../../../src/ops/appliance/secrets.js';
+import { ComposeRuntime } from '../../../src/ops/runtime/compose-runtime.js';
 import { REPO } from './support.js';
 
 const execFileAsync = promisify(execFile);
@@ -44,6 +50,8 @@ describe('compose.yaml', () => {
     expect(config.services.mongo.image).toBe('localhost/mongo:test');
     expect(config.services.rabbitmq.image).toBe('rabbitmq:4.1');
     expect(JSON.stringify(config.services.api.volumes)).toContain(`${dir}/compose/api`);
+    // API_REPLICAS absent (an installation from before --api-processes): one API container.
+    expect(config.services.api.deploy.replicas).toBe(1);
   });
 
   it('is valid for the Compose v2 plugin where installed', async (ctx) => {
@@ -62,6 +70,52 @@ describe('compose.yaml', () => {
   });
 });
 
+describe('compose.cluster.yaml over compose.yaml', () => {
+  it('is valid for the Compose v2 plugin with the files the installer writes for --topology cluster', async (ctx) => {
+    if (!(await hasComposeV2())) ctx.skip();
+    const layout = installLayout(join(dir, 'cluster'));
+    const config: InstallConfig = {
+      configVersion: CURRENT_CONFIG_VERSION,
+      runtime: 'compose',
+      admin: { username: 'admin', email: 'admin@example.org' },
+      publicHost: '',
+      https: 'none',
+      acmeEmail: '',
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      allowedHosts: ['localhost'],
+      debug: false,
+      certValidityDays: 365,
+      dataStoreAnonymous: false,
+      catalogAnonymous: false,
+      ports: { http: 80, https: 443, broker: 5671, database: 27017 },
+      dbEngine: 'auto',
+      certRenewal: 'none',
+      topology: 'cluster',
+    };
+    const secrets = Object.fromEntries(SECRET_KEYS.map((key) => [key, `${key.toLowerCase()}-value`])) as Secrets;
+    await mkdir(layout.configDir, { recursive: true });
+    await writeDerivedConfig(layout, config, secrets, {});
+    // The file list every compose command of this installation uses.
+    const files = await new ComposeRuntime(layout).composeFiles();
+    expect(files.map((f) => f.split('/').pop())).toEqual(['compose.yaml', 'compose.cluster.yaml']);
+    const { stdout } = await execFileAsync('docker', ['compose', ...files.flatMap((f) => ['-f', f]), '--env-file', layout.composeEnvFile, '-p', 'cybercom', 'config'], { cwd: REPO });
+    const resolved = parse(stdout) as Record<string, any>;
+    expect(Object.keys(resolved.services)).toEqual(expect.arrayContaining(['mongo', 'mongo-2', 'mongo-3', 'mongo-replica-set', 'api', 'worker']));
+    // The env file's quoted connection string arrives unquoted in the containers.
+    expect(resolved.services.api.environment.MONGO_URI).toBe(replicaSetUri());
+    expect(resolved.services.worker.environment.MONGO_URI).toBe(replicaSetUri());
+    // compose.yaml's mongod.conf mount is replaced, not doubled.
+    const mongoConfigs = (resolved.services.mongo.volumes as Array<{ source: string; target: string }>).filter((v) => v.target === '/etc/mongo/mongod.conf');
+    expect(mongoConfigs.map((v) => v.source)).toEqual([join(REPO, 'docker', 'mongod.cluster.conf')]);
+    for (const member of REPLICA_SET_MEMBERS) {
+      expect(resolved.services[member].volumes.find((v: { target: string }) => v.target === '/run/cybercom/mongo').source).toBe(join(layout.root, 'compose', 'mongo'));
+    }
+    expect(resolved.services.api.depends_on['mongo-replica-set']).toMatchObject({ condition: 'service_completed_successfully' });
+    expect(resolved.services['mongo-2'].ports).toBeUndefined();
+  });
+});
+
 describe('docker/Caddyfile', () => {
   const modes = [
     { mode: 'none', site: ':80', expect: (json: string) => expect(json).toContain('":80"') },
@@ -75,7 +129,9 @@ describe('docker/Caddyfile', () => {
         env: { PATH: process.env.PATH, HOME: dir, SITE_ADDRESS: m.site, TLS_MODE: m.mode, ACME_EMAIL: 'ops@example.org' },
       });
       m.expect(stdout);
-      expect(stdout).toContain('"dial":"api:8080"');
+      // Every API replica: the A records of `api`, port 8080.
+      expect(stdout).toContain('"dynamic_upstreams":{"name":"api","port":"8080"');
+      expect(stdout).toContain('"source":"a"');
     });
   }
 });

@@ -6,7 +6,8 @@ result backend with TLS options, the JSON serializer, and the test's own queue a
 
 Environment: INTEROP_BROKER_URL BROKER_USERNAME BROKER_PASSWORD BROKER_TLS_CA_FILE BROKER_TLS_CERT_FILE
 BROKER_TLS_KEY_FILE MONGO_URI MONGO_USERNAME MONGO_PASSWORD MONGO_AUTH_SOURCE MONGO_TLS_CA_FILE
-MONGO_TLS_CERT_KEY_FILE RESULT_DATABASE RESULT_COLLECTION INTEROP_QUEUE
+MONGO_TLS_CERT_KEY_FILE RESULT_DATABASE RESULT_COLLECTION INTEROP_QUEUE, and INTEROP_QUEUE_TYPE (Celery >= 5.5:
+task_default_queue_type, e.g. quorum; unset: Celery's default, classic)
 (The broker URL has its own name because the `celery` command line reads BROKER_URL as the
 value of its --broker option, which would replace the URL built here, credentials and all.)
 """
@@ -61,3 +62,6 @@ app.conf.update(
     worker_hijack_root_logger=False,
     broker_connection_retry_on_startup=True,
 )
+
+if os.environ.get("INTEROP_QUEUE_TYPE"):
+    app.conf.task_default_queue_type = os.environ["INTEROP_QUEUE_TYPE"]

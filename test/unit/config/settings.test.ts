@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, environmentWithFile, loadSettings } from '../../../src/config/settings.js';
@@ -90,5 +90,18 @@ describe('HTTPS served by the API itself', () => {
     expect(problems({ ...minimal, HTTPS_CERT_FILE: cert })).toContain('HTTPS_CERT_FILE and HTTPS_KEY_FILE must be set together');
     expect(problems({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: join(dir, 'nope.pem') })).toContain(`HTTPS_KEY_FILE: file ${join(dir, 'nope.pem')} does not exist`);
     expect(problems({ ...minimal, HTTP_REDIRECT_PORT: '80' })).toContain('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
+  });
+});
+
+describe('API_PROCESSES', () => {
+  it('defaults to the number of cores', () => {
+    expect(loadSettings(minimal).apiProcesses).toBe(availableParallelism());
+  });
+
+  it('takes a whole number from 1 to 256, and reports anything else', () => {
+    expect(loadSettings({ ...minimal, API_PROCESSES: '3' }).apiProcesses).toBe(3);
+    for (const bad of ['0', '-1', '1.5', 'many', '257']) {
+      expect(problems({ ...minimal, API_PROCESSES: bad }).join(), bad).toMatch(/^API_PROCESSES: /);
+    }
   });
 });

@@ -1,5 +1,7 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { collectAnswers, InvalidAnswersError, MissingAnswersError, toInstallConfig } from '../../../src/installer/answers.js';
+import { parseInstallerArguments, UsageError, valuesFromEnvironment } from '../../../src/installer/arguments.js';
 import type { Prompter } from '../../../src/installer/prompter.js';
 
 const warnings: string[] = [];
@@ -115,5 +117,52 @@ describe('collecting answers', () => {
     expect(rejected).toEqual(['"not-an-address" is not a valid e-mail address']);
     expect(asked).toContain('Administrator username [admin]');
     expect(asked).toContain('Certificate validity in days [365]');
+  });
+});
+
+describe('--topology', () => {
+  it('defaults to a single node, which install.json does not mention (as before the option)', async () => {
+    const config = toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose' }, acceptDefaults: true }));
+    expect(config).not.toHaveProperty('topology');
+    expect(toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose', topology: 'single' }, acceptDefaults: true }))).toEqual(config);
+  });
+
+  it('gives the compose runtime a cluster, kept on re-runs', async () => {
+    const parsed = parseInstallerArguments(['--topology', 'cluster', '--runtime', 'compose']).values;
+    expect(parsed).toEqual({ topology: 'cluster', runtime: 'compose' });
+    const config = toInstallConfig(await collectAnswers({ ...base, given: parsed, acceptDefaults: true }));
+    expect(config.topology).toBe('cluster');
+    const again = toInstallConfig(await collectAnswers({ ...base, previous: config, given: {}, acceptDefaults: true }));
+    expect(again.topology).toBe('cluster');
+    expect(valuesFromEnvironment({ CYBERCOM_TOPOLOGY: 'cluster' }).values).toEqual({ topology: 'cluster' });
+    expect(() => parseInstallerArguments(['--topology', 'sharded'])).toThrow(UsageError);
+  });
+
+  it('refuses a cluster for the local runtime, whose database is one node; a local re-run falls back to single', async () => {
+    const error = await collectAnswers({ ...base, given: { runtime: 'local', topology: 'cluster' }, acceptDefaults: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidAnswersError);
+    expect((error as InvalidAnswersError).problems.join()).toContain('--topology cluster needs --runtime compose');
+    const previous = toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose', topology: 'cluster' }, acceptDefaults: true }));
+    const local = toInstallConfig(await collectAnswers({ ...base, previous, given: { runtime: 'local' }, acceptDefaults: true }));
+    expect(local).not.toHaveProperty('topology');
+  });
+});
+
+describe('--api-processes', () => {
+  it('defaults to the number of cores, is stored and kept on re-runs', async () => {
+    const config = toInstallConfig(await collectAnswers({ ...base, given: {}, acceptDefaults: true }));
+    expect(config.apiProcesses).toBe(availableParallelism());
+    const given = toInstallConfig(await collectAnswers({ ...base, given: parseInstallerArguments(['--api-processes', '3']).values, acceptDefaults: true }));
+    expect(given.apiProcesses).toBe(3);
+    const again = toInstallConfig(await collectAnswers({ ...base, previous: given, given: {}, acceptDefaults: true }));
+    expect(again.apiProcesses).toBe(3);
+    expect(valuesFromEnvironment({ CYBERCOM_API_PROCESSES: '4' }).values).toEqual({ apiProcesses: 4 });
+  });
+
+  it('refuses 0 and anything that is not a whole number', async () => {
+    const error = await collectAnswers({ ...base, given: { apiProcesses: 0 }, acceptDefaults: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidAnswersError);
+    expect((error as InvalidAnswersError).problems.join()).toContain('--api-processes: a whole number from 1 to 256');
+    expect(() => parseInstallerArguments(['--api-processes', 'many'])).toThrow(UsageError);
   });
 });

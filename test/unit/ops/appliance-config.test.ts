@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerDefinitions, rabbitPasswordHash } from '../../../src/ops/appliance/broker-definitions.js';
+import { composeEnv } from '../../../src/ops/appliance/compose-files.js';
 import { renderEnvFile, serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
 import { CURRENT_CONFIG_VERSION, InstallConfigError, readPreviousAnswers, serializeInstallConfig, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
 import { installLayout } from '../../../src/ops/appliance/layout.js';
@@ -87,6 +88,15 @@ describe('rendered configuration', () => {
     expect(worker).toMatchObject({ MONGO_USERNAME: 'cybercom-worker', BROKER_PASSWORD: 'broker_worker_password-value', BROKER_TLS_KEY_FILE: '/srv/cybercom/certs/worker.key' });
     const composeApi = serviceEnv(layout, { ...config, runtime: 'compose' }, secrets);
     expect(composeApi).toMatchObject({ MONGO_URI: 'mongodb://mongo:27017/', BROKER_URL: 'amqps://rabbitmq:5671/cybercom', HTTP_PORT: '8080', TRUST_PROXY: 'true', MONGO_TLS_CA_FILE: '/run/cybercom/tls/ca.pem' });
+  });
+
+  it('runs --api-processes API processes locally, and as many one-process API containers in compose', () => {
+    expect(serviceEnv(layout, { ...config, apiProcesses: 3 }, secrets).API_PROCESSES).toBe('3');
+    expect(serviceEnv(layout, { ...config, runtime: 'compose', apiProcesses: 3 }, secrets).API_PROCESSES).toBe('1');
+    expect(composeEnv(layout, { ...config, runtime: 'compose', apiProcesses: 3 }, {}).API_REPLICAS).toBe('3');
+    // install.json from before the option: one per core.
+    expect(serviceEnv(layout, config, secrets).API_PROCESSES).toBe(String(availableParallelism()));
+    expect(composeEnv(layout, { ...config, runtime: 'compose' }, {}).API_REPLICAS).toBe(String(availableParallelism()));
   });
 
   it('writes env files that quote only what needs quoting and refuse line breaks', () => {

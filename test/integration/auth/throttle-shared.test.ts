@@ -1,0 +1,149 @@
+/**
+ * The login throttle's counts live in the service database, so the limit holds across API
+ * processes: here two throttles (as two processes have) and two whole API instances on one
+ * service database.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db, MongoClient } from 'mongodb';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { ApiError } from '../../../src/errors.js';
+import { LOGIN_ATTEMPTS_COLLECTION, LoginThrottle } from '../../../src/auth/login-throttle.js';
+import { call, startTestApp, testSettings, uniqueName, type TestApp } from '../../support/app.js';
+import { closeAndDrop, expectError } from './helpers.js';
+
+async function throttled(fn: () => Promise<unknown>): Promise<ApiError | null> {
+  try {
+    await fn();
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+}
+
+describe('LoginThrottle on the service database', () => {
+  let client: MongoClient;
+  let db: Db;
+  beforeAll(async () => {
+    const settings = testSettings();
+    client = await connectMongo(settings.mongo);
+    db = client.db(uniqueName('svc_'));
+  });
+  afterAll(async () => {
+    await db.dropDatabase().catch(() => undefined);
+    await client.close();
+  });
+
+  /** Two throttles on one database, as two API processes have, with a clock the test moves. */
+  async function pair(maxFailures: number, windowSeconds = 60) {
+    await db.collection(LOGIN_ATTEMPTS_COLLECTION).deleteMany({});
+    let now = Date.now();
+    const clock = () => now;
+    const a = new LoginThrottle(db, { maxFailures, windowSeconds }, clock);
+    const b = new LoginThrottle(db, { maxFailures, windowSeconds }, clock);
+    await a.init();
+    await b.init();
+    return { a, b, advance: (ms: number) => (now += ms) };
+  }
+
+  it('failures counted by one process lock the username in the other, with Retry-After', async () => {
+    const { a, b, advance } = await pair(3);
+    for (let i = 0; i < 3; i++) {
+      const attempt = await (i % 2 === 0 ? a : b).begin('alice', `10.0.0.${i}`);
+      await attempt.failed();
+      advance(1_000);
+    }
+    const error = await throttled(() => b.check('ALICE', '10.9.9.9'));
+    expect(error?.status).toBe(429);
+    expect(error?.code).toBe('throttled');
+    // first failure at t0, window 60 s, now t0 + 3 s → 57 s left
+    expect(error?.headers['Retry-After']).toBe('57');
+    expect((await throttled(() => a.begin('alice', '10.9.9.8')))?.status).toBe(429);
+    advance(57_001);
+    expect(await throttled(() => a.check('alice', '10.9.9.9'))).toBeNull();
+  });
+
+  it('locks a client address across usernames; a success clears the username only', async () => {
+    const { a, b } = await pair(2);
+    await a.recordFailure('carol', '203.0.113.5');
+    await b.recordFailure('dave', '203.0.113.5');
+    await a.recordSuccess('carol');
+    expect(await throttled(() => b.check('carol', '203.0.113.6'))).toBeNull();
+    expect((await throttled(() => b.check('carol', '203.0.113.5')))?.status).toBe(429);
+  });
+
+  it('places in flight in either process count before any password is judged; each attempt ends once', async () => {
+    const { a, b } = await pair(3);
+    const attempts = [await a.begin('bob', '198.51.100.1'), await b.begin('bob', '198.51.100.2'), await a.begin('bob', '198.51.100.3')];
+    expect((await throttled(() => b.begin('bob', '198.51.100.4')))?.status).toBe(429);
+    // Ending one frees its place; a second outcome for the same attempt changes nothing.
+    await attempts[0]?.abandoned();
+    await attempts[0]?.failed();
+    const fourth = await b.begin('bob', '198.51.100.4');
+    await attempts[1]?.failed();
+    await attempts[2]?.failed();
+    await fourth.succeeded();
+    expect(await throttled(() => a.begin('bob', '198.51.100.5'))).toBeNull();
+  });
+
+  it('of many simultaneous attempts spread over both processes, at most maxFailures get a place', async () => {
+    const { a, b } = await pair(5);
+    // Several rounds, each on a key nobody has used: its document is created by the burst itself.
+    for (let round = 0; round < 5; round++) {
+      const outcomes = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 === 0 ? a : b).begin(`target-${round}`, `192.0.2.${i}`).then(
+            () => 'place',
+            (err: unknown) => (err instanceof ApiError ? err.status : err),
+          ),
+        ),
+      );
+      expect(outcomes.filter((o) => o === 'place').length, outcomes.join(',')).toBe(5);
+      expect(outcomes.every((o) => o === 'place' || o === 429), outcomes.join(',')).toBe(true);
+    }
+  });
+});
+
+describe('two API instances on one service database', () => {
+  let first: TestApp;
+  let second: TestApp;
+  beforeAll(async () => {
+    // Behind a trusted proxy, each request from its own address: the locks below are the username's.
+    const shared = { SERVICE_DATABASE: uniqueName('svc_'), LOGIN_MAX_FAILURES: '4', LOGIN_WINDOW_S: '600', TRUST_PROXY: 'true' };
+    first = await startTestApp(shared);
+    second = await startTestApp(shared);
+    await first.users.createUser({ username: 'shared-target', password: 'shared-target-pass-1' });
+  });
+  afterAll(async () => {
+    await second?.close();
+    await closeAndDrop(first);
+  });
+
+  it('hold LOGIN_MAX_FAILURES together: failures through one lock the account through the other', async () => {
+    for (let i = 0; i < 4; i++) {
+      const app = i % 2 === 0 ? first : second;
+      const res = await call(app.url, 'POST', '/api/token/', { body: { username: 'shared-target', password: `guess-${i}-xyz` }, headers: { 'X-Forwarded-For': `198.51.100.${i + 1}` } });
+      expectError(res, 401, 'invalid_credentials');
+    }
+    for (const [i, app] of [first, second].entries()) {
+      const res = await call(app.url, 'POST', '/api/token/', { body: { username: 'shared-target', password: 'shared-target-pass-1' }, headers: { 'X-Forwarded-For': `198.51.100.${50 + i}` } });
+      expectError(res, 429, 'throttled');
+    }
+  });
+
+  it('verify at most LOGIN_MAX_FAILURES of simultaneous guesses spread over both', async () => {
+    await first.users.createUser({ username: 'parallel-target', password: 'parallel-target-pass-1' });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        call((i % 2 === 0 ? first : second).url, 'POST', '/api/token/', {
+          body: { username: 'parallel-target', password: `guess-${i}-xyz` },
+          headers: { 'X-Forwarded-For': `203.0.113.${i + 1}` },
+        }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length, statuses.join(',')).toBeLessThanOrEqual(4);
+    expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(26);
+    expect(statuses.every((s) => s === 401 || s === 429), statuses.join(',')).toBe(true);
+  });
+});

@@ -1,0 +1,173 @@
+/**
+ * `serve` with API_PROCESSES=2, run as an operator runs it: two worker processes share the port.
+ * Under steady load one worker is killed with SIGKILL: the other keeps answering (only requests
+ * the killed one had in hand fail), and the primary starts a new one, which answers too (shown
+ * by killing the other original worker next, leaving the new one alone on the port).
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { request } from 'node:http';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/runtime/local/ports.js';
+import { TEST_SECRET_KEY, uniqueName } from '../../support/app.js';
+import { testServices } from '../../support/services.js';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const CLIENTS = 6;
+
+interface LogLine {
+  msg?: string;
+  worker?: number;
+  workerPid?: number;
+  url?: string;
+}
+
+/** One GET on a connection of its own (no keep-alive): a failure belongs to exactly this request. */
+function get(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { accept: 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    // Never waits forever: a request nobody answers counts as failed.
+    req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
+    req.end();
+  });
+}
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('serve with API_PROCESSES=2', () => {
+  let child: ChildProcessByStdio<null, Readable, Readable>;
+  const lines: LogLine[] = [];
+  let output = '';
+  let baseUrl = '';
+
+  beforeAll(async () => {
+    const port = await freePort();
+    child = spawn(process.execPath, [fileURLToPath(new URL('../../../node_modules/tsx/dist/cli.mjs', import.meta.url)), 'src/cli.ts', 'serve'], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ...testServices().env,
+        SECRET_KEY: TEST_SECRET_KEY,
+        SERVICE_DATABASE: uniqueName('svc_'),
+        ALLOWED_HOSTS: '127.0.0.1,localhost',
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        API_PROCESSES: '2',
+        LOG_LEVEL: 'info',
+        METRICS_ENABLED: 'false',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so the clean-up reaches the primary and its workers, not only tsx.
+      detached: true,
+    });
+    let pending = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      const complete = pending.split('\n');
+      pending = complete.pop() ?? '';
+      for (const line of complete) {
+        output += `${line}\n`;
+        try {
+          lines.push(JSON.parse(line) as LogLine);
+        } catch {
+          // not a log line
+        }
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const listening = await waitFor(() => lines.find((l) => l.msg === 'API server listening'), 90_000, `the API to listen; output:\n${output}`);
+    baseUrl = listening.url as string;
+  });
+
+  afterAll(async () => {
+    if (child?.pid === undefined || child.exitCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+
+  const readyPids = (worker: number): number[] => lines.filter((l) => l.msg === 'API process ready' && l.worker === worker).map((l) => l.workerPid as number);
+
+  it('keeps answering when a worker is killed, restarts it, and the new one answers', async () => {
+    const [firstPid] = readyPids(0);
+    const [secondPid] = readyPids(1);
+    expect(firstPid, output).toBeTypeOf('number');
+    expect(secondPid, output).toBeTypeOf('number');
+    expect(firstPid).not.toBe(secondPid);
+
+    // Steady load: CLIENTS loops, each with one request in flight at a time.
+    type Outcome = { at: number; status: number | 'error' };
+    const outcomes: Outcome[] = [];
+    let running = true;
+    const loops = Array.from({ length: CLIENTS }, async () => {
+      while (running) {
+        const status = await get(`${baseUrl}/api/health/`).catch(() => 'error' as const);
+        outcomes.push({ at: Date.now(), status });
+      }
+    });
+    const answeredSince = (t: number) => outcomes.filter((o) => o.at > t && o.status === 200).length;
+    try {
+      await waitFor(() => (answeredSince(0) >= 20 ? true : undefined), 30_000, 'load to start');
+
+      const firstKill = Date.now();
+      process.kill(firstPid as number, 'SIGKILL');
+      // The other worker answers while the killed one is being replaced.
+      await waitFor(() => (answeredSince(firstKill + 200) >= 20 ? true : undefined), 30_000, 'the surviving worker to answer');
+      const replacement = await waitFor(() => readyPids(0)[1], 60_000, `a new worker 0; output:\n${output}`);
+      expect(replacement).not.toBe(firstPid);
+      expect(alive(replacement)).toBe(true);
+
+      // Kill the other original: only the replacement is left to answer.
+      const secondKill = Date.now();
+      process.kill(secondPid as number, 'SIGKILL');
+      await waitFor(() => (answeredSince(secondKill + 200) >= 20 ? true : undefined), 30_000, 'the replacement worker to answer');
+      await waitFor(() => readyPids(1)[1], 60_000, `a new worker 1; output:\n${output}`);
+    } finally {
+      running = false;
+      await Promise.all(loops);
+    }
+
+    const statuses = outcomes.map((o) => o.status);
+    // Every answer is a success; the failures are requests cut off by a kill: at most one per
+    // client (each has one request in flight) per kill.
+    expect(statuses.filter((s) => s !== 200 && s !== 'error'), statuses.join(',')).toEqual([]);
+    expect(statuses.filter((s) => s === 'error').length).toBeLessThanOrEqual(2 * CLIENTS);
+    expect(outcomes.length).toBeGreaterThan(60);
+    expect(lines.filter((l) => l.msg === 'API process ended; restarting it').length).toBe(2);
+  }, 240_000);
+
+  it('shuts every process down on SIGTERM', async () => {
+    const pids = [...readyPids(0), ...readyPids(1)].filter(alive);
+    expect(pids.length).toBe(2);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await waitFor(() => (pids.some(alive) ? undefined : true), 30_000, 'the workers to end');
+  });
+});

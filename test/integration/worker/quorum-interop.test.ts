@@ -1,0 +1,94 @@
+/**
+ * Quorum task queues with the newest stock Celery (.venv-celery-latest): a queue the TypeScript
+ * side declares with TASK_QUEUE_TYPE=quorum is consumed by a Python Celery worker configured with
+ * `task_default_queue_type = "quorum"`, which runs a task the TypeScript publisher sent; a Celery
+ * worker left at its default (classic) is refused by RabbitMQ with PRECONDITION_FAILED, which is
+ * why the README tells Python workers what to set.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
+import { brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+
+const venv = join(repoRoot, '.venv-celery-latest');
+const queue = unique('py-quorum');
+const collection = unique('tombstone');
+const database = 'cybercom_test';
+
+let mongo: MongoClient;
+let results: ResultStore;
+let session: BrokerSession;
+let publisher: TaskPublisher;
+const workers: ChildProcess[] = [];
+
+function startCeleryWorker(nodeName: string, queueType: string | undefined): { child: ChildProcess; log: () => string } {
+  const env = { ...celeryEnv({ venv, queue, resultDatabase: database, resultCollection: collection }), ...(queueType ? { INTEROP_QUEUE_TYPE: queueType } : {}) };
+  const child = spawn(join(venv, 'bin', 'celery'), ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', nodeName, '--without-mingle', '--without-gossip', '-l', 'INFO'], {
+    cwd: celeryDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  workers.push(child);
+  return { child, log: () => log };
+}
+
+beforeAll(async () => {
+  mongo = await connectMongo(mongoSettings());
+  results = new ResultStore(mongo, { database, collection });
+  session = new BrokerSession({ settings: brokerSettings() });
+  const connection = await session.waitUntilConnected(20_000);
+  // What the TypeScript worker does with TASK_QUEUE_TYPE=quorum.
+  const channel = await connection.createChannel();
+  await declareTaskQueue(channel, queue, false, 'quorum');
+  await channel.close();
+  // Like the API: only checks that the queue exists.
+  publisher = new TaskPublisher({ session, declareQueues: 'passive' });
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => stopProcess(w, 10_000)));
+  await publisher?.close();
+  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
+  await session?.close();
+  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo?.close();
+});
+
+describe('quorum task queues and the newest Celery', () => {
+  it('a Celery worker with task_default_queue_type = "quorum" consumes the quorum queue', async () => {
+    const worker = startCeleryWorker(`${unique('py-quorum')}@test`, 'quorum');
+    const { taskId } = await publisher.publish({ taskName: 'interop.add', args: [20, 22], queue });
+    const result = await waitFor(
+      async () => {
+        if (worker.child.exitCode !== null) throw new Error(`Celery worker exited (${worker.child.exitCode}):\n${worker.log()}`);
+        const r = await results.get(taskId);
+        return r.status === 'SUCCESS' ? r : undefined;
+      },
+      90_000,
+      `the Celery worker to run the task:\n${worker.log()}`,
+    );
+    expect(result.result).toBe(42);
+    expect(worker.log()).not.toContain('PRECONDITION_FAILED');
+    // The queue is still the quorum queue the TypeScript side declared.
+    const channel = await session.require().createChannel();
+    channel.on('error', () => undefined);
+    await expect(declareTaskQueue(channel, queue, false, 'quorum')).resolves.toBeUndefined();
+    await channel.close();
+  });
+
+  it('a Celery worker at its default (classic) is refused with PRECONDITION_FAILED', async () => {
+    const worker = startCeleryWorker(`${unique('py-classic')}@test`, undefined);
+    await waitFor(() => /PRECONDITION_FAILED/.test(worker.log()) || undefined, 90_000, 'the classic declaration to be refused');
+    expect(worker.log()).toMatch(/inequivalent arg 'x-queue-type'/);
+  });
+});

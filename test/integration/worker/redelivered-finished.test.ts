@@ -1,0 +1,99 @@
+/**
+ * A redelivered task message whose task already has its final state: the worker that ran it
+ * lost its broker connection (its node died) before the acknowledgement got through. The next
+ * worker acknowledges it without running the task again; a redelivered task without a final
+ * state still runs.
+ */
+import { pino } from 'pino';
+import type { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
+import { loadTaskModules } from '../../../src/worker/task-modules.js';
+import { Worker, type TaskReport } from '../../../src/worker/worker.js';
+import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+
+const queue = unique('ts-redelivered');
+const collection = unique('tombstone');
+const database = 'cybercom_test';
+
+let mongo: MongoClient;
+let results: ResultStore;
+let session: BrokerSession;
+let publisher: TaskPublisher;
+let worker: Worker | undefined;
+
+beforeAll(async () => {
+  mongo = await connectMongo(mongoSettings());
+  results = new ResultStore(mongo, { database, collection });
+  session = new BrokerSession({ settings: brokerSettings() });
+  await session.waitUntilConnected(20_000);
+  publisher = new TaskPublisher({ session });
+});
+
+afterAll(async () => {
+  await worker?.close(1_000);
+  await publisher?.close();
+  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
+  await session?.close();
+  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo?.close();
+});
+
+/** Takes every message of the queue without acknowledging it, then closes the channel: all come back redelivered. */
+async function makeRedelivered(expected: number): Promise<void> {
+  const channel = await session.require().createChannel();
+  let taken = 0;
+  while (taken < expected) {
+    const message = await channel.get(queue, { noAck: false });
+    if (message === false) await new Promise((r) => setTimeout(r, 50));
+    else taken += 1;
+  }
+  await channel.close();
+}
+
+describe('redelivered messages', () => {
+  it('acknowledges a redelivered task that already finished without running it, and runs one that did not', async () => {
+    const finished = await publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
+    const unfinished = await publisher.publish({ taskName: 'tasks.add', args: [3, 4], queue });
+    // The first one ran to the end elsewhere: its result is stored, its acknowledgement lost.
+    await results.markSuccess(finished.taskId, 'stored by the first worker', {
+      name: 'tasks.add',
+      args: [1, 2],
+      kwargs: {},
+      worker: 'gone@test',
+      retries: 0,
+      queue,
+    });
+    await makeRedelivered(2);
+
+    const reports = new Map<string, TaskReport>();
+    worker = new Worker({
+      nodeName: `${unique('redelivered')}@test`,
+      queues: [queue],
+      tasks: await loadTaskModules([TASK_MODULE], repoRoot),
+      broker: brokerSettings(),
+      mongo: mongoSettings(),
+      resultDatabase: database,
+      resultCollection: collection,
+      mingle: false,
+      logger: pino({ level: 'silent' }),
+    });
+    worker.on('task-finished', (report) => reports.set(report.taskId, report));
+    await worker.run();
+
+    await waitFor(() => reports.has(finished.taskId) && reports.has(unfinished.taskId), 20_000, 'both messages to be handled');
+    expect(reports.get(finished.taskId)?.state).toBe('ALREADY_FINISHED');
+    expect(reports.get(unfinished.taskId)?.state).toBe('SUCCESS');
+    // Not run again: the stored result is the first worker's.
+    expect((await results.get(finished.taskId)).result).toBe('stored by the first worker');
+    expect((await results.get(unfinished.taskId)).result).toBe(7);
+    // Both were acknowledged: nothing is left in the queue.
+    const channel = await session.require().createChannel();
+    const { messageCount } = await channel.checkQueue(queue);
+    await channel.close();
+    expect(messageCount).toBe(0);
+  });
+});
