@@ -6,7 +6,7 @@
  * → that one record · GET /all → {count, results} with every record, streamed ·
  * POST /insert (JSON array) → {inserted}
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { ObjectId, type Document, type Filter } from 'mongodb';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { mongoEnvSchema, toMongoSettings } from '../src/config/connections.js';
@@ -15,7 +15,10 @@ const settings = toMongoSettings(mongoEnvSchema.parse(process.env));
 const client = await connectMongo(settings);
 const collection = client.db(process.env.BENCH_DB ?? 'bench').collection(process.env.BENCH_COLLECTION ?? 'records');
 
-const server = createServer(async (req, res) => {
+// A request handler whose rejection would go unnoticed: every path ends in its own catch below.
+const server = createServer((req, res) => void handle(req, res));
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'GET' && url.pathname === '/record') {
@@ -72,7 +75,8 @@ const server = createServer(async (req, res) => {
     res.statusCode = 500;
     res.end(String(err));
   }
-});
+}
+
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`LISTENING ${typeof address === 'object' && address ? address.port : ''}\n`);

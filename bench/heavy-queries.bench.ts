@@ -52,7 +52,7 @@ async function heavyLoad(url: string, token: string, workers: number, until: () 
     Array.from({ length: workers }, async () => {
       while (!until()) {
         const t0 = performance.now();
-        let status = 0;
+        let status: number;
         try {
           const res = await fetch(target, { headers: { authorization: `Token ${token}`, accept: 'application/json' } });
           await res.arrayBuffer();

@@ -1,7 +1,8 @@
 /**
- * The one error type of the service. Every layer throws ApiError (or lets the HTTP error
- * handler turn an unknown error into a 500/503); the handler in src/http/error-handler.ts is the
- * only place that maps it to a response body:
+ * The error type of the request-facing areas (auth, documents, the queue API): a status and a
+ * code callers see. The database and the broker layers, which the worker shares, raise their own
+ * errors (DatabaseError, QueueUnavailableError) that name what failed, not a status. The handler
+ * in src/http/error-handler.ts is the only place that maps any of them to a response body:
  *   {"error": {"status", "code", "message", "detail"?}}
  * Nothing here knows about express.
  */

@@ -10,7 +10,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Types } from 'mongoose';
-import type { AccountDirectory } from './accounts.js';
 import type { AuthModels } from './models.js';
 
 /** How much of a key is stored and shown: enough to tell tokens apart, far too little to use one. */
@@ -41,10 +40,15 @@ export interface TokenSummary {
 
 const isDuplicateKey = (err: unknown): boolean => (err as { code?: number }).code === 11000;
 
+/** Where token lookups are cached (the AccountDirectory): a rotated key is dropped from it. */
+export interface TokenLookupCache {
+  forgetToken(keyHash: string): void;
+}
+
 export class ApiTokens {
   constructor(
     private readonly models: AuthModels,
-    private readonly accounts: AccountDirectory,
+    private readonly accounts: TokenLookupCache,
   ) {}
 
   /** The user's token without its key, or null when the user has none. */

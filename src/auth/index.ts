@@ -21,11 +21,7 @@ import { RefreshLedger } from './refresh-ledger.js';
 import { MongoUserService } from './user-service.js';
 import { hashPlaintextTokenKeys } from './token-key-migration.js';
 
-export type { AuthDeps, AuthModule, NewUser, UserService, UserSummary } from './module.js';
-export { createAuthModels, openAuthConnection, type AuthModels } from './models.js';
-export { SESSION_COOKIE, SESSION_COLLECTION } from './session.js';
-export { CSRF_COOKIE, CSRF_HEADER } from './csrf.js';
-export { hashPassword, verifyPassword } from './passwords.js';
+export type { AuthDeps, AuthModule } from './module.js';
 
 export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   const { settings, logger, mongo, db } = deps;
@@ -47,7 +43,8 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   });
   const refreshLedger = new RefreshLedger(mongo.db(db.databaseName));
   await refreshLedger.init();
-  const throttle = new LoginThrottle({ maxFailures: settings.loginMaxFailures, windowSeconds: settings.loginWindowSeconds });
+  const throttle = new LoginThrottle(mongo.db(db.databaseName), { maxFailures: settings.loginMaxFailures, windowSeconds: settings.loginWindowSeconds });
+  await throttle.init();
   const passport = createPassport(accounts);
   const session = await createSessionParts(settings, mongo, db.databaseName);
   const profiles = new Profiles(models, accounts, tokens);

@@ -3,10 +3,11 @@
  * validated as a whole so an operator sees every wrong or missing value in one message.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { MAX_API_PROCESSES, defaultApiProcesses } from './api-processes.js';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
-import { booleanFlag, commaList } from './env-values.js';
+import { booleanFlag, commaList, envProblems, setVariables } from './env-values.js';
 import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings, type BrokerSettings, type MongoSettings } from './connections.js';
 import { WORKER_ROLE } from '../db/worker-role.js';
 import { allowListEntryProblem } from '../metrics/ip-allowlist.js';
@@ -21,6 +22,8 @@ export const serviceEnvSchema = z
     DEBUG: booleanFlag.default(false),
     HTTP_HOST: z.string().trim().min(1).default('0.0.0.0'),
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    /** API processes sharing HTTP_PORT (node:cluster; 1 = this process serves alone). */
+    API_PROCESSES: z.coerce.number().int().min(1).max(MAX_API_PROCESSES).default(defaultApiProcesses),
     /** Trust X-Forwarded-* from the reverse proxy (compose stack); off when the API is exposed directly. */
     TRUST_PROXY: booleanFlag.default(false),
     /** Serve HTTPS on HTTP_PORT with this certificate (full chain) and key: the API without a proxy. */
@@ -70,6 +73,8 @@ export interface Settings {
   debug: boolean;
   httpHost: string;
   httpPort: number;
+  /** How many API processes `serve` runs on the one port. */
+  apiProcesses: number;
   trustProxy: boolean;
   /** Certificate and key files when the API itself serves HTTPS. */
   https: { certFile: string; keyFile: string; redirectPort: number | undefined } | undefined;
@@ -115,12 +120,8 @@ export class ConfigError extends Error {
 
 /** Validate an environment map. Throws ConfigError listing every problem. */
 export function loadSettings(env: Record<string, string | undefined>): Settings {
-  // Empty strings mean "not set": operators often leave `KEY=` lines in env files.
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = serviceEnvSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(environment)'}: ${i.message}`));
-  }
+  const parsed = serviceEnvSchema.safeParse(setVariables(env));
+  if (!parsed.success) throw new ConfigError(envProblems(parsed.error));
   const e = parsed.data;
   const problems: string[] = [];
   if ((e.MONGO_USERNAME === undefined) !== (e.MONGO_PASSWORD === undefined)) {
@@ -155,6 +156,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     debug: e.DEBUG,
     httpHost: e.HTTP_HOST,
     httpPort: e.HTTP_PORT,
+    apiProcesses: e.API_PROCESSES,
     trustProxy: e.TRUST_PROXY,
     https:
       e.HTTPS_CERT_FILE !== undefined && e.HTTPS_KEY_FILE !== undefined

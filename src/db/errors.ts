@@ -1,7 +1,48 @@
-/** Classify driver errors into API errors without leaking server internals. */
+/**
+ * What went wrong in the database, in the database layer's own terms: driver errors are sorted
+ * into a few kinds (unreachable, too slow, out of space, duplicate key, a query the engine
+ * refuses) with a message fit for a caller and no server internals. The HTTP error handler is
+ * the one place that turns a kind into a status code.
+ */
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError, MongoBulkWriteError } from 'mongodb';
-import { ApiError, badRequest, conflict, unavailable } from '../errors.js';
 import { isStorageFull } from './storage-state.js';
+
+export type DatabaseErrorKind =
+  /** The database (or the storage under it) cannot answer now; the same request may work later. */
+  | 'unavailable'
+  /** The operation used up its time limit. */
+  | 'query_timeout'
+  /** The disk is full: nothing can be written until space is freed. */
+  | 'storage_full'
+  /** A record with the same _id exists. */
+  | 'duplicate_key'
+  /** The query itself is wrong (an unknown operator, a bad projection, ...). */
+  | 'invalid_query'
+  /** The engine refused a record it was given (too large, a key it will not store, ...). */
+  | 'record_refused';
+
+export class DatabaseError extends Error {
+  override readonly name = 'DatabaseError';
+
+  constructor(
+    readonly kind: DatabaseErrorKind,
+    message: string,
+    /** Facts for the caller, such as which records of a batch were written. */
+    readonly detail?: unknown,
+    /** The error code callers see; the kind's own name unless a more exact one applies. */
+    readonly code: string = kind === 'unavailable' ? 'database_unavailable' : kind === 'storage_full' ? STORAGE_FULL_CODE : kind,
+  ) {
+    super(message);
+  }
+
+  /** Worth trying the same write again later (the record itself was not the problem). */
+  get transient(): boolean {
+    return this.kind === 'unavailable' || this.kind === 'query_timeout' || this.kind === 'storage_full' || this.kind === 'duplicate_key';
+  }
+}
+
+export const databaseUnavailable = (message = 'The database is unavailable. Try again shortly.', detail?: unknown): DatabaseError =>
+  new DatabaseError('unavailable', message, detail);
 
 /** Server error codes that mean "your query is wrong", not "the server is broken". */
 const USER_QUERY_ERROR_CODES = new Set([
@@ -58,17 +99,17 @@ export function serverMessage(err: MongoServerError): string {
 }
 
 /**
- * A read that used up the query time limit: 503, since the same query may well succeed when the
- * engine is less busy. Also answered when the service itself stops waiting for an engine that
- * does not end the work in time.
+ * A read that used up the query time limit: the same query may well succeed when the engine is
+ * less busy. Also raised when the service itself stops waiting for an engine that does not end
+ * the work in time.
  */
-export const queryTimeout = (): ApiError => unavailable('The query took longer than the server-side time limit.', 'query_timeout');
+export const queryTimeout = (): DatabaseError => new DatabaseError('query_timeout', 'The query took longer than the server-side time limit.');
 
 export const STORAGE_FULL_CODE = 'database_storage_full';
 
 /** A write refused because the database's disk is full: not the caller's fault, and worth retrying later. */
-export function storageFull(detail?: unknown): ApiError {
-  return unavailable('The database has no storage space left; nothing more can be written until an administrator frees some.', STORAGE_FULL_CODE, detail);
+export function storageFull(detail?: unknown): DatabaseError {
+  return new DatabaseError('storage_full', 'The database has no storage space left; nothing more can be written until an administrator frees some.', detail);
 }
 
 /**
@@ -80,35 +121,32 @@ function isSocketEnded(err: unknown): boolean {
   return err instanceof Error && ((err as NodeJS.ErrnoException).code === 'EPIPE' || /socket has been ended by the other party/i.test(err.message));
 }
 
-export function classifyDatabaseError(err: unknown): ApiError | undefined {
+export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
+  if (err instanceof DatabaseError) return err;
   if (isStorageFull(err)) return storageFull();
   if (err instanceof MongoBulkWriteError && err.code === 11000) {
-    return conflict('A record with this _id already exists.', 'duplicate_key', {
+    return new DatabaseError('duplicate_key', 'A record with this _id already exists.', {
       inserted_ids: Object.values(err.insertedIds ?? {}).map(String),
     });
   }
   if (err instanceof MongoServerError) {
-    if (err.code === 11000) return conflict('A record with this _id already exists.', 'duplicate_key');
+    if (err.code === 11000) return new DatabaseError('duplicate_key', 'A record with this _id already exists.');
     if (err.code === 50) return queryTimeout(); // MaxTimeMSExpired
-    if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) {
-      return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
-    }
+    if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) return databaseUnavailable();
     if (typeof err.code === 'number' && USER_QUERY_ERROR_CODES.has(err.code)) {
-      return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
+      return new DatabaseError('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
-    // Unknown server error codes: most are caused by the query (e.g. an aggregation operator).
-    if (typeof err.code === 'number' && err.code > 0 && err.code !== 13) {
-      return badRequest('invalid_query', `The database refused the query: ${serverMessage(err)}`);
-    }
+    // Any other code is not known to be the caller's fault: left to the handler's logged 500, so
+    // a server-side failure is seen and fixed rather than blamed on the request.
   }
-  if (isSocketEnded(err)) return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
+  if (isSocketEnded(err)) return databaseUnavailable();
   if (
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||
     err instanceof MongoNotConnectedError ||
     err instanceof MongoTopologyClosedError
   ) {
-    return unavailable('The database is unavailable. Try again shortly.', 'database_unavailable');
+    return databaseUnavailable();
   }
   return undefined;
 }

@@ -14,8 +14,7 @@
  *   cannot be asked, the ids are reported as unconfirmed rather than guessed.
  */
 import { MongoBulkWriteError, type Collection, type Document } from 'mongodb';
-import { ApiError, badRequest, conflict, unavailable } from '../errors.js';
-import { classifyDatabaseError, serverMessage, storageFull } from '../db/errors.js';
+import { classifyDatabaseError, databaseUnavailable, DatabaseError, serverMessage, storageFull } from '../db/errors.js';
 import { isStorageFull } from '../db/storage-state.js';
 
 /**
@@ -35,7 +34,7 @@ export interface BatchFailureDetail {
   unconfirmed_ids?: unknown[];
 }
 
-/** Inserts `docs` in order; resolves with their ids, or throws an ApiError whose detail is a BatchFailureDetail. */
+/** Inserts `docs` in order; resolves with their ids, or throws a DatabaseError whose detail is a BatchFailureDetail. */
 export async function insertBatch(collection: Collection, docs: Document[]): Promise<unknown[]> {
   try {
     const result = await collection.insertMany(docs, { ordered: true });
@@ -53,7 +52,7 @@ function firstWriteError(err: MongoBulkWriteError): { index: number } | undefine
   return errors as { index: number } | undefined;
 }
 
-async function batchFailure(collection: Collection, ids: unknown[], err: unknown): Promise<ApiError> {
+async function batchFailure(collection: Collection, ids: unknown[], err: unknown): Promise<DatabaseError> {
   if (err instanceof MongoBulkWriteError) {
     const refused = firstWriteError(err);
     if (refused !== undefined) return recordRefused(err, ids, refused.index);
@@ -70,32 +69,31 @@ async function batchFailure(collection: Collection, ids: unknown[], err: unknown
       failed_index: acknowledged,
       unconfirmed_ids: inFlight,
     };
-    return unavailable(
+    return databaseUnavailable(
       `The database failed while writing the records and could not be asked afterwards which were written: ${acknowledged} were, ` +
         `${inFlight.length} are unconfirmed (see "unconfirmed_ids"). Try again shortly.`,
-      'database_unavailable',
       detail,
     );
   }
   let written = acknowledged;
   while (written < ids.length && present.has(idKey(ids[written]))) written += 1;
   const detail: BatchFailureDetail = { inserted_ids: ids.slice(0, written), inserted_count: written, failed_index: written };
-  return new ApiError(cause.status, cause.code, `${cause.message} ${written} of ${ids.length} records were written.`, detail, cause.headers);
+  return new DatabaseError(cause.kind, `${cause.message} ${written} of ${ids.length} records were written.`, detail, cause.code);
 }
 
-function recordRefused(err: MongoBulkWriteError, ids: unknown[], index: number): ApiError {
+function recordRefused(err: MongoBulkWriteError, ids: unknown[], index: number): DatabaseError {
   const detail: BatchFailureDetail = { inserted_ids: ids.slice(0, index), inserted_count: index, failed_index: index };
   if (isStorageFull(err)) return storageFull(detail);
-  if (err.code === 11000) return conflict('A record with this _id already exists; records before it were written.', 'duplicate_key', detail);
-  return badRequest('insert_failed', `The database refused record ${index}: ${serverMessage(err)}`, detail);
+  if (err.code === 11000) return new DatabaseError('duplicate_key', 'A record with this _id already exists; records before it were written.', detail);
+  return new DatabaseError('record_refused', `The database refused record ${index}: ${serverMessage(err)}`, detail, 'insert_failed');
 }
 
 /** The error the whole failed command stands for (the driver wraps it in a bulk-write error without write errors). */
-function commandFailure(err: unknown): ApiError {
+function commandFailure(err: unknown): DatabaseError {
   if (err instanceof MongoBulkWriteError && typeof err.code !== 'number') {
-    return unavailable('The connection to the database was lost while writing the records.', 'database_unavailable');
+    return databaseUnavailable('The connection to the database was lost while writing the records.');
   }
-  return classifyDatabaseError(err) ?? unavailable('The database failed while writing the records.', 'database_unavailable');
+  return classifyDatabaseError(err) ?? databaseUnavailable('The database failed while writing the records.');
 }
 
 /** The ids among `ids` that the collection holds, or null when the database cannot be asked. */

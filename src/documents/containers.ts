@@ -2,13 +2,14 @@
 import type { Request, Response } from 'express';
 import { canSeeCollection, canSeeDatabase } from '../auth/permissions.js';
 import { badRequest, notFound } from '../errors.js';
-import { absoluteUrl, requestUrl } from '../http/base-url.js';
-import { fromArray, respond, respondEnvelope } from '../http/respond.js';
+import { absoluteUrl } from '../http/base-url.js';
+import { paginate } from '../http/paginate.js';
+import { parsePaging } from '../http/paging.js';
+import { PAGE_PARAMS, checkParams, objectBody } from '../http/params.js';
+import { respond } from '../http/respond.js';
 import type { DocumentArea } from './area.js';
 import { requireListDatabases, requireManage, requireSeeDatabase } from './guards.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
-import { pageLinks, pageWindow, parsePaging } from './paging.js';
-import { LIST_PARAMS, checkParams, objectBody } from './request-params.js';
 
 type Action = 'create' | 'delete';
 
@@ -21,17 +22,7 @@ function parseAction(body: Record<string, unknown>): Action {
 
 /** Pages an in-memory list into the standard envelope. */
 async function respondList<T>(req: Request, res: Response, items: readonly T[], defaultPageSize: number): Promise<void> {
-  const params = checkParams(req, LIST_PARAMS);
-  const paging = parsePaging(params, defaultPageSize);
-  const window = pageWindow(items.length, paging);
-  const slice = window.limit === 0 ? items : items.slice(window.skip, window.skip + window.limit);
-  const links = pageLinks(requestUrl(req), window);
-  await respondEnvelope(
-    req,
-    res,
-    { count: items.length, meta: { page: window.page, page_size: window.pageSize, pages: window.pages }, ...links },
-    fromArray(slice),
-  );
+  await paginate(req, res, items, parsePaging(checkParams(req, PAGE_PARAMS), defaultPageSize));
 }
 
 export function containerHandlers(area: DocumentArea, mountPath: string, defaultPageSize: number) {

@@ -15,6 +15,7 @@
  */
 import { BSON } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
+import isPlainObject from 'is-plain-obj';
 
 const { EJSON } = BSON;
 
@@ -75,11 +76,6 @@ function revive(value: unknown, where: string): unknown {
   return reviveValue(value, '', where);
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-};
 
 const joinPath = (path: string, key: string | number): string => (path === '' ? String(key) : `${path}.${key}`);
 const atPath = (path: string): string => (path === '' ? '' : ` (at ${path})`);

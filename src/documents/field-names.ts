@@ -5,16 +5,10 @@
  * rule holds on every engine, so records stay portable between the local and the compose
  * runtime. (`$`-prefixed names are refused separately, as operators.)
  */
+import isPlainObject from 'is-plain-obj';
 import { badRequest } from '../errors.js';
 
 const FORBIDDEN = /[\u0000-\u001f\u007f]/;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  // Extended-JSON values (ObjectId, Date, Binary, ...) are class instances, not sub-documents.
-  return proto === Object.prototype || proto === null;
-}
 
 function refuse(name: string, path: string): never {
   throw badRequest('invalid_field_name', `Field names may not contain control characters (${JSON.stringify(path === '' ? name : `${path}.${name}`)}).`, {
@@ -33,6 +27,7 @@ export function assertStorableFieldNames(value: unknown, path = ''): void {
     value.forEach((item, i) => assertStorableFieldNames(item, path === '' ? String(i) : `${path}.${i}`));
     return;
   }
+  // Extended-JSON values (ObjectId, Date, Binary, ...) are class instances, not sub-documents.
   if (!isPlainObject(value)) return;
   for (const [name, child] of Object.entries(value)) {
     assertStorableFieldName(name, path);

@@ -9,14 +9,10 @@
  * helps them: they are what scripts page through in parallel, and the time limit bounds them.
  */
 import type { Document } from 'mongodb';
+import isPlainObject from 'is-plain-obj';
 
 const SCANNING_OPERATORS = new Set(['$expr', '$regex', '$text', '$jsonSchema']);
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-};
 
 /** A regular expression value: a JavaScript RegExp or the driver's BSONRegExp. */
 const isRegExpValue = (v: unknown): boolean =>

@@ -10,8 +10,8 @@ const DATABASE_FORBIDDEN_CHARS = ['/', '\\', '.', ' ', '"', '$', '*', '<', '>', 
 export const MAX_DATABASE_NAME_BYTES = 63;
 export const MAX_COLLECTION_NAME_BYTES = 255;
 
-/** Databases that belong to the server itself; never exposed through the API. */
-export const SYSTEM_DATABASES: readonly string[] = ['admin', 'config', 'local'];
+/** Databases that belong to the server itself: never exposed through the API, never backed up or restored. */
+const SYSTEM_DATABASES: readonly string[] = ['admin', 'config', 'local'];
 
 function describeChar(c: string): string {
   if (c === ' ') return 'a space';
@@ -85,5 +85,13 @@ export function validateCollectionName(name: unknown): string {
  */
 export function isReservedDatabase(name: string, internalDatabases: readonly string[]): boolean {
   const lower = name.toLowerCase();
-  return SYSTEM_DATABASES.includes(lower) || internalDatabases.some((internal) => internal.toLowerCase() === lower);
+  return isSystemDatabase(lower) || internalDatabases.some((internal) => internal.toLowerCase() === lower);
+}
+
+/**
+ * The server's own databases (any case, as above). Backups skip only these: the service's
+ * database, which the API and the workers keep away from users, is application data to back up.
+ */
+export function isSystemDatabase(name: string): boolean {
+  return SYSTEM_DATABASES.includes(name.toLowerCase());
 }

@@ -6,15 +6,11 @@
 import type { Document } from 'mongodb';
 import { badRequest } from '../errors.js';
 import { validateCollectionName } from './names.js';
+import isPlainObject from 'is-plain-obj';
 
 /** `$out`/`$merge` write to other collections; the rest execute JavaScript on the server. */
 export const FORBIDDEN_OPERATORS: readonly string[] = ['$out', '$merge', '$where', '$function', '$accumulator'];
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-};
 
 /**
  * Throws when a forbidden operator appears as a key anywhere in `value`. Only keys count: the

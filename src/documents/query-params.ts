@@ -8,6 +8,7 @@ import type { Document } from 'mongodb';
 import { badRequest, uriTooLong } from '../errors.js';
 import { parseJsonParam } from './extended-json.js';
 import { assertNoForbiddenOperators, lookupTargets } from './operators.js';
+import isPlainObject from 'is-plain-obj';
 
 export interface CollectionQuery {
   filter: Document;
@@ -26,11 +27,6 @@ export const MAX_RECORD_ID_BYTES = 1024;
 
 const HEX24 = /^[0-9a-fA-F]{24}$/;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-};
 
 const isHexId = (v: unknown): v is string => typeof v === 'string' && HEX24.test(v);
 
@@ -304,7 +300,7 @@ export function distinctRowToResult(row: Document, fields: string[]): unknown {
 // _id handling
 
 /**
- * A plain 24-hex string `_id` matches the ObjectId or the string (CONTRACT section 2): users
+ * A plain 24-hex string `_id` matches the ObjectId or the string (docs/api-behaviour.md): users
  * copy ids out of JSON output, where ObjectIds render as their hex. Applies to `_id: "<hex>"`,
  * and to `$eq`, `$ne`, `$in`, `$nin` (also under `$not`) on `_id`, at the top level and inside
  * `$and`/`$or`/`$nor`. Idempotent.

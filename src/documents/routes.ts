@@ -8,18 +8,20 @@
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { methods, type AsyncHandler } from '../http/methods.js';
+import { paginate } from '../http/paginate.js';
+import { parsePaging } from '../http/paging.js';
+import { COMMON_PARAMS, PAGE_PARAMS, checkParams } from '../http/params.js';
 import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
 import { setPageForm, type PageFormKind } from '../render/html-forms.js';
-import { notFound } from '../errors.js';
 import type { ServiceContext } from '../service.js';
 import type { DocumentArea } from './area.js';
-import { collectionView } from './collection-view.js';
 import { containerHandlers } from './containers.js';
-import { requireCollection } from './guards.js';
+import { DocumentService, type CollectionTarget } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
+import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type WhenEmpty } from './records.js';
-import { RECORD_PARAMS, checkParams } from './request-params.js';
 
+const COLLECTION_PARAMS = [...PAGE_PARAMS, 'query', 'distinct', 'aggregate'];
 
 /**
  * Asks the browsable page for a form (src/render/html-forms.ts) on GET pages whose write the
@@ -32,47 +34,35 @@ function pageForm(kind: PageFormKind, allowed: (req: Request) => boolean): Reque
   };
 }
 
-const noDatabase = (db: string) => notFound(`Database "${db}" does not exist.`, 'no_such_database');
+/** Whose share of heavy reads a request uses: the user's, or for anonymous callers the client address's. */
+function callerKey(req: Request): string {
+  const userId = req.principal?.userId;
+  return userId ? `user:${userId}` : `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
+}
 
 export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router {
   const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
-  const limits = { maxQueryBytes: ctx.settings.maxQueryBytes, defaultPageSize: ctx.settings.defaultPageSize };
-  const containers = containerHandlers(area, mountPath, limits.defaultPageSize);
+  const { maxQueryBytes, defaultPageSize } = ctx.settings;
+  const containers = containerHandlers(area, mountPath, defaultPageSize);
   const records = recordHandlers(area);
+  const documents = new DocumentService(area);
   const router = Router({ strict: true });
 
-  /** Names from the path, checked and permitted, in a database this area owns; existence not yet checked. */
-  function permittedTarget(req: Request): { db: string; col: string } {
+  /**
+   * The collection of the path, permitted for the request's method; for reads and changes of one
+   * existing record its existence is checked only when nothing is found (see DocumentService.target).
+   */
+  function lazyTarget(req: Request): CollectionTarget {
     const db = validateDatabaseName(req.params.db);
     const col = validateCollectionName(req.params.col);
-    requireCollection(req.principal, area, db, col, actionForMethod(req.method));
-    if (!area.ownsDatabase(db)) throw noDatabase(db);
-    return { db, col };
-  }
-
-  /** 404 unless the collection exists. A collection implies its database: one round trip, two only for a 404. */
-  async function requireExisting(db: string, col: string): Promise<void> {
-    if (await area.store.collectionExists(db, col)) return;
-    if (!(await area.databaseExists(db))) throw noDatabase(db);
-    throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+    return documents.target(req.principal, db, col, actionForMethod(req.method));
   }
 
   /** For inserts: the collection must exist before anything is written (an insert would create it). */
   async function target(req: Request): Promise<{ db: string; col: string }> {
-    const { db, col } = permittedTarget(req);
-    await requireExisting(db, col);
+    const { db, col } = lazyTarget(req);
+    await documents.requireExisting(db, col);
     return { db, col };
-  }
-
-  /**
-   * For reads and for changes of one existing record: querying a collection that does not exist
-   * finds nothing and creates nothing, and any record found proves it exists. So the existence
-   * query runs only when nothing was found, to tell "empty" (or "no such record") from "no such
-   * collection": one round trip less per request.
-   */
-  function lazyTarget(req: Request): { db: string; col: string; whenEmpty: WhenEmpty } {
-    const { db, col } = permittedTarget(req);
-    return { db, col, whenEmpty: () => requireExisting(db, col) };
   }
 
   const mayManage = (req: Request) => canManageContainers(req.principal, area.name);
@@ -92,12 +82,24 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     '/:db/:col/',
     pageForm('collection', mayWriteRecords('add')),
     methods({
+      // Records matching `query`, `distinct` values or an `aggregate` pipeline, always in the paged envelope.
       GET: async (req, res) => {
-        const { db, col, whenEmpty } = lazyTarget(req);
-        await collectionView(req, res, area, db, col, limits, whenEmpty);
+        const target = lazyTarget(req);
+        const params = checkParams(req, COLLECTION_PARAMS);
+        const paging = parsePaging(params, defaultPageSize);
+        const read = {
+          query: params.query === undefined ? undefined : parseQuery(params.query, maxQueryBytes),
+          pipeline: parseAggregate(params.aggregate, maxQueryBytes),
+          distinctFields: parseDistinct(params.distinct),
+        };
+        await documents.readCollection(req.principal, callerKey(req), target, read, (rows) =>
+          'values' in rows
+            ? paginate(req, res, rows.values, paging, { whenEmpty: target.whenEmpty })
+            : paginate(req, res, rows, paging, { whenEmpty: target.whenEmpty, map: rows.mapRow }),
+        );
       },
       POST: async (req, res) => {
-        checkParams(req, RECORD_PARAMS);
+        checkParams(req, COMMON_PARAMS);
         const { db, col } = await target(req);
         await records.insert(req, res, db, col);
       },
@@ -106,7 +108,7 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
   /** One record by id: each handler looks the record up first, so existence is checked only when it is not found. */
   const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty) => Promise<void>): AsyncHandler =>
     async (req, res) => {
-      checkParams(req, RECORD_PARAMS);
+      checkParams(req, COMMON_PARAMS);
       const { db, col, whenEmpty } = lazyTarget(req);
       await fn(req, res, db, col, req.params.id as string, whenEmpty);
     };

@@ -6,7 +6,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { classifyDatabaseError, STORAGE_FULL_CODE } from '../db/errors.js';
+import { classifyDatabaseError, STORAGE_FULL_CODE, type DatabaseError, type DatabaseErrorKind } from '../db/errors.js';
+import { QueueUnavailableError } from '../queue/errors.js';
 import { respond } from './respond.js';
 
 export function notFoundHandler(): RequestHandler {
@@ -25,6 +26,23 @@ function httpClientError(err: unknown): ApiError | undefined {
   return new ApiError(status, 'bad_request', 'The request could not be read.');
 }
 
+/**
+ * Database failures by kind: the caller's fault only when the query or the record is wrong; an
+ * unreachable, overloaded or full database is worth retrying later (503).
+ */
+const DATABASE_ERROR_STATUS: Record<DatabaseErrorKind, number> = {
+  unavailable: 503,
+  query_timeout: 503,
+  storage_full: 503,
+  duplicate_key: 409,
+  invalid_query: 400,
+  record_refused: 400,
+};
+
+export function databaseApiError(err: DatabaseError): ApiError {
+  return new ApiError(DATABASE_ERROR_STATUS[err.kind], err.code, err.message, err.detail);
+}
+
 /** Told of every write the database refused for lack of space, so health can say so. */
 export interface StorageObserver {
   markFull(): void;
@@ -36,13 +54,16 @@ export function errorHandler(logger: Logger, debug: boolean, storage?: StorageOb
     const clientError = httpClientError(err);
     if (err instanceof ApiError) {
       apiError = err;
+    } else if (err instanceof QueueUnavailableError) {
+      // Retrying later helps: the broker reconnects by itself, workers re-declare their queues.
+      apiError = new ApiError(503, err.code, err.message, err.detail);
     } else if (clientError !== undefined) {
       apiError = clientError;
     } else {
       const classified = classifyDatabaseError(err);
       if (classified) {
-        apiError = classified;
-        if (classified.status >= 500) logger.warn({ reqId: req.requestId, err }, 'database unavailable');
+        apiError = databaseApiError(classified);
+        if (apiError.status >= 500) logger.warn({ reqId: req.requestId, err }, 'database unavailable');
       } else {
         logger.error({ reqId: req.requestId, err }, 'unhandled error');
         const e = err as Error;

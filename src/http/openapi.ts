@@ -1,6 +1,6 @@
 /**
- * GET /api/schema/ — an OpenAPI 3.1 description of the API, written by hand from CONTRACT.md
- * so clients (and schemathesis-style fuzzers) can discover every endpoint and parameter.
+ * GET /api/schema/ — an OpenAPI 3.1 description of the API, written by hand (the shared rules are
+ * in docs/api-behaviour.md) so clients (and schemathesis-style fuzzers) can discover every endpoint and parameter.
  */
 import { Router } from 'express';
 import { requestBaseUrl } from './base-url.js';

@@ -3,9 +3,8 @@
  * Routes never pick content types or serialise themselves.
  */
 import type { Request, Response } from 'express';
-import { badRequest } from '../errors.js';
 import {
-  isValidJsonpCallback,
+  checkJsonpCallback,
   renderEnvelopeStream,
   renderValue,
   toPlainValue,
@@ -59,13 +58,12 @@ function breadcrumbs(path: string): { name: string; href: string }[] {
 
 function jsonpCallback(req: Request): string | undefined {
   if (req.format !== 'jsonp') return undefined;
-  const raw = req.query.callback;
-  const name = raw === undefined ? 'callback' : raw;
-  if (typeof name !== 'string' || !isValidJsonpCallback(name)) {
-    req.format = 'json';
-    throw badRequest('invalid_callback', 'The "callback" parameter must be a plain JavaScript identifier (letters, digits, _, $ and dots).');
+  try {
+    return checkJsonpCallback(req.query.callback);
+  } catch (err) {
+    req.format = 'json'; // the error itself must not go out as a script with that callback
+    throw err;
   }
-  return name;
 }
 
 export function pageContext(req: Request, res: Response): PageContext & { callback?: string } {

@@ -10,14 +10,14 @@ import { resolve } from 'node:path';
 import { weakPasswordError } from '../auth/password-strength.js';
 import type { InstallConfig } from '../ops/appliance/install-config.js';
 import { CURRENT_CONFIG_VERSION } from '../ops/appliance/install-config.js';
-import { OPTIONS, type AnswerKey, type Answers, type DefaultContext, type OptionSpec } from './options.js';
+import { OPTIONS, optionProblem, type AnswerKey, type Answers, type AnyOptionSpec, type DefaultContext } from './options.js';
 import type { Prompter } from './prompter.js';
 
 /** Values of settings that do not apply (e.g. HTTPS options of a local install). */
 const INACTIVE: Partial<Answers> = { https: 'none', acmeEmail: '', tlsCertFile: '', tlsKeyFile: '' };
 
 export class MissingAnswersError extends Error {
-  constructor(readonly missing: OptionSpec[]) {
+  constructor(readonly missing: AnyOptionSpec[]) {
     super(`missing required settings:\n${missing.map((o) => `  ${o.flag} (or ${o.env}): ${o.help}`).join('\n')}`);
   }
 }
@@ -53,8 +53,8 @@ function keyFileProblem(path: string, certFile: string | undefined): string | un
 }
 
 /** The option's own validator plus checks that need the file system. */
-export function validateAnswer(spec: OptionSpec, value: Answers[AnswerKey], answers: Partial<Answers>): string | undefined {
-  const own = spec.validate?.(value, answers);
+export function validateAnswer(spec: AnyOptionSpec, value: Answers[AnswerKey], answers: Partial<Answers>): string | undefined {
+  const own = optionProblem(spec, value, answers);
   if (own) return own;
   if (spec.key === 'tlsCertFile') return certificateFileProblem(String(value));
   if (spec.key === 'tlsKeyFile') return keyFileProblem(String(value), answers.tlsCertFile);
@@ -81,7 +81,7 @@ export interface CollectOptions {
   warn: (text: string) => void;
 }
 
-async function ask(spec: OptionSpec, defaultValue: Answers[AnswerKey] | undefined, answers: Partial<Answers>, prompter: Prompter): Promise<Answers[AnswerKey]> {
+async function ask(spec: AnyOptionSpec, defaultValue: Answers[AnswerKey] | undefined, answers: Partial<Answers>, prompter: Prompter): Promise<Answers[AnswerKey]> {
   const question = spec.question as string;
   if (spec.kind === 'boolean') return prompter.yesNo(question, (defaultValue as boolean | undefined) ?? false);
   if (spec.kind === 'choice') {
@@ -97,7 +97,7 @@ async function ask(spec: OptionSpec, defaultValue: Answers[AnswerKey] | undefine
   return parseAnswerText(spec, text) as Answers[AnswerKey];
 }
 
-function parseAnswerText(spec: OptionSpec, raw: string): Answers[AnswerKey] | { error: string } {
+function parseAnswerText(spec: AnyOptionSpec, raw: string): Answers[AnswerKey] | { error: string } {
   const value = raw.trim();
   if (spec.kind === 'integer') return /^\d+$/.test(value) ? Number(value) : { error: 'enter a whole number' };
   if (spec.kind === 'list') return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -107,7 +107,7 @@ function parseAnswerText(spec: OptionSpec, raw: string): Answers[AnswerKey] | { 
 
 export async function collectAnswers(opts: CollectOptions): Promise<Omit<Answers, 'dir'>> {
   const answers: Partial<Answers> = {};
-  const missing: OptionSpec[] = [];
+  const missing: AnyOptionSpec[] = [];
   const problems: string[] = [];
   for (const spec of OPTIONS) {
     const key = spec.key;
@@ -165,6 +165,9 @@ export function toInstallConfig(a: Omit<Answers, 'dir'>): InstallConfig {
     ports: { http: a.httpPort, https: a.httpsPort, broker: a.brokerPort, database: a.dbPort },
     dbEngine: a.dbEngine,
     certRenewal: a.certRenewal,
+    apiProcesses: a.apiProcesses,
+    // Written only when it is not the default, so a single-node install.json is unchanged.
+    ...(a.topology === 'cluster' ? { topology: a.topology } : {}),
   };
 }
 

@@ -5,9 +5,12 @@
  * the prompts and the non-interactive checks are all driven by this table.
  */
 import { isIP } from 'node:net';
+import { parseBoolean } from '../config/env-values.js';
+import { validateHostName } from '../ops/appliance/host-names.js';
 import { isValidEmail } from '../auth/user-fields.js';
+import { MAX_API_PROCESSES, defaultApiProcesses } from '../config/api-processes.js';
 import { USERNAME_PATTERN } from '../auth/models.js';
-import { CERT_RENEWAL_MODES, DB_ENGINES, type InstallConfig } from '../ops/appliance/install-config.js';
+import { CERT_RENEWAL_MODES, DB_ENGINES, TOPOLOGIES, type InstallConfig, type Topology } from '../ops/appliance/install-config.js';
 
 export type OptionKind = 'string' | 'boolean' | 'integer' | 'choice' | 'list';
 
@@ -32,6 +35,8 @@ export interface Answers {
   brokerPort: number;
   dbPort: number;
   dbEngine: (typeof DB_ENGINES)[number];
+  topology: Topology;
+  apiProcesses: number;
   certRenewal: (typeof CERT_RENEWAL_MODES)[number];
 }
 
@@ -63,18 +68,6 @@ export interface OptionSpec<K extends AnswerKey = AnswerKey> {
   validate?: (value: Answers[K], a: Partial<Answers>) => string | undefined;
 }
 
-const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
-
-export function validateHostName(value: string): string | undefined {
-  if (value === '') return undefined;
-  const host = value.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0) return undefined;
-  if (host.length > 253 || !host.split('.').every((label) => HOST_LABEL.test(label))) {
-    return `"${value}" is not a valid host name (letters, digits, hyphens and dots) or IP address`;
-  }
-  return undefined;
-}
-
 function validatePort(value: number): string | undefined {
   return Number.isInteger(value) && value >= 1 && value <= 65535 ? undefined : 'a port is a whole number from 1 to 65535';
 }
@@ -97,12 +90,28 @@ function defined<T>(value: T | undefined): value is T {
   return value !== undefined;
 }
 
-/** Typed per key, stored as the general type (validators take the key's own value type). */
-function option<K extends AnswerKey>(spec: OptionSpec<K>): OptionSpec {
-  return spec as unknown as OptionSpec;
+/**
+ * Any one option, as a union over the keys: each member's validator and default keep the type of
+ * its own key's value, which a single OptionSpec<AnswerKey> would widen to every key's.
+ */
+export type AnyOptionSpec = { [K in AnswerKey]: OptionSpec<K> }[AnswerKey];
+
+/** Checks each entry of the table against its own key's value type. */
+function option<K extends AnswerKey>(spec: OptionSpec<K>): OptionSpec<K> {
+  return spec;
 }
 
-export const OPTIONS: readonly OptionSpec[] = [
+/**
+ * The option's own check of `value`, which parseOptionValue (or a default) produced for this very
+ * option, so it has the option's value type: the one place where that link is not seen by the
+ * compiler.
+ */
+export function optionProblem(spec: AnyOptionSpec, value: Answers[AnswerKey], answers: Partial<Answers>): string | undefined {
+  const validate = spec.validate as ((value: Answers[AnswerKey], a: Partial<Answers>) => string | undefined) | undefined;
+  return validate?.(value, answers);
+}
+
+export const OPTIONS: readonly AnyOptionSpec[] = [
   option({
     key: 'runtime',
     flag: '--runtime',
@@ -303,6 +312,28 @@ export const OPTIONS: readonly OptionSpec[] = [
     defaultValue: (ctx) => ctx.previous?.dbEngine ?? 'auto',
   }),
   option({
+    key: 'topology',
+    flag: '--topology',
+    env: 'CYBERCOM_TOPOLOGY',
+    kind: 'choice',
+    choices: TOPOLOGIES,
+    help:
+      'single (one database and one broker node, default) or cluster (compose runtime only: a three-member MongoDB replica set ' +
+      'acknowledging writes by majority, and a three-node RabbitMQ cluster)',
+    defaultValue: (ctx) => (ctx.answers.runtime === 'local' ? 'single' : (ctx.previous?.topology ?? 'single')),
+    validate: (v, a) =>
+      v === 'cluster' && a.runtime === 'local' ? 'the local runtime runs one database node (FerretDB or mongod) and one broker node: --topology cluster needs --runtime compose' : undefined,
+  }),
+  option({
+    key: 'apiProcesses',
+    flag: '--api-processes',
+    env: 'CYBERCOM_API_PROCESSES',
+    kind: 'integer',
+    help: `API processes sharing the port, each restarted on its own if it ends (compose: API containers behind the proxy; local: processes of the API service); default: the number of cores (${defaultApiProcesses()} here)`,
+    defaultValue: (ctx) => ctx.previous?.apiProcesses ?? defaultApiProcesses(),
+    validate: (v) => (Number.isInteger(v) && v >= 1 && v <= MAX_API_PROCESSES ? undefined : `a whole number from 1 to ${MAX_API_PROCESSES}`),
+  }),
+  option({
     key: 'certRenewal',
     flag: '--cert-renewal',
     env: 'CYBERCOM_CERT_RENEWAL',
@@ -313,23 +344,16 @@ export const OPTIONS: readonly OptionSpec[] = [
   }),
 ];
 
-export function optionFor(key: AnswerKey): OptionSpec {
-  const spec = OPTIONS.find((o) => o.key === key);
-  if (!spec) throw new Error(`no option ${key}`);
-  return spec;
-}
-
 export class OptionValueError extends Error {}
 
 /** Turns the text of a flag or environment variable into the option's type. */
-export function parseOptionValue(spec: OptionSpec, text: string): Answers[AnswerKey] {
+export function parseOptionValue(spec: AnyOptionSpec, text: string): Answers[AnswerKey] {
   const value = text.trim();
   switch (spec.kind) {
     case 'boolean': {
-      const v = value.toLowerCase();
-      if (['true', 'yes', 'on', '1'].includes(v)) return true;
-      if (['false', 'no', 'off', '0'].includes(v)) return false;
-      throw new OptionValueError(`${spec.flag}: "${text}" is not true or false`);
+      const flag = parseBoolean(value);
+      if (flag === undefined) throw new OptionValueError(`${spec.flag}: "${text}" is not true or false`);
+      return flag;
     }
     case 'integer': {
       if (!/^\d+$/.test(value)) throw new OptionValueError(`${spec.flag}: "${text}" is not a whole number`);

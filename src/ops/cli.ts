@@ -44,4 +44,4 @@ export async function runOpsCommand(name: string | undefined, argv: string[]): P
 }
 
 const [name, ...rest] = process.argv.slice(2);
-runOpsCommand(name, rest).then((code) => process.exit(code));
+void runOpsCommand(name, rest).then((code) => process.exit(code));

@@ -4,7 +4,7 @@
  * and the signature check (OpenSSL, strict); forge only decodes the extensions node:crypto does not
  * expose in a structured way (EKU names, SAN entries, signature algorithm).
  */
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import forge from 'node-forge';
 
 export interface CertificateInfo {
@@ -94,4 +94,39 @@ export function verifyIssuedBy(certPem: string, caPem: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** True when the certificate of `pair` carries the public half of its private key. */
+export function keyMatches(pair: { certPem: string; keyPem: string }): boolean {
+  const fromCert = new X509Certificate(pair.certPem).publicKey.export({ type: 'spki', format: 'der' });
+  const fromKey = createPublicKey(createPrivateKey(pair.keyPem)).export({ type: 'spki', format: 'der' });
+  return fromCert.equals(fromKey);
+}
+
+export interface LeafRequirements {
+  usage: 'serverAuth' | 'clientAuth';
+  /** Names a server certificate must carry (more are fine). */
+  names?: { dnsNames: string[]; ipAddresses: string[] };
+  /** Reissue when it expires within this many days. */
+  minRemainingDays: number;
+  /** How the CA is called in the reason, e.g. "client CA". */
+  issuer?: string;
+}
+
+/**
+ * Why an existing leaf certificate cannot be kept, or undefined when it can: its key, its issuer,
+ * its remaining validity, its extended key usage and (for servers) its names. Throws on PEM text
+ * that does not parse.
+ */
+export function leafProblem(pair: { certPem: string; keyPem: string }, caPem: string, want: LeafRequirements): string | undefined {
+  if (!keyMatches(pair)) return 'key does not match';
+  if (!verifyIssuedBy(pair.certPem, caPem)) return `not issued by the ${want.issuer ?? 'CA'}`;
+  if (daysUntilExpiry(pair.certPem) < want.minRemainingDays) return `expires within ${want.minRemainingDays} days`;
+  const info = inspectCertificate(pair.certPem);
+  if (!info.extKeyUsage.includes(want.usage)) return `lacks ${want.usage}`;
+  if (want.names !== undefined) {
+    const missing = [...want.names.dnsNames.filter((n) => !info.dnsNames.includes(n)), ...want.names.ipAddresses.filter((ip) => !info.ipAddresses.includes(ip))];
+    if (missing.length > 0) return `lacks the names ${missing.join(', ')}`;
+  }
+  return undefined;
 }

@@ -1,7 +1,8 @@
+import { badRequest } from '../errors.js';
 import type { DocumentWriter } from './document.js';
 import { jsonDocument } from './json.js';
 
-/** The callback used when the request names none (CONTRACT.md §2). */
+/** The callback used when the request names none (`?format=jsonp` alone). */
 export const DEFAULT_JSONP_CALLBACK = 'callback';
 
 const MAX_CALLBACK_LENGTH = 128;
@@ -52,6 +53,14 @@ export function isValidJsonpCallback(name: string): boolean {
   const segments = name.split('.');
   if (REFUSED_ROOTS.has(segments[0] as string)) return false;
   return segments.every((segment) => IDENTIFIER.test(segment) && !REFUSED_NAMES.has(segment) && !REFUSED_MEMBERS.has(segment));
+}
+
+/** The callback `name` (the request's `callback` parameter; the default when absent), or a 400 for an unsafe one. */
+export function checkJsonpCallback(name: unknown = DEFAULT_JSONP_CALLBACK): string {
+  if (typeof name !== 'string' || !isValidJsonpCallback(name)) {
+    throw badRequest('invalid_callback', 'The "callback" parameter must be a plain JavaScript identifier (letters, digits, _, $ and dots).');
+  }
+  return name;
 }
 
 /**

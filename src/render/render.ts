@@ -1,9 +1,9 @@
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { contentTypeFor } from './content-types.js';
 import type { DocumentWriter } from './document.js';
 import { htmlDocument } from './html.js';
 import { jsonDocument } from './json.js';
-import { DEFAULT_JSONP_CALLBACK, isValidJsonpCallback, jsonpDocument } from './jsonp.js';
+import { checkJsonpCallback, jsonpDocument } from './jsonp.js';
 import { toPlainValue } from './plain-value.js';
 import { SinkWriter } from './sink-writer.js';
 import type { EnvelopeHead, Format, RenderContext, ResponseSink } from './types.js';
@@ -20,15 +20,8 @@ export function documentWriterFor(format: Format, status: number, ctx: RenderCon
   switch (format) {
     case 'json':
       return jsonDocument;
-    case 'jsonp': {
-      const callback = ctx.callback ?? DEFAULT_JSONP_CALLBACK;
-      if (!isValidJsonpCallback(callback)) {
-        throw badRequest('invalid_callback', 'The JSONP callback must be a dotted JavaScript identifier of at most 128 characters.', {
-          callback,
-        });
-      }
-      return jsonpDocument(callback);
-    }
+    case 'jsonp':
+      return jsonpDocument(checkJsonpCallback(ctx.callback));
     case 'xml':
       return xmlDocument;
     case 'api':

@@ -5,7 +5,7 @@
 
 import type { PageForm } from './html-forms.js';
 
-/** The four output formats of CONTRACT.md §2 (`api` is the browsable HTML page). */
+/** The four output formats (docs/api-behaviour.md; `api` is the browsable HTML page). */
 export type Format = 'api' | 'json' | 'jsonp' | 'xml';
 
 /**
@@ -46,7 +46,7 @@ export interface PageContext {
 /** PageContext plus the JSONP callback name (default `callback`). */
 export type RenderContext = PageContext & { callback?: string };
 
-/** Everything of the result envelope except `results` (CONTRACT.md §2). */
+/** Everything of the paged envelope except `results` (docs/api-behaviour.md, "Paging"). */
 export interface EnvelopeHead {
   count: number;
   meta: { page: number; page_size: number; pages: number };

@@ -13,7 +13,7 @@ import {
   type MongoSettings,
 } from '../config/connections.js';
 import { DEFAULT_RESULT_COLLECTION } from '../queue/results/result-store.js';
-import { booleanFlag, commaList } from '../config/env-values.js';
+import { booleanFlag, commaList, envProblems, setVariables } from '../config/env-values.js';
 
 const list = commaList;
 const bool = booleanFlag;
@@ -85,12 +85,8 @@ export class WorkerConfigError extends Error {
 }
 
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  // Empty variables count as unset, so `FOO=` in a compose file falls back to the default.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = workerEnvSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new WorkerConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
-  }
+  const parsed = workerEnvSchema.safeParse(setVariables(env));
+  if (!parsed.success) throw new WorkerConfigError(envProblems(parsed.error));
   const e = parsed.data;
   return {
     nodeName: e.WORKER_NODE_NAME,

@@ -1,6 +1,6 @@
 /**
- * What `inspect active` and `inspect stats` report about a worker, in Celery's shapes
- * (notes §4.4), built from plain facts so the worker class stays about running tasks.
+ * What `inspect active` and `inspect stats` report about a worker, in the shapes a Celery 5.2
+ * worker replies with (what `celery inspect` and Flower read), built from plain facts so the worker class stays about running tasks.
  */
 import { resourceUsage, uptime as processUptime } from 'node:process';
 import type { BrokerSettings } from '../config/connections.js';

@@ -94,7 +94,7 @@ export interface WorkerOptions {
 export interface TaskReport {
   taskId: string;
   taskName: string;
-  state: TaskState | 'NOT_REGISTERED' | 'REJECTED' | 'REQUEUED' | 'DEAD_LETTERED';
+  state: TaskState | 'NOT_REGISTERED' | 'REJECTED' | 'REQUEUED' | 'DEAD_LETTERED' | 'ALREADY_FINISHED';
   runtimeMs: number;
 }
 
@@ -134,6 +134,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly mailbox: ControlMailbox;
   private readonly revoked = new RevokedSet();
   private readonly running = new Map<string, RunningTask>();
+  /** Resolved (and emptied) when the last running task ends: what a shutdown waits on. */
+  private readonly idleWaiters: (() => void)[] = [];
   private readonly waiting: Delivery[] = [];
   private readonly scheduled = new Map<NodeJS.Timeout, Delivery>();
   private readonly processed = new Map<string, number>();
@@ -190,6 +192,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.builtins = new Map([[chordUnlock.name, chordUnlock]]);
     this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
     this.mailbox = new ControlMailbox(this.controlTarget(), this.logger.child({ component: 'control' }));
+  }
+
+  /** The broker node connected to (its address from BROKER_URL), or null while disconnected. */
+  get brokerAddress(): string | null {
+    return this.session.address;
   }
 
   /** Tasks running right now. */
@@ -264,7 +271,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await channel.prefetch(this.prefetchCount, false);
       const consumerTags: string[] = [];
       for (const queue of this.queues) {
-        await declareTaskQueue(channel, queue);
+        await declareTaskQueue(channel, queue, false, this.options.broker.queueType);
         const { consumerTag } = await channel.consume(queue, (message) => this.onDelivery(channel, message), { noAck: false });
         consumerTags.push(consumerTag);
       }
@@ -278,7 +285,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
     if (this.mingle && !this.announcedOnline) await this.syncRevokedWithPeers();
     this.startHeartbeat();
-    this.logger.info({ node: this.nodeName, queues: this.queues }, 'worker ready');
+    this.logger.info({ node: this.nodeName, queues: this.queues, broker: this.session.address }, 'worker ready');
     this.lifecycle = this.lifecycle === 'starting' ? 'running' : this.lifecycle;
     this.emit('ready');
   }
@@ -475,6 +482,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       // Revoked or expired while it waited for a free slot?
       if (await this.dropIfRevokedOrExpired(delivery)) return;
+      if (await this.dropIfAlreadyFinished(delivery)) return;
       const meta = this.requestMeta(task);
       const storesResults = !(definition.ignoreResult || task.ignoreResult);
       const starts = await this.countDelivery(task, meta, this.trackStarted && storesResults);
@@ -512,8 +520,27 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.finish(entry, outcome, meta, storesResults);
     } finally {
       this.running.delete(task.taskId);
+      if (this.running.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
       this.pump();
     }
+  }
+
+  /**
+   * A redelivered message of a task that already has its final state: the worker that ran it
+   * lost its broker connection (e.g. the node died) before its acknowledgement got through.
+   * Acknowledged without running again. A redelivery of a task still running elsewhere cannot
+   * be told apart from one whose worker died, and runs again (at-least-once).
+   */
+  private async dropIfAlreadyFinished(delivery: Delivery): Promise<boolean> {
+    const { task, message, channel } = delivery;
+    const store = this.results;
+    if (!message.fields.redelivered || store === null) return false;
+    const finished = await store.isReady(task.taskId).catch(() => false);
+    if (!finished) return false;
+    this.logger.info({ taskId: task.taskId, task: task.taskName }, 'redelivered task already finished; acknowledging without running it again');
+    settle(channel, message, 'ack');
+    this.report(task.taskId, task.taskName, 'ALREADY_FINISHED', 0);
+    return true;
   }
 
   /**
@@ -549,7 +576,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const channel = await connection.createConfirmChannel();
       channel.on('error', (error: Error) => log.warn({ err: error.message }, 'dead-letter channel error'));
       try {
-        await parkMessage(channel, message, { reason, deliveryCount: starts });
+        await parkMessage(channel, message, { reason, deliveryCount: starts, queueType: this.options.broker.queueType });
       } finally {
         await channel.close().catch(() => undefined);
       }
@@ -908,8 +935,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit('closed');
   }
 
-  private async whenIdle(): Promise<void> {
-    while (this.running.size > 0) await sleep(50);
+  private whenIdle(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   // ---------------------------------------------------------------- remote control
@@ -926,11 +954,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private controlTarget(): ControlTarget {
-    // The accessor pair below needs the worker itself, not the literal's `this`.
-    const worker = this;
+    // The accessor pair below needs the worker's dispatcher, not the literal's `this`.
+    const events = this.events;
     return {
       nodeName: this.nodeName,
       queues: this.queues,
+      queueType: this.options.broker.queueType,
       registeredReply: (items) => this.registry.registeredReply(items),
       revoke: (ids, terminate) => {
         for (const id of ids) this.revoked.add(id);
@@ -961,10 +990,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         }),
       sendHeartbeat: () => this.events.sendWorkerEvent('worker-heartbeat', this.status()),
       get taskEventsEnabled() {
-        return worker.events.taskEventsEnabled;
+        return events.taskEventsEnabled;
       },
       set taskEventsEnabled(value: boolean) {
-        worker.events.taskEventsEnabled = value;
+        events.taskEventsEnabled = value;
       },
       clock: () => this.tick(),
       adjustClock: (peer) => {

@@ -11,7 +11,7 @@
 import { Router, type Request } from 'express';
 import { methods } from '../../http/methods.js';
 import { jsonBody } from '../../http/body.js';
-import { checkParams, objectBody } from '../../documents/request-params.js';
+import { checkParams, objectBody } from '../../http/params.js';
 import { badRequest, notFound, unavailable } from '../../errors.js';
 import type { ServiceContext } from '../../service.js';
 import type { QueueService } from '../../queue/api/queue-service.js';

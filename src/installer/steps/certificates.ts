@@ -4,6 +4,7 @@
  * --force-certs; missing, expiring or mis-named ones (e.g. after a new public host) are issued.
  */
 import { ensureCertificates } from '../../ops/appliance/certificates.js';
+import { topologyOf } from '../../ops/appliance/install-config.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const certificates: Step = {
@@ -15,6 +16,7 @@ export const certificates: Step = {
       publicHost: ctx.config.publicHost,
       validityDays: ctx.config.certValidityDays,
       force: ctx.forceCerts,
+      topology: topologyOf(ctx.config),
     });
     const issued = Object.entries(actions).filter(([, a]) => a === 'issued').map(([n]) => n);
     if (actions['client-ca'] === 'adopted') {

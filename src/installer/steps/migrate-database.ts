@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { legacyDatabasePaths, legacyMigrationPending, migrateLegacyDatabase } from '../../ops/appliance/database-migration.js';
-import { openRuntime } from '../../ops/runtime/service-runtime.js';
+import { openRuntime } from '../../ops/runtime/open-runtime.js';
 import type { InstallContext, Step } from '../step.js';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -4,7 +4,7 @@
  * reachable by remote workers; the HTTP(S) ports by users.
  */
 import { createServer } from 'node:net';
-import { openRuntime } from '../../ops/runtime/service-runtime.js';
+import { openRuntime } from '../../ops/runtime/open-runtime.js';
 import { apiServesHttps } from '../../ops/appliance/env-files.js';
 import type { InstallContext, Step } from '../step.js';
 

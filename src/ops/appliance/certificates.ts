@@ -12,7 +12,6 @@
  * client trusts to verify the servers, stays (unless --new-ca), so remote workers only need their
  * new client certificate, and nothing else they trust changes under them.
  */
-import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { access, readFile, readdir } from 'node:fs/promises';
 import {
   DEFAULT_CA_VALIDITY_DAYS,
@@ -22,8 +21,11 @@ import {
   type PemPair,
 } from '../../pki/certificates.js';
 import { keyMaterialPaths, readPemPair, writeKeyMaterial, type KeyMaterialPaths } from '../../pki/files.js';
-import { daysUntilExpiry, inspectCertificate, verifyIssuedBy } from '../../pki/inspect.js';
+import { daysUntilExpiry, inspectCertificate, keyMatches, leafProblem, verifyIssuedBy } from '../../pki/inspect.js';
 import { isIP } from 'node:net';
+import type { Topology } from './install-config.js';
+import { REPLICA_SET_MEMBERS } from './replica-set.js';
+import { BROKER_CLUSTER_NODES } from './broker-cluster.js';
 
 export type CertificateRole = 'ca' | 'server' | 'client';
 /** The installation's two authorities (file names in certs/). */
@@ -38,13 +40,15 @@ export interface CertificateSpec {
   usedBy: string;
   /** Compose service name the server is dialled by inside the stack. */
   serviceName?: string;
+  /** Further service names of the cluster topology (the other members of the server's cluster). */
+  clusterServiceNames?: readonly string[];
 }
 
 export const CERTIFICATE_SPECS: readonly CertificateSpec[] = [
   { name: 'ca', role: 'ca', issuer: 'ca', usedBy: 'server CA: signs the broker and database certificates; every client trusts it' },
   { name: 'client-ca', role: 'ca', issuer: 'client-ca', usedBy: 'client CA: the only issuer of client certificates the servers accept; replaced by rotate-certs unless --keep-client-ca' },
-  { name: 'rabbitmq', role: 'server', issuer: 'ca', usedBy: 'RabbitMQ (AMQPS)', serviceName: 'rabbitmq' },
-  { name: 'mongodb', role: 'server', issuer: 'ca', usedBy: 'MongoDB (TLS)', serviceName: 'mongo' },
+  { name: 'rabbitmq', role: 'server', issuer: 'ca', usedBy: 'RabbitMQ (AMQPS)', serviceName: 'rabbitmq', clusterServiceNames: BROKER_CLUSTER_NODES.filter((n) => n !== 'rabbitmq') },
+  { name: 'mongodb', role: 'server', issuer: 'ca', usedBy: 'MongoDB (TLS)', serviceName: 'mongo', clusterServiceNames: REPLICA_SET_MEMBERS.filter((m) => m !== 'mongo') },
   { name: 'api', role: 'client', issuer: 'client-ca', usedBy: 'API server' },
   { name: 'worker', role: 'client', issuer: 'client-ca', usedBy: 'workers (local and remote)' },
 ];
@@ -61,9 +65,14 @@ export function certificatePaths(certsDir: string, name: string): KeyMaterialPat
   return keyMaterialPaths(certsDir, name);
 }
 
-/** DNS and IP names a server certificate must carry (local processes, compose, remote workers). */
-export function serverNames(spec: CertificateSpec, publicHost: string): { dnsNames: string[]; ipAddresses: string[] } {
-  const dnsNames = ['localhost', ...(spec.serviceName ? [spec.serviceName] : [])];
+/**
+ * DNS and IP names a server certificate must carry (local processes, compose, remote workers).
+ * In the cluster topology the members of a cluster share their server's certificate, so it
+ * names them all.
+ */
+export function serverNames(spec: CertificateSpec, publicHost: string, topology: Topology = 'single'): { dnsNames: string[]; ipAddresses: string[] } {
+  const members = topology === 'cluster' ? (spec.clusterServiceNames ?? []) : [];
+  const dnsNames = ['localhost', ...(spec.serviceName ? [spec.serviceName] : []), ...members];
   const ipAddresses = ['127.0.0.1', '::1'];
   const host = publicHost.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
   if (host !== '') {
@@ -74,12 +83,6 @@ export function serverNames(spec: CertificateSpec, publicHost: string): { dnsNam
     }
   }
   return { dnsNames, ipAddresses };
-}
-
-function keyMatches(pair: PemPair): boolean {
-  const fromCert = new X509Certificate(pair.certPem).publicKey.export({ type: 'spki', format: 'der' });
-  const fromKey = createPublicKey(createPrivateKey(pair.keyPem)).export({ type: 'spki', format: 'der' });
-  return fromCert.equals(fromKey);
 }
 
 async function readPair(certsDir: string, name: string): Promise<PemPair | undefined> {
@@ -104,32 +107,26 @@ function newAuthority(name: AuthorityName, validityDays: number): Promise<PemPai
 
 const leafSpecs = (): CertificateSpec[] => CERTIFICATE_SPECS.filter((s) => s.role !== 'ca');
 
-/** Why an existing leaf cannot be kept, or undefined when it can. */
-async function leafProblem(certsDir: string, spec: CertificateSpec, ca: PemPair, publicHost: string): Promise<string | undefined> {
+/** Why an existing leaf cannot be kept (missing files included), or undefined when it can. */
+async function storedLeafProblem(certsDir: string, spec: CertificateSpec, ca: PemPair, publicHost: string, topology: Topology): Promise<string | undefined> {
   const pair = await readPair(certsDir, spec.name);
   if (!pair) return 'missing';
   try {
     await access(keyMaterialPaths(certsDir, spec.name).combinedFile);
-    if (!keyMatches(pair)) return 'key does not match';
-    if (!verifyIssuedBy(pair.certPem, ca.certPem)) return `not issued by the ${spec.issuer}`;
-    if (daysUntilExpiry(pair.certPem) < REISSUE_WITHIN_DAYS) return `expires within ${REISSUE_WITHIN_DAYS} days`;
-    const info = inspectCertificate(pair.certPem);
-    const wantedUsage = spec.role === 'server' ? 'serverAuth' : 'clientAuth';
-    if (!info.extKeyUsage.includes(wantedUsage)) return `lacks ${wantedUsage}`;
-    if (spec.role === 'server') {
-      const wanted = serverNames(spec, publicHost);
-      const missing = [...wanted.dnsNames.filter((n) => !info.dnsNames.includes(n)), ...wanted.ipAddresses.filter((ip) => !info.ipAddresses.includes(ip))];
-      if (missing.length > 0) return `lacks the names ${missing.join(', ')}`;
-    }
-    return undefined;
+    return leafProblem(pair, ca.certPem, {
+      usage: spec.role === 'server' ? 'serverAuth' : 'clientAuth',
+      names: spec.role === 'server' ? serverNames(spec, publicHost, topology) : undefined,
+      minRemainingDays: REISSUE_WITHIN_DAYS,
+      issuer: spec.issuer,
+    });
   } catch (err) {
     return `unreadable (${(err as Error).message})`;
   }
 }
 
-async function issue(ca: PemPair, spec: CertificateSpec, publicHost: string, validityDays: number): Promise<PemPair> {
+async function issue(ca: PemPair, spec: CertificateSpec, publicHost: string, validityDays: number, topology: Topology): Promise<PemPair> {
   if (spec.role === 'server') {
-    return issueServerCertificate(ca, { commonName: `cybercom ${spec.name}`, ...serverNames(spec, publicHost), validityDays });
+    return issueServerCertificate(ca, { commonName: `cybercom ${spec.name}`, ...serverNames(spec, publicHost, topology), validityDays });
   }
   return issueClientCertificate(ca, { commonName: `cybercom-${spec.name}`, validityDays });
 }
@@ -166,6 +163,8 @@ export interface EnsureCertificatesOptions {
   validityDays: number;
   /** Re-issue everything, CAs included (`--force-certs`). */
   force?: boolean;
+  /** Default single; cluster adds the replica set's member names to the database's certificate. */
+  topology?: Topology;
 }
 
 /**
@@ -179,12 +178,13 @@ export async function ensureCertificates(certsDir: string, opts: EnsureCertifica
   const actions: Record<string, CertificateAction> = {};
   for (const spec of leafSpecs()) {
     const issuer = authorities[spec.issuer];
-    const problem = issuer.action === 'issued' ? 'new CA' : await leafProblem(certsDir, spec, issuer.pair, opts.publicHost);
+    const topology = opts.topology ?? 'single';
+    const problem = issuer.action === 'issued' ? 'new CA' : await storedLeafProblem(certsDir, spec, issuer.pair, opts.publicHost, topology);
     if (problem === undefined) {
       actions[spec.name] = 'kept';
       continue;
     }
-    await writeKeyMaterial(certsDir, spec.name, await issue(issuer.pair, spec, opts.publicHost, opts.validityDays));
+    await writeKeyMaterial(certsDir, spec.name, await issue(issuer.pair, spec, opts.publicHost, opts.validityDays, topology));
     actions[spec.name] = 'issued';
   }
   await writeAuthorities(certsDir, authorities);
@@ -204,6 +204,8 @@ export interface ReissueOptions {
    * workers keep working until they get the new bundle). Ignored when the client CA is unusable.
    */
   keepClientCa?: boolean;
+  /** As for ensureCertificates. */
+  topology?: Topology;
 }
 
 /**
@@ -223,7 +225,7 @@ export async function reissueCertificates(certsDir: string, opts: ReissueOptions
         : { pair: await newAuthority('client-ca', opts.validityDays), action: 'issued' },
   };
   const leaves = await Promise.all(
-    leafSpecs().map(async (spec) => ({ spec, pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays) })),
+    leafSpecs().map(async (spec) => ({ spec, pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays, opts.topology ?? 'single') })),
   );
   for (const { spec, pair } of leaves) await writeKeyMaterial(certsDir, spec.name, pair);
   await writeAuthorities(certsDir, authorities);

@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { BSON, type Document, type MongoClient } from 'mongodb';
+import { isSystemDatabase } from '../../documents/names.js';
 
-/** The server's own databases, never dumped or restored. */
-export const SYSTEM_DATABASES = new Set(['admin', 'local', 'config']);
 const BATCH = 1000;
 
 export type DatabaseInventory = Record<string, Record<string, number>>;
@@ -24,7 +23,7 @@ export async function dumpDatabases(client: MongoClient, dir: string, onCollecti
   const inventory: DatabaseInventory = {};
   const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
   for (const { name: dbName } of databases.sort((a, b) => a.name.localeCompare(b.name))) {
-    if (SYSTEM_DATABASES.has(dbName)) continue;
+    if (isSystemDatabase(dbName)) continue;
     const db = client.db(dbName);
     const dbDir = join(dir, fileName(dbName));
     await mkdir(dbDir, { recursive: true, mode: 0o700 });
@@ -78,7 +77,7 @@ export async function loadDatabases(client: MongoClient, dir: string, warn: (tex
   const inventory: DatabaseInventory = {};
   for (const dbFile of (await readdir(dir)).sort()) {
     const dbName = originalName(dbFile);
-    if (SYSTEM_DATABASES.has(dbName)) continue;
+    if (isSystemDatabase(dbName)) continue;
     inventory[dbName] = {};
     const db = client.db(dbName);
     const files = (await readdir(join(dir, dbFile))).filter((f) => f.endsWith('.jsonl')).sort();

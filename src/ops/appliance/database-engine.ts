@@ -48,6 +48,6 @@ export async function verifyEngineSources(root = repositoryRoot()): Promise<stri
   } catch (err) {
     const { stderr, stdout } = err as { stderr?: string; stdout?: string };
     const message = (stderr || stdout || (err as Error).message).trim().replace(/^build-engine: (ERROR: )?/gm, '');
-    throw new Error(`the database engine cannot be built: ${message}`);
+    throw new Error(`the database engine cannot be built: ${message}`, { cause: err });
   }
 }

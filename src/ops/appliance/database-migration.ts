@@ -26,7 +26,8 @@ import { startMongoWire, type MongoWireHandle, type MongoWireKind } from '../../
 import { freePort, waitForPort } from '../../runtime/local/ports.js';
 import { spawnManaged, startupError, type ManagedProcess } from '../../runtime/local/processes.js';
 import { certificatePaths } from './certificates.js';
-import { dumpDatabases, loadDatabases, SYSTEM_DATABASES } from './database-archive.js';
+import { dumpDatabases, loadDatabases } from './database-archive.js';
+import { isSystemDatabase } from '../../documents/names.js';
 import { SERVICE_DATABASE } from './env-files.js';
 import type { InstallConfig } from './install-config.js';
 import { repositoryRoot, type InstallLayout } from './layout.js';
@@ -162,7 +163,9 @@ export async function findLegacyFerretDb(log: (text: string) => void = () => und
     log(`${stdout}${stderr}`.trim());
   } catch (err) {
     const { stderr, stdout } = err as { stderr?: string; stdout?: string };
-    throw new Error(`FerretDB v1, needed to read the old data, could not be provided: ${(stderr || stdout || (err as Error).message).trim()}`);
+    throw new Error(`FerretDB v1, needed to read the old data, could not be provided: ${(stderr || stdout || (err as Error).message).trim()}`, {
+      cause: err,
+    });
   }
   const built = v1Candidates(root)[0];
   if (!built) throw new Error('ops/build-engine.sh --legacy-ferretdb-v1 left no FerretDB v1 binary in .cache/bin/ferretdb-v1');
@@ -303,7 +306,7 @@ async function applicationCollections(client: MongoClient): Promise<Array<{ db: 
   const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
   const result: Array<{ db: string; col: string }> = [];
   for (const { name: db } of databases) {
-    if (SYSTEM_DATABASES.has(db)) continue;
+    if (isSystemDatabase(db)) continue;
     const infos = await client.db(db).listCollections({}, { nameOnly: true }).toArray();
     for (const info of infos) {
       if (info.name.startsWith('system.') || (info.type ?? 'collection') !== 'collection') continue;
@@ -505,6 +508,7 @@ export async function migrateLegacyDatabase(opts: MigrationOptions): Promise<Mig
       throw new Error(
         `${reason}\nThe FerretDB v1 data in ${paths.sqliteDir} was left as it was and the partial copy was removed` +
           `${kept.length > 0 ? ` (server logs: ${kept.join(', ')})` : ''}; fix the cause and run the installer again.`,
+        { cause: err },
       );
     }
     throw err;
@@ -522,11 +526,3 @@ async function legacyVersion(binary: string): Promise<string> {
   }
 }
 
-/** The record of a completed migration, if any. */
-export async function readMigrationRecord(layout: InstallLayout): Promise<MigrationRecord | undefined> {
-  try {
-    return JSON.parse(await readFile(legacyDatabasePaths(layout).marker, 'utf8')) as MigrationRecord;
-  } catch {
-    return undefined;
-  }
-}

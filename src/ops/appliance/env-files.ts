@@ -8,9 +8,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../pki/files.js';
 import { certificatePaths } from './certificates.js';
-import type { InstallConfig, RuntimeKind } from './install-config.js';
+import { apiProcessesOf, topologyOf, type InstallConfig, type RuntimeKind } from './install-config.js';
 import type { InstallLayout } from './layout.js';
 import { repositoryRoot } from './layout.js';
+import { publishedMemberUri, replicaSetUri } from './replica-set.js';
+import { brokerClusterUrl, CLUSTER_QUEUE_TYPE } from './broker-cluster.js';
 import { ACCOUNTS, type Secrets } from './secrets.js';
 
 /** Where the API and worker images find their TLS files (compose.yaml mounts them there). */
@@ -46,17 +48,34 @@ function clientFiles(layout: InstallLayout, runtime: RuntimeKind, client: 'api' 
   return { ca: certificatePaths(layout.certsDir, 'ca').certFile, cert: paths.certFile, key: paths.keyFile, combined: paths.combinedFile };
 }
 
+/**
+ * The database inside the stack (compose: one member, or the replica set of the cluster
+ * topology), or on this host. A cluster seen from the host (the installer's administrator step
+ * renders the local view of a compose installation) is its published member, dialled directly:
+ * the other members' names resolve only inside the stack.
+ */
+function mongoUri(config: InstallConfig, runtime: RuntimeKind): string {
+  const cluster = topologyOf(config) === 'cluster';
+  if (runtime !== 'compose') return cluster ? publishedMemberUri('localhost', config.ports.database) : `mongodb://localhost:${config.ports.database}/`;
+  return cluster ? replicaSetUri() : 'mongodb://mongo:27017/';
+}
+
+/** The broker inside the stack (one node, or every node of the cluster topology with quorum task queues), or on this host. */
+function brokerEnv(config: InstallConfig, runtime: RuntimeKind): EnvMap {
+  if (runtime !== 'compose') return { BROKER_URL: `amqps://localhost:${config.ports.broker}/${ACCOUNTS.vhost}` };
+  if (topologyOf(config) === 'cluster') return { BROKER_URL: brokerClusterUrl(), TASK_QUEUE_TYPE: CLUSTER_QUEUE_TYPE };
+  return { BROKER_URL: `amqps://rabbitmq:5671/${ACCOUNTS.vhost}` };
+}
+
 function connectionEnv(config: InstallConfig, runtime: RuntimeKind, files: ClientFiles, db: { user: string; password: string }, broker: { user: string; password: string }): EnvMap {
-  const mongoHost = runtime === 'compose' ? 'mongo:27017' : `localhost:${config.ports.database}`;
-  const brokerHost = runtime === 'compose' ? 'rabbitmq:5671' : `localhost:${config.ports.broker}`;
   return {
-    MONGO_URI: `mongodb://${mongoHost}/`,
+    MONGO_URI: mongoUri(config, runtime),
     MONGO_USERNAME: db.user,
     MONGO_PASSWORD: db.password,
     MONGO_AUTH_SOURCE: ACCOUNTS.authSource,
     MONGO_TLS_CA_FILE: files.ca,
     MONGO_TLS_CERT_KEY_FILE: files.combined,
-    BROKER_URL: `amqps://${brokerHost}/${ACCOUNTS.vhost}`,
+    ...brokerEnv(config, runtime),
     BROKER_USERNAME: broker.user,
     BROKER_PASSWORD: broker.password,
     BROKER_TLS_CA_FILE: files.ca,
@@ -95,6 +114,9 @@ export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets
     DEBUG: String(config.debug),
     HTTP_HOST: runtime === 'compose' ? '0.0.0.0' : localListenAddress(config),
     HTTP_PORT: String(apiListenPort(config)),
+    // compose: one process per API container, the containers being the replicas (API_REPLICAS in
+    // compose.env); local: the one API service runs that many processes on its port.
+    API_PROCESSES: String(runtime === 'compose' ? 1 : apiProcessesOf(config)),
     ...apiHttpsEnv(config),
     // Behind the compose proxy the client's address and scheme arrive in X-Forwarded-*.
     TRUST_PROXY: String(runtime === 'compose'),
@@ -135,6 +157,3 @@ export function workerEnv(layout: InstallLayout, config: InstallConfig, secrets:
   };
 }
 
-export async function writeEnvFile(path: string, env: EnvMap, header: string): Promise<void> {
-  await writeFileAtomic(path, renderEnvFile(env, header), 0o600);
-}

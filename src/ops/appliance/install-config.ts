@@ -6,15 +6,18 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { writeFileAtomic } from '../../pki/files.js';
+import { MAX_API_PROCESSES, defaultApiProcesses } from '../../config/api-processes.js';
 
 export const CURRENT_CONFIG_VERSION = 1;
 
 export const RUNTIMES = ['compose', 'local'] as const;
 export type RuntimeKind = (typeof RUNTIMES)[number];
 export const HTTPS_MODES = ['none', 'acme', 'files'] as const;
-export type HttpsMode = (typeof HTTPS_MODES)[number];
 export const DB_ENGINES = ['auto', 'mongod', 'ferretdb'] as const;
 export const CERT_RENEWAL_MODES = ['none', 'auto', 'systemd', 'cron'] as const;
+/** single: one database and one broker node. cluster (compose only): a three-member MongoDB replica set and a three-node RabbitMQ cluster. */
+export const TOPOLOGIES = ['single', 'cluster'] as const;
+export type Topology = (typeof TOPOLOGIES)[number];
 
 const port = z.number().int().min(1).max(65535);
 
@@ -38,6 +41,16 @@ export const installConfigSchema = z
     /** Local runtime: which MongoDB-wire server to run. */
     dbEngine: z.enum(DB_ENGINES),
     certRenewal: z.enum(CERT_RENEWAL_MODES),
+    /**
+     * Absent means single: installations from before the option have no key, and a single-node
+     * install keeps writing none, so its install.json stays byte for byte what it was.
+     */
+    topology: z.enum(TOPOLOGIES).optional(),
+    /**
+     * API processes (compose: API containers). Absent (installations from before the option):
+     * as many as the machine has cores, what the installer offers by default.
+     */
+    apiProcesses: z.number().int().min(1).max(MAX_API_PROCESSES).optional(),
   })
   .strict();
 
@@ -129,8 +142,12 @@ export function serializeInstallConfig(config: InstallConfig): string {
   return `${JSON.stringify(installConfigSchema.parse(config), null, 2)}\n`;
 }
 
-export async function writeInstallConfig(file: string, config: InstallConfig): Promise<void> {
-  await writeFileAtomic(file, serializeInstallConfig(config), 0o600);
+export function apiProcessesOf(config: Pick<InstallConfig, 'apiProcesses'>): number {
+  return config.apiProcesses ?? defaultApiProcesses();
+}
+
+export function topologyOf(config: Pick<InstallConfig, 'topology'>): Topology {
+  return config.topology ?? 'single';
 }
 
 /** The URL users reach the API at. */

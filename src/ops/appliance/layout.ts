@@ -13,6 +13,8 @@ export interface InstallLayout {
   configDir: string;
   installConfigFile: string;
   secretsFile: string;
+  /** Cluster topology: the MongoDB replica set's shared keyFile (members authenticate each other with it). */
+  mongoKeyFile: string;
   /** The API's settings (what `cybercom serve` reads), rendered for the chosen runtime. */
   serviceEnvFile: string;
   /** The local worker's settings. */
@@ -51,6 +53,7 @@ export function installLayout(root: string): InstallLayout {
     configDir,
     installConfigFile: join(configDir, 'install.json'),
     secretsFile: join(configDir, 'secrets.env'),
+    mongoKeyFile: join(configDir, 'mongo-keyfile'),
     serviceEnvFile: join(configDir, 'service.env'),
     workerEnvFile: join(configDir, 'worker.env'),
     composeEnvFile: join(configDir, 'compose.env'),

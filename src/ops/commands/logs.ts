@@ -1,5 +1,5 @@
 /** ops/logs: the logs of one service, or the recent lines of all, for either runtime. */
-import { openRuntime } from '../runtime/service-runtime.js';
+import { openRuntime } from '../runtime/open-runtime.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const LOGS_HELP = `Usage: ops/logs [--dir DIR] [--service NAME] [--lines N] [--follow]

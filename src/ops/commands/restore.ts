@@ -19,8 +19,9 @@ import { loadDatabases } from '../appliance/database-archive.js';
 import { writeDerivedConfig } from '../appliance/derived-config.js';
 import { waitUntilHealthy, type Installation } from '../appliance/health.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
+import { topologyOf } from '../appliance/install-config.js';
 import { loadSecrets } from '../appliance/secrets.js';
-import { openRuntime } from '../runtime/service-runtime.js';
+import { openRuntime } from '../runtime/open-runtime.js';
 import { BACKUP_FORMAT, BACKUP_VERSION, type BackupManifest } from './backup.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
@@ -64,7 +65,7 @@ async function restoreIdentity(inst: Installation, from: string, aside: string):
   await cp(join(from, 'certs'), layout.certsDir, { recursive: true });
   const secrets = await loadSecrets(layout.secretsFile);
   // The restored server certificates may lack this installation's host name: re-issued from the restored CA if so.
-  await ensureCertificates(layout.certsDir, { publicHost: config.publicHost, validityDays: config.certValidityDays });
+  await ensureCertificates(layout.certsDir, { publicHost: config.publicHost, validityDays: config.certValidityDays, topology: topologyOf(config) });
   await writeDerivedConfig(layout, config, secrets, process.env);
   return { ...inst, secrets };
 }

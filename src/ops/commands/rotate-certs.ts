@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { writeComposeServiceFiles } from '../appliance/compose-files.js';
 import { inspectCertificates, reissueCertificates } from '../appliance/certificates.js';
 import { waitUntilHealthy, type Installation } from '../appliance/health.js';
-import { openRuntime } from '../runtime/service-runtime.js';
+import { topologyOf } from '../appliance/install-config.js';
+import { openRuntime } from '../runtime/open-runtime.js';
 import { rebuildRecordedBundles } from './worker-bundle.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
@@ -83,7 +84,13 @@ export const rotateCerts: Command = async (argv) => {
   await cp(certs, previous, { recursive: true, preserveTimestamps: true });
   process.stdout.write(`Previous certificates saved in ${previous}\n`);
 
-  const authorities = await reissueCertificates(certs, { publicHost: inst.config.publicHost, validityDays, newCa: values['new-ca'], keepClientCa });
+  const authorities = await reissueCertificates(certs, {
+    publicHost: inst.config.publicHost,
+    validityDays,
+    newCa: values['new-ca'],
+    keepClientCa,
+    topology: topologyOf(inst.config),
+  });
   const clientCaKept = authorities['client-ca'] === 'kept';
   process.stdout.write(
     `Issued new server certificates from ${authorities.ca === 'kept' ? 'the existing' : 'a new'} server CA and new client certificates from ` +

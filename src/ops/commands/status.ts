@@ -6,7 +6,7 @@
  */
 import { formatClusterStatus, readClusterStatus, type ClusterStatus } from '../appliance/cluster-status.js';
 import { apiBrokerSession, checkAll, type Installation } from '../appliance/health.js';
-import { openRuntime } from '../runtime/service-runtime.js';
+import { openRuntime } from '../runtime/open-runtime.js';
 import { DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const STATUS_HELP = `Usage: ops/status [--dir DIR] [--json]

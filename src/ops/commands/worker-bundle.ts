@@ -17,12 +17,15 @@ import { certificatePaths, inspectCertificates } from '../appliance/certificates
 import { checksumLines } from '../appliance/checksums.js';
 import { DEFAULT_QUEUE, renderEnvFile, SERVICE_DATABASE, CONTAINER_TLS_DIR } from '../appliance/env-files.js';
 import type { Installation } from '../appliance/health.js';
+import { topologyOf } from '../appliance/install-config.js';
 import { findExecutable } from '../../runtime/local/processes.js';
 import { repositoryRoot } from '../appliance/layout.js';
+import { publishedMemberUri } from '../appliance/replica-set.js';
+import { CLUSTER_QUEUE_TYPE } from '../appliance/broker-cluster.js';
 import { ACCOUNTS } from '../appliance/secrets.js';
 import { buildWorkerProgram } from '../appliance/worker-program.js';
 import { writeIfChanged } from '../appliance/write-if-changed.js';
-import { validateHostName } from '../../installer/options.js';
+import { validateHostName } from '../appliance/host-names.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const DEFAULT_WORKER_IMAGE = 'cybercom/worker:local';
@@ -83,7 +86,8 @@ export function remoteWorkerEnv(inst: Installation, host: string, serverAddress:
   const tls = (file: string): string => `${CONTAINER_TLS_DIR}/${file}`;
   const address = serverAddress.includes(':') ? `[${serverAddress}]` : serverAddress;
   return {
-    MONGO_URI: `mongodb://${address}:${inst.config.ports.database}/`,
+    MONGO_URI:
+      topologyOf(inst.config) === 'cluster' ? publishedMemberUri(address, inst.config.ports.database) : `mongodb://${address}:${inst.config.ports.database}/`,
     MONGO_USERNAME: ACCOUNTS.database.worker,
     MONGO_PASSWORD: inst.secrets.DB_WORKER_PASSWORD,
     MONGO_AUTH_SOURCE: ACCOUNTS.authSource,
@@ -95,6 +99,8 @@ export function remoteWorkerEnv(inst: Installation, host: string, serverAddress:
     BROKER_TLS_CA_FILE: tls('ca.pem'),
     BROKER_TLS_CERT_FILE: tls('client.pem'),
     BROKER_TLS_KEY_FILE: tls('client.key'),
+    // Only the first broker node is published; the task queues are quorum queues on a cluster.
+    ...(topologyOf(inst.config) === 'cluster' ? { TASK_QUEUE_TYPE: CLUSTER_QUEUE_TYPE } : {}),
     WORKER_NODE_NAME: `worker@${host}`,
     WORKER_QUEUES: queues,
     RESULT_DATABASE: SERVICE_DATABASE,

@@ -5,8 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { COMPOSE_OVERRIDES_VARIABLE } from '../appliance/compose-files.js';
+import { COMPOSE_OVERRIDES_VARIABLE, TOPOLOGY_VARIABLE } from '../appliance/compose-files.js';
 import { repositoryRoot, type InstallLayout } from '../appliance/layout.js';
+import type { Topology } from '../appliance/install-config.js';
+import { CLUSTER_COMPOSE_FILE, REPLICA_SET_SERVICES } from '../appliance/replica-set.js';
 import { detectCompose, run, type ComposeCommand } from './compose-command.js';
 import type { ProcessState, ServiceRuntime } from './service-runtime.js';
 
@@ -16,20 +18,29 @@ const WAIT_TIMEOUT_S = 300;
 
 export class ComposeRuntime implements ServiceRuntime {
   readonly kind = 'compose' as const;
-  readonly services = COMPOSE_SERVICES;
+  readonly services: readonly string[];
   private compose: ComposeCommand | undefined;
 
-  constructor(private readonly layout: InstallLayout) {}
+  constructor(
+    private readonly layout: InstallLayout,
+    topology: Topology = 'single',
+  ) {
+    this.services = topology === 'cluster' ? [...COMPOSE_SERVICES, ...REPLICA_SET_SERVICES] : COMPOSE_SERVICES;
+  }
 
   composeFile(): string {
     return join(repositoryRoot(), 'compose.yaml');
   }
 
-  /** compose.yaml, then the override files recorded in compose.env (CYBERCOM_COMPOSE_OVERRIDES). */
+  /**
+   * compose.yaml, compose.cluster.yaml for the cluster topology, then the override files recorded
+   * in compose.env (CYBERCOM_COMPOSE_OVERRIDES), so a site's overrides apply to the cluster too.
+   */
   async composeFiles(): Promise<string[]> {
     const env = await readFile(this.layout.composeEnvFile, 'utf8').then((t) => parseEnv(t) as Record<string, string>, () => ({}) as Record<string, string>);
     const overrides = (env[COMPOSE_OVERRIDES_VARIABLE] ?? '').split(':').filter((f) => f !== '');
-    return [this.composeFile(), ...overrides];
+    const topology = env[TOPOLOGY_VARIABLE] === 'cluster' ? [join(repositoryRoot(), CLUSTER_COMPOSE_FILE)] : [];
+    return [this.composeFile(), ...topology, ...overrides];
   }
 
   private async base(): Promise<{ command: string; args: string[] }> {
@@ -85,7 +96,7 @@ export class ComposeRuntime implements ServiceRuntime {
     const rows: Array<{ Service?: string; State?: string; Health?: string; Status?: string }> = trimmed.startsWith('[')
       ? (JSON.parse(trimmed) as [])
       : trimmed.split('\n').filter(Boolean).map((line) => JSON.parse(line) as object);
-    return COMPOSE_SERVICES.map((service) => {
+    return this.services.map((service) => {
       const row = rows.find((r) => r.Service === service);
       return { service, state: row?.Health ? `${row.State ?? ''} (${row.Health})` : (row?.State ?? 'absent'), detail: row?.Status ?? '' };
     });

@@ -2,9 +2,6 @@
  * What operator commands need from a runtime, so install, status, logs, rotation and restore are
  * written once for compose and for local processes.
  */
-import type { InstallConfig } from '../appliance/install-config.js';
-import type { InstallLayout } from '../appliance/layout.js';
-
 export interface ProcessState {
   service: string;
   state: string;
@@ -25,13 +22,4 @@ export interface ServiceRuntime {
   followLogs(service: string, lines: number): Promise<void>;
   /** Removes the database's and broker's data (restore onto a clean slate). Stack must be stopped. */
   removeData(): Promise<void>;
-}
-
-export async function openRuntime(layout: InstallLayout, config: InstallConfig): Promise<ServiceRuntime> {
-  if (config.runtime === 'compose') {
-    const { ComposeRuntime } = await import('./compose-runtime.js');
-    return new ComposeRuntime(layout);
-  }
-  const { LocalRuntime } = await import('./local-runtime.js');
-  return new LocalRuntime(layout);
 }

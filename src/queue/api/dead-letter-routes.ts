@@ -12,7 +12,7 @@ import { isAuthenticated } from '../../auth/principal.js';
 import { badRequest, forbidden, unauthenticated } from '../../errors.js';
 import { methods } from '../../http/methods.js';
 import { respond } from '../../http/respond.js';
-import { checkParams } from '../../documents/request-params.js';
+import { checkParams } from '../../http/params.js';
 import { peekDeadLetters, purgeDeadLetters } from '../dead-letter/dead-letter-queue.js';
 import type { QueueService } from './queue-service.js';
 
@@ -53,12 +53,12 @@ export function mountDeadLetterRoutes(router: Router, service: () => QueueServic
         requireTaskAdmin(req);
         const params = checkParams(req, ['format', 'callback', '_', 'limit']);
         const limit = parseLimit(params.limit);
-        const { count, letters } = await withChannel(service(), (channel) => peekDeadLetters(channel, limit));
+        const { count, letters } = await withChannel(service(), (channel) => peekDeadLetters(channel, limit, service().queueType));
         respond(req, res, 200, { count, shown: letters.length, results: letters });
       },
       DELETE: async (req, res) => {
         requireTaskAdmin(req);
-        const purged = await withChannel(service(), (channel) => purgeDeadLetters(channel));
+        const purged = await withChannel(service(), (channel) => purgeDeadLetters(channel, service().queueType));
         respond(req, res, 200, { purged });
       },
     }),

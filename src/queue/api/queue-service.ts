@@ -7,13 +7,14 @@ import { randomUUID } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
 import type { BrokerSettings } from '../../config/connections.js';
 import type { Logger } from '../../log/logger.js';
-import { ApiError } from '../../errors.js';
+import { QueueUnavailableError } from '../errors.js';
 import { BrokerSession } from '../control/broker-session.js';
+import type { TaskQueueType } from '../../config/connections.js';
 import { ControlClient } from '../control/control-client.js';
 import { TaskPublisher, mayHaveBeenPublished } from '../control/task-publisher.js';
 import { ResultStore } from '../results/result-store.js';
 import type { RequestMeta, TaskResult } from '../results/result-document.js';
-import { pageWindow, type PageRequest, type PageWindow } from '../../documents/paging.js';
+import { pageWindow, type PageRequest, type PageWindow } from '../../http/paging.js';
 import { READY_STATES, type TaskState } from '../results/states.js';
 import { TaskCatalog } from './task-catalog.js';
 import { TaskLog, loggedState, type HistoryFilter, type TaskLogEntry } from './task-log.js';
@@ -44,6 +45,8 @@ export type SubmissionListener = (task: SubmittedTask & { taskName: string }) =>
 
 export class QueueService {
   readonly session: BrokerSession;
+  /** How the dead-letter queue is declared (TASK_QUEUE_TYPE), like the workers declare it. */
+  readonly queueType: TaskQueueType;
   readonly control: ControlClient;
   readonly catalog: TaskCatalog;
   readonly results: ResultStore;
@@ -55,8 +58,9 @@ export class QueueService {
   constructor(options: QueueServiceOptions) {
     this.logger = options.logger;
     this.session = new BrokerSession({ settings: options.broker });
+    this.queueType = options.broker.queueType ?? 'classic';
     this.session.on('disconnected', () => options.logger.warn('broker connection lost; reconnecting'));
-    this.session.on('connected', () => options.logger.info('broker connected'));
+    this.session.on('connected', () => options.logger.info({ node: this.session.address }, 'broker connected'));
     this.session.on('retrying', (error, delayMs) => options.logger.debug({ err: error.message, delayMs }, 'broker reconnect scheduled'));
     this.control = new ControlClient({ session: this.session });
     // Queues are declared by the workers that consume them; the API only checks they exist,
@@ -108,8 +112,8 @@ export class QueueService {
     } catch (error) {
       const mayHaveRun = mayHaveBeenPublished(error);
       await this.settleRefusedSubmission(taskId, mayHaveRun);
-      if (mayHaveRun && error instanceof ApiError) {
-        throw new ApiError(error.status, error.code, `${error.message} The task may still run; it is in your history as ${taskId}.`, { task_id: taskId }, error.headers);
+      if (mayHaveRun && error instanceof QueueUnavailableError) {
+        throw new QueueUnavailableError(error.code, `${error.message} The task may still run; it is in your history as ${taskId}.`, { task_id: taskId });
       }
       throw error;
     }
@@ -167,14 +171,18 @@ export class QueueService {
   private async settleStates(user: string): Promise<boolean> {
     const open = await this.log.unsettled(user);
     const changed: { id: string; state: string }[] = [];
-    for (let i = 0; i < open.length; i += SETTLE_BATCH) {
-      const batch = open.slice(i, i + SETTLE_BATCH);
-      const current = await this.states(batch.map((entry) => entry.id));
-      for (const entry of batch) {
-        const state = loggedState(current.get(entry.id) ?? 'PENDING');
-        if (state !== entry.state) changed.push({ id: entry.id, state });
-      }
-    }
+    const batches: (typeof open)[] = [];
+    for (let i = 0; i < open.length; i += SETTLE_BATCH) batches.push(open.slice(i, i + SETTLE_BATCH));
+    // The batches are read at the same time: each is one round trip, none depends on another.
+    await Promise.all(
+      batches.map(async (batch) => {
+        const current = await this.states(batch.map((entry) => entry.id));
+        for (const entry of batch) {
+          const state = loggedState(current.get(entry.id) ?? 'PENDING');
+          if (state !== entry.state) changed.push({ id: entry.id, state });
+        }
+      }),
+    );
     await this.log.recordStates(changed);
     return changed.length > 0;
   }
@@ -185,23 +193,29 @@ export class QueueService {
     status: TaskState | undefined,
     paging: PageRequest,
   ): Promise<{ total: number; window: PageWindow; entries: { entry: TaskLogEntry; status: TaskState }[] }> {
-    if (status === undefined) {
-      const total = await this.log.count(filter);
+    // The count and the requested page are read at the same time (the page read is told the
+    // count, see TaskLog.page); the page is read again only when it lies past the last one (the
+    // window then moves to the last page).
+    const requested = pageWindow(Number.MAX_SAFE_INTEGER, paging);
+    const read = async (): Promise<[number, TaskLogEntry[]]> => {
+      const total = this.log.count(filter, status);
+      return Promise.all([total, this.log.page(filter, requested.skip, requested.limit, status, total)]);
+    };
+    const inWindow = async ([total, firstTry]: [number, TaskLogEntry[]]): Promise<{ total: number; window: PageWindow; entries: TaskLogEntry[] }> => {
       const window = pageWindow(total, paging);
-      const entries = await this.log.page(filter, window.skip, window.limit);
+      const entries = window.skip === requested.skip ? firstTry : await this.log.page(filter, window.skip, window.limit, status, Promise.resolve(total));
+      return { total, window, entries };
+    };
+    if (status === undefined) {
+      const { total, window, entries } = await inWindow(await read());
       const states = await this.states(entries.map((e) => e._id));
       return { total, window, entries: entries.map((entry) => ({ entry, status: states.get(entry._id) ?? 'PENDING' })) };
     }
     // Filtered, counted and paged in the database, by the state the log keeps for each entry.
-    // The count and the requested page are read while the states are brought up to date, and
-    // read again only when a state changed meanwhile; the page also when it lies past the last
-    // one (the window then moves to the last page).
-    const requested = pageWindow(Number.MAX_SAFE_INTEGER, paging);
-    const read = () => Promise.all([this.log.count(filter, status), this.log.page(filter, requested.skip, requested.limit, status)]);
+    // The count and the page are read while the states are brought up to date, and read again
+    // only when a state changed meanwhile.
     const [changed, early] = await Promise.all([this.settleStates(filter.user), read()]);
-    const [total, firstTry] = changed ? await read() : early;
-    const window = pageWindow(total, paging);
-    const entries = window.skip === requested.skip ? firstTry : await this.log.page(filter, window.skip, window.limit, status);
+    const { total, window, entries } = await inWindow(changed ? await read() : early);
     return { total, window, entries: entries.map((entry) => ({ entry, status })) };
   }
 

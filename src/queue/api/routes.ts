@@ -14,11 +14,12 @@ import type { Principal } from '../../auth/principal.js';
 import { isAuthenticated } from '../../auth/principal.js';
 import { canRunTask, isTaskAdmin } from '../../auth/permissions.js';
 import { badRequest, forbidden, notFound, unauthenticated, unavailable } from '../../errors.js';
-import { absoluteUrl, requestUrl } from '../../http/base-url.js';
-import { fromArray, respond, respondEnvelope } from '../../http/respond.js';
+import { absoluteUrl } from '../../http/base-url.js';
+import { paginate } from '../../http/paginate.js';
+import { parsePaging } from '../../http/paging.js';
+import { checkParams, objectBody } from '../../http/params.js';
+import { respond } from '../../http/respond.js';
 import type { ServiceContext } from '../../service.js';
-import { pageLinks, pageWindow, parsePaging } from '../../documents/paging.js';
-import { checkParams, objectBody } from '../../documents/request-params.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
 import type { QueueService } from './queue-service.js';
@@ -29,6 +30,7 @@ import { exampleTokenKey } from './example-token.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { mountDeadLetterRoutes } from './dead-letter-routes.js';
 
+/** What a task id may look like (anything else is "no such task"). */
 export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 
@@ -37,26 +39,35 @@ function requireUser(p: Principal): string {
   return p.username;
 }
 
-/** What a run looks like to its reader: the log plus the current state and outcome. */
-function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Record<string, unknown> {
-  const failed = result.status === 'FAILURE' || result.status === 'REVOKED';
+const taskUrl = (req: Request, taskId: string) => absoluteUrl(req, `/api/queue/task/${encodeURIComponent(taskId)}/`);
+
+/** A run as the history and the run's own page show it; the page also names the submitter. */
+function taskRow(entry: TaskLogEntry, status: string, withUser: boolean): Record<string, unknown> {
   return {
     task_id: entry.task_id,
     task_name: entry.task_name,
-    // A state of the task's own (PROGRESS, ...) is shown as the task set it, as Celery's AsyncResult does.
-    status: result.customState ?? result.status,
-    user: entry.user,
+    status,
+    ...(withUser ? { user: entry.user } : {}),
     args: entry.args,
     kwargs: entry.kwargs,
     queue: entry.queue,
     tags: entry.tags,
     timestamp: entry.timestamp,
+  };
+}
+
+/** What a run looks like to its reader: the log plus the current state and outcome. */
+function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Record<string, unknown> {
+  const failed = result.status === 'FAILURE' || result.status === 'REVOKED';
+  return {
+    // A state of the task's own (PROGRESS, ...) is shown as the task set it, as Celery's AsyncResult does.
+    ...taskRow(entry, result.customState ?? result.status, true),
     date_done: result.dateDone,
     worker: result.worker,
     result: failed ? null : result.result,
     error: failed && result.exception ? { type: result.exception.exc_type, message: result.exception.exc_message } : null,
     traceback: result.traceback,
-    url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/`),
+    url: taskUrl(req, entry.task_id),
     revoke_url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/revoke/`),
   };
 }
@@ -111,16 +122,13 @@ export function queueRouter(ctx: ServiceContext): Router {
         const snapshot = await service().catalog.get(refresh);
         const tasks = [...snapshot.tasks.values()].sort((a, b) => a.name.localeCompare(b.name));
         const paging = parsePaging(params, settings.defaultPageSize);
-        const window = pageWindow(tasks.length, paging);
-        const slice = window.limit === 0 ? tasks : tasks.slice(window.skip, window.skip + window.limit);
-        respond(req, res, 200, {
-          count: tasks.length,
-          meta: { page: window.page, page_size: window.pageSize, pages: window.pages },
-          ...pageLinks(requestUrl(req), window),
-          results: slice.map((t) => ({ name: t.name, docstring: t.docstring, queues: t.queues, url: runUrl(req, t.name) })),
-          queues: snapshot.queues,
-          workers: snapshot.workers,
-          ...(snapshot.workers.length === 0 ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' } : {}),
+        await paginate(req, res, tasks, paging, {
+          map: (t) => ({ name: t.name, docstring: t.docstring, queues: t.queues, url: runUrl(req, t.name) }),
+          trailing: {
+            queues: snapshot.queues,
+            workers: snapshot.workers,
+            ...(snapshot.workers.length === 0 ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' } : {}),
+          },
         });
       },
     }),
@@ -218,24 +226,9 @@ export function queueRouter(ctx: ServiceContext): Router {
         const paging = parsePaging(params, settings.defaultPageSize);
         const filter = { user, taskNames, tag: params.tag === '' ? undefined : params.tag };
         const { total, window, entries } = await service().history(filter, status, paging);
-        await respondEnvelope(
-          req,
-          res,
-          { count: total, meta: { page: window.page, page_size: window.pageSize, pages: window.pages }, ...pageLinks(requestUrl(req), window) },
-          fromArray(
-            entries.map(({ entry, status: state }) => ({
-              task_id: entry.task_id,
-              task_name: entry.task_name,
-              status: state,
-              args: entry.args,
-              kwargs: entry.kwargs,
-              queue: entry.queue,
-              tags: entry.tags,
-              timestamp: entry.timestamp,
-              url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/`),
-            })),
-          ),
-        );
+        await paginate(req, res, { total, window, rows: entries }, paging, {
+          map: ({ entry, status: state }) => ({ ...taskRow(entry, state, false), url: taskUrl(req, entry.task_id) }),
+        });
       },
     }),
   );

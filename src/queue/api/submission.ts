@@ -1,10 +1,11 @@
 /**
- * Validation of task submissions (CONTRACT section 7), pure so it is unit-tested as a table:
+ * Validation of task submissions (docs/api-behaviour.md, "Task submissions"), pure so it is unit-tested as a table:
  * `function` must equal the task in the path; `args` array, `kwargs` object, `tags` array of
  * strings; `queue` a string (whether it is live is checked against the task catalog).
  */
 import { badRequest } from '../../errors.js';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
+import isPlainObject from 'is-plain-obj';
 
 export interface Submission {
   args: JsonValue[];
@@ -27,9 +28,6 @@ export function validateTaskName(name: string): string {
   return name;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export function parseSubmission(body: unknown, taskName: string): Submission {
   if (body === undefined) throw badRequest('missing_body', 'A JSON object body is required: {"function", "queue", "args", "kwargs", "tags"}.');

@@ -1,21 +1,23 @@
 /**
  * One AMQP connection that heals itself: connects in the background, reconnects with
  * exponential backoff after the broker goes away, and says whether it is usable right now.
+ * With several broker addresses (the nodes of a cluster) each attempt tries them in turn,
+ * starting after the node that was lost, so a dead node costs one reconnect, not a backoff.
  * Users (publisher, control client, worker) open their channels on `connected` and treat
  * `require()` failing as "broker unavailable" (the API answers 503, the worker waits).
  */
 import { EventEmitter } from 'node:events';
 import type { ChannelModel } from 'amqplib';
 import type { BrokerSettings } from '../../config/connections.js';
-import { unavailable, type ApiError } from '../../errors.js';
-import { connectBroker } from '../broker-connection.js';
+import { QueueUnavailableError } from '../errors.js';
+import { brokerAddresses, connectBroker } from '../broker-connection.js';
 
 export interface BrokerSessionOptions {
   settings: BrokerSettings;
   /** First retry delay; doubles up to maxDelayMs. */
   initialDelayMs?: number;
   maxDelayMs?: number;
-  /** Replaces connectBroker (e.g. to add client properties). */
+  /** Replaces connectBroker (e.g. to add client properties); called with one address at a time. */
   connect?: (settings: BrokerSettings) => Promise<ChannelModel>;
 }
 
@@ -32,6 +34,9 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
   private started = false;
   private attempt = 0;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** Index (in brokerAddresses) of the node tried first on the next attempt. */
+  private nextAddress = 0;
+  private currentAddress: string | null = null;
   private readonly initialDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly connectFn: (settings: BrokerSettings) => Promise<ChannelModel>;
@@ -51,6 +56,11 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
     return this.current;
   }
 
+  /** The address (without credentials) of the node connected to, or null. */
+  get address(): string | null {
+    return this.current === null ? null : this.currentAddress;
+  }
+
   /** Starts connecting in the background; returns at once. */
   start(): this {
     if (!this.started) {
@@ -60,7 +70,7 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
     return this;
   }
 
-  /** The live connection, or a 503 ApiError when the broker is unreachable. */
+  /** The live connection, or a QueueUnavailableError when the broker is unreachable. */
   require(): ChannelModel {
     if (this.current === null) throw brokerUnavailable();
     return this.current;
@@ -94,8 +104,9 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
   private async connectOnce(): Promise<void> {
     if (this.closing) return;
     let connection: ChannelModel;
+    let index: number;
     try {
-      connection = await this.connectFn(this.options.settings);
+      ({ connection, index } = await this.connectToAnyNode());
     } catch (error) {
       this.scheduleRetry(error instanceof Error ? error : new Error(String(error)));
       return;
@@ -106,6 +117,10 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
     }
     this.attempt = 0;
     this.current = connection;
+    const addresses = brokerAddresses(this.options.settings);
+    this.currentAddress = addresses[index] ?? null;
+    // After losing this node, start with the next one: the lost one is likely still down.
+    this.nextAddress = (index + 1) % addresses.length;
     // amqplib emits 'error' before 'close' on a connection failure; without a listener it throws.
     connection.on('error', () => undefined);
     connection.once('close', (error?: Error) => {
@@ -115,6 +130,25 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
       if (!this.closing) this.scheduleRetry(error ?? new Error('connection closed'), true);
     });
     this.emit('connected', connection);
+  }
+
+  /** The first node, from `nextAddress` on and wrapping around, that accepts a connection. */
+  private async connectToAnyNode(): Promise<{ connection: ChannelModel; index: number }> {
+    const addresses = brokerAddresses(this.options.settings);
+    const errors: Error[] = [];
+    for (let i = 0; i < addresses.length; i++) {
+      const index = (this.nextAddress + i) % addresses.length;
+      const url = addresses[index] as string;
+      try {
+        const connection = await this.connectFn({ ...this.options.settings, url, alternateUrls: [] });
+        return { connection, index };
+      } catch (error) {
+        errors.push(error instanceof Error ? error : new Error(String(error)));
+        if (this.closing) break;
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    throw new AggregateError(errors, `no broker node reachable: ${errors.map((e) => e.message).join('; ')}`);
   }
 
   private scheduleRetry(error: Error, immediate = false): void {
@@ -130,6 +164,6 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
   }
 }
 
-export function brokerUnavailable(): ApiError {
-  return unavailable('The task broker is not reachable; try again shortly.', 'broker_unavailable');
+export function brokerUnavailable(): QueueUnavailableError {
+  return new QueueUnavailableError('broker_unavailable', 'The task broker is not reachable; try again shortly.');
 }

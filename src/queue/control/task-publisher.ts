@@ -9,7 +9,7 @@ import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type HeaderValue, type TaskEmbed, type TaskMessage } from '../protocol/task-message.js';
-import { unavailable } from '../../errors.js';
+import { QueueUnavailableError } from '../errors.js';
 import { brokerUnavailable, type BrokerSession } from './broker-session.js';
 
 export type QueueDeclaration = 'assert' | 'passive' | 'none';
@@ -125,7 +125,7 @@ export class TaskPublisher {
     });
     if (this.declareQueues !== 'none' && !slot.declared.has(queue)) {
       await declareTaskQueue(channel, queue, this.declareQueues === 'passive').catch((error: unknown) => {
-        throw unavailable(`Queue "${queue}" could not be declared: ${(error as Error).message}`, 'queue_unavailable');
+        throw new QueueUnavailableError('queue_unavailable', `Queue "${queue}" could not be declared: ${(error as Error).message}`);
       });
       slot.declared.add(queue);
     }
@@ -176,7 +176,7 @@ export class TaskPublisher {
     const id = message.properties.correlationId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(unknownOutcome(unavailable('The task broker did not confirm the message in time.', 'broker_timeout'))),
+        () => reject(unknownOutcome(new QueueUnavailableError('broker_timeout', 'The task broker did not confirm the message in time.'))),
         this.confirmTimeoutMs,
       );
       try {
@@ -187,7 +187,7 @@ export class TaskPublisher {
             reject(unknownOutcome(brokerUnavailable()));
           } else if (slot.returned.delete(id)) {
             slot.declared.delete(queue);
-            reject(unavailable(`Queue "${queue}" no longer exists; no worker consumes it now.`, 'queue_unavailable'));
+            reject(new QueueUnavailableError('queue_unavailable', `Queue "${queue}" no longer exists; no worker consumes it now.`));
           } else {
             resolve();
           }

@@ -1,5 +1,5 @@
 /**
- * Remote-control ("pidbox") messages as kombu 5.2.4 writes them (notes §4): requests fanned out
+ * Remote-control ("pidbox") messages as kombu 5.2.4 writes them (kombu/pidbox.py): requests fanned out
  * on `celery.pidbox`, replies on `reply.celery.pidbox` as `{nodename: value}` matched by the
  * `ticket` header.
  */

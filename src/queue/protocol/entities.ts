@@ -1,12 +1,13 @@
 /**
- * Every exchange and queue Celery uses, declared with exactly kombu 5.2.4's parameters
- * (notes §1.7). RabbitMQ closes the channel (406 PRECONDITION_FAILED) when a declaration differs
+ * Every exchange and queue Celery uses, declared with exactly kombu 5.2.4's parameters (type,
+ * durability, auto-delete, arguments). RabbitMQ closes the channel (406 PRECONDITION_FAILED) when a declaration differs
  * from the existing entity, so these are the only declarations in the code base.
  *
  * amqplib defaults to durable exchanges and queues: every option is therefore spelled out.
  */
 import type { Channel, Options } from 'amqplib';
 import { fieldTable } from './amqp-table.js';
+import type { TaskQueueType } from '../../config/connections.js';
 
 /** `control_queue_ttl` (300 s) and `control_queue_expires` (10 s) in ms. */
 export const CONTROL_QUEUE_MESSAGE_TTL_MS = 300_000;
@@ -25,6 +26,17 @@ export const replyQueueName = (oid: string): string => `${oid}.reply.celery.pidb
 
 /** Queue options of a task queue as Celery declares it (durable, no arguments). */
 export const TASK_QUEUE_OPTIONS: Options.AssertQueue = { durable: true, autoDelete: false, exclusive: false };
+
+/**
+ * A task queue of the given type. `quorum` carries exactly what Celery >= 5.5 declares with
+ * `task_default_queue_type = "quorum"` (`x-queue-type` and nothing else): any other argument,
+ * e.g. `x-delivery-limit`, would make RabbitMQ refuse one side's declaration with 406
+ * PRECONDITION_FAILED. Limits for quorum queues belong in a policy, which never clashes.
+ */
+export function taskQueueOptions(type: TaskQueueType = 'classic'): Options.AssertQueue {
+  if (type === 'classic') return TASK_QUEUE_OPTIONS;
+  return { ...TASK_QUEUE_OPTIONS, arguments: { 'x-queue-type': type } };
+}
 const TASK_EXCHANGE_OPTIONS: Options.AssertExchange = { durable: true, autoDelete: false, internal: false };
 
 /**
@@ -32,13 +44,13 @@ const TASK_EXCHANGE_OPTIONS: Options.AssertExchange = { durable: true, autoDelet
  * queue, and the binding. With `passive`, only checks that the queue exists (for brokers whose
  * queues carry arguments we don't know, e.g. `x-max-priority`).
  */
-export async function declareTaskQueue(channel: Channel, queue: string, passive = false): Promise<void> {
+export async function declareTaskQueue(channel: Channel, queue: string, passive = false, type: TaskQueueType = 'classic'): Promise<void> {
   if (passive) {
     await channel.checkQueue(queue);
     return;
   }
   await channel.assertExchange(queue, 'direct', TASK_EXCHANGE_OPTIONS);
-  await channel.assertQueue(queue, TASK_QUEUE_OPTIONS);
+  await channel.assertQueue(queue, taskQueueOptions(type));
   await channel.bindQueue(queue, queue, queue);
 }
 
@@ -106,7 +118,7 @@ export async function declareEventReceiverQueue(channel: Channel, id: string, pa
  * kombu 5.2.4 `Queue.as_dict(recurse=True)` of a default task queue: the item shape of the
  * `active_queues` remote-control reply.
  */
-export function kombuQueueDict(queue: string): Record<string, unknown> {
+export function kombuQueueDict(queue: string, type: TaskQueueType = 'classic'): Record<string, unknown> {
   return {
     name: queue,
     exchange: {
@@ -120,7 +132,7 @@ export function kombuQueueDict(queue: string): Record<string, unknown> {
       no_declare: false,
     },
     routing_key: queue,
-    queue_arguments: null,
+    queue_arguments: type === 'classic' ? null : { 'x-queue-type': type },
     binding_arguments: null,
     consumer_arguments: null,
     durable: true,

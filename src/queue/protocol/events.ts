@@ -1,5 +1,5 @@
 /**
- * Celery event messages (notes §5): JSON objects on the `celeryev` topic exchange, routing key
+ * Celery event messages (as celery/events/dispatcher.py sends them): JSON objects on the `celeryev` topic exchange, routing key
  * = event type with dots, transient, with a `hostname` header. Task events are sent one per
  * message (receivers accept both single events and `task.multi` arrays).
  */

@@ -1,7 +1,7 @@
 /**
  * The `registered` remote-control reply: Celery formats each task as the bare name, or as
  * `"<name> [<attr>=<value> <attr>=<value>]"` with the requested attributes that have a value,
- * in the order requested, values inserted raw (notes §4.4).
+ * in the order requested, values inserted raw (as celery/worker/control.py formats them).
  */
 
 export interface RegisteredTaskInfo {

@@ -1,6 +1,7 @@
 /**
  * Defensive parsing of incoming task messages (from Python clients or our own publisher).
- * Mirrors what a Celery 5.2.6 worker checks (notes §1.6) and returns either a typed task or a
+ * Mirrors what a Celery 5.2.6 worker checks (protocol 2 headers: `id` and `task` present, body a
+ * JSON `[args, kwargs, embed]` triple, supported content type and encoding) and returns either a typed task or a
  * typed reason to refuse it, never throwing on malformed input.
  */
 import type { Message } from 'amqplib';

@@ -1,5 +1,5 @@
 /**
- * Celery's MongoDB result-backend document (notes §3.2), written the way Celery 5.2.6 writes
+ * Celery's MongoDB result-backend document (celery/backends/mongodb.py), written the way Celery 5.2.6 writes
  * it (`result` as JSON text, `date_done` as a naive-UTC ISO string for ready states) plus the
  * `result_extended` keys that Celery ≥ 5.3.4 readers index directly.
  */

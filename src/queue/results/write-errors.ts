@@ -10,7 +10,11 @@ import { classifyDatabaseError, serverMessage } from '../../db/errors.js';
 
 export function isTransientWriteError(error: unknown): boolean {
   const classified = classifyDatabaseError(error);
-  if (classified !== undefined) return classified.status === 503 || classified.code === 'duplicate_key';
+  if (classified !== undefined) return classified.transient;
+  // Any other code the server answers with is about this document (BSONObjectTooLarge, an
+  // unstorable key, ...): writing it again fails the same way. 13 (Unauthorized) is not, as the
+  // worker's login may be granted its role again.
+  if (error instanceof MongoServerError && typeof error.code === 'number' && error.code > 0 && error.code !== 13) return false;
   if (BSON.BSONError.isBSONError(error) || error instanceof MongoInvalidArgumentError) return false;
   // Anything else from the driver (an unexpected server code, a closed pool): retry as before.
   if (error instanceof MongoError) return true;

@@ -4,7 +4,6 @@
  * present, chains to the CA, matches its key, carries the required names and is not about to
  * expire; otherwise the whole set is issued again (a new CA invalidates every old leaf anyway).
  */
-import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import {
   createCertificateAuthority,
@@ -14,7 +13,7 @@ import {
   type PemPair,
 } from '../../pki/certificates.js';
 import { keyMaterialPaths, readPemPair, writeKeyMaterial, type KeyMaterialPaths } from '../../pki/files.js';
-import { daysUntilExpiry, inspectCertificate, verifyIssuedBy } from '../../pki/inspect.js';
+import { daysUntilExpiry, inspectCertificate, keyMatches, leafProblem } from '../../pki/inspect.js';
 
 export const CLIENT_NAMES = ['api', 'worker'] as const;
 export type ClientName = (typeof CLIENT_NAMES)[number];
@@ -36,12 +35,6 @@ export interface EnsureCertificatesOptions {
   minRemainingDays?: number;
 }
 
-function keyMatches(pair: PemPair): boolean {
-  const fromCert = new X509Certificate(pair.certPem).publicKey.export({ type: 'spki', format: 'der' });
-  const fromKey = createPublicKey(createPrivateKey(pair.keyPem)).export({ type: 'spki', format: 'der' });
-  return fromCert.equals(fromKey);
-}
-
 async function reusable(dir: string, publicHost: string | undefined, minDays: number): Promise<boolean> {
   try {
     const names = ['ca', 'server', ...CLIENT_NAMES];
@@ -49,17 +42,10 @@ async function reusable(dir: string, publicHost: string | undefined, minDays: nu
     await Promise.all(['server', ...CLIENT_NAMES].map((n) => access(keyMaterialPaths(dir, n).combinedFile)));
     const pairs = await Promise.all(names.map((n) => readPemPair(dir, n)));
     const [ca, server, ...clients] = pairs as [PemPair, PemPair, ...PemPair[]];
-    if (!inspectCertificate(ca.certPem).isCa) return false;
-    for (const pair of pairs) {
-      if (!keyMatches(pair) || daysUntilExpiry(pair.certPem) < minDays) return false;
-      if (pair !== ca && !verifyIssuedBy(pair.certPem, ca.certPem)) return false;
-    }
-    const info = inspectCertificate(server.certPem);
-    const wanted = serverSubjectAltNames(publicHost);
-    if (!wanted.dnsNames.every((n) => info.dnsNames.includes(n))) return false;
-    if (!wanted.ipAddresses.every((ip) => info.ipAddresses.includes(ip))) return false;
-    if (!info.extKeyUsage.includes('serverAuth')) return false;
-    return clients.every((c) => inspectCertificate(c.certPem).extKeyUsage.includes('clientAuth'));
+    if (!inspectCertificate(ca.certPem).isCa || !keyMatches(ca) || daysUntilExpiry(ca.certPem) < minDays) return false;
+    const serverWants = { usage: 'serverAuth', names: serverSubjectAltNames(publicHost), minRemainingDays: minDays } as const;
+    if (leafProblem(server, ca.certPem, serverWants) !== undefined) return false;
+    return clients.every((c) => leafProblem(c, ca.certPem, { usage: 'clientAuth', minRemainingDays: minDays }) === undefined);
   } catch {
     return false; // missing or unreadable files
   }

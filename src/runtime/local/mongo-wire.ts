@@ -10,11 +10,10 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { freePort, waitForPort } from './ports.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
-import { findExecutable, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+import { findExecutable, retryUntilReady, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 
 export type MongoWireKind = 'mongod' | 'ferretdb';
 
@@ -236,17 +235,13 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
     const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage)]) : server.exitSignal;
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: stopped });
     if (kind === 'mongod') await ensureMongodUser(opts, port);
-    for (let attempt = 1; ; attempt++) {
-      try {
+    await retryUntilReady(
+      async () => {
         if (engine) await ensureFerretDbAdmin(opts, port, engine);
         await pingWithCredentials(opts, port);
-        break;
-      } catch (err) {
-        stopped.throwIfAborted();
-        if (Date.now() - started > timeoutMs) throw err;
-        await sleep(Math.min(250 * attempt, 2000));
-      }
-    }
+      },
+      { started, timeoutMs, stopped },
+    );
   } catch (err) {
     await stopServer().catch(() => undefined);
     throw await startupError(`${kind} on port ${port}`, err, logFile, /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/);

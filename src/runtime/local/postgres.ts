@@ -137,7 +137,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     try {
       await execFileAsync(command, args, { env, timeout: 120_000 });
     } catch (err) {
-      throw new Error(`initdb of ${dataDir} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+      throw new Error(`initdb of ${dataDir} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`, { cause: err });
     }
     await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
   }

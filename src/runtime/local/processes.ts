@@ -240,6 +240,25 @@ export async function spawnManaged(command: string, args: string[], opts: SpawnM
   };
 }
 
+/**
+ * Repeats `attempt` until it succeeds, for a server whose port is open but which may not yet
+ * accept logins: the wait between attempts grows by 250 ms up to 2 s. Gives up with the last
+ * error once `timeoutMs` have passed since `started`, or at once when `stopped` fires (the
+ * server exited, so retrying is pointless).
+ */
+export async function retryUntilReady(attempt: () => Promise<void>, opts: { started: number; timeoutMs: number; stopped: AbortSignal }): Promise<void> {
+  for (let n = 1; ; n++) {
+    try {
+      await attempt();
+      return;
+    } catch (err) {
+      opts.stopped.throwIfAborted();
+      if (Date.now() - opts.started > opts.timeoutMs) throw err;
+      await sleep(Math.min(250 * n, 2000));
+    }
+  }
+}
+
 /** The last `lines` lines of a log file, for start-up error messages. */
 export async function logTail(file: string, lines = 40, maxBytes = 64 * 1024): Promise<string> {
   let handle;

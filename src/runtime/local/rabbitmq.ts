@@ -14,14 +14,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import amqp from 'amqplib';
 import { freePort, waitForPort } from './ports.js';
-import { findExecutable, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+import { findExecutable, retryUntilReady, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 import { assertTraversable, commandAs, handOver, runAsServiceUser, type RunAs } from './service-user.js';
 
 const execFileAsync = promisify(execFile);
@@ -55,12 +55,40 @@ export interface RabbitMqOptions {
    */
   definitionsFile?: string;
   startTimeoutMs?: number;
+  /** Node name (default: derived from `dir`). Nodes of one cluster need distinct names. */
+  nodeName?: string;
+  /** The Erlang cookie (default: a random one per node). Nodes of one cluster share it. */
+  erlangCookie?: string;
+  /**
+   * Every node of the cluster this node belongs to (classic-config peer discovery): on its first
+   * boot a node with a blank data directory joins the first of them that answers.
+   */
+  clusterNodes?: string[];
+  /**
+   * Erlang distribution (node to node, and the CLI to the node) over TLS, each side verifying
+   * the other's certificate against `caFile`: the accepting side shows certFile (serverAuth),
+   * the connecting side clientCertFile (clientAuth; Erlang checks the purpose). Default: plain
+   * TCP on loopback.
+   */
+  distributionTls?: DistributionTls;
+}
+
+export interface DistributionTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  clientCertFile: string;
+  clientKeyFile: string;
 }
 
 export interface RabbitMqHandle extends ServerHandle {
   nodeName: string;
   /** amqps://localhost:<port>/<vhost>, without credentials. */
   url: string;
+  /** Ends the node at once with SIGKILL (no clean shutdown): a crash, for failover tests. */
+  kill(): Promise<void>;
+  /** Runs `rabbitmqctl <args>` against this node; resolves with its standard output. */
+  ctl(args: string[]): Promise<string>;
 }
 
 /** The package's real scripts; /usr/sbin/rabbitmq-* are the `su` wrappers around them. */
@@ -95,10 +123,10 @@ function listenerAddress(bindHost: string, port: number): string {
   return `${isIP(bindHost) === 6 ? bindHost : bindHost.replace(/^\[|\]$/g, '')}:${port}`;
 }
 
-function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string; definitionsFile?: string }): string {
+function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string; definitionsFile?: string; clusterNodes?: string[] }): string {
   // Values are written verbatim by cuttlefish's parser; reject what would break the line format.
   for (const [key, value] of Object.entries(o)) {
-    if (value !== undefined && /[\r\n]/.test(value)) throw new Error(`rabbitmq.conf value for ${key} contains a line break`);
+    if (value !== undefined && /[\r\n]/.test(String(value))) throw new Error(`rabbitmq.conf value for ${key} contains a line break`);
   }
   return [
     'listeners.tcp = none',
@@ -124,8 +152,27 @@ function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; key
     'log.file = false',
     // Imported on every boot, so changed passwords in the file reach existing users on a restart.
     ...(o.definitionsFile ? [`load_definitions = ${o.definitionsFile}`] : []),
+    ...(o.clusterNodes && o.clusterNodes.length > 0 ? clusterFormation(o.clusterNodes) : []),
     '',
   ].join('\n');
+}
+
+/** Classic-config peer discovery: the members are listed, nothing is looked up. */
+export function clusterFormation(nodes: string[]): string[] {
+  return [
+    'cluster_formation.peer_discovery_backend = classic_config',
+    ...nodes.map((node, i) => `cluster_formation.classic_config.nodes.${i + 1} = ${node}`),
+    // A node cut off from the majority pauses, so clients fail over to the majority instead of
+    // writing to a minority; a cluster of three keeps working with one node down.
+    'cluster_partition_handling = pause_minority',
+  ];
+}
+
+/** `-ssl_dist_optfile` terms: both sides present a certificate and verify the other's. */
+function distributionTlsOptions(tls: DistributionTls): string {
+  const side = (name: 'server' | 'client', certFile: string, keyFile: string): string =>
+    `{${name}, [{cacertfile, ${JSON.stringify(tls.caFile)}}, {certfile, ${JSON.stringify(certFile)}}, {keyfile, ${JSON.stringify(keyFile)}}, {verify, verify_peer}, {secure_renegotiate, true}${name === 'server' ? ', {fail_if_no_peer_cert, true}' : ''}]}`;
+  return `[${side('server', tls.certFile, tls.keyFile)}, ${side('client', tls.clientCertFile, tls.clientKeyFile)}].\n`;
 }
 
 function epmdBinary(): string | undefined {
@@ -170,7 +217,7 @@ async function amqpLogin(o: { port: number; username: string; password: string; 
 export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHandle> {
   const { server: serverCommand, ctl, runAs } = await resolveCommands();
   const dir = resolve(opts.dir);
-  const nodeName = nodeNameFor(dir);
+  const nodeName = opts.nodeName ?? nodeNameFor(dir);
   const [port, distPort] = await Promise.all([opts.port ?? freePort(), freePort()]);
   const timeoutMs = opts.startTimeoutMs ?? 90_000;
 
@@ -193,26 +240,61 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   const configBase = join(dir, 'rabbitmq'); // RabbitMQ appends .conf
   const pluginsFile = join(dir, 'enabled_plugins');
   const envFile = join(dir, 'rabbitmq-env.conf');
-  const conf = rabbitmqConf({ listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port), ...tls, username: opts.username, password: opts.password, vhost: opts.vhost, definitionsFile });
+  const conf = rabbitmqConf({ listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port), ...tls, username: opts.username, password: opts.password, vhost: opts.vhost, definitionsFile, clusterNodes: opts.clusterNodes });
+  // Distribution TLS: the node's own copies, like the AMQPS files above.
+  const distTls = opts.distributionTls
+    ? {
+        caFile: join(tlsDir, 'dist-ca.pem'),
+        certFile: join(tlsDir, 'dist-server.pem'),
+        keyFile: join(tlsDir, 'dist-server.key'),
+        clientCertFile: join(tlsDir, 'dist-client.pem'),
+        clientKeyFile: join(tlsDir, 'dist-client.key'),
+        optFile: join(dir, 'dist-tls.conf'),
+      }
+    : undefined;
+  if (opts.distributionTls && distTls) {
+    const source = opts.distributionTls;
+    await Promise.all((['caFile', 'certFile', 'keyFile', 'clientCertFile', 'clientKeyFile'] as const).map((k) => copyFile(source[k], distTls[k])));
+    await writeFile(distTls.optFile, distributionTlsOptions(distTls), { mode: 0o600 });
+  }
   await writeFile(`${configBase}.conf`, conf, { mode: 0o600 }); // holds the password
   await writeFile(pluginsFile, '[].\n', { mode: 0o644 }); // no plugins: faster boot, no extra ports
   await writeFile(envFile, '', { mode: 0o644 }); // shadows /etc/rabbitmq/rabbitmq-env.conf
   const logFile = join(dir, 'rabbitmq.log');
   await assertTraversable(runAs, dir, SERVICE_USER);
-  await handOver(runAs, [dir, tlsDir, dataDir, logDir, ...Object.values(tls), `${configBase}.conf`, pluginsFile, envFile, ...(definitionsFile ? [definitionsFile] : [])]);
+  await handOver(runAs, [
+    dir,
+    tlsDir,
+    dataDir,
+    logDir,
+    ...Object.values(tls),
+    `${configBase}.conf`,
+    pluginsFile,
+    envFile,
+    ...(definitionsFile ? [definitionsFile] : []),
+    ...(distTls ? Object.values(distTls) : []),
+  ]);
 
   // The node's own Erlang cookie (its HOME is its directory): nodes of other installations on
   // this host, which would share the `rabbitmq` user's cookie, cannot control this one.
   const cookieFile = join(dir, '.erlang.cookie');
-  await writeFile(cookieFile, randomBytes(24).toString('hex'), { mode: 0o400, flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err;
-  });
+  if (opts.erlangCookie !== undefined) {
+    await rm(cookieFile, { force: true }); // read-only once written
+    await writeFile(cookieFile, opts.erlangCookie, { mode: 0o400 });
+  } else {
+    await writeFile(cookieFile, randomBytes(24).toString('hex'), { mode: 0o400, flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  }
   await handOver(runAs, [cookieFile]);
 
   const epmdWasRunning = (await epmdNames()) !== undefined;
   // Erlang distribution (epmd on 4369, the node's distribution port, the CLI's own) is for the
   // CLI on this host only: loopback, whatever address the AMQPS listener is given.
-  const loopbackDistribution = '-kernel inet_dist_use_interface {127,0,0,1}';
+  const loopbackDistribution = [
+    '-kernel inet_dist_use_interface {127,0,0,1}',
+    ...(distTls ? ['-proto_dist inet_tls', `-ssl_dist_optfile ${distTls.optFile}`] : []),
+  ].join(' ');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...runAs.env,
@@ -255,16 +337,8 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
     const [ca, cert, key] = await Promise.all([readFile(opts.caFile), readFile(opts.clientCertFile), readFile(opts.clientKeyFile)]);
     // The listener opens a moment before the default user and vhost are guaranteed to exist.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await amqpLogin({ port, username: opts.username, password: opts.password, vhost: opts.vhost, ca, cert, key });
-        break;
-      } catch (err) {
-        server.exitSignal.throwIfAborted();
-        if (Date.now() - started > timeoutMs) throw err;
-        await sleep(Math.min(250 * attempt, 2000));
-      }
-    }
+    const login = { port, username: opts.username, password: opts.password, vhost: opts.vhost, ca, cert, key };
+    await retryUntilReady(() => amqpLogin(login), { started, timeoutMs, stopped: server.exitSignal });
   } catch (err) {
     await stopNode().catch(() => undefined);
     throw await startupError(`RabbitMQ node ${nodeName} on port ${port}`, err, logFile, /\[error\]|BOOT FAILED|ERROR:/);
@@ -279,5 +353,16 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
     logFile,
     exited: (server as ManagedProcess).exited,
     stop: () => (stopping ??= stopNode()),
+    kill: async () => {
+      process.kill(-(server as ManagedProcess).pid, 'SIGKILL');
+      await (server as ManagedProcess).exited;
+      // Bookkeeping only: the group is gone, so this returns at once.
+      await (stopping ??= stopNode());
+    },
+    ctl: async (args) => {
+      const [command, commandArgs] = commandAs(runAs, ctl, ['-n', nodeName, ...args]);
+      const { stdout } = await execFileAsync(command, commandArgs, { env, timeout: 60_000 });
+      return stdout;
+    },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The permission matrix: every document endpoint × every kind of caller × every method,
- * through the real HTTP server. Expected statuses come from CONTRACT section 6, written out
- * by hand per row so a rule change shows up as a failing row.
+ * through the real HTTP server. Expected statuses follow the rules of docs/api-behaviour.md
+ * ("Permissions"), written out by hand per row so a rule change shows up as a failing row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
-import { isApiError } from '../../../src/errors.js';
+import { QueueUnavailableError } from '../../../src/queue/errors.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
@@ -91,7 +91,7 @@ describe('reconnection', () => {
     expect(result).toMatchObject({ status: 'SUCCESS', result: 1 });
   });
 
-  it('a publisher reports 503 while the broker is down and publishes again after it is back', async () => {
+  it('a publisher reports the broker unavailable while it is down and publishes again after it is back', async () => {
     const session = new BrokerSession({ settings: { ...brokerSettings(), url: withPort(brokerSettings().url, brokerProxy.port) }, initialDelayMs: 200 });
     const viaProxy = new TaskPublisher({ session });
     try {
@@ -99,7 +99,8 @@ describe('reconnection', () => {
       brokerProxy.cut(2_000);
       await waitFor(() => !session.connected, 5_000, 'session to notice');
       const error = await viaProxy.publish({ taskName: 'tasks.noop', queue }).catch((e: unknown) => e);
-      expect(isApiError(error) && error.status).toBe(503);
+      expect(error).toBeInstanceOf(QueueUnavailableError);
+      expect(error).toMatchObject({ code: 'broker_unavailable' });
 
       await session.waitUntilConnected(30_000);
       const { taskId } = await viaProxy.publish({ taskName: 'tasks.noop', queue });

@@ -28,10 +28,11 @@ describe('serverMessage', () => {
 });
 
 describe('classifyDatabaseError', () => {
-  it('maps query errors to 400 invalid_query without source locations', () => {
+  it('calls query errors invalid_query, without source locations', () => {
     const api = classifyDatabaseError(serverError('[msg_find.go:1 x] unknown operator: $foo', 2));
-    expect(api?.status).toBe(400);
+    expect(api?.kind).toBe('invalid_query');
     expect(api?.code).toBe('invalid_query');
+    expect(api?.transient).toBe(false);
     expect(api?.message).toBe('The database refused the query: unknown operator: $foo');
   });
 
@@ -40,18 +41,24 @@ describe('classifyDatabaseError', () => {
     ["AuthenticationFailed: the service's own login while the engine restarts", 18, 'Authentication failed.'],
     ['ShutdownInProgress', 91, 'The server is shutting down'],
     ['NotWritablePrimary', 10107, 'not primary'],
-  ])('maps %s to 503 database_unavailable, not a 400', (_what, code, message) => {
+  ])('calls %s unavailable (database_unavailable), not the query\'s fault', (_what, code, message) => {
     const api = classifyDatabaseError(serverError(message, code));
-    expect(api?.status).toBe(503);
+    expect(api?.kind).toBe('unavailable');
+    expect(api?.transient).toBe(true);
     expect(api?.code).toBe('database_unavailable');
     expect(api?.message).not.toContain(message);
   });
 });
 
 describe('classifyDatabaseError', () => {
-  it('answers 503 for a write to a socket the engine closed (Node\'s EPIPE, passed on unwrapped)', () => {
+  it('calls a write to a socket the engine closed unavailable (Node\'s EPIPE, passed on unwrapped)', () => {
     const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
-    expect(classifyDatabaseError(epipe)).toMatchObject({ status: 503, code: 'database_unavailable' });
+    expect(classifyDatabaseError(epipe)).toMatchObject({ kind: 'unavailable', code: 'database_unavailable' });
+  });
+
+  it('leaves server error codes it does not know to the logged 500 path, instead of blaming the query', () => {
+    expect(classifyDatabaseError(serverError('something new went wrong', 424242))).toBeUndefined();
+    expect(classifyDatabaseError(serverError('not authorized on data to execute command', 13))).toBeUndefined();
   });
 
   it('leaves an unrelated plain error to the 500 path', () => {

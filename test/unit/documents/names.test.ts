@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReservedDatabase, validateCollectionName, validateDatabaseName } from '../../../src/documents/names.js';
+import { isReservedDatabase, isSystemDatabase, validateCollectionName, validateDatabaseName } from '../../../src/documents/names.js';
 import { apiError } from './api-error.js';
 
 describe('validateDatabaseName', () => {
@@ -119,5 +119,15 @@ describe('isReservedDatabase', () => {
     expect(isReservedDatabase('service_db', ['Service_DB'])).toBe(true);
     expect(isReservedDatabase('catalog', [])).toBe(false);
     expect(isReservedDatabase('admin', [])).toBe(true);
+  });
+});
+
+describe('isSystemDatabase (what backups and restores skip)', () => {
+  it.each(['admin', 'config', 'local', 'Admin', 'CONFIG', 'Local'])('%j is the server\'s own, in any case', (name) => {
+    expect(isSystemDatabase(name)).toBe(true);
+  });
+
+  it.each(['cybercom', 'catalog', 'admins', 'locale'])('%j is application data (the service database included)', (name) => {
+    expect(isSystemDatabase(name)).toBe(false);
   });
 });

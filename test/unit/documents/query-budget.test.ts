@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { QueryBudget, graceMs } from '../../../src/documents/query-budget.js';
-import { ApiError } from '../../../src/errors.js';
+import { DatabaseError } from '../../../src/db/errors.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -47,7 +47,7 @@ describe('QueryBudget', () => {
       now = 150;
     });
     const work = vi.fn(async () => 1);
-    await expect(budget.run(work)).rejects.toMatchObject({ status: 503, code: 'query_timeout' });
+    await expect(budget.run(work)).rejects.toMatchObject({ name: 'DatabaseError', kind: 'query_timeout', code: 'query_timeout' });
     expect(work).not.toHaveBeenCalled();
   });
 
@@ -64,8 +64,8 @@ describe('QueryBudget', () => {
     expect(signal.aborted).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     const err = await outcome;
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status: 503, code: 'query_timeout' });
+    expect(err).toBeInstanceOf(DatabaseError);
+    expect(err).toMatchObject({ name: 'DatabaseError', kind: 'query_timeout', code: 'query_timeout' });
     expect(signal.aborted).toBe(true);
   });
 

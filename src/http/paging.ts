@@ -1,6 +1,6 @@
 /**
- * Paging for every envelope (CONTRACT section 2): parse `page`/`page_size`, turn a total into
- * a window (skip/limit), and build the `next`/`previous` links.
+ * Paging for every envelope (docs/api-behaviour.md, "Paging"): parse `page`/`page_size`, turn a
+ * total into a window (skip/limit), and build the `next`/`previous` links.
  */
 import { badRequest } from '../errors.js';
 

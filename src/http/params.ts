@@ -1,11 +1,14 @@
-/** URL parameters of the document endpoints: only known ones, each given at most once. */
+/**
+ * URL parameters and JSON bodies of the API's endpoints: only known parameters and fields, each
+ * parameter given at most once.
+ */
 import type { Request } from 'express';
 import { badRequest } from '../errors.js';
 
-const COMMON = ['format', 'callback', '_'];
-export const LIST_PARAMS = [...COMMON, 'page', 'page_size'];
-export const COLLECTION_PARAMS = [...LIST_PARAMS, 'query', 'distinct', 'aggregate'];
-export const RECORD_PARAMS = COMMON;
+/** Understood everywhere: the output format, the JSONP callback and jQuery's cache buster `_`. */
+export const COMMON_PARAMS: readonly string[] = ['format', 'callback', '_'];
+/** Every paged listing's parameters. */
+export const PAGE_PARAMS: readonly string[] = [...COMMON_PARAMS, 'page', 'page_size'];
 
 /** Refuse misspelled parameters instead of silently ignoring them (e.g. `pagesize`). */
 export function checkParams(req: Request, allowed: readonly string[]): Record<string, string | undefined> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pageLinks, pageWindow, parsePaging } from '../../../src/documents/paging.js';
-import type { PageWindow } from '../../../src/documents/paging.js';
-import { apiError } from './api-error.js';
+import { pageLinks, pageWindow, parsePaging } from '../../../src/http/paging.js';
+import type { PageWindow } from '../../../src/http/paging.js';
+import { apiError } from '../documents/api-error.js';
 
 describe('parsePaging', () => {
   it('defaults to page 1 of 10', () => {

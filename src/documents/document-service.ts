@@ -1,0 +1,169 @@
+/**
+ * The document area's side of a collection read: given who asks, which collection and the parsed
+ * query, it checks the combination and the permissions of every collection the read touches, and
+ * returns the rows as a count and a cursor (or, for a single-field distinct, the values). All
+ * database work of one read shares one query time budget; heavy reads also hold a slot of the
+ * caller's share while their rows are delivered. HTTP (parameters, paging, rendering) stays in
+ * the routes.
+ */
+import type { Document } from 'mongodb';
+import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
+import type { Principal } from '../auth/principal.js';
+import { badRequest, forbidden, notFound } from '../errors.js';
+import type { DocumentArea } from './area.js';
+import type { BudgetedCursor } from './budgeted-cursor.js';
+import { denied, requireCollection } from './guards.js';
+import { isHeavyRead } from './heavy-reads.js';
+import { lookupTargets } from './operators.js';
+import { buildAggregationPipeline, buildDistinctPipeline, distinctRowToObject, type CollectionQuery } from './query-params.js';
+import type { QueryBudget } from './query-budget.js';
+import type { WhenEmpty } from './records.js';
+
+/** A collection named in a request, its names already validated. */
+export interface CollectionTarget {
+  db: string;
+  col: string;
+  /** Throws the 404 of a missing collection (or database); called only when nothing was found. */
+  whenEmpty: WhenEmpty;
+}
+
+/** What a collection read asks for, parsed from the request. */
+export interface CollectionRead {
+  query?: CollectionQuery;
+  pipeline?: Document[];
+  distinctFields?: string[];
+}
+
+/** Which rows of the result to read. */
+export interface RowWindow {
+  skip: number;
+  /** 0 = no limit. */
+  limit: number;
+}
+
+/** The result of a read: a count and a cursor opened per window, or the values of a single-field distinct. */
+export type CollectionRows =
+  | { values: readonly unknown[] }
+  | { count: Promise<number>; open(window: RowWindow): BudgetedCursor; mapRow?: (row: Document) => unknown };
+
+interface PlannedRead {
+  heavy: boolean;
+  rows(budget: QueryBudget): CollectionRows | Promise<CollectionRows>;
+}
+
+const noDatabase = (db: string) => notFound(`Database "${db}" does not exist.`, 'no_such_database');
+
+function pagingStages(window: RowWindow): Document[] {
+  const stages: Document[] = [];
+  if (window.skip > 0) stages.push({ $skip: window.skip });
+  if (window.limit > 0) stages.push({ $limit: window.limit });
+  return stages;
+}
+
+export class DocumentService {
+  constructor(readonly area: DocumentArea) {}
+
+  /**
+   * The collection, when `principal` may perform `action` on it and it lies in a database this
+   * area owns. Its existence is checked lazily (see CollectionTarget.whenEmpty): querying a
+   * collection that does not exist finds nothing and creates nothing, and any record found
+   * proves it exists, so the existence query runs only when nothing was found.
+   */
+  target(principal: Principal, db: string, col: string, action: DocumentAction): CollectionTarget {
+    requireCollection(principal, this.area, db, col, action);
+    if (!this.area.ownsDatabase(db)) throw noDatabase(db);
+    return { db, col, whenEmpty: () => this.requireExisting(db, col) };
+  }
+
+  /** 404 unless the collection exists. A collection implies its database: one round trip, two only for a 404. */
+  async requireExisting(db: string, col: string): Promise<void> {
+    if (await this.area.store.collectionExists(db, col)) return;
+    if (!(await this.area.databaseExists(db))) throw noDatabase(db);
+    throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+  }
+
+  /**
+   * Runs `deliver` on the rows of the read. Everything that can be refused as bad input is refused
+   * before a heavy-read slot of `caller` is taken; the slot is given back when `deliver` ends, also
+   * after an error or a client that went away (the handler ends within the time limit or, while
+   * streaming, as soon as the closed connection is noticed).
+   */
+  async readCollection<T>(
+    principal: Principal,
+    caller: string,
+    target: CollectionTarget,
+    read: CollectionRead,
+    deliver: (rows: CollectionRows) => Promise<T>,
+  ): Promise<T> {
+    const planned = this.planRead(principal, target, read);
+    const release = planned.heavy ? this.area.heavyQueries.acquire(caller) : undefined;
+    try {
+      return await deliver(await planned.rows(this.area.store.budget()));
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Checks the read (throwing its 4xx) and returns the database work to do. */
+  private planRead(principal: Principal, { db, col }: CollectionTarget, { query, pipeline, distinctFields: fields }: CollectionRead): PlannedRead {
+    const { area } = this;
+    const { store } = area;
+    const filter = query?.filter ?? {};
+    const heavy = isHeavyRead({ pipeline, distinctFields: fields, filter });
+
+    if (pipeline !== undefined && fields !== undefined) {
+      throw badRequest('invalid_combination', 'Use either "distinct" or "aggregate", not both.');
+    }
+    if ((pipeline !== undefined || fields !== undefined) && (query?.projection !== undefined || query?.sort !== undefined)) {
+      throw badRequest(
+        'invalid_combination',
+        'With "distinct" or "aggregate" only the "filter" of "query" applies; put projections and sorting into the pipeline.',
+      );
+    }
+
+    if (pipeline !== undefined) {
+      const full = buildAggregationPipeline(query, pipeline);
+      for (const target of lookupTargets(full)) {
+        if (!canAccessCollection(principal, area.name, db, target, 'safe', area.policy)) {
+          const err = denied(principal);
+          throw err.status === 403
+            ? forbidden(`The pipeline reads collection "${target}", which you may not read.`, 'forbidden_lookup')
+            : err;
+        }
+      }
+      return {
+        heavy,
+        rows: (budget) => ({
+          count: store.aggregateCount(db, col, full, budget),
+          open: (window) => store.aggregate(db, col, [...full, ...pagingStages(window)], budget, window.limit),
+        }),
+      };
+    }
+
+    if (fields !== undefined && fields.length === 1) {
+      // The distinct command unwinds arrays like MongoDB users expect; its result is bounded (16 MB).
+      const field = fields[0] as string;
+      return { heavy, rows: async (budget) => ({ values: await store.distinct(db, col, field, filter, budget) }) };
+    }
+
+    if (fields !== undefined) {
+      const distinctPipeline = buildDistinctPipeline(filter, fields);
+      return {
+        heavy,
+        rows: (budget) => ({
+          count: store.aggregateCount(db, col, distinctPipeline, budget),
+          open: (window) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)], budget, window.limit),
+          mapRow: (row) => distinctRowToObject(row, fields),
+        }),
+      };
+    }
+
+    return {
+      heavy,
+      rows: (budget) => ({
+        count: store.count(db, col, filter, budget),
+        open: (window) => store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit }, budget),
+      }),
+    };
+  }
+}
