@@ -33,7 +33,6 @@ import { mountDeadLetterRoutes } from './dead-letter-routes.js';
 /** What a task id may look like (anything else is "no such task"). */
 export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-
 function requireUser(p: Principal): string {
   if (!isAuthenticated(p) || p.username === null) throw unauthenticated();
   return p.username;
@@ -93,9 +92,13 @@ export function queueRouter(ctx: ServiceContext): Router {
     return ctx.queue;
   };
 
-  async function liveTask(name: string): Promise<CatalogTask> {
+  /** The task as live workers offer it; with `queue`, a list in which some worker consumes it from there is looked for. */
+  async function liveTask(name: string, queue?: string): Promise<CatalogTask> {
     validateTaskName(name);
-    const snapshot = await service().catalog.get();
+    const snapshot = await service().catalog.getSatisfying((known) => {
+      const offered = known.tasks.get(name);
+      return offered !== undefined && (queue === undefined || offered.queues.includes(queue));
+    });
     const task = snapshot.tasks.get(name);
     if (task === undefined) throw notFound(`No live worker offers the task "${name}".`, 'no_such_task');
     return task;
@@ -127,7 +130,9 @@ export function queueRouter(ctx: ServiceContext): Router {
           trailing: {
             queues: snapshot.queues,
             workers: snapshot.workers,
-            ...(snapshot.workers.length === 0 ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' } : {}),
+            ...(snapshot.workers.length === 0
+              ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' }
+              : {}),
           },
         });
       },
@@ -162,13 +167,20 @@ export function queueRouter(ctx: ServiceContext): Router {
         if (!canRunTask(req.principal, name)) throw forbidden(`You may not run the task "${name}".`);
         const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
         const submission = parseSubmission(req.body, name);
-        const task = await liveTask(name);
+        const task = await liveTask(name, submission.queue);
         const queue = submission.queue ?? defaultQueue(task);
         if (queue === null || !task.queues.includes(queue)) {
-          throw badRequest('invalid_queue', `No live worker consumes "${name}" from queue "${queue ?? ''}". Queues for this task: ${task.queues.join(', ') || 'none'}.`);
+          throw badRequest(
+            'invalid_queue',
+            `No live worker consumes "${name}" from queue "${queue ?? ''}". Queues for this task: ${task.queues.join(', ') || 'none'}.`,
+          );
         }
         const queueService = service();
-        const submitter = submitterAccessOf({ username: user, isSuperuser: req.principal.isSuperuser, permissions: req.principal.permissions });
+        const submitter = submitterAccessOf({
+          username: user,
+          isSuperuser: req.principal.isSuperuser,
+          permissions: req.principal.permissions,
+        });
         const { taskId } = await queueService.submit(submitter, name, submission, queue);
         ctx.metrics?.taskSubmitted(name);
         const resultUrl = absoluteUrl(req, `/api/queue/task/${taskId}/`);
@@ -203,7 +215,8 @@ export function queueRouter(ctx: ServiceContext): Router {
         checkParams(req, ['format', 'callback', '_']);
         const entry = await readableRun(req);
         const body = req.body === undefined ? {} : objectBody(req.body, ['terminate']);
-        if (body.terminate !== undefined && typeof body.terminate !== 'boolean') throw badRequest('invalid_terminate', '"terminate" must be true or false.');
+        if (body.terminate !== undefined && typeof body.terminate !== 'boolean')
+          throw badRequest('invalid_terminate', '"terminate" must be true or false.');
         const result = await service().revoke(entry, body.terminate === true);
         respond(req, res, 200, describeRun(req, entry, result));
       },
@@ -216,7 +229,10 @@ export function queueRouter(ctx: ServiceContext): Router {
       GET: async (req, res) => {
         const user = requireUser(req.principal);
         const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'taskname', 'tag', 'status']);
-        const taskNames = params.taskname?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+        const taskNames = params.taskname
+          ?.split(',')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0);
         let status: TaskState | undefined;
         if (params.status !== undefined && params.status !== '') {
           const upper = params.status.toUpperCase();

@@ -27,6 +27,9 @@ export interface TaskCatalogSnapshot {
   fetchedAt: number;
 }
 
+/** The youngest list that a refusal may still cause to be asked again. */
+const RECHECK_MIN_AGE_MS = 1_000;
+
 /** Celery's built-in tasks are never offered through the API. */
 const isBuiltin = (name: string): boolean => name.startsWith('celery.');
 
@@ -65,6 +68,20 @@ export class TaskCatalog {
       this.refresh().catch(() => undefined);
     }
     return known;
+  }
+
+  /**
+   * The known list when it `satisfies` the caller, else a freshly asked one: a refusal ("no live
+   * worker offers this") is given on the word of a fresh list only. Each API process keeps its
+   * own list, so a worker that came up after this process last asked (and that another process
+   * may already show) would otherwise be refused here until the list expires. A list younger
+   * than RECHECK_MIN_AGE_MS is not asked again, and concurrent callers share one broadcast, so
+   * requests for tasks nobody offers cannot turn into a broadcast each.
+   */
+  async getSatisfying(satisfies: (snapshot: TaskCatalogSnapshot) => boolean): Promise<TaskCatalogSnapshot> {
+    const known = await this.get();
+    if (satisfies(known) || Date.now() - known.fetchedAt < RECHECK_MIN_AGE_MS) return known;
+    return this.refresh();
   }
 
   /** The last list learnt, without asking the workers; null before the first answer. */
