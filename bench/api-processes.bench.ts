@@ -67,8 +67,20 @@ async function main(): Promise<void> {
     await mongo.db(SERVICE_DB).dropDatabase();
     const collection = mongo.db(DB).collection(COL);
     await collection.drop().catch(() => undefined);
-    await collection.insertMany(Array.from({ length: RECORDS }, (_, i) => ({ n: i, site: `site-${i % 50}`, value: Math.sin(i), note: `record ${i}`.padEnd(200, '.') })));
-    const ids = (await collection.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((d) => String(d._id));
+    await collection.insertMany(
+      Array.from({ length: RECORDS }, (_, i) => ({
+        n: i,
+        site: `site-${i % 50}`,
+        value: Math.sin(i),
+        note: `record ${i}`.padEnd(200, '.'),
+      })),
+    );
+    const ids = (
+      await collection
+        .find({}, { projection: { _id: 1 } })
+        .limit(1000)
+        .toArray()
+    ).map((d) => String(d._id));
     const ctx = await createServiceContext(settings, createLogger('warn'));
     await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
     const token = await ctx.auth.users.tokenFor('bench');
@@ -106,14 +118,29 @@ async function main(): Promise<void> {
       api.child.stdout?.resume();
       apis.set(processes, { base: `http://127.0.0.1:${port}`, stop: () => stop(api.child) });
     }
-    const getById = (base: string) => (i: number): RequestSpec => ({ method: 'GET', url: `${base}/api/data_store/data/${DB}/${COL}/${ids[(i * 31) % ids.length]}/`, headers });
-    const submit = (base: string) => (): RequestSpec => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers: postHeaders, body });
+    const getById =
+      (base: string) =>
+      (i: number): RequestSpec => ({
+        method: 'GET',
+        url: `${base}/api/data_store/data/${DB}/${COL}/${ids[(i * 31) % ids.length]}/`,
+        headers,
+      });
+    const submit = (base: string) => (): RequestSpec => ({
+      method: 'POST',
+      url: `${base}/api/queue/run/tasks.noop/`,
+      headers: postHeaders,
+      body,
+    });
     for (const { base } of apis.values()) {
-      await waitFor(async () => {
-        const r = await fetch(`${base}/api/queue/?refresh=true`, { headers }).catch(() => undefined);
-        const j = (await r?.json().catch(() => undefined)) as { queues?: string[] } | undefined;
-        return j?.queues?.includes(QUEUE) === true;
-      }, 60_000, 'the API to see the worker');
+      await waitFor(
+        async () => {
+          const r = await fetch(`${base}/api/queue/?refresh=true`, { headers }).catch(() => undefined);
+          const j = (await r?.json().catch(() => undefined)) as { queues?: string[] } | undefined;
+          return j?.queues?.includes(QUEUE) === true;
+        },
+        60_000,
+        'the API to see the worker',
+      );
       // Warm-up: every process serves requests of both kinds (and learns the task list).
       await runLoad(400, 16, getById(base), 200, 20_000);
       await runLoad(400, 32, submit(base), 202, 20_000);
@@ -122,7 +149,8 @@ async function main(): Promise<void> {
     for (const { base } of apis.values()) {
       for (const spec of [getById(base)(0), submit(base)()]) {
         const probe = await fetch(spec.url, { method: spec.method, headers: spec.headers, body: spec.body });
-        if (probe.status !== (spec.method === 'GET' ? 200 : 202)) throw new Error(`${spec.method} ${spec.url} answered ${probe.status}: ${await probe.text()}`);
+        if (probe.status !== (spec.method === 'GET' ? 200 : 202))
+          throw new Error(`${spec.method} ${spec.url} answered ${probe.status}: ${await probe.text()}`);
       }
     }
 
@@ -130,8 +158,16 @@ async function main(): Promise<void> {
      * Half the budget each, in the order 1, N, N, 1: a machine whose load drifts during the run
      * (a shared one) weighs on both sides alike.
      */
-    const compare = async (name: string, concurrency: number, okStatus: number, make: (base: string) => (i: number) => RequestSpec): Promise<void> => {
-      const runs = new Map<number, LoadResult[]>([[1, []], [SCALED, []]]);
+    const compare = async (
+      name: string,
+      concurrency: number,
+      okStatus: number,
+      make: (base: string) => (i: number) => RequestSpec,
+    ): Promise<void> => {
+      const runs = new Map<number, LoadResult[]>([
+        [1, []],
+        [SCALED, []],
+      ]);
       for (const processes of [1, SCALED, SCALED, 1]) {
         const r = await runLoad(Math.ceil(REQUESTS / 2), concurrency, make(apis.get(processes)!.base), okStatus, BUDGET_MS / 2);
         runs.get(processes)!.push(r);
@@ -142,7 +178,16 @@ async function main(): Promise<void> {
         const requests = rs.reduce((n, r) => n + r.requests, 0);
         const seconds = rs.reduce((n, r) => n + r.seconds, 0);
         const worst = (pick: (r: LoadResult) => number) => Math.max(...rs.map(pick));
-        return { ...rs[0]!, requests, seconds, rps: requests / seconds, errors: rs.reduce((n, r) => n + r.errors, 0), p50ms: worst((r) => r.p50ms), p95ms: worst((r) => r.p95ms), p99ms: worst((r) => r.p99ms) };
+        return {
+          ...rs[0]!,
+          requests,
+          seconds,
+          rps: requests / seconds,
+          errors: rs.reduce((n, r) => n + r.errors, 0),
+          p50ms: worst((r) => r.p50ms),
+          p95ms: worst((r) => r.p95ms),
+          p99ms: worst((r) => r.p99ms),
+        };
       };
       const one = merged(runs.get(1)!);
       const many = merged(runs.get(SCALED)!);

@@ -51,7 +51,13 @@ function padding(i: number): string {
 }
 
 function makeRecord(i: number): Record<string, unknown> {
-  return { n: i, site: `site-${i % SITES}`, value: Math.sin(i), when: new Date(1_700_000_000_000 + i * 1000).toISOString(), note: padding(i) };
+  return {
+    n: i,
+    site: `site-${i % SITES}`,
+    value: Math.sin(i),
+    when: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    note: padding(i),
+  };
 }
 
 function peakRssMiB(pid: number): number {
@@ -90,7 +96,7 @@ function engineProcesses(dir: string): number[] {
     }
   }
   const found = new Set(roots);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [pid, parent] of parents) {
       if (!found.has(pid) && found.has(parent)) {
@@ -139,7 +145,12 @@ async function main(): Promise<void> {
     }
     await collection.createIndex({ site: 1 });
     await collection.createIndex({ n: 1 });
-    const ids = (await collection.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((d) => String(d._id));
+    const ids = (
+      await collection
+        .find({}, { projection: { _id: 1 } })
+        .limit(1000)
+        .toArray()
+    ).map((d) => String(d._id));
     process.stdout.write(`Loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 
     const ctx = await createServiceContext(settings, createLogger('warn'));
@@ -158,7 +169,8 @@ async function main(): Promise<void> {
       ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/cli.ts', 'serve']
       : [process.execPath, tsx, 'src/cli.ts', 'serve'];
     const baseCmd = [process.execPath, tsx, 'bench/baseline-server.ts'];
-    const startApi = () => startChild(apiCmd, { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' }, /API server listening/);
+    const startApi = () =>
+      startChild(apiCmd, { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' }, /API server listening/);
     const startBase = () => startChild(baseCmd, { ...env, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL }, /LISTENING/);
     const auth = { authorization: `Token ${token}`, accept: 'application/json' };
     const api = `http://127.0.0.1:${apiPort}/api/data_store/data/${DB}/${COL}/`;
@@ -184,26 +196,42 @@ async function main(): Promise<void> {
 
     // (a) filtered pages of 50
     if (PHASES.has('a')) {
-      await compareGets('(a) GET page of 50, indexed filter', (i) => `${api}?page_size=50&query=${query({ filter: { site: site(i) } })}`, (i) => `${base}/page?site=${site(i)}`);
+      await compareGets(
+        '(a) GET page of 50, indexed filter',
+        (i) => `${api}?page_size=50&query=${query({ filter: { site: site(i) } })}`,
+        (i) => `${base}/page?site=${site(i)}`,
+      );
     }
 
     // (a') a page filtered on _id: the API's own overhead when the database answers fast
     if (PHASES.has("a'")) {
       const id = (i: number) => ids[i % ids.length] as string;
-      await compareGets("(a') GET filter on _id", (i) => `${api}?page_size=50&query=${query({ filter: { _id: { $oid: id(i) } } })}`, (i) => `${base}/by-id?id=${id(i)}`);
+      await compareGets(
+        "(a') GET filter on _id",
+        (i) => `${api}?page_size=50&query=${query({ filter: { _id: { $oid: id(i) } } })}`,
+        (i) => `${base}/by-id?id=${id(i)}`,
+      );
     }
 
     // (r) range filter + sort on an indexed field, pages of 50
     if (PHASES.has('r')) {
       // Thresholds spread over the collection: each page is the 50 records after a random point.
       const from = (i: number) => (i * 7919) % RECORDS;
-      await compareGets('(r) GET page of 50, range + sort', (i) => `${api}?page_size=50&query=${query({ filter: { n: { $gt: from(i) } }, sort: { n: 1 } })}`, (i) => `${base}/range?gt=${from(i)}`);
+      await compareGets(
+        '(r) GET page of 50, range + sort',
+        (i) => `${api}?page_size=50&query=${query({ filter: { n: { $gt: from(i) } }, sort: { n: 1 } })}`,
+        (i) => `${base}/range?gt=${from(i)}`,
+      );
     }
 
     // (d) one record by its _id, the record URL a script uses
     if (PHASES.has('d')) {
       const id = (i: number) => ids[(i * 31) % ids.length] as string;
-      await compareGets('(d) GET one record by _id', (i) => `${api}${id(i)}/`, (i) => `${base}/record?id=${id(i)}`);
+      await compareGets(
+        '(d) GET one record by _id',
+        (i) => `${api}${id(i)}/`,
+        (i) => `${base}/record?id=${id(i)}`,
+      );
     }
 
     // (b) the whole collection streamed, in fresh processes so peak RSS belongs to this test
@@ -235,7 +263,12 @@ async function main(): Promise<void> {
       const posts = Math.max(20, Math.floor(REQUESTS / 50));
       const headers = { ...auth, 'content-type': 'application/json' };
       const r = await runLoad(posts, 4, () => ({ method: 'POST', url: api, headers, body }), 201);
-      const rb = await runLoad(posts, 4, () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }), 201);
+      const rb = await runLoad(
+        posts,
+        4,
+        () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }),
+        201,
+      );
       results.push(row('(c) POST 1,000-record arrays', r, rb));
       results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
       await stop(a.child);

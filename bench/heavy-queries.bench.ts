@@ -74,7 +74,10 @@ function latencies(r: LoadResult): string {
 }
 
 function heavySummary(h: HeavyOutcome): string {
-  const statuses = [...h.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
+  const statuses = [...h.statuses.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
   const sorted = [...h.answeredMs].sort((a, b) => a - b);
   const median = sorted.length === 0 ? 0 : (sorted[Math.floor(sorted.length / 2)] as number);
   return `heavy user's aggregations: ${statuses}; answered ones took p50 ${(median / 1000).toFixed(1)} s`;

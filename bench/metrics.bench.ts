@@ -64,7 +64,8 @@ function cpuSeconds(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     total += (Number(fields[11]) + Number(fields[12])) / 100;
-    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) total += cpuSeconds(Number(child));
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean))
+      total += cpuSeconds(Number(child));
   } catch {
     // Gone meanwhile.
   }
@@ -95,9 +96,16 @@ async function main(): Promise<void> {
     await mongo.db(SERVICE_DB).dropDatabase();
     const collection = mongo.db(DB).collection(COL);
     for (let i = 0; i < RECORDS; i += 5000) {
-      await collection.insertMany(Array.from({ length: Math.min(5000, RECORDS - i) }, (_, k) => ({ n: i + k, note: `record-${i + k}`.padEnd(200, 'x') })));
+      await collection.insertMany(
+        Array.from({ length: Math.min(5000, RECORDS - i) }, (_, k) => ({ n: i + k, note: `record-${i + k}`.padEnd(200, 'x') })),
+      );
     }
-    const ids = (await collection.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((d) => String(d._id));
+    const ids = (
+      await collection
+        .find({}, { projection: { _id: 1 } })
+        .limit(1000)
+        .toArray()
+    ).map((d) => String(d._id));
     const ctx = await createServiceContext(settings, createLogger('warn'));
     await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
     const token = await ctx.auth.users.tokenFor('bench');
@@ -108,20 +116,25 @@ async function main(): Promise<void> {
 
     const tsx = resolve('node_modules/tsx/dist/cli.mjs');
     // Its readiness shows in the task list below; it logs warnings only, to this process's stderr.
-    const worker = spawn(
-      process.execPath,
-      [tsx, 'src/cli.ts', 'worker'],
-      {
-        env: { ...process.env, ...env, WORKER_TASK_MODULES: resolve('worker-image/tasks/index.ts'), WORKER_QUEUES: QUEUE, WORKER_NODE_NAME: 'bench-metrics@localhost', WORKER_CONCURRENCY: '4', RESULT_DATABASE: SERVICE_DB },
-        stdio: ['ignore', 'inherit', 'inherit'],
+    const worker = spawn(process.execPath, [tsx, 'src/cli.ts', 'worker'], {
+      env: {
+        ...process.env,
+        ...env,
+        WORKER_TASK_MODULES: resolve('worker-image/tasks/index.ts'),
+        WORKER_QUEUES: QUEUE,
+        WORKER_NODE_NAME: 'bench-metrics@localhost',
+        WORKER_CONCURRENCY: '4',
+        RESULT_DATABASE: SERVICE_DB,
       },
-    );
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     children.push(worker);
 
     const headers = { authorization: `Token ${token}`, accept: 'application/json' };
     const postHeaders = { ...headers, 'content-type': 'application/json' };
     const body = JSON.stringify({ function: 'tasks.noop', queue: QUEUE, args: [], kwargs: {} });
-    const drained = () => waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
+    const drained = () =>
+      waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
     const rates: Record<'on' | 'off', { get: number[]; submit: number[]; getCpu: number[]; submitCpu: number[] }> = {
       on: { get: [], submit: [], getCpu: [], submitCpu: [] },
       off: { get: [], submit: [], getCpu: [], submitCpu: [] },
@@ -139,13 +152,26 @@ async function main(): Promise<void> {
         let scraping = mode === 'on';
         const scraper = (async () => {
           while (scraping) {
-            await fetch(`${base}/api/metrics`).then((r) => r.arrayBuffer()).catch(() => undefined);
+            await fetch(`${base}/api/metrics`)
+              .then((r) => r.arrayBuffer())
+              .catch(() => undefined);
             await new Promise((r) => setTimeout(r, 1_000));
           }
         })();
         try {
-          await waitFor(async () => ((await (await fetch(`${base}/api/queue/?refresh=true`, { headers })).json()) as { queues?: string[] }).queues?.includes(QUEUE) === true, 60_000, 'API and worker');
-          const getRecord = (i: number) => ({ method: 'GET', url: `${base}/api/data_store/data/${DB}/${COL}/${ids[i % ids.length]}/`, headers });
+          await waitFor(
+            async () =>
+              ((await (await fetch(`${base}/api/queue/?refresh=true`, { headers })).json()) as { queues?: string[] }).queues?.includes(
+                QUEUE,
+              ) === true,
+            60_000,
+            'API and worker',
+          );
+          const getRecord = (i: number) => ({
+            method: 'GET',
+            url: `${base}/api/data_store/data/${DB}/${COL}/${ids[i % ids.length]}/`,
+            headers,
+          });
           await runLoad(Number.MAX_SAFE_INTEGER, 16, getRecord, 200, Math.min(BUDGET_MS, 3_000));
           const pid = api.child.pid as number;
           const get = await measured(pid, () => runLoad(Number.MAX_SAFE_INTEGER, 16, getRecord, 200, BUDGET_MS));
@@ -158,7 +184,9 @@ async function main(): Promise<void> {
           rates[mode].submit.push(submit.rps);
           rates[mode].getCpu.push(get.cpuUs);
           rates[mode].submitCpu.push(submit.cpuUs);
-          process.stdout.write(`round ${round}, metrics ${mode}:\n  ${line('(d) GET by _id', get)}\n  ${line('(s) task submissions', submit)}\n`);
+          process.stdout.write(
+            `round ${round}, metrics ${mode}:\n  ${line('(d) GET by _id', get)}\n  ${line('(s) task submissions', submit)}\n`,
+          );
         } finally {
           scraping = false;
           await scraper;

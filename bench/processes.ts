@@ -3,7 +3,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /** Starts `command` and resolves once a line of its stdout matches `readyPattern`. */
-export async function startChild(command: string[], env: Record<string, string>, readyPattern: RegExp): Promise<{ child: ChildProcess; line: string }> {
+export async function startChild(
+  command: string[],
+  env: Record<string, string>,
+  readyPattern: RegExp,
+): Promise<{ child: ChildProcess; line: string }> {
   const child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const line = await new Promise<string>((resolve, reject) => {
@@ -30,7 +34,11 @@ export async function stop(child: ChildProcess): Promise<void> {
  * The settings of an API (or worker) process in a benchmark: the local services' connection
  * settings, a fixed secret key, the benchmark's own service database, quiet logs, plus `extra`.
  */
-export function benchServiceEnv(servicesEnv: Record<string, string>, serviceDatabase: string, extra: Record<string, string> = {}): Record<string, string> {
+export function benchServiceEnv(
+  servicesEnv: Record<string, string>,
+  serviceDatabase: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     ...servicesEnv,
     SECRET_KEY: 'bench-secret-key-0123456789abcdefghijklmnopqrstuvwxyz',

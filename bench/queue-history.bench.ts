@@ -75,15 +75,49 @@ async function main(): Promise<void> {
       for (let i = from; i < Math.min(ENTRIES, from + 5_000); i++) {
         const id = `bench-${String(i).padStart(7, '0')}`;
         const state = stateOf(i);
-        entries.push({ _id: id, task_id: id, user: USER, task_name: i % 3 ? 'tasks.add' : 'tasks.noop', args: [i, 1], kwargs: {}, queue: 'celery', tags: i % 10 ? [] : ['tenth'], timestamp: new Date(now - i * 1000), state: state !== null && ['SUCCESS', 'FAILURE', 'REVOKED'].includes(state) ? state : 'PENDING' });
-        if (state !== null) docs.push({ _id: id, status: state, result: state === 'SUCCESS' ? String(i + 1) : 'null', traceback: null, children: [], date_done: state === 'STARTED' ? null : '2024-06-19T19:23:24.611000' });
+        entries.push({
+          _id: id,
+          task_id: id,
+          user: USER,
+          task_name: i % 3 ? 'tasks.add' : 'tasks.noop',
+          args: [i, 1],
+          kwargs: {},
+          queue: 'celery',
+          tags: i % 10 ? [] : ['tenth'],
+          timestamp: new Date(now - i * 1000),
+          state: state !== null && ['SUCCESS', 'FAILURE', 'REVOKED'].includes(state) ? state : 'PENDING',
+        });
+        if (state !== null)
+          docs.push({
+            _id: id,
+            status: state,
+            result: state === 'SUCCESS' ? String(i + 1) : 'null',
+            traceback: null,
+            children: [],
+            date_done: state === 'STARTED' ? null : '2024-06-19T19:23:24.611000',
+          });
       }
       await log.insertMany(entries, { ordered: false });
       if (docs.length > 0) await results.insertMany(docs, { ordered: false });
     }
     // Other users' history shares the collection.
-    await log.insertMany(Array.from({ length: 5_000 }, (_, i) => ({ _id: `other-${i}`, task_id: `other-${i}`, user: 'other', task_name: 'tasks.add', args: [], kwargs: {}, queue: 'celery', tags: [], timestamp: new Date(now - i), state: 'SUCCESS' })));
-    process.stdout.write(`Loaded ${ENTRIES} entries of "${USER}" (${UNFINISHED} unfinished) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    await log.insertMany(
+      Array.from({ length: 5_000 }, (_, i) => ({
+        _id: `other-${i}`,
+        task_id: `other-${i}`,
+        user: 'other',
+        task_name: 'tasks.add',
+        args: [],
+        kwargs: {},
+        queue: 'celery',
+        tags: [],
+        timestamp: new Date(now - i),
+        state: 'SUCCESS',
+      })),
+    );
+    process.stdout.write(
+      `Loaded ${ENTRIES} entries of "${USER}" (${UNFINISHED} unfinished) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    );
 
     const port = await freePort();
     api = spawn(process.execPath, [resolve('node_modules/tsx/dist/cli.mjs'), 'src/cli.ts', 'serve'], {
@@ -93,7 +127,10 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     const headers = { authorization: `Token ${token}`, accept: 'application/json' };
     for (let attempt = 0; ; attempt++) {
-      const ok = await fetch(`${base}/api/health/`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/api/health/`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (attempt > 300) throw new Error('the API did not start');
       await new Promise((r) => setTimeout(r, 200));
@@ -105,7 +142,15 @@ async function main(): Promise<void> {
       const times: number[] = [];
       for (let i = 0; i < Math.max(5, Math.ceil(REQUESTS / 2)); i++) {
         const t0 = performance.now();
-        await Promise.all([log.countDocuments(filter), log.find(filter).sort({ timestamp: -1, _id: -1 }).skip((page - 1) * PAGE_SIZE).limit(PAGE_SIZE).toArray()]);
+        await Promise.all([
+          log.countDocuments(filter),
+          log
+            .find(filter)
+            .sort({ timestamp: -1, _id: -1 })
+            .skip((page - 1) * PAGE_SIZE)
+            .limit(PAGE_SIZE)
+            .toArray(),
+        ]);
         times.push(performance.now() - t0);
       }
       times.sort((a, b) => a - b);
@@ -126,14 +171,22 @@ async function main(): Promise<void> {
     await phase('status=STARTED, page 1', `status=STARTED&page_size=${PAGE_SIZE}`, { state: 'STARTED' });
     await phase('status=PENDING, page 1', `status=PENDING&page_size=${PAGE_SIZE}`, { state: 'PENDING' });
     await phase('status=SUCCESS, page 1', `status=SUCCESS&page_size=${PAGE_SIZE}`, { state: 'SUCCESS' });
-    await phase('status=FAILURE&taskname=tasks.noop, page 1', `status=FAILURE&taskname=tasks.noop&page_size=${PAGE_SIZE}`, { state: 'FAILURE', task_name: { $in: ['tasks.noop'] } });
+    await phase('status=FAILURE&taskname=tasks.noop, page 1', `status=FAILURE&taskname=tasks.noop&page_size=${PAGE_SIZE}`, {
+      state: 'FAILURE',
+      task_name: { $in: ['tasks.noop'] },
+    });
     await phase('no filter, page 1 (for reference)', `page_size=${PAGE_SIZE}`, {});
 
     // What the status filter did before: every id of the history, then every id's state.
     const before: number[] = [];
     for (let run = 0; run < 3; run++) {
       const t0 = performance.now();
-      const ids = (await log.find({ user: USER }, { projection: { _id: 1 } }).sort({ timestamp: -1, _id: -1 }).toArray()).map((r) => r._id);
+      const ids = (
+        await log
+          .find({ user: USER }, { projection: { _id: 1 } })
+          .sort({ timestamp: -1, _id: -1 })
+          .toArray()
+      ).map((r) => r._id);
       let failures = 0;
       for (let i = 0; i < ids.length; i += 1000) {
         const rows = await results.find({ _id: { $in: ids.slice(i, i + 1000) } }, { projection: { status: 1 } }).toArray();
@@ -145,7 +198,9 @@ async function main(): Promise<void> {
     before.sort((a, b) => a - b);
     const line = `${'before: all ids + states in memory'.padEnd(44)} p50 ${before[1]!.toFixed(0)} ms over 3 runs (the driver alone, no HTTP)`;
     lines.push(line);
-    process.stdout.write(`\nSummary (${ENTRIES} entries, ${UNFINISHED} unfinished, page size ${PAGE_SIZE}, concurrency 1):\n${lines.join('\n')}\n`);
+    process.stdout.write(
+      `\nSummary (${ENTRIES} entries, ${UNFINISHED} unfinished, page size ${PAGE_SIZE}, concurrency 1):\n${lines.join('\n')}\n`,
+    );
   } finally {
     if (api !== undefined && api.exitCode === null) {
       const exited = new Promise((r) => api?.once('exit', r));

@@ -30,7 +30,11 @@ import { benchServiceEnv } from './processes.js';
 import { runLoad } from './load.js';
 
 const { values: args } = parseArgs({
-  options: { submissions: { type: 'string', default: '3000' }, tasks: { type: 'string', default: '2000' }, latency: { type: 'string', default: '300' } },
+  options: {
+    submissions: { type: 'string', default: '3000' },
+    tasks: { type: 'string', default: '2000' },
+    latency: { type: 'string', default: '300' },
+  },
 });
 const SUBMISSIONS = Number(args.submissions);
 const TASKS = Number(args.tasks);
@@ -124,32 +128,57 @@ async function main(): Promise<void> {
 
     // The API and one TS worker on the benchmark queue.
     const apiPort = await freePort();
-    const api = spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'serve'], { ...process.env, ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1' });
+    const api = spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'serve'], {
+      ...process.env,
+      ...env,
+      HTTP_PORT: String(apiPort),
+      HTTP_HOST: '127.0.0.1',
+    });
     const worker = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'));
     children.push(api, worker);
     const base = `http://127.0.0.1:${apiPort}`;
     const headers = { authorization: `Token ${token}`, accept: 'application/json', 'content-type': 'application/json' };
     const body = JSON.stringify({ function: 'tasks.noop', queue: QUEUE, args: [], kwargs: {}, tags: ['bench'] });
-    await waitFor(async () => {
-      try {
-        const r = await fetch(`${base}/api/queue/?refresh=true`, { headers });
-        const j = (await r.json()) as { queues?: string[] };
-        return j.queues?.includes(QUEUE) === true;
-      } catch {
-        return false;
-      }
-    }, 60_000, 'API and worker');
+    await waitFor(
+      async () => {
+        try {
+          const r = await fetch(`${base}/api/queue/?refresh=true`, { headers });
+          const j = (await r.json()) as { queues?: string[] };
+          return j.queues?.includes(QUEUE) === true;
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+      'API and worker',
+    );
 
     // 1. submissions/s: each run starts on an empty queue that the worker keeps draining.
-    const drained = () => waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
+    const drained = () =>
+      waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
     await runLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
     await drained();
-    const submitted = await runLoad(SUBMISSIONS, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    const submitted = await runLoad(
+      SUBMISSIONS,
+      32,
+      () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }),
+      202,
+    );
     await drained();
     const baselinePort = await freePort();
-    const baseline = await startListening(process.execPath, [tsx, 'bench/queue-baseline-server.ts'], { ...process.env, ...env, PORT: String(baselinePort), BENCH_DB: SERVICE_DB });
+    const baseline = await startListening(process.execPath, [tsx, 'bench/queue-baseline-server.ts'], {
+      ...process.env,
+      ...env,
+      PORT: String(baselinePort),
+      BENCH_DB: SERVICE_DB,
+    });
     children.push(baseline);
-    const baselineRequest = () => ({ method: 'POST', url: `http://127.0.0.1:${baselinePort}/run/tasks.noop`, headers: { 'content-type': 'application/json' }, body });
+    const baselineRequest = () => ({
+      method: 'POST',
+      url: `http://127.0.0.1:${baselinePort}/run/tasks.noop`,
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     await runLoad(200, 32, baselineRequest, 202);
     await drained();
     const plain = await runLoad(SUBMISSIONS, 32, baselineRequest, 202);
@@ -160,7 +189,9 @@ async function main(): Promise<void> {
     for (let i = 0; i < SUBMISSIONS; i++) {
       const m = buildTaskMessage({ taskName: 'tasks.noop', authenticatedUser: 'bench' });
       inflight.push(
-        new Promise<void>((ok, fail) => channel.publish('', 'bench-ceiling', encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok()))),
+        new Promise<void>((ok, fail) =>
+          channel.publish('', 'bench-ceiling', encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
+        ),
       );
       if (inflight.length >= 32) {
         await Promise.all(inflight);
@@ -175,23 +206,46 @@ async function main(): Promise<void> {
         ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
-    report(`   plain amqplib confirms (no HTTP, no database) ${ceilingRate.toFixed(0)}/s | API ratio ${(submitted.rps / ceilingRate).toFixed(2)}`);
+    report(
+      `   plain amqplib confirms (no HTTP, no database) ${ceilingRate.toFixed(0)}/s | API ratio ${(submitted.rps / ceilingRate).toFixed(2)}`,
+    );
 
     // 2. end-to-end latency with ?wait=
     await drained();
-    const latency = await runLoad(LATENCY_RUNS, 1, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/?wait=10`, headers, body }), 200);
-    report(`2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`);
+    const latency = await runLoad(
+      LATENCY_RUNS,
+      1,
+      () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/?wait=10`, headers, body }),
+      200,
+    );
+    report(
+      `2. no-op with ?wait=  p50 ${latency.p50ms.toFixed(1)} ms, p99 ${latency.p99ms.toFixed(1)} ms over ${LATENCY_RUNS} sequential runs (errors ${latency.errors})`,
+    );
 
     // 2b. canvas round trip: chain(add(1, 1), add(1), add(1)) on the TS worker, from publishing the
     // first step until the last step's SUCCESS is stored (results polled every 2 ms).
     const results = mongo.db(SERVICE_DB).collection<{ _id: string; status: string; result: string }>('tombstone');
-    const step = (taskId: string) => ({ task: 'tasks.add', args: [1], kwargs: {}, options: { task_id: taskId, queue: QUEUE }, subtask_type: null, immutable: false, chord_size: null });
+    const step = (taskId: string) => ({
+      task: 'tasks.add',
+      args: [1],
+      kwargs: {},
+      options: { task_id: taskId, queue: QUEUE },
+      subtask_type: null,
+      immutable: false,
+      chord_size: null,
+    });
     const chainTimes: number[] = [];
     for (let i = 0; i < CHAIN_RUNS; i++) {
       const [second, third] = [randomUUID(), randomUUID()];
-      const m = buildTaskMessage({ taskName: 'tasks.add', args: [1, 1], embed: { callbacks: null, errbacks: null, chain: [step(third), step(second)], chord: null } });
+      const m = buildTaskMessage({
+        taskName: 'tasks.add',
+        args: [1, 1],
+        embed: { callbacks: null, errbacks: null, chain: [step(third), step(second)], chord: null },
+      });
       const started = process.hrtime.bigint();
-      await new Promise<void>((ok, fail) => channel.publish('', QUEUE, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())));
+      await new Promise<void>((ok, fail) =>
+        channel.publish('', QUEUE, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
+      );
       for (;;) {
         const done = await results.findOne({ _id: third, status: 'SUCCESS' });
         if (done !== null) {
@@ -205,7 +259,9 @@ async function main(): Promise<void> {
     }
     chainTimes.sort((a, b) => a - b);
     const pct = (q: number) => chainTimes[Math.min(chainTimes.length - 1, Math.floor(q * chainTimes.length))]!;
-    report(`2b. chain of 3 (TS worker)  p50 ${pct(0.5).toFixed(1)} ms, p99 ${pct(0.99).toFixed(1)} ms over ${chainTimes.length} sequential chains`);
+    report(
+      `2b. chain of 3 (TS worker)  p50 ${pct(0.5).toFixed(1)} ms, p99 ${pct(0.99).toFixed(1)} ms over ${chainTimes.length} sequential chains`,
+    );
     await stop(worker);
     await stop(api);
 
@@ -215,13 +271,22 @@ async function main(): Promise<void> {
         const batch: Promise<void>[] = [];
         for (let k = i; k < Math.min(TASKS, i + 500); k++) {
           const m = buildTaskMessage({ taskName });
-          batch.push(new Promise<void>((ok, fail) => channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok()))));
+          batch.push(
+            new Promise<void>((ok, fail) =>
+              channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
+            ),
+          );
         }
         await Promise.all(batch);
       }
     }
     /** Each run writes to its own result collection, so counting its documents is cheap. */
-    async function measure(label: string, queue: string, taskName: string, start: (resultCollection: string) => ChildProcess): Promise<number> {
+    async function measure(
+      label: string,
+      queue: string,
+      taskName: string,
+      start: (resultCollection: string) => ChildProcess,
+    ): Promise<number> {
       const resultCollection = `results_${queue.replace(/-/g, '_')}_${Date.now()}`;
       const results = mongo.db(SERVICE_DB).collection(resultCollection);
       await prefill(queue, taskName);
@@ -256,14 +321,40 @@ async function main(): Promise<void> {
       INTEROP_QUEUE: queue,
     });
     const rates: number[] = [];
-    for (const [conc, queue] of [[1, 'bench-py1'], [2, 'bench-py2']] as const) {
+    for (const [conc, queue] of [
+      [1, 'bench-py1'],
+      [2, 'bench-py2'],
+    ] as const) {
       rates.push(
         await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', (rc) =>
-          spawnLogged(venvCelery, ['-A', 'interop_app', 'worker', '-P', 'prefork', '-c', String(conc), '-Q', queue, '-n', `bench-py${conc}@localhost`, '--without-gossip', '--without-mingle', '-l', 'WARNING'], pyEnv(queue, rc), join(resolve('test/support/celery'))),
+          spawnLogged(
+            venvCelery,
+            [
+              '-A',
+              'interop_app',
+              'worker',
+              '-P',
+              'prefork',
+              '-c',
+              String(conc),
+              '-Q',
+              queue,
+              '-n',
+              `bench-py${conc}@localhost`,
+              '--without-gossip',
+              '--without-mingle',
+              '-l',
+              'WARNING',
+            ],
+            pyEnv(queue, rc),
+            join(resolve('test/support/celery')),
+          ),
         ),
       );
     }
-    report(`   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`);
+    report(
+      `   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`,
+    );
     await channel.close();
 
     process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);

@@ -33,8 +33,7 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, detail?: unknown): ApiError =>
-  new ApiError(400, code, message, detail);
+export const badRequest = (code: string, message: string, detail?: unknown): ApiError => new ApiError(400, code, message, detail);
 
 export const unauthenticated = (message = 'Authentication credentials were not provided.'): ApiError =>
   new ApiError(401, 'not_authenticated', message, undefined, { 'WWW-Authenticate': 'Token' });
@@ -47,8 +46,7 @@ export const notFound = (message = 'Not found.', code = 'not_found'): ApiError =
 export const methodNotAllowed = (method: string): ApiError =>
   new ApiError(405, 'method_not_allowed', `Method "${method}" is not allowed here.`);
 
-export const conflict = (message: string, code = 'conflict', detail?: unknown): ApiError =>
-  new ApiError(409, code, message, detail);
+export const conflict = (message: string, code = 'conflict', detail?: unknown): ApiError => new ApiError(409, code, message, detail);
 
 export const payloadTooLarge = (message: string): ApiError => new ApiError(413, 'payload_too_large', message);
 

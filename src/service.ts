@@ -45,7 +45,10 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
   const mongo = await connectMongo(settings.mongo);
   const serviceDb = mongo.db(settings.serviceDatabase);
   const documents = createDocumentAreas(settings, mongo, serviceDb);
-  await keepWorkerRoleInStep(documents.dataStore, new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger));
+  await keepWorkerRoleInStep(
+    documents.dataStore,
+    new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger),
+  );
   // The auth module migrates legacy permission codenames against what exists in these areas.
   const auth = await createAuthModule({ settings, logger, mongo, db: serviceDb, grantTargets: grantTargets(documents, serviceDb) });
   const healthProbes = new Map<string, () => Promise<void>>();

@@ -60,7 +60,10 @@ async function fingerprint(sourceDir: string, version: string): Promise<string> 
   const hash = createHash('sha256').update(`adminjs ${version}\0node_env ${process.env.NODE_ENV === 'production'}\0`);
   for (const name of BUNDLED_PACKAGES) hash.update(`${name} ${packageVersion(name)}\0`);
   for (const name of COMPONENT_NAMES) {
-    hash.update(`${name}\0`).update(await readFile(join(sourceDir, ADMIN_COMPONENTS[name]))).update('\0');
+    hash
+      .update(`${name}\0`)
+      .update(await readFile(join(sourceDir, ADMIN_COMPONENTS[name])))
+      .update('\0');
   }
   return hash.digest('hex');
 }
@@ -127,7 +130,12 @@ export async function ensureComponentsBundle(dir: string = defaultBundleDir()): 
   if (existing?.fingerprint === wanted && existsSync(file)) return { file, built: false };
   try {
     await mkdir(dir, { recursive: true });
-    await build(dir, sourceDir, { fingerprint: wanted, components: [...COMPONENT_NAMES], adminjsVersion: version, builtAt: new Date().toISOString() });
+    await build(dir, sourceDir, {
+      fingerprint: wanted,
+      components: [...COMPONENT_NAMES],
+      adminjsVersion: version,
+      builtAt: new Date().toISOString(),
+    });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {

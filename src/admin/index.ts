@@ -82,4 +82,3 @@ export function adminSite(ctx: ServiceContext, options: AdminSiteOptions = {}): 
   });
   return router;
 }
-

@@ -123,7 +123,9 @@ export class AccountDirectory {
   private async toAccount(user: UserRecord): Promise<Account> {
     const permissions = new Set(user.permissions);
     if (user.groups.length > 0) {
-      const groups = await this.models.Group.find({ _id: { $in: user.groups } }, { permissions: 1 }).lean().exec();
+      const groups = await this.models.Group.find({ _id: { $in: user.groups } }, { permissions: 1 })
+        .lean()
+        .exec();
       for (const group of groups) for (const code of group.permissions) permissions.add(code);
     }
     return Object.freeze({

@@ -13,7 +13,8 @@ import { accountForJwt } from './jwt-accounts.js';
 import { parseAuthorization } from './authorization-header.js';
 
 const invalidToken = (message: string): ApiError => new ApiError(401, 'invalid_token', message, undefined, { 'WWW-Authenticate': 'Token' });
-const inactiveUser = (): ApiError => new ApiError(401, 'user_inactive', 'User account is disabled.', undefined, { 'WWW-Authenticate': 'Token' });
+const inactiveUser = (): ApiError =>
+  new ApiError(401, 'user_inactive', 'User account is disabled.', undefined, { 'WWW-Authenticate': 'Token' });
 
 /** API token keys are 40 hex characters; anything much longer is not worth a query. */
 const MAX_TOKEN_KEY_LENGTH = 256;

@@ -64,7 +64,9 @@ export function parseCreateSuperuserArgs(argv: readonly string[]): Options {
     const eq = arg.indexOf('=');
     const name = arg.startsWith('--') && eq !== -1 ? arg.slice(0, eq) : arg;
     if (name === '--password' || name === '-p') {
-      throw new UsageError('A password on the command line would be visible in the process list and shell history: use --password-file or --password-env.');
+      throw new UsageError(
+        'A password on the command line would be visible in the process list and shell history: use --password-file or --password-env.',
+      );
     }
     if (!VALUE_OPTIONS.has(name)) throw new UsageError(`Unknown argument "${arg}".`);
     let value: string | undefined;

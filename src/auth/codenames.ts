@@ -3,7 +3,17 @@
  * codenames (the Permission collection), which the admin site offers. Their format and meaning
  * are in grants.ts; this module checks codenames given as input and names them readably.
  */
-import { ROLES, decodeGrant, describeGrant, encodeGrant, grantArea, invalidPermission, type Grant, type PermissionArea, type Role } from './grants.js';
+import {
+  ROLES,
+  decodeGrant,
+  describeGrant,
+  encodeGrant,
+  grantArea,
+  invalidPermission,
+  type Grant,
+  type PermissionArea,
+  type Role,
+} from './grants.js';
 
 export { PERMISSION_AREAS, type PermissionArea } from './grants.js';
 
@@ -19,7 +29,9 @@ export function describeCodename(grant: Grant): ParsedCodename {
 }
 
 /** The fixed role codenames, seeded into the catalog at start-up. */
-export const BUILTIN_PERMISSIONS: readonly ParsedCodename[] = (Object.keys(ROLES) as Role[]).map((role) => describeCodename({ kind: 'role', role }));
+export const BUILTIN_PERMISSIONS: readonly ParsedCodename[] = (Object.keys(ROLES) as Role[]).map((role) =>
+  describeCodename({ kind: 'role', role }),
+);
 
 /**
  * Validates a canonical codename (400 `invalid_permission` otherwise) and derives a readable

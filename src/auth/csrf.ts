@@ -63,7 +63,8 @@ export function sessionCsrfToken(req: Request): string | undefined {
 export function verifyDoubleSubmit(req: Request, submitted: string | undefined): void {
   const cookie = csrfCookie(req);
   if (cookie === undefined) throw csrfFailed('the csrftoken cookie is missing. Reload the login page and try again.');
-  if (submitted === undefined || submitted.length === 0) throw csrfFailed(`the ${CSRF_FORM_FIELD} field or ${CSRF_HEADER} header is missing.`);
+  if (submitted === undefined || submitted.length === 0)
+    throw csrfFailed(`the ${CSRF_FORM_FIELD} field or ${CSRF_HEADER} header is missing.`);
   if (!tokensEqual(submitted, cookie)) throw csrfFailed('the submitted token does not match the csrftoken cookie.');
 }
 

@@ -54,7 +54,9 @@ function rewrite(codenames: readonly string[], resolutions: ReadonlyMap<string, 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
 function named(labels: string[]): { holders: string[]; more?: number } {
-  return labels.length > NAMED_HOLDERS ? { holders: labels.slice(0, NAMED_HOLDERS), more: labels.length - NAMED_HOLDERS } : { holders: labels };
+  return labels.length > NAMED_HOLDERS
+    ? { holders: labels.slice(0, NAMED_HOLDERS), more: labels.length - NAMED_HOLDERS }
+    : { holders: labels };
 }
 
 export async function migrateLegacyGrants(
@@ -122,7 +124,8 @@ export async function migrateLegacyGrants(
     // Only if unchanged since read: an edit made meanwhile wins, and the next start retries.
     const filter = { _id: holder._id, permissions: holder.permissions };
     const update = { $set: { permissions } };
-    const result = model === 'User' ? await models.User.updateOne(filter, update).exec() : await models.Group.updateOne(filter, update).exec();
+    const result =
+      model === 'User' ? await models.User.updateOne(filter, update).exec() : await models.Group.updateOne(filter, update).exec();
     if (result.modifiedCount > 0) report[model === 'User' ? 'users' : 'groups'] += 1;
   }
   const replaced = [...resolutions].filter(([, r]) => replacement(r) !== null).map(([codename]) => codename);

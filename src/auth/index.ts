@@ -43,7 +43,10 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   });
   const refreshLedger = new RefreshLedger(mongo.db(db.databaseName));
   await refreshLedger.init();
-  const throttle = new LoginThrottle(mongo.db(db.databaseName), { maxFailures: settings.loginMaxFailures, windowSeconds: settings.loginWindowSeconds });
+  const throttle = new LoginThrottle(mongo.db(db.databaseName), {
+    maxFailures: settings.loginMaxFailures,
+    windowSeconds: settings.loginWindowSeconds,
+  });
   await throttle.init();
   const passport = createPassport(accounts);
   const session = await createSessionParts(settings, mongo, db.databaseName);

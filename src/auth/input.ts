@@ -25,9 +25,13 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, expecte
   const issues = result.error.issues;
   const unknown = issues.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys : []));
   if (unknown.length > 0) {
-    throw badRequest('unknown_field', `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}. Expected ${expected}.`, {
-      fields: unknown,
-    });
+    throw badRequest(
+      'unknown_field',
+      `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}. Expected ${expected}.`,
+      {
+        fields: unknown,
+      },
+    );
   }
   const problems = issues.map((i) => {
     const field = i.path.map(String).join('.');

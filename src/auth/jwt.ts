@@ -41,7 +41,13 @@ export class JwtIssuer {
   /** `family`: for a refresh token rotated from another, that token's family; a login starts a new one. */
   issue(type: JwtType, account: { id: string; passwordStamp: string }, family?: string): string {
     const ttl = type === 'access' ? this.settings.accessTtlSeconds : this.settings.refreshTtlSeconds;
-    const claims = { token_type: type, user_id: account.id, jti: randomUUID(), pwd: account.passwordStamp, ...(type === 'refresh' ? { fam: family ?? randomUUID() } : {}) };
+    const claims = {
+      token_type: type,
+      user_id: account.id,
+      jti: randomUUID(),
+      pwd: account.passwordStamp,
+      ...(type === 'refresh' ? { fam: family ?? randomUUID() } : {}),
+    };
     return jwt.sign(claims, this.settings.secretKey, {
       algorithm: 'HS256',
       expiresIn: ttl,
@@ -61,7 +67,8 @@ export class JwtIssuer {
       throw tokenNotValid(err instanceof jwt.TokenExpiredError ? 'Token has expired.' : 'Token is invalid or expired.');
     }
     if (!isClaims(payload)) throw tokenNotValid('Token has no valid claims.');
-    if (expected !== undefined && payload.token_type !== expected) throw tokenNotValid(`Token has the wrong type: expected ${expected === 'access' ? 'an access' : 'a refresh'} token.`);
+    if (expected !== undefined && payload.token_type !== expected)
+      throw tokenNotValid(`Token has the wrong type: expected ${expected === 'access' ? 'an access' : 'a refresh'} token.`);
     return payload;
   }
 }

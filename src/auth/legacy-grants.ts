@@ -5,19 +5,10 @@
  * lists what a legacy codename could mean and picks the meanings that exist now; grants-migration
  * and the permission catalog decide what to do with them.
  */
-import {
-  DOCUMENT_ACTIONS,
-  ROLES,
-  isCollectionName,
-  isDatabaseName,
-  type DocumentAction,
-  type DocumentArea,
-  type Grant,
-} from './grants.js';
+import { DOCUMENT_ACTIONS, ROLES, isCollectionName, isDatabaseName, type DocumentAction, type DocumentArea, type Grant } from './grants.js';
 
 export type LegacyCodename =
-  | { kind: 'document'; area: DocumentArea; joined: string; action: DocumentAction }
-  | { kind: 'task'; flattened: string };
+  { kind: 'document'; area: DocumentArea; joined: string; action: DocumentAction } | { kind: 'task'; flattened: string };
 
 const DOCUMENT = new RegExp(`^(data_store|catalog)\\.(.+)_(${DOCUMENT_ACTIONS.join('|')})$`);
 /** A task name with its dots turned into underscores, as the old codenames stored it. */
@@ -89,7 +80,8 @@ export class LegacyGrantResolver {
   async resolve(legacy: LegacyCodename): Promise<Resolution> {
     if (legacy.kind === 'task') {
       const matching = (await this.taskNames()).filter((t) => flattenTaskName(t) === legacy.flattened);
-      if (matching.length === 0) return { grants: [{ kind: 'legacy_task', flattened: legacy.flattened }], ambiguous: false, unresolved: true };
+      if (matching.length === 0)
+        return { grants: [{ kind: 'legacy_task', flattened: legacy.flattened }], ambiguous: false, unresolved: true };
       return { grants: matching.map((task) => ({ kind: 'task', task })), ambiguous: matching.length > 1, unresolved: false };
     }
     const all = documentInterpretations(legacy);

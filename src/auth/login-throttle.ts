@@ -59,7 +59,12 @@ export interface LoginAttempt {
  * Milliseconds until a key with these counts unlocks (0: not locked). `pendingBefore` is the
  * number of live places taken before the caller's own (all of them, for a plain check).
  */
-export function lockedForMs(counts: Pick<AttemptCounts, 'failures'> | null, pendingBefore: number, settings: ThrottleSettings, now: number): number {
+export function lockedForMs(
+  counts: Pick<AttemptCounts, 'failures'> | null,
+  pendingBefore: number,
+  settings: ThrottleSettings,
+  now: number,
+): number {
   const windowMs = settings.windowSeconds * 1000;
   const recent = (counts?.failures ?? []).map((d) => d.getTime()).filter((t) => t > now - windowMs);
   if (recent.length >= settings.maxFailures) {
@@ -153,7 +158,10 @@ export class LoginThrottle {
     let retryAfterMs = 0;
     try {
       for (const key of keys) {
-        const doc = await this.modify(key, { $push: { inFlight: { $each: [place], $slice: -MAX_IN_FLIGHT_KEPT } }, $set: { expires: this.expiry() } });
+        const doc = await this.modify(key, {
+          $push: { inFlight: { $each: [place], $slice: -MAX_IN_FLIGHT_KEPT } },
+          $set: { expires: this.expiry() },
+        });
         const places = this.live(doc.inFlight);
         const mine = places.findIndex((p) => p.id === place.id);
         const before = mine === -1 ? places.length : mine;
@@ -196,7 +204,10 @@ export class LoginThrottle {
     const at = new Date(this.now());
     // Only the newest maxFailures failures decide anything.
     for (const key of this.keys(username, ip)) {
-      await this.modify(key, { $push: { failures: { $each: [at], $slice: -this.settings.maxFailures } }, $set: { expires: this.expiry() } });
+      await this.modify(key, {
+        $push: { failures: { $each: [at], $slice: -this.settings.maxFailures } },
+        $set: { expires: this.expiry() },
+      });
     }
   }
 

@@ -36,11 +36,9 @@ export function passwordWeaknesses(password: string, username?: string): WeakPas
 export function weakPasswordError(password: string, username?: string): ApiError | null {
   const reasons = passwordWeaknesses(password, username);
   if (reasons.length === 0) return null;
-  return badRequest(
-    'weak_password',
-    `The password is too weak: ${reasons.map((r) => MESSAGES[r]).join(' ')}`,
-    { reasons: reasons.map((code) => ({ code, message: MESSAGES[code] })) },
-  );
+  return badRequest('weak_password', `The password is too weak: ${reasons.map((r) => MESSAGES[r]).join(' ')}`, {
+    reasons: reasons.map((code) => ({ code, message: MESSAGES[code] })),
+  });
 }
 
 export function assertStrongPassword(password: string, username?: string): void {

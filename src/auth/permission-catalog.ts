@@ -65,9 +65,13 @@ async function fromLegacy(codename: string, resolver: LegacyGrantResolver): Prom
   const [first] = grants;
   if (first === undefined) throw invalidPermission(codename, 'this old-style codename names no possible database or collection');
   if (first.kind === 'legacy_task') {
-    throw invalidPermission(codename, 'this old-style task codename matches no known task; write it as cybercom_queue.task.<task name>, the name with its own dots');
+    throw invalidPermission(
+      codename,
+      'this old-style task codename matches no known task; write it as cybercom_queue.task.<task name>, the name with its own dots',
+    );
   }
-  if (grants.length > 1) throw invalidPermission(codename, `this old-style codename could mean ${grants.map(encodeGrant).join(' or ')}; give the one meant`);
+  if (grants.length > 1)
+    throw invalidPermission(codename, `this old-style codename could mean ${grants.map(encodeGrant).join(' or ')}; give the one meant`);
   return first;
 }
 

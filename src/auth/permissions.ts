@@ -23,7 +23,6 @@ export interface ReadPolicy {
 const ADMIN_ROLE: Record<DocumentArea, Role> = { data_store: 'datastore_admin', catalog: 'catalog_admin' };
 const CREATE_ROLE: Record<DocumentArea, Role> = { data_store: 'datastore_create', catalog: 'catalog_create' };
 
-
 export function actionForMethod(method: string): DocumentAction {
   switch (method.toUpperCase()) {
     case 'GET':

@@ -105,7 +105,9 @@ export class Profiles {
     if (changes.password !== undefined) {
       if (!(await verifyPassword(changes.password.current, user.password))) {
         await onWrongPassword();
-        throw badRequest('wrong_password', 'The current password is not correct.', { fields: [{ field: 'current_password', message: 'Incorrect password.' }] });
+        throw badRequest('wrong_password', 'The current password is not correct.', {
+          fields: [{ field: 'current_password', message: 'Incorrect password.' }],
+        });
       }
       assertStrongPassword(changes.password.next, user.username);
       set.password = await hashPassword(changes.password.next);
@@ -126,7 +128,9 @@ export class Profiles {
 
   private async groupNames(ids: readonly Types.ObjectId[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const groups = await this.models.Group.find({ _id: { $in: ids } }, { name: 1 }).lean().exec();
+    const groups = await this.models.Group.find({ _id: { $in: ids } }, { name: 1 })
+      .lean()
+      .exec();
     return groups.map((g) => g.name).sort();
   }
 }

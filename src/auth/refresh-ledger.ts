@@ -60,7 +60,9 @@ export class RefreshLedger {
       if (!(err instanceof MongoServerError && err.code === 11000)) throw err;
       // The family lives as long as its newest token could: the refresh lifetime from now.
       const familyExpires = new Date(Date.now() + Math.max(claims.exp * 1000 - claims.iat * 1000, 0));
-      await this.db.collection<RevokedFamily>(REVOKED).updateOne({ _id: family }, { $set: { user: claims.user_id, expires: familyExpires } }, { upsert: true });
+      await this.db
+        .collection<RevokedFamily>(REVOKED)
+        .updateOne({ _id: family }, { $set: { user: claims.user_id, expires: familyExpires } }, { upsert: true });
       throw tokenNotValid('This refresh token was used already; every token of its login is revoked now. Log in again.');
     }
   }

@@ -153,7 +153,9 @@ export class MongoUserService implements UserService {
   private async groupIds(names: readonly string[]): Promise<Types.ObjectId[]> {
     if (names.length === 0) return [];
     const unique = [...new Set(names)];
-    const groups = await this.models.Group.find({ name: { $in: unique } }, { name: 1 }).lean().exec();
+    const groups = await this.models.Group.find({ name: { $in: unique } }, { name: 1 })
+      .lean()
+      .exec();
     const missing = unique.filter((n) => !groups.some((g) => g.name === n));
     if (missing.length > 0) throw notFound(`No group named ${missing.map((n) => `"${n}"`).join(', ')}.`, 'no_such_group');
     return unique.map((n) => (groups.find((g) => g.name === n) as { _id: Types.ObjectId })._id);

@@ -32,4 +32,9 @@ export function envProblems(error: z.ZodError): string[] {
 }
 
 /** A comma-separated list; blanks dropped. */
-export const commaList = z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+export const commaList = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0),
+);

@@ -8,10 +8,16 @@ import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { booleanFlag, commaList, envProblems, setVariables } from './env-values.js';
-import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings, type BrokerSettings, type MongoSettings } from './connections.js';
+import {
+  brokerEnvSchema,
+  mongoEnvSchema,
+  toBrokerSettings,
+  toMongoSettings,
+  type BrokerSettings,
+  type MongoSettings,
+} from './connections.js';
 import { WORKER_ROLE } from '../db/worker-role.js';
 import { allowListEntryProblem } from '../metrics/ip-allowlist.js';
-
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -130,7 +136,13 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
   if (e.MONGO_TLS_CERT_KEY_FILE !== undefined && e.MONGO_TLS_CA_FILE === undefined) {
     problems.push('MONGO_TLS_CA_FILE is required when MONGO_TLS_CERT_KEY_FILE is set');
   }
-  for (const key of ['MONGO_TLS_CA_FILE', 'MONGO_TLS_CERT_KEY_FILE', 'BROKER_TLS_CA_FILE', 'BROKER_TLS_CERT_FILE', 'BROKER_TLS_KEY_FILE'] as const) {
+  for (const key of [
+    'MONGO_TLS_CA_FILE',
+    'MONGO_TLS_CERT_KEY_FILE',
+    'BROKER_TLS_CA_FILE',
+    'BROKER_TLS_CERT_FILE',
+    'BROKER_TLS_KEY_FILE',
+  ] as const) {
     const file = e[key];
     if (file !== undefined && !existsSync(file)) problems.push(`${key}: file ${file} does not exist`);
   }
@@ -138,12 +150,14 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     problems.push('BROKER_TLS_CERT_FILE and BROKER_TLS_KEY_FILE must be set together');
   }
   if (e.ALLOWED_HOSTS.length === 0) problems.push('ALLOWED_HOSTS: must list at least one host name (or *)');
-  if ((e.HTTPS_CERT_FILE === undefined) !== (e.HTTPS_KEY_FILE === undefined)) problems.push('HTTPS_CERT_FILE and HTTPS_KEY_FILE must be set together');
+  if ((e.HTTPS_CERT_FILE === undefined) !== (e.HTTPS_KEY_FILE === undefined))
+    problems.push('HTTPS_CERT_FILE and HTTPS_KEY_FILE must be set together');
   for (const key of ['HTTPS_CERT_FILE', 'HTTPS_KEY_FILE'] as const) {
     const file = e[key];
     if (file !== undefined && !existsSync(file)) problems.push(`${key}: file ${file} does not exist`);
   }
-  if (e.HTTP_REDIRECT_PORT !== undefined && e.HTTPS_CERT_FILE === undefined) problems.push('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
+  if (e.HTTP_REDIRECT_PORT !== undefined && e.HTTPS_CERT_FILE === undefined)
+    problems.push('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
   for (const entry of e.METRICS_ALLOWED_IPS) {
     const problem = allowListEntryProblem(entry);
     if (problem !== null) problems.push(`METRICS_ALLOWED_IPS: ${problem}`);
@@ -187,10 +201,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
     mongo: toMongoSettings(e),
-    broker:
-      e.BROKER_URL === undefined
-        ? undefined
-        : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),
+    broker: e.BROKER_URL === undefined ? undefined : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),
   };
 }
 

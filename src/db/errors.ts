@@ -4,7 +4,14 @@
  * refuses) with a message fit for a caller and no server internals. The HTTP error handler is
  * the one place that turns a kind into a status code.
  */
-import { MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError, MongoBulkWriteError } from 'mongodb';
+import {
+  MongoNetworkError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoNotConnectedError,
+  MongoTopologyClosedError,
+  MongoBulkWriteError,
+} from 'mongodb';
 import { isStorageFull } from './storage-state.js';
 
 export type DatabaseErrorKind =
@@ -53,8 +60,24 @@ const USER_QUERY_ERROR_CODES = new Set([
   17, // ProtocolError
   28, // PathNotViable
   31254, // projection mix
-  40323, 40324, 40352, 15955, 15998, 16410, 16436, 17276, 28769, 31249, 31250, 51091, 51108, 4822819,
-  40353, 40415, 40414, 31253,
+  40323,
+  40324,
+  40352,
+  15955,
+  15998,
+  16410,
+  16436,
+  17276,
+  28769,
+  31249,
+  31250,
+  51091,
+  51108,
+  4822819,
+  40353,
+  40415,
+  40414,
+  31253,
   238, // NotImplemented (an operator this engine does not support)
   115, // CommandNotSupported
 ]);
@@ -103,13 +126,18 @@ export function serverMessage(err: MongoServerError): string {
  * less busy. Also raised when the service itself stops waiting for an engine that does not end
  * the work in time.
  */
-export const queryTimeout = (): DatabaseError => new DatabaseError('query_timeout', 'The query took longer than the server-side time limit.');
+export const queryTimeout = (): DatabaseError =>
+  new DatabaseError('query_timeout', 'The query took longer than the server-side time limit.');
 
 export const STORAGE_FULL_CODE = 'database_storage_full';
 
 /** A write refused because the database's disk is full: not the caller's fault, and worth retrying later. */
 export function storageFull(detail?: unknown): DatabaseError {
-  return new DatabaseError('storage_full', 'The database has no storage space left; nothing more can be written until an administrator frees some.', detail);
+  return new DatabaseError(
+    'storage_full',
+    'The database has no storage space left; nothing more can be written until an administrator frees some.',
+    detail,
+  );
 }
 
 /**
@@ -118,7 +146,10 @@ export function storageFull(detail?: unknown): DatabaseError {
  * engine is killed under load); it says the database is gone, not that the request was bad.
  */
 function isSocketEnded(err: unknown): boolean {
-  return err instanceof Error && ((err as NodeJS.ErrnoException).code === 'EPIPE' || /socket has been ended by the other party/i.test(err.message));
+  return (
+    err instanceof Error &&
+    ((err as NodeJS.ErrnoException).code === 'EPIPE' || /socket has been ended by the other party/i.test(err.message))
+  );
 }
 
 export function classifyDatabaseError(err: unknown): DatabaseError | undefined {

@@ -67,7 +67,8 @@ export class WorkerPrivileges {
     const stale = [...granted].filter((db) => !wanted.has(db));
     if (missing.length > 0) await this.run({ grantPrivilegesToRole: this.role, privileges: missing.map(dataStorePrivilege) });
     if (stale.length > 0) await this.run({ revokePrivilegesFromRole: this.role, privileges: stale.map(dataStorePrivilege) });
-    if (missing.length + stale.length > 0) this.logger.info({ role: this.role, granted: missing, revoked: stale }, 'worker database role reconciled with the data store');
+    if (missing.length + stale.length > 0)
+      this.logger.info({ role: this.role, granted: missing, revoked: stale }, 'worker database role reconciled with the data store');
   }
 
   private skip(reason: string): void {
@@ -83,9 +84,14 @@ export class WorkerPrivileges {
     try {
       return await this.admin.command(command);
     } catch (err) {
-      if (hasCode(err, COMMAND_NOT_FOUND, COMMAND_NOT_SUPPORTED, NOT_IMPLEMENTED)) this.skip('this database engine has no role commands, so it cannot enforce roles');
+      if (hasCode(err, COMMAND_NOT_FOUND, COMMAND_NOT_SUPPORTED, NOT_IMPLEMENTED))
+        this.skip('this database engine has no role commands, so it cannot enforce roles');
       else if (hasCode(err, ROLE_NOT_FOUND)) this.skip(`no role "${this.role}" on this server`);
-      else this.logger.warn({ err: (err as Error).message, command: Object.keys(command)[0], role: this.role }, 'could not update the worker database role');
+      else
+        this.logger.warn(
+          { err: (err as Error).message, command: Object.keys(command)[0], role: this.role },
+          'could not update the worker database role',
+        );
       return undefined;
     }
   }

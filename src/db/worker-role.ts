@@ -83,6 +83,8 @@ export function apiGrantsRoleDocument(): Document {
 /** The data-store databases a role document's privileges name (whole-database resources only). */
 export function grantedDatabases(privileges: readonly Privilege[], serviceDatabase: string): string[] {
   return privileges
-    .filter((p) => p.resource.collection === '' && p.resource.db !== '' && p.resource.db !== serviceDatabase && p.resource.db !== ROLE_DATABASE)
+    .filter(
+      (p) => p.resource.collection === '' && p.resource.db !== '' && p.resource.db !== serviceDatabase && p.resource.db !== ROLE_DATABASE,
+    )
     .map((p) => p.resource.db);
 }

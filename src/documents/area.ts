@@ -48,7 +48,11 @@ export class DocumentArea {
   }
 }
 
-export function createDocumentAreas(settings: Settings, mongo: MongoClient, serviceDb: Db): { dataStore: DocumentArea; catalog: DocumentArea } {
+export function createDocumentAreas(
+  settings: Settings,
+  mongo: MongoClient,
+  serviceDb: Db,
+): { dataStore: DocumentArea; catalog: DocumentArea } {
   const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs);
   const heavyQueries = new HeavyQueryLimiter({
     perCaller: settings.heavyQueriesPerUser,

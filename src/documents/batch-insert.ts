@@ -84,7 +84,8 @@ async function batchFailure(collection: Collection, ids: unknown[], err: unknown
 function recordRefused(err: MongoBulkWriteError, ids: unknown[], index: number): DatabaseError {
   const detail: BatchFailureDetail = { inserted_ids: ids.slice(0, index), inserted_count: index, failed_index: index };
   if (isStorageFull(err)) return storageFull(detail);
-  if (err.code === 11000) return new DatabaseError('duplicate_key', 'A record with this _id already exists; records before it were written.', detail);
+  if (err.code === 11000)
+    return new DatabaseError('duplicate_key', 'A record with this _id already exists; records before it were written.', detail);
   return new DatabaseError('record_refused', `The database refused record ${index}: ${serverMessage(err)}`, detail, 'insert_failed');
 }
 
@@ -104,7 +105,9 @@ async function idsPresent(collection: Collection, ids: unknown[]): Promise<Set<s
     const remaining = deadline - Date.now();
     try {
       const filter: Document = { _id: { $in: ids } };
-      const rows = await collection.find(filter, { projection: { _id: 1 }, signal: AbortSignal.timeout(Math.max(remaining, 250)) }).toArray();
+      const rows = await collection
+        .find(filter, { projection: { _id: 1 }, signal: AbortSignal.timeout(Math.max(remaining, 250)) })
+        .toArray();
       return new Set(rows.map((row) => idKey(row._id)));
     } catch {
       if (deadline - Date.now() < CONFIRM_RETRY_DELAY_MS) return null;

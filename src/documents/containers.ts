@@ -34,7 +34,12 @@ export function containerHandlers(area: DocumentArea, mountPath: string, default
     async listDatabases(req: Request, res: Response): Promise<void> {
       requireListDatabases(req.principal, area);
       const names = (await area.databaseNames()).filter((db) => canSeeDatabase(req.principal, area.name, db, area.policy));
-      await respondList(req, res, names.map((db) => ({ database: db, url: dbUrl(req, db) })), defaultPageSize);
+      await respondList(
+        req,
+        res,
+        names.map((db) => ({ database: db, url: dbUrl(req, db) })),
+        defaultPageSize,
+      );
     },
 
     async postDatabases(req: Request, res: Response): Promise<void> {

@@ -43,8 +43,7 @@ export interface RowWindow {
 
 /** The result of a read: a count and a cursor opened per window, or the values of a single-field distinct. */
 export type CollectionRows =
-  | { values: readonly unknown[] }
-  | { count: Promise<number>; open(window: RowWindow): BudgetedCursor; mapRow?: (row: Document) => unknown };
+  { values: readonly unknown[] } | { count: Promise<number>; open(window: RowWindow): BudgetedCursor; mapRow?: (row: Document) => unknown };
 
 interface PlannedRead {
   heavy: boolean;
@@ -105,7 +104,11 @@ export class DocumentService {
   }
 
   /** Checks the read (throwing its 4xx) and returns the database work to do. */
-  private planRead(principal: Principal, { db, col }: CollectionTarget, { query, pipeline, distinctFields: fields }: CollectionRead): PlannedRead {
+  private planRead(
+    principal: Principal,
+    { db, col }: CollectionTarget,
+    { query, pipeline, distinctFields: fields }: CollectionRead,
+  ): PlannedRead {
     const { area } = this;
     const { store } = area;
     const filter = query?.filter ?? {};
@@ -162,7 +165,8 @@ export class DocumentService {
       heavy,
       rows: (budget) => ({
         count: store.count(db, col, filter, budget),
-        open: (window) => store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit }, budget),
+        open: (window) =>
+          store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit }, budget),
       }),
     };
   }

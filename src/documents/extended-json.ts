@@ -76,7 +76,6 @@ function revive(value: unknown, where: string): unknown {
   return reviveValue(value, '', where);
 }
 
-
 const joinPath = (path: string, key: string | number): string => (path === '' ? String(key) : `${path}.${key}`);
 const atPath = (path: string): string => (path === '' ? '' : ` (at ${path})`);
 

@@ -11,9 +11,13 @@ import { badRequest } from '../errors.js';
 const FORBIDDEN = /[\u0000-\u001f\u007f]/;
 
 function refuse(name: string, path: string): never {
-  throw badRequest('invalid_field_name', `Field names may not contain control characters (${JSON.stringify(path === '' ? name : `${path}.${name}`)}).`, {
-    field: name,
-  });
+  throw badRequest(
+    'invalid_field_name',
+    `Field names may not contain control characters (${JSON.stringify(path === '' ? name : `${path}.${name}`)}).`,
+    {
+      field: name,
+    },
+  );
 }
 
 /** Checks one field name or dotted path given directly (update operator keys, $rename targets). */

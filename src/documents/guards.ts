@@ -1,12 +1,7 @@
 /** Permission guards shared by the document routes: 401 for anonymous callers, 403 otherwise. */
 import type { Principal } from '../auth/principal.js';
 import { isAuthenticated } from '../auth/principal.js';
-import {
-  canAccessCollection,
-  canManageContainers,
-  canSeeDatabase,
-  type DocumentAction,
-} from '../auth/permissions.js';
+import { canAccessCollection, canManageContainers, canSeeDatabase, type DocumentAction } from '../auth/permissions.js';
 import { forbidden, unauthenticated, type ApiError } from '../errors.js';
 import type { DocumentArea } from './area.js';
 

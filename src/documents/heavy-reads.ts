@@ -13,7 +13,6 @@ import isPlainObject from 'is-plain-obj';
 
 const SCANNING_OPERATORS = new Set(['$expr', '$regex', '$text', '$jsonSchema']);
 
-
 /** A regular expression value: a JavaScript RegExp or the driver's BSONRegExp. */
 const isRegExpValue = (v: unknown): boolean =>
   v instanceof RegExp || (typeof v === 'object' && v !== null && (v as { _bsontype?: unknown })._bsontype === 'BSONRegExp');

@@ -28,7 +28,8 @@ const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function assertWellFormed(name: string, what: 'database' | 'collection'): void {
-  if (LONE_SURROGATE.test(name)) throw badRequest('invalid_name', `The ${what} name ${shown(name)} is not valid Unicode (an unpaired surrogate).`, { name });
+  if (LONE_SURROGATE.test(name))
+    throw badRequest('invalid_name', `The ${what} name ${shown(name)} is not valid Unicode (an unpaired surrogate).`, { name });
 }
 
 export function validateDatabaseName(name: unknown): string {
@@ -55,7 +56,8 @@ export function validateCollectionName(name: unknown): string {
   if (typeof name !== 'string') throw badRequest('invalid_name', 'The collection name must be a string.');
   if (name.length === 0) throw badRequest('invalid_name', 'The collection name must not be empty.', { name });
   assertWellFormed(name, 'collection');
-  if (name.includes('$')) throw badRequest('invalid_name', `The collection name ${shown(name)} contains "$", which is not allowed.`, { name });
+  if (name.includes('$'))
+    throw badRequest('invalid_name', `The collection name ${shown(name)} contains "$", which is not allowed.`, { name });
   // NUL is MongoDB's own rule; the other control characters are invisible in every listing, so a
   // collection named with one could not be told apart from its neighbours or typed into a URL.
   if (/[\u0000-\u001f\u007f]/.test(name)) {

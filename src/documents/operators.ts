@@ -11,7 +11,6 @@ import isPlainObject from 'is-plain-obj';
 /** `$out`/`$merge` write to other collections; the rest execute JavaScript on the server. */
 export const FORBIDDEN_OPERATORS: readonly string[] = ['$out', '$merge', '$where', '$function', '$accumulator'];
 
-
 /**
  * Throws when a forbidden operator appears as a key anywhere in `value`. Only keys count: the
  * string "$out" as a value is a field path reference (`{$group: {_id: "$out"}}`), not an operator.

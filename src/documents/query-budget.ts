@@ -42,11 +42,14 @@ export class QueryBudget {
     this.enter();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const err = queryTimeout();
-        controller.abort(err);
-        reject(err);
-      }, left + graceMs(this.limitMs));
+      timer = setTimeout(
+        () => {
+          const err = queryTimeout();
+          controller.abort(err);
+          reject(err);
+        },
+        left + graceMs(this.limitMs),
+      );
     });
     const pending = work(Math.max(1, Math.ceil(left)), controller.signal);
     // Once given up on, the operation's own late failure (e.g. the abort) is of no interest.

@@ -27,7 +27,6 @@ export const MAX_RECORD_ID_BYTES = 1024;
 
 const HEX24 = /^[0-9a-fA-F]{24}$/;
 
-
 const isHexId = (v: unknown): v is string => typeof v === 'string' && HEX24.test(v);
 
 /** An empty parameter (`?query=`, as an HTML form sends it) means "not given". */
@@ -241,7 +240,8 @@ export function parseDistinct(raw: string | undefined): string[] | undefined {
   for (const field of fields) {
     const problem = fieldPathProblem(field, false);
     if (problem !== undefined) {
-      const shown = field === '' ? 'A field name in the "distinct" parameter' : `The field ${JSON.stringify(field)} in the "distinct" parameter`;
+      const shown =
+        field === '' ? 'A field name in the "distinct" parameter' : `The field ${JSON.stringify(field)} in the "distinct" parameter`;
       throw badRequest('invalid_distinct', `${shown} ${problem}.`, { field });
     }
     if (seen.has(field)) throw badRequest('invalid_distinct', `The "distinct" parameter names "${field}" more than once.`, { field });

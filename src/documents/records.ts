@@ -12,8 +12,19 @@ import { recordIdCandidates, validateRecordId } from './query-params.js';
 
 /** Update operators accepted in PATCH bodies (everything that cannot run code or move data out). */
 const PATCH_OPERATORS = new Set([
-  '$set', '$unset', '$inc', '$mul', '$min', '$max', '$rename', '$currentDate',
-  '$push', '$pull', '$pullAll', '$addToSet', '$pop',
+  '$set',
+  '$unset',
+  '$inc',
+  '$mul',
+  '$min',
+  '$max',
+  '$rename',
+  '$currentDate',
+  '$push',
+  '$pull',
+  '$pullAll',
+  '$addToSet',
+  '$pop',
 ]);
 
 function assertDocument(value: unknown, what: string): Document {
@@ -97,7 +108,8 @@ export function recordHandlers(area: DocumentArea) {
 
     async merge(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
       const body = requireBody(req);
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('invalid_body', 'The body must be a JSON object.');
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw badRequest('invalid_body', 'The body must be a JSON object.');
       const keys = Object.keys(body);
       if (keys.length === 0) throw badRequest('empty_update', 'The body has no fields to change.');
       const operatorKeys = keys.filter((k) => k.startsWith('$'));
@@ -113,8 +125,10 @@ export function recordHandlers(area: DocumentArea) {
         for (const op of operatorKeys) {
           if (!PATCH_OPERATORS.has(op)) throw badRequest('forbidden_operator', `Update operator "${op}" is not allowed.`, { operator: op });
           const arg = (body as Document)[op];
-          if (typeof arg !== 'object' || arg === null || Array.isArray(arg)) throw badRequest('invalid_update', `The argument of "${op}" must be an object.`);
-          if (Object.keys(arg).some((f) => f === '_id' || f.startsWith('_id.'))) throw badRequest('immutable_id', 'The "_id" of a record cannot be changed.');
+          if (typeof arg !== 'object' || arg === null || Array.isArray(arg))
+            throw badRequest('invalid_update', `The argument of "${op}" must be an object.`);
+          if (Object.keys(arg).some((f) => f === '_id' || f.startsWith('_id.')))
+            throw badRequest('immutable_id', 'The "_id" of a record cannot be changed.');
           for (const [field, value] of Object.entries(arg as Document)) {
             assertStorableFieldName(field);
             if (op === '$rename' && typeof value === 'string') assertStorableFieldName(value);

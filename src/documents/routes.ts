@@ -66,8 +66,10 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
   }
 
   const mayManage = (req: Request) => canManageContainers(req.principal, area.name);
-  const mayWriteRecords = (...actions: DocumentAction[]) => (req: Request) =>
-    actions.some((a) => canAccessCollection(req.principal, area.name, String(req.params.db), String(req.params.col), a, area.policy));
+  const mayWriteRecords =
+    (...actions: DocumentAction[]) =>
+    (req: Request) =>
+      actions.some((a) => canAccessCollection(req.principal, area.name, String(req.params.db), String(req.params.col), a, area.policy));
 
   router.all(
     '/',
@@ -106,7 +108,8 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
     }),
   );
   /** One record by id: each handler looks the record up first, so existence is checked only when it is not found. */
-  const onRecord = (fn: (req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty) => Promise<void>): AsyncHandler =>
+  const onRecord =
+    (fn: (req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty) => Promise<void>): AsyncHandler =>
     async (req, res) => {
       checkParams(req, COMMON_PARAMS);
       const { db, col, whenEmpty } = lazyTarget(req);

@@ -89,7 +89,10 @@ export class DocumentStore {
 
   async collectionNames(db: string): Promise<string[]> {
     const infos = await this.db(db).listCollections({}, { nameOnly: true }).toArray();
-    return infos.map((c) => c.name).filter((n) => !n.startsWith('system.')).sort();
+    return infos
+      .map((c) => c.name)
+      .filter((n) => !n.startsWith('system.'))
+      .sort();
   }
 
   async collectionExists(db: string, col: string): Promise<boolean> {
@@ -178,7 +181,9 @@ export class DocumentStore {
   async aggregateCount(db: string, col: string, pipeline: Document[], budget: QueryBudget): Promise<number> {
     // One result row: the first batch holds it, so one limited command does all the work.
     const [row] = await budget.run((maxTimeMS, signal) =>
-      this.collection(db, col).aggregate([...pipeline, { $count: 'n' }], { maxTimeMS, signal }).toArray(),
+      this.collection(db, col)
+        .aggregate([...pipeline, { $count: 'n' }], { maxTimeMS, signal })
+        .toArray(),
     );
     return typeof row?.n === 'number' ? row.n : 0;
   }

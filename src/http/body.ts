@@ -43,11 +43,15 @@ function translate(err: unknown, maxBytes: number): unknown {
   if (err === undefined || err === null) return undefined;
   const e = err as { type?: string; message?: string };
   if (e.type === 'entity.too.large') return payloadTooLarge(`Request body is larger than the limit of ${maxBytes} bytes.`);
-  if (e.type === 'entity.parse.failed') return badRequest('malformed_json', `Request body is not valid JSON: ${e.message ?? 'parse error'}`);
-  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new ApiError(415, 'unsupported_media_type', e.message ?? 'Unsupported encoding.');
-  if (e.type === 'request.aborted' || e.type === 'stream.not.readable') return badRequest('request_aborted', 'The request body was not received completely.');
+  if (e.type === 'entity.parse.failed')
+    return badRequest('malformed_json', `Request body is not valid JSON: ${e.message ?? 'parse error'}`);
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+    return new ApiError(415, 'unsupported_media_type', e.message ?? 'Unsupported encoding.');
+  if (e.type === 'request.aborted' || e.type === 'stream.not.readable')
+    return badRequest('request_aborted', 'The request body was not received completely.');
   // A Content-Encoding (gzip, deflate) whose data does not decompress.
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && code.startsWith('Z_')) return badRequest('invalid_body', 'The request body is not valid data for its Content-Encoding.');
+  if (typeof code === 'string' && code.startsWith('Z_'))
+    return badRequest('invalid_body', 'The request body is not valid data for its Content-Encoding.');
   return err;
 }

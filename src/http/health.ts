@@ -30,31 +30,34 @@ function withTimeout<T>(probe: () => Promise<T>): Promise<T> {
 
 export function healthRouter(ctx: ServiceContext): Router {
   const router = Router({ strict: true });
-  router.all('/', methods({
-    GET: async (req, res) => {
-      const checks: Record<string, 'ok' | 'degraded' | 'unavailable' | 'not configured'> = {};
-      await Promise.all(
-        [...ctx.healthProbes.entries()].map(async ([name, probe]) => {
+  router.all(
+    '/',
+    methods({
+      GET: async (req, res) => {
+        const checks: Record<string, 'ok' | 'degraded' | 'unavailable' | 'not configured'> = {};
+        await Promise.all(
+          [...ctx.healthProbes.entries()].map(async ([name, probe]) => {
+            try {
+              await withTimeout(probe);
+              checks[name] = 'ok';
+            } catch {
+              checks[name] = 'unavailable';
+            }
+          }),
+        );
+        if (checks.database === 'ok') {
           try {
-            await withTimeout(probe);
-            checks[name] = 'ok';
+            if ((await withTimeout(() => ctx.storage.condition())) === 'full') checks.database = 'degraded';
           } catch {
-            checks[name] = 'unavailable';
+            // A probe that does not finish in time says nothing about space; reachability already passed.
           }
-        }),
-      );
-      if (checks.database === 'ok') {
-        try {
-          if ((await withTimeout(() => ctx.storage.condition())) === 'full') checks.database = 'degraded';
-        } catch {
-          // A probe that does not finish in time says nothing about space; reachability already passed.
         }
-      }
-      if (ctx.settings.broker === undefined) checks.broker = 'not configured';
-      const values = Object.values(checks);
-      const status = values.includes('unavailable') ? 'unavailable' : values.includes('degraded') ? 'degraded' : 'ok';
-      respond(req, res, status === 'ok' ? 200 : 503, { status, checks });
-    },
-  }));
+        if (ctx.settings.broker === undefined) checks.broker = 'not configured';
+        const values = Object.values(checks);
+        const status = values.includes('unavailable') ? 'unavailable' : values.includes('degraded') ? 'degraded' : 'ok';
+        respond(req, res, status === 'ok' ? 200 : 503, { status, checks });
+      },
+    }),
+  );
   return router;
 }

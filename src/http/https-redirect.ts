@@ -18,7 +18,11 @@ export function createHttpsRedirectServer(allowedHosts: readonly string[], https
     res.setHeader('content-type', 'application/json');
     if (host === undefined || !isHostAllowed(host, allowedHosts)) {
       res.statusCode = 400;
-      res.end(JSON.stringify({ error: { status: 400, code: 'disallowed_host', message: 'The Host header of this request is not in ALLOWED_HOSTS.' } }));
+      res.end(
+        JSON.stringify({
+          error: { status: 400, code: 'disallowed_host', message: 'The Host header of this request is not in ALLOWED_HOSTS.' },
+        }),
+      );
       return;
     }
     const location = httpsLocation(host, req.url ?? '/', httpsPort);

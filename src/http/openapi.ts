@@ -32,7 +32,13 @@ const envelope = {
   },
 };
 
-const p = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+const p = (name: string, description: string, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
 const path = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 const errors = Object.fromEntries(
   [
@@ -43,10 +49,16 @@ const errors = Object.fromEntries(
     ['413', 'Body too large'],
     ['415', 'Body is not JSON'],
     ['503', 'Database or broker unavailable'],
-  ].map(([code, description]) => [code, { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]),
+  ].map(([code, description]) => [
+    code,
+    { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  ]),
 );
 const common = [p('format', 'Output format', { enum: ['api', 'json', 'jsonp', 'xml'] }), p('callback', 'JSONP callback name')];
-const paging = [p('page', 'Page number (default 1; beyond the last → last page)', { type: 'integer' }), p('page_size', 'Records per page (default 10; 0 = all, streamed)', { type: 'integer', minimum: 0 })];
+const paging = [
+  p('page', 'Page number (default 1; beyond the last → last page)', { type: 'integer' }),
+  p('page_size', 'Records per page (default 10; 0 = all, streamed)', { type: 'integer', minimum: 0 }),
+];
 const ok = (description: string, schema: object = { type: 'object' }) => ({ description, content: { 'application/json': { schema } } });
 const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
 
@@ -59,15 +71,37 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
   });
   return {
     [`${prefix}/`]: {
-      get: { tags: [area], summary: `List ${area} databases`, parameters: [...common, ...paging], responses: { 200: ok('Envelope of databases', { $ref: '#/components/schemas/Envelope' }), ...errors } },
+      get: {
+        tags: [area],
+        summary: `List ${area} databases`,
+        parameters: [...common, ...paging],
+        responses: { 200: ok('Envelope of databases', { $ref: '#/components/schemas/Envelope' }), ...errors },
+      },
       ...(canCreateDatabases
-        ? { post: { tags: [area], summary: 'Create (or with action=delete, delete) a database', requestBody: jsonBody(containerBody('database')), responses: { 200: ok('Deleted'), 201: ok('Created'), 409: ok('Exists'), ...errors } } }
+        ? {
+            post: {
+              tags: [area],
+              summary: 'Create (or with action=delete, delete) a database',
+              requestBody: jsonBody(containerBody('database')),
+              responses: { 200: ok('Deleted'), 201: ok('Created'), 409: ok('Exists'), ...errors },
+            },
+          }
         : {}),
     },
     [`${prefix}/{database}/`]: {
       parameters: [path('database')],
-      get: { tags: [area], summary: 'List collections', parameters: [...common, ...paging], responses: { 200: ok('Envelope of collections', { $ref: '#/components/schemas/Envelope' }), ...errors } },
-      post: { tags: [area], summary: 'Create (or with action=delete, delete) a collection', requestBody: jsonBody(containerBody('collection')), responses: { 200: ok('Deleted'), 201: ok('Created'), 409: ok('Exists'), ...errors } },
+      get: {
+        tags: [area],
+        summary: 'List collections',
+        parameters: [...common, ...paging],
+        responses: { 200: ok('Envelope of collections', { $ref: '#/components/schemas/Envelope' }), ...errors },
+      },
+      post: {
+        tags: [area],
+        summary: 'Create (or with action=delete, delete) a collection',
+        requestBody: jsonBody(containerBody('collection')),
+        responses: { 200: ok('Deleted'), 201: ok('Created'), 409: ok('Exists'), ...errors },
+      },
     },
     [`${prefix}/{database}/{collection}/`]: {
       parameters: [path('database'), path('collection')],
@@ -81,7 +115,11 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
           p('distinct', 'Comma-separated field names'),
           p('aggregate', 'JSON array of pipeline stages ($out, $merge, $where, $function, $accumulator refused)'),
         ],
-        responses: { 200: ok('Envelope of records', { $ref: '#/components/schemas/Envelope' }), 414: ok('Query parameter too long'), ...errors },
+        responses: {
+          200: ok('Envelope of records', { $ref: '#/components/schemas/Envelope' }),
+          414: ok('Query parameter too long'),
+          ...errors,
+        },
       },
       post: {
         tags: [area],
@@ -93,8 +131,18 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
     [`${prefix}/{database}/{collection}/{id}/`]: {
       parameters: [path('database'), path('collection'), path('id')],
       get: { tags: [area], summary: 'Read one record', parameters: common, responses: { 200: ok('The record'), ...errors } },
-      put: { tags: [area], summary: 'Replace a record (its _id is kept)', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('The new record'), ...errors } },
-      patch: { tags: [area], summary: 'Merge fields ($set) or apply update operators', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('The updated record'), ...errors } },
+      put: {
+        tags: [area],
+        summary: 'Replace a record (its _id is kept)',
+        requestBody: jsonBody({ type: 'object' }),
+        responses: { 200: ok('The new record'), ...errors },
+      },
+      patch: {
+        tags: [area],
+        summary: 'Merge fields ($set) or apply update operators',
+        requestBody: jsonBody({ type: 'object' }),
+        responses: { 200: ok('The updated record'), ...errors },
+      },
       delete: { tags: [area], summary: 'Delete a record', responses: { 200: ok('{deleted: id}'), ...errors } },
     },
   };
@@ -116,7 +164,12 @@ export function openApiDocument(serverUrl: string): object {
     security: [{ token: [] }, { jwt: [] }, { session: [] }, {}],
     paths: {
       '/api/': { get: { summary: 'Links to every part of the API', responses: { 200: ok('Links') } } },
-      '/api/health/': { get: { summary: 'Database and broker reachability, and whether the database can store anything', responses: { 200: ok('Healthy'), 503: ok('Unavailable, or degraded (the database answers but its storage is full)') } } },
+      '/api/health/': {
+        get: {
+          summary: 'Database and broker reachability, and whether the database can store anything',
+          responses: { 200: ok('Healthy'), 503: ok('Unavailable, or degraded (the database answers but its storage is full)') },
+        },
+      },
       ...documentPaths('/api/data_store/data', 'data store', true),
       ...documentPaths('/api/catalog/data', 'catalog', false),
       '/api/queue/': {
@@ -129,7 +182,12 @@ export function openApiDocument(serverUrl: string): object {
       },
       '/api/queue/run/{task}/': {
         parameters: [path('task')],
-        get: { tags: ['queue'], summary: 'Task description, default queue and an example curl line', parameters: common, responses: { 200: ok('Task'), ...errors } },
+        get: {
+          tags: ['queue'],
+          summary: 'Task description, default queue and an example curl line',
+          parameters: common,
+          responses: { 200: ok('Task'), ...errors },
+        },
         post: {
           tags: ['queue'],
           summary: 'Submit a task (202 after the broker confirmed; ?wait=<s> returns the result when done in time)',
@@ -151,28 +209,79 @@ export function openApiDocument(serverUrl: string): object {
       },
       '/api/queue/task/{task_id}/': {
         parameters: [path('task_id')],
-        get: { tags: ['queue'], summary: 'One run: submission log, state, result or error', parameters: common, responses: { 200: ok('Run'), ...errors } },
+        get: {
+          tags: ['queue'],
+          summary: 'One run: submission log, state, result or error',
+          parameters: common,
+          responses: { 200: ok('Run'), ...errors },
+        },
       },
       '/api/queue/task/{task_id}/revoke/': {
         parameters: [path('task_id')],
-        post: { tags: ['queue'], summary: 'Revoke a pending or running task ({"terminate": true} aborts a running one)', responses: { 200: ok('Run'), ...errors } },
+        post: {
+          tags: ['queue'],
+          summary: 'Revoke a pending or running task ({"terminate": true} aborts a running one)',
+          responses: { 200: ok('Run'), ...errors },
+        },
       },
       '/api/queue/usertasks/': {
         get: {
           tags: ['queue'],
           summary: "The caller's task history, newest first",
-          parameters: [...common, ...paging, p('taskname', 'Comma-separated task names'), p('tag', 'One tag'), p('status', 'A task state, e.g. SUCCESS')],
+          parameters: [
+            ...common,
+            ...paging,
+            p('taskname', 'Comma-separated task names'),
+            p('tag', 'One tag'),
+            p('status', 'A task state, e.g. SUCCESS'),
+          ],
           responses: { 200: ok('Envelope of runs', { $ref: '#/components/schemas/Envelope' }), ...errors },
         },
       },
       '/api/user/': {
-        get: { summary: 'Profile of the caller, with the API token (its prefix; the whole key only when this request created it) and JWT URLs', responses: { 200: ok('Profile'), ...errors } },
-        post: { summary: 'Rotate the token ({"auth-token":"update"}; the answer shows the new key once), change the password or update the profile', requestBody: jsonBody({ type: 'object' }), responses: { 200: ok('Updated'), ...errors } },
+        get: {
+          summary: 'Profile of the caller, with the API token (its prefix; the whole key only when this request created it) and JWT URLs',
+          responses: { 200: ok('Profile'), ...errors },
+        },
+        post: {
+          summary:
+            'Rotate the token ({"auth-token":"update"}; the answer shows the new key once), change the password or update the profile',
+          requestBody: jsonBody({ type: 'object' }),
+          responses: { 200: ok('Updated'), ...errors },
+        },
       },
-      '/api/token/': { post: { summary: 'Obtain a JWT pair', requestBody: jsonBody({ type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } }), responses: { 200: ok('{access, refresh}'), ...errors } } },
-      '/api/token/refresh/': { post: { summary: 'Trade a refresh token (single use) for a new access and refresh token', requestBody: jsonBody({ type: 'object', required: ['refresh'] }), responses: { 200: ok('{access, refresh}'), ...errors } } },
-      '/api/token/verify/': { post: { summary: 'Verify a token', requestBody: jsonBody({ type: 'object', required: ['token'] }), responses: { 200: ok('{}'), ...errors } } },
-      '/api/auth/login/': { get: { summary: 'Login page' , responses: { 200: { description: 'HTML form' } } }, post: { summary: 'Session login (form or JSON)', responses: { 200: ok('Logged in'), 302: { description: 'Redirect after form login' }, ...errors } } },
+      '/api/token/': {
+        post: {
+          summary: 'Obtain a JWT pair',
+          requestBody: jsonBody({
+            type: 'object',
+            required: ['username', 'password'],
+            properties: { username: { type: 'string' }, password: { type: 'string' } },
+          }),
+          responses: { 200: ok('{access, refresh}'), ...errors },
+        },
+      },
+      '/api/token/refresh/': {
+        post: {
+          summary: 'Trade a refresh token (single use) for a new access and refresh token',
+          requestBody: jsonBody({ type: 'object', required: ['refresh'] }),
+          responses: { 200: ok('{access, refresh}'), ...errors },
+        },
+      },
+      '/api/token/verify/': {
+        post: {
+          summary: 'Verify a token',
+          requestBody: jsonBody({ type: 'object', required: ['token'] }),
+          responses: { 200: ok('{}'), ...errors },
+        },
+      },
+      '/api/auth/login/': {
+        get: { summary: 'Login page', responses: { 200: { description: 'HTML form' } } },
+        post: {
+          summary: 'Session login (form or JSON)',
+          responses: { 200: ok('Logged in'), 302: { description: 'Redirect after form login' }, ...errors },
+        },
+      },
       '/api/auth/logout/': { post: { summary: 'End the session', responses: { 200: ok('Logged out'), ...errors } } },
     },
   };

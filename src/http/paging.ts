@@ -58,11 +58,9 @@ export function parsePaging(params: { page?: unknown; page_size?: unknown }, def
   if (rawSize !== undefined) {
     if (!UNSIGNED.test(rawSize)) {
       const reason = SIGNED.test(rawSize) ? 'must not be negative' : 'must be an integer';
-      throw badRequest(
-        'invalid_page_size',
-        `The "page_size" parameter ${reason} (0 means all records); got ${JSON.stringify(rawSize)}.`,
-        { parameter: 'page_size' },
-      );
+      throw badRequest('invalid_page_size', `The "page_size" parameter ${reason} (0 means all records); got ${JSON.stringify(rawSize)}.`, {
+        parameter: 'page_size',
+      });
     }
     pageSize = toCappedInteger(rawSize);
   }
@@ -103,7 +101,10 @@ function isPageParam(segment: string): boolean {
 function withPage(requestUrl: URL, page: number): string {
   const url = new URL(requestUrl.href);
   url.hash = '';
-  const segments = url.search.replace(/^\?/, '').split('&').filter((s) => s !== '');
+  const segments = url.search
+    .replace(/^\?/, '')
+    .split('&')
+    .filter((s) => s !== '');
   const out: string[] = [];
   let placed = false;
   for (const segment of segments) {

@@ -15,7 +15,10 @@ export function checkParams(req: Request, allowed: readonly string[]): Record<st
   const out: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(req.query)) {
     if (!allowed.includes(key)) {
-      throw badRequest('unknown_parameter', `Unknown query parameter "${key}". Allowed here: ${allowed.filter((a) => a !== '_').join(', ')}.`);
+      throw badRequest(
+        'unknown_parameter',
+        `Unknown query parameter "${key}". Allowed here: ${allowed.filter((a) => a !== '_').join(', ')}.`,
+      );
     }
     if (Array.isArray(value)) throw badRequest('repeated_parameter', `The "${key}" parameter is given more than once.`);
     out[key] = value as string | undefined;

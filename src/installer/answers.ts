@@ -81,7 +81,12 @@ export interface CollectOptions {
   warn: (text: string) => void;
 }
 
-async function ask(spec: AnyOptionSpec, defaultValue: Answers[AnswerKey] | undefined, answers: Partial<Answers>, prompter: Prompter): Promise<Answers[AnswerKey]> {
+async function ask(
+  spec: AnyOptionSpec,
+  defaultValue: Answers[AnswerKey] | undefined,
+  answers: Partial<Answers>,
+  prompter: Prompter,
+): Promise<Answers[AnswerKey]> {
   const question = spec.question as string;
   if (spec.kind === 'boolean') return prompter.yesNo(question, (defaultValue as boolean | undefined) ?? false);
   if (spec.kind === 'choice') {
@@ -100,7 +105,11 @@ async function ask(spec: AnyOptionSpec, defaultValue: Answers[AnswerKey] | undef
 function parseAnswerText(spec: AnyOptionSpec, raw: string): Answers[AnswerKey] | { error: string } {
   const value = raw.trim();
   if (spec.kind === 'integer') return /^\d+$/.test(value) ? Number(value) : { error: 'enter a whole number' };
-  if (spec.kind === 'list') return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (spec.kind === 'list')
+    return value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   if (spec.key === 'tlsCertFile' || spec.key === 'tlsKeyFile') return value === '' ? '' : resolve(value);
   return value;
 }
@@ -174,8 +183,9 @@ export function toInstallConfig(a: Omit<Answers, 'dir'>): InstallConfig {
 /** Asks for the administrator's password twice, strength-checked; empty = generate (or keep). */
 export async function askAdminPassword(prompter: Prompter, username: string, emptyMeans: 'generate' | 'keep'): Promise<string | undefined> {
   for (;;) {
-    const first = await prompter.secret(`Administrator password (empty = ${emptyMeans === 'keep' ? 'keep the current one' : 'generate one'})`, (value) =>
-      value === '' ? undefined : (weakPasswordError(value, username)?.message ?? undefined),
+    const first = await prompter.secret(
+      `Administrator password (empty = ${emptyMeans === 'keep' ? 'keep the current one' : 'generate one'})`,
+      (value) => (value === '' ? undefined : (weakPasswordError(value, username)?.message ?? undefined)),
     );
     if (first === '') return undefined;
     const second = await prompter.secret('Repeat the password', () => undefined);

@@ -61,7 +61,9 @@ export function parseInstallerArguments(argv: readonly string[]): InstallerArgum
       continue;
     }
     if (name === '--admin-password') {
-      problems.push('--admin-password would show the password in the process list: use --admin-password-file FILE or CYBERCOM_ADMIN_PASSWORD');
+      problems.push(
+        '--admin-password would show the password in the process list: use --admin-password-file FILE or CYBERCOM_ADMIN_PASSWORD',
+      );
       continue;
     }
     const negated = name.startsWith('--no-') ? OPTIONS.find((o) => o.kind === 'boolean' && o.flag === `--${name.slice(5)}`) : undefined;

@@ -10,7 +10,14 @@ import { resolve } from 'node:path';
 import { readPreviousAnswers, type InstallConfig } from '../ops/appliance/install-config.js';
 import { defaultInstallDir, installLayout } from '../ops/appliance/layout.js';
 import { compareVersions, detectCompose, detectEngine, MIN_COMPOSE_VERSION } from '../ops/runtime/compose-command.js';
-import { adminPasswordProblem, askAdminPassword, collectAnswers, InvalidAnswersError, MissingAnswersError, toInstallConfig } from './answers.js';
+import {
+  adminPasswordProblem,
+  askAdminPassword,
+  collectAnswers,
+  InvalidAnswersError,
+  MissingAnswersError,
+  toInstallConfig,
+} from './answers.js';
 import { parseInstallerArguments, UsageError, valuesFromEnvironment, type InstallerArguments } from './arguments.js';
 import { OPTIONS } from './options.js';
 import { Progress } from './progress.js';
@@ -41,8 +48,14 @@ export function installerHelp(): string {
     row('-h, --help', 'show this text'),
     '',
     'Settings:',
-    ...OPTIONS.map((o) => row(`${o.flag}${o.kind === 'boolean' ? '[=BOOL]' : o.kind === 'choice' ? ` ${o.choices?.join('|')}` : ' VALUE'}`, o.help, o.env)),
-    row('--admin-password-file FILE', 'administrator password from a file (else: asked, or generated and shown once)', 'CYBERCOM_ADMIN_PASSWORD holds the password itself'),
+    ...OPTIONS.map((o) =>
+      row(`${o.flag}${o.kind === 'boolean' ? '[=BOOL]' : o.kind === 'choice' ? ` ${o.choices?.join('|')}` : ' VALUE'}`, o.help, o.env),
+    ),
+    row(
+      '--admin-password-file FILE',
+      'administrator password from a file (else: asked, or generated and shown once)',
+      'CYBERCOM_ADMIN_PASSWORD holds the password itself',
+    ),
     '',
     'Booleans also take --no-FLAG. Flags win over environment variables; both win over the answers',
     'of the previous run, which win over the built-in defaults.',
@@ -70,19 +83,35 @@ interface Plan {
   dir: string;
 }
 
-async function plan(args: InstallerArguments, env: NodeJS.ProcessEnv, prompter: Prompter | undefined, progress: Progress): Promise<Plan | undefined> {
+async function plan(
+  args: InstallerArguments,
+  env: NodeJS.ProcessEnv,
+  prompter: Prompter | undefined,
+  progress: Progress,
+): Promise<Plan | undefined> {
   const fromEnv = valuesFromEnvironment(env);
   if (fromEnv.problems.length > 0) throw new InvalidAnswersError(fromEnv.problems);
   let dir = resolve(args.dir ?? env.CYBERCOM_DIR ?? defaultInstallDir());
   if (prompter && args.dir === undefined && env.CYBERCOM_DIR === undefined) {
-    dir = resolve(await prompter.text('Install directory (configuration, secrets, certificates, data)', dir, (v) => (v.trim() === '' ? 'an answer is required' : undefined)));
+    dir = resolve(
+      await prompter.text('Install directory (configuration, secrets, certificates, data)', dir, (v) =>
+        v.trim() === '' ? 'an answer is required' : undefined,
+      ),
+    );
   }
   const layout = installLayout(dir);
   const previous = await readPreviousAnswers(layout.installConfigFile);
   if (previous) progress.line(`Existing installation in ${dir}: its answers are the defaults (upgrade in place).`);
   const given = { ...fromEnv.values, ...args.values };
   const detectedRuntime = given.runtime ?? previous?.runtime ?? (await detectRuntime());
-  const answers = await collectAnswers({ given, previous, detectedRuntime, prompter, acceptDefaults: args.yes, warn: (t) => progress.warn(t) });
+  const answers = await collectAnswers({
+    given,
+    previous,
+    detectedRuntime,
+    prompter,
+    acceptDefaults: args.yes,
+    warn: (t) => progress.warn(t),
+  });
 
   let adminPassword: string | undefined;
   if (args.adminPasswordFile) adminPassword = readPasswordFile(args.adminPasswordFile);
@@ -95,7 +124,9 @@ async function plan(args: InstallerArguments, env: NodeJS.ProcessEnv, prompter: 
   }
   const config = toInstallConfig(answers);
   if (prompter) {
-    progress.line(`\nInstall into ${dir} with runtime ${config.runtime}, public URL ${config.publicHost || 'http://localhost'} (ports: http ${config.ports.http}, broker ${config.ports.broker}, database ${config.ports.database}).`);
+    progress.line(
+      `\nInstall into ${dir} with runtime ${config.runtime}, public URL ${config.publicHost || 'http://localhost'} (ports: http ${config.ports.http}, broker ${config.ports.broker}, database ${config.ports.database}).`,
+    );
     if (!(await prompter.yesNo('Proceed?', true))) return undefined;
   }
   return { config, adminPassword, previous, dir };

@@ -227,7 +227,10 @@ export const OPTIONS: readonly AnyOptionSpec[] = [
       if (previous && (ctx.previous?.publicHost ?? '') === host) return previous;
       return derivedAllowedHosts(host);
     },
-    validate: (v) => (v.length === 0 ? 'list at least one host name' : v.map((h) => (h === '*' || h.startsWith('.') ? undefined : validateHostName(h))).find(defined)),
+    validate: (v) =>
+      v.length === 0
+        ? 'list at least one host name'
+        : v.map((h) => (h === '*' || h.startsWith('.') ? undefined : validateHostName(h))).find(defined),
   }),
   option({
     key: 'debug',
@@ -322,7 +325,9 @@ export const OPTIONS: readonly AnyOptionSpec[] = [
       'acknowledging writes by majority, and a three-node RabbitMQ cluster)',
     defaultValue: (ctx) => (ctx.answers.runtime === 'local' ? 'single' : (ctx.previous?.topology ?? 'single')),
     validate: (v, a) =>
-      v === 'cluster' && a.runtime === 'local' ? 'the local runtime runs one database node (FerretDB or mongod) and one broker node: --topology cluster needs --runtime compose' : undefined,
+      v === 'cluster' && a.runtime === 'local'
+        ? 'the local runtime runs one database node (FerretDB or mongod) and one broker node: --topology cluster needs --runtime compose'
+        : undefined,
   }),
   option({
     key: 'apiProcesses',
@@ -331,7 +336,8 @@ export const OPTIONS: readonly AnyOptionSpec[] = [
     kind: 'integer',
     help: `API processes sharing the port, each restarted on its own if it ends (compose: API containers behind the proxy; local: processes of the API service); default: the number of cores (${defaultApiProcesses()} here)`,
     defaultValue: (ctx) => ctx.previous?.apiProcesses ?? defaultApiProcesses(),
-    validate: (v) => (Number.isInteger(v) && v >= 1 && v <= MAX_API_PROCESSES ? undefined : `a whole number from 1 to ${MAX_API_PROCESSES}`),
+    validate: (v) =>
+      Number.isInteger(v) && v >= 1 && v <= MAX_API_PROCESSES ? undefined : `a whole number from 1 to ${MAX_API_PROCESSES}`,
   }),
   option({
     key: 'certRenewal',
@@ -363,7 +369,10 @@ export function parseOptionValue(spec: AnyOptionSpec, text: string): Answers[Ans
       if (!spec.choices?.includes(value)) throw new OptionValueError(`${spec.flag}: "${text}" is not one of ${spec.choices?.join(', ')}`);
       return value as Answers[AnswerKey];
     case 'list':
-      return value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
     default:
       return value;
   }

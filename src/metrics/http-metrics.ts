@@ -63,7 +63,9 @@ export function httpMetrics(histogram: Histogram<'route' | 'method' | 'status'>)
     const start = performance.now();
     // 'close' also comes for a client that hung up; the status is then what was set so far.
     res.once('close', () => {
-      child(routes.label(routeLabelOf(req)), methodLabel(req.method), statusLabel(res.statusCode)).observe((performance.now() - start) / 1000);
+      child(routes.label(routeLabelOf(req)), methodLabel(req.method), statusLabel(res.statusCode)).observe(
+        (performance.now() - start) / 1000,
+      );
     });
     next();
   };

@@ -10,7 +10,8 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 export const methodLabel = (method: string): string => (METHODS.has(method) ? method : OTHER);
 
-export const statusLabel = (status: number): string => (Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : OTHER);
+export const statusLabel = (status: number): string =>
+  Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : OTHER;
 
 /**
  * The route pattern a request matched: the mount path of its router (`baseUrl`, literal: routers

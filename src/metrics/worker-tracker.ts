@@ -38,7 +38,8 @@ interface Entry {
   expiresAt: number;
 }
 
-const count = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback);
+const count = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 
 export class WorkerTracker {
   private readonly workers = new Map<string, Entry>();

@@ -125,7 +125,10 @@ export function leafProblem(pair: { certPem: string; keyPem: string }, caPem: st
   const info = inspectCertificate(pair.certPem);
   if (!info.extKeyUsage.includes(want.usage)) return `lacks ${want.usage}`;
   if (want.names !== undefined) {
-    const missing = [...want.names.dnsNames.filter((n) => !info.dnsNames.includes(n)), ...want.names.ipAddresses.filter((ip) => !info.ipAddresses.includes(ip))];
+    const missing = [
+      ...want.names.dnsNames.filter((n) => !info.dnsNames.includes(n)),
+      ...want.names.ipAddresses.filter((ip) => !info.ipAddresses.includes(ip)),
+    ];
     if (missing.length > 0) return `lacks the names ${missing.join(', ')}`;
   }
   return undefined;

@@ -3,8 +3,7 @@ import type { Format } from './types.js';
 /** Every format, in the order the HTML page lists its format links. */
 export const FORMATS: readonly Format[] = ['api', 'json', 'jsonp', 'xml'];
 
-export const isFormat = (value: unknown): value is Format =>
-  typeof value === 'string' && (FORMATS as readonly string[]).includes(value);
+export const isFormat = (value: unknown): value is Format => typeof value === 'string' && (FORMATS as readonly string[]).includes(value);
 
 /**
  * The Content-Type of each format. Always with charset: every body is written as UTF-8 and

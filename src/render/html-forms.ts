@@ -80,13 +80,23 @@ function fields(form: PageForm): { heading: string; body: string; buttons: strin
     case 'collection':
       return {
         heading: 'Add records',
-        body: textarea('content', 'Record (JSON object) or records (JSON array)', '{"name": "value"}', 'MongoDB Extended JSON is accepted, e.g. {"$date": "2024-01-01T00:00:00Z"}.'),
+        body: textarea(
+          'content',
+          'Record (JSON object) or records (JSON array)',
+          '{"name": "value"}',
+          'MongoDB Extended JSON is accepted, e.g. {"$date": "2024-01-01T00:00:00Z"}.',
+        ),
         buttons: button('POST', 'POST'),
       };
     case 'record':
       return {
         heading: 'Change this record',
-        body: textarea('content', 'Record (JSON object)', '{"name": "value"}', 'PUT replaces the record, PATCH sets only the given fields.'),
+        body: textarea(
+          'content',
+          'Record (JSON object)',
+          '{"name": "value"}',
+          'PUT replaces the record, PATCH sets only the given fields.',
+        ),
         buttons: button('PUT', 'PUT') + button('PATCH', 'PATCH') + button('DELETE', 'DELETE', { danger: true }),
       };
     case 'databases':

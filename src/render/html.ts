@@ -128,7 +128,9 @@ function pagingNav(head: EnvelopeHead | null): string {
   if (head === null || (head.next === null && head.previous === null)) return '';
   const step = (href: string | null, text: string, rel: string) => {
     const safe = href === null ? null : safeHref(href);
-    return safe === null ? `<span class="disabled">${escapeHtml(text)}</span>` : `<a href="${escapeHtml(safe)}" rel="${rel}">${escapeHtml(text)}</a>`;
+    return safe === null
+      ? `<span class="disabled">${escapeHtml(text)}</span>`
+      : `<a href="${escapeHtml(safe)}" rel="${rel}">${escapeHtml(text)}</a>`;
   };
   const position = `<span class="position">Page ${head.meta.page} of ${head.meta.pages} (${head.count} in all)</span>`;
   return `<nav class="paging" aria-label="pages">${step(head.previous, '« Previous', 'prev')}${position}${step(head.next, 'Next »', 'next')}</nav>\n`;

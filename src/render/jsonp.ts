@@ -16,12 +16,59 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
  * function call on the JSON.
  */
 const REFUSED_NAMES: ReadonlySet<string> = new Set([
-  'break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do',
-  'else', 'enum', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in',
-  'instanceof', 'new', 'null', 'return', 'super', 'switch', 'this', 'throw', 'true', 'try',
-  'typeof', 'var', 'void', 'while', 'with', 'yield', 'let', 'static', 'implements', 'interface',
-  'package', 'private', 'protected', 'public', 'await', 'async', 'of', 'arguments', 'eval',
-  'undefined', 'NaN', 'Infinity',
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'enum',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'import',
+  'in',
+  'instanceof',
+  'new',
+  'null',
+  'return',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'var',
+  'void',
+  'while',
+  'with',
+  'yield',
+  'let',
+  'static',
+  'implements',
+  'interface',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'await',
+  'async',
+  'of',
+  'arguments',
+  'eval',
+  'undefined',
+  'NaN',
+  'Infinity',
 ]);
 
 /**
@@ -30,17 +77,57 @@ const REFUSED_NAMES: ReadonlySet<string> = new Set([
  * segment of a callback. A page's own callback is its own function or object, never one of these.
  */
 const REFUSED_ROOTS: ReadonlySet<string> = new Set([
-  'document', 'window', 'self', 'top', 'parent', 'frames', 'opener', 'globalThis', 'global',
-  'location', 'history', 'navigator', 'Function', 'AsyncFunction', 'GeneratorFunction', 'Reflect',
-  'Proxy', 'Object', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'open', 'importScripts',
-  'postMessage', 'fetch', 'XMLHttpRequest', 'WebSocket', 'Worker', 'SharedWorker', 'alert', 'confirm', 'prompt',
-  'execScript', 'require', 'process', 'module',
+  'document',
+  'window',
+  'self',
+  'top',
+  'parent',
+  'frames',
+  'opener',
+  'globalThis',
+  'global',
+  'location',
+  'history',
+  'navigator',
+  'Function',
+  'AsyncFunction',
+  'GeneratorFunction',
+  'Reflect',
+  'Proxy',
+  'Object',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'queueMicrotask',
+  'open',
+  'importScripts',
+  'postMessage',
+  'fetch',
+  'XMLHttpRequest',
+  'WebSocket',
+  'Worker',
+  'SharedWorker',
+  'alert',
+  'confirm',
+  'prompt',
+  'execScript',
+  'require',
+  'process',
+  'module',
 ]);
 
 /** Members every object or function has, through which a path reaches the Function constructor. */
 const REFUSED_MEMBERS: ReadonlySet<string> = new Set([
-  'constructor', '__proto__', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
-  '__lookupSetter__', 'call', 'apply', 'bind',
+  'constructor',
+  '__proto__',
+  'prototype',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
+  'call',
+  'apply',
+  'bind',
 ]);
 
 /**
@@ -58,7 +145,10 @@ export function isValidJsonpCallback(name: string): boolean {
 /** The callback `name` (the request's `callback` parameter; the default when absent), or a 400 for an unsafe one. */
 export function checkJsonpCallback(name: unknown = DEFAULT_JSONP_CALLBACK): string {
   if (typeof name !== 'string' || !isValidJsonpCallback(name)) {
-    throw badRequest('invalid_callback', 'The "callback" parameter must be a plain JavaScript identifier (letters, digits, _, $ and dots).');
+    throw badRequest(
+      'invalid_callback',
+      'The "callback" parameter must be a plain JavaScript identifier (letters, digits, _, $ and dots).',
+    );
   }
   return name;
 }

@@ -101,10 +101,7 @@ export function signatureMessages(sig: Signature, ctx: ApplyContext): PublishTas
       const members = parseSignatureList(sig.kwargs.tasks);
       const groupId = typeof sig.options.task_id === 'string' ? sig.options.task_id : randomUUID();
       return members.flatMap((member, index) =>
-        signatureMessages(
-          { ...member, options: { ...member.options, group_id: groupId, group_index: index } },
-          { ...ctx, args },
-        ),
+        signatureMessages({ ...member, options: { ...member.options, group_id: groupId, group_index: index } }, { ...ctx, args }),
       );
     }
     case 'chain': {
@@ -162,7 +159,14 @@ function taskMessage(sig: Signature, prepended: JsonValue[], ctx: ApplyContext):
 }
 
 function signatureJson(sig: Signature): JsonValue {
-  return { task: sig.task, args: sig.args, kwargs: sig.kwargs, options: sig.options, subtask_type: sig.subtaskType, immutable: sig.immutable };
+  return {
+    task: sig.task,
+    args: sig.args,
+    kwargs: sig.kwargs,
+    options: sig.options,
+    subtask_type: sig.subtaskType,
+    immutable: sig.immutable,
+  };
 }
 
 const str = (value: JsonValue | undefined): string | null => (typeof value === 'string' && value !== '' ? value : null);

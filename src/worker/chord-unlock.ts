@@ -45,7 +45,8 @@ export function parseHeaderResults(value: JsonValue | undefined): HeaderResult[]
   });
 }
 
-type Joined = { ready: false } | { ready: true; values: JsonValue[] } | { ready: true; failed: { id: string; exception: CeleryExceptionInfo } };
+type Joined =
+  { ready: false } | { ready: true; values: JsonValue[] } | { ready: true; failed: { id: string; exception: CeleryExceptionInfo } };
 
 /** Celery's GroupResult.ready() then join(propagate=True): the values in header order, or the first failure. */
 export async function joinResults(store: ResultStore, results: HeaderResult[]): Promise<Joined> {
@@ -89,18 +90,30 @@ export function chordUnlockTask(services: ChordUnlockServices): TaskDefinition {
         await failBody(store, services, body, error, rootId);
         return null;
       }
-      await services.publish(signatureMessages(body, { args: [joined.values], parentId: ctx.taskId, rootId, defaultQueue: services.defaultQueue }));
+      await services.publish(
+        signatureMessages(body, { args: [joined.values], parentId: ctx.taskId, rootId, defaultQueue: services.defaultQueue }),
+      );
       return null;
     },
   });
 }
 
 /** Celery's chord_error_from_stack: the body's errbacks get its id, and the body is stored as failed. */
-async function failBody(store: ResultStore, services: ChordUnlockServices, body: Signature, error: ChordError, rootId: string): Promise<void> {
+async function failBody(
+  store: ResultStore,
+  services: ChordUnlockServices,
+  body: Signature,
+  error: ChordError,
+  rootId: string,
+): Promise<void> {
   const bodyId = typeof body.options.task_id === 'string' ? body.options.task_id : null;
   if (bodyId === null) return;
   const errbacks = parseSignatureList(isJsonObject(body.options) ? body.options.link_error : null);
-  await services.publish(errbacks.flatMap((errback) => signatureMessages(errback, { args: [bodyId], parentId: bodyId, rootId, defaultQueue: services.defaultQueue })));
+  await services.publish(
+    errbacks.flatMap((errback) =>
+      signatureMessages(errback, { args: [bodyId], parentId: bodyId, rootId, defaultQueue: services.defaultQueue }),
+    ),
+  );
   await store.markFailure(bodyId, toExceptionInfo(error), null, {
     name: body.task,
     args: body.args,

@@ -59,12 +59,18 @@ export class DataStore {
   collection<T extends Document = Document>(database: string, collection: string): Collection<T> {
     if (typeof database !== 'string' || database.trim() === '') throw new TypeError('database name is required');
     if (typeof collection !== 'string' || collection.trim() === '') throw new TypeError('collection name is required');
-    if (isReservedDatabase(database, [this.serviceDatabase])) throw new PermissionError(`database "${database}" is reserved for the server and the service`);
+    if (isReservedDatabase(database, [this.serviceDatabase]))
+      throw new PermissionError(`database "${database}" is reserved for the server and the service`);
     return this.client.db(database).collection<T>(collection);
   }
 
   /** The collection, when `username` may perform `action` on its records (data-store permissions). */
-  async collectionFor<T extends Document = Document>(username: string | null, action: DocumentAction, database: string, collection: string): Promise<Collection<T>> {
+  async collectionFor<T extends Document = Document>(
+    username: string | null,
+    action: DocumentAction,
+    database: string,
+    collection: string,
+  ): Promise<Collection<T>> {
     const target = this.collection<T>(database, collection);
     if (username === null) throw new PermissionError('this task needs the user who submitted it, and none was given');
     if (this.submitter === null || this.submitter.username !== username) {

@@ -63,7 +63,12 @@ export class EventDispatcher {
     if (channel === null) return false;
     const event = buildEvent(type, fields, { hostname: this.hostname, clock: this.nextClock() });
     try {
-      channel.publish(EVENT_EXCHANGE, eventRoutingKey(type), Buffer.from(JSON.stringify(event), 'utf8'), eventPublishOptions(this.hostname));
+      channel.publish(
+        EVENT_EXCHANGE,
+        eventRoutingKey(type),
+        Buffer.from(JSON.stringify(event), 'utf8'),
+        eventPublishOptions(this.hostname),
+      );
       return true;
     } catch {
       return false;

@@ -91,13 +91,24 @@ const TASK_NAME = /^[A-Za-z_][\w.:-]*$/;
 export function defineTask<F extends TaskRunFunction>(options: TaskOptions<F>): TaskDefinition<F> {
   if (!TASK_NAME.test(options.name)) throw new TypeError(`Invalid task name ${JSON.stringify(options.name)}`);
   if (typeof options.run !== 'function') throw new TypeError(`Task ${options.name} has no run function`);
-  for (const [key, value] of [['timeLimitSeconds', options.timeLimitSeconds], ['softTimeLimitSeconds', options.softTimeLimitSeconds]] as const) {
-    if (value !== undefined && !(typeof value === 'number' && value > 0)) throw new TypeError(`Task ${options.name}: ${key} must be a positive number`);
+  for (const [key, value] of [
+    ['timeLimitSeconds', options.timeLimitSeconds],
+    ['softTimeLimitSeconds', options.softTimeLimitSeconds],
+  ] as const) {
+    if (value !== undefined && !(typeof value === 'number' && value > 0))
+      throw new TypeError(`Task ${options.name}: ${key} must be a positive number`);
   }
-  if (options.maxRetries !== undefined && options.maxRetries !== null && !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)) {
+  if (
+    options.maxRetries !== undefined &&
+    options.maxRetries !== null &&
+    !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)
+  ) {
     throw new TypeError(`Task ${options.name}: maxRetries must be a non-negative integer or null`);
   }
-  if (options.defaultRetryDelaySeconds !== undefined && !(typeof options.defaultRetryDelaySeconds === 'number' && options.defaultRetryDelaySeconds >= 0)) {
+  if (
+    options.defaultRetryDelaySeconds !== undefined &&
+    !(typeof options.defaultRetryDelaySeconds === 'number' && options.defaultRetryDelaySeconds >= 0)
+  ) {
     throw new TypeError(`Task ${options.name}: defaultRetryDelaySeconds must be a number >= 0`);
   }
   return Object.freeze({

@@ -17,8 +17,7 @@ export class TaskModuleError extends Error {
   }
 }
 
-const looksLikePath = (spec: string): boolean =>
-  spec.startsWith('.') || isAbsolute(spec) || /\.(c|m)?[jt]sx?$/.test(spec);
+const looksLikePath = (spec: string): boolean => spec.startsWith('.') || isAbsolute(spec) || /\.(c|m)?[jt]sx?$/.test(spec);
 
 /** The URL or specifier to import for one configured entry. */
 export function resolveTaskModule(spec: string, baseDir = process.cwd()): string {

@@ -70,7 +70,9 @@ export function requestRetry(request: RetryingRequest, policy: RetryPolicy, opti
   const kwargs = options.kwargs ?? request.kwargs;
   if (maxRetries !== null && retries > maxRetries) {
     if (options.exc !== undefined && options.exc !== null) throw options.exc;
-    throw new MaxRetriesExceededError(`Can't retry ${request.taskName}[${request.taskId}] args:${pythonTuple(args)} kwargs:${pythonRepr(kwargs)}`);
+    throw new MaxRetriesExceededError(
+      `Can't retry ${request.taskName}[${request.taskId}] args:${pythonTuple(args)} kwargs:${pythonRepr(kwargs)}`,
+    );
   }
   const countdown = options.countdown ?? policy.defaultRetryDelaySeconds;
   const when = options.eta ?? new Date(now.getTime() + Math.max(0, countdown) * 1000);

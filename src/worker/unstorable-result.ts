@@ -18,5 +18,7 @@ export function truncatedRepr(repr: string, limit = REPR_LIMIT): string {
 
 /** `what`: the outcome that was refused ("result", "exception", "revocation"); `repr`: its Python repr. */
 export function unstorableOutcome(error: unknown, what: string, repr: string): CeleryExceptionInfo {
-  return toExceptionInfo(new EncodeError(`the task's ${what} could not be stored (${describeWriteRefusal(error)}): ${truncatedRepr(repr)}`));
+  return toExceptionInfo(
+    new EncodeError(`the task's ${what} could not be stored (${describeWriteRefusal(error)}): ${truncatedRepr(repr)}`),
+  );
 }

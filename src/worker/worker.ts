@@ -426,8 +426,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.logger.info({ taskId: task.taskId, task: task.taskName, reason }, 'discarding revoked task');
     try {
       const meta = this.requestMeta(task);
-      await this.storeFinalOutcome(task, meta, (store, m) => store.markRevoked(task.taskId, reason, m), () =>
-        ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError(reason)))],
+      await this.storeFinalOutcome(
+        task,
+        meta,
+        (store, m) => store.markRevoked(task.taskId, reason, m),
+        () => ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError(reason)))],
       );
     } catch (error) {
       this.logger.error({ err: error, taskId: task.taskId }, 'could not store REVOKED; returning the message');
@@ -443,12 +446,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Holds an ETA task (unacknowledged, like Celery) until it is due. */
   private schedule(delivery: Delivery, delayMs: number): void {
     // setTimeout overflows past ~24.8 days; wake up and re-check instead.
-    const timer = setTimeout(() => {
-      this.scheduled.delete(timer);
-      const remaining = (delivery.task.eta?.getTime() ?? 0) - Date.now();
-      if (remaining > 0) this.schedule(delivery, remaining);
-      else this.enqueue(delivery);
-    }, Math.min(delayMs, 2 ** 31 - 1));
+    const timer = setTimeout(
+      () => {
+        this.scheduled.delete(timer);
+        const remaining = (delivery.task.eta?.getTime() ?? 0) - Date.now();
+        if (remaining > 0) this.schedule(delivery, remaining);
+        else this.enqueue(delivery);
+      },
+      Math.min(delayMs, 2 ** 31 - 1),
+    );
     this.scheduled.set(timer, delivery);
   }
 
@@ -537,7 +543,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (!message.fields.redelivered || store === null) return false;
     const finished = await store.isReady(task.taskId).catch(() => false);
     if (!finished) return false;
-    this.logger.info({ taskId: task.taskId, task: task.taskName }, 'redelivered task already finished; acknowledging without running it again');
+    this.logger.info(
+      { taskId: task.taskId, task: task.taskName },
+      'redelivered task already finished; acknowledging without running it again',
+    );
     settle(channel, message, 'ack');
     this.report(task.taskId, task.taskName, 'ALREADY_FINISHED', 0);
     return true;
@@ -555,7 +564,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       return await abortable(store.countDelivery(task.taskId, task.retries, meta, started), this.graceOver.signal);
     } catch (error) {
-      this.logger.warn({ err: (error as Error).message, taskId: task.taskId }, 'could not count the start of the task; running it uncounted');
+      this.logger.warn(
+        { err: (error as Error).message, taskId: task.taskId },
+        'could not count the start of the task; running it uncounted',
+      );
       return null;
     }
   }
@@ -589,7 +601,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     log.error({ starts, maxDeliveries: this.maxDeliveries }, `task ${reason}`);
     const exception = toExceptionInfo(new PythonException('WorkerLostError', [reason], 'billiard.exceptions'));
     try {
-      await this.storeFinalOutcome(task, meta, (store, m) => store.markFailure(task.taskId, exception, null, m), () => ['exception', exceptionRepr(exception)]);
+      await this.storeFinalOutcome(
+        task,
+        meta,
+        (store, m) => store.markFailure(task.taskId, exception, null, m),
+        () => ['exception', exceptionRepr(exception)],
+      );
     } catch (error) {
       // The message is safe in the dead-letter queue; running it again is what must not happen.
       log.error({ err: error }, 'could not store the FAILURE of a parked task');
@@ -648,17 +665,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // Only the start count was written for a task whose result is not kept: remove it.
         if (!storesResults) void this.results?.forgetDeliveries(task.taskId).catch(() => undefined);
         if (storesResults) {
-          stored = await this.storeFinalOutcome(task, meta, (store, m) => store.markSuccess(task.taskId, outcome.value, m), () =>
-            ['result', pythonRepr(toJsonValue(outcome.value))],
+          stored = await this.storeFinalOutcome(
+            task,
+            meta,
+            (store, m) => store.markSuccess(task.taskId, outcome.value, m),
+            () => ['result', pythonRepr(toJsonValue(outcome.value))],
           );
         }
       } else if (outcome.state === 'FAILURE') {
-        stored = await this.storeFinalOutcome(task, meta, (store, m) => store.markFailure(task.taskId, outcome.exception, outcome.traceback, m), () =>
-          ['exception', exceptionRepr(outcome.exception)],
+        stored = await this.storeFinalOutcome(
+          task,
+          meta,
+          (store, m) => store.markFailure(task.taskId, outcome.exception, outcome.traceback, m),
+          () => ['exception', exceptionRepr(outcome.exception)],
         );
       } else {
-        stored = await this.storeFinalOutcome(task, meta, (store, m) => store.markRevoked(task.taskId, 'terminated', m), () =>
-          ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
+        stored = await this.storeFinalOutcome(
+          task,
+          meta,
+          (store, m) => store.markRevoked(task.taskId, 'terminated', m),
+          () => ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
         );
       }
     } catch (error) {
@@ -670,7 +696,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
     if (outcome.state === 'FAILURE' || typeof stored === 'object') {
       try {
-        await this.afterFailure(task, typeof stored === 'object' ? stored.replacedBy : outcome.state === 'FAILURE' ? outcome.exception : null);
+        await this.afterFailure(
+          task,
+          typeof stored === 'object' ? stored.replacedBy : outcome.state === 'FAILURE' ? outcome.exception : null,
+        );
       } catch (error) {
         log.error({ err: error }, 'could not send the errbacks; returning the message so it runs again');
         settleAll('requeue');
@@ -693,7 +722,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.events.sendTaskEvent('task-succeeded', { uuid: task.taskId, result: pythonRepr(toJsonValue(outcome.value)), runtime });
     } else if (outcome.state === 'FAILURE') {
       log.warn({ runtime, exception: exceptionRepr(outcome.exception) }, 'task failed');
-      this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(outcome.exception), traceback: outcome.traceback });
+      this.events.sendTaskEvent('task-failed', {
+        uuid: task.taskId,
+        exception: exceptionRepr(outcome.exception),
+        traceback: outcome.traceback,
+      });
     } else {
       log.info('task terminated by revoke');
       this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: true, signum: 15, expired: false });
@@ -750,7 +783,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       );
     }
     log.info({ retries: task.retries + 1, eta: retry.when.toISOString() }, 'task retry scheduled');
-    this.events.sendTaskEvent('task-retried', { uuid: task.taskId, exception: exception ? exceptionRepr(exception) : 'Retry()', traceback });
+    this.events.sendTaskEvent('task-retried', {
+      uuid: task.taskId,
+      exception: exception ? exceptionRepr(exception) : 'Retry()',
+      traceback,
+    });
     deliveries.forEach((d) => settle(d.channel, d.message, 'ack'));
     this.report(task.taskId, task.taskName, 'RETRY', runtimeMs);
   }
@@ -774,7 +811,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async afterFailure(task: IncomingTask, exception: CeleryExceptionInfo | null): Promise<void> {
     if (exception !== null) {
       for (const id of chainTaskIds(task.embed.chain)) {
-        await this.storeOutcome(id, (store) => store.markFailure(id, exception, null, { ...this.requestMeta(task), name: null, args: null, kwargs: null }));
+        await this.storeOutcome(id, (store) =>
+          store.markFailure(id, exception, null, { ...this.requestMeta(task), name: null, args: null, kwargs: null }),
+        );
       }
     }
     let errbacks: PublishTaskInput[];
@@ -849,7 +888,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (!isPermanentWriteError(error)) throw error;
       const [what, repr] = refused();
       const replacedBy = unstorableOutcome(error, what, repr);
-      this.logger.error({ err: error, taskId: task.taskId, task: task.taskName }, `the database refused the task's ${what}; storing a FAILURE instead`);
+      this.logger.error(
+        { err: error, taskId: task.taskId, task: task.taskName },
+        `the database refused the task's ${what}; storing a FAILURE instead`,
+      );
       let lastError: unknown = error;
       for (const fallbackMeta of [meta, { ...meta, args: null, kwargs: null }]) {
         try {

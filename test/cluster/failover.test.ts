@@ -13,7 +13,16 @@ import { mongoEnvSchema, toMongoSettings } from '../../src/config/connections.js
 import { connectMongo } from '../../src/db/mongo-client.js';
 import { DELIVERIES_FIELD } from '../../src/queue/results/result-store.js';
 import { formatNaiveUtcIsoformat } from '../../src/queue/protocol/timestamps.js';
-import { clusterServices, killNode, spawnClusterWorker, startApi, until, type ApiInstance, type ClusterNode, type ClusterWorker } from './support.js';
+import {
+  clusterServices,
+  killNode,
+  spawnClusterWorker,
+  startApi,
+  until,
+  type ApiInstance,
+  type ClusterNode,
+  type ClusterWorker,
+} from './support.js';
 
 const SUBMISSIONS = 2_000;
 const IN_FLIGHT = 16;
@@ -47,8 +56,20 @@ beforeAll(async () => {
   victim = cluster.nodes[0] as ClusterNode;
   // Worker A and API 1 start on node 1 (the one killed), worker B on node 3, API 2 on node 2.
   workers = await Promise.all([
-    spawnClusterWorker({ nodeName: workerNames[0] as string, queue, resultDatabase: serviceDatabase, firstNode: 0, concurrency: WORKER_CONCURRENCY }),
-    spawnClusterWorker({ nodeName: workerNames[1] as string, queue, resultDatabase: serviceDatabase, firstNode: 2, concurrency: WORKER_CONCURRENCY }),
+    spawnClusterWorker({
+      nodeName: workerNames[0] as string,
+      queue,
+      resultDatabase: serviceDatabase,
+      firstNode: 0,
+      concurrency: WORKER_CONCURRENCY,
+    }),
+    spawnClusterWorker({
+      nodeName: workerNames[1] as string,
+      queue,
+      resultDatabase: serviceDatabase,
+      firstNode: 2,
+      concurrency: WORKER_CONCURRENCY,
+    }),
   ]);
   apis = [await startApi(serviceDatabase, 0), await startApi(serviceDatabase, 1)];
   for (const api of apis) await until(async () => api.ctx.queue?.session.connected, 30_000, 'the API to reach the broker');
@@ -62,7 +83,10 @@ afterAll(async () => {
   workers.forEach((w) => w.process.terminate());
   await Promise.all(workers.map((w) => w.process.exited));
   await Promise.all(apis.map((a) => a.close()));
-  await mongo?.db(serviceDatabase).dropDatabase().catch(() => undefined);
+  await mongo
+    ?.db(serviceDatabase)
+    .dropDatabase()
+    .catch(() => undefined);
   await mongo?.close();
 });
 
@@ -125,13 +149,18 @@ describe('RabbitMQ cluster failover', () => {
     const recoveryMs = (firstAcceptedAfterKill() as Outcome).answeredAt - killedAt;
 
     const byStatus = new Map<string, number>();
-    for (const o of outcomes) byStatus.set(`${o.status}${o.code ? ` ${o.code}` : ''}`, (byStatus.get(`${o.status}${o.code ? ` ${o.code}` : ''}`) ?? 0) + 1);
+    for (const o of outcomes)
+      byStatus.set(`${o.status}${o.code ? ` ${o.code}` : ''}`, (byStatus.get(`${o.status}${o.code ? ` ${o.code}` : ''}`) ?? 0) + 1);
     const acceptedIds = outcomes.filter((o) => o.status === 202).map((o) => o.taskId as string);
 
     // Every accepted task reaches a final state; none stays PENDING.
     const results = mongo.db(serviceDatabase).collection<{ _id: string; status: string }>('tombstone');
     const finalCount = () => results.countDocuments({ _id: { $in: acceptedIds }, status: { $in: ['SUCCESS', 'FAILURE'] } });
-    await until(async () => (await finalCount()) === acceptedIds.length || undefined, 240_000, `all ${acceptedIds.length} accepted tasks to finish`).catch(async (err: Error) => {
+    await until(
+      async () => (await finalCount()) === acceptedIds.length || undefined,
+      240_000,
+      `all ${acceptedIds.length} accepted tasks to finish`,
+    ).catch(async (err: Error) => {
       throw new Error(`${err.message}: ${await finalCount()} finished`);
     });
     const failed = await results.countDocuments({ _id: { $in: acceptedIds }, status: 'FAILURE' });
@@ -146,12 +175,16 @@ describe('RabbitMQ cluster failover', () => {
     // Tasks each worker finished after the kill (date_done is Celery's naive UTC isoformat).
     const afterKill = formatNaiveUtcIsoformat(new Date(killedAt + 1));
     const finishedAfterKill = await Promise.all(
-      workerNames.map((worker) => results.countDocuments({ _id: { $in: acceptedIds }, status: 'SUCCESS', worker, date_done: { $gt: afterKill } })),
+      workerNames.map((worker) =>
+        results.countDocuments({ _id: { $in: acceptedIds }, status: 'SUCCESS', worker, date_done: { $gt: afterKill } }),
+      ),
     );
 
     const refused = outcomes.filter((o) => o.status !== 202 && o.status !== 503);
     const window = (list: Outcome[]): string =>
-      list.length === 0 ? 'none' : `${Math.min(...list.map((o) => o.sentAt - killedAt))}..${Math.max(...list.map((o) => o.answeredAt - killedAt))} ms after the kill`;
+      list.length === 0
+        ? 'none'
+        : `${Math.min(...list.map((o) => o.sentAt - killedAt))}..${Math.max(...list.map((o) => o.answeredAt - killedAt))} ms after the kill`;
     console.log(
       `[cluster] refused other than 503: API 1 ${refused.filter((o) => o.api === 0).length}, API 2 ${refused.filter((o) => o.api === 1).length}, ${window(refused)}; ` +
         `503: ${window(outcomes.filter((o) => o.status === 503))}`,

@@ -22,12 +22,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (!keep) await rm(stateDir, { recursive: true, force: true });
     throw err;
   });
-  console.log(`[cluster-setup] ${services.mongo.kind} and ${services.brokerNodes.length} RabbitMQ nodes ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${stateDir})`);
+  console.log(
+    `[cluster-setup] ${services.mongo.kind} and ${services.brokerNodes.length} RabbitMQ nodes ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${stateDir})`,
+  );
   const info: ClusterServices = {
     stateDir,
     env: services.env(),
     mongo: services.mongo,
-    nodes: services.brokerNodes.map((node) => ({ name: node.nodeName, url: node.url, port: node.port, pid: node.pid, logFile: node.logFile })),
+    nodes: services.brokerNodes.map((node) => ({
+      name: node.nodeName,
+      url: node.url,
+      port: node.port,
+      pid: node.pid,
+      logFile: node.logFile,
+    })),
   };
   project.provide('cluster', info);
   return async () => {

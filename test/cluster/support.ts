@@ -88,7 +88,13 @@ export async function startApi(serviceDatabase: string, firstNode: number): Prom
 }
 
 /** A TypeScript worker process (`src/worker/main.ts`) with the example tasks, first connecting to `firstNode`. */
-export async function spawnClusterWorker(o: { nodeName: string; queue: string; resultDatabase: string; firstNode: number; concurrency: number }): Promise<ClusterWorker> {
+export async function spawnClusterWorker(o: {
+  nodeName: string;
+  queue: string;
+  resultDatabase: string;
+  firstNode: number;
+  concurrency: number;
+}): Promise<ClusterWorker> {
   const worker = spawnWorker({
     ...clusterServices().env,
     BROKER_URL: brokerUrlFrom(o.firstNode),

@@ -15,12 +15,21 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  createCertificateAuthority, issueClientCertificate, issueServerCertificate, serverSubjectAltNames,
+  createCertificateAuthority,
+  issueClientCertificate,
+  issueServerCertificate,
+  serverSubjectAltNames,
 } from '../../src/pki/certificates.js';
 import { run, runToCompletion } from './support/engine.js';
 import { Report, assert } from './support/phases.js';
 import {
-  AMQP_HEADER, amqpSession, expectRefused, isPlaintextAnswer, mongoHelloMessage, mongoSession, plaintextExchange,
+  AMQP_HEADER,
+  amqpSession,
+  expectRefused,
+  isPlaintextAnswer,
+  mongoHelloMessage,
+  mongoSession,
+  plaintextExchange,
   type Endpoint,
 } from './support/tls-probes.js';
 
@@ -54,18 +63,22 @@ async function main(): Promise<number> {
         writeOwned(join(dir, sub, 'server.key'), server.keyPem, 0o600);
       }
       writeOwned(join(dir, 'mongo-password'), password, 0o600);
-      writeFileSync(join(dir, 'rabbitmq.conf'), [
-        'listeners.tcp = none',
-        'listeners.ssl.default = 5671',
-        'ssl_options.cacertfile = /etc/rabbitmq/certs/ca.pem',
-        'ssl_options.certfile = /etc/rabbitmq/certs/server.pem',
-        'ssl_options.keyfile = /etc/rabbitmq/certs/server.key',
-        'ssl_options.verify = verify_peer',
-        'ssl_options.fail_if_no_peer_cert = true',
-        'default_user = smoke',
-        `default_pass = ${password}`,
-        '',
-      ].join('\n'), { mode: 0o644 });
+      writeFileSync(
+        join(dir, 'rabbitmq.conf'),
+        [
+          'listeners.tcp = none',
+          'listeners.ssl.default = 5671',
+          'ssl_options.cacertfile = /etc/rabbitmq/certs/ca.pem',
+          'ssl_options.certfile = /etc/rabbitmq/certs/server.pem',
+          'ssl_options.keyfile = /etc/rabbitmq/certs/server.key',
+          'ssl_options.verify = verify_peer',
+          'ssl_options.fail_if_no_peer_cert = true',
+          'default_user = smoke',
+          `default_pass = ${password}`,
+          '',
+        ].join('\n'),
+        { mode: 0o644 },
+      );
       const probe = join(dir, 'probe');
       mkdirSync(join(probe, 'certs'), { recursive: true });
       mkdirSync(join(probe, 'node_modules'));
@@ -95,7 +108,13 @@ async function main(): Promise<number> {
           network: 'cybercom-smoke_default',
           binds: [`${join(dir, 'probe')}:/probe:ro`, `${join(repoRoot, 'node_modules')}:/probe/node_modules:ro`],
         });
-        console.log(output.trim().split('\n').map((l) => `       ${l}`).join('\n'));
+        console.log(
+          output
+            .trim()
+            .split('\n')
+            .map((l) => `       ${l}`)
+            .join('\n'),
+        );
         assert(code === 0, `probe exited with ${code}`);
       });
     });
@@ -116,7 +135,8 @@ async function main(): Promise<number> {
       });
       await report.check('broker: refused with a certificate from another CA', async () => {
         await expectRefused('broker with stranger certificate', () =>
-          amqpSession(broker, 'smoke', password, '/', { ca: tls.ca, cert: tls.stranger.certPem, key: tls.stranger.keyPem }));
+          amqpSession(broker, 'smoke', password, '/', { ca: tls.ca, cert: tls.stranger.certPem, key: tls.stranger.keyPem }),
+        );
       });
       await report.check('broker: no plaintext AMQP', async () => {
         const answer = await plaintextExchange(broker, AMQP_HEADER);
@@ -132,14 +152,17 @@ async function main(): Promise<number> {
       });
     });
   } catch {
-    await compose('logs', '--no-color', '--tail', '60').then((r) => console.log(r.stdout + r.stderr)).catch(() => undefined);
+    await compose('logs', '--no-color', '--tail', '60')
+      .then((r) => console.log(r.stdout + r.stderr))
+      .catch(() => undefined);
   } finally {
     if (process.env.SMOKE_KEEP === '1') {
       console.log(`kept: SMOKE_DIR=${dir} REPO_ROOT=${repoRoot} docker compose -f ${composeFile} ...`);
-    } else await report.phase('clean-up', async () => {
-      await compose('down', '--volumes', '--remove-orphans', '--timeout', '10').catch((err: Error) => console.log(err.message));
-      rmSync(dir, { recursive: true, force: true });
-    });
+    } else
+      await report.phase('clean-up', async () => {
+        await compose('down', '--volumes', '--remove-orphans', '--timeout', '10').catch((err: Error) => console.log(err.message));
+        rmSync(dir, { recursive: true, force: true });
+      });
     console.log(`\n${report.summary()}`);
   }
   console.log(`\n${report.passed} passed, ${report.failed} failed`);

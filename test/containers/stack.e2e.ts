@@ -39,8 +39,15 @@ import { Report, assert } from './support/phases.js';
 import { removeLeftovers, WORK_PREFIX } from './support/leftovers.js';
 import { RemoteHost } from './support/remote-host.js';
 import {
-  AMQP_HEADER, amqpSession, expectRefused, isPlaintextAnswer, mongoHelloMessage, mongoSession, plaintextExchange,
-  type ClientTls, type Endpoint,
+  AMQP_HEADER,
+  amqpSession,
+  expectRefused,
+  isPlaintextAnswer,
+  mongoHelloMessage,
+  mongoSession,
+  plaintextExchange,
+  type ClientTls,
+  type Endpoint,
 } from './support/tls-probes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -84,7 +91,8 @@ async function poll<T>(what: string, timeoutMs: number, fn: () => Promise<T | un
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await sleep(2000);
   }
 }
@@ -103,7 +111,9 @@ async function main(): Promise<number> {
       await report.check('stand-in images present', async () => {
         for (const image of Object.values(STAND_INS)) await docker().getImage(image).inspect();
       });
-      await report.check('nothing of an earlier run left (removed if there was)', () => removeLeftovers(PROJECT, newRemoteHost([]), COMPOSE_FILES));
+      await report.check('nothing of an earlier run left (removed if there was)', () =>
+        removeLeftovers(PROJECT, newRemoteHost([]), COMPOSE_FILES),
+      );
     });
   } catch {
     console.log(`\n${report.summary()}\n\n${report.passed} passed, ${report.failed} failed`);
@@ -121,7 +131,14 @@ async function main(): Promise<number> {
     ...STAND_INS,
     CYBERCOM_COMPOSE_OVERRIDES: OVERRIDE_FILE,
   };
-  const composeArgs = ['compose', ...COMPOSE_FILES.flatMap((f) => ['-f', f]), '--env-file', join(installDir, 'config', 'compose.env'), '-p', PROJECT];
+  const composeArgs = [
+    'compose',
+    ...COMPOSE_FILES.flatMap((f) => ['-f', f]),
+    '--env-file',
+    join(installDir, 'config', 'compose.env'),
+    '-p',
+    PROJECT,
+  ];
   const compose = (...args: string[]) => run('docker', [...composeArgs, ...args], { env, timeoutMs: 300_000 });
   const remote = newRemoteHost([ports.broker, ports.db]);
   let stackStarted = false;
@@ -146,18 +163,48 @@ async function main(): Promise<number> {
     await report.phase('installer (compose): build images, start the stack', async () => {
       stackStarted = true;
       await report.check('./installer --runtime compose --yes exits 0', async () => {
-        await run(join(repoRoot, 'installer'), [
-          '--runtime', 'compose', '--yes', '--dir', installDir,
-          '--public-host', PUBLIC_HOST, '--https', 'files',
-          '--tls-cert-file', join(work, 'site', 'cert.pem'), '--tls-key-file', join(work, 'site', 'key.pem'),
-          '--admin-username', ADMIN.username, '--admin-password-file', join(work, 'admin-password'),
-          '--http-port', String(ports.http), '--https-port', String(ports.https),
-          '--broker-port', String(ports.broker), '--db-port', String(ports.db),
-        ], { env, timeoutMs: 1_200_000, echo: '    installer| ' });
+        await run(
+          join(repoRoot, 'installer'),
+          [
+            '--runtime',
+            'compose',
+            '--yes',
+            '--dir',
+            installDir,
+            '--public-host',
+            PUBLIC_HOST,
+            '--https',
+            'files',
+            '--tls-cert-file',
+            join(work, 'site', 'cert.pem'),
+            '--tls-key-file',
+            join(work, 'site', 'key.pem'),
+            '--admin-username',
+            ADMIN.username,
+            '--admin-password-file',
+            join(work, 'admin-password'),
+            '--http-port',
+            String(ports.http),
+            '--https-port',
+            String(ports.https),
+            '--broker-port',
+            String(ports.broker),
+            '--db-port',
+            String(ports.db),
+          ],
+          { env, timeoutMs: 1_200_000, echo: '    installer| ' },
+        );
       });
       await report.check('every service running and healthy', async () => {
         const out = (await compose('ps', '--all', '--format', 'json')).stdout.trim();
-        const rows = (out.startsWith('[') ? JSON.parse(out) : out.split('\n').filter(Boolean).map((l) => JSON.parse(l))) as Array<{ Service: string; State: string; Health: string }>;
+        const rows = (
+          out.startsWith('[')
+            ? JSON.parse(out)
+            : out
+                .split('\n')
+                .filter(Boolean)
+                .map((l) => JSON.parse(l))
+        ) as Array<{ Service: string; State: string; Health: string }>;
         for (const service of ['proxy', 'api', 'worker', 'rabbitmq', 'mongo']) {
           const row = rows.find((r) => r.Service === service);
           assert(row?.State === 'running' && row.Health === 'healthy', `${service}: ${row ? `${row.State} (${row.Health})` : 'absent'}`);
@@ -172,11 +219,17 @@ async function main(): Promise<number> {
       });
       await report.check('plain HTTP is redirected to HTTPS', async () => {
         const res = await fetch(`http://127.0.0.1:${ports.http}/api/health/`, { redirect: 'manual', headers: { host: PUBLIC_HOST } });
-        assert([301, 302, 307, 308].includes(res.status) && (res.headers.get('location') ?? '').startsWith('https://'), `HTTP answered ${res.status} ${res.headers.get('location')}`);
+        assert(
+          [301, 302, 307, 308].includes(res.status) && (res.headers.get('location') ?? '').startsWith('https://'),
+          `HTTP answered ${res.status} ${res.headers.get('location')}`,
+        );
       });
       await report.check('the admin site sends anonymous visitors to the login page', async () => {
         const res = await site.request('GET', '/api/admin/', { headers: { accept: 'text/html' } });
-        assert(res.status === 302 && String(res.headers.location).includes('/api/auth/login/'), `anonymous /api/admin/: ${res.status} ${res.headers.location}`);
+        assert(
+          res.status === 302 && String(res.headers.location).includes('/api/auth/login/'),
+          `anonymous /api/admin/: ${res.status} ${res.headers.location}`,
+        );
       });
       await report.check('administrator logs in', async () => {
         const body = await site.expect<{ username: string }>(200, 'POST', '/api/auth/login/', { json: ADMIN });
@@ -197,12 +250,23 @@ async function main(): Promise<number> {
         await user.expect(201, 'POST', '/api/data_store/data/', { ...auth, json: { database: 'e2e' } });
         await user.expect(201, 'POST', '/api/data_store/data/e2e/', { ...auth, json: { collection: 'stations' } });
         await user.expect(201, 'POST', '/api/data_store/data/e2e/stations/', { ...auth, json: { name: 'Norman', elev: 357 } });
-        const page = await user.expect<{ results?: Array<Record<string, unknown>> }>(200, 'GET', '/api/data_store/data/e2e/stations/', auth);
-        assert(page.results?.some((r) => r.name === 'Norman' && r.elev === 357), `read back: ${JSON.stringify(page).slice(0, 300)}`);
+        const page = await user.expect<{ results?: Array<Record<string, unknown>> }>(
+          200,
+          'GET',
+          '/api/data_store/data/e2e/stations/',
+          auth,
+        );
+        assert(
+          page.results?.some((r) => r.name === 'Norman' && r.elev === 357),
+          `read back: ${JSON.stringify(page).slice(0, 300)}`,
+        );
       });
-      await report.check('a task submitted to the stack\'s worker returns its result', async () => {
+      await report.check("a task submitted to the stack's worker returns its result", async () => {
         const done = await poll('tasks.add offered', 90_000, async () => {
-          const res = await user.request('POST', '/api/queue/run/tasks.add/?wait=30', { ...auth, json: { function: 'tasks.add', queue: 'celery', args: [2, 3] } });
+          const res = await user.request('POST', '/api/queue/run/tasks.add/?wait=30', {
+            ...auth,
+            json: { function: 'tasks.add', queue: 'celery', args: [2, 3] },
+          });
           if (res.status === 404) return undefined; // the worker's task list is not in yet
           return res;
         });
@@ -222,9 +286,14 @@ async function main(): Promise<number> {
       const other = await createCertificateAuthority({ commonName: 'stranger CA' });
       const stranger = await issueClientCertificate(other, { commonName: 'stranger' });
       // Signed by the installation's own server CA: the servers accept clients of the client CA only.
-      const serverCaClient = await issueClientCertificate({ certPem: pem('ca.pem'), keyPem: pem('ca.key') }, { commonName: 'cybercom-worker' });
-      const amqp = (tls: ClientTls) => amqpSession(broker, ACCOUNTS.broker.worker, secrets.BROKER_WORKER_PASSWORD ?? '', ACCOUNTS.vhost, tls);
-      const mongo = (tls: ClientTls, timeoutMs?: number) => mongoSession(db, ACCOUNTS.database.worker, secrets.DB_WORKER_PASSWORD ?? '', tls, timeoutMs);
+      const serverCaClient = await issueClientCertificate(
+        { certPem: pem('ca.pem'), keyPem: pem('ca.key') },
+        { commonName: 'cybercom-worker' },
+      );
+      const amqp = (tls: ClientTls) =>
+        amqpSession(broker, ACCOUNTS.broker.worker, secrets.BROKER_WORKER_PASSWORD ?? '', ACCOUNTS.vhost, tls);
+      const mongo = (tls: ClientTls, timeoutMs?: number) =>
+        mongoSession(db, ACCOUNTS.database.worker, secrets.DB_WORKER_PASSWORD ?? '', tls, timeoutMs);
       await report.check('broker: AMQPS with the worker certificate and credentials', () => amqp(worker));
       await report.check('broker: refused without a client certificate', async () => {
         await expectRefused('broker without certificate', () => amqp({ ca: worker.ca }));
@@ -233,7 +302,9 @@ async function main(): Promise<number> {
         await expectRefused('broker with a stranger', () => amqp({ ca: worker.ca, cert: stranger.certPem, key: stranger.keyPem }));
       });
       await report.check('broker: refused with a client certificate of the server CA', async () => {
-        await expectRefused('broker with a server-CA client', () => amqp({ ca: worker.ca, cert: serverCaClient.certPem, key: serverCaClient.keyPem }));
+        await expectRefused('broker with a server-CA client', () =>
+          amqp({ ca: worker.ca, cert: serverCaClient.certPem, key: serverCaClient.keyPem }),
+        );
       });
       await report.check('broker: no plaintext AMQP', async () => {
         const answer = await plaintextExchange(broker, AMQP_HEADER);
@@ -247,7 +318,9 @@ async function main(): Promise<number> {
         await expectRefused('database with a stranger', () => mongo({ ca: worker.ca, cert: stranger.certPem, key: stranger.keyPem }, 3000));
       });
       await report.check('database: refused with a client certificate of the server CA', async () => {
-        await expectRefused('database with a server-CA client', () => mongo({ ca: worker.ca, cert: serverCaClient.certPem, key: serverCaClient.keyPem }, 3000));
+        await expectRefused('database with a server-CA client', () =>
+          mongo({ ca: worker.ca, cert: serverCaClient.certPem, key: serverCaClient.keyPem }, 3000),
+        );
       });
       await report.check('database: no plaintext MongoDB protocol', async () => {
         const answer = await plaintextExchange(db, mongoHelloMessage());
@@ -265,10 +338,21 @@ async function main(): Promise<number> {
       });
     /** Submits tasks.add to the remote queue and returns the run's details. */
     const remoteTask = async (a: number, b: number) => {
-      const submitted = await user.expect<{ task_id: string; status: string; result: unknown }>(200, 'POST', '/api/queue/run/tasks.add/?wait=30', {
-        ...auth, json: { function: 'tasks.add', queue: REMOTE.queue, args: [a, b] },
-      });
-      const details = await user.expect<{ worker: string | null; queue: string }>(200, 'GET', `/api/queue/task/${submitted.task_id}/`, auth);
+      const submitted = await user.expect<{ task_id: string; status: string; result: unknown }>(
+        200,
+        'POST',
+        '/api/queue/run/tasks.add/?wait=30',
+        {
+          ...auth,
+          json: { function: 'tasks.add', queue: REMOTE.queue, args: [a, b] },
+        },
+      );
+      const details = await user.expect<{ worker: string | null; queue: string }>(
+        200,
+        'GET',
+        `/api/queue/task/${submitted.task_id}/`,
+        auth,
+      );
       return { ...submitted, ...details };
     };
     const bundlePath = join(installDir, 'bundles', `cybercom-worker-${REMOTE.worker}.tar.gz`);
@@ -280,7 +364,11 @@ async function main(): Promise<number> {
       return join(into, `cybercom-worker-${REMOTE.worker}`);
     };
     const startRemoteWorker = async (bundleDir: string) => {
-      await remote.exec(join(bundleDir, 'run-worker.sh'), ['docker'], { env: { DOCKER_HOST: remote.dockerHost }, timeoutMs: 300_000, echo: '    remote| ' });
+      await remote.exec(join(bundleDir, 'run-worker.sh'), ['docker'], {
+        env: { DOCKER_HOST: remote.dockerHost },
+        timeoutMs: 300_000,
+        echo: '    remote| ',
+      });
     };
 
     await report.phase('remote host: worker bundle over the published ports', async () => {
@@ -299,9 +387,13 @@ async function main(): Promise<number> {
         assert(!(await remote.canConnect(8080, apiAddress)), `api container ${apiAddress}:8080 reachable`);
       });
       await report.check('ops/worker-bundle builds the bundle (image included)', async () => {
-        await run(join(repoRoot, 'ops', 'worker-bundle'), ['--dir', installDir, '--host', REMOTE.worker, '--queues', REMOTE.queue, '--image'], { env, timeoutMs: 600_000, echo: '    worker-bundle| ' });
+        await run(
+          join(repoRoot, 'ops', 'worker-bundle'),
+          ['--dir', installDir, '--host', REMOTE.worker, '--queues', REMOTE.queue, '--image'],
+          { env, timeoutMs: 600_000, echo: '    worker-bundle| ' },
+        );
       });
-      await report.check('the bundle\'s run script loads and starts the worker on the remote', async () => {
+      await report.check("the bundle's run script loads and starts the worker on the remote", async () => {
         await startRemoteWorker(await installBundle(join(work, 'remote', 'v1')));
         await remoteQueueLive(true);
       });
@@ -316,13 +408,27 @@ async function main(): Promise<number> {
       const oldBundle = join(work, 'remote', 'v1', `cybercom-worker-${REMOTE.worker}`);
       const brokerUrl = `amqps://${ACCOUNTS.broker.worker}:${encodeURIComponent(secrets.BROKER_WORKER_PASSWORD ?? '')}@${PUBLIC_HOST}:${ports.broker}/${ACCOUNTS.vhost}`;
       const loginFromRemote = (bundle: string) =>
-        remote.exec('node', [join(here, 'support', 'amqp-login.mjs'), brokerUrl, join(bundle, 'certs', 'ca.pem'), join(bundle, 'certs', 'client.pem'), join(bundle, 'certs', 'client.key')], { allowFailure: true });
-      await report.check('before: the remote logs in with its bundle\'s certificate', async () => {
+        remote.exec(
+          'node',
+          [
+            join(here, 'support', 'amqp-login.mjs'),
+            brokerUrl,
+            join(bundle, 'certs', 'ca.pem'),
+            join(bundle, 'certs', 'client.pem'),
+            join(bundle, 'certs', 'client.key'),
+          ],
+          { allowFailure: true },
+        );
+      await report.check("before: the remote logs in with its bundle's certificate", async () => {
         const r = await loginFromRemote(oldBundle);
         assert(r.code === 0, r.stdout + r.stderr);
       });
       await report.check('ops/rotate-certs restarts a healthy stack and rebuilds the bundle', async () => {
-        const out = await run(join(repoRoot, 'ops', 'rotate-certs'), ['--dir', installDir], { env, timeoutMs: 900_000, echo: '    rotate-certs| ' });
+        const out = await run(join(repoRoot, 'ops', 'rotate-certs'), ['--dir', installDir], {
+          env,
+          timeoutMs: 900_000,
+          echo: '    rotate-certs| ',
+        });
         assert(out.stdout.includes(bundlePath), `bundle ${bundlePath} not reported as rebuilt`);
       });
       await report.check('the old certificate is refused (the server CA it trusts is unchanged)', async () => {
@@ -331,7 +437,10 @@ async function main(): Promise<number> {
       });
       await report.check('the remote worker with the old bundle is gone from the queue', async () => {
         await remoteQueueLive(false);
-        const res = await user.request('POST', '/api/queue/run/tasks.add/', { ...auth, json: { function: 'tasks.add', queue: REMOTE.queue, args: [1, 1] } });
+        const res = await user.request('POST', '/api/queue/run/tasks.add/', {
+          ...auth,
+          json: { function: 'tasks.add', queue: REMOTE.queue, args: [1, 1] },
+        });
         assert(res.status === 400 || res.status === 404, `submission to the remote queue: ${res.status} ${res.text.slice(0, 200)}`);
       });
       await report.check('the new bundle works again', async () => {
@@ -341,7 +450,10 @@ async function main(): Promise<number> {
         await startRemoteWorker(fresh);
         await remoteQueueLive(true);
         const run2 = await remoteTask(40, 2);
-        assert(run2.status === 'SUCCESS' && run2.result === 42 && run2.worker === `worker@${REMOTE.worker}`, `task: ${JSON.stringify(run2).slice(0, 300)}`);
+        assert(
+          run2.status === 'SUCCESS' && run2.result === 42 && run2.worker === `worker@${REMOTE.worker}`,
+          `task: ${JSON.stringify(run2).slice(0, 300)}`,
+        );
       });
       await report.check('the stack still serves users after the rotation', async () => {
         const page = await user.expect<{ results?: unknown[] }>(200, 'GET', '/api/data_store/data/e2e/stations/', auth);
@@ -364,7 +476,9 @@ async function main(): Promise<number> {
       await report.phase('clean-up', async () => {
         if (remoteStarted) await remote.tearDown();
         if (stackStarted) {
-          await compose('down', '--volumes', '--remove-orphans', '--timeout', '20').catch((err: Error) => console.log(`  compose down: ${err.message}`));
+          await compose('down', '--volumes', '--remove-orphans', '--timeout', '20').catch((err: Error) =>
+            console.log(`  compose down: ${err.message}`),
+          );
         }
         rmSync(work, { recursive: true, force: true });
       });

@@ -49,7 +49,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   if (app !== undefined) {
-    await call(app.url, 'POST', '/api/data_store/data/', { token: rootToken, body: { database: db, action: 'delete' } }).catch(() => undefined);
+    await call(app.url, 'POST', '/api/data_store/data/', { token: rootToken, body: { database: db, action: 'delete' } }).catch(
+      () => undefined,
+    );
     await app.ctx.serviceDb.dropDatabase().catch(() => undefined);
     await app.close();
   }
@@ -127,7 +129,9 @@ describe('the admin site', () => {
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'researchers' });
     await page.goto(`${app.url}/api/admin/resources/Group/records/${group?._id.toString()}/edit`);
     const field = page.getByTestId('permissions-select');
-    await expect.poll(() => field.textContent()).toContain(`data_store.${db}.samples.add (Can add to data store collection ${db} / samples)`);
+    await expect
+      .poll(() => field.textContent())
+      .toContain(`data_store.${db}.samples.add (Can add to data store collection ${db} / samples)`);
     expect(await field.textContent()).toContain(`data_store.${db}.samples.safe`);
   });
 
@@ -227,7 +231,9 @@ describe('the browsable API', () => {
     const { page } = researcher;
     const response = await page.goto(`${app.url}/api/admin`);
     expect(response?.status()).toBe(403);
-    expect(await page.getByRole('alert').textContent()).toContain('You are logged in as rosa, but this account may not use the administration site');
+    expect(await page.getByRole('alert').textContent()).toContain(
+      'You are logged in as rosa, but this account may not use the administration site',
+    );
   });
 
   it('logs out', async () => {

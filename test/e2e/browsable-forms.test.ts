@@ -38,7 +38,12 @@ interface Sent {
 }
 
 /** A page at `path` rendered with `form` and `value`; API calls are recorded and answered by `answer`. */
-async function openPage(path: string, form: PageForm, value: PlainValue, answer: (sent: Sent) => { status: number; body: unknown }): Promise<{ page: Page; sent: Sent[] }> {
+async function openPage(
+  path: string,
+  form: PageForm,
+  value: PlainValue,
+  answer: (sent: Sent) => { status: number; body: unknown },
+): Promise<{ page: Page; sent: Sent[] }> {
   const context = await browser.newContext();
   await context.addCookies([{ name: 'csrftoken', value: CSRF, url: ORIGIN }]);
   const page = await context.newPage();
@@ -58,7 +63,12 @@ async function openPage(path: string, form: PageForm, value: PlainValue, answer:
     if (url.pathname === '/api/static/browsable.js') {
       await route.fulfill({ status: 200, contentType: 'application/javascript', body: BROWSABLE_SCRIPT });
     } else if (request.method() === 'GET') {
-      await route.fulfill({ status: 200, contentType: 'text/html', headers: { 'content-security-policy': contentSecurityPolicy(NONCE) }, body: html });
+      await route.fulfill({
+        status: 200,
+        contentType: 'text/html',
+        headers: { 'content-security-policy': contentSecurityPolicy(NONCE) },
+        body: html,
+      });
     } else {
       const headers = request.headers();
       const entry: Sent = {
@@ -83,10 +93,15 @@ const status = (page: Page) => page.locator('.result .status').textContent();
 describe('the browsable page forms', () => {
   it('runs a task with args, kwargs, tags and queue', async () => {
     const path = '/api/queue/run/proj.tasks.add/';
-    const { page, sent } = await openPage(path, { kind: 'task-run', postUrl: `${ORIGIN}${path}`, task: 'proj.tasks.add' }, { task: 'proj.tasks.add' }, () => ({
-      status: 202,
-      body: { task_id: 'abc', status: 'PENDING', result_url: `${ORIGIN}/api/queue/task/abc/` },
-    }));
+    const { page, sent } = await openPage(
+      path,
+      { kind: 'task-run', postUrl: `${ORIGIN}${path}`, task: 'proj.tasks.add' },
+      { task: 'proj.tasks.add' },
+      () => ({
+        status: 202,
+        body: { task_id: 'abc', status: 'PENDING', result_url: `${ORIGIN}/api/queue/task/abc/` },
+      }),
+    );
     await page.fill('textarea[name="args"]', '[2, 3]');
     await page.fill('textarea[name="kwargs"]', '{"note": "</textarea>"}');
     await page.fill('input[name="tags"]', 'demo, browser ,');
@@ -133,7 +148,9 @@ describe('the browsable page forms', () => {
       ['PATCH', { depth: 5 }, CSRF],
       ['DELETE', undefined, CSRF],
     ]);
-    await expect.poll(() => page.getByRole('link', { name: 'Back to the collection' }).getAttribute('href')).toBe(`${ORIGIN}/api/data_store/data/lab/samples/`);
+    await expect
+      .poll(() => page.getByRole('link', { name: 'Back to the collection' }).getAttribute('href'))
+      .toBe(`${ORIGIN}/api/data_store/data/lab/samples/`);
   });
 
   it('creates a database, and deletes one only when confirmed', async () => {

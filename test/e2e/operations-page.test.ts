@@ -34,10 +34,14 @@ beforeAll(async () => {
   rootToken = await app.users.tokenFor('root');
   steady = await startWorker(app.ctx.settings.serviceDatabase);
   leaving = await startWorker(app.ctx.settings.serviceDatabase);
-  await until(async () => {
-    const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken });
-    return res.json?.queues?.includes(steady.queue) === true && res.json?.queues?.includes(leaving.queue) === true;
-  }, 20_000, 'the workers to be listed');
+  await until(
+    async () => {
+      const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken });
+      return res.json?.queues?.includes(steady.queue) === true && res.json?.queues?.includes(leaving.queue) === true;
+    },
+    20_000,
+    'the workers to be listed',
+  );
   browser = await launchChromium();
   admin = await watchedPage(browser);
 });
@@ -88,7 +92,9 @@ describe('the Operations page', () => {
     const traceback = failure.getByTestId('traceback');
     expect(await traceback.isVisible()).toBe(true);
     expect(await traceback.textContent()).toContain('the sensor went offline');
-    await expect.poll(() => page.getByTestId('outcome-totals').textContent(), { timeout: 20_000 }).toMatch(/Last hour: [3-9]\d* succeeded, [1-9]\d* failed\./);
+    await expect
+      .poll(() => page.getByTestId('outcome-totals').textContent(), { timeout: 20_000 })
+      .toMatch(/Last hour: [3-9]\d* succeeded, [1-9]\d* failed\./);
     // The admin's content scrolls inside its own pane: a tall window shows the whole page.
     await page.setViewportSize({ width: 1440, height: 2100 });
     await screenshot(page, 'operations-overview');

@@ -40,7 +40,10 @@ export function testSettings(overrides: Record<string, string> = {}): Settings {
   });
 }
 
-export async function startTestApp(overrides: Record<string, string> = {}, extra?: (ctx: ServiceContext) => ExtraRouters): Promise<TestApp> {
+export async function startTestApp(
+  overrides: Record<string, string> = {},
+  extra?: (ctx: ServiceContext) => ExtraRouters,
+): Promise<TestApp> {
   const settings = testSettings(overrides);
   const ctx = await createServiceContext(settings, createLogger(settings.logLevel));
   const app = createApp(ctx, extra?.(ctx));

@@ -29,7 +29,11 @@ export function requestWithHost(url: string, init: HostRequest): Promise<HostAns
       target,
       {
         method: init.method ?? 'GET',
-        headers: { host: init.host, accept: 'application/json', ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          host: init.host,
+          accept: 'application/json',
+          ...(init.json === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(target.protocol === 'https:' ? { ca: init.ca, servername: init.servername } : {}),
       },
       (res) => {

@@ -19,7 +19,10 @@ export class TcpProxy {
       }
       const upstream = connect(this.targetPort, '127.0.0.1');
       let clientBytes = 0;
-      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+      for (const [a, b] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
         this.sockets.add(a);
         a.on('error', () => b.destroy());
         a.on('close', () => {
@@ -32,7 +35,9 @@ export class TcpProxy {
             if (drop?.when === 'request' && clientBytes + chunk.length > drop.afterClientBytes) {
               // Forward part of the request, then cut: the server sees a truncated message.
               this.drop = undefined;
-              upstream.write(chunk.subarray(0, Math.max(0, drop.afterClientBytes - clientBytes)), () => this.destroyPair(client, upstream, drop.refuseMs));
+              upstream.write(chunk.subarray(0, Math.max(0, drop.afterClientBytes - clientBytes)), () =>
+                this.destroyPair(client, upstream, drop.refuseMs),
+              );
               return;
             }
             clientBytes += chunk.length;

@@ -22,10 +22,14 @@ export const sleep = defineTask({
     return new Promise((resolve, reject) => {
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
       const timer = setTimeout(() => resolve(seconds), seconds * 1000);
-      ctx.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(ctx.signal.reason);
-      }, { once: true });
+      ctx.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(ctx.signal.reason);
+        },
+        { once: true },
+      );
     });
   },
 });

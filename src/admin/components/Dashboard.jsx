@@ -10,9 +10,20 @@ import { Box, H2, H4, Text, MessageBox, Loader } from '@adminjs/design-system';
 const api = new ApiClient();
 
 const Card = ({ label, count, href, testId }) => (
-  <Box as="a" href={href} data-testid={testId} variant="card" flex flexDirection="column" mr="lg" mb="lg"
-    style={{ textDecoration: 'none', color: 'inherit', flex: '1 1 9rem' }}>
-    <Text fontSize="32px" fontWeight="bold">{count}</Text>
+  <Box
+    as="a"
+    href={href}
+    data-testid={testId}
+    variant="card"
+    flex
+    flexDirection="column"
+    mr="lg"
+    mb="lg"
+    style={{ textDecoration: 'none', color: 'inherit', flex: '1 1 9rem' }}
+  >
+    <Text fontSize="32px" fontWeight="bold">
+      {count}
+    </Text>
     <Text mt="sm">{label}</Text>
   </Box>
 );
@@ -22,11 +33,24 @@ const Dashboard = () => {
   const [error, setError] = useState(null);
 
   useEffect(() => {
-    api.getDashboard().then((response) => setData(response.data)).catch((e) => setError(String(e && e.message ? e.message : e)));
+    api
+      .getDashboard()
+      .then((response) => setData(response.data))
+      .catch((e) => setError(String(e && e.message ? e.message : e)));
   }, []);
 
-  if (error) return <Box variant="grey"><MessageBox message={`The dashboard could not be loaded: ${error}`} variant="danger" /></Box>;
-  if (!data) return <Box variant="grey"><Loader /></Box>;
+  if (error)
+    return (
+      <Box variant="grey">
+        <MessageBox message={`The dashboard could not be loaded: ${error}`} variant="danger" />
+      </Box>
+    );
+  if (!data)
+    return (
+      <Box variant="grey">
+        <Loader />
+      </Box>
+    );
 
   const root = data.rootPath;
   return (
@@ -34,8 +58,8 @@ const Dashboard = () => {
       <Box variant="white" mb="xl">
         <H2 data-testid="dashboard-title">{data.title}: administration</H2>
         <Text>
-          Manage who may use the API: users and their passwords, groups, permissions and API tokens.
-          Grant access to data store and catalog collections and to tasks with the permission picker.
+          Manage who may use the API: users and their passwords, groups, permissions and API tokens. Grant access to data store and catalog
+          collections and to tasks with the permission picker.
         </Text>
       </Box>
       <Box flex flexDirection="row" flexWrap="wrap">
@@ -48,10 +72,19 @@ const Dashboard = () => {
       <Box variant="white">
         <H4>Next steps</H4>
         <ul style={{ lineHeight: 1.8, paddingLeft: '1.2rem', listStyle: 'disc' }}>
-          <li><a href={`${root}/resources/User/actions/new`}>Add a user</a> (with a password) or <a href={`${root}/resources/Group/actions/new`}>a group</a></li>
-          <li><a href={`${root}/resources/Permission/actions/picker`}>Grant access</a> to a database, a collection or a task</li>
-          <li><a href={`${root}/resources/Token/actions/issue`}>Issue an API token</a> for a script</li>
-          <li><a href="/api/">Open the browsable API</a></li>
+          <li>
+            <a href={`${root}/resources/User/actions/new`}>Add a user</a> (with a password) or{' '}
+            <a href={`${root}/resources/Group/actions/new`}>a group</a>
+          </li>
+          <li>
+            <a href={`${root}/resources/Permission/actions/picker`}>Grant access</a> to a database, a collection or a task
+          </li>
+          <li>
+            <a href={`${root}/resources/Token/actions/issue`}>Issue an API token</a> for a script
+          </li>
+          <li>
+            <a href="/api/">Open the browsable API</a>
+          </li>
         </ul>
       </Box>
     </Box>

@@ -14,13 +14,23 @@ const POLL_MS = 3000;
 
 // uPlot's own stylesheet (uPlot.min.css): the chart's layers are positioned by it. The admin's
 // Content-Security-Policy allows inline styles, which its other components need too.
-const UPLOT_CSS = '.uplot, .uplot *, .uplot *::before, .uplot *::after {box-sizing: border-box;}.uplot {font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif;line-height: 1.5;width: min-content;}.u-title {text-align: center;font-size: 18px;font-weight: bold;}.u-wrap {position: relative;user-select: none;}.u-over, .u-under {position: absolute;}.u-under {overflow: hidden;}.uplot canvas {display: block;position: relative;width: 100%;height: 100%;}.u-axis {position: absolute;}.u-legend {font-size: 14px;margin: auto;text-align: center;}.u-inline {display: block;}.u-inline * {display: inline-block;}.u-inline tr {margin-right: 16px;}.u-legend th {font-weight: 600;}.u-legend th > * {vertical-align: middle;display: inline-block;}.u-legend .u-marker {width: 1em;height: 1em;margin-right: 4px;background-clip: padding-box !important;}.u-inline.u-live th::after {content: ":";vertical-align: middle;}.u-inline:not(.u-live) .u-value {display: none;}.u-series > * {padding: 4px;}.u-series th {cursor: pointer;}.u-legend .u-off > * {opacity: 0.3;}.u-select {background: rgba(0,0,0,0.07);position: absolute;pointer-events: none;}.u-cursor-x, .u-cursor-y {position: absolute;left: 0;top: 0;pointer-events: none;will-change: transform;}.u-hz .u-cursor-x, .u-vt .u-cursor-y {height: 100%;border-right: 1px dashed #607D8B;}.u-hz .u-cursor-y, .u-vt .u-cursor-x {width: 100%;border-bottom: 1px dashed #607D8B;}.u-cursor-pt {position: absolute;top: 0;left: 0;border-radius: 50%;border: 0 solid;pointer-events: none;will-change: transform;background-clip: padding-box !important;}.u-axis.u-off, .u-select.u-off, .u-cursor-x.u-off, .u-cursor-y.u-off, .u-cursor-pt.u-off {display: none;}';
+const UPLOT_CSS =
+  '.uplot, .uplot *, .uplot *::before, .uplot *::after {box-sizing: border-box;}.uplot {font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif;line-height: 1.5;width: min-content;}.u-title {text-align: center;font-size: 18px;font-weight: bold;}.u-wrap {position: relative;user-select: none;}.u-over, .u-under {position: absolute;}.u-under {overflow: hidden;}.uplot canvas {display: block;position: relative;width: 100%;height: 100%;}.u-axis {position: absolute;}.u-legend {font-size: 14px;margin: auto;text-align: center;}.u-inline {display: block;}.u-inline * {display: inline-block;}.u-inline tr {margin-right: 16px;}.u-legend th {font-weight: 600;}.u-legend th > * {vertical-align: middle;display: inline-block;}.u-legend .u-marker {width: 1em;height: 1em;margin-right: 4px;background-clip: padding-box !important;}.u-inline.u-live th::after {content: ":";vertical-align: middle;}.u-inline:not(.u-live) .u-value {display: none;}.u-series > * {padding: 4px;}.u-series th {cursor: pointer;}.u-legend .u-off > * {opacity: 0.3;}.u-select {background: rgba(0,0,0,0.07);position: absolute;pointer-events: none;}.u-cursor-x, .u-cursor-y {position: absolute;left: 0;top: 0;pointer-events: none;will-change: transform;}.u-hz .u-cursor-x, .u-vt .u-cursor-y {height: 100%;border-right: 1px dashed #607D8B;}.u-hz .u-cursor-y, .u-vt .u-cursor-x {width: 100%;border-bottom: 1px dashed #607D8B;}.u-cursor-pt {position: absolute;top: 0;left: 0;border-radius: 50%;border: 0 solid;pointer-events: none;will-change: transform;background-clip: padding-box !important;}.u-axis.u-off, .u-select.u-off, .u-cursor-x.u-off, .u-cursor-y.u-off, .u-cursor-pt.u-off {display: none;}';
 
 const table = { width: '100%', borderCollapse: 'collapse', fontSize: '14px' };
 const cell = { textAlign: 'left', padding: '6px 10px', borderBottom: '1px solid #eeeeef', verticalAlign: 'top' };
 const head = { ...cell, fontWeight: 600, color: '#454655' };
 const num = { ...cell, textAlign: 'right', fontVariantNumeric: 'tabular-nums' };
-const pre = { whiteSpace: 'pre-wrap', wordBreak: 'break-word', fontSize: '12px', background: '#f6f7fb', padding: '8px', margin: '4px 0', maxHeight: '24rem', overflow: 'auto' };
+const pre = {
+  whiteSpace: 'pre-wrap',
+  wordBreak: 'break-word',
+  fontSize: '12px',
+  background: '#f6f7fb',
+  padding: '8px',
+  margin: '4px 0',
+  maxHeight: '24rem',
+  overflow: 'auto',
+};
 
 function csrfToken() {
   const match = document.cookie.split('; ').find((c) => c.startsWith('XSRF-TOKEN='));
@@ -84,7 +94,9 @@ const OutcomeChart = ({ minutes }) => {
   return (
     <div>
       <div ref={holder} data-testid="outcome-chart" />
-      <Text mt="sm" data-testid="outcome-totals">Last hour: {total.s} succeeded, {total.f} failed.</Text>
+      <Text mt="sm" data-testid="outcome-totals">
+        Last hour: {total.s} succeeded, {total.f} failed.
+      </Text>
     </div>
   );
 };
@@ -92,13 +104,18 @@ const OutcomeChart = ({ minutes }) => {
 const Confirm = ({ action, onConfirm, onCancel, busy }) => (
   <Box data-testid="revoke-confirm" p="lg" mb="lg" style={{ border: '2px solid #c20012', borderRadius: '4px', background: '#fff5f5' }}>
     <Text mb="default">
-      {action.terminate ? 'Terminate' : 'Revoke'} task <code>{action.id}</code>{action.name ? ` (${action.name})` : ''}?{' '}
-      {action.terminate ? 'Its worker stops it now (SIGTERM); this cannot be undone.' : 'Workers will not start it; a run in progress continues.'}
+      {action.terminate ? 'Terminate' : 'Revoke'} task <code>{action.id}</code>
+      {action.name ? ` (${action.name})` : ''}?{' '}
+      {action.terminate
+        ? 'Its worker stops it now (SIGTERM); this cannot be undone.'
+        : 'Workers will not start it; a run in progress continues.'}
     </Text>
     <Button variant="danger" mr="default" onClick={onConfirm} disabled={busy} data-testid="revoke-confirm-yes">
       Yes, {action.terminate ? 'terminate' : 'revoke'}
     </Button>
-    <Button variant="text" onClick={onCancel} disabled={busy} data-testid="revoke-confirm-no">Cancel</Button>
+    <Button variant="text" onClick={onCancel} disabled={busy} data-testid="revoke-confirm-no">
+      Cancel
+    </Button>
   </Box>
 );
 
@@ -136,7 +153,10 @@ const Operations = () => {
     })
       .then(readJson)
       .then((body) => {
-        setNotice({ variant: 'success', message: `Task ${body.task_id} ${body.terminate ? 'terminated' : 'revoked'}${body.status ? ` (state: ${body.status})` : ''}.` });
+        setNotice({
+          variant: 'success',
+          message: `Task ${body.task_id} ${body.terminate ? 'terminated' : 'revoked'}${body.status ? ` (state: ${body.status})` : ''}.`,
+        });
         load();
       })
       .catch((e) => setNotice({ variant: 'danger', message: `Could not revoke ${pending.id}: ${e.message}` }))
@@ -146,8 +166,18 @@ const Operations = () => {
       });
   };
 
-  if (!data && error) return <Box variant="grey"><MessageBox message={`The operations data could not be loaded: ${error}`} variant="danger" /></Box>;
-  if (!data) return <Box variant="grey"><Loader /></Box>;
+  if (!data && error)
+    return (
+      <Box variant="grey">
+        <MessageBox message={`The operations data could not be loaded: ${error}`} variant="danger" />
+      </Box>
+    );
+  if (!data)
+    return (
+      <Box variant="grey">
+        <Loader />
+      </Box>
+    );
 
   return (
     <Box variant="grey">
@@ -162,21 +192,33 @@ const Operations = () => {
       </Box>
 
       <Section title="Workers" testId="workers">
-        {data.workers.length === 0 ? <Text data-testid="no-workers">No worker has been heard from.</Text> : (
+        {data.workers.length === 0 ? (
+          <Text data-testid="no-workers">No worker has been heard from.</Text>
+        ) : (
           <table style={table}>
             <thead>
               <tr>
-                <th style={head}>Node</th><th style={head}>State</th><th style={head}>Queues</th>
-                <th style={{ ...head, textAlign: 'right' }}>Concurrency</th><th style={{ ...head, textAlign: 'right' }}>Active</th>
-                <th style={{ ...head, textAlign: 'right' }}>Processed</th><th style={{ ...head, textAlign: 'right' }}>Succeeded</th>
-                <th style={{ ...head, textAlign: 'right' }}>Failed</th><th style={head}>Load</th><th style={head}>Last heartbeat</th>
+                <th style={head}>Node</th>
+                <th style={head}>State</th>
+                <th style={head}>Queues</th>
+                <th style={{ ...head, textAlign: 'right' }}>Concurrency</th>
+                <th style={{ ...head, textAlign: 'right' }}>Active</th>
+                <th style={{ ...head, textAlign: 'right' }}>Processed</th>
+                <th style={{ ...head, textAlign: 'right' }}>Succeeded</th>
+                <th style={{ ...head, textAlign: 'right' }}>Failed</th>
+                <th style={head}>Load</th>
+                <th style={head}>Last heartbeat</th>
               </tr>
             </thead>
             <tbody>
               {data.workers.map((w) => (
                 <tr key={w.node} data-testid="worker-row" data-node={w.node} data-state={w.online ? 'online' : 'offline'}>
-                  <td style={cell} title={w.software || ''}>{w.node}</td>
-                  <td style={cell}><StateBadge online={w.online} /></td>
+                  <td style={cell} title={w.software || ''}>
+                    {w.node}
+                  </td>
+                  <td style={cell}>
+                    <StateBadge online={w.online} />
+                  </td>
                   <td style={cell}>{w.queues.join(', ') || '—'}</td>
                   <td style={num}>{w.concurrency ?? '—'}</td>
                   <td style={num}>{w.active}</td>
@@ -193,26 +235,35 @@ const Operations = () => {
       </Section>
 
       <Section title="Queues" testId="queues">
-        {data.queues.length === 0 ? <Text>No queue is consumed by a live worker.</Text> : (
+        {data.queues.length === 0 ? (
+          <Text>No queue is consumed by a live worker.</Text>
+        ) : (
           <table style={table}>
             <thead>
               <tr>
-                <th style={head}>Queue</th><th style={{ ...head, textAlign: 'right' }}>Messages waiting</th>
-                <th style={{ ...head, textAlign: 'right' }}>Consumers</th><th style={{ ...head, textAlign: 'right' }}>Published / s</th>
+                <th style={head}>Queue</th>
+                <th style={{ ...head, textAlign: 'right' }}>Messages waiting</th>
+                <th style={{ ...head, textAlign: 'right' }}>Consumers</th>
+                <th style={{ ...head, textAlign: 'right' }}>Published / s</th>
                 <th style={{ ...head, textAlign: 'right' }}>Delivered / s</th>
               </tr>
             </thead>
             <tbody>
               {data.queues.map((q) => (
                 <tr key={q.name} data-testid="queue-row" data-queue={q.name}>
-                  <td style={cell}>{q.name}</td><td style={num}>{q.messages}</td><td style={num}>{q.consumers}</td>
-                  <td style={num}>{rate(q.publishRate)}</td><td style={num}>{rate(q.deliverRate)}</td>
+                  <td style={cell}>{q.name}</td>
+                  <td style={num}>{q.messages}</td>
+                  <td style={num}>{q.consumers}</td>
+                  <td style={num}>{rate(q.publishRate)}</td>
+                  <td style={num}>{rate(q.deliverRate)}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
-        <Text mt="sm" fontSize="12px">Rates: tasks submitted through this API process and their deliveries to workers, per second over the last minute.</Text>
+        <Text mt="sm" fontSize="12px">
+          Rates: tasks submitted through this API process and their deliveries to workers, per second over the last minute.
+        </Text>
       </Section>
 
       <Section title="Succeeded and failed tasks per minute, last hour" testId="outcomes">
@@ -220,21 +271,56 @@ const Operations = () => {
       </Section>
 
       <Section title="Running tasks" testId="running">
-        {notice ? <div data-testid="revoke-notice"><MessageBox mb="lg" message={notice.message} variant={notice.variant} onCloseClick={() => setNotice(null)} /></div> : null}
+        {notice ? (
+          <div data-testid="revoke-notice">
+            <MessageBox mb="lg" message={notice.message} variant={notice.variant} onCloseClick={() => setNotice(null)} />
+          </div>
+        ) : null}
         {pending ? <Confirm action={pending} busy={busy} onConfirm={confirmAction} onCancel={() => setPending(null)} /> : null}
-        {data.running.length === 0 ? <Text>No task you may see is running.</Text> : (
+        {data.running.length === 0 ? (
+          <Text>No task you may see is running.</Text>
+        ) : (
           <table style={table}>
             <thead>
-              <tr><th style={head}>Task</th><th style={head}>Id</th><th style={head}>Worker</th><th style={head}>Arguments</th><th style={head}>Started</th><th style={head} /></tr>
+              <tr>
+                <th style={head}>Task</th>
+                <th style={head}>Id</th>
+                <th style={head}>Worker</th>
+                <th style={head}>Arguments</th>
+                <th style={head}>Started</th>
+                <th style={head} />
+              </tr>
             </thead>
             <tbody>
               {data.running.map((t) => (
                 <tr key={t.id} data-testid="running-row" data-task-id={t.id}>
-                  <td style={cell}>{t.name}</td><td style={cell}><code>{t.id}</code></td><td style={cell}>{t.worker}</td>
-                  <td style={cell}>{json(t.args)} {json(t.kwargs)}</td><td style={cell}>{time(t.started)}</td>
+                  <td style={cell}>{t.name}</td>
                   <td style={cell}>
-                    <Button size="sm" variant="outlined" mr="sm" onClick={() => setPending({ id: t.id, name: t.name, terminate: false })} data-testid="revoke">Revoke</Button>
-                    <Button size="sm" variant="danger" onClick={() => setPending({ id: t.id, name: t.name, terminate: true })} data-testid="terminate">Terminate</Button>
+                    <code>{t.id}</code>
+                  </td>
+                  <td style={cell}>{t.worker}</td>
+                  <td style={cell}>
+                    {json(t.args)} {json(t.kwargs)}
+                  </td>
+                  <td style={cell}>{time(t.started)}</td>
+                  <td style={cell}>
+                    <Button
+                      size="sm"
+                      variant="outlined"
+                      mr="sm"
+                      onClick={() => setPending({ id: t.id, name: t.name, terminate: false })}
+                      data-testid="revoke"
+                    >
+                      Revoke
+                    </Button>
+                    <Button
+                      size="sm"
+                      variant="danger"
+                      onClick={() => setPending({ id: t.id, name: t.name, terminate: true })}
+                      data-testid="terminate"
+                    >
+                      Terminate
+                    </Button>
                   </td>
                 </tr>
               ))}
@@ -248,28 +334,46 @@ const Operations = () => {
             if (manualId.trim() !== '') setPending({ id: manualId.trim(), name: null, terminate: false });
           }}
         >
-          <label htmlFor="revoke-id" style={{ marginRight: '8px' }}>Revoke a task by id</label>
-          <input id="revoke-id" value={manualId} onChange={(e) => setManualId(e.target.value)} style={{ padding: '6px', width: '24rem', border: '1px solid #c0c0ca' }} />
-          <Button type="submit" size="sm" ml="sm" variant="outlined" data-testid="revoke-by-id">Revoke…</Button>
+          <label htmlFor="revoke-id" style={{ marginRight: '8px' }}>
+            Revoke a task by id
+          </label>
+          <input
+            id="revoke-id"
+            value={manualId}
+            onChange={(e) => setManualId(e.target.value)}
+            style={{ padding: '6px', width: '24rem', border: '1px solid #c0c0ca' }}
+          />
+          <Button type="submit" size="sm" ml="sm" variant="outlined" data-testid="revoke-by-id">
+            Revoke…
+          </Button>
         </form>
       </Section>
 
       <Section title="Latest failures" testId="failures">
-        {data.failures.length === 0 ? <Text data-testid="no-failures">No failed task you may see.</Text> : data.failures.map((f) => (
-          <Box key={f.taskId} mb="lg" data-testid="failure" data-task-id={f.taskId}>
-            <Text fontWeight="bold">
-              {f.name || '(unnamed task)'} — {f.error ? `${f.error.type}: ${f.error.message}` : 'failed'}
-            </Text>
-            <Text fontSize="12px">
-              <code>{f.taskId}</code> · {f.dateDone ? new Date(f.dateDone).toLocaleString() : '—'} · worker {f.worker || '—'} · submitted by {f.user || 'another client'}
-            </Text>
-            <Text fontSize="12px">args {json(f.args)} · kwargs {json(f.kwargs)}</Text>
-            <details open={data.failures.length <= 3}>
-              <summary>Traceback</summary>
-              <pre style={pre} data-testid="traceback">{f.traceback || '(no traceback stored)'}</pre>
-            </details>
-          </Box>
-        ))}
+        {data.failures.length === 0 ? (
+          <Text data-testid="no-failures">No failed task you may see.</Text>
+        ) : (
+          data.failures.map((f) => (
+            <Box key={f.taskId} mb="lg" data-testid="failure" data-task-id={f.taskId}>
+              <Text fontWeight="bold">
+                {f.name || '(unnamed task)'} — {f.error ? `${f.error.type}: ${f.error.message}` : 'failed'}
+              </Text>
+              <Text fontSize="12px">
+                <code>{f.taskId}</code> · {f.dateDone ? new Date(f.dateDone).toLocaleString() : '—'} · worker {f.worker || '—'} · submitted
+                by {f.user || 'another client'}
+              </Text>
+              <Text fontSize="12px">
+                args {json(f.args)} · kwargs {json(f.kwargs)}
+              </Text>
+              <details open={data.failures.length <= 3}>
+                <summary>Traceback</summary>
+                <pre style={pre} data-testid="traceback">
+                  {f.traceback || '(no traceback stored)'}
+                </pre>
+              </details>
+            </Box>
+          ))
+        )}
       </Section>
     </Box>
   );

@@ -45,7 +45,14 @@ const ACTIONS = [
   { value: 'delete', label: 'delete (DELETE)' },
 ];
 
-const selectStyle = { width: '100%', padding: '8px', border: '1px solid #C0C0CA', borderRadius: '4px', background: '#fff', fontSize: '14px' };
+const selectStyle = {
+  width: '100%',
+  padding: '8px',
+  border: '1px solid #C0C0CA',
+  borderRadius: '4px',
+  background: '#fff',
+  fontSize: '14px',
+};
 
 const Radio = ({ name, options, value, onChange }) => (
   <Box mb="lg">
@@ -63,9 +70,15 @@ const NameField = ({ id, label, value, onChange, suggestions, hint }) => (
     <Label htmlFor={id}>{label}</Label>
     <Input id={id} name={id} width={1} list={`${id}-list`} value={value} autoComplete="off" onChange={(e) => onChange(e.target.value)} />
     <datalist id={`${id}-list`}>
-      {(suggestions || []).map((s) => <option key={s} value={s} />)}
+      {(suggestions || []).map((s) => (
+        <option key={s} value={s} />
+      ))}
     </datalist>
-    {hint ? <Text variant="sm" mt="sm" color="grey60">{hint}</Text> : null}
+    {hint ? (
+      <Text variant="sm" mt="sm" color="grey60">
+        {hint}
+      </Text>
+    ) : null}
   </Box>
 );
 
@@ -93,7 +106,8 @@ const PermissionPicker = () => {
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    api.resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'choices' } })
+    api
+      .resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'choices' } })
       .then((r) => setChoices(r.data))
       .catch((e) => setLoadError(errorText(e)));
   }, []);
@@ -101,7 +115,8 @@ const PermissionPicker = () => {
   useEffect(() => {
     setCollections([]);
     if (!database || (area !== 'data_store' && area !== 'catalog')) return;
-    api.resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'collections', area, database } })
+    api
+      .resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'collections', area, database } })
       .then((r) => setCollections(r.data.collections || []))
       .catch(() => setCollections([]));
   }, [area, database]);
@@ -110,10 +125,17 @@ const PermissionPicker = () => {
 
   useEffect(() => {
     let current = true;
-    api.resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'preview', spec: JSON.stringify(spec) } })
-      .then((r) => { if (current) setPreview({ codenames: r.data.codenames || [], error: r.data.error || null }); })
-      .catch((e) => { if (current) setPreview({ codenames: [], error: errorText(e) }); });
-    return () => { current = false; };
+    api
+      .resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'preview', spec: JSON.stringify(spec) } })
+      .then((r) => {
+        if (current) setPreview({ codenames: r.data.codenames || [], error: r.data.error || null });
+      })
+      .catch((e) => {
+        if (current) setPreview({ codenames: [], error: errorText(e) });
+      });
+    return () => {
+      current = false;
+    };
   }, [spec]);
 
   const chooseArea = (value) => {
@@ -131,21 +153,35 @@ const PermissionPicker = () => {
     event.preventDefault();
     setBusy(true);
     setResult(null);
-    api.resourceAction({
-      resourceId: RESOURCE,
-      actionName: ACTION,
-      method: 'post',
-      data: { spec: JSON.stringify(spec), group, user },
-    }).then((r) => {
-      setResult({ ok: true, data: r.data });
-      if (r.data.notice) addNotice(r.data.notice);
-    }).catch((e) => {
-      setResult({ ok: false, message: errorText(e) });
-    }).finally(() => setBusy(false));
+    api
+      .resourceAction({
+        resourceId: RESOURCE,
+        actionName: ACTION,
+        method: 'post',
+        data: { spec: JSON.stringify(spec), group, user },
+      })
+      .then((r) => {
+        setResult({ ok: true, data: r.data });
+        if (r.data.notice) addNotice(r.data.notice);
+      })
+      .catch((e) => {
+        setResult({ ok: false, message: errorText(e) });
+      })
+      .finally(() => setBusy(false));
   };
 
-  if (loadError) return <Box variant="grey"><MessageBox message={`The choices could not be loaded: ${loadError}`} variant="danger" /></Box>;
-  if (!choices) return <Box variant="grey"><Loader /></Box>;
+  if (loadError)
+    return (
+      <Box variant="grey">
+        <MessageBox message={`The choices could not be loaded: ${loadError}`} variant="danger" />
+      </Box>
+    );
+  if (!choices)
+    return (
+      <Box variant="grey">
+        <Loader />
+      </Box>
+    );
 
   const databases = area === 'catalog' ? choices.areas.catalog.databases : choices.areas.data_store.databases;
   const needsDatabase = (area === 'data_store' || area === 'catalog') && (scope === 'collection' || scope === 'database');
@@ -155,7 +191,9 @@ const PermissionPicker = () => {
   return (
     <Box variant="grey">
       <Box as="form" variant="white" onSubmit={submit} data-testid="permission-picker">
-        <Text mb="xl">Pick what to grant; the permission codenames are created for you and can be granted to a group or a user right away.</Text>
+        <Text mb="xl">
+          Pick what to grant; the permission codenames are created for you and can be granted to a group or a user right away.
+        </Text>
 
         <H5 mb="sm">Area</H5>
         <Radio name="area" options={AREAS} value={area} onChange={chooseArea} />
@@ -164,27 +202,57 @@ const PermissionPicker = () => {
         <Radio name="scope" options={SCOPES[area]} value={scope} onChange={setScope} />
 
         {needsDatabase ? (
-          <NameField id="picker-database" label="Database" value={database} onChange={(v) => { setDatabase(v); setCollection(''); }}
-            suggestions={databases} hint={`${databases.length} existing database(s) offered; a name that does not exist yet can be typed too.`} />
+          <NameField
+            id="picker-database"
+            label="Database"
+            value={database}
+            onChange={(v) => {
+              setDatabase(v);
+              setCollection('');
+            }}
+            suggestions={databases}
+            hint={`${databases.length} existing database(s) offered; a name that does not exist yet can be typed too.`}
+          />
         ) : null}
         {needsCollection ? (
-          <NameField id="picker-collection" label="Collection" value={collection} onChange={setCollection} suggestions={collections}
-            hint={database ? `${collections.length} existing collection(s) in ${database}.` : 'Choose the database first.'} />
+          <NameField
+            id="picker-collection"
+            label="Collection"
+            value={collection}
+            onChange={setCollection}
+            suggestions={collections}
+            hint={database ? `${collections.length} existing collection(s) in ${database}.` : 'Choose the database first.'}
+          />
         ) : null}
         {needsActions ? (
           <Box mb="lg">
             <H5 mb="sm">Allowed actions</H5>
             {ACTIONS.map((a) => (
               <label key={a.value} style={{ display: 'inline-block', marginRight: '1.2rem', cursor: 'pointer' }}>
-                <input type="checkbox" name={`action-${a.value}`} checked={actions.includes(a.value)} onChange={() => toggleAction(a.value)} />{' '}
+                <input
+                  type="checkbox"
+                  name={`action-${a.value}`}
+                  checked={actions.includes(a.value)}
+                  onChange={() => toggleAction(a.value)}
+                />{' '}
                 {a.label}
               </label>
             ))}
           </Box>
         ) : null}
         {area === 'cybercom_queue' && scope === 'task' ? (
-          <NameField id="picker-task" label="Task" value={task} onChange={setTask} suggestions={choices.tasks}
-            hint={choices.tasksError ? `Registered tasks are not available (${choices.tasksError}); type the task name.` : `${choices.tasks.length} registered task(s) offered.`} />
+          <NameField
+            id="picker-task"
+            label="Task"
+            value={task}
+            onChange={setTask}
+            suggestions={choices.tasks}
+            hint={
+              choices.tasksError
+                ? `Registered tasks are not available (${choices.tasksError}); type the task name.`
+                : `${choices.tasks.length} registered task(s) offered.`
+            }
+          />
         ) : null}
 
         <H5 mb="sm">Grant to (optional)</H5>
@@ -193,7 +261,11 @@ const PermissionPicker = () => {
             <Label htmlFor="picker-group">Group</Label>
             <select id="picker-group" name="picker-group" value={group} onChange={(e) => setGroup(e.target.value)} style={selectStyle}>
               <option value="">(no group)</option>
-              {choices.groups.map((g) => <option key={g} value={g}>{g}</option>)}
+              {choices.groups.map((g) => (
+                <option key={g} value={g}>
+                  {g}
+                </option>
+              ))}
             </select>
           </Box>
           <Box style={{ minWidth: '16rem' }}>
@@ -207,12 +279,22 @@ const PermissionPicker = () => {
           {!preview.error && preview.codenames.length === 0 ? <Text color="grey60">Nothing chosen yet.</Text> : null}
           <ul style={{ listStyle: 'none', padding: 0 }}>
             {preview.codenames.map((c) => (
-              <li key={c.codename} style={{ margin: '4px 0' }}><code>{c.codename}</code> <Text as="span" color="grey60">{c.name}</Text></li>
+              <li key={c.codename} style={{ margin: '4px 0' }}>
+                <code>{c.codename}</code>{' '}
+                <Text as="span" color="grey60">
+                  {c.name}
+                </Text>
+              </li>
             ))}
           </ul>
         </Box>
 
-        <Button type="submit" variant="contained" disabled={busy || !!preview.error || preview.codenames.length === 0} data-testid="picker-submit">
+        <Button
+          type="submit"
+          variant="contained"
+          disabled={busy || !!preview.error || preview.codenames.length === 0}
+          data-testid="picker-submit"
+        >
           Create permissions{group || user ? ' and grant them' : ''}
         </Button>
 

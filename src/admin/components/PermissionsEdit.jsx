@@ -13,7 +13,8 @@ const PermissionsEdit = ({ property, record, onChange }) => {
   const current = flat.get(record.params, property.path) || [];
 
   useEffect(() => {
-    api.resourceAction({ resourceId: 'Permission', actionName: 'codenames' })
+    api
+      .resourceAction({ resourceId: 'Permission', actionName: 'codenames' })
       .then((r) => setKnown(r.data.codenames || []))
       .catch(() => setKnown([]));
   }, []);
@@ -33,12 +34,17 @@ const PermissionsEdit = ({ property, record, onChange }) => {
           isMulti
           value={value}
           options={options}
-          onChange={(selected) => onChange(property.path, (selected || []).map((s) => s.value))}
+          onChange={(selected) =>
+            onChange(
+              property.path,
+              (selected || []).map((s) => s.value),
+            )
+          }
         />
       </Box>
       <Text variant="sm" mt="sm" color="grey60">
-        Pick from the known permissions. To grant a database, collection or task that is not listed,
-        use the <a href={`${root}/resources/Permission/actions/picker`}>permission picker</a>.
+        Pick from the known permissions. To grant a database, collection or task that is not listed, use the{' '}
+        <a href={`${root}/resources/Permission/actions/picker`}>permission picker</a>.
       </Text>
     </FormGroup>
   );

@@ -24,7 +24,8 @@ const SetPassword = ({ record, resource }) => {
       return;
     }
     setBusy(true);
-    api.recordAction({ resourceId: resource.id, recordId: record.id, actionName: 'setPassword', data: { password, confirm } })
+    api
+      .recordAction({ resourceId: resource.id, recordId: record.id, actionName: 'setPassword', data: { password, confirm } })
       .then((r) => {
         const failure = r.data.record && r.data.record.errors && r.data.record.errors.password;
         if (failure) {
@@ -47,16 +48,38 @@ const SetPassword = ({ record, resource }) => {
           New password for <strong>{record.params.username}</strong>. It is stored as a scrypt hash; the user's other sessions end.
         </Text>
         <Box mb="lg">
-          <Label htmlFor="new-password" required>New password</Label>
-          <Input id="new-password" name="password" type="password" width={1} autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+          <Label htmlFor="new-password" required>
+            New password
+          </Label>
+          <Input
+            id="new-password"
+            name="password"
+            type="password"
+            width={1}
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
         </Box>
         <Box mb="lg">
-          <Label htmlFor="confirm-password" required>New password (again)</Label>
-          <Input id="confirm-password" name="confirm" type="password" width={1} autoComplete="new-password" value={confirm} onChange={(e) => setConfirm(e.target.value)} />
+          <Label htmlFor="confirm-password" required>
+            New password (again)
+          </Label>
+          <Input
+            id="confirm-password"
+            name="confirm"
+            type="password"
+            width={1}
+            autoComplete="new-password"
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+          />
         </Box>
         {error ? <MessageBox mb="lg" variant="danger" message={error} /> : null}
         {done ? <MessageBox mb="lg" variant="success" message="The password was changed." /> : null}
-        <Button type="submit" variant="contained" disabled={busy || password === ''}>Set password</Button>
+        <Button type="submit" variant="contained" disabled={busy || password === ''}>
+          Set password
+        </Button>
       </Box>
     </Box>
   );

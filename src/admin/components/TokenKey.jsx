@@ -10,9 +10,15 @@ const api = new ApiClient();
 
 const KeyBox = ({ issued }) => (
   <Box mt="xl" p="lg" style={{ border: '1px solid #C0C0CA', borderRadius: '4px', background: '#F6F7FB' }} data-testid="token-key-box">
-    <Text mb="sm">API token of <strong>{issued.username}</strong>. Copy it now: it is not shown again.</Text>
-    <code data-testid="token-key" style={{ fontSize: '16px', userSelect: 'all', wordBreak: 'break-all' }}>{issued.key}</code>
-    <Text mt="sm" color="grey60">Use it as <code>Authorization: Token {issued.key.slice(0, 6)}…</code></Text>
+    <Text mb="sm">
+      API token of <strong>{issued.username}</strong>. Copy it now: it is not shown again.
+    </Text>
+    <code data-testid="token-key" style={{ fontSize: '16px', userSelect: 'all', wordBreak: 'break-all' }}>
+      {issued.key}
+    </code>
+    <Text mt="sm" color="grey60">
+      Use it as <code>Authorization: Token {issued.key.slice(0, 6)}…</code>
+    </Text>
   </Box>
 );
 
@@ -37,10 +43,13 @@ const TokenKey = ({ record, resource, action }) => {
     const call = rotating
       ? api.recordAction({ resourceId: resource.id, recordId: record.id, actionName: 'rotate', data: { confirm: 'yes' } })
       : api.resourceAction({ resourceId: resource.id, actionName: 'issue', data: { username } });
-    call.then((r) => {
-      if (r.data.issued) setIssued(r.data.issued);
-      if (r.data.notice) addNotice(r.data.notice);
-    }).catch((e) => setError(errorText(e))).finally(() => setBusy(false));
+    call
+      .then((r) => {
+        if (r.data.issued) setIssued(r.data.issued);
+        if (r.data.notice) addNotice(r.data.notice);
+      })
+      .catch((e) => setError(errorText(e)))
+      .finally(() => setBusy(false));
   };
 
   return (
@@ -53,8 +62,17 @@ const TokenKey = ({ record, resource, action }) => {
         </Text>
         {rotating ? null : (
           <Box mb="lg">
-            <Label htmlFor="token-username" required>Username</Label>
-            <Input id="token-username" name="username" width={1} autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} />
+            <Label htmlFor="token-username" required>
+              Username
+            </Label>
+            <Input
+              id="token-username"
+              name="username"
+              width={1}
+              autoComplete="off"
+              value={username}
+              onChange={(e) => setUsername(e.target.value)}
+            />
           </Box>
         )}
         {error ? <MessageBox mb="lg" variant="danger" message={error} /> : null}

@@ -53,7 +53,10 @@ export async function latestFailures(queue: QueueService, principal: Principal, 
     filter._id = { $in: own.map((row) => row._id) };
   }
   const docs = await queue.results.collection.find(filter).sort({ date_done: -1 }).limit(limit).toArray();
-  const entries = await logEntries(queue.log, docs.map((doc) => String(doc._id)));
+  const entries = await logEntries(
+    queue.log,
+    docs.map((doc) => String(doc._id)),
+  );
   const rows: FailureRow[] = [];
   for (const doc of docs) {
     const entry = entries.get(String(doc._id));

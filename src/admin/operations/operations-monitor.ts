@@ -74,7 +74,16 @@ function runningTasks(node: string, reply: JsonValue | undefined): RunningTask[]
   return reply.filter(isRecord).flatMap((t) => {
     if (typeof t.id !== 'string') return [];
     const started = typeof t.time_start === 'number' ? new Date(t.time_start * 1000).toISOString() : null;
-    return [{ id: t.id, name: typeof t.name === 'string' ? t.name : '', worker: node, args: (t.args ?? null) as JsonValue, kwargs: (t.kwargs ?? null) as JsonValue, started }];
+    return [
+      {
+        id: t.id,
+        name: typeof t.name === 'string' ? t.name : '',
+        worker: node,
+        args: (t.args ?? null) as JsonValue,
+        kwargs: (t.kwargs ?? null) as JsonValue,
+        started,
+      },
+    ];
   });
 }
 
@@ -129,7 +138,11 @@ export class OperationsMonitor {
     if (this.controlAt === 0) await this.refreshControl();
     else if (now - this.controlAt > CONTROL_MAX_AGE_MS) void this.refreshControl();
     const depths = await readQueues(this.queueNames, this.channel);
-    const queues = depths.map((q) => ({ ...q, publishRate: this.published.rate(q.name, now), deliverRate: this.delivered.rate(q.name, now) }));
+    const queues = depths.map((q) => ({
+      ...q,
+      publishRate: this.published.rate(q.name, now),
+      deliverRate: this.delivered.rate(q.name, now),
+    }));
     return {
       workers: this.board.snapshot(now),
       queues,
@@ -152,7 +165,11 @@ export class OperationsMonitor {
   private async readControl(): Promise<void> {
     const { control } = this.queue;
     const options = { timeoutMs: BROADCAST_MS };
-    const [queues, stats, active] = await Promise.all([control.activeQueues(options), control.broadcast('stats', {}, options), control.broadcast('active', {}, options)]);
+    const [queues, stats, active] = await Promise.all([
+      control.activeQueues(options),
+      control.broadcast('stats', {}, options),
+      control.broadcast('active', {}, options),
+    ]);
     const facts = new Map<string, ControlFacts>();
     const names = new Set<string>();
     for (const node of new Set([...Object.keys(queues), ...Object.keys(stats)])) {
@@ -197,13 +214,17 @@ export class OperationsMonitor {
       .find(
         {
           status: { $in: ['SUCCESS', 'FAILURE'] },
-          $or: [{ date_done: { $gte: formatNaiveUtcIsoformat(from), $lt: formatNaiveUtcIsoformat(until) } }, { date_done: { $gte: from, $lt: until } }],
+          $or: [
+            { date_done: { $gte: formatNaiveUtcIsoformat(from), $lt: formatNaiveUtcIsoformat(until) } },
+            { date_done: { $gte: from, $lt: until } },
+          ],
         },
         { projection: { status: 1, date_done: 1 } },
       )
       .limit(BACKFILL_LIMIT);
     for await (const doc of cursor) {
-      const done = doc.date_done instanceof Date ? doc.date_done : typeof doc.date_done === 'string' ? parseIsoTimestamp(doc.date_done) : null;
+      const done =
+        doc.date_done instanceof Date ? doc.date_done : typeof doc.date_done === 'string' ? parseIsoTimestamp(doc.date_done) : null;
       if (done !== null) this.minutes.add(doc.status === 'SUCCESS' ? 'succeeded' : 'failed', done.getTime());
     }
   }

@@ -29,8 +29,15 @@ export const OFFLINE_RULE =
   `A worker is offline when no heartbeat came for twice its heartbeat interval (${2 * HEARTBEAT_INTERVAL_S} s at the default ` +
   `${HEARTBEAT_INTERVAL_S} s), or at once when it says it stops; it is listed until 10 minutes after its last heartbeat.`;
 
-async function visibleRunning(queue: QueueService, req: Request, running: RunningTask[]): Promise<(RunningTask & { user: string | null })[]> {
-  const entries = await logEntries(queue.log, running.map((t) => t.id));
+async function visibleRunning(
+  queue: QueueService,
+  req: Request,
+  running: RunningTask[],
+): Promise<(RunningTask & { user: string | null })[]> {
+  const entries = await logEntries(
+    queue.log,
+    running.map((t) => t.id),
+  );
   return running.filter((t) => mayReadTask(req.principal, entries.get(t.id))).map((t) => ({ ...t, user: entries.get(t.id)?.user ?? null }));
 }
 
@@ -72,7 +79,8 @@ export function operationsRouter(ctx: ServiceContext): Router {
         checkParams(req, []);
         const body = objectBody(req.body, ['task_id', 'terminate']);
         if (typeof body.task_id !== 'string') throw badRequest('invalid_task_id', '"task_id" must be a task id.');
-        if (body.terminate !== undefined && typeof body.terminate !== 'boolean') throw badRequest('invalid_terminate', '"terminate" must be true or false.');
+        if (body.terminate !== undefined && typeof body.terminate !== 'boolean')
+          throw badRequest('invalid_terminate', '"terminate" must be true or false.');
         const { queue } = service();
         const id = body.task_id;
         const terminate = body.terminate === true;

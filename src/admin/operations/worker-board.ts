@@ -63,7 +63,8 @@ export class WorkerBoard {
   observeWorker(event: { type: string; hostname: string; [key: string]: unknown }, now = Date.now()): boolean {
     const d = this.detailsOf(event.hostname);
     d.load = loadOf(event.loadavg) ?? d.load;
-    if (typeof event.sw_ident === 'string') d.software = typeof event.sw_ver === 'string' ? `${event.sw_ident} ${event.sw_ver}` : event.sw_ident;
+    if (typeof event.sw_ident === 'string')
+      d.software = typeof event.sw_ver === 'string' ? `${event.sw_ident} ${event.sw_ver}` : event.sw_ident;
     return this.tracker.observe(event, now);
   }
 

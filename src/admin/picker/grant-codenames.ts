@@ -19,7 +19,6 @@ export const GRANT_SCOPES: Record<GrantArea, readonly string[]> = {
   cybercom_queue: ['task', 'task_admin', 'metrics_read'],
 };
 
-
 export interface GrantSpec {
   area: GrantArea;
   scope: string;

@@ -63,9 +63,17 @@ function fixArrayProperty(property: AdapterProperty): AdapterProperty {
  * fields), the way the adapter does it for creates; anything else is passed on unchanged.
  */
 export function formError(err: unknown): unknown {
-  const e = err as { name?: string; code?: number; errors?: Record<string, { message: string; kind?: string }>; path?: string; keyValue?: Record<string, unknown> };
+  const e = err as {
+    name?: string;
+    code?: number;
+    errors?: Record<string, { message: string; kind?: string }>;
+    path?: string;
+    keyValue?: Record<string, unknown>;
+  };
   if (e.name === 'ValidationError' && e.errors !== undefined) {
-    const fields = Object.fromEntries(Object.entries(e.errors).map(([path, error]) => [path, { message: error.message, type: error.kind ?? 'invalid' }]));
+    const fields = Object.fromEntries(
+      Object.entries(e.errors).map(([path, error]) => [path, { message: error.message, type: error.kind ?? 'invalid' }]),
+    );
     return new ValidationError(fields);
   }
   if (e.name === 'CastError' && typeof e.path === 'string') {
@@ -116,7 +124,10 @@ export class ServiceResource<T = unknown> extends AdapterResource {
     return new BaseRecord(this.toParams(JSON.parse(JSON.stringify(document)) as Record<string, unknown>), this);
   }
 
-  override async find(filter: Parameters<AdapterResource['find']>[0], options: Parameters<AdapterResource['find']>[1]): Promise<BaseRecord[]> {
+  override async find(
+    filter: Parameters<AdapterResource['find']>[0],
+    options: Parameters<AdapterResource['find']>[1],
+  ): Promise<BaseRecord[]> {
     const records = (await super.find(filter, options)) as BaseRecord[];
     return records.map((r) => this.record(flat.unflatten(r.params)));
   }
@@ -135,7 +146,10 @@ export class ServiceResource<T = unknown> extends AdapterResource {
   }
 
   override async findMany(ids: (string | number)[]): Promise<BaseRecord[]> {
-    const documents = await this.model.find({ _id: { $in: ids } }).lean().exec();
+    const documents = await this.model
+      .find({ _id: { $in: ids } })
+      .lean()
+      .exec();
     return documents.map((d) => this.record(d));
   }
 

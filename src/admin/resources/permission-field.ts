@@ -25,5 +25,9 @@ export async function normalizePermissions(payload: FormPayload, catalog: Permis
     throw err;
   }
   await catalog.register(parsed);
-  return flat.set(payload, 'permissions', parsed.map((p) => p.codename));
+  return flat.set(
+    payload,
+    'permissions',
+    parsed.map((p) => p.codename),
+  );
 }

@@ -40,7 +40,17 @@ function fieldRoot(key: string): string {
   return key.split(/[.[]/, 1)[0] ?? key;
 }
 
-const NEW_USER_FIELDS = ['username', 'newPassword', 'email', 'first_name', 'last_name', 'is_staff', 'is_superuser', 'groups', 'permissions'];
+const NEW_USER_FIELDS = [
+  'username',
+  'newPassword',
+  'email',
+  'first_name',
+  'last_name',
+  'is_staff',
+  'is_superuser',
+  'groups',
+  'permissions',
+];
 
 /** Password hashes made by a before-hook, waiting for the create/update of the same request. */
 const pendingPasswords = new WeakMap<ActionContext, string>();
@@ -145,8 +155,32 @@ export function userResource(deps: AdminDeps): { resource: UserResource; options
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'username', direction: 'asc' },
       listProperties: ['username', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'is_superuser', 'last_login'],
-      showProperties: ['username', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'is_superuser', 'groups', 'permissions', 'date_joined', 'last_login', '_id'],
-      editProperties: ['username', 'newPassword', 'email', 'first_name', 'last_name', 'is_active', 'is_staff', 'is_superuser', 'groups', 'permissions'],
+      showProperties: [
+        'username',
+        'email',
+        'first_name',
+        'last_name',
+        'is_active',
+        'is_staff',
+        'is_superuser',
+        'groups',
+        'permissions',
+        'date_joined',
+        'last_login',
+        '_id',
+      ],
+      editProperties: [
+        'username',
+        'newPassword',
+        'email',
+        'first_name',
+        'last_name',
+        'is_active',
+        'is_staff',
+        'is_superuser',
+        'groups',
+        'permissions',
+      ],
       filterProperties: ['username', 'email', 'is_active', 'is_staff', 'is_superuser', 'groups'],
       properties: {
         username: { isTitle: true },

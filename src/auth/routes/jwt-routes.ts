@@ -23,7 +23,9 @@ const refreshBody = z.strictObject({ refresh: z.string().min(1) });
 const verifyBody = z.strictObject({ token: z.string().min(1) });
 
 const noActiveAccount = () =>
-  new ApiError(401, 'invalid_credentials', 'No active account found with the given credentials.', undefined, { 'WWW-Authenticate': 'Token' });
+  new ApiError(401, 'invalid_credentials', 'No active account found with the given credentials.', undefined, {
+    'WWW-Authenticate': 'Token',
+  });
 
 export function jwtRoutes(deps: AuthRouteDeps): Router {
   const router = Router();
@@ -55,7 +57,10 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
         const account = await activeAccountFor(body.refresh, 'refresh');
         const claims = deps.jwt.verify(body.refresh, 'refresh');
         await deps.refreshLedger.spend(claims);
-        respond(req, res, 200, { access: deps.jwt.issue('access', account), refresh: deps.jwt.issue('refresh', account, claims.fam ?? claims.jti) });
+        respond(req, res, 200, {
+          access: deps.jwt.issue('access', account),
+          refresh: deps.jwt.issue('refresh', account, claims.fam ?? claims.jti),
+        });
       }),
     )
     .all(onlyMethods('POST'));

@@ -26,7 +26,8 @@ const profileBody = z.strictObject({
   last_name: z.string().max(MAX_NAME_LENGTH).optional(),
   email: z.string().max(MAX_EMAIL_LENGTH).optional(),
 });
-const PROFILE_SHAPE = 'an object with any of "auth-token": "update", "password" with "current_password", "first_name", "last_name", "email"';
+const PROFILE_SHAPE =
+  'an object with any of "auth-token": "update", "password" with "current_password", "first_name", "last_name", "email"';
 
 function links(req: Request): ProfileLinks {
   return {

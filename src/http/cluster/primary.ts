@@ -49,7 +49,13 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
   if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   // Workers run `serve` whatever this process was started as (`dev` starts the services first).
   cluster.setupPrimary({ args: ['serve'] });
-  const slots: Slot[] = Array.from({ length: processes }, (_, index) => ({ index, worker: undefined, startedAt: 0, backoff: new RestartBackoff(), restartTimer: undefined }));
+  const slots: Slot[] = Array.from({ length: processes }, (_, index) => ({
+    index,
+    worker: undefined,
+    startedAt: 0,
+    backoff: new RestartBackoff(),
+    restartTimer: undefined,
+  }));
   let stopping = false;
   let started = false;
   let failStart: (err: Error) => void = () => undefined;
@@ -78,7 +84,10 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
       return;
     }
     const delay = slot.backoff.next(lived);
-    logger.error({ worker: slot.index, workerPid: worker.process.pid, code, signal, livedMs: lived, restartInMs: delay }, 'API process ended; restarting it');
+    logger.error(
+      { worker: slot.index, workerPid: worker.process.pid, code, signal, livedMs: lived, restartInMs: delay },
+      'API process ended; restarting it',
+    );
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = undefined;
       if (!stopping) void fork(slot);

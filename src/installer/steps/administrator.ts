@@ -28,7 +28,12 @@ export const administrator: Step = {
     const settings = loadSettings(serviceEnv(ctx.layout, { ...ctx.config, runtime: 'local' }, ctx.secrets!));
     const mongo = await connectMongo(settings.mongo);
     try {
-      const auth = await createAuthModule({ settings, logger: createLogger('warn', 'installer'), mongo, db: mongo.db(settings.serviceDatabase) });
+      const auth = await createAuthModule({
+        settings,
+        logger: createLogger('warn', 'installer'),
+        mongo,
+        db: mongo.db(settings.serviceDatabase),
+      });
       try {
         const { username, email } = ctx.config.admin;
         const exists = (await auth.models.User.exists({ username })) !== null;
@@ -40,7 +45,10 @@ export const administrator: Step = {
         const password = ctx.adminPassword ?? generatePassword();
         await auth.users.ensureSuperuser({ username, email, password });
         if (ctx.adminPassword === undefined) {
-          ctx.progress.secret(`      Administrator "${username}" password: ${password}   (shown once, stored nowhere: note it now)`, `      administrator "${username}" password generated (not logged)`);
+          ctx.progress.secret(
+            `      Administrator "${username}" password: ${password}   (shown once, stored nowhere: note it now)`,
+            `      administrator "${username}" password generated (not logged)`,
+          );
           ctx.summary.push(`Administrator: ${username} (generated password shown above)`);
         } else {
           ctx.summary.push(`Administrator: ${username} (password as given)`);

@@ -66,11 +66,23 @@ export const certificateRenewal: Step = {
     await writeIfChanged(script, renewalScript(root), 0o700);
     if (mode === 'cron') {
       if (!existsSync(cronDir)) throw new Error(`${cronDir} does not exist: install cron, or use --cert-renewal systemd`);
-      await writeIfChanged(cronFile, `# cybercom certificate check of ${root} (./installer --cert-renewal)\n17 3 * * * root ${script}\n`, 0o644);
+      await writeIfChanged(
+        cronFile,
+        `# cybercom certificate check of ${root} (./installer --cert-renewal)\n17 3 * * * root ${script}\n`,
+        0o644,
+      );
       return `cron entry ${cronFile}`;
     }
-    await writeIfChanged(units[0] as string, `[Unit]\nDescription=cybercom certificate check (${root})\n\n[Service]\nType=oneshot\nExecStart=${script}\n`, 0o644);
-    await writeIfChanged(units[1] as string, `[Unit]\nDescription=Daily cybercom certificate check (${root})\n\n[Timer]\nOnCalendar=daily\nRandomizedDelaySec=1h\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n`, 0o644);
+    await writeIfChanged(
+      units[0] as string,
+      `[Unit]\nDescription=cybercom certificate check (${root})\n\n[Service]\nType=oneshot\nExecStart=${script}\n`,
+      0o644,
+    );
+    await writeIfChanged(
+      units[1] as string,
+      `[Unit]\nDescription=Daily cybercom certificate check (${root})\n\n[Timer]\nOnCalendar=daily\nRandomizedDelaySec=1h\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n`,
+      0o644,
+    );
     if (systemdRunning() && systemdDir === '/etc/systemd/system') {
       for (const args of [['daemon-reload'], ['enable', '--now', `${name}.timer`]]) {
         const result = await run('systemctl', args);

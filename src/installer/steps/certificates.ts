@@ -18,7 +18,9 @@ export const certificates: Step = {
       force: ctx.forceCerts,
       topology: topologyOf(ctx.config),
     });
-    const issued = Object.entries(actions).filter(([, a]) => a === 'issued').map(([n]) => n);
+    const issued = Object.entries(actions)
+      .filter(([, a]) => a === 'issued')
+      .map(([n]) => n);
     if (actions['client-ca'] === 'adopted') {
       ctx.progress.detail('client CA: the server CA, as before this version (the next ops/rotate-certs gives the clients their own CA)');
     }

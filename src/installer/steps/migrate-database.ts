@@ -42,7 +42,9 @@ export const migrateDatabase: Step = {
     });
     const { databases, collections, documents } = record.totals;
     const counts = `${plural(databases, 'database')}, ${plural(collections, 'collection')}, ${plural(documents, 'document')}`;
-    const skipped = Object.entries(record.skipped).map(([name, count]) => `Not copied: ${name} (${count} browser sessions; users log in again)`);
+    const skipped = Object.entries(record.skipped).map(
+      ([name, count]) => `Not copied: ${name} (${count} browser sessions; users log in again)`,
+    );
     const marker = legacyDatabasePaths(ctx.layout).marker;
     ctx.summary.push(
       `Database: migrated from ${record.from.engine}: ${counts}, counts and content hashes verified (${marker})`,

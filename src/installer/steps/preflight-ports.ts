@@ -48,7 +48,8 @@ export const preflightPorts: Step = {
       const problem = await portProblem(port);
       if (problem) busy.push(`${name} port ${port}: ${problem}`);
     }
-    if (busy.length > 0) throw new Error(`ports not available:\n${busy.join('\n')}\n(choose others with --http-port, --https-port, --broker-port, --db-port)`);
+    if (busy.length > 0)
+      throw new Error(`ports not available:\n${busy.join('\n')}\n(choose others with --http-port, --https-port, --broker-port, --db-port)`);
     return ports.map((p) => p.port).join(', ');
   },
 };

@@ -26,9 +26,13 @@ export const preflightResources: Step = {
   async run(ctx: InstallContext) {
     const fs = await statfs(nearestExisting(ctx.layout.root));
     const freeDisk = fs.bavail * fs.bsize;
-    if (freeDisk < MIN_DISK_BYTES) throw new Error(`only ${(freeDisk / GIB).toFixed(1)} GiB free at ${ctx.layout.root}; at least ${MIN_DISK_BYTES / GIB} GiB are needed`);
+    if (freeDisk < MIN_DISK_BYTES)
+      throw new Error(
+        `only ${(freeDisk / GIB).toFixed(1)} GiB free at ${ctx.layout.root}; at least ${MIN_DISK_BYTES / GIB} GiB are needed`,
+      );
     if (totalmem() < MIN_MEMORY_BYTES) throw new Error(`only ${(totalmem() / GIB).toFixed(1)} GiB of memory; at least 1 GiB is needed`);
-    if (freemem() < 512 * 1024 ** 2) ctx.progress.warn(`little free memory (${(freemem() / 1024 ** 2).toFixed(0)} MiB): services may start slowly`);
+    if (freemem() < 512 * 1024 ** 2)
+      ctx.progress.warn(`little free memory (${(freemem() / 1024 ** 2).toFixed(0)} MiB): services may start slowly`);
     return `${(freeDisk / GIB).toFixed(1)} GiB free disk, ${(totalmem() / GIB).toFixed(1)} GiB memory`;
   },
 };

@@ -16,7 +16,8 @@ export function missingLocalPrerequisites(config: { dbEngine: string }): string[
   const missing: string[] = [];
   if (!existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server')) missing.push('rabbitmq-server (Debian package)');
   const mongod = findExecutable('mongod');
-  if (config.dbEngine === 'mongod' && !mongod) missing.push('mongod (not packaged by Debian: install MongoDB yourself or use --db-engine ferretdb)');
+  if (config.dbEngine === 'mongod' && !mongod)
+    missing.push('mongod (not packaged by Debian: install MongoDB yourself or use --db-engine ferretdb)');
   if (config.dbEngine === 'ferretdb' || (config.dbEngine === 'auto' && !mongod)) missing.push(...missingEngineParts());
   if (process.getuid?.() === 0 && !findExecutable('setpriv', ['/usr/bin', '/bin'])) missing.push('setpriv (util-linux)');
   return missing;
@@ -31,17 +32,22 @@ export const preflightRuntime: Step = {
     if (major < 20 || (major === 20 && minor < 19)) throw new Error(`Node.js >= 20.19 is required (this is ${process.versions.node})`);
     if (ctx.config.runtime === 'compose') {
       const engine = await detectEngine();
-      if ('error' in engine) throw new Error(`no usable container engine: ${engine.error} (start Docker, or Podman's API with DOCKER_HOST; or use --runtime local)`);
+      if ('error' in engine)
+        throw new Error(
+          `no usable container engine: ${engine.error} (start Docker, or Podman's API with DOCKER_HOST; or use --runtime local)`,
+        );
       const compose = await detectCompose();
       if (!compose) throw new Error('Docker Compose v2 not found (`docker compose version`)');
-      if (compareVersions(compose.version, MIN_COMPOSE_VERSION) < 0) throw new Error(`Compose ${compose.version} is too old: ${MIN_COMPOSE_VERSION} or newer is needed`);
+      if (compareVersions(compose.version, MIN_COMPOSE_VERSION) < 0)
+        throw new Error(`Compose ${compose.version} is too old: ${MIN_COMPOSE_VERSION} or newer is needed`);
       return `engine ${engine.version}, compose ${compose.version}`;
     }
     ctx.missingPrerequisites = missingLocalPrerequisites(ctx.config);
     if (ctx.missingPrerequisites.some((item) => /DocumentDB|FerretDB/.test(item))) {
       ctx.progress.detail(await verifyEngineSources());
     }
-    if (ctx.missingPrerequisites.length === 0) return `local processes (node ${process.versions.node}, rabbitmq-server, ${findExecutable('mongod') ? 'mongod' : 'FerretDB'})`;
+    if (ctx.missingPrerequisites.length === 0)
+      return `local processes (node ${process.versions.node}, rabbitmq-server, ${findExecutable('mongod') ? 'mongod' : 'FerretDB'})`;
     for (const item of ctx.missingPrerequisites) ctx.progress.detail(`missing: ${item} (installed by the next steps)`);
     return `${ctx.missingPrerequisites.length} to install`;
   },

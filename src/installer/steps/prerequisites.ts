@@ -15,8 +15,13 @@ export const prerequisites: Step = {
   phase: 'apply',
   skip: (ctx) => (ctx.config.runtime !== 'local' ? 'compose runtime' : ctx.missingPrerequisites.length === 0 ? 'all present' : undefined),
   async run(ctx: InstallContext) {
-    const result = await run('bash', [join(repositoryRoot(), 'ops', 'prepare-local.sh')], { onOutput: (text) => ctx.progress.logOnly(text) });
-    if (result.code !== 0) throw new Error(`ops/prepare-local.sh failed (exit ${result.code}):\n${(result.stderr || result.stdout).trim().split('\n').slice(-15).join('\n')}`);
+    const result = await run('bash', [join(repositoryRoot(), 'ops', 'prepare-local.sh')], {
+      onOutput: (text) => ctx.progress.logOnly(text),
+    });
+    if (result.code !== 0)
+      throw new Error(
+        `ops/prepare-local.sh failed (exit ${result.code}):\n${(result.stderr || result.stdout).trim().split('\n').slice(-15).join('\n')}`,
+      );
     const still = missingLocalPrerequisites(ctx.config);
     if (still.length > 0) throw new Error(`still missing after ops/prepare-local.sh: ${still.join(', ')}`);
     return `installed ${ctx.missingPrerequisites.length}`;

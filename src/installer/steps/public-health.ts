@@ -25,7 +25,9 @@ export const publicHealth: Step = {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
       if (base.protocol !== 'https:' || !/CERT|SELF_SIGNED|UNABLE_TO|ERR_TLS/.test(code)) throw err;
-      ctx.progress.warn(`the certificate for ${servername} is not trusted yet (${code}); with ACME, check DNS and that port 80/443 reach this machine`);
+      ctx.progress.warn(
+        `the certificate for ${servername} is not trusted yet (${code}); with ACME, check DNS and that port 80/443 reach this machine`,
+      );
       answer = await getWithHost(target, hostHeader, { servername, timeoutMs: 10_000, insecure: true });
     }
     if (answer.status !== 200) throw new Error(`${base.origin}/api/health/ answered ${answer.status}: ${answer.body.slice(0, 300)}`);

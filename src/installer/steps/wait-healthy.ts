@@ -15,11 +15,15 @@ export const waitHealthy: Step = {
   skip: (ctx) => (ctx.noStart ? '--no-start' : undefined),
   async run(ctx: InstallContext) {
     let last = '';
-    const checks = await waitUntilHealthy({ layout: ctx.layout, config: ctx.config, secrets: ctx.secrets! }, HEALTH_TIMEOUT_MS, (current) => {
-      const text = current.map((c) => `${c.name} ${c.ok ? 'ok' : 'waiting'}`).join(', ');
-      if (text !== last) ctx.progress.detail(text);
-      last = text;
-    });
+    const checks = await waitUntilHealthy(
+      { layout: ctx.layout, config: ctx.config, secrets: ctx.secrets! },
+      HEALTH_TIMEOUT_MS,
+      (current) => {
+        const text = current.map((c) => `${c.name} ${c.ok ? 'ok' : 'waiting'}`).join(', ');
+        if (text !== last) ctx.progress.detail(text);
+        last = text;
+      },
+    );
     return checks.map((c) => c.name).join(', ') + ' healthy';
   },
 };

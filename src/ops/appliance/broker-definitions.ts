@@ -10,7 +10,9 @@ import { ACCOUNTS, type Secrets } from './secrets.js';
 
 export function rabbitPasswordHash(password: string, salt: Buffer): string {
   if (salt.length !== 4) throw new RangeError('RabbitMQ uses a 4-byte salt');
-  const digest = createHash('sha256').update(Buffer.concat([salt, Buffer.from(password, 'utf8')])).digest();
+  const digest = createHash('sha256')
+    .update(Buffer.concat([salt, Buffer.from(password, 'utf8')]))
+    .digest();
   return Buffer.concat([salt, digest]).toString('base64');
 }
 

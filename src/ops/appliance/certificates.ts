@@ -46,9 +46,28 @@ export interface CertificateSpec {
 
 export const CERTIFICATE_SPECS: readonly CertificateSpec[] = [
   { name: 'ca', role: 'ca', issuer: 'ca', usedBy: 'server CA: signs the broker and database certificates; every client trusts it' },
-  { name: 'client-ca', role: 'ca', issuer: 'client-ca', usedBy: 'client CA: the only issuer of client certificates the servers accept; replaced by rotate-certs unless --keep-client-ca' },
-  { name: 'rabbitmq', role: 'server', issuer: 'ca', usedBy: 'RabbitMQ (AMQPS)', serviceName: 'rabbitmq', clusterServiceNames: BROKER_CLUSTER_NODES.filter((n) => n !== 'rabbitmq') },
-  { name: 'mongodb', role: 'server', issuer: 'ca', usedBy: 'MongoDB (TLS)', serviceName: 'mongo', clusterServiceNames: REPLICA_SET_MEMBERS.filter((m) => m !== 'mongo') },
+  {
+    name: 'client-ca',
+    role: 'ca',
+    issuer: 'client-ca',
+    usedBy: 'client CA: the only issuer of client certificates the servers accept; replaced by rotate-certs unless --keep-client-ca',
+  },
+  {
+    name: 'rabbitmq',
+    role: 'server',
+    issuer: 'ca',
+    usedBy: 'RabbitMQ (AMQPS)',
+    serviceName: 'rabbitmq',
+    clusterServiceNames: BROKER_CLUSTER_NODES.filter((n) => n !== 'rabbitmq'),
+  },
+  {
+    name: 'mongodb',
+    role: 'server',
+    issuer: 'ca',
+    usedBy: 'MongoDB (TLS)',
+    serviceName: 'mongo',
+    clusterServiceNames: REPLICA_SET_MEMBERS.filter((m) => m !== 'mongo'),
+  },
   { name: 'api', role: 'client', issuer: 'client-ca', usedBy: 'API server' },
   { name: 'worker', role: 'client', issuer: 'client-ca', usedBy: 'workers (local and remote)' },
 ];
@@ -70,11 +89,18 @@ export function certificatePaths(certsDir: string, name: string): KeyMaterialPat
  * In the cluster topology the members of a cluster share their server's certificate, so it
  * names them all.
  */
-export function serverNames(spec: CertificateSpec, publicHost: string, topology: Topology = 'single'): { dnsNames: string[]; ipAddresses: string[] } {
+export function serverNames(
+  spec: CertificateSpec,
+  publicHost: string,
+  topology: Topology = 'single',
+): { dnsNames: string[]; ipAddresses: string[] } {
   const members = topology === 'cluster' ? (spec.clusterServiceNames ?? []) : [];
   const dnsNames = ['localhost', ...(spec.serviceName ? [spec.serviceName] : []), ...members];
   const ipAddresses = ['127.0.0.1', '::1'];
-  const host = publicHost.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const host = publicHost
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   if (host !== '') {
     if (isIP(host) !== 0) {
       if (!ipAddresses.includes(host)) ipAddresses.push(host);
@@ -102,13 +128,22 @@ function caUsable(ca: PemPair | undefined): ca is PemPair {
 }
 
 function newAuthority(name: AuthorityName, validityDays: number): Promise<PemPair> {
-  return createCertificateAuthority({ commonName: AUTHORITY_COMMON_NAMES[name], validityDays: Math.max(DEFAULT_CA_VALIDITY_DAYS, validityDays) });
+  return createCertificateAuthority({
+    commonName: AUTHORITY_COMMON_NAMES[name],
+    validityDays: Math.max(DEFAULT_CA_VALIDITY_DAYS, validityDays),
+  });
 }
 
 const leafSpecs = (): CertificateSpec[] => CERTIFICATE_SPECS.filter((s) => s.role !== 'ca');
 
 /** Why an existing leaf cannot be kept (missing files included), or undefined when it can. */
-async function storedLeafProblem(certsDir: string, spec: CertificateSpec, ca: PemPair, publicHost: string, topology: Topology): Promise<string | undefined> {
+async function storedLeafProblem(
+  certsDir: string,
+  spec: CertificateSpec,
+  ca: PemPair,
+  publicHost: string,
+  topology: Topology,
+): Promise<string | undefined> {
   const pair = await readPair(certsDir, spec.name);
   if (!pair) return 'missing';
   try {
@@ -173,8 +208,13 @@ export interface EnsureCertificatesOptions {
  */
 export async function ensureCertificates(certsDir: string, opts: EnsureCertificatesOptions): Promise<Record<string, CertificateAction>> {
   const existingCa = opts.force ? undefined : await readPair(certsDir, 'ca');
-  const server: Authority = caUsable(existingCa) ? { pair: existingCa, action: 'kept' } : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' };
-  const authorities: Record<AuthorityName, Authority> = { ca: server, 'client-ca': await clientAuthority(certsDir, server, opts.validityDays) };
+  const server: Authority = caUsable(existingCa)
+    ? { pair: existingCa, action: 'kept' }
+    : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' };
+  const authorities: Record<AuthorityName, Authority> = {
+    ca: server,
+    'client-ca': await clientAuthority(certsDir, server, opts.validityDays),
+  };
   const actions: Record<string, CertificateAction> = {};
   for (const spec of leafSpecs()) {
     const issuer = authorities[spec.issuer];
@@ -225,7 +265,10 @@ export async function reissueCertificates(certsDir: string, opts: ReissueOptions
         : { pair: await newAuthority('client-ca', opts.validityDays), action: 'issued' },
   };
   const leaves = await Promise.all(
-    leafSpecs().map(async (spec) => ({ spec, pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays, opts.topology ?? 'single') })),
+    leafSpecs().map(async (spec) => ({
+      spec,
+      pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays, opts.topology ?? 'single'),
+    })),
   );
   for (const { spec, pair } of leaves) await writeKeyMaterial(certsDir, spec.name, pair);
   await writeAuthorities(certsDir, authorities);
@@ -252,8 +295,17 @@ export interface CertificateReport {
 export async function inspectCertificates(certsDir: string, now = new Date()): Promise<CertificateReport[]> {
   const files = (await readdir(certsDir)).filter((f) => f.endsWith('.pem') && !f.endsWith('-combined.pem'));
   const known = CERTIFICATE_SPECS.map((s) => s.name);
-  const names = [...known.filter((n) => files.includes(`${n}.pem`)), ...files.map((f) => f.slice(0, -4)).filter((n) => !known.includes(n)).sort()];
-  const authorities: Record<AuthorityName, PemPair | undefined> = { ca: await readPair(certsDir, 'ca'), 'client-ca': await readPair(certsDir, 'client-ca') };
+  const names = [
+    ...known.filter((n) => files.includes(`${n}.pem`)),
+    ...files
+      .map((f) => f.slice(0, -4))
+      .filter((n) => !known.includes(n))
+      .sort(),
+  ];
+  const authorities: Record<AuthorityName, PemPair | undefined> = {
+    ca: await readPair(certsDir, 'ca'),
+    'client-ca': await readPair(certsDir, 'client-ca'),
+  };
   /** The CA that should have signed `name`; for a file we do not know, either. */
   const issuersOf = (name: string): PemPair[] => {
     const spec = CERTIFICATE_SPECS.find((s) => s.name === name);

@@ -17,7 +17,10 @@ async function listFiles(dir: string): Promise<string[]> {
 
 /** `<hex>  <relative path>` for every file under dir except those in `exclude`, sorted. */
 export async function checksumLines(dir: string, exclude: string[] = ['SHA256SUMS']): Promise<string> {
-  const files = (await listFiles(dir)).map((f) => relative(dir, f)).filter((f) => !exclude.includes(f)).sort();
+  const files = (await listFiles(dir))
+    .map((f) => relative(dir, f))
+    .filter((f) => !exclude.includes(f))
+    .sort();
   const lines = await Promise.all(files.map(async (f) => `${await sha256File(join(dir, f))}  ${f}`));
   return `${lines.join('\n')}\n`;
 }

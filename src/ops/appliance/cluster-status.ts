@@ -110,7 +110,8 @@ export function formatClusterStatus(status: ClusterStatus): string {
   if (status.queues.length === 0) lines.push('  (none consumed)');
   else {
     lines.push(`  ${'QUEUE'.padEnd(40)} ${'MESSAGES'.padStart(8)} ${'CONSUMERS'.padStart(9)}`);
-    for (const q of status.queues) lines.push(`  ${q.name.padEnd(40)} ${String(q.messages).padStart(8)} ${String(q.consumers).padStart(9)}`);
+    for (const q of status.queues)
+      lines.push(`  ${q.name.padEnd(40)} ${String(q.messages).padStart(8)} ${String(q.consumers).padStart(9)}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -35,7 +35,12 @@ export const TOPOLOGY_VARIABLE = 'CYBERCOM_TOPOLOGY';
 const SERVICE_UID = { mongo: 999, rabbitmq: 999, api: 1000, worker: 1000, proxy: 0 } as const;
 type ComposeService = keyof typeof SERVICE_UID;
 
-export function composeEnv(layout: InstallLayout, config: InstallConfig, environment: NodeJS.ProcessEnv, previous: Record<string, string> = {}): Record<string, string> {
+export function composeEnv(
+  layout: InstallLayout,
+  config: InstallConfig,
+  environment: NodeJS.ProcessEnv,
+  previous: Record<string, string> = {},
+): Record<string, string> {
   const domain = config.publicHost !== '' && config.https !== 'none';
   const env: Record<string, string> = {
     CYBERCOM_DIR: layout.root,
@@ -74,7 +79,8 @@ async function serviceDir(layout: InstallLayout, service: ComposeService): Promi
 export async function writeComposeServiceFiles(layout: InstallLayout, config: InstallConfig, secrets: Secrets): Promise<void> {
   await mkdir(layout.composeFilesDir, { recursive: true, mode: 0o755 });
   const certs = layout.certsDir;
-  const read = (name: string, part: 'certFile' | 'keyFile' | 'combinedFile'): Promise<string> => readFile(certificatePaths(certs, name)[part], 'utf8');
+  const read = (name: string, part: 'certFile' | 'keyFile' | 'combinedFile'): Promise<string> =>
+    readFile(certificatePaths(certs, name)[part], 'utf8');
   // The server CA verifies the servers (clients, healthchecks); the client CA is what the servers
   // accept client certificates from (replaced at every rotation, see appliance/certificates.ts).
   const ca = await read('ca', 'certFile');
@@ -167,4 +173,3 @@ async function writeReplicaSetFiles(
   await writeOwned(keyFilePath, keyFile, SERVICE_UID.mongo, 0o400);
   await writeOwned(memberCertificatePath, await read('api', 'combinedFile'), SERVICE_UID.mongo);
 }
-

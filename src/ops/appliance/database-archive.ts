@@ -19,7 +19,11 @@ export type DatabaseInventory = Record<string, Record<string, number>>;
 const fileName = (name: string): string => encodeURIComponent(name);
 const originalName = (file: string): string => decodeURIComponent(file);
 
-export async function dumpDatabases(client: MongoClient, dir: string, onCollection?: (db: string, col: string, count: number) => void): Promise<DatabaseInventory> {
+export async function dumpDatabases(
+  client: MongoClient,
+  dir: string,
+  onCollection?: (db: string, col: string, count: number) => void,
+): Promise<DatabaseInventory> {
   const inventory: DatabaseInventory = {};
   const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
   for (const { name: dbName } of databases.sort((a, b) => a.name.localeCompare(b.name))) {
@@ -28,7 +32,9 @@ export async function dumpDatabases(client: MongoClient, dir: string, onCollecti
     const dbDir = join(dir, fileName(dbName));
     await mkdir(dbDir, { recursive: true, mode: 0o700 });
     inventory[dbName] = {};
-    const collections = (await db.listCollections({}, { nameOnly: true }).toArray()).filter((c) => !c.name.startsWith('system.') && (c.type ?? 'collection') === 'collection');
+    const collections = (await db.listCollections({}, { nameOnly: true }).toArray()).filter(
+      (c) => !c.name.startsWith('system.') && (c.type ?? 'collection') === 'collection',
+    );
     for (const { name: colName } of collections.sort((a, b) => a.name.localeCompare(b.name))) {
       const collection = db.collection(colName);
       const out = createWriteStream(join(dbDir, `${fileName(colName)}.jsonl`), { mode: 0o600 });
@@ -83,7 +89,10 @@ export async function loadDatabases(client: MongoClient, dir: string, warn: (tex
     const files = (await readdir(join(dir, dbFile))).filter((f) => f.endsWith('.jsonl')).sort();
     for (const file of files) {
       const colName = originalName(file.slice(0, -'.jsonl'.length));
-      await db.collection(colName).drop().catch(() => undefined);
+      await db
+        .collection(colName)
+        .drop()
+        .catch(() => undefined);
       await db.createCollection(colName).catch(() => undefined);
       inventory[dbName][colName] = await insertBatches(client, dbName, colName, join(dir, dbFile, file));
       const indexFile = join(dir, dbFile, `${file.slice(0, -'.jsonl'.length)}.indexes.json`);

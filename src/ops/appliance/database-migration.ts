@@ -80,7 +80,9 @@ export function legacyDatabasePaths(layout: InstallLayout): LegacyDatabasePaths 
 
 function sqliteFiles(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((f) => f.endsWith('.sqlite')).sort();
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.sqlite'))
+      .sort();
   } catch {
     return [];
   }
@@ -140,7 +142,8 @@ function isV1Build(bin: string): boolean {
 }
 
 function v1Candidates(root: string): string[] {
-  const cacheDir = process.env.CYBERCOM_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'cybercom-ts');
+  const cacheDir =
+    process.env.CYBERCOM_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '/root', '.cache'), 'cybercom-ts');
   const goMod = readFileSync(join(root, 'ops', 'deps', 'ferretdb-v1', 'go.mod'), 'utf8');
   const version = /^require github\.com\/FerretDB\/FerretDB (\S+)/m.exec(goMod)?.[1];
   return [
@@ -159,13 +162,19 @@ export async function findLegacyFerretDb(log: (text: string) => void = () => und
   const found = v1Candidates(root)[0];
   if (found) return found;
   try {
-    const { stdout, stderr } = await execFileAsync('bash', [join(root, 'ops', 'build-engine.sh'), '--legacy-ferretdb-v1'], { timeout: 900_000, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await execFileAsync('bash', [join(root, 'ops', 'build-engine.sh'), '--legacy-ferretdb-v1'], {
+      timeout: 900_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     log(`${stdout}${stderr}`.trim());
   } catch (err) {
     const { stderr, stdout } = err as { stderr?: string; stdout?: string };
-    throw new Error(`FerretDB v1, needed to read the old data, could not be provided: ${(stderr || stdout || (err as Error).message).trim()}`, {
-      cause: err,
-    });
+    throw new Error(
+      `FerretDB v1, needed to read the old data, could not be provided: ${(stderr || stdout || (err as Error).message).trim()}`,
+      {
+        cause: err,
+      },
+    );
   }
   const built = v1Candidates(root)[0];
   if (!built) throw new Error('ops/build-engine.sh --legacy-ferretdb-v1 left no FerretDB v1 binary in .cache/bin/ferretdb-v1');
@@ -212,7 +221,14 @@ function adminClient(port: number, tls: TlsFiles, secrets: Secrets): MongoClient
  * client certificates from `clientCaFile`, SCRAM users (the setup user's name and password come
  * from the environment, FERRETDB_SETUP_USERNAME/PASSWORD, never argv).
  */
-export function legacyFerretDbArgs(o: { dataDir: string; stateDir: string; port: number; certFile: string; keyFile: string; clientCaFile: string }): string[] {
+export function legacyFerretDbArgs(o: {
+  dataDir: string;
+  stateDir: string;
+  port: number;
+  certFile: string;
+  keyFile: string;
+  clientCaFile: string;
+}): string[] {
   return [
     '--handler=sqlite',
     // A directory URI with a trailing slash, as FerretDB v1 requires.
@@ -243,12 +259,25 @@ interface LegacyServer {
  * certificates, SCRAM as the installation's database administrator), but on a free loopback
  * port and with a state directory of its own, so the new engine can use the usual one.
  */
-async function startLegacyFerretDb(binary: string, dataDir: string, workDir: string, tls: TlsFiles, secrets: Secrets): Promise<LegacyServer> {
+async function startLegacyFerretDb(
+  binary: string,
+  dataDir: string,
+  workDir: string,
+  tls: TlsFiles,
+  secrets: Secrets,
+): Promise<LegacyServer> {
   const port = await freePort();
   const stateDir = join(workDir, 'ferretdb-v1-state');
   const logFile = join(workDir, 'ferretdb-v1.log');
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
-  const args = legacyFerretDbArgs({ dataDir, stateDir, port, certFile: tls.certFile, keyFile: tls.keyFile, clientCaFile: tls.clientCaFile });
+  const args = legacyFerretDbArgs({
+    dataDir,
+    stateDir,
+    port,
+    certFile: tls.certFile,
+    keyFile: tls.keyFile,
+    clientCaFile: tls.clientCaFile,
+  });
   // The credentials go through the environment, not argv (public in `ps`).
   const env = { ...process.env, FERRETDB_SETUP_USERNAME: ACCOUNTS.database.admin, FERRETDB_SETUP_PASSWORD: secrets.DB_ADMIN_PASSWORD };
   let server: ManagedProcess | undefined;
@@ -289,7 +318,11 @@ export async function collectionFingerprint(client: MongoClient, db: string, col
   const collection = client.db(db).collection(col);
   const digests: string[] = [];
   for await (const doc of collection.find({})) {
-    digests.push(createHash('sha256').update(BSON.EJSON.stringify(doc, { relaxed: false })).digest('hex'));
+    digests.push(
+      createHash('sha256')
+        .update(BSON.EJSON.stringify(doc, { relaxed: false }))
+        .digest('hex'),
+    );
   }
   digests.sort();
   const counted = await collection.countDocuments({});
@@ -336,7 +369,9 @@ async function checkFreeSpace(paths: LegacyDatabasePaths, databaseDir: string): 
   const wanted = used * SPACE_FACTOR + SPACE_MARGIN;
   if (free < wanted) {
     const mib = (n: number): string => `${Math.ceil(n / 1024 / 1024)} MiB`;
-    throw new Error(`not enough free disk space to migrate the database: ${mib(free)} free in ${databaseDir}, ${mib(wanted)} wanted (the old files take ${mib(used)} and are kept)`);
+    throw new Error(
+      `not enough free disk space to migrate the database: ${mib(free)} free in ${databaseDir}, ${mib(wanted)} wanted (the old files take ${mib(used)} and are kept)`,
+    );
   }
 }
 
@@ -461,8 +496,10 @@ export async function migrateLegacyDatabase(opts: MigrationOptions): Promise<Mig
       const before = await collectionFingerprint(source, db, col);
       const after = await collectionFingerprint(destination, db, col);
       log(`verified ${name}: ${before.documents} documents, sha256 ${before.sha256}, indexes [${before.indexes.join(', ')}]`);
-      if (before.documents !== after.documents) problems.push(`${name}: ${before.documents} documents in FerretDB v1, ${after.documents} in the new engine`);
-      else if (before.sha256 !== after.sha256) problems.push(`${name}: content differs (sha256 ${before.sha256} in FerretDB v1, ${after.sha256} in the new engine)`);
+      if (before.documents !== after.documents)
+        problems.push(`${name}: ${before.documents} documents in FerretDB v1, ${after.documents} in the new engine`);
+      else if (before.sha256 !== after.sha256)
+        problems.push(`${name}: content differs (sha256 ${before.sha256} in FerretDB v1, ${after.sha256} in the new engine)`);
       const missingIndexes = before.indexes.filter((i) => !after.indexes.includes(i));
       if (missingIndexes.length > 0) problems.push(`${name}: indexes missing in the new engine: ${missingIndexes.join('; ')}`);
       (databases[db] ??= {})[col] = after;
@@ -470,7 +507,9 @@ export async function migrateLegacyDatabase(opts: MigrationOptions): Promise<Mig
     if (problems.length > 0) throw new Error(`the copy does not match the old data:\n${problems.join('\n')}`);
     for (const [db, cols] of Object.entries(databases)) {
       const documents = Object.values(cols).reduce((n, c) => n + c.documents, 0);
-      progress(`${db}: ${plural(Object.keys(cols).length, 'collection')}, ${plural(documents, 'document')}: counts and content hashes match`);
+      progress(
+        `${db}: ${plural(Object.keys(cols).length, 'collection')}, ${plural(documents, 'document')}: counts and content hashes match`,
+      );
     }
 
     const collections = Object.values(databases).flatMap((cols) => Object.values(cols));
@@ -479,7 +518,11 @@ export async function migrateLegacyDatabase(opts: MigrationOptions): Promise<Mig
       from: { engine: `FerretDB ${await legacyVersion(binary)} (SQLite)`, files },
       to: { engine: target.kind },
       oldData: paths.keptDir,
-      totals: { databases: Object.keys(databases).length, collections: collections.length, documents: collections.reduce((n, c) => n + c.documents, 0) },
+      totals: {
+        databases: Object.keys(databases).length,
+        collections: collections.length,
+        documents: collections.reduce((n, c) => n + c.documents, 0),
+      },
       databases,
       skipped,
     };
@@ -501,7 +544,13 @@ export async function migrateLegacyDatabase(opts: MigrationOptions): Promise<Mig
       const kept: string[] = [];
       for (const name of ['ferretdb-v1.log', 'ferretdb.log', 'mongod.log']) {
         const to = join(databaseDir, `migration-failed-${name}`);
-        if (await rename(join(paths.stagingDir, name), to).then(() => true, () => false)) kept.push(to);
+        if (
+          await rename(join(paths.stagingDir, name), to).then(
+            () => true,
+            () => false,
+          )
+        )
+          kept.push(to);
       }
       await rm(paths.stagingDir, { recursive: true, force: true }).catch(() => undefined);
       const reason = err instanceof Error ? err.message : String(err);
@@ -525,4 +574,3 @@ async function legacyVersion(binary: string): Promise<string> {
     return 'v1';
   }
 }
-

@@ -16,15 +16,33 @@ import { writeIfChanged } from './write-if-changed.js';
 
 const HEADER = 'Written by the installer from install.json and secrets.env; re-run ./installer to change it.';
 
-export async function writeDerivedConfig(layout: InstallLayout, config: InstallConfig, secrets: Secrets, environment: NodeJS.ProcessEnv): Promise<string[]> {
+export async function writeDerivedConfig(
+  layout: InstallLayout,
+  config: InstallConfig,
+  secrets: Secrets,
+  environment: NodeJS.ProcessEnv,
+): Promise<string[]> {
   const changed: string[] = [];
-  if (await writeIfChanged(layout.brokerDefinitionsFile, renderBrokerDefinitions(secrets), 0o600)) changed.push('rabbitmq-definitions.json');
-  if (await writeIfChanged(layout.serviceEnvFile, renderEnvFile(serviceEnv(layout, config, secrets), HEADER), 0o600)) changed.push('service.env');
-  if (await writeIfChanged(layout.workerEnvFile, renderEnvFile(workerEnv(layout, config, secrets), HEADER), 0o600)) changed.push('worker.env');
+  if (await writeIfChanged(layout.brokerDefinitionsFile, renderBrokerDefinitions(secrets), 0o600))
+    changed.push('rabbitmq-definitions.json');
+  if (await writeIfChanged(layout.serviceEnvFile, renderEnvFile(serviceEnv(layout, config, secrets), HEADER), 0o600))
+    changed.push('service.env');
+  if (await writeIfChanged(layout.workerEnvFile, renderEnvFile(workerEnv(layout, config, secrets), HEADER), 0o600))
+    changed.push('worker.env');
   if (config.runtime === 'compose') {
-    const previous = await readFile(layout.composeEnvFile, 'utf8').then((t) => parseEnv(t) as Record<string, string>, () => ({}));
+    const previous = await readFile(layout.composeEnvFile, 'utf8').then(
+      (t) => parseEnv(t) as Record<string, string>,
+      () => ({}),
+    );
     const env = composeEnv(layout, config, environment, previous);
-    if (await writeIfChanged(layout.composeEnvFile, renderEnvFile(env, 'Variables for compose.yaml, written by the installer (no secrets here).'), 0o600)) changed.push('compose.env');
+    if (
+      await writeIfChanged(
+        layout.composeEnvFile,
+        renderEnvFile(env, 'Variables for compose.yaml, written by the installer (no secrets here).'),
+        0o600,
+      )
+    )
+      changed.push('compose.env');
   }
   return changed;
 }

@@ -30,7 +30,10 @@ export function renderEnvFile(env: EnvMap, header: string): string {
     if (/[\r\n]/.test(value)) throw new Error(`${key}: env values cannot contain line breaks`);
     return /^[\w@%+=:,./[\]-]*$/.test(value) ? `${key}=${value}` : `${key}=${JSON.stringify(value)}`;
   });
-  return `${header.split('\n').map((l) => `# ${l}`).join('\n')}\n${lines.join('\n')}\n`;
+  return `${header
+    .split('\n')
+    .map((l) => `# ${l}`)
+    .join('\n')}\n${lines.join('\n')}\n`;
 }
 
 interface ClientFiles {
@@ -42,7 +45,12 @@ interface ClientFiles {
 
 function clientFiles(layout: InstallLayout, runtime: RuntimeKind, client: 'api' | 'worker'): ClientFiles {
   if (runtime === 'compose') {
-    return { ca: `${CONTAINER_TLS_DIR}/ca.pem`, cert: `${CONTAINER_TLS_DIR}/client.pem`, key: `${CONTAINER_TLS_DIR}/client.key`, combined: `${CONTAINER_TLS_DIR}/client-combined.pem` };
+    return {
+      ca: `${CONTAINER_TLS_DIR}/ca.pem`,
+      cert: `${CONTAINER_TLS_DIR}/client.pem`,
+      key: `${CONTAINER_TLS_DIR}/client.key`,
+      combined: `${CONTAINER_TLS_DIR}/client-combined.pem`,
+    };
   }
   const paths = certificatePaths(layout.certsDir, client);
   return { ca: certificatePaths(layout.certsDir, 'ca').certFile, cert: paths.certFile, key: paths.keyFile, combined: paths.combinedFile };
@@ -56,7 +64,8 @@ function clientFiles(layout: InstallLayout, runtime: RuntimeKind, client: 'api' 
  */
 function mongoUri(config: InstallConfig, runtime: RuntimeKind): string {
   const cluster = topologyOf(config) === 'cluster';
-  if (runtime !== 'compose') return cluster ? publishedMemberUri('localhost', config.ports.database) : `mongodb://localhost:${config.ports.database}/`;
+  if (runtime !== 'compose')
+    return cluster ? publishedMemberUri('localhost', config.ports.database) : `mongodb://localhost:${config.ports.database}/`;
   return cluster ? replicaSetUri() : 'mongodb://mongo:27017/';
 }
 
@@ -67,7 +76,13 @@ function brokerEnv(config: InstallConfig, runtime: RuntimeKind): EnvMap {
   return { BROKER_URL: `amqps://rabbitmq:5671/${ACCOUNTS.vhost}` };
 }
 
-function connectionEnv(config: InstallConfig, runtime: RuntimeKind, files: ClientFiles, db: { user: string; password: string }, broker: { user: string; password: string }): EnvMap {
+function connectionEnv(
+  config: InstallConfig,
+  runtime: RuntimeKind,
+  files: ClientFiles,
+  db: { user: string; password: string },
+  broker: { user: string; password: string },
+): EnvMap {
   return {
     MONGO_URI: mongoUri(config, runtime),
     MONGO_USERNAME: db.user,
@@ -156,4 +171,3 @@ export function workerEnv(layout: InstallLayout, config: InstallConfig, secrets:
     LOG_LEVEL: 'info',
   };
 }
-

@@ -30,7 +30,7 @@ export interface Installation {
 }
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err);
+  return err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
 }
 
 export async function checkDatabase(inst: Installation): Promise<HealthCheck> {
@@ -74,7 +74,11 @@ export interface HttpAnswer {
 }
 
 /** GET with an explicit Host header (and SNI), so a public name is checked without DNS. */
-export function getWithHost(url: URL, hostHeader: string, opts: { servername?: string; timeoutMs?: number; insecure?: boolean } = {}): Promise<HttpAnswer> {
+export function getWithHost(
+  url: URL,
+  hostHeader: string,
+  opts: { servername?: string; timeoutMs?: number; insecure?: boolean } = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = request(
@@ -103,7 +107,11 @@ export async function checkApi(inst: Installation): Promise<HealthCheck> {
   try {
     const answer = await getWithHost(target.url, target.hostHeader, { servername: target.servername, insecure: true });
     const ok = answer.status === 200;
-    return { name: 'api', ok, detail: ok ? `${target.url.origin} answers 200` : `${target.url.href} answered ${answer.status}: ${answer.body.slice(0, 200)}` };
+    return {
+      name: 'api',
+      ok,
+      detail: ok ? `${target.url.origin} answers 200` : `${target.url.href} answered ${answer.status}: ${answer.body.slice(0, 200)}`,
+    };
   } catch (err) {
     return { name: 'api', ok: false, detail: message(err) };
   }
@@ -158,7 +166,11 @@ export async function checkAll(inst: Installation): Promise<HealthCheck[]> {
 }
 
 /** Polls checkAll until every check passes; throws with the last failures after timeoutMs. */
-export async function waitUntilHealthy(inst: Installation, timeoutMs: number, onProgress?: (checks: HealthCheck[]) => void): Promise<HealthCheck[]> {
+export async function waitUntilHealthy(
+  inst: Installation,
+  timeoutMs: number,
+  onProgress?: (checks: HealthCheck[]) => void,
+): Promise<HealthCheck[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     // Services still coming up are waited for; an installation whose files are gone is not coming back.

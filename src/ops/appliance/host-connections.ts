@@ -20,7 +20,8 @@ export function databaseCredentials(secrets: Secrets, who: DatabaseIdentity): { 
 }
 
 export function brokerCredentials(secrets: Secrets, who: DatabaseIdentity): { username: string; password: string } {
-  const password = who === 'admin' ? secrets.BROKER_ADMIN_PASSWORD : who === 'api' ? secrets.BROKER_API_PASSWORD : secrets.BROKER_WORKER_PASSWORD;
+  const password =
+    who === 'admin' ? secrets.BROKER_ADMIN_PASSWORD : who === 'api' ? secrets.BROKER_API_PASSWORD : secrets.BROKER_WORKER_PASSWORD;
   return { username: ACCOUNTS.broker[who], password };
 }
 
@@ -45,7 +46,12 @@ export function hostMongoClient(layout: InstallLayout, config: InstallConfig, se
   });
 }
 
-export async function hostBrokerConnection(layout: InstallLayout, config: InstallConfig, secrets: Secrets, opts: HostClientOptions = {}): Promise<amqp.ChannelModel> {
+export async function hostBrokerConnection(
+  layout: InstallLayout,
+  config: InstallConfig,
+  secrets: Secrets,
+  opts: HostClientOptions = {},
+): Promise<amqp.ChannelModel> {
   const cert = certificatePaths(layout.certsDir, opts.certificate ?? 'api');
   const [ca, certPem, key] = await Promise.all([
     readFile(certificatePaths(layout.certsDir, 'ca').certFile),

@@ -72,7 +72,9 @@ export function migrateInstallConfig(raw: unknown): { config: InstallConfig; mig
   let current = raw as Record<string, unknown>;
   const start = typeof current.configVersion === 'number' ? current.configVersion : 1;
   if (start > CURRENT_CONFIG_VERSION) {
-    throw new InstallConfigError(`install.json has configVersion ${start}, newer than this installer (${CURRENT_CONFIG_VERSION}): update the checkout`);
+    throw new InstallConfigError(
+      `install.json has configVersion ${start}, newer than this installer (${CURRENT_CONFIG_VERSION}): update the checkout`,
+    );
   }
   for (let version = start; version < CURRENT_CONFIG_VERSION; version++) {
     const step = MIGRATIONS[version];
@@ -81,7 +83,9 @@ export function migrateInstallConfig(raw: unknown): { config: InstallConfig; mig
   }
   const parsed = installConfigSchema.safeParse(current);
   if (!parsed.success) {
-    throw new InstallConfigError(`install.json is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new InstallConfigError(
+      `install.json is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   return start === CURRENT_CONFIG_VERSION ? { config: parsed.data } : { config: parsed.data, migratedFrom: start };
 }
@@ -115,7 +119,9 @@ export async function readPreviousAnswers(file: string): Promise<Partial<Install
   let current = raw as Record<string, unknown>;
   const start = typeof current.configVersion === 'number' ? current.configVersion : CURRENT_CONFIG_VERSION;
   if (start > CURRENT_CONFIG_VERSION) {
-    throw new InstallConfigError(`${file} has configVersion ${start}, newer than this installer (${CURRENT_CONFIG_VERSION}): update the checkout`);
+    throw new InstallConfigError(
+      `${file} has configVersion ${start}, newer than this installer (${CURRENT_CONFIG_VERSION}): update the checkout`,
+    );
   }
   for (let version = start; version < CURRENT_CONFIG_VERSION; version++) {
     const step = MIGRATIONS[version];

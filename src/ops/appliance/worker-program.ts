@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { repositoryRoot } from './layout.js';
 
 /** CommonJS dependencies bundled into ESM call require(); give them a real one. */
-const REQUIRE_SHIM = "import { createRequire as __cybercomCreateRequire } from 'node:module'; const require = __cybercomCreateRequire(import.meta.url);";
+const REQUIRE_SHIM =
+  "import { createRequire as __cybercomCreateRequire } from 'node:module'; const require = __cybercomCreateRequire(import.meta.url);";
 
 /** Optional native or cloud add-ons of the MongoDB driver: loaded on demand, absent here. */
 const OPTIONAL_EXTERNALS = [

@@ -53,13 +53,22 @@ export const backup: Command = async (argv) => {
     let databases;
     try {
       await client.connect();
-      databases = await dumpDatabases(client, join(root, 'databases'), (db, col, n) => process.stdout.write(`  ${db}.${col}: ${n} document(s)\n`));
+      databases = await dumpDatabases(client, join(root, 'databases'), (db, col, n) =>
+        process.stdout.write(`  ${db}.${col}: ${n} document(s)\n`),
+      );
     } finally {
       await client.close();
     }
     await cp(inst.layout.configDir, join(root, 'config'), { recursive: true });
     await cp(inst.layout.certsDir, join(root, 'certs'), { recursive: true });
-    const manifest: BackupManifest = { format: BACKUP_FORMAT, version: BACKUP_VERSION, createdAt: new Date().toISOString(), source: inst.layout.root, runtime: inst.config.runtime, databases };
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      version: BACKUP_VERSION,
+      createdAt: new Date().toISOString(),
+      source: inst.layout.root,
+      runtime: inst.config.runtime,
+      databases,
+    };
     await writeFile(join(root, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
     await writeFile(join(root, 'SHA256SUMS'), await checksumLines(root), { mode: 0o600 });
     const partial = `${output}.partial`;

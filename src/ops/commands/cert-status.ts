@@ -46,7 +46,9 @@ export const certStatus: Command = async (argv) => {
   if (reports.length === 0) throw new CommandError(`no certificates in ${layout.certsDir}`, EXIT.notInstalled);
   const problems = problemsOf(reports, days);
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ directory: layout.certsDir, warnDays: days, ok: problems.length === 0, problems, certificates: reports }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ directory: layout.certsDir, warnDays: days, ok: problems.length === 0, problems, certificates: reports }, null, 2)}\n`,
+    );
   } else {
     for (const r of reports) {
       const names = [...r.dnsNames, ...r.ipAddresses].join(', ') || '-';
@@ -62,7 +64,11 @@ export const certStatus: Command = async (argv) => {
         ].join('\n'),
       );
     }
-    process.stdout.write(problems.length === 0 ? `All ${reports.length} certificates valid for more than ${days} days.\n` : `Attention:\n${problems.map((p) => `  - ${p}`).join('\n')}\nRenew with: ops/rotate-certs --dir ${layout.root}\n`);
+    process.stdout.write(
+      problems.length === 0
+        ? `All ${reports.length} certificates valid for more than ${days} days.\n`
+        : `Attention:\n${problems.map((p) => `  - ${p}`).join('\n')}\nRenew with: ops/rotate-certs --dir ${layout.root}\n`,
+    );
   }
   return problems.length === 0 ? EXIT.ok : EXIT.failed;
 };

@@ -39,7 +39,8 @@ export const logs: Command = async (argv) => {
     return EXIT.ok;
   }
   const { tailFile } = await import('../runtime/log-files.js');
-  const read = (service: string): Promise<string> => (service === 'install' ? tailFile(inst.layout.installLog, lines) : runtime.logTail(service, lines));
+  const read = (service: string): Promise<string> =>
+    service === 'install' ? tailFile(inst.layout.installLog, lines) : runtime.logTail(service, lines);
   for (const service of values.service ? [values.service] : known) {
     const text = await read(service).catch((err: Error) => `(unavailable: ${err.message})`);
     if (!values.service) process.stdout.write(`==> ${service} <==\n`);

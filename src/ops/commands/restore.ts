@@ -48,7 +48,8 @@ async function unpack(archive: string, into: string): Promise<{ dir: string; man
   const dir = join(into, 'cybercom-backup');
   const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8').catch(() => '{}')) as BackupManifest;
   if (manifest.format !== BACKUP_FORMAT) throw new CommandError(`${archive} is not a cybercom backup`);
-  if (manifest.version > BACKUP_VERSION) throw new CommandError(`${archive} is a newer backup format (${manifest.version}) than this version reads`);
+  if (manifest.version > BACKUP_VERSION)
+    throw new CommandError(`${archive} is a newer backup format (${manifest.version}) than this version reads`);
   const bad = await verifyChecksums(dir);
   if (bad.length > 0) throw new CommandError(`${archive} is damaged: checksums differ for ${bad.slice(0, 5).join(', ')}`);
   return { dir, manifest };
@@ -65,13 +66,21 @@ async function restoreIdentity(inst: Installation, from: string, aside: string):
   await cp(join(from, 'certs'), layout.certsDir, { recursive: true });
   const secrets = await loadSecrets(layout.secretsFile);
   // The restored server certificates may lack this installation's host name: re-issued from the restored CA if so.
-  await ensureCertificates(layout.certsDir, { publicHost: config.publicHost, validityDays: config.certValidityDays, topology: topologyOf(config) });
+  await ensureCertificates(layout.certsDir, {
+    publicHost: config.publicHost,
+    validityDays: config.certValidityDays,
+    topology: topologyOf(config),
+  });
   await writeDerivedConfig(layout, config, secrets, process.env);
   return { ...inst, secrets };
 }
 
 export const restore: Command = async (argv) => {
-  const { values, positionals } = parseCommandArgs(argv, { 'data-only': { type: 'boolean', default: false }, yes: { type: 'boolean', default: false } }, true);
+  const { values, positionals } = parseCommandArgs(
+    argv,
+    { 'data-only': { type: 'boolean', default: false }, yes: { type: 'boolean', default: false } },
+    true,
+  );
   if (values.help) {
     process.stdout.write(RESTORE_HELP);
     return EXIT.ok;

@@ -61,7 +61,8 @@ export const rotateCerts: Command = async (argv) => {
   }
   const inst = await loadInstallation(values.dir);
   const validityDays = values.days === undefined ? inst.config.certValidityDays : Number(values.days);
-  if (!Number.isInteger(validityDays) || validityDays < 1 || validityDays > 3650) throw new CommandError('--days needs a whole number from 1 to 3650', EXIT.usage);
+  if (!Number.isInteger(validityDays) || validityDays < 1 || validityDays > 3650)
+    throw new CommandError('--days needs a whole number from 1 to 3650', EXIT.usage);
   const keepClientCa = values['keep-client-ca'];
   if (keepClientCa && values['new-ca']) throw new CommandError('--new-ca replaces both CAs: it cannot keep the client CA', EXIT.usage);
   const timeoutMs = 1000 * (values['health-timeout'] === undefined ? 180 : Number(values['health-timeout']));
@@ -100,7 +101,9 @@ export const rotateCerts: Command = async (argv) => {
   try {
     await restartAndCheck(inst, timeoutMs);
   } catch (err) {
-    process.stderr.write(`The stack is not healthy with the new certificates: ${(err as Error).message}\nRolling back to ${previous} ...\n`);
+    process.stderr.write(
+      `The stack is not healthy with the new certificates: ${(err as Error).message}\nRolling back to ${previous} ...\n`,
+    );
     for (const name of await readdir(certs)) await rm(join(certs, name), { force: true });
     await cp(previous, certs, { recursive: true, preserveTimestamps: true });
     try {
@@ -114,7 +117,9 @@ export const rotateCerts: Command = async (argv) => {
   process.stdout.write('All services healthy with the new certificates.\n');
 
   const rebuilt = await rebuildRecordedBundles(inst, (line) => process.stdout.write(`${line}\n`));
-  const whenRefused = clientCaKept ? 'the old bundles keep working until their certificates expire' : 'the old bundles are refused from now on';
+  const whenRefused = clientCaKept
+    ? 'the old bundles keep working until their certificates expire'
+    : 'the old bundles are refused from now on';
   if (rebuilt.length > 0) {
     process.stdout.write(
       `\nREMOTE WORKERS NEED THE NEW BUNDLE. Rebuilt: ${rebuilt.join(', ')}\n` +

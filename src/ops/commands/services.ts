@@ -19,7 +19,8 @@ export const services: Command = async (argv) => {
     return EXIT.ok;
   }
   const action = positionals[0];
-  if (!['start', 'stop', 'restart'].includes(action ?? '') || positionals.length !== 1) throw new CommandError('say start, stop or restart', EXIT.usage);
+  if (!['start', 'stop', 'restart'].includes(action ?? '') || positionals.length !== 1)
+    throw new CommandError('say start, stop or restart', EXIT.usage);
   const inst = await loadInstallation(values.dir);
   const runtime = await openRuntime(inst.layout, inst.config);
   if (action === 'stop') {

@@ -82,12 +82,19 @@ async function assertAddressInCertificates(inst: Installation, address: string):
   }
 }
 
-export function remoteWorkerEnv(inst: Installation, host: string, serverAddress: string, queues: string = DEFAULT_QUEUE): Record<string, string> {
+export function remoteWorkerEnv(
+  inst: Installation,
+  host: string,
+  serverAddress: string,
+  queues: string = DEFAULT_QUEUE,
+): Record<string, string> {
   const tls = (file: string): string => `${CONTAINER_TLS_DIR}/${file}`;
   const address = serverAddress.includes(':') ? `[${serverAddress}]` : serverAddress;
   return {
     MONGO_URI:
-      topologyOf(inst.config) === 'cluster' ? publishedMemberUri(address, inst.config.ports.database) : `mongodb://${address}:${inst.config.ports.database}/`,
+      topologyOf(inst.config) === 'cluster'
+        ? publishedMemberUri(address, inst.config.ports.database)
+        : `mongodb://${address}:${inst.config.ports.database}/`,
     MONGO_USERNAME: ACCOUNTS.database.worker,
     MONGO_PASSWORD: inst.secrets.DB_WORKER_PASSWORD,
     MONGO_AUTH_SOURCE: ACCOUNTS.authSource,
@@ -179,11 +186,17 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
   if (opts.host === '' || problem) throw new CommandError(`--host: ${problem ?? 'a host name is required'}`, EXIT.usage);
   const serverAddress = opts.serverAddress ?? inst.config.publicHost;
   if (serverAddress === '') {
-    throw new CommandError('the installation has no public host for remote workers to dial: re-run ./installer --public-host NAME, or pass --server-address', EXIT.usage);
+    throw new CommandError(
+      'the installation has no public host for remote workers to dial: re-run ./installer --public-host NAME, or pass --server-address',
+      EXIT.usage,
+    );
   }
   await assertAddressInCertificates(inst, serverAddress);
   // The image compose built or was told to use (WORKER_IMAGE in compose.env overrides the default).
-  const composeVariables = await readFile(inst.layout.composeEnvFile, 'utf8').then((t) => parseEnv(t) as Record<string, string>, () => ({}) as Record<string, string>);
+  const composeVariables = await readFile(inst.layout.composeEnvFile, 'utf8').then(
+    (t) => parseEnv(t) as Record<string, string>,
+    () => ({}) as Record<string, string>,
+  );
   const imageName = process.env.WORKER_IMAGE ?? composeVariables.WORKER_IMAGE ?? DEFAULT_WORKER_IMAGE;
   const withImage = opts.image ?? (await imageAvailable(imageName));
 
@@ -201,7 +214,14 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
     await copyFile(worker.combinedFile, join(dir, 'certs', 'client-combined.pem'));
     await Promise.all(['ca.pem', 'client.pem'].map((f) => chmod(join(dir, 'certs', f), 0o644)));
     await Promise.all(['client.key', 'client-combined.pem'].map((f) => chmod(join(dir, 'certs', f), 0o600)));
-    await writeFile(join(dir, 'worker.env'), renderEnvFile(remoteWorkerEnv(inst, opts.host, serverAddress, opts.queues ?? DEFAULT_QUEUE), `Worker for ${opts.host}: settings for the cybercom installation at ${serverAddress}.`), { mode: 0o600 });
+    await writeFile(
+      join(dir, 'worker.env'),
+      renderEnvFile(
+        remoteWorkerEnv(inst, opts.host, serverAddress, opts.queues ?? DEFAULT_QUEUE),
+        `Worker for ${opts.host}: settings for the cybercom installation at ${serverAddress}.`,
+      ),
+      { mode: 0o600 },
+    );
     say('building the worker program (app/worker.mjs, app/tasks.mjs) ...');
     await buildWorkerProgram(join(dir, 'app'));
     await writeFile(join(dir, 'app', 'package.json'), '{ "type": "module", "private": true }\n');
@@ -222,7 +242,13 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
     await rename(partial, output);
 
     const records = await readRecords(inst);
-    records[opts.host] = { serverAddress, queues: opts.queues ?? DEFAULT_QUEUE, image: withImage, output, createdAt: new Date().toISOString() };
+    records[opts.host] = {
+      serverAddress,
+      queues: opts.queues ?? DEFAULT_QUEUE,
+      image: withImage,
+      output,
+      createdAt: new Date().toISOString(),
+    };
     await writeIfChanged(hostsFile(inst), `${JSON.stringify(records, null, 2)}\n`, 0o600);
     return output;
   } finally {
@@ -234,7 +260,11 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
 export async function rebuildRecordedBundles(inst: Installation, say: (line: string) => void): Promise<string[]> {
   const rebuilt: string[] = [];
   for (const [host, record] of Object.entries(await readRecords(inst))) {
-    const output = await buildWorkerBundle(inst, { host, serverAddress: record.serverAddress, queues: record.queues, image: record.image, output: record.output }, say);
+    const output = await buildWorkerBundle(
+      inst,
+      { host, serverAddress: record.serverAddress, queues: record.queues, image: record.image, output: record.output },
+      say,
+    );
     rebuilt.push(output);
   }
   return rebuilt;
@@ -253,18 +283,24 @@ export const workerBundle: Command = async (argv) => {
     process.stdout.write(WORKER_BUNDLE_HELP);
     return EXIT.ok;
   }
-  if (!values.host) throw new CommandError('--host is required (the remote machine\'s name)', EXIT.usage);
+  if (!values.host) throw new CommandError("--host is required (the remote machine's name)", EXIT.usage);
   const inst = await loadInstallation(values.dir);
   const image = values['no-image'] ? false : values.image ? true : undefined;
-  const output = await buildWorkerBundle(inst, { host: values.host, serverAddress: values['server-address'], queues: values.queues, image, output: values.output }, (line) => process.stdout.write(`${line}\n`));
-  process.stdout.write(`Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd cybercom-worker-${values.host} && ./run-worker.sh\n`);
+  const output = await buildWorkerBundle(
+    inst,
+    { host: values.host, serverAddress: values['server-address'], queues: values.queues, image, output: values.output },
+    (line) => process.stdout.write(`${line}\n`),
+  );
+  process.stdout.write(
+    `Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd cybercom-worker-${values.host} && ./run-worker.sh\n`,
+  );
   const ferretDb = inst.config.dbEngine === 'ferretdb' || (inst.config.dbEngine === 'auto' && findExecutable('mongod') === undefined);
   if (inst.config.runtime === 'local' && ferretDb) {
     // FerretDB has SCRAM users but no authorization: the worker's login is as strong as any.
     process.stdout.write(
-      'Note: this installation\'s database (FerretDB) cannot restrict what a user may do: the worker credentials in the bundle\n' +
-        'can read and change every database, the service\'s users and tokens included. Give bundles only to machines you trust,\n' +
-        'and rotate the certificates (ops/rotate-certs) if one is lost. The compose runtime\'s MongoDB enforces roles.\n',
+      "Note: this installation's database (FerretDB) cannot restrict what a user may do: the worker credentials in the bundle\n" +
+        "can read and change every database, the service's users and tokens included. Give bundles only to machines you trust,\n" +
+        "and rotate the certificates (ops/rotate-certs) if one is lost. The compose runtime's MongoDB enforces roles.\n",
     );
   }
   return EXIT.ok;

@@ -17,7 +17,12 @@ export interface ComposeCommand {
 }
 
 export function compareVersions(a: string, b: string): number {
-  const parse = (v: string): number[] => v.replace(/^v/, '').split(/[.+-]/).slice(0, 3).map((n) => Number.parseInt(n, 10) || 0);
+  const parse = (v: string): number[] =>
+    v
+      .replace(/^v/, '')
+      .split(/[.+-]/)
+      .slice(0, 3)
+      .map((n) => Number.parseInt(n, 10) || 0);
   const [x, y] = [parse(a), parse(b)];
   for (let i = 0; i < 3; i++) {
     const diff = (x[i] ?? 0) - (y[i] ?? 0);
@@ -65,9 +70,16 @@ export interface RunResult {
 }
 
 /** Runs a command; output is collected (and passed to onOutput as it arrives). */
-export function run(command: string, args: string[], opts: { onOutput?: (text: string) => void; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<RunResult> {
+export function run(
+  command: string,
+  args: string[],
+  opts: { onOutput?: (text: string) => void; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: opts.env ?? process.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      env: opts.env ?? process.env,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -37,7 +37,10 @@ export class ComposeRuntime implements ServiceRuntime {
    * in compose.env (CYBERCOM_COMPOSE_OVERRIDES), so a site's overrides apply to the cluster too.
    */
   async composeFiles(): Promise<string[]> {
-    const env = await readFile(this.layout.composeEnvFile, 'utf8').then((t) => parseEnv(t) as Record<string, string>, () => ({}) as Record<string, string>);
+    const env = await readFile(this.layout.composeEnvFile, 'utf8').then(
+      (t) => parseEnv(t) as Record<string, string>,
+      () => ({}) as Record<string, string>,
+    );
     const overrides = (env[COMPOSE_OVERRIDES_VARIABLE] ?? '').split(':').filter((f) => f !== '');
     const topology = env[TOPOLOGY_VARIABLE] === 'cluster' ? [join(repositoryRoot(), CLUSTER_COMPOSE_FILE)] : [];
     return [this.composeFile(), ...topology, ...overrides];
@@ -57,7 +60,10 @@ export class ComposeRuntime implements ServiceRuntime {
   async composeRun(args: string[], onOutput?: (text: string) => void): Promise<string> {
     const { command, args: base } = await this.base();
     const result = await run(command, [...base, ...args], { onOutput });
-    if (result.code !== 0) throw new Error(`${command} ${[...base.slice(-6), ...args].join(' ')} failed (exit ${result.code}):\n${(result.stderr || result.stdout).trim().slice(-4000)}`);
+    if (result.code !== 0)
+      throw new Error(
+        `${command} ${[...base.slice(-6), ...args].join(' ')} failed (exit ${result.code}):\n${(result.stderr || result.stdout).trim().slice(-4000)}`,
+      );
     return result.stdout;
   }
 
@@ -95,7 +101,10 @@ export class ComposeRuntime implements ServiceRuntime {
     const trimmed = out.trim();
     const rows: Array<{ Service?: string; State?: string; Health?: string; Status?: string }> = trimmed.startsWith('[')
       ? (JSON.parse(trimmed) as [])
-      : trimmed.split('\n').filter(Boolean).map((line) => JSON.parse(line) as object);
+      : trimmed
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as object);
     return this.services.map((service) => {
       const row = rows.find((r) => r.Service === service);
       return { service, state: row?.Health ? `${row.State ?? ''} (${row.Health})` : (row?.State ?? 'absent'), detail: row?.Status ?? '' };
@@ -119,7 +128,8 @@ export class ComposeRuntime implements ServiceRuntime {
     const envArgs = Object.keys(env).flatMap((key) => ['-e', key]);
     const { command: bin, args: base } = await this.base();
     const result = await run(bin, [...base, 'exec', '-T', ...envArgs, service, ...command], { env: { ...process.env, ...env } });
-    if (result.code !== 0) throw new Error(`exec in ${service} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim().slice(-2000)}`);
+    if (result.code !== 0)
+      throw new Error(`exec in ${service} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim().slice(-2000)}`);
     return result.stdout;
   }
 }

@@ -126,7 +126,9 @@ export class LocalRuntime implements ServiceRuntime {
   async processStates(): Promise<ProcessState[]> {
     const pid = await this.supervisorPid();
     const status = await readSupervisorStatus(this.layout.supervisorStatusFile);
-    const states: ProcessState[] = [{ service: 'supervisor', state: pid ? 'running' : 'stopped', detail: pid ? `pid ${pid}` : 'not running' }];
+    const states: ProcessState[] = [
+      { service: 'supervisor', state: pid ? 'running' : 'stopped', detail: pid ? `pid ${pid}` : 'not running' },
+    ];
     for (const name of LOCAL_SERVICES) {
       const s = pid && status?.pid === pid ? status.services[name] : undefined;
       states.push({

@@ -21,7 +21,13 @@ import { loadInstallConfig, type InstallConfig } from '../appliance/install-conf
 import { installLayout, type InstallLayout } from '../appliance/layout.js';
 import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
-import { readPidFile, writeSupervisorStatus, type LocalServiceName, type ServiceProcessStatus, type SupervisorStatus } from './supervisor-status.js';
+import {
+  readPidFile,
+  writeSupervisorStatus,
+  type LocalServiceName,
+  type ServiceProcessStatus,
+  type SupervisorStatus,
+} from './supervisor-status.js';
 
 interface RunningService {
   pid?: number;
@@ -56,7 +62,9 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
       // Earlier versions' FerretDB v1 files are not read by this engine: starting it would serve
       // an empty database. The installer migrates them first.
       if (legacyMigrationPending(layout)) {
-        throw new Error(`${layout.databaseDir} holds FerretDB v1 data that is not migrated yet: run ./installer --dir ${layout.root} to migrate it`);
+        throw new Error(
+          `${layout.databaseDir} holds FerretDB v1 data that is not migrated yet: run ./installer --dir ${layout.root} to migrate it`,
+        );
       }
       const handle = await startMongoWire({
         dir: layout.databaseDir,
@@ -169,7 +177,11 @@ export class LocalSupervisor {
     let backoff = 1000;
     let started = false;
     for (let attempt = 0; !this.stopping; attempt++) {
-      await this.mark(def.name, { state: attempt === 0 ? 'starting' : 'restarting', logFile: def.logFile, since: new Date().toISOString() });
+      await this.mark(def.name, {
+        state: attempt === 0 ? 'starting' : 'restarting',
+        logFile: def.logFile,
+        since: new Date().toISOString(),
+      });
       let service: RunningService;
       try {
         // A previous process of this service (ours after a crash, or the last supervisor's) may
@@ -211,7 +223,12 @@ export class LocalSupervisor {
       // Whatever the dead process left in its group (children) goes before the next attempt.
       await service.stop().catch(() => undefined);
       const status = this.status.services[def.name];
-      await this.mark(def.name, { state: 'restarting', pid: undefined, restarts: (status?.restarts ?? 0) + 1, lastError: 'exited unexpectedly' });
+      await this.mark(def.name, {
+        state: 'restarting',
+        pid: undefined,
+        restarts: (status?.restarts ?? 0) + 1,
+        lastError: 'exited unexpectedly',
+      });
       // A service that ran for a while gets a fresh backoff; a crash loop backs off.
       if (Date.now() - upSince > 60_000) backoff = 1000;
       await Promise.race([sleep(backoff), this.stopRequested]);
@@ -225,7 +242,13 @@ export class LocalSupervisor {
     const loops: Promise<void>[] = [];
     for (const def of this.services) {
       const outcome = await new Promise<'started' | Error>((resolve) => {
-        loops.push(this.keepRunning(def, () => resolve('started'), (err) => resolve(err)));
+        loops.push(
+          this.keepRunning(
+            def,
+            () => resolve('started'),
+            (err) => resolve(err),
+          ),
+        );
         void this.stopRequested.then(() => resolve(new Error('stopped during start-up')));
       });
       if (outcome instanceof Error) {
@@ -297,7 +320,9 @@ export async function runLocalSupervisor(root: string): Promise<number> {
       misses = pid === process.pid ? 0 : misses + 1;
       if (misses < 2) return; // twice in a row, so a passing hiccup reading it does not stop us
       clearInterval(watch);
-      process.stderr.write(`${new Date().toISOString()} ${layout.supervisorPidFile} no longer names this supervisor (pid ${process.pid}): stopping\n`);
+      process.stderr.write(
+        `${new Date().toISOString()} ${layout.supervisorPidFile} no longer names this supervisor (pid ${process.pid}): stopping\n`,
+      );
       void supervisor.stop();
     });
   }, PID_FILE_CHECK_MS);

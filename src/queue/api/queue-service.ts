@@ -66,7 +66,10 @@ export class QueueService {
     // Queues are declared by the workers that consume them; the API only checks they exist,
     // so it never creates a queue with arguments that differ from a worker's.
     this.publisher = new TaskPublisher({ session: this.session, declareQueues: 'passive' });
-    this.catalog = new TaskCatalog(this.control, { cacheSeconds: options.catalogCacheSeconds, replyTimeoutMs: options.catalogReplyTimeoutMs ?? 1_000 });
+    this.catalog = new TaskCatalog(this.control, {
+      cacheSeconds: options.catalogCacheSeconds,
+      replyTimeoutMs: options.catalogReplyTimeoutMs ?? 1_000,
+    });
     this.results = new ResultStore(options.mongo, { database: options.serviceDb.databaseName, collection: options.resultCollection });
     this.log = new TaskLog(options.serviceDb);
   }
@@ -113,7 +116,9 @@ export class QueueService {
       const mayHaveRun = mayHaveBeenPublished(error);
       await this.settleRefusedSubmission(taskId, mayHaveRun);
       if (mayHaveRun && error instanceof QueueUnavailableError) {
-        throw new QueueUnavailableError(error.code, `${error.message} The task may still run; it is in your history as ${taskId}.`, { task_id: taskId });
+        throw new QueueUnavailableError(error.code, `${error.message} The task may still run; it is in your history as ${taskId}.`, {
+          task_id: taskId,
+        });
       }
       throw error;
     }
@@ -148,7 +153,14 @@ export class QueueService {
     await this.control.revoke(entry.task_id, { terminate, signal: 'SIGTERM' });
     const current = await this.results.get(entry.task_id);
     if (READY_STATES.has(current.status)) return current;
-    const meta: RequestMeta = { name: entry.task_name, args: entry.args, kwargs: entry.kwargs, worker: null, retries: 0, queue: entry.queue };
+    const meta: RequestMeta = {
+      name: entry.task_name,
+      args: entry.args,
+      kwargs: entry.kwargs,
+      worker: null,
+      retries: 0,
+      queue: entry.queue,
+    };
     await this.results.markRevoked(entry.task_id, terminate ? 'terminated' : 'revoked', meta);
     return this.results.get(entry.task_id);
   }
@@ -201,9 +213,14 @@ export class QueueService {
       const total = this.log.count(filter, status);
       return Promise.all([total, this.log.page(filter, requested.skip, requested.limit, status, total)]);
     };
-    const inWindow = async ([total, firstTry]: [number, TaskLogEntry[]]): Promise<{ total: number; window: PageWindow; entries: TaskLogEntry[] }> => {
+    const inWindow = async ([total, firstTry]: [number, TaskLogEntry[]]): Promise<{
+      total: number;
+      window: PageWindow;
+      entries: TaskLogEntry[];
+    }> => {
       const window = pageWindow(total, paging);
-      const entries = window.skip === requested.skip ? firstTry : await this.log.page(filter, window.skip, window.limit, status, Promise.resolve(total));
+      const entries =
+        window.skip === requested.skip ? firstTry : await this.log.page(filter, window.skip, window.limit, status, Promise.resolve(total));
       return { total, window, entries };
     };
     if (status === undefined) {

@@ -28,9 +28,9 @@ export function validateTaskName(name: string): string {
   return name;
 }
 
-
 export function parseSubmission(body: unknown, taskName: string): Submission {
-  if (body === undefined) throw badRequest('missing_body', 'A JSON object body is required: {"function", "queue", "args", "kwargs", "tags"}.');
+  if (body === undefined)
+    throw badRequest('missing_body', 'A JSON object body is required: {"function", "queue", "args", "kwargs", "tags"}.');
   if (!isPlainObject(body)) throw badRequest('invalid_body', 'The request body must be a JSON object.');
   for (const key of Object.keys(body)) {
     if (!ALLOWED.includes(key)) throw badRequest('unknown_field', `Unknown field "${key}". Allowed fields: ${ALLOWED.join(', ')}.`);

@@ -188,7 +188,10 @@ export class TaskLog {
     // The count is not waited for (except for a deep page, which few windows can hold): once
     // known, it ends the windows that cannot hold the page.
     let total: number | undefined;
-    matches?.then((n) => (total = n), () => undefined);
+    matches?.then(
+      (n) => (total = n),
+      () => undefined,
+    );
     if (matches !== undefined && skip >= SORT_ALL_UP_TO) total = await matches;
     const sortAll = () => limit <= 0 || (total !== undefined && (total <= SORT_ALL_UP_TO || skip + limit > total * SORT_ALL_FROM_DEPTH));
     for (let span = FIRST_WINDOW_MS; !sortAll() && span <= LAST_WINDOW_MS; span *= WINDOW_GROWTH) {
@@ -229,7 +232,9 @@ export class TaskLog {
   async unsettled(user: string): Promise<{ id: string; state: string | null }[]> {
     // Until older entries have a state, `null` in `$in` finds them too (at some cost).
     const open = { user, state: { $in: this.statesBackfilled ? OPEN_STATES : [...OPEN_STATES, null] } } as Filter<TaskLogEntry>;
-    const rows = await this.hinted(this.hints?.unsettled, (hint) => this.collection.find(open, { projection: { state: 1 }, ...(hint ? { hint } : {}) }).toArray());
+    const rows = await this.hinted(this.hints?.unsettled, (hint) =>
+      this.collection.find(open, { projection: { state: 1 }, ...(hint ? { hint } : {}) }).toArray(),
+    );
     return rows.map((row) => ({ id: row._id, state: row.state ?? null }));
   }
 

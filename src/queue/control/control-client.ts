@@ -104,7 +104,11 @@ export class ControlClient {
    * Fire-and-forget command (no ticket, no reply_to: workers do not answer). Resolves once the
    * broker has the message, so a caller that exits right after does not lose it.
    */
-  async cast(method: string, args: JsonObject = {}, options: Pick<BroadcastOptions, 'destination' | 'pattern' | 'matcher'> = {}): Promise<void> {
+  async cast(
+    method: string,
+    args: JsonObject = {},
+    options: Pick<BroadcastOptions, 'destination' | 'pattern' | 'matcher'> = {},
+  ): Promise<void> {
     const { channel } = await this.replyChannel();
     try {
       await this.publish(

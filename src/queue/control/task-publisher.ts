@@ -8,7 +8,14 @@ import { randomUUID } from 'node:crypto';
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
-import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type HeaderValue, type TaskEmbed, type TaskMessage } from '../protocol/task-message.js';
+import {
+  buildTaskMessage,
+  encodeTaskBody,
+  taskPublishOptions,
+  type HeaderValue,
+  type TaskEmbed,
+  type TaskMessage,
+} from '../protocol/task-message.js';
 import { QueueUnavailableError } from '../errors.js';
 import { brokerUnavailable, type BrokerSession } from './broker-session.js';
 

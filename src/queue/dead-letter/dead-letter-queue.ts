@@ -55,7 +55,17 @@ export async function parkMessage(channel: ConfirmChannel, message: Message, inf
     persistent: true,
   };
   // user_id is left out: the broker refuses it unless it names the publishing connection's user.
-  for (const key of ['contentType', 'contentEncoding', 'priority', 'correlationId', 'replyTo', 'messageId', 'timestamp', 'type', 'appId'] as const) {
+  for (const key of [
+    'contentType',
+    'contentEncoding',
+    'priority',
+    'correlationId',
+    'replyTo',
+    'messageId',
+    'timestamp',
+    'type',
+    'appId',
+  ] as const) {
     const value: unknown = p[key];
     if (value !== undefined && value !== null) (options as Record<string, unknown>)[key] = value;
   }
@@ -76,7 +86,8 @@ export interface DeadLetter {
 
 export function describeDeadLetter(message: GetMessage): DeadLetter {
   const headers: Record<string, unknown> = isJsonObject(message.properties.headers) ? message.properties.headers : {};
-  const text = (value: unknown): string | null => (typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : null);
+  const text = (value: unknown): string | null =>
+    typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : null;
   const parsed = parseTaskMessage(message);
   const count = headers[DEAD_LETTER_HEADERS.deliveryCount];
   return {
@@ -95,7 +106,11 @@ export function describeDeadLetter(message: GetMessage): DeadLetter {
  * Reads up to `limit` parked messages without removing any: each is fetched unacknowledged and
  * all are handed back (requeued) before the channel closes. Also answers how many are parked.
  */
-export async function peekDeadLetters(channel: Channel, limit: number, type: TaskQueueType = 'classic'): Promise<{ count: number; letters: DeadLetter[] }> {
+export async function peekDeadLetters(
+  channel: Channel,
+  limit: number,
+  type: TaskQueueType = 'classic',
+): Promise<{ count: number; letters: DeadLetter[] }> {
   const { messageCount } = await declareDeadLetterQueue(channel, type);
   const letters: DeadLetter[] = [];
   let fetched = false;

@@ -10,13 +10,7 @@ import { fieldTable } from './amqp-table.js';
 
 export type WorkerEventType = 'worker-online' | 'worker-heartbeat' | 'worker-offline';
 export type TaskEventType =
-  | 'task-received'
-  | 'task-started'
-  | 'task-succeeded'
-  | 'task-failed'
-  | 'task-rejected'
-  | 'task-revoked'
-  | 'task-retried';
+  'task-received' | 'task-started' | 'task-succeeded' | 'task-failed' | 'task-rejected' | 'task-revoked' | 'task-retried';
 
 /** Heartbeat interval Celery workers use (seconds); monitors expect one within 2 × freq. */
 export const HEARTBEAT_INTERVAL_S = 2;

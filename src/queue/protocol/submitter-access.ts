@@ -41,7 +41,11 @@ export function submitterAccessOf(facts: { username: string; isSuperuser: boolea
 
 export function encodeSubmitterAccess(access: SubmitterAccess): Record<string, HeaderValue> {
   return {
-    [SUBMITTER_ACCESS_HEADER]: { user: access.username, is_superuser: access.isSuperuser, data_store_permissions: access.dataStorePermissions },
+    [SUBMITTER_ACCESS_HEADER]: {
+      user: access.username,
+      is_superuser: access.isSuperuser,
+      data_store_permissions: access.dataStorePermissions,
+    },
   };
 }
 

@@ -12,9 +12,26 @@ import { parseIsoTimestamp } from './timestamps.js';
 
 /** Header keys that belong to the protocol; everything else is a custom header. */
 export const PROTOCOL_HEADER_KEYS: ReadonlySet<string> = new Set([
-  'lang', 'task', 'id', 'shadow', 'eta', 'expires', 'group', 'group_index', 'retries', 'timelimit',
-  'root_id', 'parent_id', 'argsrepr', 'kwargsrepr', 'origin', 'ignore_result', 'meth',
-  'replaced_task_nesting', 'stamped_headers', 'stamps',
+  'lang',
+  'task',
+  'id',
+  'shadow',
+  'eta',
+  'expires',
+  'group',
+  'group_index',
+  'retries',
+  'timelimit',
+  'root_id',
+  'parent_id',
+  'argsrepr',
+  'kwargsrepr',
+  'origin',
+  'ignore_result',
+  'meth',
+  'replaced_task_nesting',
+  'stamped_headers',
+  'stamps',
 ]);
 
 export interface IncomingTask {

@@ -31,8 +31,7 @@ export function formatNaiveUtcIsoformat(date: Date): string {
   return micros === 0 ? `${datePart}T${timePart}` : `${datePart}T${timePart}.${pad(micros, 6)}`;
 }
 
-const ISO_PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const ISO_PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /**
  * Parses the ISO-8601 forms Python and kombu produce (`isoformat()`, with or without offset,

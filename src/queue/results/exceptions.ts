@@ -59,10 +59,28 @@ export class NotRegistered extends PythonException {
 
 /** Built-in Python exception names a JS error may carry unchanged. */
 const PYTHON_BUILTIN_EXCEPTIONS = new Set([
-  'Exception', 'ArithmeticError', 'AssertionError', 'AttributeError', 'ConnectionError', 'EOFError',
-  'FileExistsError', 'FileNotFoundError', 'IndexError', 'KeyError', 'LookupError', 'MemoryError',
-  'NotImplementedError', 'OSError', 'OverflowError', 'PermissionError', 'RecursionError',
-  'RuntimeError', 'TimeoutError', 'TypeError', 'ValueError', 'ZeroDivisionError',
+  'Exception',
+  'ArithmeticError',
+  'AssertionError',
+  'AttributeError',
+  'ConnectionError',
+  'EOFError',
+  'FileExistsError',
+  'FileNotFoundError',
+  'IndexError',
+  'KeyError',
+  'LookupError',
+  'MemoryError',
+  'NotImplementedError',
+  'OSError',
+  'OverflowError',
+  'PermissionError',
+  'RecursionError',
+  'RuntimeError',
+  'TimeoutError',
+  'TypeError',
+  'ValueError',
+  'ZeroDivisionError',
 ]);
 
 /**

@@ -176,7 +176,8 @@ function isCustomState(value: unknown): value is string {
 export function decodeResultDocument(raw: Record<string, unknown>): TaskResult {
   const taskId = String(raw._id);
   const customState = isCustomState(raw.status) ? raw.status : undefined;
-  if (!isTaskState(raw.status) && customState === undefined) throw new InvalidResultDocumentError(taskId, `unknown status ${JSON.stringify(raw.status)}`);
+  if (!isTaskState(raw.status) && customState === undefined)
+    throw new InvalidResultDocumentError(taskId, `unknown status ${JSON.stringify(raw.status)}`);
   const status: TaskState = customState === undefined ? (raw.status as TaskState) : 'STARTED';
 
   let result: JsonValue = null;

@@ -20,7 +20,9 @@ function secret(): string {
 function isCredentials(value: unknown): value is LocalCredentials {
   const v = value as LocalCredentials | null;
   const str = (s: unknown): boolean => typeof s === 'string' && s.length > 0;
-  return !!v && str(v.mongo?.username) && str(v.mongo?.password) && str(v.broker?.username) && str(v.broker?.password) && str(v.broker?.vhost);
+  return (
+    !!v && str(v.mongo?.username) && str(v.mongo?.password) && str(v.broker?.username) && str(v.broker?.password) && str(v.broker?.vhost)
+  );
 }
 
 export function credentialsFile(stateDir: string): string {

@@ -54,7 +54,8 @@ export async function runDev(argv: string[], serve: (env: Record<string, string 
     return;
   }
   const brokerNodes = Number(values['broker-nodes']);
-  if (!Number.isInteger(brokerNodes) || brokerNodes < 1 || brokerNodes > 9) throw new Error('--broker-nodes must be a whole number from 1 to 9');
+  if (!Number.isInteger(brokerNodes) || brokerNodes < 1 || brokerNodes > 9)
+    throw new Error('--broker-nodes must be a whole number from 1 to 9');
   const stateDir = resolve(values['state-dir'] as string);
   process.stdout.write(`Starting local services in ${stateDir} ...\n`);
   const services = await startLocalServices({ stateDir, reuseCertificates: true, brokerNodes });

@@ -78,19 +78,27 @@ function chooseServer(kind: MongoWireKind | undefined): { kind: MongoWireKind; c
 
 function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[] {
   return [
-    '--dbpath', dbPath,
-    '--bind_ip', o.bindHost ?? '127.0.0.1',
-    '--port', String(port),
+    '--dbpath',
+    dbPath,
+    '--bind_ip',
+    o.bindHost ?? '127.0.0.1',
+    '--port',
+    String(port),
     '--auth',
-    '--tlsMode', 'requireTLS',
-    '--tlsCertificateKeyFile', o.certKeyFile,
+    '--tlsMode',
+    'requireTLS',
+    '--tlsCertificateKeyFile',
+    o.certKeyFile,
     // A CA file and no --tlsAllowConnectionsWithoutCertificates: client certificates are required.
-    '--tlsCAFile', o.caFile,
+    '--tlsCAFile',
+    o.caFile,
     // Incoming client certificates are verified against the cluster CA file when one is given.
     ...(o.clientCaFile ? ['--tlsClusterCAFile', o.clientCaFile] : []),
-    '--tlsDisabledProtocols', 'TLS1_0,TLS1_1',
+    '--tlsDisabledProtocols',
+    'TLS1_0,TLS1_1',
     // Keep the Unix socket (and its file) out of /tmp, which parallel instances share.
-    '--unixSocketPrefix', dirname(dbPath),
+    '--unixSocketPrefix',
+    dirname(dbPath),
   ];
 }
 
@@ -226,7 +234,12 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
       // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
       await chmod(dir, 0o711);
       engine = { username: ENGINE_ROLE, password: await enginePassword(join(dir, 'state')) };
-      storage = await startPostgres({ dir: join(dir, 'postgres'), role: engine.username, password: engine.password, startTimeoutMs: timeoutMs });
+      storage = await startPostgres({
+        dir: join(dir, 'postgres'),
+        role: engine.username,
+        password: engine.password,
+        startTimeoutMs: timeoutMs,
+      });
       const urlFile = join(dir, 'state', 'postgresql-url');
       await writeFile(urlFile, `${storage.url}\n`, { mode: 0o600 });
       args = ferretDbArgs(opts, port, dir, urlFile);

@@ -73,7 +73,11 @@ export function isPortFree(port: number, host = '0.0.0.0'): Promise<boolean> {
  * timeoutMs. A server started while another still holds its port would fail to bind, and its
  * readiness check would talk to the old one.
  */
-export async function waitForPortFree(port: number, timeoutMs: number, opts: { signal?: AbortSignal; intervalMs?: number } = {}): Promise<void> {
+export async function waitForPortFree(
+  port: number,
+  timeoutMs: number,
+  opts: { signal?: AbortSignal; intervalMs?: number } = {},
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     opts.signal?.throwIfAborted();

@@ -85,7 +85,9 @@ function clusterConf(port: number, socketDir: string): string {
     log_destination: quoteLiteral('stderr'),
     log_line_prefix: quoteLiteral('%m [%p] '),
   };
-  return `${Object.entries(settings).map(([key, value]) => `${key} = ${value}`).join('\n')}\n`;
+  return `${Object.entries(settings)
+    .map(([key, value]) => `${key} = ${value}`)
+    .join('\n')}\n`;
 }
 
 async function runPsql(command: [string, string[]], sql: string, env: NodeJS.ProcessEnv): Promise<void> {
@@ -99,7 +101,12 @@ async function runPsql(command: [string, string[]], sql: string, env: NodeJS.Pro
 }
 
 /** Polls pg_isready until the cluster accepts connections (exit 0). */
-async function waitUntilAccepting(command: [string, string[]], env: NodeJS.ProcessEnv, timeoutMs: number, signal: AbortSignal): Promise<void> {
+async function waitUntilAccepting(
+  command: [string, string[]],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     signal.throwIfAborted();
@@ -130,14 +137,26 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     const [command, args] = commandAs(runAs, join(PG_BIN, 'initdb'), [
-      '--pgdata', dataDir, '--username', BOOTSTRAP_ROLE, '--encoding', 'UTF8', '--locale', 'C.UTF-8',
+      '--pgdata',
+      dataDir,
+      '--username',
+      BOOTSTRAP_ROLE,
+      '--encoding',
+      'UTF8',
+      '--locale',
+      'C.UTF-8',
       // Socket logins are trusted (the socket directory is 0700), TCP logins need a password.
-      '--auth-local', 'trust', '--auth-host', 'scram-sha-256',
+      '--auth-local',
+      'trust',
+      '--auth-host',
+      'scram-sha-256',
     ]);
     try {
       await execFileAsync(command, args, { env, timeout: 120_000 });
     } catch (err) {
-      throw new Error(`initdb of ${dataDir} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`, { cause: err });
+      throw new Error(`initdb of ${dataDir} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`, {
+        cause: err,
+      });
     }
     await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
   }
@@ -158,7 +177,12 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     server = await spawnManaged(command, args, { logFile, env, cwd: dir });
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
     // The port opens before recovery has finished ("the database system is starting up").
-    await waitUntilAccepting(commandAs(runAs, join(PG_BIN, 'pg_isready'), ['-q', '-h', socketDir, '-p', String(port), '-d', 'postgres']), env, timeoutMs, server.exitSignal);
+    await waitUntilAccepting(
+      commandAs(runAs, join(PG_BIN, 'pg_isready'), ['-q', '-h', socketDir, '-p', String(port), '-d', 'postgres']),
+      env,
+      timeoutMs,
+      server.exitSignal,
+    );
     // DocumentDB (and what it requires) in the database FerretDB uses, and FerretDB's own role.
     const role = quoteIdentifier(opts.role);
     const password = quoteLiteral(opts.password);
@@ -174,7 +198,20 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
       'END $do$;',
       '',
     ].join('\n');
-    const psql = commandAs(runAs, join(PG_BIN, 'psql'), ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-p', String(port), '-U', BOOTSTRAP_ROLE, '-d', 'postgres']);
+    const psql = commandAs(runAs, join(PG_BIN, 'psql'), [
+      '-X',
+      '-q',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      socketDir,
+      '-p',
+      String(port),
+      '-U',
+      BOOTSTRAP_ROLE,
+      '-d',
+      'postgres',
+    ]);
     await runPsql(psql, sql, env);
   } catch (err) {
     await stopCluster().catch(() => undefined);

@@ -246,7 +246,10 @@ export async function spawnManaged(command: string, args: string[], opts: SpawnM
  * error once `timeoutMs` have passed since `started`, or at once when `stopped` fires (the
  * server exited, so retrying is pointless).
  */
-export async function retryUntilReady(attempt: () => Promise<void>, opts: { started: number; timeoutMs: number; stopped: AbortSignal }): Promise<void> {
+export async function retryUntilReady(
+  attempt: () => Promise<void>,
+  opts: { started: number; timeoutMs: number; stopped: AbortSignal },
+): Promise<void> {
   for (let n = 1; ; n++) {
     try {
       await attempt();
@@ -268,7 +271,12 @@ export async function logTail(file: string, lines = 40, maxBytes = 64 * 1024): P
     const length = Math.min(size, maxBytes);
     const buffer = Buffer.alloc(length);
     await handle.read(buffer, 0, length, size - length);
-    return buffer.toString('utf8').split('\n').slice(-lines - 1).join('\n').trimEnd();
+    return buffer
+      .toString('utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n')
+      .trimEnd();
   } catch {
     return '(no log output)';
   } finally {
@@ -280,7 +288,10 @@ export async function logTail(file: string, lines = 40, maxBytes = 64 * 1024): P
 async function firstMatchingLines(file: string, pattern: RegExp, max = 12): Promise<string[]> {
   try {
     const text = await readFile(file, 'utf8');
-    return text.split('\n').filter((line) => pattern.test(line)).slice(0, max);
+    return text
+      .split('\n')
+      .filter((line) => pattern.test(line))
+      .slice(0, max);
   } catch {
     return [];
   }

@@ -123,7 +123,17 @@ function listenerAddress(bindHost: string, port: number): string {
   return `${isIP(bindHost) === 6 ? bindHost : bindHost.replace(/^\[|\]$/g, '')}:${port}`;
 }
 
-function rabbitmqConf(o: { listen: string; caFile: string; certFile: string; keyFile: string; username: string; password: string; vhost: string; definitionsFile?: string; clusterNodes?: string[] }): string {
+function rabbitmqConf(o: {
+  listen: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  username: string;
+  password: string;
+  vhost: string;
+  definitionsFile?: string;
+  clusterNodes?: string[];
+}): string {
   // Values are written verbatim by cuttlefish's parser; reject what would break the line format.
   for (const [key, value] of Object.entries(o)) {
     if (value !== undefined && /[\r\n]/.test(String(value))) throw new Error(`rabbitmq.conf value for ${key} contains a line break`);
@@ -201,7 +211,15 @@ async function killEpmdIfUnused(): Promise<void> {
 }
 
 /** Log in over AMQPS with the client certificate and open a channel: the broker is usable. */
-async function amqpLogin(o: { port: number; username: string; password: string; vhost: string; ca: Buffer; cert: Buffer; key: Buffer }): Promise<void> {
+async function amqpLogin(o: {
+  port: number;
+  username: string;
+  password: string;
+  vhost: string;
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}): Promise<void> {
   const connection = await amqp.connect(
     { protocol: 'amqps', hostname: 'localhost', port: o.port, username: o.username, password: o.password, vhost: o.vhost, heartbeat: 0 },
     { ca: [o.ca], cert: o.cert, key: o.key, servername: 'localhost', timeout: 5000 },
@@ -229,7 +247,11 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   // The node's own copies, owned by the user it runs as, whatever protects the originals.
   // Only the CA that client certificates must chain to: RabbitMQ's cacertfile is its client trust.
   const tls = { caFile: join(tlsDir, 'client-ca.pem'), certFile: join(tlsDir, 'server.pem'), keyFile: join(tlsDir, 'server.key') };
-  await Promise.all([copyFile(opts.clientCaFile ?? opts.caFile, tls.caFile), copyFile(opts.certFile, tls.certFile), copyFile(opts.keyFile, tls.keyFile)]);
+  await Promise.all([
+    copyFile(opts.clientCaFile ?? opts.caFile, tls.caFile),
+    copyFile(opts.certFile, tls.certFile),
+    copyFile(opts.keyFile, tls.keyFile),
+  ]);
   // The node's copy of the definitions (password hashes): readable by its user only.
   const definitionsFile = opts.definitionsFile ? join(dir, 'definitions.json') : undefined;
   if (opts.definitionsFile && definitionsFile) {
@@ -240,7 +262,15 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   const configBase = join(dir, 'rabbitmq'); // RabbitMQ appends .conf
   const pluginsFile = join(dir, 'enabled_plugins');
   const envFile = join(dir, 'rabbitmq-env.conf');
-  const conf = rabbitmqConf({ listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port), ...tls, username: opts.username, password: opts.password, vhost: opts.vhost, definitionsFile, clusterNodes: opts.clusterNodes });
+  const conf = rabbitmqConf({
+    listen: listenerAddress(opts.bindHost ?? '127.0.0.1', port),
+    ...tls,
+    username: opts.username,
+    password: opts.password,
+    vhost: opts.vhost,
+    definitionsFile,
+    clusterNodes: opts.clusterNodes,
+  });
   // Distribution TLS: the node's own copies, like the AMQPS files above.
   const distTls = opts.distributionTls
     ? {
@@ -254,7 +284,9 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
     : undefined;
   if (opts.distributionTls && distTls) {
     const source = opts.distributionTls;
-    await Promise.all((['caFile', 'certFile', 'keyFile', 'clientCertFile', 'clientKeyFile'] as const).map((k) => copyFile(source[k], distTls[k])));
+    await Promise.all(
+      (['caFile', 'certFile', 'keyFile', 'clientCertFile', 'clientKeyFile'] as const).map((k) => copyFile(source[k], distTls[k])),
+    );
     await writeFile(distTls.optFile, distributionTlsOptions(distTls), { mode: 0o600 });
   }
   await writeFile(`${configBase}.conf`, conf, { mode: 0o600 }); // holds the password

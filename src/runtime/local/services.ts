@@ -105,7 +105,13 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
       dir: brokerDir,
       nodes: brokerNodeCount,
       basePort: opts.ports?.broker,
-      distributionTls: { caFile: certs.ca.certFile, certFile: certs.server.certFile, keyFile: certs.server.keyFile, clientCertFile: api.certFile, clientKeyFile: api.keyFile },
+      distributionTls: {
+        caFile: certs.ca.certFile,
+        certFile: certs.server.certFile,
+        keyFile: certs.server.keyFile,
+        clientCertFile: api.certFile,
+        clientKeyFile: api.keyFile,
+      },
     });
     return cluster.nodes;
   };
@@ -128,9 +134,14 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
     // Don't leave the one that did start running.
     if (mongoResult.status === 'fulfilled') await mongoResult.value.stop().catch(() => undefined);
     if (brokerResult.status === 'fulfilled') await Promise.all(brokerResult.value.map((n) => n.stop().catch(() => undefined)));
-    const errors = [mongoResult, brokerResult].filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as unknown);
+    const errors = [mongoResult, brokerResult]
+      .filter((r) => r.status === 'rejected')
+      .map((r) => (r as PromiseRejectedResult).reason as unknown);
     if (errors.length === 1) throw errors[0];
-    throw new AggregateError(errors, `local services did not start:\n${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('\n\n')}`);
+    throw new AggregateError(
+      errors,
+      `local services did not start:\n${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('\n\n')}`,
+    );
   }
   const mongoHandle = mongoResult.value;
   const brokerNodes = brokerResult.value;
@@ -182,7 +193,6 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
       BROKER_TLS_CERT_FILE: broker.certFile,
       BROKER_TLS_KEY_FILE: broker.keyFile,
     }),
-    stop: () =>
-      (stopping ??= Promise.all([mongoHandle.stop(), ...brokerNodes.map((n) => n.stop())]).then(() => undefined)),
+    stop: () => (stopping ??= Promise.all([mongoHandle.stop(), ...brokerNodes.map((n) => n.stop())]).then(() => undefined)),
   };
 }

@@ -44,7 +44,10 @@ console.log('probe: database round trip by service name over TLS: ok');
 // What the stand-in's engine (FerretDB v2 on PostgreSQL + DocumentDB) must do as the local
 // runtime's does: several accumulators in one $group, an index, and dropDatabase (which
 // DocumentDB runs through a connection back to its own cluster).
-await coll.insertMany([{ _id: 'q', v: 2 }, { _id: 'r', v: 3 }]);
+await coll.insertMany([
+  { _id: 'q', v: 2 },
+  { _id: 'r', v: 3 },
+]);
 await coll.createIndex({ v: 1 });
 const [stats] = await coll.aggregate([{ $group: { _id: null, n: { $sum: 1 }, avg: { $avg: '$v' }, max: { $max: '$v' } } }]).toArray();
 if (stats?.n !== 3 || stats.avg !== 2 || stats.max !== 3) throw new Error(`$group answered ${JSON.stringify(stats)}`);

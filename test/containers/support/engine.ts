@@ -54,10 +54,19 @@ export function run(command: string, args: string[], opts: RunOptions = {}): Pro
       if (opts.echo === undefined) return;
       for (const line of chunk.toString().split('\n')) if (line.trim()) process.stdout.write(`${opts.echo}${line}\n`);
     };
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); echo(c); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); echo(c); });
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      echo(c);
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      echo(c);
+    });
     const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs) : undefined;
-    child.on('error', (err) => { if (timer) clearTimeout(timer); reject(err); });
+    child.on('error', (err) => {
+      if (timer) clearTimeout(timer);
+      reject(err);
+    });
     child.on('close', (code, signal) => {
       if (timer) clearTimeout(timer);
       const result = { code: code ?? (signal ? 128 : 1), stdout, stderr };

@@ -31,21 +31,37 @@ export class Site {
     return `https://${this.opts.host}:${this.opts.port}`;
   }
 
-  request(method: string, path: string, init: { headers?: Record<string, string>; json?: unknown; timeoutMs?: number } = {}): Promise<HttpResponse> {
+  request(
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; json?: unknown; timeoutMs?: number } = {},
+  ): Promise<HttpResponse> {
     const body = init.json === undefined ? undefined : Buffer.from(JSON.stringify(init.json));
     const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (body) headers['content-type'] = 'application/json';
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const lookup: LookupFunction = (_hostname, options, callback) => {
       if (typeof options === 'object' && options.all) {
-        (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: this.opts.address, family: 4 }]);
+        (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+          { address: this.opts.address, family: 4 },
+        ]);
       } else {
         callback(null, this.opts.address, 4);
       }
     };
     return new Promise((resolve, reject) => {
       const req = httpsRequest(
-        { host: this.opts.host, port: this.opts.port, path, method, headers, ca: this.opts.ca, servername: this.opts.host, lookup, timeout: init.timeoutMs ?? 60_000 },
+        {
+          host: this.opts.host,
+          port: this.opts.port,
+          path,
+          method,
+          headers,
+          ca: this.opts.ca,
+          servername: this.opts.host,
+          lookup,
+          timeout: init.timeoutMs ?? 60_000,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -78,7 +94,12 @@ export class Site {
   }
 
   /** A request that must answer `expected`; returns its JSON body. */
-  async expect<T = Record<string, unknown>>(expected: number, method: string, path: string, init: Parameters<Site['request']>[2] = {}): Promise<T> {
+  async expect<T = Record<string, unknown>>(
+    expected: number,
+    method: string,
+    path: string,
+    init: Parameters<Site['request']>[2] = {},
+  ): Promise<T> {
     const res = await this.request(method, path, init);
     if (res.status !== expected) throw new Error(`${method} ${path}: expected ${expected}, got ${res.status}: ${res.text.slice(0, 500)}`);
     return res.json<T>();

@@ -22,13 +22,31 @@ export async function removeLeftovers(project: string, remote: RemoteHost, compo
   const containers = await api.listContainers({ all: true, filters: { label: [label] } });
   const strangers = containers.filter((c) => !isOurs(c.Labels['com.docker.compose.project.environment_file']));
   if (strangers.length > 0) {
-    throw new Error(`a compose project "${project}" that this test did not make exists (${strangers.map((c) => c.Names.join(',')).join(' ')}); the test would replace it, so it stops`);
+    throw new Error(
+      `a compose project "${project}" that this test did not make exists (${strangers.map((c) => c.Names.join(',')).join(' ')}); the test would replace it, so it stops`,
+    );
   }
   if (containers.length > 0) {
     console.log(`  removing the compose project "${project}" left by an earlier run`);
     const envFile = containers[0]?.Labels['com.docker.compose.project.environment_file'];
     if (envFile && existsSync(envFile)) {
-      await run('docker', ['compose', ...composeFiles.flatMap((f) => ['-f', f]), '--env-file', envFile, '-p', project, 'down', '--volumes', '--remove-orphans', '--timeout', '10'], { timeoutMs: 300_000 });
+      await run(
+        'docker',
+        [
+          'compose',
+          ...composeFiles.flatMap((f) => ['-f', f]),
+          '--env-file',
+          envFile,
+          '-p',
+          project,
+          'down',
+          '--volumes',
+          '--remove-orphans',
+          '--timeout',
+          '10',
+        ],
+        { timeoutMs: 300_000 },
+      );
     } else {
       for (const c of containers) await api.getContainer(c.Id).remove({ force: true, v: true });
       for (const v of (await api.listVolumes({ filters: { label: [label] } })).Volumes ?? []) await api.getVolume(v.Name).remove();

@@ -44,7 +44,10 @@ export class Report {
 }
 
 function indent(text: string): string {
-  return text.split('\n').map((l) => `       ${l}`).join('\n');
+  return text
+    .split('\n')
+    .map((l) => `       ${l}`)
+    .join('\n');
 }
 
 export function assert(condition: unknown, message: string): asserts condition {

@@ -67,8 +67,14 @@ export class RemoteHost {
 
   private podmanArgs(): string[] {
     return [
-      '--root', `${this.storageDir}/storage`, '--runroot', `${this.stateDir}/runroot`,
-      '--tmpdir', `${this.stateDir}/tmp`, '--network-config-dir', `${this.stateDir}/networks`,
+      '--root',
+      `${this.storageDir}/storage`,
+      '--runroot',
+      `${this.stateDir}/runroot`,
+      '--tmpdir',
+      `${this.stateDir}/tmp`,
+      '--network-config-dir',
+      `${this.stateDir}/networks`,
     ];
   }
 
@@ -90,8 +96,22 @@ export class RemoteHost {
     // this host's own services (INPUT), container addresses, other networks (FORWARD).
     await ipt('-N', this.chainFwd);
     for (const port of this.opts.allowedPorts) {
-      await ipt('-A', this.chainFwd, '-p', 'tcp', '-m', 'conntrack', '--ctstate', 'DNAT',
-        '--ctorigdst', this.hostAddress, '--ctorigdstport', String(port), '-j', 'ACCEPT');
+      await ipt(
+        '-A',
+        this.chainFwd,
+        '-p',
+        'tcp',
+        '-m',
+        'conntrack',
+        '--ctstate',
+        'DNAT',
+        '--ctorigdst',
+        this.hostAddress,
+        '--ctorigdstport',
+        String(port),
+        '-j',
+        'ACCEPT',
+      );
     }
     await ipt('-A', this.chainFwd, '-j', 'REJECT');
     await ipt('-I', 'FORWARD', '1', '-i', this.hostIf, '-j', this.chainFwd);
@@ -100,7 +120,10 @@ export class RemoteHost {
     await ipt('-I', 'INPUT', '1', '-i', this.hostIf, '-j', this.chainIn);
 
     mkdirSync(this.etcDir, { recursive: true });
-    writeFileSync(`${this.etcDir}/hosts`, ['127.0.0.1\tlocalhost', ...this.opts.hostNames.map((h) => `${this.hostAddress}\t${h}`), ''].join('\n'));
+    writeFileSync(
+      `${this.etcDir}/hosts`,
+      ['127.0.0.1\tlocalhost', ...this.opts.hostNames.map((h) => `${this.hostAddress}\t${h}`), ''].join('\n'),
+    );
     // No name server is reachable from the remote; names come from its hosts file only.
     writeFileSync(`${this.etcDir}/resolv.conf`, '# remote test host: names come from /etc/hosts\n');
 
@@ -112,9 +135,11 @@ export class RemoteHost {
       `exec podman ${this.podmanArgs().join(' ')} system service --time=0 ${this.dockerHost}`,
     ].join(' && ');
     // nsenter, unshare and sh all exec: the pid printed is the engine's.
-    const service = await run('bash', ['-c',
+    const service = await run('bash', [
+      '-c',
       `nohup nsenter --net=/run/netns/${name} unshare --mount --propagation slave sh -c '${engine}' ` +
-      `>${this.stateDir}/service.log 2>&1 & echo $!`]);
+        `>${this.stateDir}/service.log 2>&1 & echo $!`,
+    ]);
     this.servicePid = Number(service.stdout.trim());
     writeFileSync(`${this.stateDir}/service.pid`, `${this.servicePid}\n`);
     for (let i = 0; i < 100; i++) {
@@ -141,13 +166,16 @@ export class RemoteHost {
       }
     };
     // Containers go while the engine runs (their network lives in its namespace).
-    const remoteDocker = (...args: string[]) => run('docker', args, { env: { DOCKER_HOST: this.dockerHost }, allowFailure: true, timeoutMs: 120_000 });
+    const remoteDocker = (...args: string[]) =>
+      run('docker', args, { env: { DOCKER_HOST: this.dockerHost }, allowFailure: true, timeoutMs: 120_000 });
     await attempt('containers', async () => {
       const ids = (await remoteDocker('ps', '--all', '--quiet')).stdout.split('\n').filter(Boolean);
       if (ids.length > 0) await remoteDocker('rm', '--force', ...ids);
     });
     // A later process (cleaning up after CYBERCOM_E2E_KEEP=1) finds the engine by its pid file.
-    this.servicePid ??= existsSync(`${this.stateDir}/service.pid`) ? Number(readFileSync(`${this.stateDir}/service.pid`, 'utf8')) : undefined;
+    this.servicePid ??= existsSync(`${this.stateDir}/service.pid`)
+      ? Number(readFileSync(`${this.stateDir}/service.pid`, 'utf8'))
+      : undefined;
     if (this.servicePid !== undefined) {
       await attempt('engine', async () => {
         process.kill(this.servicePid!, 'SIGTERM');
@@ -162,7 +190,9 @@ export class RemoteHost {
       });
     }
     if (existsSync(this.storageDir)) {
-      await attempt('storage', () => run('podman', [...this.podmanArgs(), 'system', 'reset', '--force'], { allowFailure: true, timeoutMs: 120_000 }));
+      await attempt('storage', () =>
+        run('podman', [...this.podmanArgs(), 'system', 'reset', '--force'], { allowFailure: true, timeoutMs: 120_000 }),
+      );
     }
     rmSync(this.storageDir, { recursive: true, force: true });
     rmSync(this.stateDir, { recursive: true, force: true });

@@ -109,8 +109,13 @@ export const AMQP_HEADER = Buffer.from('AMQP\x00\x00\x09\x01', 'latin1');
 export function mongoHelloMessage(): Buffer {
   // Body: BSON { hello: 1, $db: "admin" }
   const doc = Buffer.concat([
-    Buffer.from([0x10]), Buffer.from('hello\0'), int32(1),
-    Buffer.from([0x02]), Buffer.from('$db\0'), int32(6), Buffer.from('admin\0'),
+    Buffer.from([0x10]),
+    Buffer.from('hello\0'),
+    int32(1),
+    Buffer.from([0x02]),
+    Buffer.from('$db\0'),
+    int32(6),
+    Buffer.from('admin\0'),
     Buffer.from([0x00]),
   ]);
   const bson = Buffer.concat([int32(doc.length + 4), doc]);

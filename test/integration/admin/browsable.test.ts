@@ -37,7 +37,10 @@ beforeAll(async () => {
     const created = await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token, body: { collection } });
     expect(created.status, created.text).toBe(201);
   }
-  const inserted = await call(app.url, 'POST', colPath(), { token, body: { note: HOSTILE, [HOSTILE_KEY]: 1, link: 'javascript:alert(1)' } });
+  const inserted = await call(app.url, 'POST', colPath(), {
+    token,
+    body: { note: HOSTILE, [HOSTILE_KEY]: 1, link: 'javascript:alert(1)' },
+  });
   expect(inserted.status, inserted.text).toBe(201);
   recordId = inserted.json._id as string;
   const more = Array.from({ length: 11 }, (_, i) => ({ i }));
@@ -100,9 +103,9 @@ describe('escaping', () => {
 describe('navigation', () => {
   it('shows breadcrumbs Api Root / Data store / database / collection / record', async () => {
     const page = await rootBrowser.get(`${colPath()}${recordId}/`, html);
-    const crumbs = [...(/<ul class="breadcrumb">([\s\S]*?)<\/ul>/.exec(page.text)?.[1] ?? '').matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g)].map(
-      (m) => [m[1], m[2]],
-    );
+    const crumbs = [
+      ...(/<ul class="breadcrumb">([\s\S]*?)<\/ul>/.exec(page.text)?.[1] ?? '').matchAll(/<a href="([^"]+)">([^<]+)<\/a>/g),
+    ].map((m) => [m[1], m[2]]);
     expect(crumbs).toEqual([
       ['/api/', 'Api Root'],
       ['/api/data_store/data/', 'Data store'],
@@ -134,7 +137,10 @@ describe('forms', () => {
 
   it('offers each write form only to callers who may write', async () => {
     expect(formKind((await rootBrowser.get('/api/data_store/data/', html)).text)).toEqual(['databases', '/api/data_store/data/']);
-    expect(formKind((await rootBrowser.get(`/api/data_store/data/${db}/`, html)).text)).toEqual(['collections', `/api/data_store/data/${db}/`]);
+    expect(formKind((await rootBrowser.get(`/api/data_store/data/${db}/`, html)).text)).toEqual([
+      'collections',
+      `/api/data_store/data/${db}/`,
+    ]);
     expect(formKind((await rootBrowser.get(colPath(), html)).text)).toEqual(['collection', colPath()]);
     expect(formKind((await rootBrowser.get(`${colPath()}${recordId}/`, html)).text)).toEqual(['record', `${colPath()}${recordId}/`]);
     const readerPage = await readerBrowser.get(colPath(), html);
@@ -154,7 +160,10 @@ describe('forms', () => {
     expect(script.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
     expect(script.text).toContain("'X-CSRFToken': cookie('csrftoken')");
     expect(script.text).toContain("headers['Content-Type'] = 'application/json'");
-    const again = await new Browser(app.url).get('/api/static/browsable.js', { accept: '*/*', 'if-none-match': script.headers.get('etag') ?? '' });
+    const again = await new Browser(app.url).get('/api/static/browsable.js', {
+      accept: '*/*',
+      'if-none-match': script.headers.get('etag') ?? '',
+    });
     expect(again.status).toBe(304);
   });
 });
@@ -220,7 +229,9 @@ describe('the task-run form (rendered for the queue routes)', () => {
 
   it('offers args, kwargs, tags and queue, posting to the page itself', () => {
     const html = page({ kind: 'task-run', postUrl: 'http://localhost/api/queue/run/tasks.add/', task: 'tasks.add' });
-    expect(html).toContain('<form class="api-form" data-browsable="task-run" data-url="/api/queue/run/tasks.add/" data-task="tasks.add" hidden>');
+    expect(html).toContain(
+      '<form class="api-form" data-browsable="task-run" data-url="/api/queue/run/tasks.add/" data-task="tasks.add" hidden>',
+    );
     for (const field of ['args', 'kwargs', 'tags', 'queue']) expect(html).toContain(`name="${field}"`);
     expect(html).toContain('<script src="/api/static/browsable.js" defer></script>');
   });

@@ -66,7 +66,10 @@ describe("AdminJS's page shell", () => {
     </head><body><div id="app" /><script>var app = document.getElementById('app');</script></body></html>`;
 
   it('escapes the state, drops external links, adds nonces and sets the title', () => {
-    const html = hardenLayout(shell('{"branding":{"companyName":"</script><script>alert(1)</script>"}}'), { nonce: 'n0nce', title: 'Lab <1> & "2"' });
+    const html = hardenLayout(shell('{"branding":{"companyName":"</script><script>alert(1)</script>"}}'), {
+      nonce: 'n0nce',
+      title: 'Lab <1> & "2"',
+    });
     expect(html).not.toContain('</script><script>alert(1)');
     expect(html).toContain('"companyName":"\\u003c/script>\\u003cscript>alert(1)\\u003c/script>"');
     expect(html).not.toContain('googleapis');

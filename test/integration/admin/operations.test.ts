@@ -61,10 +61,14 @@ beforeAll(async () => {
   for (const u of ['root', 'staffer', 'researcher']) tokens[u] = await app.users.tokenFor(u);
   root = await adminSession(ROOT.username, ROOT.password);
   staffer = await adminSession('staffer', 'staff-pass-123');
-  await until(async () => {
-    const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: tokens.root });
-    return res.json?.queues?.includes(queue) === true;
-  }, 20_000, 'the worker to be listed');
+  await until(
+    async () => {
+      const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: tokens.root });
+      return res.json?.queues?.includes(queue) === true;
+    },
+    20_000,
+    'the worker to be listed',
+  );
 });
 
 afterAll(async () => {
@@ -108,11 +112,15 @@ describe('who may read the Operations data', () => {
 
 describe('workers and queues', () => {
   it('lists the running worker with its queue, pool size and heartbeat, and the queue with its consumer', async () => {
-    const row = await until(async () => {
-      const res = await root.get(DATA);
-      const w = res.json.workers.find((x: { node: string }) => x.node === nodeName);
-      return w?.lastHeartbeat !== null && w?.concurrency !== null && w?.queues.length > 0 ? w : undefined;
-    }, 20_000, 'the worker with a heartbeat and its control answers');
+    const row = await until(
+      async () => {
+        const res = await root.get(DATA);
+        const w = res.json.workers.find((x: { node: string }) => x.node === nodeName);
+        return w?.lastHeartbeat !== null && w?.concurrency !== null && w?.queues.length > 0 ? w : undefined;
+      },
+      20_000,
+      'the worker with a heartbeat and its control answers',
+    );
     expect(row).toMatchObject({ node: nodeName, online: true, queues: [queue], concurrency: 2 });
     expect(row.load).toHaveLength(3);
     expect(Date.now() - Date.parse(row.lastHeartbeat)).toBeLessThan(10_000);
@@ -128,20 +136,38 @@ describe('workers and queues', () => {
         channel.publish(
           EVENT_EXCHANGE,
           'worker.heartbeat',
-          Buffer.from(JSON.stringify({ type: 'worker-heartbeat', hostname: node, freq: 0.5, active: 0, processed: 7, loadavg: [0.1, 0.2, 0.3], timestamp: Date.now() / 1000 })),
+          Buffer.from(
+            JSON.stringify({
+              type: 'worker-heartbeat',
+              hostname: node,
+              freq: 0.5,
+              active: 0,
+              processed: 7,
+              loadavg: [0.1, 0.2, 0.3],
+              timestamp: Date.now() / 1000,
+            }),
+          ),
           { contentType: 'application/json' },
         );
-      const online = await until(async () => {
-        heartbeat();
-        const w = (await root.get(DATA)).json.workers.find((x: { node: string }) => x.node === node);
-        return w?.online === true ? w : undefined;
-      }, 10_000, 'the heartbeating worker to be listed online');
+      const online = await until(
+        async () => {
+          heartbeat();
+          const w = (await root.get(DATA)).json.workers.find((x: { node: string }) => x.node === node);
+          return w?.online === true ? w : undefined;
+        },
+        10_000,
+        'the heartbeating worker to be listed online',
+      );
       expect(online).toMatchObject({ processed: 7, load: [0.1, 0.2, 0.3] });
       // No more heartbeats: offline one second (2 × 0.5 s) after the last one.
-      const offline = await until(async () => {
-        const w = (await root.get(DATA)).json.workers.find((x: { node: string }) => x.node === node);
-        return w?.online === false ? w : undefined;
-      }, 10_000, 'the silent worker to be listed offline');
+      const offline = await until(
+        async () => {
+          const w = (await root.get(DATA)).json.workers.find((x: { node: string }) => x.node === node);
+          return w?.online === false ? w : undefined;
+        },
+        10_000,
+        'the silent worker to be listed offline',
+      );
       expect(offline).toMatchObject({ node, online: false, load: null, active: 0 });
     } finally {
       await channel.close();
@@ -157,16 +183,26 @@ describe('failures and outcomes', () => {
     expect(await submit('root', 'tasks.add', [1, 2], {}, 20).then((r) => r.json.status)).toBe('SUCCESS');
     for (const r of [mine, roots, outsider]) expect(r.json.status).toBe('FAILURE');
 
-    const forRoot = await until(async () => {
-      const res = await root.get(DATA);
-      const failed = res.json.minutes.reduce((n: number, m: { failed: number }) => n + m.failed, 0);
-      const succeeded = res.json.minutes.reduce((n: number, m: { succeeded: number }) => n + m.succeeded, 0);
-      return failed >= 3 && succeeded >= 1 ? res.json : undefined;
-    }, 20_000, 'the outcomes to be counted');
+    const forRoot = await until(
+      async () => {
+        const res = await root.get(DATA);
+        const failed = res.json.minutes.reduce((n: number, m: { failed: number }) => n + m.failed, 0);
+        const succeeded = res.json.minutes.reduce((n: number, m: { succeeded: number }) => n + m.succeeded, 0);
+        return failed >= 3 && succeeded >= 1 ? res.json : undefined;
+      },
+      20_000,
+      'the outcomes to be counted',
+    );
     const ids = forRoot.failures.map((f: Failure) => f.taskId);
     expect(ids).toEqual(expect.arrayContaining([mine.json.task_id, roots.json.task_id, outsider.json.task_id]));
     const rootFailure = forRoot.failures.find((f: Failure) => f.taskId === roots.json.task_id) as Failure;
-    expect(rootFailure).toMatchObject({ name: 'tasks.fail', user: 'root', args: ['root broke it'], kwargs: {}, error: { type: 'Exception', message: 'root broke it' } });
+    expect(rootFailure).toMatchObject({
+      name: 'tasks.fail',
+      user: 'root',
+      args: ['root broke it'],
+      kwargs: {},
+      error: { type: 'Exception', message: 'root broke it' },
+    });
     expect(rootFailure.traceback).toContain('root broke it');
     const worker = forRoot.workers.find((w: { node: string }) => w.node === nodeName);
     expect(worker.failed).toBeGreaterThanOrEqual(3);
@@ -191,12 +227,16 @@ describe('the chart after a restart', () => {
     const second = await startTestApp({ SERVICE_DATABASE: app.ctx.settings.serviceDatabase });
     try {
       const b = await loggedIn(second, ROOT.username, ROOT.password);
-      const totals = await until(async () => {
-        const res = await b.get(DATA);
-        const failed = res.json.minutes.reduce((n: number, m: { failed: number }) => n + m.failed, 0);
-        const succeeded = res.json.minutes.reduce((n: number, m: { succeeded: number }) => n + m.succeeded, 0);
-        return failed >= 3 && succeeded >= 1 ? { failed, succeeded } : undefined;
-      }, 10_000, 'the last hour to be read from the result store');
+      const totals = await until(
+        async () => {
+          const res = await b.get(DATA);
+          const failed = res.json.minutes.reduce((n: number, m: { failed: number }) => n + m.failed, 0);
+          const succeeded = res.json.minutes.reduce((n: number, m: { succeeded: number }) => n + m.succeeded, 0);
+          return failed >= 3 && succeeded >= 1 ? { failed, succeeded } : undefined;
+        },
+        10_000,
+        'the last hour to be read from the result store',
+      );
       expect(totals.failed).toBeGreaterThanOrEqual(3);
     } finally {
       await second.close();
@@ -209,10 +249,14 @@ describe('revoke and terminate', () => {
     const submitted = await submit('root', 'tasks.sleep', [60]);
     expect(submitted.status).toBe(202);
     const id = submitted.json.task_id as string;
-    const running = await until(async () => {
-      const res = await root.get(DATA);
-      return res.json.running.find((t: { id: string }) => t.id === id);
-    }, 20_000, 'the task to be listed as running');
+    const running = await until(
+      async () => {
+        const res = await root.get(DATA);
+        return res.json.running.find((t: { id: string }) => t.id === id);
+      },
+      20_000,
+      'the task to be listed as running',
+    );
     expect(running).toMatchObject({ id, name: 'tasks.sleep', worker: nodeName, args: [60], user: 'root' });
     // Another staff member neither sees it nor may revoke it.
     expect((await staffer.get(DATA)).json.running.some((t: { id: string }) => t.id === id)).toBe(false);
@@ -221,7 +265,15 @@ describe('revoke and terminate', () => {
 
     // Without the CSRF header, or from another site, nothing happens.
     expect((await revoke(root, { task_id: id, terminate: true }, { origin: app.url })).status).toBe(403);
-    expect((await revoke(root, { task_id: id, terminate: true }, { 'X-XSRF-TOKEN': root.cookies.get('XSRF-TOKEN') ?? '', origin: 'https://evil.example' })).status).toBe(403);
+    expect(
+      (
+        await revoke(
+          root,
+          { task_id: id, terminate: true },
+          { 'X-XSRF-TOKEN': root.cookies.get('XSRF-TOKEN') ?? '', origin: 'https://evil.example' },
+        )
+      ).status,
+    ).toBe(403);
     expect((await app.ctx.queue!.results.get(id)).status).toBe('STARTED');
 
     const done = await revoke(root, { task_id: id, terminate: true });
@@ -229,7 +281,11 @@ describe('revoke and terminate', () => {
     expect(done.json).toEqual({ task_id: id, terminate: true, status: 'REVOKED' });
     const result = await app.ctx.queue!.results.get(id);
     expect(result.status).toBe('REVOKED');
-    await until(async () => !(await root.get(DATA)).json.running.some((t: { id: string }) => t.id === id), 20_000, 'the task to stop running');
+    await until(
+      async () => !(await root.get(DATA)).json.running.some((t: { id: string }) => t.id === id),
+      20_000,
+      'the task to stop running',
+    );
   });
 
   it('answers bad revoke requests with 4xx', async () => {

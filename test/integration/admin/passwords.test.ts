@@ -102,7 +102,11 @@ describe('editing a user', () => {
     const before = await storedHash(app, 'alice');
     await app.users.tokenFor('alice');
     const tokens = app.ctx.serviceDb.collection('authtoken_token');
-    const keep = await adminApiPost(root, `/resources/User/records/${id}/edit`, { username: 'alice', first_name: 'Alice', newPassword: '' });
+    const keep = await adminApiPost(root, `/resources/User/records/${id}/edit`, {
+      username: 'alice',
+      first_name: 'Alice',
+      newPassword: '',
+    });
     expect(keep.json.notice.type, keep.text).toBe('success');
     expect(await storedHash(app, 'alice')).toBe(before);
     expect(await tokens.countDocuments({ user: new ObjectId(id) }), 'the token stays while the password does').toBe(1);
@@ -121,7 +125,11 @@ describe('editing a user', () => {
     const id = await userId(app, 'alice');
     const before = await storedHash(app, 'alice');
     const smuggled = await hashPassword('smuggled-pass-2');
-    const res = await adminApiPost(root, `/resources/User/records/${id}/edit`, { username: 'alice', password: smuggled, 'password.0': 'x' });
+    const res = await adminApiPost(root, `/resources/User/records/${id}/edit`, {
+      username: 'alice',
+      password: smuggled,
+      'password.0': 'x',
+    });
     expect(res.json.notice.type, res.text).toBe('success');
     expect(await storedHash(app, 'alice')).toBe(before);
   });
@@ -131,10 +139,16 @@ describe('the set-password action', () => {
   it('hashes the new password through the user service', async () => {
     const id = await userId(app, 'alice');
     await app.users.tokenFor('alice');
-    const res = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, { password: 'alice-third-pass', confirm: 'alice-third-pass' });
+    const res = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, {
+      password: 'alice-third-pass',
+      confirm: 'alice-third-pass',
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.json.notice.type).toBe('success');
-    expect(await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ user: new ObjectId(id) }), 'the API token is revoked').toBe(0);
+    expect(
+      await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ user: new ObjectId(id) }),
+      'the API token is revoked',
+    ).toBe(0);
     expectNoSecrets(res.text, 'alice-third-pass');
     expect(await verifyPassword('alice-third-pass', await storedHash(app, 'alice'))).toBe(true);
     expect(await canLogIn('alice', 'alice-third-pass')).toBe(true);
@@ -143,7 +157,10 @@ describe('the set-password action', () => {
   it('refuses two different passwords and weak ones, changing nothing', async () => {
     const id = await userId(app, 'alice');
     const before = await storedHash(app, 'alice');
-    const mismatch = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, { password: 'alice-fourth-pass', confirm: 'other' });
+    const mismatch = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, {
+      password: 'alice-fourth-pass',
+      confirm: 'other',
+    });
     expect(mismatch.json.record.errors.password.message).toBe('The two passwords differ.');
     const weak = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, { password: 'alice', confirm: 'alice' });
     expect(weak.json.record.errors.password.message).toMatch(/at least 8|username/);
@@ -158,7 +175,11 @@ describe('staff who are not superusers', () => {
   });
 
   it('cannot make anyone a superuser', async () => {
-    const res = await adminApiPost(staff, '/resources/User/actions/new', { username: 'climber', newPassword: 'climber-pass-1', is_superuser: 'true' });
+    const res = await adminApiPost(staff, '/resources/User/actions/new', {
+      username: 'climber',
+      newPassword: 'climber-pass-1',
+      is_superuser: 'true',
+    });
     expect(res.json.notice.type, res.text).toBe('success');
     const stored = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'climber' });
     expect(stored?.is_superuser).toBe(false);
@@ -179,16 +200,26 @@ describe('staff who are not superusers', () => {
       await adminApiPost(staff, `/resources/User/records/${self}/edit`, { username: 'staffer', ...extra });
       const stored = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'staffer' });
       expect(stored?.is_superuser, JSON.stringify(extra)).toBe(false);
-      expect(Object.keys(stored ?? {}).filter((k) => k.startsWith('is_superuser')), JSON.stringify(extra)).toEqual(['is_superuser']);
+      expect(
+        Object.keys(stored ?? {}).filter((k) => k.startsWith('is_superuser')),
+        JSON.stringify(extra),
+      ).toEqual(['is_superuser']);
     }
-    await adminApiPost(staff, '/resources/User/actions/new', { username: 'climber2', newPassword: 'climber-pass-2', 'is_superuser.0': 'true' });
+    await adminApiPost(staff, '/resources/User/actions/new', {
+      username: 'climber2',
+      newPassword: 'climber-pass-2',
+      'is_superuser.0': 'true',
+    });
     expect((await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'climber2' }))?.is_superuser).toBe(false);
   });
 
   it("cannot change a superuser's password or account", async () => {
     const id = await userId(app, 'root');
     const before = await storedHash(app, 'root');
-    const set = await adminApiPostJson(staff, `/resources/User/records/${id}/setPassword`, { password: 'taken-over-1', confirm: 'taken-over-1' });
+    const set = await adminApiPostJson(staff, `/resources/User/records/${id}/setPassword`, {
+      password: 'taken-over-1',
+      confirm: 'taken-over-1',
+    });
     expect(set.json.notice.type, set.text).toBe('error');
     const edit = await adminApiPost(staff, `/resources/User/records/${id}/edit`, { username: 'root', newPassword: 'taken-over-2' });
     expect(edit.json.notice.type, edit.text).toBe('error');

@@ -16,7 +16,9 @@ let db: string;
 let rootToken: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' }, () => ({ admin: { taskNames: async () => ['proj.tasks.add', 'proj.tasks.mul'] } }));
+  app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' }, () => ({
+    admin: { taskNames: async () => ['proj.tasks.add', 'proj.tasks.mul'] },
+  }));
   await ensureRoot(app);
   await app.users.createUser({ username: 'rita', password: 'rita-pass-123' });
   await app.users.createGroup('readers', []);
@@ -32,7 +34,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await call(app.url, 'POST', '/api/data_store/data/', { token: rootToken, body: { database: db, action: 'delete' } }).catch(() => undefined);
+  await call(app.url, 'POST', '/api/data_store/data/', { token: rootToken, body: { database: db, action: 'delete' } }).catch(
+    () => undefined,
+  );
   await closeAndDrop(app);
 });
 
@@ -58,7 +62,9 @@ describe('choices', () => {
   });
 
   it('previews the codenames of a choice, or says what is missing', async () => {
-    const ok = await picker(`op=preview&spec=${spec({ area: 'data_store', scope: 'collection', database: db, collection: 'samples', actions: ['add', 'safe'] })}`);
+    const ok = await picker(
+      `op=preview&spec=${spec({ area: 'data_store', scope: 'collection', database: db, collection: 'samples', actions: ['add', 'safe'] })}`,
+    );
     expect(ok.json.error).toBeNull();
     expect(ok.json.codenames).toEqual([
       { codename: `data_store.${db}.samples.safe`, area: 'data_store', name: `Can read data store collection ${db} / samples` },
@@ -76,21 +82,30 @@ describe('granting', () => {
     expect((await call(app.url, 'GET', `/api/data_store/data/${db}/samples/`, { token: ritaToken })).status).toBe(403);
 
     const choice = { area: 'data_store', scope: 'collection', database: db, collection: 'samples', actions: ['safe', 'add'] };
-    const res = await adminApiPostJson(root, '/resources/Permission/actions/picker', { spec: JSON.stringify(choice), group: 'readers', user: '' });
+    const res = await adminApiPostJson(root, '/resources/Permission/actions/picker', {
+      spec: JSON.stringify(choice),
+      group: 'readers',
+      user: '',
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.json.codenames).toEqual([`data_store.${db}.samples.safe`, `data_store.${db}.samples.add`]);
     expect(res.json.summary).toBe(`Granted data_store.${db}.samples.safe, data_store.${db}.samples.add to group readers.`);
 
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'readers' });
     expect(group?.permissions).toEqual([`data_store.${db}.samples.safe`, `data_store.${db}.samples.add`]);
-    const catalog = await app.ctx.serviceDb.collection('auth_permission').find({ codename: { $regex: `^data_store\\.${db}\\.` } }).toArray();
+    const catalog = await app.ctx.serviceDb
+      .collection('auth_permission')
+      .find({ codename: { $regex: `^data_store\\.${db}\\.` } })
+      .toArray();
     expect(catalog.map((p) => p.codename).sort()).toEqual([`data_store.${db}.samples.add`, `data_store.${db}.samples.safe`]);
 
     await new Promise((resolve) => setTimeout(resolve, 2_100)); // rita's cached account (2 s) expires
     const read = await call(app.url, 'GET', `/api/data_store/data/${db}/samples/`, { token: ritaToken });
     expect(read.status, read.text).toBe(200);
     expect(read.json.results[0].kind).toBe('samples');
-    expect((await call(app.url, 'POST', `/api/data_store/data/${db}/samples/`, { token: ritaToken, body: { by: 'rita' } })).status).toBe(201);
+    expect((await call(app.url, 'POST', `/api/data_store/data/${db}/samples/`, { token: ritaToken, body: { by: 'rita' } })).status).toBe(
+      201,
+    );
     expect((await call(app.url, 'GET', `/api/data_store/data/${db}/secrets/`, { token: ritaToken })).status).toBe(403);
   });
 
@@ -146,7 +161,10 @@ describe('granting', () => {
 
   it('converts an old-style codename with one meaning, and refuses one with several', async () => {
     // It could be database `<db>_samples` or collection samples of `<db>`; only the second exists.
-    const ok = await adminApiPost(root, '/resources/Group/actions/new', { name: 'legacy', 'permissions.0': `data_store.${db}_samples_update` });
+    const ok = await adminApiPost(root, '/resources/Group/actions/new', {
+      name: 'legacy',
+      'permissions.0': `data_store.${db}_samples_update`,
+    });
     expect(ok.json.notice.type, ok.text).toBe('success');
     const group = await app.ctx.serviceDb.collection('auth_group').findOne({ name: 'legacy' });
     expect(group?.permissions).toEqual([`data_store.${db}.samples.update`]);
@@ -161,10 +179,16 @@ describe('the codename rules (pure)', () => {
   const codes = (value: unknown) => codenamesForGrant(parseGrantSpec(value)).map((p) => p.codename);
 
   it.each([
-    [{ area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs', actions: ['delete', 'safe'] }, ['data_store.lab.runs.safe', 'data_store.lab.runs.delete']],
+    [
+      { area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs', actions: ['delete', 'safe'] },
+      ['data_store.lab.runs.safe', 'data_store.lab.runs.delete'],
+    ],
     [{ area: 'data_store', scope: 'collection', database: 'a_b', collection: 'c', actions: ['safe'] }, ['data_store.a_b.c.safe']],
     [{ area: 'data_store', scope: 'collection', database: 'a', collection: 'b_c', actions: ['safe'] }, ['data_store.a.b_c.safe']],
-    [{ area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs.2024 raw', actions: ['add'] }, ['data_store.lab.runs.2024 raw.add']],
+    [
+      { area: 'data_store', scope: 'collection', database: 'lab', collection: 'runs.2024 raw', actions: ['add'] },
+      ['data_store.lab.runs.2024 raw.add'],
+    ],
     [{ area: 'data_store', scope: 'database', database: 'lab', actions: ['update'] }, ['data_store.lab.update']],
     [{ area: 'data_store', scope: 'create' }, ['data_store.datastore_create']],
     [{ area: 'data_store', scope: 'admin' }, ['data_store.datastore_admin']],

@@ -18,7 +18,10 @@ afterAll(async () => {
 
 async function uniqueKeys(collection: string): Promise<string[]> {
   const indexes = await app.ctx.serviceDb.collection(collection).listIndexes().toArray();
-  return indexes.filter((index) => index.unique === true).map((index) => Object.keys(index.key as object).join(',')).sort();
+  return indexes
+    .filter((index) => index.unique === true)
+    .map((index) => Object.keys(index.key as object).join(','))
+    .sort();
 }
 
 describe('auth collections', () => {

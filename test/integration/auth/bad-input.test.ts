@@ -35,11 +35,22 @@ interface Case {
 
 const FORM = 'application/x-www-form-urlencoded';
 
-function casesFor(path: string, auth: CallOptions, goodBody: Record<string, unknown>, wrongTypes: Record<string, unknown>[], extra: Case[] = []): [string, Case][] {
+function casesFor(
+  path: string,
+  auth: CallOptions,
+  goodBody: Record<string, unknown>,
+  wrongTypes: Record<string, unknown>[],
+  extra: Case[] = [],
+): [string, Case][] {
   const all: Case[] = [
     { path, options: { ...auth, rawBody: '{"username": "bea", ' }, status: 400, code: 'malformed_json' },
     { path, options: { ...auth, rawBody: "{'single': 'quotes'}" }, status: 400, code: 'malformed_json' },
-    { path, options: { ...auth, rawBody: JSON.stringify(goodBody), contentType: 'text/plain' }, status: 415, code: 'unsupported_media_type' },
+    {
+      path,
+      options: { ...auth, rawBody: JSON.stringify(goodBody), contentType: 'text/plain' },
+      status: 415,
+      code: 'unsupported_media_type',
+    },
     { path, options: { ...auth, rawBody: '<x/>', contentType: 'application/xml' }, status: 415, code: 'unsupported_media_type' },
     { path, options: { ...auth, body: { ...goodBody, extra: 1 } }, status: 400, code: 'unknown_field' },
     { path, options: { ...auth, body: { ...goodBody, is_superuser: true, $where: 'x' } }, status: 400, code: 'unknown_field' },
@@ -50,40 +61,64 @@ function casesFor(path: string, auth: CallOptions, goodBody: Record<string, unkn
     ...wrongTypes.map((body) => ({ path, options: { ...auth, body }, status: 400, code: 'invalid_field' })),
     ...extra,
   ];
-  return all.map((c) => [`${c.path} ${c.options.contentType ?? ''} ${c.options.rawBody ?? JSON.stringify(c.options.body)}`.slice(0, 120), c]);
+  return all.map((c) => [
+    `${c.path} ${c.options.contentType ?? ''} ${c.options.rawBody ?? JSON.stringify(c.options.body)}`.slice(0, 120),
+    c,
+  ]);
 }
 
 const cases: [string, Case][] = [
-  ...casesFor('/api/auth/login/', {}, { username: 'bea', password: 'bea-pass-1234' }, [
-    { username: 'bea' },
-    { password: 'bea-pass-1234' },
-    { username: 1, password: 'bea-pass-1234' },
-    { username: 'bea', password: ['bea-pass-1234'] },
-    { username: { $ne: null }, password: { $ne: null } },
-    { username: '', password: 'bea-pass-1234' },
-    { username: 'x'.repeat(151), password: 'bea-pass-1234' },
-  ], [
-    { path: '/api/auth/login/', options: {}, status: 400, code: 'invalid_body' },
-  ]),
-  ...casesFor('/api/token/', {}, { username: 'bea', password: 'bea-pass-1234' }, [
-    { username: 'bea', password: 12345678 },
-    { username: ['bea'], password: 'bea-pass-1234' },
-    { username: { $gt: '' }, password: 'bea-pass-1234' },
-  ], [
-    { path: '/api/token/', options: { rawBody: 'username=bea&password=bea-pass-1234', contentType: FORM }, status: 415, code: 'unsupported_media_type' },
-    { path: '/api/token/', options: {}, status: 400, code: 'invalid_body' },
-  ]),
+  ...casesFor(
+    '/api/auth/login/',
+    {},
+    { username: 'bea', password: 'bea-pass-1234' },
+    [
+      { username: 'bea' },
+      { password: 'bea-pass-1234' },
+      { username: 1, password: 'bea-pass-1234' },
+      { username: 'bea', password: ['bea-pass-1234'] },
+      { username: { $ne: null }, password: { $ne: null } },
+      { username: '', password: 'bea-pass-1234' },
+      { username: 'x'.repeat(151), password: 'bea-pass-1234' },
+    ],
+    [{ path: '/api/auth/login/', options: {}, status: 400, code: 'invalid_body' }],
+  ),
+  ...casesFor(
+    '/api/token/',
+    {},
+    { username: 'bea', password: 'bea-pass-1234' },
+    [
+      { username: 'bea', password: 12345678 },
+      { username: ['bea'], password: 'bea-pass-1234' },
+      { username: { $gt: '' }, password: 'bea-pass-1234' },
+    ],
+    [
+      {
+        path: '/api/token/',
+        options: { rawBody: 'username=bea&password=bea-pass-1234', contentType: FORM },
+        status: 415,
+        code: 'unsupported_media_type',
+      },
+      { path: '/api/token/', options: {}, status: 400, code: 'invalid_body' },
+    ],
+  ),
   ...casesFor('/api/token/refresh/', {}, { refresh: 'x.y.z' }, [{ refresh: 1 }, { refresh: '' }, {}]),
   ...casesFor('/api/token/verify/', {}, { token: 'x.y.z' }, [{ token: false }, { token: { a: 1 } }, {}]),
-  ...casesFor('/api/user/', { token: TOKEN }, { first_name: 'B' }, [
-    { first_name: 7 },
-    { email: ['bea@example.org'] },
-    { 'auth-token': 'yes' },
-    { password: 1, current_password: 'bea-pass-1234' },
-  ], [
-    { path: '/api/user/', options: { token: TOKEN, rawBody: 'first_name=B', contentType: FORM }, status: 415, code: 'unsupported_media_type' },
-    { path: '/api/user/', options: { token: TOKEN }, status: 400, code: 'invalid_body' },
-  ]),
+  ...casesFor(
+    '/api/user/',
+    { token: TOKEN },
+    { first_name: 'B' },
+    [{ first_name: 7 }, { email: ['bea@example.org'] }, { 'auth-token': 'yes' }, { password: 1, current_password: 'bea-pass-1234' }],
+    [
+      {
+        path: '/api/user/',
+        options: { token: TOKEN, rawBody: 'first_name=B', contentType: FORM },
+        status: 415,
+        code: 'unsupported_media_type',
+      },
+      { path: '/api/user/', options: { token: TOKEN }, status: 400, code: 'invalid_body' },
+    ],
+  ),
   // Logout takes no fields at all (an empty object or no body).
   ...casesFor('/api/auth/logout/', {}, {}, []),
 ];

@@ -18,9 +18,13 @@ beforeAll(async () => {
   p = app.prefix;
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   const su = await app.users.tokenFor('root');
-  for (const [db, cols] of [[`${p}a_b`, ['c']], [`${p}a`, ['b_c', 'b']]] as const) {
+  for (const [db, cols] of [
+    [`${p}a_b`, ['c']],
+    [`${p}a`, ['b_c', 'b']],
+  ] as const) {
     expect((await call(app.url, 'POST', `${base}/`, { token: su, body: { database: db } })).status).toBe(201);
-    for (const col of cols) expect((await call(app.url, 'POST', `${base}/${db}/`, { token: su, body: { collection: col } })).status).toBe(201);
+    for (const col of cols)
+      expect((await call(app.url, 'POST', `${base}/${db}/`, { token: su, body: { collection: col } })).status).toBe(201);
   }
   const grants: Record<string, string[]> = {
     colAbC: [collectionCodename('data_store', `${p}a_b`, 'c', 'safe')],
@@ -41,7 +45,8 @@ afterAll(async () => {
   }
 });
 
-const get = async (user: string, path: string) => (await call(app.url, 'GET', `${base}${path}`, { token: token.get(user) as string })).status;
+const get = async (user: string, path: string) =>
+  (await call(app.url, 'GET', `${base}${path}`, { token: token.get(user) as string })).status;
 
 describe('grants that used to collide', () => {
   it('a grant on a_b/c reads a_b/c but not a/b_c, and does not reveal database a', async () => {

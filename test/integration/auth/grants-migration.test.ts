@@ -24,7 +24,8 @@ async function seedLegacyDeployment(before: TestApp): Promise<void> {
   const su = await before.users.tokenFor('root');
   const make = async (base: string, db: string, cols: string[], createDb: boolean) => {
     if (createDb) expect((await call(before.url, 'POST', `${base}/`, { token: su, body: { database: db } })).status).toBe(201);
-    for (const col of cols) expect((await call(before.url, 'POST', `${base}/${db}/`, { token: su, body: { collection: col } })).status).toBe(201);
+    for (const col of cols)
+      expect((await call(before.url, 'POST', `${base}/${db}/`, { token: su, body: { collection: col } })).status).toBe(201);
   };
   await make(ds, `${p}lab`, ['samples'], true);
   await make(ds, `${p}a_b`, ['c'], true);
@@ -34,7 +35,9 @@ async function seedLegacyDeployment(before: TestApp): Promise<void> {
   const db = before.ctx.serviceDb;
   await before.users.createUser({ username: 'legacy', password: 'pw-legacy-123' });
   await before.users.createUser({ username: 'member', password: 'pw-member-123' });
-  const { insertedId: groupId } = await db.collection('auth_group').insertOne({ name: 'old-writers', permissions: [`data_store.${p}lab_samples_add`] });
+  const { insertedId: groupId } = await db
+    .collection('auth_group')
+    .insertOne({ name: 'old-writers', permissions: [`data_store.${p}lab_samples_add`] });
   await db.collection('auth_user').updateOne({ username: 'member' }, { $set: { groups: [groupId] } });
   await db.collection('auth_user').updateOne(
     { username: 'legacy' },
@@ -53,7 +56,9 @@ async function seedLegacyDeployment(before: TestApp): Promise<void> {
       },
     },
   );
-  await db.collection('task_log').insertOne({ _id: uniqueName('task'), task_name: 'proj.tasks.add', user: 'legacy', timestamp: new Date() } as never);
+  await db
+    .collection('task_log')
+    .insertOne({ _id: uniqueName('task'), task_name: 'proj.tasks.add', user: 'legacy', timestamp: new Date() } as never);
   await db.collection('auth_permission').insertMany([
     { codename: `data_store.${p}lab_samples_safe`, name: 'old name', area: 'data_store' },
     { codename: `data_store.${p}a_b_c_safe`, name: 'old name', area: 'data_store' },
@@ -103,7 +108,14 @@ describe('migrating old permission codenames at start-up', () => {
     const codes = (await app.ctx.serviceDb.collection('auth_permission').find({}).toArray()).map((row) => row.codename as string);
     expect(codes).not.toContain(`data_store.${p}lab_samples_safe`);
     expect(codes).not.toContain(`data_store.${p}a_b_c_safe`);
-    expect(codes).toEqual(expect.arrayContaining([`data_store.${p}lab.samples.safe`, `data_store.${p}a.b_c.safe`, `data_store.${p}a_b.c.safe`, 'cybercom_queue.proj_tasks_gone']));
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        `data_store.${p}lab.samples.safe`,
+        `data_store.${p}a.b_c.safe`,
+        `data_store.${p}a_b.c.safe`,
+        'cybercom_queue.proj_tasks_gone',
+      ]),
+    );
   });
 
   it('keeps access working', async () => {
@@ -126,14 +138,22 @@ describe('migrating old permission codenames at start-up', () => {
     const logger = { warn, info: vi.fn() } as unknown as Logger;
     const targets = grantTargets(app.ctx.documents, app.ctx.serviceDb);
     const before = await permissionsOf('auth_user', { username: 'legacy' });
-    expect(await migrateLegacyGrants(app.ctx.auth.models, app.ctx.auth.permissionCatalog, targets, logger)).toMatchObject({ users: 0, groups: 0, converted: 0 });
+    expect(await migrateLegacyGrants(app.ctx.auth.models, app.ctx.auth.permissionCatalog, targets, logger)).toMatchObject({
+      users: 0,
+      groups: 0,
+      converted: 0,
+    });
     expect(await permissionsOf('auth_user', { username: 'legacy' })).toEqual(before);
     // Only the deprecated task codename is still mentioned.
     expect(warn.mock.calls.map(([fields]) => (fields as { codename: string }).codename)).toEqual(['cybercom_queue.proj_tasks_gone']);
 
     warn.mockClear();
     await app.ctx.serviceDb.collection('auth_group').insertOne({ name: 'late', permissions: [`data_store.${p}a_b_c_add`] });
-    expect(await migrateLegacyGrants(app.ctx.auth.models, app.ctx.auth.permissionCatalog, targets, logger)).toMatchObject({ groups: 1, converted: 1, ambiguous: 1 });
+    expect(await migrateLegacyGrants(app.ctx.auth.models, app.ctx.auth.permissionCatalog, targets, logger)).toMatchObject({
+      groups: 1,
+      converted: 1,
+      ambiguous: 1,
+    });
     expect(await permissionsOf('auth_group', { name: 'late' })).toEqual([`data_store.${p}a.b_c.add`, `data_store.${p}a_b.c.add`]);
     const ambiguous = warn.mock.calls.find(([fields]) => (fields as { codename: string }).codename === `data_store.${p}a_b_c_add`);
     expect(ambiguous?.[0]).toMatchObject({ now: [`data_store.${p}a.b_c.add`, `data_store.${p}a_b.c.add`], holders: ['group late'] });

@@ -27,7 +27,11 @@ export class Browser {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async request(method: string, path: string, init: { headers?: Record<string, string>; body?: string; contentType?: string } = {}): Promise<CallResult> {
+  async request(
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: string; contentType?: string } = {},
+  ): Promise<CallResult> {
     const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
     if (init.body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';

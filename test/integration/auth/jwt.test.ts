@@ -72,7 +72,9 @@ describe('JWT obtain / use / refresh / verify', () => {
     expect((await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: otherLogin } })).status).toBe(200);
     // Simultaneous refreshes with one token: exactly one succeeds.
     const { refresh: raced } = await obtain(app, 'jo', 'jo-pass-1234');
-    const statuses = (await Promise.all(Array.from({ length: 5 }, () => call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: raced } })))).map((r) => r.status);
+    const statuses = (
+      await Promise.all(Array.from({ length: 5 }, () => call(app.url, 'POST', '/api/token/refresh/', { body: { refresh: raced } })))
+    ).map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 401)).toHaveLength(4);
   });
@@ -87,13 +89,25 @@ describe('JWT obtain / use / refresh / verify', () => {
   });
 
   it('refuses bad credentials', async () => {
-    expectError(await call(app.url, 'POST', '/api/token/', { body: { username: 'jo', password: 'not-it-at-all' } }), 401, 'invalid_credentials');
-    expectError(await call(app.url, 'POST', '/api/token/', { body: { username: 'nobody', password: 'not-it-at-all' } }), 401, 'invalid_credentials');
+    expectError(
+      await call(app.url, 'POST', '/api/token/', { body: { username: 'jo', password: 'not-it-at-all' } }),
+      401,
+      'invalid_credentials',
+    );
+    expectError(
+      await call(app.url, 'POST', '/api/token/', { body: { username: 'nobody', password: 'not-it-at-all' } }),
+      401,
+      'invalid_credentials',
+    );
   });
 
   it('refuses inactive accounts', async () => {
     await app.users.createUser({ username: 'off', password: 'off-pass-1234', isActive: false });
-    expectError(await call(app.url, 'POST', '/api/token/', { body: { username: 'off', password: 'off-pass-1234' } }), 401, 'invalid_credentials');
+    expectError(
+      await call(app.url, 'POST', '/api/token/', { body: { username: 'off', password: 'off-pass-1234' } }),
+      401,
+      'invalid_credentials',
+    );
   });
 });
 
@@ -124,14 +138,19 @@ describe('invalid tokens are 401, never anonymous', () => {
   });
 
   it('refuses a correctly signed token with the wrong claims', async () => {
-    const token = jwt.sign({ token_type: 'access', user_id: '65f000000000000000000009', jti: 'x', pwd: 'y' }, TEST_SECRET_KEY, { expiresIn: 60 });
+    const token = jwt.sign({ token_type: 'access', user_id: '65f000000000000000000009', jti: 'x', pwd: 'y' }, TEST_SECRET_KEY, {
+      expiresIn: 60,
+    });
     expectError(await call(app.url, 'GET', '/api/user/', { bearer: token }), 401, 'token_not_valid');
   });
 
   it('invalidates issued tokens when the password changes', async () => {
     await app.users.createUser({ username: 'pw', password: 'pw-first-123' });
     const { access, refresh } = await obtain(app, 'pw', 'pw-first-123');
-    const changed = await call(app.url, 'POST', '/api/user/', { bearer: access, body: { current_password: 'pw-first-123', password: 'pw-second-456' } });
+    const changed = await call(app.url, 'POST', '/api/user/', {
+      bearer: access,
+      body: { current_password: 'pw-first-123', password: 'pw-second-456' },
+    });
     expect(changed.status, changed.text).toBe(200);
     expectError(await call(app.url, 'GET', '/api/user/', { bearer: access }), 401, 'token_not_valid');
     expectError(await call(app.url, 'POST', '/api/token/refresh/', { body: { refresh } }), 401, 'token_not_valid');

@@ -66,7 +66,12 @@ describe('GET /api/user/', () => {
     // fetch() does not let a caller set Host, so this one goes through node:http.
     const body = await new Promise<string>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port, path: '/api/user/', headers: { host: `localhost:${port}`, authorization: `Token ${token}`, accept: 'application/json' } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/api/user/',
+          headers: { host: `localhost:${port}`, authorization: `Token ${token}`, accept: 'application/json' },
+        },
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -103,7 +108,10 @@ describe('POST /api/user/', () => {
   });
 
   it('updates first_name, last_name and email', async () => {
-    const res = await call(app.url, 'POST', '/api/user/', { token, body: { first_name: 'Grace', last_name: 'Hopper', email: 'g.hopper@example.org' } });
+    const res = await call(app.url, 'POST', '/api/user/', {
+      token,
+      body: { first_name: 'Grace', last_name: 'Hopper', email: 'g.hopper@example.org' },
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.json).toMatchObject({ first_name: 'Grace', last_name: 'Hopper', name: 'Grace Hopper', email: 'g.hopper@example.org' });
     const doc = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'grace' });
@@ -155,21 +163,40 @@ describe('password change', () => {
     await app.users.createUser({ username: 'linus', password: 'linus-pass-123' });
     const token = await app.users.tokenFor('linus');
     const before = await authSnapshot(app);
-    expectError(await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'nope-nope-1', password: 'Better-pass-2024' } }), 400, 'wrong_password');
+    expectError(
+      await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'nope-nope-1', password: 'Better-pass-2024' } }),
+      400,
+      'wrong_password',
+    );
     const weak = await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'linus-pass-123', password: 'linus' } });
     expectError(weak, 400, 'weak_password');
     expect(weak.json.error.detail.reasons.map((r: { code: string }) => r.code)).toEqual(['too_short', 'same_as_username']);
-    expectError(await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'linus-pass-123', password: 'password123' } }), 400, 'weak_password');
+    expectError(
+      await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'linus-pass-123', password: 'password123' } }),
+      400,
+      'weak_password',
+    );
     expect(await authSnapshot(app)).toBe(before);
   });
 
   it('changes the password: old refused, new accepted, the API token replaced (new key in the answer)', async () => {
     await app.users.createUser({ username: 'ken', password: 'ken-pass-1234' });
     const token = await app.users.tokenFor('ken');
-    const res = await call(app.url, 'POST', '/api/user/', { token, body: { current_password: 'ken-pass-1234', password: 'Unix-since-1969' } });
+    const res = await call(app.url, 'POST', '/api/user/', {
+      token,
+      body: { current_password: 'ken-pass-1234', password: 'Unix-since-1969' },
+    });
     expect(res.status, res.text).toBe(200);
-    expectError(await call(app.url, 'POST', '/api/token/', { body: { username: 'ken', password: 'ken-pass-1234' } }), 401, 'invalid_credentials');
-    expectError(await new Browser(app.url).postJson('/api/auth/login/', { username: 'ken', password: 'ken-pass-1234' }), 401, 'invalid_credentials');
+    expectError(
+      await call(app.url, 'POST', '/api/token/', { body: { username: 'ken', password: 'ken-pass-1234' } }),
+      401,
+      'invalid_credentials',
+    );
+    expectError(
+      await new Browser(app.url).postJson('/api/auth/login/', { username: 'ken', password: 'ken-pass-1234' }),
+      401,
+      'invalid_credentials',
+    );
     expect((await call(app.url, 'POST', '/api/token/', { body: { username: 'ken', password: 'Unix-since-1969' } })).status).toBe(200);
     const newKey = res.json.authentication['auth-token'] as string;
     expect(newKey).toMatch(/^[0-9a-f]{40}$/);

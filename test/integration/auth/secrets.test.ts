@@ -39,7 +39,10 @@ describe('secrets', () => {
     record(await b.postForm('/api/auth/login/', { username: 'logan', password: WRONG_PASSWORD, csrfmiddlewaretoken: csrf }));
     record(await b.postForm('/api/auth/login/', { username: 'logan', password: PASSWORD, csrfmiddlewaretoken: csrf }));
     // The cookie is `s:<id>.<signature>`, URL-encoded: the id itself is the secret.
-    sessionId = decodeURIComponent(b.cookies.get('sessionid') ?? '').replace(/^s:/, '').split('.')[0] ?? '';
+    sessionId =
+      decodeURIComponent(b.cookies.get('sessionid') ?? '')
+        .replace(/^s:/, '')
+        .split('.')[0] ?? '';
     record(await new Browser(app.url).postJson('/api/auth/login/', { username: 'logan', password: WRONG_PASSWORD }));
     record(await new Browser(app.url).postJson('/api/auth/login/', { username: 'logan', password: PASSWORD }));
     const jwt = record(await call(app.url, 'POST', '/api/token/', { body: { username: 'logan', password: PASSWORD } }));
@@ -49,9 +52,13 @@ describe('secrets', () => {
     record(await call(app.url, 'GET', '/api/user/', { bearer: access }));
     // Keys are shown only when made: rotate to have one in hand (and exercise the rotation answer).
     apiToken = record(await b.postWithCsrf('/api/user/', { 'auth-token': 'update' })).json.authentication['auth-token'];
-    record(await call(app.url, 'POST', '/api/user/', { token: apiToken, body: { current_password: WRONG_PASSWORD, password: NEW_PASSWORD } }));
+    record(
+      await call(app.url, 'POST', '/api/user/', { token: apiToken, body: { current_password: WRONG_PASSWORD, password: NEW_PASSWORD } }),
+    );
     record(await call(app.url, 'POST', '/api/user/', { token: apiToken, body: { current_password: PASSWORD, password: 'short' } }));
-    const changed = record(await call(app.url, 'POST', '/api/user/', { token: apiToken, body: { current_password: PASSWORD, password: NEW_PASSWORD } }));
+    const changed = record(
+      await call(app.url, 'POST', '/api/user/', { token: apiToken, body: { current_password: PASSWORD, password: NEW_PASSWORD } }),
+    );
     expect(changed.status, changed.text).toBe(200);
     record(await call(app.url, 'POST', '/api/user/', { token: apiToken, body: { password: NEW_PASSWORD, unknown: 1 } }));
   });

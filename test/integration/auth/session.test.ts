@@ -90,7 +90,12 @@ describe('login page and form', () => {
     for (const next of ['/.//evil.example', '/a/..//evil.example', '/%2e//evil.example']) {
       const again = new Browser(app.url);
       const form = await again.get('/api/auth/login/', { accept: 'text/html' });
-      const answer = await again.postForm('/api/auth/login/', { username: 'sam', password: 'sam-pass-123', csrfmiddlewaretoken: hiddenField(form.text, 'csrfmiddlewaretoken'), next });
+      const answer = await again.postForm('/api/auth/login/', {
+        username: 'sam',
+        password: 'sam-pass-123',
+        csrfmiddlewaretoken: hiddenField(form.text, 'csrfmiddlewaretoken'),
+        next,
+      });
       expect(answer.status, next).toBe(302);
       expect(answer.headers.get('location'), next).toBe('/api/');
     }
@@ -98,12 +103,20 @@ describe('login page and form', () => {
 
   it('refuses a form post without the CSRF cookie/field pair', async () => {
     const b = new Browser(app.url);
-    const noCookie = await b.postForm('/api/auth/login/', { username: 'sam', password: 'sam-pass-123', csrfmiddlewaretoken: 'x'.repeat(43) }, { accept: 'application/json' });
+    const noCookie = await b.postForm(
+      '/api/auth/login/',
+      { username: 'sam', password: 'sam-pass-123', csrfmiddlewaretoken: 'x'.repeat(43) },
+      { accept: 'application/json' },
+    );
     expectError(noCookie, 403, 'csrf_failed');
     await b.get('/api/auth/login/', { accept: 'text/html' });
     const noField = await b.postForm('/api/auth/login/', { username: 'sam', password: 'sam-pass-123' }, { accept: 'application/json' });
     expectError(noField, 403, 'csrf_failed');
-    const wrongField = await b.postForm('/api/auth/login/', { username: 'sam', password: 'sam-pass-123', csrfmiddlewaretoken: 'y'.repeat(43) }, { accept: 'application/json' });
+    const wrongField = await b.postForm(
+      '/api/auth/login/',
+      { username: 'sam', password: 'sam-pass-123', csrfmiddlewaretoken: 'y'.repeat(43) },
+      { accept: 'application/json' },
+    );
     expectError(wrongField, 403, 'csrf_failed');
     expect(b.cookies.has('sessionid')).toBe(false);
   });
@@ -111,7 +124,11 @@ describe('login page and form', () => {
   it('accepts the header instead of the field (double submit)', async () => {
     const b = new Browser(app.url);
     await b.get('/api/auth/login/', { accept: 'text/html' });
-    const res = await b.postForm('/api/auth/login/', { username: 'sam', password: 'sam-pass-123' }, { 'X-CSRFToken': b.cookies.get('csrftoken') ?? '' });
+    const res = await b.postForm(
+      '/api/auth/login/',
+      { username: 'sam', password: 'sam-pass-123' },
+      { 'X-CSRFToken': b.cookies.get('csrftoken') ?? '' },
+    );
     expect(res.status).toBe(302);
   });
 
@@ -271,7 +288,11 @@ describe('logout', () => {
 describe('inactive accounts', () => {
   it('cannot log in', async () => {
     await app.users.createUser({ username: 'idle', password: 'idle-pass-123', isActive: false });
-    expectError(await new Browser(app.url).postJson('/api/auth/login/', { username: 'idle', password: 'idle-pass-123' }), 401, 'invalid_credentials');
+    expectError(
+      await new Browser(app.url).postJson('/api/auth/login/', { username: 'idle', password: 'idle-pass-123' }),
+      401,
+      'invalid_credentials',
+    );
   });
 
   it('lose their session when deactivated (within the 2 s account cache)', async () => {

@@ -99,7 +99,10 @@ describe('LoginThrottle on the service database', () => {
         ),
       );
       expect(outcomes.filter((o) => o === 'place').length, outcomes.join(',')).toBe(5);
-      expect(outcomes.every((o) => o === 'place' || o === 429), outcomes.join(',')).toBe(true);
+      expect(
+        outcomes.every((o) => o === 'place' || o === 429),
+        outcomes.join(','),
+      ).toBe(true);
     }
   });
 });
@@ -122,11 +125,17 @@ describe('two API instances on one service database', () => {
   it('hold LOGIN_MAX_FAILURES together: failures through one lock the account through the other', async () => {
     for (let i = 0; i < 4; i++) {
       const app = i % 2 === 0 ? first : second;
-      const res = await call(app.url, 'POST', '/api/token/', { body: { username: 'shared-target', password: `guess-${i}-xyz` }, headers: { 'X-Forwarded-For': `198.51.100.${i + 1}` } });
+      const res = await call(app.url, 'POST', '/api/token/', {
+        body: { username: 'shared-target', password: `guess-${i}-xyz` },
+        headers: { 'X-Forwarded-For': `198.51.100.${i + 1}` },
+      });
       expectError(res, 401, 'invalid_credentials');
     }
     for (const [i, app] of [first, second].entries()) {
-      const res = await call(app.url, 'POST', '/api/token/', { body: { username: 'shared-target', password: 'shared-target-pass-1' }, headers: { 'X-Forwarded-For': `198.51.100.${50 + i}` } });
+      const res = await call(app.url, 'POST', '/api/token/', {
+        body: { username: 'shared-target', password: 'shared-target-pass-1' },
+        headers: { 'X-Forwarded-For': `198.51.100.${50 + i}` },
+      });
       expectError(res, 429, 'throttled');
     }
   });
@@ -144,6 +153,9 @@ describe('two API instances on one service database', () => {
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 401).length, statuses.join(',')).toBeLessThanOrEqual(4);
     expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(26);
-    expect(statuses.every((s) => s === 401 || s === 429), statuses.join(',')).toBe(true);
+    expect(
+      statuses.every((s) => s === 401 || s === 429),
+      statuses.join(','),
+    ).toBe(true);
   });
 });

@@ -34,7 +34,11 @@ describe('Token authentication', () => {
     expect(second).not.toBe(first);
     expectError(await call(app.url, 'GET', '/api/user/', { token: first }), 401, 'invalid_token');
     expect((await call(app.url, 'GET', '/api/user/', { token: second })).status).toBe(200);
-    expect(await app.ctx.serviceDb.collection('authtoken_token').countDocuments({ user: (await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'twice' }))?._id })).toBe(1);
+    expect(
+      await app.ctx.serviceDb
+        .collection('authtoken_token')
+        .countDocuments({ user: (await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'twice' }))?._id }),
+    ).toBe(1);
   });
 
   it('accepts the scheme in any case', async () => {

@@ -142,5 +142,4 @@ describe('new and rotated keys', () => {
     const record = list.json.records.find((r: { params: { key_prefix: string } }) => r.params.key_prefix === `${next.slice(0, 8)}…`);
     expect(record, list.text).toBeDefined();
   });
-
 });

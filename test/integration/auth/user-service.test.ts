@@ -22,18 +22,34 @@ afterAll(async () => {
 describe('UserService', () => {
   it('creates users with hashed passwords and refuses duplicates', async () => {
     const summary = await app.users.createUser({ username: 'u1', password: 'u1-pass-1234', email: 'u1@example.org', isStaff: true });
-    expect(summary).toEqual({ id: expect.stringMatching(/^[0-9a-f]{24}$/), username: 'u1', email: 'u1@example.org', isStaff: true, isSuperuser: false, isActive: true });
+    expect(summary).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      username: 'u1',
+      email: 'u1@example.org',
+      isStaff: true,
+      isSuperuser: false,
+      isActive: true,
+    });
     const doc = await app.ctx.serviceDb.collection('auth_user').findOne({ username: 'u1' });
     expect(doc?.password).toMatch(/^scrypt\$/);
     expect(doc?.date_joined).toBeInstanceOf(Date);
-    await expect(app.users.createUser({ username: 'u1', password: 'x-pass-1234' })).rejects.toMatchObject({ status: 409, code: 'user_exists' });
+    await expect(app.users.createUser({ username: 'u1', password: 'x-pass-1234' })).rejects.toMatchObject({
+      status: 409,
+      code: 'user_exists',
+    });
   });
 
   it('validates usernames, e-mail addresses, codenames and groups', async () => {
     await expect(app.users.createUser({ username: 'bad name' })).rejects.toMatchObject({ status: 400, code: 'invalid_username' });
     await expect(app.users.createUser({ username: 'ok1', email: 'nope' })).rejects.toMatchObject({ status: 400, code: 'invalid_email' });
-    await expect(app.users.createUser({ username: 'ok2', permissions: ['not.a.codename'] })).rejects.toMatchObject({ status: 400, code: 'invalid_permission' });
-    await expect(app.users.createUser({ username: 'ok3', groups: ['missing'] })).rejects.toMatchObject({ status: 404, code: 'no_such_group' });
+    await expect(app.users.createUser({ username: 'ok2', permissions: ['not.a.codename'] })).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_permission',
+    });
+    await expect(app.users.createUser({ username: 'ok3', groups: ['missing'] })).rejects.toMatchObject({
+      status: 404,
+      code: 'no_such_group',
+    });
     expect(await app.ctx.serviceDb.collection('auth_user').countDocuments({ username: /^ok/ })).toBe(0);
   });
 
@@ -64,13 +80,26 @@ describe('UserService', () => {
     await expect(app.users.addToGroup('eff', 'nosuch')).rejects.toMatchObject({ status: 404 });
     await expect(app.users.grantPermissions('nobody', ['data_store.x.safe'])).rejects.toMatchObject({ status: 404, code: 'no_such_user' });
     // Old-style codenames that could mean several grants, or name no known task, are refused.
-    await expect(app.users.grantPermissions('eff', ['data_store.x_y_safe'])).rejects.toMatchObject({ status: 400, code: 'invalid_permission' });
-    await expect(app.users.grantPermissions('eff', ['cybercom_queue.tasks_mul'])).rejects.toMatchObject({ status: 400, code: 'invalid_permission' });
+    await expect(app.users.grantPermissions('eff', ['data_store.x_y_safe'])).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_permission',
+    });
+    await expect(app.users.grantPermissions('eff', ['cybercom_queue.tasks_mul'])).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_permission',
+    });
   });
 
   it('keeps the permission catalog for the admin site', async () => {
     const codes = (await app.ctx.serviceDb.collection('auth_permission').find({}).toArray()).map((p) => p.codename as string);
-    for (const code of ['data_store.datastore_admin', 'catalog.catalog_create', 'cybercom_queue.task_admin', 'data_store.lab.safe', 'data_store.other.safe', 'cybercom_queue.task.tasks.add']) {
+    for (const code of [
+      'data_store.datastore_admin',
+      'catalog.catalog_create',
+      'cybercom_queue.task_admin',
+      'data_store.lab.safe',
+      'data_store.other.safe',
+      'cybercom_queue.task.tasks.add',
+    ]) {
       expect(codes).toContain(code);
     }
     expect(new Set(codes).size).toBe(codes.length);
@@ -110,7 +139,13 @@ describe('createsuperuser command', () => {
 
     expect(await runCreateSuperuser(['--username', 'root', '--email', 'root@example.org', '--password-file', file], env, io)).toBe(0);
     expect(out.stdout).toContain('Superuser "root" created.');
-    expect(await runCreateSuperuser(['--username', 'root', '--email', 'ops@example.org', '--password-env', 'ROOT_PW'], { ...env, ROOT_PW: 'Root-Pass-2025' }, io)).toBe(0);
+    expect(
+      await runCreateSuperuser(
+        ['--username', 'root', '--email', 'ops@example.org', '--password-env', 'ROOT_PW'],
+        { ...env, ROOT_PW: 'Root-Pass-2025' },
+        io,
+      ),
+    ).toBe(0);
     expect(out.stdout).toContain('Superuser "root" updated.');
     expect(out.stdout + out.stderr).not.toContain('Root-Pass');
 

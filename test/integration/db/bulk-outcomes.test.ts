@@ -56,7 +56,10 @@ describe('bulkInsertOutcomes', () => {
     await Promise.all(Array.from({ length: 200 }, (_, i) => batcher.write({ _id: i })));
     expect(await col.countDocuments()).toBe(200);
     expect(roundTrips).toBeLessThan(200);
-    const duplicate = await batcher.write({ _id: 7 }).then(() => null, (e: unknown) => e);
+    const duplicate = await batcher.write({ _id: 7 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(duplicate).toMatchObject({ code: 11000 });
     await col.drop();
   });

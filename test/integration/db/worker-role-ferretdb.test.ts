@@ -28,7 +28,11 @@ afterAll(async () => {
   await app?.close();
 });
 
-const notices = () => app.logLines().split('\n').filter((line) => NOTICE.test(line));
+const notices = () =>
+  app
+    .logLines()
+    .split('\n')
+    .filter((line) => NOTICE.test(line));
 
 describe('the API on an engine without roles', () => {
   it('says once at start-up that it cannot manage the workers role', () => {
@@ -49,7 +53,11 @@ describe('the API on an engine without roles', () => {
 describe('the installer user set-up on an engine without roles', () => {
   let admin: MongoClient;
   afterAll(async () => {
-    for (const user of [ACCOUNTS.database.api, ACCOUNTS.database.worker]) await admin?.db('admin').command({ dropUser: user }).catch(() => undefined);
+    for (const user of [ACCOUNTS.database.api, ACCOUNTS.database.worker])
+      await admin
+        ?.db('admin')
+        .command({ dropUser: user })
+        .catch(() => undefined);
     await admin?.close();
   });
 

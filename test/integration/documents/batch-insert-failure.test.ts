@@ -80,13 +80,20 @@ describe('an array insert that fails part-way', () => {
 
   it('still reports the exact prefix when the database refuses one record', async () => {
     expect((await call(app.url, 'POST', `/api/data_store/data/${db}/dupes/`, { token, body: { _id: 'c' } })).status).toBe(201);
-    const res = await call(app.url, 'POST', `/api/data_store/data/${db}/dupes/`, { token, body: [{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }, { _id: 'd' }] });
+    const res = await call(app.url, 'POST', `/api/data_store/data/${db}/dupes/`, {
+      token,
+      body: [{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }, { _id: 'd' }],
+    });
     expect(res.status).toBe(409);
     expect(res.json.error.detail).toEqual({ inserted_ids: ['a', 'b'], inserted_count: 2, failed_index: 2 });
   });
 
   it('reports exactly the stored records for a batch with a $numberDecimal value', async () => {
-    const body = [{ _id: 'x1', n: 1 }, { _id: 'x2', n: { $numberDecimal: '1.5' } }, { _id: 'x3', n: 3 }];
+    const body = [
+      { _id: 'x1', n: 1 },
+      { _id: 'x2', n: { $numberDecimal: '1.5' } },
+      { _id: 'x3', n: 3 },
+    ];
     const res = await call(app.url, 'POST', `/api/data_store/data/${db}/decimals/`, { token, body });
     const stored = await call(app.url, 'GET', `/api/data_store/data/${db}/decimals/?page_size=0`, { token });
     const storedIds = (stored.json.results as { _id: string }[]).map((r) => r._id).sort();

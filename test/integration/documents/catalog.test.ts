@@ -41,7 +41,11 @@ describe('catalog', () => {
     expect((await call(app.url, 'POST', `${BASE}/${catalogDb}/datasets/`, { token: curator, body: { a: 1 } })).status).toBe(403);
     const inserted = await call(app.url, 'POST', `${BASE}/${catalogDb}/datasets/`, {
       token: su,
-      body: [{ title: 'Rain', year: 2020 }, { title: 'Snow', year: 2021 }, { title: 'Hail', year: 2021 }],
+      body: [
+        { title: 'Rain', year: 2020 },
+        { title: 'Snow', year: 2021 },
+        { title: 'Hail', year: 2021 },
+      ],
     });
     expect(inserted.status).toBe(201);
     const q = encodeURIComponent(JSON.stringify({ filter: { year: 2021 }, sort: { title: 1 }, projection: { _id: 0, title: 1 } }));

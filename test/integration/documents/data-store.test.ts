@@ -310,7 +310,10 @@ describe('formats', () => {
   });
 
   it('serves well-formed XML that parses back to the same envelope', async () => {
-    const res = await get(`${BASE}/${db}/samples/?format=xml&page_size=3&query=${q({ sort: { n: 1 }, projection: { _id: 0, n: 1, site: 1 } })}`, { accept: '*/*' });
+    const res = await get(
+      `${BASE}/${db}/samples/?format=xml&page_size=3&query=${q({ sort: { n: 1 }, projection: { _id: 0, n: 1, site: 1 } })}`,
+      { accept: '*/*' },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/xml; charset=utf-8');
     const parsed = new XMLParser().parse(res.text);

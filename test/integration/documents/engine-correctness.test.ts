@@ -18,8 +18,22 @@ const q = (v: unknown) => encodeURIComponent(JSON.stringify(v));
 const get = (path: string, opts: Parameters<typeof call>[3] = {}) => call(app.url, 'GET', path, { token, ...opts });
 const send = (method: string, path: string, body: unknown, as = token) => call(app.url, method, path, { token: as, body });
 
-const polygon = { type: 'Polygon', coordinates: [[[-97.5, 35.2], [-97.4, 35.2], [-97.4, 35.3], [-97.5, 35.2]]] };
-const matrix = [[1, 2, 3], [4, 5, 6], [[7], [8, [9]]]];
+const polygon = {
+  type: 'Polygon',
+  coordinates: [
+    [
+      [-97.5, 35.2],
+      [-97.4, 35.2],
+      [-97.4, 35.3],
+      [-97.5, 35.2],
+    ],
+  ],
+};
+const matrix = [
+  [1, 2, 3],
+  [4, 5, 6],
+  [[7], [8, [9]]],
+];
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -54,15 +68,37 @@ describe('nested arrays and GeoJSON', () => {
     expect(read.status).toBe(200);
     expect(read.json).toEqual({ _id: id, name: 'field-1', geometry: polygon, matrix });
 
-    const replacedMatrix = [[0, 0], [0, [1, [2, [3]]]]];
+    const replacedMatrix = [
+      [0, 0],
+      [0, [1, [2, [3]]]],
+    ];
     const replaced = await send('PUT', path, { name: 'field-1', geometry: polygon, matrix: replacedMatrix });
     expect(replaced.status).toBe(200);
     expect((await get(path)).json.matrix).toEqual(replacedMatrix);
 
-    const patched = await send('PATCH', path, { $push: { matrix: [9, 9] }, $set: { 'geometry.coordinates': [[[0, 0], [1, 0], [1, 1], [0, 0]]] } });
+    const patched = await send('PATCH', path, {
+      $push: { matrix: [9, 9] },
+      $set: {
+        'geometry.coordinates': [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
+    });
     expect(patched.status).toBe(200);
     expect(patched.json.matrix).toEqual([...replacedMatrix, [9, 9]]);
-    expect(patched.json.geometry.coordinates).toEqual([[[0, 0], [1, 0], [1, 1], [0, 0]]]);
+    expect(patched.json.geometry.coordinates).toEqual([
+      [
+        [0, 0],
+        [1, 0],
+        [1, 1],
+        [0, 0],
+      ],
+    ]);
     const merged = await send('PATCH', path, { extra: [[['deep']]] });
     expect(merged.status).toBe(200);
     expect(merged.json.extra).toEqual([[['deep']]]);
@@ -79,7 +115,19 @@ describe('nested arrays and GeoJSON', () => {
   it('inserts a batch of GeoJSON features and renders them in XML, JSONP and HTML', async () => {
     const features = Array.from({ length: 3 }, (_, i) => ({
       name: `poly-${i}`,
-      geometry: { type: 'MultiPolygon', coordinates: [[[[i, 0], [i + 1, 0], [i + 1, 1], [i, 0]]]] },
+      geometry: {
+        type: 'MultiPolygon',
+        coordinates: [
+          [
+            [
+              [i, 0],
+              [i + 1, 0],
+              [i + 1, 1],
+              [i, 0],
+            ],
+          ],
+        ],
+      },
     }));
     const inserted = await send('POST', `${BASE}/${db}/shapes/`, features);
     expect(inserted.status).toBe(201);
@@ -111,7 +159,11 @@ describe('nested arrays and GeoJSON', () => {
 });
 
 describe('aggregations', () => {
-  const readings = Array.from({ length: 40 }, (_, i) => ({ station: ['nrmn', 'tuls', 'boise'][i % 3] as string, temp: ((i * 37) % 50) - 10, day: i }));
+  const readings = Array.from({ length: 40 }, (_, i) => ({
+    station: ['nrmn', 'tuls', 'boise'][i % 3] as string,
+    temp: ((i * 37) % 50) - 10,
+    day: i,
+  }));
 
   beforeAll(async () => {
     expect((await send('POST', `${BASE}/${db}/readings/`, readings)).status).toBe(201);
@@ -126,7 +178,17 @@ describe('aggregations', () => {
 
   it('computes every accumulator of a $group: $sum (count and field), $avg, $min, $max, $push', async () => {
     const pipeline = [
-      { $group: { _id: '$station', n: { $sum: 1 }, total: { $sum: '$temp' }, mean: { $avg: '$temp' }, low: { $min: '$temp' }, high: { $max: '$temp' }, days: { $push: '$day' } } },
+      {
+        $group: {
+          _id: '$station',
+          n: { $sum: 1 },
+          total: { $sum: '$temp' },
+          mean: { $avg: '$temp' },
+          low: { $min: '$temp' },
+          high: { $max: '$temp' },
+          days: { $push: '$day' },
+        },
+      },
       { $sort: { _id: 1 } },
     ];
     const res = await get(`${BASE}/${db}/readings/?aggregate=${q(pipeline)}&page_size=0`, { token: reader });
@@ -135,12 +197,20 @@ describe('aggregations', () => {
       const rows = readings.filter((r) => r.station === station);
       const temps = rows.map((r) => r.temp);
       const total = temps.reduce((a, b) => a + b, 0);
-      return { _id: station, n: rows.length, total, mean: total / rows.length, low: Math.min(...temps), high: Math.max(...temps), days: rows.map((r) => r.day) };
+      return {
+        _id: station,
+        n: rows.length,
+        total,
+        mean: total / rows.length,
+        low: Math.min(...temps),
+        high: Math.max(...temps),
+        days: rows.map((r) => r.day),
+      };
     });
     const results = res.json.results as Array<(typeof expected)[number]>;
-    expect(results.map(({ days, mean, ...rest }) => ({ ...rest, days: [...days].sort((a, b) => a - b), mean: Number(mean.toFixed(9)) }))).toEqual(
-      expected.map(({ mean, ...rest }) => ({ ...rest, mean: Number(mean.toFixed(9)) })),
-    );
+    expect(
+      results.map(({ days, mean, ...rest }) => ({ ...rest, days: [...days].sort((a, b) => a - b), mean: Number(mean.toFixed(9)) })),
+    ).toEqual(expected.map(({ mean, ...rest }) => ({ ...rest, mean: Number(mean.toFixed(9)) })));
   });
 
   it('joins with $lookup, splits with $facet and appends with $unionWith for a caller who may read both', async () => {
@@ -158,18 +228,31 @@ describe('aggregations', () => {
       { day: 2, name: 'Boise City' },
     ]);
 
-    const facet = [{ $facet: { cold: [{ $match: { temp: { $lt: 0 } } }, { $count: 'n' }], warm: [{ $match: { temp: { $gte: 0 } } }, { $count: 'n' }] } }];
+    const facet = [
+      { $facet: { cold: [{ $match: { temp: { $lt: 0 } } }, { $count: 'n' }], warm: [{ $match: { temp: { $gte: 0 } } }, { $count: 'n' }] } },
+    ];
     const split = await get(`${BASE}/${db}/readings/?aggregate=${q(facet)}`, { token: reader });
     expect(split.status).toBe(200);
-    expect(split.json.results).toEqual([{ cold: [{ n: readings.filter((r) => r.temp < 0).length }], warm: [{ n: readings.filter((r) => r.temp >= 0).length }] }]);
+    expect(split.json.results).toEqual([
+      { cold: [{ n: readings.filter((r) => r.temp < 0).length }], warm: [{ n: readings.filter((r) => r.temp >= 0).length }] },
+    ]);
 
-    const union = [{ $match: { day: 0 } }, { $project: { _id: 0, station: 1 } }, { $unionWith: { coll: 'stations', pipeline: [{ $project: { _id: 0, code: 1 } }] } }];
+    const union = [
+      { $match: { day: 0 } },
+      { $project: { _id: 0, station: 1 } },
+      { $unionWith: { coll: 'stations', pipeline: [{ $project: { _id: 0, code: 1 } }] } },
+    ];
     const appended = await get(`${BASE}/${db}/readings/?aggregate=${q(union)}&page_size=0`, { token: reader });
     expect(appended.status).toBe(200);
-    expect(appended.json.results).toEqual(expect.arrayContaining([{ station: 'nrmn' }, { code: 'nrmn' }, { code: 'tuls' }, { code: 'boise' }]));
+    expect(appended.json.results).toEqual(
+      expect.arrayContaining([{ station: 'nrmn' }, { code: 'nrmn' }, { code: 'tuls' }, { code: 'boise' }]),
+    );
     expect(appended.json.count).toBe(4);
 
-    const refused = await get(`${BASE}/${db}/readings/?aggregate=${q([{ $lookup: { from: 'private', localField: 'station', foreignField: 'code', as: 'x' } }])}`, { token: reader });
+    const refused = await get(
+      `${BASE}/${db}/readings/?aggregate=${q([{ $lookup: { from: 'private', localField: 'station', foreignField: 'code', as: 'x' } }])}`,
+      { token: reader },
+    );
     expect(refused.status).toBe(403);
     expect(refused.json.error.code).toBe('forbidden_lookup');
   });

@@ -38,12 +38,18 @@ beforeAll(async () => {
     await app.users.createUser({ username: actor, password: `pw-${actor}-123`, permissions: codes });
     tokens.set(actor as Actor, await app.users.tokenFor(actor));
   }
-  await app.users.createGroup('editors', ACTIONS.flatMap((a) => [`data_store.${db}.${col}.${a}`, `catalog.${catalogDb}.${col}.${a}`]));
+  await app.users.createGroup(
+    'editors',
+    ACTIONS.flatMap((a) => [`data_store.${db}.${col}.${a}`, `catalog.${catalogDb}.${col}.${a}`]),
+  );
   await app.users.createUser({ username: 'grouped', password: 'pw-grouped-123' });
   await app.users.addToGroup('grouped', 'editors');
   tokens.set('group', await app.users.tokenFor('grouped'));
 
-  for (const [base, database] of [['/api/data_store/data', db], ['/api/catalog/data', catalogDb]] as const) {
+  for (const [base, database] of [
+    ['/api/data_store/data', db],
+    ['/api/catalog/data', catalogDb],
+  ] as const) {
     if (base === '/api/data_store/data') {
       expect((await call(app.url, 'POST', `${base}/`, { token: suToken, body: { database } })).status).toBe(201);
     }
@@ -63,14 +69,31 @@ async function freshRecord(base: string, database: string): Promise<string> {
 }
 
 const OK_ALL: Record<Actor, number | 'ok'> = {
-  anonymous: 401, nogrant: 403, readonly: 403, collection: 'ok', database: 'ok', group: 'ok', admin: 'ok', superuser: 'ok',
+  anonymous: 401,
+  nogrant: 403,
+  readonly: 403,
+  collection: 'ok',
+  database: 'ok',
+  group: 'ok',
+  admin: 'ok',
+  superuser: 'ok',
 };
 const OK_READ: Record<Actor, number | 'ok'> = { ...OK_ALL, readonly: 'ok' };
 const MANAGE: Record<Actor, number | 'ok'> = {
-  anonymous: 401, nogrant: 403, readonly: 403, collection: 403, database: 403, group: 403, admin: 'ok', superuser: 'ok',
+  anonymous: 401,
+  nogrant: 403,
+  readonly: 403,
+  collection: 403,
+  database: 403,
+  group: 403,
+  admin: 'ok',
+  superuser: 'ok',
 };
 const SEE_DB: Record<Actor, number | 'ok'> = { ...OK_READ, nogrant: 403 };
-const LIST: Record<Actor, number | 'ok'> = { ...Object.fromEntries(ACTORS.map((a) => [a, 'ok'])), anonymous: 401 } as Record<Actor, number | 'ok'>;
+const LIST: Record<Actor, number | 'ok'> = { ...Object.fromEntries(ACTORS.map((a) => [a, 'ok'])), anonymous: 401 } as Record<
+  Actor,
+  number | 'ok'
+>;
 const NOT_ALLOWED: Record<Actor, number | 'ok'> = Object.fromEntries(ACTORS.map((a) => [a, 405])) as Record<Actor, number | 'ok'>;
 
 interface Row {
@@ -169,13 +192,17 @@ describe('aggregation lookups', () => {
       [{ $facet: { inner: [{ $lookup: { from: 'private', pipeline: [], as: 'x' } }] } }],
     ];
     for (const pipeline of pipelines) {
-      const res = await call(app.url, 'GET', `/api/data_store/data/${db}/${col}/?aggregate=${q(pipeline)}`, { token: tokens.get('readonly') });
+      const res = await call(app.url, 'GET', `/api/data_store/data/${db}/${col}/?aggregate=${q(pipeline)}`, {
+        token: tokens.get('readonly'),
+      });
       expect(res.status, JSON.stringify(pipeline)).toBe(403);
       expect(res.json.error.code).toBe('forbidden_lookup');
       expect(res.json.error.message).toContain('private');
     }
     // The same pipeline is not refused on permission grounds for a caller who may read both.
-    const allowed = await call(app.url, 'GET', `/api/data_store/data/${db}/${col}/?aggregate=${q(pipelines[0])}`, { token: tokens.get('database') });
+    const allowed = await call(app.url, 'GET', `/api/data_store/data/${db}/${col}/?aggregate=${q(pipelines[0])}`, {
+      token: tokens.get('database'),
+    });
     expect(allowed.status).not.toBe(403);
     expect(allowed.status).toBeLessThan(500);
   });

@@ -99,7 +99,9 @@ async function startApi(): Promise<void> {
     driverEvents.push(`${new Date().toISOString().slice(11, 23)} ${text}`);
     if (driverEvents.length > 60) driverEvents.shift();
   };
-  ctx.mongo.on('serverDescriptionChanged', (e) => note(`server ${e.previousDescription.type} -> ${e.newDescription.type} ${e.newDescription.error?.message ?? ''}`));
+  ctx.mongo.on('serverDescriptionChanged', (e) =>
+    note(`server ${e.previousDescription.type} -> ${e.newDescription.type} ${e.newDescription.error?.message ?? ''}`),
+  );
   ctx.mongo.on('serverHeartbeatFailed', (e) => note(`heartbeat failed after ${e.duration} ms: ${e.failure.message}`));
   ctx.mongo.on('connectionPoolCleared', () => note('pool cleared'));
   ctx.mongo.on('connectionPoolReady', () => note('pool ready'));
@@ -150,7 +152,9 @@ beforeAll(async () => {
     }
     const caller: Caller = { username, token: await ctx.auth.users.tokenFor(username), collection, records: [] };
     const seed = Array.from({ length: 5 }, (_, n) => ({ _id: `${username}-seed-${n}`, owner: username, marker: `${username}-seed-${n}` }));
-    expect((await call(baseUrl, 'POST', `/api/data_store/data/${database}/${collection}/`, { token: caller.token, body: seed })).status).toBe(201);
+    expect(
+      (await call(baseUrl, 'POST', `/api/data_store/data/${database}/${collection}/`, { token: caller.token, body: seed })).status,
+    ).toBe(201);
     caller.records.push(...seed.map((s) => s._id));
     callers.push(caller);
   }
@@ -306,7 +310,10 @@ async function waitUntilHealthy(timeoutMs: number): Promise<void> {
       const ping = await ctx.mongo
         .db('admin')
         .command({ ping: 1 })
-        .then(() => 'ok', (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
+        .then(
+          () => 'ok',
+          (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
+        );
       throw new Error(
         `the API did not report healthy after the database restart: ${health.status} ${JSON.stringify(health.json)}; ` +
           `a ping now: ${ping}; driver events:\n${driverEvents.join('\n')}`,
@@ -317,7 +324,7 @@ async function waitUntilHealthy(timeoutMs: number): Promise<void> {
 }
 
 describe('responses under database restarts, aborted requests and periodic work', () => {
-  it('never answers a request with another request\'s data, and recovers without a restart', async () => {
+  it("never answers a request with another request's data, and recovers without a restart", async () => {
     let running = true;
     const clients = [
       ...callers.flatMap((c) => Array.from({ length: CLIENTS_PER_USER }, () => c)),
@@ -359,7 +366,16 @@ describe('responses under database restarts, aborted requests and periodic work'
         return seen;
       }),
     );
-    const summary = { ...stats, failures, failureCodes, mixups: mixups.length, mixupsAfterRecovery: mixups.length - before, unacknowledgedWrites: unacknowledged.length, recoveryMs, engine: db.engine };
+    const summary = {
+      ...stats,
+      failures,
+      failureCodes,
+      mixups: mixups.length,
+      mixupsAfterRecovery: mixups.length - before,
+      unacknowledgedWrites: unacknowledged.length,
+      recoveryMs,
+      engine: db.engine,
+    };
     console.log(`[response-mixup] ${JSON.stringify(summary)}`);
     expect(stats.kills).toBe(CYCLES);
     expect(stats.ok, 'the load got successful answers to check').toBeGreaterThan(100);
@@ -369,8 +385,14 @@ describe('responses under database restarts, aborted requests and periodic work'
     // leaves a stray reply on a pooled connection, which then answers every later command with
     // the reply of the one before. The service must therefore never send one.
     expect(unacknowledged, 'unacknowledged writes sent by the service').toEqual([]);
-    expect(statuses.flat().every((s) => s >= 200 && s < 300), `statuses after recovery: ${statuses.flat().join(',')}`).toBe(true);
+    expect(
+      statuses.flat().every((s) => s >= 200 && s < 300),
+      `statuses after recovery: ${statuses.flat().join(',')}`,
+    ).toBe(true);
     // Every request here is valid: an outage must read as one (503), never as the caller's fault.
-    expect(Object.keys(failureCodes).filter((k) => k.startsWith('4') && !k.startsWith('404')), JSON.stringify(failureCodes)).toEqual([]);
+    expect(
+      Object.keys(failureCodes).filter((k) => k.startsWith('4') && !k.startsWith('404')),
+      JSON.stringify(failureCodes),
+    ).toEqual([]);
   }, 240_000);
 });

@@ -18,7 +18,9 @@ beforeAll(async () => {
   expect((await call(app.url, 'POST', '/api/data_store/data/', { token, body: { database: db } })).status).toBe(201);
   expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token, body: { collection: 'c' } })).status).toBe(201);
   browser = new Browser(app.url);
-  const login = await browser.request('POST', '/api/auth/login/', { body: JSON.stringify({ username: 'root', password: 'pw-superuser-1' }) });
+  const login = await browser.request('POST', '/api/auth/login/', {
+    body: JSON.stringify({ username: 'root', password: 'pw-superuser-1' }),
+  });
   expect(login.status).toBe(200);
   expect(browser.cookies.get('csrftoken')).toBeTruthy();
 });
@@ -42,7 +44,10 @@ describe('CSRF on session-authenticated writes', () => {
     expect(res.status).toBe(403);
     expect(res.json.error.code).toBe('csrf_failed');
     expect(await count()).toBe(0);
-    const drop = await browser.request('POST', '/api/data_store/data/', { headers, body: JSON.stringify({ action: 'delete', database: db }) });
+    const drop = await browser.request('POST', '/api/data_store/data/', {
+      headers,
+      body: JSON.stringify({ action: 'delete', database: db }),
+    });
     expect(drop.status).toBe(403);
     expect((await browser.request('GET', `/api/data_store/data/${db}/`)).status).toBe(200);
   });

@@ -65,25 +65,29 @@ describe('serve with API_PROCESSES=2', () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    child = spawn(process.execPath, [fileURLToPath(new URL('../../../node_modules/tsx/dist/cli.mjs', import.meta.url)), 'src/cli.ts', 'serve'], {
-      cwd: repoRoot,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        ...testServices().env,
-        SECRET_KEY: TEST_SECRET_KEY,
-        SERVICE_DATABASE: uniqueName('svc_'),
-        ALLOWED_HOSTS: '127.0.0.1,localhost',
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
-        API_PROCESSES: '2',
-        LOG_LEVEL: 'info',
-        METRICS_ENABLED: 'false',
+    child = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('../../../node_modules/tsx/dist/cli.mjs', import.meta.url)), 'src/cli.ts', 'serve'],
+      {
+        cwd: repoRoot,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          ...testServices().env,
+          SECRET_KEY: TEST_SECRET_KEY,
+          SERVICE_DATABASE: uniqueName('svc_'),
+          ALLOWED_HOSTS: '127.0.0.1,localhost',
+          HTTP_HOST: '127.0.0.1',
+          HTTP_PORT: String(port),
+          API_PROCESSES: '2',
+          LOG_LEVEL: 'info',
+          METRICS_ENABLED: 'false',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // Its own process group, so the clean-up reaches the primary and its workers, not only tsx.
+        detached: true,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so the clean-up reaches the primary and its workers, not only tsx.
-      detached: true,
-    });
+    );
     let pending = '';
     child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString();
@@ -99,7 +103,11 @@ describe('serve with API_PROCESSES=2', () => {
       }
     });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const listening = await waitFor(() => lines.find((l) => l.msg === 'API server listening'), 90_000, `the API to listen; output:\n${output}`);
+    const listening = await waitFor(
+      () => lines.find((l) => l.msg === 'API server listening'),
+      90_000,
+      `the API to listen; output:\n${output}`,
+    );
     baseUrl = listening.url as string;
   });
 
@@ -112,7 +120,8 @@ describe('serve with API_PROCESSES=2', () => {
     }
   });
 
-  const readyPids = (worker: number): number[] => lines.filter((l) => l.msg === 'API process ready' && l.worker === worker).map((l) => l.workerPid as number);
+  const readyPids = (worker: number): number[] =>
+    lines.filter((l) => l.msg === 'API process ready' && l.worker === worker).map((l) => l.workerPid as number);
 
   it('keeps answering when a worker is killed, restarts it, and the new one answers', async () => {
     const [firstPid] = readyPids(0);
@@ -156,7 +165,10 @@ describe('serve with API_PROCESSES=2', () => {
     const statuses = outcomes.map((o) => o.status);
     // Every answer is a success; the failures are requests cut off by a kill: at most one per
     // client (each has one request in flight) per kill.
-    expect(statuses.filter((s) => s !== 200 && s !== 'error'), statuses.join(',')).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 200 && s !== 'error'),
+      statuses.join(','),
+    ).toEqual([]);
     expect(statuses.filter((s) => s === 'error').length).toBeLessThanOrEqual(2 * CLIENTS);
     expect(outcomes.length).toBeGreaterThan(60);
     expect(lines.filter((l) => l.msg === 'API process ended; restarting it').length).toBe(2);

@@ -62,13 +62,21 @@ describe('requests the server cannot read are the caller’s fault (4xx), never 
   });
 
   it.each(['gzip', 'deflate'])('a body that is not valid %s data', async (encoding) => {
-    const res = await send('/api/data_store/data/', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: 'plainly not compressed' });
+    const res = await send('/api/data_store/data/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      body: 'plainly not compressed',
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).error.code).toBe('invalid_body');
   });
 
   it('a database name with a lone surrogate is refused and nothing is created', async () => {
-    const res = await send('/api/data_store/data/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"database": "lone\\ud800x"}' });
+    const res = await send('/api/data_store/data/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"database": "lone\\ud800x"}',
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).error.code).toBe('invalid_name');
     const list = await (await send('/api/data_store/data/?page_size=0')).json();

@@ -42,7 +42,13 @@ function send(req: HostileRequest): Promise<Answer> {
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -57,7 +63,28 @@ function send(req: HostileRequest): Promise<Answer> {
 const hostileText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
-  fc.constantFrom('..', '.', '%', '%FF', '%ED%A0%80', '%00', '$where', '$cmd', 'system.users', 'admin', 'Admin', 'CATALOG', 'a"b', "a'b", '<script>', 'a/b', '\\', ' ', '💥', 'x'.repeat(300)),
+  fc.constantFrom(
+    '..',
+    '.',
+    '%',
+    '%FF',
+    '%ED%A0%80',
+    '%00',
+    '$where',
+    '$cmd',
+    'system.users',
+    'admin',
+    'Admin',
+    'CATALOG',
+    'a"b',
+    "a'b",
+    '<script>',
+    'a/b',
+    '\\',
+    ' ',
+    '💥',
+    'x'.repeat(300),
+  ),
 );
 
 /** A path segment, percent-encoded or raw (raw may be invalid on purpose). */
@@ -68,14 +95,37 @@ const segment = fc.oneof(
 );
 
 const ejsonOddity = fc.constantFrom<unknown>(
-  { $oid: 'zz' }, { $date: 'yesterday' }, { $date: { $numberLong: 'x' } }, { $numberDecimal: 'NaN' }, { $numberDecimal: '1e9999' },
-  { $numberLong: '99999999999999999999' }, { $numberInt: '1.5' }, { $regularExpression: { pattern: '(', options: 'q' } },
-  { $binary: { base64: '!!', subType: 'zz' } }, { $code: 'while(1){}' }, { $symbol: 's' }, { $minKey: 1 }, { $maxKey: 1 },
-  { $timestamp: { t: -1, i: 'x' } }, { $undefined: true }, { $where: 'sleep(1000)' }, { $function: { body: 'x', args: [], lang: 'js' } },
-  { $accumulator: {} }, { a: { $gt: { $oid: 'zz' } } }, { $expr: { $function: {} } }, { '': 1 }, { 'a.b': 1 }, { '$x': 1 },
+  { $oid: 'zz' },
+  { $date: 'yesterday' },
+  { $date: { $numberLong: 'x' } },
+  { $numberDecimal: 'NaN' },
+  { $numberDecimal: '1e9999' },
+  { $numberLong: '99999999999999999999' },
+  { $numberInt: '1.5' },
+  { $regularExpression: { pattern: '(', options: 'q' } },
+  { $binary: { base64: '!!', subType: 'zz' } },
+  { $code: 'while(1){}' },
+  { $symbol: 's' },
+  { $minKey: 1 },
+  { $maxKey: 1 },
+  { $timestamp: { t: -1, i: 'x' } },
+  { $undefined: true },
+  { $where: 'sleep(1000)' },
+  { $function: { body: 'x', args: [], lang: 'js' } },
+  { $accumulator: {} },
+  { a: { $gt: { $oid: 'zz' } } },
+  { $expr: { $function: {} } },
+  { '': 1 },
+  { 'a.b': 1 },
+  { $x: 1 },
 );
 
-const jsonish = fc.oneof(fc.jsonValue({ maxDepth: 4 }), ejsonOddity, fc.array(ejsonOddity, { maxLength: 3 }), fc.dictionary(hostileText, ejsonOddity, { maxKeys: 3 }));
+const jsonish = fc.oneof(
+  fc.jsonValue({ maxDepth: 4 }),
+  ejsonOddity,
+  fc.array(ejsonOddity, { maxLength: 3 }),
+  fc.dictionary(hostileText, ejsonOddity, { maxKeys: 3 }),
+);
 
 const queryValue = fc.oneof(
   hostileText,
@@ -86,8 +136,28 @@ const queryValue = fc.oneof(
 
 const queryParams = fc.array(
   fc.tuple(
-    fc.oneof(fc.constantFrom('format', 'callback', 'page', 'page_size', 'query', 'distinct', 'aggregate', 'wait', 'refresh', 'next', 'taskname', 'tag', 'status'), hostileText),
-    fc.oneof(queryValue, fc.constantFrom('json', 'jsonp', 'xml', 'api', 'html', 'yaml', 'document.write', 'x.constructor.constructor', 'a-b')),
+    fc.oneof(
+      fc.constantFrom(
+        'format',
+        'callback',
+        'page',
+        'page_size',
+        'query',
+        'distinct',
+        'aggregate',
+        'wait',
+        'refresh',
+        'next',
+        'taskname',
+        'tag',
+        'status',
+      ),
+      hostileText,
+    ),
+    fc.oneof(
+      queryValue,
+      fc.constantFrom('json', 'jsonp', 'xml', 'api', 'html', 'yaml', 'document.write', 'x.constructor.constructor', 'a-b'),
+    ),
   ),
   { maxLength: 4 },
 );
@@ -96,16 +166,41 @@ const route = fc.oneof(
   fc.constant(['api']),
   fc.constant(['api', 'health']),
   fc.constant(['api', 'schema']),
-  fc.constantFrom(['api', 'auth', 'login'], ['api', 'auth', 'logout'], ['api', 'user'], ['api', 'token'], ['api', 'token', 'refresh'], ['api', 'token', 'verify']),
-  fc.tuple(fc.constantFrom('data_store', 'catalog'), fc.array(segment, { maxLength: 4 })).map(([area, rest]) => ['api', area, 'data', ...rest]),
+  fc.constantFrom(
+    ['api', 'auth', 'login'],
+    ['api', 'auth', 'logout'],
+    ['api', 'user'],
+    ['api', 'token'],
+    ['api', 'token', 'refresh'],
+    ['api', 'token', 'verify'],
+  ),
+  fc
+    .tuple(fc.constantFrom('data_store', 'catalog'), fc.array(segment, { maxLength: 4 }))
+    .map(([area, rest]) => ['api', area, 'data', ...rest]),
   fc.constantFrom(['api', 'queue'], ['api', 'queue', 'usertasks']),
-  fc.tuple(fc.constantFrom('run', 'task'), segment, fc.constantFrom([], ['revoke'])).map(([kind, id, tail]) => ['api', 'queue', kind, id, ...tail]),
+  fc
+    .tuple(fc.constantFrom('run', 'task'), segment, fc.constantFrom([], ['revoke']))
+    .map(([kind, id, tail]) => ['api', 'queue', kind, id, ...tail]),
   fc.array(segment, { minLength: 1, maxLength: 3 }).map((rest) => ['api', ...rest]),
 );
 
 const host = fc.oneof(
   { weight: 8, arbitrary: fc.constant('localhost') },
-  { weight: 1, arbitrary: fc.constantFrom('127.0.0.1', 'evil.example', 'localhost:abc', 'localhost:99999', '', 'a b', '[::1', 'localhost:', 'LOCALHOST.', '..') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '127.0.0.1',
+      'evil.example',
+      'localhost:abc',
+      'localhost:99999',
+      '',
+      'a b',
+      '[::1',
+      'localhost:',
+      'LOCALHOST.',
+      '..',
+    ),
+  },
 );
 
 const auth = fc.oneof(
@@ -114,18 +209,48 @@ const auth = fc.oneof(
   { weight: 1, arbitrary: fc.constant<'reader' | 'anonymous' | 'bad'>('bad') },
 );
 
-const badAuthorization = fc.constantFrom('Token ', 'Token x', 'Bearer ', 'Bearer a.b.c', 'Bearer eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiMSJ9.', 'Basic YTpi', 'Token ' + 'f'.repeat(40), 'Token\u0000x');
+const badAuthorization = fc.constantFrom(
+  'Token ',
+  'Token x',
+  'Bearer ',
+  'Bearer a.b.c',
+  'Bearer eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiMSJ9.',
+  'Basic YTpi',
+  'Token ' + 'f'.repeat(40),
+  'Token\u0000x',
+);
 
 const body = fc.oneof(
   fc.constant<{ type?: string; data?: Buffer }>({}),
   jsonish.map((v) => ({ type: 'application/json', data: Buffer.from(JSON.stringify(v)) })),
   hostileText.map((t) => ({ type: 'application/json', data: Buffer.from(t) })),
-  fc.dictionary(hostileText, hostileText, { maxKeys: 3 }).map((d) => ({ type: 'application/x-www-form-urlencoded', data: Buffer.from(new URLSearchParams(d).toString()) })),
-  fc.tuple(fc.constantFrom('text/plain', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=utf-16', 'application/merge-patch+json'), hostileText).map(([type, t]) => ({ type, data: Buffer.from(t) })),
+  fc
+    .dictionary(hostileText, hostileText, { maxKeys: 3 })
+    .map((d) => ({ type: 'application/x-www-form-urlencoded', data: Buffer.from(new URLSearchParams(d).toString()) })),
+  fc
+    .tuple(
+      fc.constantFrom(
+        'text/plain',
+        'multipart/form-data; boundary=x',
+        'application/xml',
+        'application/json; charset=utf-16',
+        'application/merge-patch+json',
+      ),
+      hostileText,
+    )
+    .map(([type, t]) => ({ type, data: Buffer.from(t) })),
   fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ type: 'application/json', data: Buffer.from(bytes) })),
 );
 
-const encoding = fc.constantFrom<'identity' | 'gzip' | 'deflate' | 'gzip-corrupt' | 'br'>('identity', 'identity', 'identity', 'gzip', 'deflate', 'gzip-corrupt', 'br');
+const encoding = fc.constantFrom<'identity' | 'gzip' | 'deflate' | 'gzip-corrupt' | 'br'>(
+  'identity',
+  'identity',
+  'identity',
+  'gzip',
+  'deflate',
+  'gzip-corrupt',
+  'br',
+);
 
 const hostileRequest = fc
   .record({
@@ -139,7 +264,11 @@ const hostileRequest = fc
     accept: fc.constantFrom('application/json', 'application/json', '*/*', 'text/html', 'application/xml', 'application/javascript', ''),
     body,
     encoding,
-    extraHeaders: fc.dictionary(fc.constantFrom('x-forwarded-for', 'x-forwarded-proto', 'x-csrftoken', 'origin', 'referer', 'cookie', 'x-xsrf-token'), fc.string({ maxLength: 40 }).filter((v) => !/[\r\n\u0000]/.test(v)), { maxKeys: 2 }),
+    extraHeaders: fc.dictionary(
+      fc.constantFrom('x-forwarded-for', 'x-forwarded-proto', 'x-csrftoken', 'origin', 'referer', 'cookie', 'x-xsrf-token'),
+      fc.string({ maxLength: 40 }).filter((v) => !/[\r\n\u0000]/.test(v)),
+      { maxKeys: 2 },
+    ),
   })
   .map((r): HostileRequest => {
     const search = new URLSearchParams(r.query).toString();
@@ -184,7 +313,14 @@ beforeAll(async () => {
   expect((await call(app.url, 'POST', '/api/data_store/data/', { token: owner, body: { database: db } })).status).toBe(201);
   for (const collection of ['readable', 'samples']) {
     expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: owner, body: { collection } })).status).toBe(201);
-    expect((await call(app.url, 'POST', `/api/data_store/data/${db}/${collection}/`, { token: owner, body: [{ n: 1 }, { n: 2, nested: [[1, 2]] }] })).status).toBe(201);
+    expect(
+      (
+        await call(app.url, 'POST', `/api/data_store/data/${db}/${collection}/`, {
+          token: owner,
+          body: [{ n: 1 }, { n: 2, nested: [[1, 2]] }],
+        })
+      ).status,
+    ).toBe(201);
   }
   // May read one collection and nothing else: any write it manages is a finding.
   await app.users.createUser({ username: 'reader', password: 'reader-pass-123', permissions: [`data_store.${db}.readable.safe`] });

@@ -26,7 +26,12 @@ const get = (url: string, init: { host: string; ca?: string; method?: string; js
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cybercom-https-'));
   const ca = await createCertificateAuthority({ commonName: 'test public CA' });
-  const server = await issueServerCertificate(ca, { commonName: 'api.test.example', dnsNames: ['api.test.example'], ipAddresses: [], validityDays: 30 });
+  const server = await issueServerCertificate(ca, {
+    commonName: 'api.test.example',
+    dnsNames: ['api.test.example'],
+    ipAddresses: [],
+    validityDays: 30,
+  });
   caPem = ca.certPem;
   await writeFile(join(dir, 'cert.pem'), server.certPem);
   await writeFile(join(dir, 'key.pem'), server.keyPem, { mode: 0o600 });

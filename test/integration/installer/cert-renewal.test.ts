@@ -26,7 +26,9 @@ afterAll(async () => {
 
 describe('certificate renewal schedule', () => {
   it('installs a daily cron job that checks and, when due, rotates', async () => {
-    const result = await runTool('installer', ['--yes', '--no-start', '--runtime', 'local', '--cert-renewal', 'cron', ...target.args()], { CYBERCOM_CRON_DIR: cronDir });
+    const result = await runTool('installer', ['--yes', '--no-start', '--runtime', 'local', '--cert-renewal', 'cron', ...target.args()], {
+      CYBERCOM_CRON_DIR: cronDir,
+    });
     expect(result.code, result.output).toBe(0);
     const [entry] = await readdir(cronDir);
     expect(entry).toMatch(/^cybercom-cert-renewal-[0-9a-f]{8}$/);
@@ -45,7 +47,9 @@ describe('certificate renewal schedule', () => {
     expect(log).toContain('All 6 certificates valid for more than 30 days.');
     expect(log).not.toContain('Issued new');
 
-    const removed = await runTool('installer', ['--yes', '--no-start', '--cert-renewal', 'none', ...target.args()], { CYBERCOM_CRON_DIR: cronDir });
+    const removed = await runTool('installer', ['--yes', '--no-start', '--cert-renewal', 'none', ...target.args()], {
+      CYBERCOM_CRON_DIR: cronDir,
+    });
     expect(removed.output).toMatch(/Certificate renewal schedule: removed/);
     expect(await readdir(cronDir)).toEqual([]);
   });

@@ -26,7 +26,10 @@ beforeAll(async () => {
   await mkdir(join(dir, 'config'));
   await writeFile(join(dir, 'config', 'service.env'), 'SECRET_KEY=x\n');
   await writeFile(join(dir, 'config', 'worker.env'), 'LOG_LEVEL=info\n');
-  await writeFile(join(dir, 'config', 'compose.env'), `CYBERCOM_DIR=${dir}\nSITE_ADDRESS=:80\nTLS_MODE=none\nMONGO_IMAGE=localhost/mongo:test\n`);
+  await writeFile(
+    join(dir, 'config', 'compose.env'),
+    `CYBERCOM_DIR=${dir}\nSITE_ADDRESS=:80\nTLS_MODE=none\nMONGO_IMAGE=localhost/mongo:test\n`,
+  );
 });
 
 afterAll(async () => {
@@ -35,12 +38,19 @@ afterAll(async () => {
 
 async function composeConfig(command: string[]): Promise<Record<string, any>> {
   const [bin, ...prefix] = command as [string, ...string[]];
-  const { stdout } = await execFileAsync(bin, [...prefix, '-f', join(REPO, 'compose.yaml'), '--env-file', join(dir, 'config', 'compose.env'), 'config'], { cwd: REPO });
+  const { stdout } = await execFileAsync(
+    bin,
+    [...prefix, '-f', join(REPO, 'compose.yaml'), '--env-file', join(dir, 'config', 'compose.env'), 'config'],
+    { cwd: REPO },
+  );
   return parse(stdout) as Record<string, any>;
 }
 
 async function hasComposeV2(): Promise<boolean> {
-  return execFileAsync('docker', ['compose', 'version']).then(() => true, () => false);
+  return execFileAsync('docker', ['compose', 'version']).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe('compose.yaml', () => {
@@ -61,8 +71,11 @@ describe('compose.yaml', () => {
     expect(config.services.api.depends_on.mongo.condition).toBe('service_healthy');
   });
 
-  it('fails without the installer\'s files (CYBERCOM_DIR unset)', async () => {
-    const result = await execFileAsync('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { cwd: dir, env: { PATH: process.env.PATH } }).then(
+  it("fails without the installer's files (CYBERCOM_DIR unset)", async () => {
+    const result = await execFileAsync('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+    }).then(
       () => 'ok',
       (err: { stderr: string }) => err.stderr,
     );
@@ -99,17 +112,27 @@ describe('compose.cluster.yaml over compose.yaml', () => {
     // The file list every compose command of this installation uses.
     const files = await new ComposeRuntime(layout).composeFiles();
     expect(files.map((f) => f.split('/').pop())).toEqual(['compose.yaml', 'compose.cluster.yaml']);
-    const { stdout } = await execFileAsync('docker', ['compose', ...files.flatMap((f) => ['-f', f]), '--env-file', layout.composeEnvFile, '-p', 'cybercom', 'config'], { cwd: REPO });
+    const { stdout } = await execFileAsync(
+      'docker',
+      ['compose', ...files.flatMap((f) => ['-f', f]), '--env-file', layout.composeEnvFile, '-p', 'cybercom', 'config'],
+      { cwd: REPO },
+    );
     const resolved = parse(stdout) as Record<string, any>;
-    expect(Object.keys(resolved.services)).toEqual(expect.arrayContaining(['mongo', 'mongo-2', 'mongo-3', 'mongo-replica-set', 'api', 'worker']));
+    expect(Object.keys(resolved.services)).toEqual(
+      expect.arrayContaining(['mongo', 'mongo-2', 'mongo-3', 'mongo-replica-set', 'api', 'worker']),
+    );
     // The env file's quoted connection string arrives unquoted in the containers.
     expect(resolved.services.api.environment.MONGO_URI).toBe(replicaSetUri());
     expect(resolved.services.worker.environment.MONGO_URI).toBe(replicaSetUri());
     // compose.yaml's mongod.conf mount is replaced, not doubled.
-    const mongoConfigs = (resolved.services.mongo.volumes as Array<{ source: string; target: string }>).filter((v) => v.target === '/etc/mongo/mongod.conf');
+    const mongoConfigs = (resolved.services.mongo.volumes as Array<{ source: string; target: string }>).filter(
+      (v) => v.target === '/etc/mongo/mongod.conf',
+    );
     expect(mongoConfigs.map((v) => v.source)).toEqual([join(REPO, 'docker', 'mongod.cluster.conf')]);
     for (const member of REPLICA_SET_MEMBERS) {
-      expect(resolved.services[member].volumes.find((v: { target: string }) => v.target === '/run/cybercom/mongo').source).toBe(join(layout.root, 'compose', 'mongo'));
+      expect(resolved.services[member].volumes.find((v: { target: string }) => v.target === '/run/cybercom/mongo').source).toBe(
+        join(layout.root, 'compose', 'mongo'),
+      );
     }
     expect(resolved.services.api.depends_on['mongo-replica-set']).toMatchObject({ condition: 'service_completed_successfully' });
     expect(resolved.services['mongo-2'].ports).toBeUndefined();
@@ -120,7 +143,11 @@ describe('docker/Caddyfile', () => {
   const modes = [
     { mode: 'none', site: ':80', expect: (json: string) => expect(json).toContain('":80"') },
     { mode: 'acme', site: 'data.example.org', expect: (json: string) => expect(json).toMatch(/"email":"ops@example.org","module":"acme"/) },
-    { mode: 'files', site: 'data.example.org', expect: (json: string) => expect(json).toContain('"certificate":"/etc/caddy/certs/cert.pem"') },
+    {
+      mode: 'files',
+      site: 'data.example.org',
+      expect: (json: string) => expect(json).toContain('"certificate":"/etc/caddy/certs/cert.pem"'),
+    },
   ];
   for (const m of modes) {
     it(`adapts in TLS mode ${m.mode}`, async () => {

@@ -33,12 +33,18 @@ beforeAll(async () => {
   httpsPort = await freePort();
   const result = await install(
     target,
-    '--public-host', HOST,
-    '--runtime', 'local',
-    '--https', 'files',
-    '--tls-cert-file', join(scratch, 'fullchain.pem'),
-    '--tls-key-file', join(scratch, 'privkey.pem'),
-    '--https-port', String(httpsPort),
+    '--public-host',
+    HOST,
+    '--runtime',
+    'local',
+    '--https',
+    'files',
+    '--tls-cert-file',
+    join(scratch, 'fullchain.pem'),
+    '--tls-key-file',
+    join(scratch, 'privkey.pem'),
+    '--https-port',
+    String(httpsPort),
   );
   output = result.output;
 }, 300_000);
@@ -49,7 +55,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('./installer --public-host … --https files (local runtime)', () => {
-  it('checks the public URL over HTTPS and configures the API with the operator\'s files', async () => {
+  it("checks the public URL over HTTPS and configures the API with the operator's files", async () => {
     expect(output).toContain(`https://${HOST}:${httpsPort}/api/health/ ok`);
     const serviceEnv = await readFile(join(target.dir, 'config', 'service.env'), 'utf8');
     expect(serviceEnv).toMatch(new RegExp(`^HTTP_PORT=${httpsPort}$`, 'm'));
@@ -61,7 +67,11 @@ describe('./installer --public-host … --https files (local runtime)', () => {
     const health = await send(`https://127.0.0.1:${httpsPort}/api/health/`, { host: `${HOST}:${httpsPort}` });
     expect(health.status).toBe(200);
     expect(health.headers['strict-transport-security']).toContain('max-age=');
-    const token = await send(`https://127.0.0.1:${httpsPort}/api/token/`, { method: 'POST', host: `${HOST}:${httpsPort}`, json: { username: 'admin', password: ADMIN_PASSWORD } });
+    const token = await send(`https://127.0.0.1:${httpsPort}/api/token/`, {
+      method: 'POST',
+      host: `${HOST}:${httpsPort}`,
+      json: { username: 'admin', password: ADMIN_PASSWORD },
+    });
     expect(token.status, token.body).toBe(200);
     expect(typeof JSON.parse(token.body).access).toBe('string');
   });
@@ -76,7 +86,9 @@ describe('./installer --public-host … --https files (local runtime)', () => {
   it('ops/status checks the API over HTTPS', async () => {
     const result = await runTool('ops/status', ['--dir', target.dir, '--json']);
     expect(result.code, result.output).toBe(0);
-    const api = (JSON.parse(result.stdout) as { checks: Array<{ name: string; ok: boolean; detail: string }> }).checks.find((c) => c.name === 'api');
+    const api = (JSON.parse(result.stdout) as { checks: Array<{ name: string; ok: boolean; detail: string }> }).checks.find(
+      (c) => c.name === 'api',
+    );
     expect(api).toMatchObject({ ok: true });
     expect(api?.detail).toContain(`https://127.0.0.1:${httpsPort}`);
   });

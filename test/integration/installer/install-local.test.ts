@@ -21,7 +21,9 @@ async function fingerprints(root: string, dirs: string[]): Promise<Record<string
     for (const entry of await readdir(join(root, dir), { withFileTypes: true, recursive: true })) {
       if (!entry.isFile()) continue;
       const path = join(entry.parentPath, entry.name);
-      result[relative(root, path)] = createHash('sha256').update(await readFile(path)).digest('hex');
+      result[relative(root, path)] = createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex');
     }
   }
   return result;
@@ -38,7 +40,18 @@ afterAll(async () => {
 
 describe('./installer --yes (local runtime)', () => {
   it('runs every step with progress and timing, and logs the run', async () => {
-    for (const title of ['Runtime prerequisites', 'Free ports', 'Disk and memory', 'Write access', 'Configuration files', 'Certificates', 'Start services', 'Wait until healthy', 'Administrator account', 'Health through the public URL']) {
+    for (const title of [
+      'Runtime prerequisites',
+      'Free ports',
+      'Disk and memory',
+      'Write access',
+      'Configuration files',
+      'Certificates',
+      'Start services',
+      'Wait until healthy',
+      'Administrator account',
+      'Health through the public URL',
+    ]) {
       expect(firstRun).toMatch(new RegExp(`\\[\\s*\\d+/\\d+\\] ${title}: .+\\(\\d+\\.\\d s\\)`));
     }
     const log = await readFile(join(target.dir, 'logs', 'install.log'), 'utf8');
@@ -50,7 +63,15 @@ describe('./installer --yes (local runtime)', () => {
     const mode = async (p: string): Promise<number> => (await stat(join(target.dir, p))).mode & 0o777;
     expect(await mode('config')).toBe(0o700);
     expect(await mode('certs')).toBe(0o700);
-    for (const file of ['config/secrets.env', 'config/service.env', 'config/worker.env', 'config/install.json', 'certs/ca.key', 'certs/worker.key', 'certs/api-combined.pem']) {
+    for (const file of [
+      'config/secrets.env',
+      'config/service.env',
+      'config/worker.env',
+      'config/install.json',
+      'certs/ca.key',
+      'certs/worker.key',
+      'certs/api-combined.pem',
+    ]) {
       expect(await mode(file), file).toBe(0o600);
     }
     const serviceEnv = await readFile(join(target.dir, 'config', 'service.env'), 'utf8');
@@ -80,12 +101,22 @@ describe('./installer --yes (local runtime)', () => {
 
   it('lets the administrator log in, runs a task on the local worker, and reads its record back', async () => {
     const token = await adminLogin(target.api);
-    expect((await call(target.api, '/api/data_store/data/', { method: 'POST', bearer: token, body: { database: 'e2e' } })).status).toBe(201);
-    expect((await call(target.api, '/api/data_store/data/e2e/', { method: 'POST', bearer: token, body: { collection: 'records' } })).status).toBe(201);
+    expect((await call(target.api, '/api/data_store/data/', { method: 'POST', bearer: token, body: { database: 'e2e' } })).status).toBe(
+      201,
+    );
+    expect(
+      (await call(target.api, '/api/data_store/data/e2e/', { method: 'POST', bearer: token, body: { collection: 'records' } })).status,
+    ).toBe(201);
     const submitted = await call(target.api, '/api/queue/run/tasks.write_record/?wait=60', {
       method: 'POST',
       bearer: token,
-      body: { function: 'tasks.write_record', queue: 'celery', args: [], kwargs: { database: 'e2e', collection: 'records', record: { station: 'Norman', elev: 357 } }, tags: ['e2e'] },
+      body: {
+        function: 'tasks.write_record',
+        queue: 'celery',
+        args: [],
+        kwargs: { database: 'e2e', collection: 'records', record: { station: 'Norman', elev: 357 } },
+        tags: ['e2e'],
+      },
     });
     expect(submitted.status, submitted.text).toBe(200);
     expect(submitted.json.status).toBe('SUCCESS');
@@ -135,7 +166,10 @@ describe('./installer failures', () => {
 
   it('fails fast listing missing settings, and refuses invalid ones', async () => {
     const other = await prepareInstall('missing');
-    const missing = await runTool('installer', ['--yes', ...other.args('--runtime', 'compose', '--public-host', 'data.example.org', '--https', 'files')]);
+    const missing = await runTool('installer', [
+      '--yes',
+      ...other.args('--runtime', 'compose', '--public-host', 'data.example.org', '--https', 'files'),
+    ]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--tls-cert-file');
     expect(missing.stderr).toContain('--tls-key-file');

@@ -83,11 +83,16 @@ export async function prepareInstall(name: string): Promise<TestInstall> {
     api: `http://127.0.0.1:${ports.http}`,
     passwordFile,
     args: (...extra) => [
-      '--dir', dir,
-      '--http-port', String(ports.http),
-      '--broker-port', String(ports.broker),
-      '--db-port', String(ports.db),
-      '--admin-password-file', passwordFile,
+      '--dir',
+      dir,
+      '--http-port',
+      String(ports.http),
+      '--broker-port',
+      String(ports.broker),
+      '--db-port',
+      String(ports.db),
+      '--admin-password-file',
+      passwordFile,
       ...extra,
     ],
     async cleanup() {
@@ -110,12 +115,20 @@ export interface ApiAnswer {
   text: string;
 }
 
-export async function call(api: string, path: string, init: { method?: string; token?: string; bearer?: string; body?: unknown } = {}): Promise<ApiAnswer> {
+export async function call(
+  api: string,
+  path: string,
+  init: { method?: string; token?: string; bearer?: string; body?: unknown } = {},
+): Promise<ApiAnswer> {
   const headers: Record<string, string> = { Accept: 'application/json', Host: 'localhost' };
   if (init.token) headers.Authorization = `Token ${init.token}`;
   if (init.bearer) headers.Authorization = `Bearer ${init.bearer}`;
   if (init.body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(`${api}${path}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const response = await fetch(`${api}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await response.text();
   let json: unknown;
   try {

@@ -36,7 +36,12 @@ let taskId: string;
 let objectIdRecord: string;
 
 const databaseDir = (): string => join(target.dir, 'data', 'database');
-const sqliteFiles = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.sqlite')).sort() : []);
+const sqliteFiles = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.sqlite'))
+        .sort()
+    : [];
 
 function succeeded(result: RunResult, what: string): RunResult {
   if (result.code !== 0) throw new Error(`${what} exited ${result.code}:\n${result.output.slice(-6000)}`);
@@ -46,7 +51,10 @@ function succeeded(result: RunResult, what: string): RunResult {
 /** The installation's database as its administrator (the same ports and certificates in both versions). */
 async function withDatabase<T>(fn: (client: ReturnType<typeof hostMongoClient>) => Promise<T>): Promise<T> {
   const layout = installLayout(target.dir);
-  const client = hostMongoClient(layout, await loadInstallConfig(layout.installConfigFile), await loadSecrets(layout.secretsFile), { who: 'admin', timeoutMs: 10_000 });
+  const client = hostMongoClient(layout, await loadInstallConfig(layout.installConfigFile), await loadSecrets(layout.secretsFile), {
+    who: 'admin',
+    timeoutMs: 10_000,
+  });
   try {
     return await fn(client);
   } finally {
@@ -58,7 +66,9 @@ beforeAll(async () => {
   try {
     await execFileAsync('git', ['-C', REPO, 'cat-file', '-e', `${OLD_COMMIT}^{commit}`]);
   } catch {
-    throw new Error(`commit ${OLD_COMMIT} (the previous version) is not in this checkout: this test needs the repository's history (a full clone, not a shallow one)`);
+    throw new Error(
+      `commit ${OLD_COMMIT} (the previous version) is not in this checkout: this test needs the repository's history (a full clone, not a shallow one)`,
+    );
   }
   target = await prepareInstall('upgrade-v1');
   oldRoot = join(dirname(target.dir), 'previous-version');
@@ -68,13 +78,16 @@ beforeAll(async () => {
 
   // The previous version built FerretDB v1 itself (with a lookup speed-up that does not change the
   // files); the binary from the legacy build path, under that version's marker, spares the rebuild.
-  const built = succeeded(await runTool('ops/build-engine.sh', ['--legacy-ferretdb-v1'], {}, LONG), 'ops/build-engine.sh --legacy-ferretdb-v1');
+  const built = succeeded(
+    await runTool('ops/build-engine.sh', ['--legacy-ferretdb-v1'], {}, LONG),
+    'ops/build-engine.sh --legacy-ferretdb-v1',
+  );
   expect(built.stdout).toMatch(/ferretdb v1: (present|copied|installed)/);
   await mkdir(join(oldRoot, '.cache', 'bin'), { recursive: true });
   await copyFile(join(REPO, '.cache', 'bin', 'ferretdb-v1'), join(oldRoot, '.cache', 'bin', 'ferretdb'));
   await writeFile(join(oldRoot, '.cache', 'bin', 'ferretdb.build'), `${OLD_FERRETDB_BUILD}\n`);
 
-  succeeded(await runTool('installer', ['--yes', ...target.args()], {}, LONG, oldRoot), 'the previous version\'s installer');
+  succeeded(await runTool('installer', ['--yes', ...target.args()], {}, LONG, oldRoot), "the previous version's installer");
 }, 900_000);
 
 afterAll(async () => {
@@ -86,8 +99,12 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
   it('the previous version keeps its data in FerretDB v1 files and takes records, a task, a token and a session', async () => {
     expect(sqliteFiles(join(databaseDir(), 'data'))).toContain('cybercom.sqlite');
     const jwt = await adminLogin(target.api);
-    expect((await call(target.api, '/api/data_store/data/', { method: 'POST', bearer: jwt, body: { database: 'survey' } })).status).toBe(201);
-    expect((await call(target.api, '/api/data_store/data/survey/', { method: 'POST', bearer: jwt, body: { collection: 'stations' } })).status).toBe(201);
+    expect((await call(target.api, '/api/data_store/data/', { method: 'POST', bearer: jwt, body: { database: 'survey' } })).status).toBe(
+      201,
+    );
+    expect(
+      (await call(target.api, '/api/data_store/data/survey/', { method: 'POST', bearer: jwt, body: { collection: 'stations' } })).status,
+    ).toBe(201);
     const inserted = await call(target.api, '/api/data_store/data/survey/stations/', {
       method: 'POST',
       bearer: jwt,
@@ -102,7 +119,13 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     const task = await call(target.api, '/api/queue/run/tasks.write_record/?wait=60', {
       method: 'POST',
       bearer: jwt,
-      body: { function: 'tasks.write_record', queue: 'celery', args: [], kwargs: { database: 'survey', collection: 'stations', record: { station: 'Stillwater', elev: 300 } }, tags: ['upgrade'] },
+      body: {
+        function: 'tasks.write_record',
+        queue: 'celery',
+        args: [],
+        kwargs: { database: 'survey', collection: 'stations', record: { station: 'Stillwater', elev: 300 } },
+        tags: ['upgrade'],
+      },
     });
     expect(task.status, task.text).toBe(200);
     expect(task.json.status).toBe('SUCCESS');
@@ -112,7 +135,10 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     const profile = await call(target.api, '/api/user/', { bearer: jwt });
     token = profile.json.authentication['auth-token'] as string;
     expect(token).toMatch(/^[0-9a-f]{40}$/);
-    const session = await call(target.api, '/api/auth/login/', { method: 'POST', body: { username: 'admin', password: 'Correct-Horse-Battery-9' } });
+    const session = await call(target.api, '/api/auth/login/', {
+      method: 'POST',
+      body: { username: 'admin', password: 'Correct-Horse-Battery-9' },
+    });
     expect(session.status, session.text).toBe(200);
     const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
     expect(list.status, list.text).toBe(200);
@@ -126,7 +152,9 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     expect(failed.code, failed.output.slice(-3000)).toBe(1);
     expect(failed.output).toMatch(/Database migration from FerretDB v1: FAILED/);
     expect(failed.output).toContain('FerretDB v1 (/bin/false)');
-    expect(failed.output).toContain(`The FerretDB v1 data in ${join(databaseDir(), 'data')} was left as it was and the partial copy was removed`);
+    expect(failed.output).toContain(
+      `The FerretDB v1 data in ${join(databaseDir(), 'data')} was left as it was and the partial copy was removed`,
+    );
     // The new engine did run (its log is kept for the operator); its cluster is gone.
     expect(existsSync(join(databaseDir(), 'migration-failed-ferretdb.log'))).toBe(true);
     expect(sqliteFiles(join(databaseDir(), 'data'))).toEqual(expect.arrayContaining(['admin.sqlite', 'cybercom.sqlite', 'survey.sqlite']));
@@ -139,7 +167,10 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.output).toContain('holds FerretDB v1 data that is not migrated yet: run ./installer');
     // ... and the previous version still runs on it.
-    succeeded(await runTool('ops/services', ['start', '--dir', target.dir], {}, LONG, oldRoot), 'the previous version\'s ops/services start');
+    succeeded(
+      await runTool('ops/services', ['start', '--dir', target.dir], {}, LONG, oldRoot),
+      "the previous version's ops/services start",
+    );
     const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
     expect(list.status, list.text).toBe(200);
     expect(list.json.results).toEqual(recordsBefore);
@@ -150,7 +181,11 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     const kept = join(databaseDir(), 'ferretdb-v1-data.old');
     expect(run.output).toContain('stopping the running services');
     expect(run.output).toMatch(/survey: 1 collection, 3 documents: counts and content hashes match/);
-    expect(run.output).toMatch(new RegExp(`Database migration from FerretDB v1: migrated 2 databases, \\d+ collections, \\d+ documents \\(verified\\); old data kept in ${kept}`));
+    expect(run.output).toMatch(
+      new RegExp(
+        `Database migration from FerretDB v1: migrated 2 databases, \\d+ collections, \\d+ documents \\(verified\\); old data kept in ${kept}`,
+      ),
+    );
     expect(run.output).toContain(`Old FerretDB v1 data kept in ${kept} (no longer used): delete it once you no longer need it`);
     expect(run.output).toMatch(/Not copied: cybercom\.sessions \(\d+ browser sessions; users log in again\)/);
     // Migrated before the services started: the new engine never served an empty database.
@@ -164,7 +199,9 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     expect(marker.databases.cybercom.task_log.documents).toBe(1);
     expect(marker.databases.cybercom.authtoken_token.documents).toBe(1);
     expect(marker.skipped['cybercom.sessions']).toBeGreaterThanOrEqual(1);
-    const perCollection = Object.values(marker.databases as Record<string, Record<string, { documents: number }>>).flatMap((cols) => Object.values(cols));
+    const perCollection = Object.values(marker.databases as Record<string, Record<string, { documents: number }>>).flatMap((cols) =>
+      Object.values(cols),
+    );
     expect(marker.totals.documents).toBe(perCollection.reduce((n, c) => n + c.documents, 0));
 
     expect(sqliteFiles(join(kept, 'data'))).toEqual(expect.arrayContaining(['admin.sqlite', 'cybercom.sqlite', 'survey.sqlite']));
@@ -201,7 +238,9 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
 
     const history = await call(target.api, '/api/queue/usertasks/', { token });
     expect(history.status, history.text).toBe(200);
-    expect(history.json.results).toEqual([expect.objectContaining({ task_id: taskId, task_name: 'tasks.write_record', status: 'SUCCESS', tags: ['upgrade'] })]);
+    expect(history.json.results).toEqual([
+      expect.objectContaining({ task_id: taskId, task_name: 'tasks.write_record', status: 'SUCCESS', tags: ['upgrade'] }),
+    ]);
     expect(await adminLogin(target.api)).toMatch(/^ey/);
     const status = await runTool('ops/status', ['--dir', target.dir, '--json']);
     expect(status.code, status.output).toBe(0);
@@ -210,7 +249,9 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
 
   it('a later re-run does not migrate again and still names the kept old files', async () => {
     const run = succeeded(await runTool('installer', ['--yes', ...target.args()], {}, LONG), 'the installer');
-    expect(run.output).toContain(`Database migration from FerretDB v1: skipped (done earlier; the old files are still kept in ${join(databaseDir(), 'ferretdb-v1-data.old')})`);
+    expect(run.output).toContain(
+      `Database migration from FerretDB v1: skipped (done earlier; the old files are still kept in ${join(databaseDir(), 'ferretdb-v1-data.old')})`,
+    );
     expect(run.output).toMatch(/Start services: restarted/);
     const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
     expect(list.json.results).toEqual(recordsBefore);

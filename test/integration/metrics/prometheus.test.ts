@@ -85,10 +85,14 @@ async function queryValue(expr: string): Promise<number | undefined> {
 }
 
 const waitFor = (expr: string, ok: (v: number) => boolean) =>
-  until(async () => {
-    const v = await queryValue(expr);
-    return v !== undefined && ok(v) ? v : undefined;
-  }, 30_000, `Prometheus to report ${expr} (log: ${promLog})`);
+  until(
+    async () => {
+      const v = await queryValue(expr);
+      return v !== undefined && ok(v) ? v : undefined;
+    },
+    30_000,
+    `Prometheus to report ${expr} (log: ${promLog})`,
+  );
 
 beforeAll(async () => {
   // A short task-list broadcast keeps the first scrape inside Prometheus's 1 s timeout.
@@ -101,7 +105,12 @@ beforeAll(async () => {
   scraperToken = await app.users.tokenFor('scraper');
   plainToken = await app.users.tokenFor('plain');
   ({ worker, queue, nodeName } = await startWorker(app.ctx.settings.serviceDatabase));
-  await until(async () => (await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken })).json?.queues?.includes(queue) === true, 20_000, 'the worker to be listed');
+  await until(
+    async () =>
+      (await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken })).json?.queues?.includes(queue) === true,
+    20_000,
+    'the worker to be listed',
+  );
   const tokenFile = join(tmp, 'token');
   writeFileSync(tokenFile, scraperToken, { mode: 0o600 });
   await startPrometheus(new URL(app.url).host, tokenFile);
@@ -116,7 +125,11 @@ afterAll(async () => {
 
 describe('scraped by Prometheus', () => {
   it('is an up target with every expected series', async () => {
-    await until(async () => (await promApi('/api/v1/targets'))?.activeTargets?.[0]?.health === 'up', 30_000, `the target to be up (log: ${promLog})`);
+    await until(
+      async () => (await promApi('/api/v1/targets'))?.activeTargets?.[0]?.health === 'up',
+      30_000,
+      `the target to be up (log: ${promLog})`,
+    );
     expect(await waitFor('cybercom_database_up', (v) => v === 1)).toBe(1);
     expect(await waitFor('cybercom_broker_up', (v) => v === 1)).toBe(1);
     await waitFor('cybercom_database_ping_seconds', (v) => v > 0);
@@ -134,13 +147,23 @@ describe('scraped by Prometheus', () => {
   it('counts submissions and task outcomes from worker events', async () => {
     // The worker was started without task events; the API turned them on when it came online.
     // Control messages are handled in order, so once a later ping is answered it has them.
-    await until(async () => app.ctx.metrics?.workers.snapshot().some((w) => w.node === nodeName && w.online), 10_000, 'the worker heartbeat');
+    await until(
+      async () => app.ctx.metrics?.workers.snapshot().some((w) => w.node === nodeName && w.online),
+      10_000,
+      'the worker heartbeat',
+    );
     await app.ctx.queue?.control.ping({ destination: [nodeName], timeoutMs: 2_000 });
     for (let i = 0; i < 3; i++) {
-      const res = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', { token: rootToken, body: { function: 'tasks.add', queue, args: [i, 1] } });
+      const res = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', {
+        token: rootToken,
+        body: { function: 'tasks.add', queue, args: [i, 1] },
+      });
       expect(res.status, res.text).toBe(200);
     }
-    const failed = await call(app.url, 'POST', '/api/queue/run/tasks.fail/?wait=10', { token: rootToken, body: { function: 'tasks.fail', queue, args: [] } });
+    const failed = await call(app.url, 'POST', '/api/queue/run/tasks.fail/?wait=10', {
+      token: rootToken,
+      body: { function: 'tasks.fail', queue, args: [] },
+    });
     expect(failed.json?.status, failed.text).toBe('FAILURE');
     await waitFor('cybercom_task_submissions_total{task="tasks.add"}', (v) => v === 3);
     await waitFor('cybercom_task_events_total{task="tasks.add",state="SUCCESS"}', (v) => v === 3);

@@ -24,10 +24,17 @@ beforeAll(async () => {
   const inserted = await call(source.api, '/api/data_store/data/field/samples/', {
     method: 'POST',
     bearer: token,
-    body: [{ site: 'A', taken: { $date: '2024-05-01T10:00:00Z' }, depth: 1.5 }, { site: 'B', depth: 2 }],
+    body: [
+      { site: 'A', taken: { $date: '2024-05-01T10:00:00Z' }, depth: 1.5 },
+      { site: 'B', depth: 2 },
+    ],
   });
   expect(inserted.status, inserted.text).toBe(201);
-  const task = await call(source.api, '/api/queue/run/tasks.add/?wait=30', { method: 'POST', bearer: token, body: { function: 'tasks.add', queue: 'celery', args: [1, 2], kwargs: {}, tags: ['before-backup'] } });
+  const task = await call(source.api, '/api/queue/run/tasks.add/?wait=30', {
+    method: 'POST',
+    bearer: token,
+    body: { function: 'tasks.add', queue: 'celery', args: [1, 2], kwargs: {}, tags: ['before-backup'] },
+  });
   expect(task.status, task.text).toBe(200);
   taskId = task.json.task_id as string;
   // A different administrator password on the fresh installation: the restore must bring back the old one.
@@ -65,7 +72,9 @@ describe('backup and restore', () => {
     expect(result.stdout).toContain('Restored; all services healthy.');
     // The backed-up administrator password works on the restored installation.
     const token = await adminLogin(fresh.api, ADMIN_PASSWORD);
-    const samples = await call(fresh.api, '/api/data_store/data/field/samples/?query={"sort":{"site":1},"projection":{"_id":0}}', { bearer: token });
+    const samples = await call(fresh.api, '/api/data_store/data/field/samples/?query={"sort":{"site":1},"projection":{"_id":0}}', {
+      bearer: token,
+    });
     expect(samples.status, samples.text).toBe(200);
     expect(samples.json.results).toEqual([
       { site: 'A', taken: '2024-05-01T10:00:00.000Z', depth: 1.5 },
@@ -78,7 +87,11 @@ describe('backup and restore', () => {
     // Its own settings are kept: it still answers on its own ports, and is healthy.
     expect((await runTool('ops/status', ['--dir', fresh.dir])).code).toBe(0);
     // A task runs after the restore (broker users restored from the backed-up secrets).
-    const task = await call(fresh.api, '/api/queue/run/tasks.add/?wait=30', { method: 'POST', bearer: token, body: { function: 'tasks.add', queue: 'celery', args: [2, 3], kwargs: {}, tags: [] } });
+    const task = await call(fresh.api, '/api/queue/run/tasks.add/?wait=30', {
+      method: 'POST',
+      bearer: token,
+      body: { function: 'tasks.add', queue: 'celery', args: [2, 3], kwargs: {}, tags: [] },
+    });
     expect(task.json).toMatchObject({ status: 'SUCCESS', result: 5 });
   }, 420_000); // the restore alone may take the 400 s its command is given: it restarts the stack twice
 });

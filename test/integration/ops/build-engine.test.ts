@@ -84,7 +84,9 @@ describe('ops/build-engine.sh --check-sources', () => {
     await execFileAsync('tar', ['-czf', join(dir, archive), '-C', unpacked, top]);
     const result = await checkSources(dir);
     expect(result.code).not.toBe(0);
-    expect(result.out).toMatch(/pg_cron from .* does not match the pinned content \(tree sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\); nothing was built or installed/);
+    expect(result.out).toMatch(
+      /pg_cron from .* does not match the pinned content \(tree sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\); nothing was built or installed/,
+    );
     await expect(verifyEngineSources()).resolves.toContain('verified'); // the real sources still pass
   });
 

@@ -39,7 +39,15 @@ async function material(name: string | undefined, caDir = certs()): Promise<Clie
 
 async function brokerLogin(m: ClientMaterial, protocol: 'amqps' | 'amqp' = 'amqps'): Promise<void> {
   const connection = await amqp.connect(
-    { protocol, hostname: 'localhost', port: target.ports.broker, username: 'cybercom-worker', password: secrets.BROKER_WORKER_PASSWORD, vhost: 'cybercom', heartbeat: 0 },
+    {
+      protocol,
+      hostname: 'localhost',
+      port: target.ports.broker,
+      username: 'cybercom-worker',
+      password: secrets.BROKER_WORKER_PASSWORD,
+      vhost: 'cybercom',
+      heartbeat: 0,
+    },
     { ca: [m.ca], cert: m.cert, key: m.key, servername: 'localhost', timeout: 5000 },
   );
   const channel = await connection.createChannel();
@@ -50,7 +58,9 @@ async function brokerLogin(m: ClientMaterial, protocol: 'amqps' | 'amqp' = 'amqp
 async function databaseLogin(opts: { tls: boolean; combined?: string; ca?: string }): Promise<void> {
   const client = new MongoClient(`mongodb://localhost:${target.ports.db}/`, {
     tls: opts.tls,
-    ...(opts.tls ? { tlsCAFile: opts.ca ?? join(certs(), 'ca.pem'), ...(opts.combined ? { tlsCertificateKeyFile: opts.combined } : {}) } : {}),
+    ...(opts.tls
+      ? { tlsCAFile: opts.ca ?? join(certs(), 'ca.pem'), ...(opts.combined ? { tlsCertificateKeyFile: opts.combined } : {}) }
+      : {}),
     directConnection: true,
     auth: { username: 'cybercom-worker', password: secrets.DB_WORKER_PASSWORD },
     authSource: 'admin',
@@ -83,7 +93,10 @@ describe('issued certificates', () => {
       expect(ca.isCa).toBe(true);
       expect(ca.extKeyUsage).toEqual([]);
     }
-    for (const [name, service] of [['rabbitmq', 'rabbitmq'], ['mongodb', 'mongo']] as const) {
+    for (const [name, service] of [
+      ['rabbitmq', 'rabbitmq'],
+      ['mongodb', 'mongo'],
+    ] as const) {
       const server = await info(name);
       expect(server.isCa).toBe(false);
       expect(server.extKeyUsage).toEqual(['serverAuth']);
@@ -98,8 +111,12 @@ describe('issued certificates', () => {
       expect(days).toBe(200);
     }
     // OpenSSL itself builds and checks the chains: servers to the server CA, clients to the client CA only.
-    const verify = (ca: string, name: string) => execFileAsync('openssl', ['verify', '-CAfile', join(certs(), `${ca}.pem`), join(certs(), `${name}.pem`)]);
-    for (const [ca, names] of [['ca', ['rabbitmq', 'mongodb']], ['client-ca', ['api', 'worker']]] as const) {
+    const verify = (ca: string, name: string) =>
+      execFileAsync('openssl', ['verify', '-CAfile', join(certs(), `${ca}.pem`), join(certs(), `${name}.pem`)]);
+    for (const [ca, names] of [
+      ['ca', ['rabbitmq', 'mongodb']],
+      ['client-ca', ['api', 'worker']],
+    ] as const) {
       for (const name of names) expect((await verify(ca, name)).stdout.trim()).toBe(`${join(certs(), `${name}.pem`)}: OK`);
     }
     await expect(verify('ca', 'worker')).rejects.toThrow();
@@ -128,7 +145,13 @@ describe('the broker and the database refuse', () => {
     try {
       const impostor = await issueClientCertificate(await readPemPair(certs(), 'ca'), { commonName: 'cybercom-worker' });
       const paths = await writeKeyMaterial(scratch, 'impostor', impostor);
-      await expect(brokerLogin({ ca: await readFile(join(certs(), 'ca.pem')), cert: Buffer.from(impostor.certPem), key: Buffer.from(impostor.keyPem) })).rejects.toThrow();
+      await expect(
+        brokerLogin({
+          ca: await readFile(join(certs(), 'ca.pem')),
+          cert: Buffer.from(impostor.certPem),
+          key: Buffer.from(impostor.keyPem),
+        }),
+      ).rejects.toThrow();
       await expect(databaseLogin({ tls: true, combined: paths.combinedFile })).rejects.toThrow();
     } finally {
       await rm(scratch, { recursive: true, force: true });
@@ -143,7 +166,11 @@ describe('ops/cert-status', () => {
     copy = await mkdtemp(join(tmpdir(), 'cybercom-certstatus-'));
     await cp(certs(), join(copy, 'certs'), { recursive: true });
     const clientCa = await readPemPair(certs(), 'client-ca');
-    await writeKeyMaterial(join(copy, 'certs'), 'worker', await issueClientCertificate(clientCa, { commonName: 'cybercom-worker', validityDays: 5 }));
+    await writeKeyMaterial(
+      join(copy, 'certs'),
+      'worker',
+      await issueClientCertificate(clientCa, { commonName: 'cybercom-worker', validityDays: 5 }),
+    );
   });
   afterAll(async () => {
     await rm(copy, { recursive: true, force: true });
@@ -160,7 +187,11 @@ describe('ops/cert-status', () => {
   it('exits 1 when a certificate expires within 30 days (default), 0 with a shorter window', async () => {
     const warned = await runTool('ops/cert-status', ['--dir', copy, '--json']);
     expect(warned.code, warned.output).toBe(1);
-    const report = JSON.parse(warned.stdout) as { ok: boolean; problems: string[]; certificates: Array<{ name: string; daysLeft: number; dnsNames: string[]; issuer: string }> };
+    const report = JSON.parse(warned.stdout) as {
+      ok: boolean;
+      problems: string[];
+      certificates: Array<{ name: string; daysLeft: number; dnsNames: string[]; issuer: string }>;
+    };
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual(['worker: expires in 4 day(s)']);
     expect(report.certificates.find((c) => c.name === 'worker')?.daysLeft).toBe(4);
@@ -186,7 +217,12 @@ describe('ops/rotate-certs', () => {
     scratch = await mkdtemp(join(tmpdir(), 'cybercom-oldcerts-'));
     await cp(join(certs(), 'worker-combined.pem'), join(scratch, 'worker-combined.pem'));
     await cp(join(certs(), 'ca.pem'), join(scratch, 'ca.pem'));
-    oldWorker = { cert: await readFile(join(certs(), 'worker.pem')), key: await readFile(join(certs(), 'worker.key')), combined: join(scratch, 'worker-combined.pem'), ca: join(scratch, 'ca.pem') };
+    oldWorker = {
+      cert: await readFile(join(certs(), 'worker.pem')),
+      key: await readFile(join(certs(), 'worker.key')),
+      combined: join(scratch, 'worker-combined.pem'),
+      ca: join(scratch, 'ca.pem'),
+    };
     const token = await adminLogin(target.api);
     await call(target.api, '/api/data_store/data/', { method: 'POST', bearer: token, body: { database: 'keep' } });
     await call(target.api, '/api/data_store/data/keep/', { method: 'POST', bearer: token, body: { collection: 'things' } });
@@ -247,7 +283,12 @@ describe('ops/rotate-certs', () => {
     // The certificates of the previous rotation, valid until this one.
     await cp(join(certs(), 'worker-combined.pem'), join(scratch, 'previous-combined.pem'));
     await cp(join(certs(), 'ca.pem'), join(scratch, 'previous-ca.pem'));
-    const previous = { ca: join(scratch, 'previous-ca.pem'), combined: join(scratch, 'previous-combined.pem'), cert: await readFile(join(certs(), 'worker.pem')), key: await readFile(join(certs(), 'worker.key')) };
+    const previous = {
+      ca: join(scratch, 'previous-ca.pem'),
+      combined: join(scratch, 'previous-combined.pem'),
+      cert: await readFile(join(certs(), 'worker.pem')),
+      key: await readFile(join(certs(), 'worker.key')),
+    };
     await brokerLogin({ ca: await readFile(previous.ca), cert: previous.cert, key: previous.key });
 
     const result = await runTool('ops/rotate-certs', ['--dir', target.dir, '--new-ca']);

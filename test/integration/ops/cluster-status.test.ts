@@ -35,7 +35,11 @@ describe('ops/status workers and queues', () => {
     const publisher = new TaskPublisher({ session, declareQueues: 'passive' });
     try {
       await publisher.publish({ taskName: 'tasks.add', taskId: uniqueName('id-'), args: [1, 2], kwargs: {}, queue });
-      await until(async () => ((await readClusterStatus(session, 300)).workers.find((w) => w.node === nodeName)?.processed ?? 0) >= 1, 20_000, 'the add to finish');
+      await until(
+        async () => ((await readClusterStatus(session, 300)).workers.find((w) => w.node === nodeName)?.processed ?? 0) >= 1,
+        20_000,
+        'the add to finish',
+      );
       await publisher.publish({ taskName: 'tasks.sleep', taskId: uniqueName('id-'), args: [6], kwargs: {}, queue });
     } finally {
       await publisher.close();

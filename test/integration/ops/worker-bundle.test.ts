@@ -34,14 +34,30 @@ afterAll(async () => {
 
 describe('ops/worker-bundle', () => {
   it('refuses a server address the server certificates do not name', async () => {
-    const result = await runTool('ops/worker-bundle', ['--dir', target.dir, '--host', 'lab-pc', '--server-address', 'elsewhere.example.org', '--no-image']);
+    const result = await runTool('ops/worker-bundle', [
+      '--dir',
+      target.dir,
+      '--host',
+      'lab-pc',
+      '--server-address',
+      'elsewhere.example.org',
+      '--no-image',
+    ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('does not name "elsewhere.example.org"');
     expect((await runTool('ops/worker-bundle', ['--dir', target.dir])).code).toBe(2);
   });
 
   it('writes one private archive with certificates, env file, run script, README and checksums', async () => {
-    const result = await runTool('ops/worker-bundle', ['--dir', target.dir, '--host', 'lab-pc', '--server-address', 'localhost', '--no-image']);
+    const result = await runTool('ops/worker-bundle', [
+      '--dir',
+      target.dir,
+      '--host',
+      'lab-pc',
+      '--server-address',
+      'localhost',
+      '--no-image',
+    ]);
     expect(result.code, result.output).toBe(0);
     // The local engine cannot enforce roles: the operator is told what the bundle's login can do.
     expect(result.stdout).toContain('cannot restrict what a user may do');
@@ -63,7 +79,8 @@ describe('ops/worker-bundle', () => {
     expect(env).toContain('WORKER_NODE_NAME=worker@lab-pc');
     expect(await readFile(join(dir, 'README.md'), 'utf8')).toContain('./run-worker.sh');
     const sums = await readFile(join(dir, 'SHA256SUMS'), 'utf8');
-    for (const file of ['worker.env', 'certs/client.key', 'app/worker.mjs', 'app/tasks.mjs', 'run-worker.sh', 'README.md']) expect(sums).toContain(`  ${file}\n`);
+    for (const file of ['worker.env', 'certs/client.key', 'app/worker.mjs', 'app/tasks.mjs', 'run-worker.sh', 'README.md'])
+      expect(sums).toContain(`  ${file}\n`);
     const hosts = JSON.parse(await readFile(join(target.dir, 'bundles', 'hosts.json'), 'utf8')) as Record<string, unknown>;
     expect(Object.keys(hosts)).toEqual(['lab-pc']);
   });
@@ -76,7 +93,12 @@ describe('ops/worker-bundle', () => {
     const sums = join(dir, 'SHA256SUMS');
     const { checksumLines } = await import('../../../src/ops/appliance/checksums.js');
     await writeFile(sums, await checksumLines(dir));
-    remote = spawn(join(dir, 'run-worker.sh'), ['local'], { cwd: dir, detached: true, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    remote = spawn(join(dir, 'run-worker.sh'), ['local'], {
+      cwd: dir,
+      detached: true,
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     remote.stdout?.on('data', (c: Buffer) => (remoteLog += c.toString()));
     remote.stderr?.on('data', (c: Buffer) => (remoteLog += c.toString()));
     for (let i = 0; i < 60 && !remoteLog.includes('worker ready'); i++) await sleep(500);
@@ -86,7 +108,11 @@ describe('ops/worker-bundle', () => {
     let submitted;
     // The API's task list is cached for a few seconds: retry until it sees the new queue.
     for (let attempt = 0; attempt < 20; attempt++) {
-      submitted = await call(target.api, '/api/queue/run/tasks.add/?wait=30', { method: 'POST', bearer: token, body: { function: 'tasks.add', queue: 'lab', args: [20, 22], kwargs: {}, tags: [] } });
+      submitted = await call(target.api, '/api/queue/run/tasks.add/?wait=30', {
+        method: 'POST',
+        bearer: token,
+        body: { function: 'tasks.add', queue: 'lab', args: [20, 22], kwargs: {}, tags: [] },
+      });
       if (submitted.status !== 400) break;
       await sleep(1000);
     }

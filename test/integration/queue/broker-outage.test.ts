@@ -36,10 +36,14 @@ const submit = () =>
 
 describe('broker outage', () => {
   it('answers 503 while the broker is unreachable, keeps history readable, and recovers by itself', async () => {
-    const first = await until(async () => {
-      const r = await submit();
-      return r.status === 200 ? r : undefined;
-    }, 20_000, 'a first successful submission');
+    const first = await until(
+      async () => {
+        const r = await submit();
+        return r.status === 200 ? r : undefined;
+      },
+      20_000,
+      'a first successful submission',
+    );
     expect(first.json.result).toBe(3);
     const before = (await call(app.url, 'GET', '/api/queue/usertasks/', { token })).json.count;
 
@@ -54,10 +58,14 @@ describe('broker outage', () => {
     expect(history.status).toBe(200);
     expect(history.json.count).toBe(before);
 
-    const after = await until(async () => {
-      const r = await submit();
-      return r.status === 200 ? r : undefined;
-    }, 30_000, 'submissions to work again');
+    const after = await until(
+      async () => {
+        const r = await submit();
+        return r.status === 200 ? r : undefined;
+      },
+      30_000,
+      'submissions to work again',
+    );
     expect(after.json).toMatchObject({ status: 'SUCCESS', result: 3 });
     expect((await call(app.url, 'GET', '/api/queue/usertasks/', { token })).json.count).toBe(before + 1);
   });

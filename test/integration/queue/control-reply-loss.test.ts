@@ -41,7 +41,11 @@ describe('remote control when the reply queue is lost', () => {
   it('fails the broadcast as broker_unavailable instead of answering with the replies it got', async () => {
     await session.waitUntilConnected(20_000);
     // The worker answers at all (its mailbox is ready).
-    await until(async () => ((await client.ping({ timeoutMs: 500 }))[nodeName] !== undefined ? true : undefined), 20_000, 'the worker to answer a ping');
+    await until(
+      async () => ((await client.ping({ timeoutMs: 500 }))[nodeName] !== undefined ? true : undefined),
+      20_000,
+      'the worker to answer a ping',
+    );
 
     // Gathers for 4 s; the worker has answered long before the connection is cut.
     const pending = client.ping({ timeoutMs: 4_000 });

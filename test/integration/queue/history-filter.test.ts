@@ -56,14 +56,36 @@ beforeAll(async () => {
     const id = `h-${String(i).padStart(5, '0')}`;
     const state = stateOf(i);
     expected.push({ id, state });
-    const entry: TaskLogEntry = { _id: id, task_id: id, user: 'owner', task_name: i % 2 ? 'tasks.add' : 'tasks.fail', args: [], kwargs: {}, queue: 'celery', tags: [], timestamp: new Date(now - i * 1000) };
+    const entry: TaskLogEntry = {
+      _id: id,
+      task_id: id,
+      user: 'owner',
+      task_name: i % 2 ? 'tasks.add' : 'tasks.fail',
+      args: [],
+      kwargs: {},
+      queue: 'celery',
+      tags: [],
+      timestamp: new Date(now - i * 1000),
+    };
     // A third of the entries come from a version that kept no state in the log.
     if (i % 3 !== 0) entry.state = 'PENDING';
     log.push(entry);
     if (state !== 'PENDING') results.push(pythonResult(id, state));
   }
   // Another user's entries in the same states must never count.
-  for (let i = 0; i < 100; i++) log.push({ _id: `x-${i}`, task_id: `x-${i}`, user: 'someone', task_name: 'tasks.add', args: [], kwargs: {}, queue: 'celery', tags: [], timestamp: new Date(now), state: 'PENDING' });
+  for (let i = 0; i < 100; i++)
+    log.push({
+      _id: `x-${i}`,
+      task_id: `x-${i}`,
+      user: 'someone',
+      task_name: 'tasks.add',
+      args: [],
+      kwargs: {},
+      queue: 'celery',
+      tags: [],
+      timestamp: new Date(now),
+      state: 'PENDING',
+    });
   await queue.log.collection.insertMany(log);
   await queue.results.collection.insertMany(results as never[]);
   // What a service started after an upgrade does to the older entries.
@@ -129,7 +151,10 @@ describe('history filtered by state', () => {
     await history('status=FAILURE&page_size=20');
     const unfinished = expected.filter((e) => !['SUCCESS', 'FAILURE', 'REVOKED'].includes(e.state)).length;
     // Result documents are looked up for the unfinished entries alone.
-    const looked = resultFind.mock.calls.reduce((n, [filter]) => n + (((filter as Filter<Document>)._id as { $in?: unknown[] })?.$in?.length ?? 0), 0);
+    const looked = resultFind.mock.calls.reduce(
+      (n, [filter]) => n + (((filter as Filter<Document>)._id as { $in?: unknown[] })?.$in?.length ?? 0),
+      0,
+    );
     expect(looked).toBeLessThanOrEqual(unfinished);
     // The log is read as one page (with the count beside it), plus the unfinished entries.
     for (const [filter] of logFind.mock.calls) {
@@ -166,7 +191,18 @@ describe('a long history spread over years', () => {
         // Every third entry shares its millisecond with the one before: ties are ordered by id.
         const age = fromMs + Math.floor(((i - (i % 3 === 2 ? 1 : 0)) * (toMs - fromMs)) / count);
         const id = `a-${String((n * 7919) % 10_000).padStart(4, '0')}-${n}`;
-        entries.push({ _id: id, task_id: id, user: USER, task_name: 'tasks.add', args: [], kwargs: {}, queue: 'celery', tags: [], timestamp: new Date(now - age), state: 'SUCCESS' });
+        entries.push({
+          _id: id,
+          task_id: id,
+          user: USER,
+          task_name: 'tasks.add',
+          args: [],
+          kwargs: {},
+          queue: 'celery',
+          tags: [],
+          timestamp: new Date(now - age),
+          state: 'SUCCESS',
+        });
       }
     }
     await queue.log.collection.insertMany(entries);
@@ -196,7 +232,14 @@ describe('a long history spread over years', () => {
 
   it('without the count beside it, looks through every window and then the whole history', async () => {
     const log = queue.log;
-    for (const [skip, limit] of [[0, 20], [440, 20], [749, 3], [1_490, 20], [2_990, 20], [3_000, 20]] as const) {
+    for (const [skip, limit] of [
+      [0, 20],
+      [440, 20],
+      [749, 3],
+      [1_490, 20],
+      [2_990, 20],
+      [3_000, 20],
+    ] as const) {
       expect(ids(await log.page({ user: USER }, skip, limit)), `skip ${skip}`).toEqual(order.slice(skip, skip + limit));
       expect(ids(await log.page({ user: USER }, skip, limit, 'SUCCESS')), `skip ${skip}, SUCCESS`).toEqual(order.slice(skip, skip + limit));
     }

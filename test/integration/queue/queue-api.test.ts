@@ -23,17 +23,30 @@ const submit = (task: string, body: Record<string, unknown>, opts: { as?: string
 beforeAll(async () => {
   app = await startTestApp({ TASK_WAIT_MAX_S: '30' });
   ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase));
-  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add', 'cybercom_queue.task.tasks.fail', 'cybercom_queue.task.tasks.sleep', 'cybercom_queue.task.tasks.whoami'] });
+  await app.users.createUser({
+    username: 'runner',
+    password: 'pw-runner-123',
+    permissions: [
+      'cybercom_queue.task.tasks.add',
+      'cybercom_queue.task.tasks.fail',
+      'cybercom_queue.task.tasks.sleep',
+      'cybercom_queue.task.tasks.whoami',
+    ],
+  });
   await app.users.createUser({ username: 'other', password: 'pw-other-1234', permissions: ['cybercom_queue.task.tasks.add'] });
   await app.users.createUser({ username: 'nobody', password: 'pw-nobody-123' });
   await app.users.createUser({ username: 'taskadmin', password: 'pw-tadmin-123', permissions: ['cybercom_queue.task_admin'] });
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   for (const u of ['runner', 'other', 'nobody', 'taskadmin', 'root']) tokens[u] = await app.users.tokenFor(u);
   // The worker must be visible to remote control before submissions are accepted.
-  await until(async () => {
-    const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: tokens.taskadmin });
-    return res.json?.queues?.includes(queue) === true;
-  }, 20_000, 'the worker to be listed');
+  await until(
+    async () => {
+      const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: tokens.taskadmin });
+      return res.json?.queues?.includes(queue) === true;
+    },
+    20_000,
+    'the worker to be listed',
+  );
 });
 
 afterAll(async () => {
@@ -82,22 +95,46 @@ describe('submission', () => {
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ status: 'PENDING' });
     expect(res.json.result_url).toBe(`${app.url}/api/queue/task/${res.json.task_id}/`);
-    const done = await until(async () => {
-      const r = await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token: tokens.runner });
-      return r.json?.status === 'SUCCESS' ? r.json : undefined;
-    }, 20_000, 'the add task');
+    const done = await until(
+      async () => {
+        const r = await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token: tokens.runner });
+        return r.json?.status === 'SUCCESS' ? r.json : undefined;
+      },
+      20_000,
+      'the add task',
+    );
     expect(done).toMatchObject({ task_name: 'tasks.add', result: 5, user: 'runner', queue, args: [2, 3] });
   });
 
   it('accepts nested-array arguments (matrices, GeoJSON): stored in the history and with the result', async () => {
     const args = [[1, [2, [3]]], [[0.5, 'x']]];
-    const kwargs = { matrix: [[1, 2], [3, 4]], area: { type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 0]]] } };
+    const kwargs = {
+      matrix: [
+        [1, 2],
+        [3, 4],
+      ],
+      area: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      },
+    };
     const res = await submit('tasks.whoami', { args, kwargs });
     expect(res.status).toBe(202);
-    const done = await until(async () => {
-      const r = await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token: tokens.runner });
-      return r.json?.status === 'SUCCESS' ? r.json : undefined;
-    }, 20_000, 'the whoami task');
+    const done = await until(
+      async () => {
+        const r = await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token: tokens.runner });
+        return r.json?.status === 'SUCCESS' ? r.json : undefined;
+      },
+      20_000,
+      'the whoami task',
+    );
     expect(done).toMatchObject({ result: 'runner', args, kwargs });
     const history = await call(app.url, 'GET', '/api/queue/usertasks/?taskname=tasks.whoami&page_size=0', { token: tokens.runner });
     expect(history.status).toBe(200);
@@ -144,20 +181,31 @@ describe('submission', () => {
       expect(res.json?.error?.status, name).toBe(status);
       if (code) expect(res.json.error.code, name).toBe(code);
     }
-    const unknownTask = await call(app.url, 'POST', '/api/queue/run/tasks.unknown/', { token: tokens.root, body: { function: 'tasks.unknown', queue } });
+    const unknownTask = await call(app.url, 'POST', '/api/queue/run/tasks.unknown/', {
+      token: tokens.root,
+      body: { function: 'tasks.unknown', queue },
+    });
     expect(unknownTask.status).toBe(404);
     const badName = await call(app.url, 'POST', '/api/queue/run/$bad/', { token: tokens.root, body: { function: '$bad' } });
     expect(badName.status).toBe(400);
-    const tooLong = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=31', { token: tokens.runner, body: { function: 'tasks.add', queue, args: [1, 1] } });
+    const tooLong = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=31', {
+      token: tokens.runner,
+      body: { function: 'tasks.add', queue, args: [1, 1] },
+    });
     expect(tooLong.status).toBe(400);
-    const badWait = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=soon', { token: tokens.runner, body: { function: 'tasks.add', queue, args: [1, 1] } });
+    const badWait = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=soon', {
+      token: tokens.runner,
+      body: { function: 'tasks.add', queue, args: [1, 1] },
+    });
     expect(badWait.status).toBe(400);
     const after = (await call(app.url, 'GET', '/api/queue/usertasks/', { token: tokens.runner })).json.count;
     expect(after).toBe(before);
   });
 
   it('needs the task permission: 401 anonymous, 403 without it, task admins may run anything', async () => {
-    expect((await call(app.url, 'POST', '/api/queue/run/tasks.add/', { body: { function: 'tasks.add', queue, args: [1, 2] } })).status).toBe(401);
+    expect(
+      (await call(app.url, 'POST', '/api/queue/run/tasks.add/', { body: { function: 'tasks.add', queue, args: [1, 2] } })).status,
+    ).toBe(401);
     expect((await submit('tasks.add', { args: [1, 2] }, { as: 'nobody' })).status).toBe(403);
     expect((await submit('tasks.fail', {}, { as: 'other' })).status).toBe(403);
     expect((await submit('tasks.noop', {}, { as: 'taskadmin' })).status).toBe(202);
@@ -192,17 +240,29 @@ describe('runs: privacy and revocation', () => {
     const res = await submit('tasks.sleep', { args: [30] });
     expect(res.status).toBe(202);
     const id = res.json.task_id;
-    await until(async () => (await call(app.url, 'GET', `/api/queue/task/${id}/`, { token: tokens.runner })).json?.status === 'STARTED', 15_000, 'the task to start');
-    expect((await call(app.url, 'POST', `/api/queue/task/${id}/revoke/`, { token: tokens.other, body: { terminate: true } })).status).toBe(404);
+    await until(
+      async () => (await call(app.url, 'GET', `/api/queue/task/${id}/`, { token: tokens.runner })).json?.status === 'STARTED',
+      15_000,
+      'the task to start',
+    );
+    expect((await call(app.url, 'POST', `/api/queue/task/${id}/revoke/`, { token: tokens.other, body: { terminate: true } })).status).toBe(
+      404,
+    );
     const revoked = await call(app.url, 'POST', `/api/queue/task/${id}/revoke/`, { token: tokens.runner, body: { terminate: true } });
     expect(revoked.status).toBe(200);
     expect(revoked.json.status).toBe('REVOKED');
-    const later = await until(async () => {
-      const r = await call(app.url, 'GET', `/api/queue/task/${id}/`, { token: tokens.runner });
-      return r.json.status === 'REVOKED' ? r.json : undefined;
-    }, 10_000, 'REVOKED');
+    const later = await until(
+      async () => {
+        const r = await call(app.url, 'GET', `/api/queue/task/${id}/`, { token: tokens.runner });
+        return r.json.status === 'REVOKED' ? r.json : undefined;
+      },
+      10_000,
+      'REVOKED',
+    );
     expect(later.status).toBe('REVOKED');
-    expect((await call(app.url, 'POST', `/api/queue/task/${id}/revoke/`, { token: tokens.runner, body: { terminate: 'yes' } })).status).toBe(400);
+    expect(
+      (await call(app.url, 'POST', `/api/queue/task/${id}/revoke/`, { token: tokens.runner, body: { terminate: 'yes' } })).status,
+    ).toBe(400);
   });
 
   it('revokes a queued task before a worker sees it', async () => {
@@ -212,7 +272,11 @@ describe('runs: privacy and revocation', () => {
     const revoked = await call(app.url, 'POST', `/api/queue/task/${queued.json.task_id}/revoke/`, { token: tokens.runner });
     expect(revoked.json.status).toBe('REVOKED');
     for (const b of blockers) {
-      await until(async () => (await call(app.url, 'GET', `/api/queue/task/${b.json.task_id}/`, { token: tokens.runner })).json?.status === 'SUCCESS', 20_000, 'blockers');
+      await until(
+        async () => (await call(app.url, 'GET', `/api/queue/task/${b.json.task_id}/`, { token: tokens.runner })).json?.status === 'SUCCESS',
+        20_000,
+        'blockers',
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
     const final = await call(app.url, 'GET', `/api/queue/task/${queued.json.task_id}/`, { token: tokens.runner });
@@ -235,12 +299,19 @@ describe('history', () => {
     const all = await call(app.url, 'GET', '/api/queue/usertasks/?page_size=3', { token: tokens.runner });
     expect(all.status).toBe(200);
     expect(all.json.results.map((r: { task_id: string }) => r.task_id)).toEqual([...mine].reverse());
-    expect(all.json.results[0]).toMatchObject({ task_name: 'tasks.add', status: 'SUCCESS', tags: ['batch-b'], url: `${app.url}/api/queue/task/${mine[2]}/` });
+    expect(all.json.results[0]).toMatchObject({
+      task_name: 'tasks.add',
+      status: 'SUCCESS',
+      tags: ['batch-b'],
+      url: `${app.url}/api/queue/task/${mine[2]}/`,
+    });
     expect(all.json.next).not.toBeNull();
     const tagged = await call(app.url, 'GET', '/api/queue/usertasks/?tag=batch-a&page_size=0', { token: tokens.runner });
     expect(tagged.json.results.map((r: { task_id: string }) => r.task_id).slice(0, 2)).toEqual([mine[1], mine[0]]);
     expect(tagged.json.results.every((r: { tags: string[] }) => r.tags.includes('batch-a'))).toBe(true);
-    const failures = await call(app.url, 'GET', '/api/queue/usertasks/?status=failure&taskname=tasks.fail,tasks.add&page_size=0', { token: tokens.runner });
+    const failures = await call(app.url, 'GET', '/api/queue/usertasks/?status=failure&taskname=tasks.fail,tasks.add&page_size=0', {
+      token: tokens.runner,
+    });
     expect(failures.json.results.every((r: { status: string }) => r.status === 'FAILURE')).toBe(true);
     expect(failures.json.results.map((r: { task_id: string }) => r.task_id)).toContain(mine[1]);
     const byName = await call(app.url, 'GET', '/api/queue/usertasks/?taskname=tasks.fail&page_size=0', { token: tokens.runner });

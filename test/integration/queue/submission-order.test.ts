@@ -44,7 +44,10 @@ beforeAll(async () => {
   await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add'] });
   token = await app.users.tokenFor('runner');
   broker = await connectBroker(brokerSettings());
-  const first = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', { token, body: { function: 'tasks.add', queue, args: [1, 2] } });
+  const first = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', {
+    token,
+    body: { function: 'tasks.add', queue, args: [1, 2] },
+  });
   expect(first.status).toBe(200);
   // From here on nothing consumes the queue: what is published stays there to be counted.
   await worker.close();
@@ -105,7 +108,10 @@ describe('the order of logging and publishing', () => {
 describe('a publish whose confirm is lost', () => {
   it('keeps the history entry, marked unconfirmed, and says the task may still run', async () => {
     const proxy = await new TcpProxy(testServices().broker.port).start();
-    const viaProxy = await startTestApp({ BROKER_URL: withPort(testServices().env.BROKER_URL as string, proxy.port), TASK_LIST_CACHE_S: '3600' });
+    const viaProxy = await startTestApp({
+      BROKER_URL: withPort(testServices().env.BROKER_URL as string, proxy.port),
+      TASK_LIST_CACHE_S: '3600',
+    });
     const { worker: proxied, queue: proxiedQueue } = await startWorker(viaProxy.ctx.settings.serviceDatabase);
     try {
       await viaProxy.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add'] });
@@ -116,7 +122,10 @@ describe('a publish whose confirm is lost', () => {
       const marker = uniqueName('unconfirmed');
       // ≈ 600 kB of kwargs: the connection is cut when the broker first answers after the message went through.
       proxy.dropOnce('reply', 512 * 1024);
-      const res = await call(viaProxy.url, 'POST', '/api/queue/run/tasks.add/', { token: key, body: body({ marker, pad: 'x'.repeat(600 * 1024) }) });
+      const res = await call(viaProxy.url, 'POST', '/api/queue/run/tasks.add/', {
+        token: key,
+        body: body({ marker, pad: 'x'.repeat(600 * 1024) }),
+      });
       expect(res.status, JSON.stringify(res.json).slice(0, 300)).toBe(503);
       const taskId = res.json.error.detail.task_id as string;
       const entry = await viaProxy.ctx.serviceDb.collection('task_log').findOne({ _id: taskId as never });

@@ -29,7 +29,11 @@ beforeAll(async () => {
   ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase));
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   token = await app.users.tokenFor('root');
-  await until(async () => (await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token })).json?.queues?.includes(queue) === true, 20_000, 'the worker to be listed');
+  await until(
+    async () => (await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token })).json?.queues?.includes(queue) === true,
+    20_000,
+    'the worker to be listed',
+  );
 });
 
 afterAll(async () => {
@@ -47,7 +51,11 @@ describe('?wait= shorter than the task', () => {
     // It was running meanwhile, and finishes normally.
     const run = await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token });
     expect(run.json.status).toBe('STARTED');
-    await until(async () => (await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token })).json?.status === 'SUCCESS', 20_000, 'the task to finish');
+    await until(
+      async () => (await call(app.url, 'GET', `/api/queue/task/${res.json.task_id}/`, { token })).json?.status === 'SUCCESS',
+      20_000,
+      'the task to finish',
+    );
   });
 
   it('answers 202 PENDING while the running task reports progress in a state of its own', async () => {
@@ -55,12 +63,19 @@ describe('?wait= shorter than the task', () => {
     const seconds = 4.25;
     const submitted = submitSleep(seconds, 2);
     // As soon as the task runs, its document says what a Celery task's update_state writes.
-    const progressed = until(async () => {
-      const started = await results.findOne({ status: 'STARTED', name: 'tasks.sleep', args: [seconds] });
-      if (started === null) return undefined;
-      await results.replaceOne({ _id: started._id }, { ...started, status: 'PROGRESS' as never, result: JSON.stringify({ current: 1, total: 4 }) });
-      return started._id;
-    }, 10_000, 'the task to start');
+    const progressed = until(
+      async () => {
+        const started = await results.findOne({ status: 'STARTED', name: 'tasks.sleep', args: [seconds] });
+        if (started === null) return undefined;
+        await results.replaceOne(
+          { _id: started._id },
+          { ...started, status: 'PROGRESS' as never, result: JSON.stringify({ current: 1, total: 4 }) },
+        );
+        return started._id;
+      },
+      10_000,
+      'the task to start',
+    );
     const [res, taskId] = await Promise.all([submitted, progressed]);
     expect(res.status, res.text).toBe(202);
     expect(res.json).toMatchObject({ task_id: taskId, status: 'PENDING' });

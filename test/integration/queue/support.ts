@@ -7,7 +7,10 @@ import { testServices } from '../../support/services.js';
 import { uniqueName } from '../../support/app.js';
 import { createLogger } from '../../../src/log/logger.js';
 
-export async function startWorker(resultDatabase: string, queue = uniqueName('q-')): Promise<{ worker: Worker; queue: string; nodeName: string }> {
+export async function startWorker(
+  resultDatabase: string,
+  queue = uniqueName('q-'),
+): Promise<{ worker: Worker; queue: string; nodeName: string }> {
   const env = testServices().env;
   const nodeName = `${uniqueName('test-worker-')}@localhost`;
   const worker = new Worker({

@@ -22,11 +22,15 @@ let token: string;
 const workers: ChildProcess[] = [];
 
 function startPythonWorker(venv: string, queue: string, node: string): ChildProcess {
-  const child = spawn(join(venv, 'bin/celery'), ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', node, '--without-mingle', '--without-gossip', '-l', 'WARNING'], {
-    cwd: celeryDir,
-    env: celeryEnv({ venv, queue, resultDatabase: app.ctx.settings.serviceDatabase }),
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    join(venv, 'bin/celery'),
+    ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', node, '--without-mingle', '--without-gossip', '-l', 'WARNING'],
+    {
+      cwd: celeryDir,
+      env: celeryEnv({ venv, queue, resultDatabase: app.ctx.settings.serviceDatabase }),
+      stdio: 'ignore',
+    },
+  );
   workers.push(child);
   return child;
 }
@@ -43,27 +47,37 @@ afterAll(async () => {
 });
 
 describe('task descriptions from stock Celery workers', () => {
-  it.each(STACKS)('$name: the docstring when the worker sends it, else the description attribute, never a guess', async ({ venv, sendsDocstrings }) => {
-    const queue = unique('py-doc');
-    const node = `${unique('py-doc')}@test`;
-    const worker = startPythonWorker(venv, queue, node);
-    try {
-      await expectDescriptions(queue, node, sendsDocstrings);
-    } finally {
-      // Stopped before the next version's worker starts: the list merges what every worker sends.
-      const exited = new Promise((resolve) => worker.once('exit', resolve));
-      worker.kill('SIGKILL');
-      await exited;
-    }
-  }, 90_000);
+  it.each(STACKS)(
+    '$name: the docstring when the worker sends it, else the description attribute, never a guess',
+    async ({ venv, sendsDocstrings }) => {
+      const queue = unique('py-doc');
+      const node = `${unique('py-doc')}@test`;
+      const worker = startPythonWorker(venv, queue, node);
+      try {
+        await expectDescriptions(queue, node, sendsDocstrings);
+      } finally {
+        // Stopped before the next version's worker starts: the list merges what every worker sends.
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.kill('SIGKILL');
+        await exited;
+      }
+    },
+    90_000,
+  );
 });
 
 async function expectDescriptions(queue: string, node: string, sendsDocstrings: boolean): Promise<void> {
-  const tasks = await until(async () => {
-    const list = await call(app.url, 'GET', `/api/queue/?page_size=0`, { token });
-    const found = (list.json.results as { name: string; docstring: string | null; queues: string[] }[]).filter((t) => t.queues.includes(queue));
-    return found.length >= 2 ? new Map(found.map((t) => [t.name, t.docstring])) : undefined;
-  }, 60_000, `the ${node} worker's tasks in the list`);
+  const tasks = await until(
+    async () => {
+      const list = await call(app.url, 'GET', `/api/queue/?page_size=0`, { token });
+      const found = (list.json.results as { name: string; docstring: string | null; queues: string[] }[]).filter((t) =>
+        t.queues.includes(queue),
+      );
+      return found.length >= 2 ? new Map(found.map((t) => [t.name, t.docstring])) : undefined;
+    },
+    60_000,
+    `the ${node} worker's tasks in the list`,
+  );
   expect(tasks.get('interop.nodoc')).toBe('Described by its description attribute.');
   expect(tasks.get('interop.add')).toBe(sendsDocstrings ? 'Add two numbers.' : null);
 }

@@ -58,11 +58,15 @@ beforeAll(async () => {
   await leaving.run();
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   token = await app.users.tokenFor('root');
-  await until(async () => {
-    const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token });
-    const names = (res.json?.results ?? []).map((t: { name: string }) => t.name);
-    return names.includes('tasks.add') && names.includes(ephemeralTask);
-  }, 30_000, 'both workers to be listed');
+  await until(
+    async () => {
+      const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token });
+      const names = (res.json?.results ?? []).map((t: { name: string }) => t.name);
+      return names.includes('tasks.add') && names.includes(ephemeralTask);
+    },
+    30_000,
+    'both workers to be listed',
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -89,11 +93,15 @@ describe('task list refresh', () => {
     expect(await listedTasks()).toContain(ephemeralTask);
     await leaving?.close();
     leaving = undefined;
-    const gone = await until(async () => {
-      const listed = await timed(listedTasks);
-      expect(listed.ms).toBeLessThan(REPLY_TIMEOUT_MS / 3);
-      return listed.value.includes(ephemeralTask) ? undefined : listed.value;
-    }, CACHE_S * 1000 + 3 * REPLY_TIMEOUT_MS, 'the ephemeral task to leave the list');
+    const gone = await until(
+      async () => {
+        const listed = await timed(listedTasks);
+        expect(listed.ms).toBeLessThan(REPLY_TIMEOUT_MS / 3);
+        return listed.value.includes(ephemeralTask) ? undefined : listed.value;
+      },
+      CACHE_S * 1000 + 3 * REPLY_TIMEOUT_MS,
+      'the ephemeral task to leave the list',
+    );
     expect(gone).toContain('tasks.add');
     const res = await submit(ephemeralTask);
     expect(res.status, res.text).toBe(404);

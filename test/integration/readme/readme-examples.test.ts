@@ -48,8 +48,19 @@ beforeAll(async () => {
   const started = await startWorker(app.ctx.settings.serviceDatabase);
   worker = started.worker;
   const token = await app.users.tokenFor('researcher');
-  env = { ...process.env, API: app.url, TOKEN: token, USERNAME: 'researcher', PASSWORD: 'readme-password-1', QUEUE: started.queue } as Record<string, string>;
-  await until(async () => (await call(app.url, 'GET', '/api/queue/?refresh=true', { token })).json?.queues?.includes(started.queue) === true, 20_000, 'the worker');
+  env = {
+    ...process.env,
+    API: app.url,
+    TOKEN: token,
+    USERNAME: 'researcher',
+    PASSWORD: 'readme-password-1',
+    QUEUE: started.queue,
+  } as Record<string, string>;
+  await until(
+    async () => (await call(app.url, 'GET', '/api/queue/?refresh=true', { token })).json?.queues?.includes(started.queue) === true,
+    20_000,
+    'the worker',
+  );
 });
 
 afterAll(async () => {
@@ -73,9 +84,14 @@ describe('README examples', () => {
     }
     const all = outputs.flat() as Record<string, any>[];
     const query = all.find((d) => d.meta?.page_size === 2);
-    expect(query?.results).toEqual([{ name: 'Boise City', elev: 1265 }, { name: 'Norman', elev: 357, installed: '2001-04-01T00:00:00.000Z' }]);
+    expect(query?.results).toEqual([
+      { name: 'Boise City', elev: 1265 },
+      { name: 'Norman', elev: 357, installed: '2001-04-01T00:00:00.000Z' },
+    ]);
     expect(query?.count).toBe(2);
-    expect(all.find((d) => Array.isArray(d.results) && d.results[0]?.total_elev !== undefined)?.results).toEqual([{ _id: null, total_elev: 1622 }]);
+    expect(all.find((d) => Array.isArray(d.results) && d.results[0]?.total_elev !== undefined)?.results).toEqual([
+      { _id: null, total_elev: 1622 },
+    ]);
     expect(all.some((d) => d.access !== undefined && d.refresh !== undefined)).toBe(true);
     expect(all.some((d) => d.status === 'PENDING' && typeof d.result_url === 'string')).toBe(true);
     expect(all.some((d) => d.status === 'SUCCESS' && d.result === 42)).toBe(true);

@@ -29,7 +29,10 @@ describe('the broker node', () => {
   it('listens for Erlang distribution on loopback only; only AMQPS may be wider', async () => {
     const { broker } = testServices();
     const listeners = await erlangListeners();
-    expect(listeners.some((l) => l.port === 4369), JSON.stringify(listeners)).toBe(true);
+    expect(
+      listeners.some((l) => l.port === 4369),
+      JSON.stringify(listeners),
+    ).toBe(true);
     const wide = listeners.filter((l) => l.port !== broker.port && !['127.0.0.1', '[::1]'].includes(l.address));
     expect(wide, JSON.stringify(listeners)).toEqual([]);
   });

@@ -60,13 +60,26 @@ describe('filtered pages', () => {
     const sites = ['norman', 'tulsa', 'boise', 'ames', 'lawton', 'enid', 'ada', 'alva'];
     const padding = 'x'.repeat(200);
     for (let batch = 0; batch < 4; batch++) {
-      await col.insertMany(Array.from({ length: 2500 }, (_, i) => ({ site: sites[(batch * 2500 + i) % sites.length], year: 1900 + ((batch * 2500 + i) % 120), padding })));
+      await col.insertMany(
+        Array.from({ length: 2500 }, (_, i) => ({
+          site: sites[(batch * 2500 + i) % sites.length],
+          year: 1900 + ((batch * 2500 + i) % 120),
+          padding,
+        })),
+      );
     }
-    await col.createIndexes([{ key: { site: 1 }, name: 'site_1' }, { key: { year: 1 }, name: 'year_1' }]);
+    await col.createIndexes([
+      { key: { site: 1 }, name: 'site_1' },
+      { key: { year: 1 }, name: 'year_1' },
+    ]);
     const kind = testServices().mongo.kind;
     const page = await col.find({ site: 'tulsa' }).limit(50).explain();
     expect(usesIndex(kind, page, 'site_1'), JSON.stringify(page)).toBe(true);
-    const range = await col.find({ year: { $gt: 2010 } }).sort({ year: 1 }).limit(50).explain();
+    const range = await col
+      .find({ year: { $gt: 2010 } })
+      .sort({ year: 1 })
+      .limit(50)
+      .explain();
     expect(usesIndex(kind, range, 'year_1'), JSON.stringify(range)).toBe(true);
     expect(await col.countDocuments({ site: 'tulsa' })).toBe(1250);
     await col.drop();
@@ -79,7 +92,10 @@ describe('TTL indexes', () => {
   it('delete expired documents in the background and keep the others', async () => {
     const col = mongo.db('cybercom_test').collection(unique('ttl'));
     await col.createIndex({ expires: 1 }, { expireAfterSeconds: 0 });
-    await col.insertMany([{ expires: new Date(Date.now() - 60_000), n: 1 }, { expires: new Date(Date.now() + 3_600_000), n: 2 }]);
+    await col.insertMany([
+      { expires: new Date(Date.now() - 60_000), n: 1 },
+      { expires: new Date(Date.now() + 3_600_000), n: 2 },
+    ]);
     const deadline = Date.now() + 100_000;
     while ((await col.countDocuments()) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1_000));
     expect(await col.find({}, { projection: { _id: 0, n: 1 } }).toArray()).toEqual([{ n: 2 }]);

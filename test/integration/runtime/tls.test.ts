@@ -114,7 +114,10 @@ describe('MongoDB-wire server', () => {
   });
 
   it('refuses wrong credentials, and data access without credentials', async () => {
-    const wrong = use({ ...withTlsClientCert(), ...credentials(), auth: { username: env.MONGO_USERNAME as string, password: 'wrong-password' } }, ping);
+    const wrong = use(
+      { ...withTlsClientCert(), ...credentials(), auth: { username: env.MONGO_USERNAME as string, password: 'wrong-password' } },
+      ping,
+    );
     await expect(wrong).rejects.toSatisfy((err) => err instanceof MongoServerError && err.code === 18); // AuthenticationFailed
     const anonymous = use(withTlsClientCert(), (client) => client.db('tls_test').collection('probe').insertOne({ n: 1 }));
     await expect(anonymous).rejects.toSatisfy((err) => err instanceof MongoServerError && err.code === 13); // Unauthorized

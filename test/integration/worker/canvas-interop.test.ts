@@ -46,10 +46,14 @@ const canvasTasks = [
     run: (ctx, seconds: number) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => resolve(seconds), seconds * 1000);
-        ctx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          reject(ctx.signal.reason);
-        }, { once: true });
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(ctx.signal.reason);
+          },
+          { once: true },
+        );
       }),
   }),
 ];
@@ -85,7 +89,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await tsWorker?.close(1_000);
   await deleteQueues(brokerSettings(), [tsQueue]).catch(() => undefined);
-  await app?.ctx.mongo.db(database).dropDatabase().catch(() => undefined);
+  await app?.ctx.mongo
+    .db(database)
+    .dropDatabase()
+    .catch(() => undefined);
   await app?.close();
 });
 
@@ -123,10 +130,14 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
     const control = new ControlClient({ session });
     try {
       await session.waitUntilConnected(20_000);
-      await waitFor(async () => {
-        if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
-        return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
-      }, 60_000, 'the Python worker to answer ping');
+      await waitFor(
+        async () => {
+          if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
+          return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
+        },
+        60_000,
+        'the Python worker to answer ping',
+      );
     } finally {
       await control.close();
       await session.close();
@@ -144,9 +155,19 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
     const [first, middle, last] = out.ids as string[];
     const tsStep = await results.get(middle!);
     expect(tsStep).toMatchObject({ status: 'SUCCESS', result: 30, name: 'canvas.ts_mul', args: [3, 10], worker: tsNode });
-    const raw = await app.ctx.mongo.db(database).collection('tombstone').findOne({ _id: last as never });
+    const raw = await app.ctx.mongo
+      .db(database)
+      .collection('tombstone')
+      .findOne({ _id: last as never });
     expect(raw).toMatchObject({ status: 'SUCCESS', parent_id: middle });
-    expect((await app.ctx.mongo.db(database).collection('tombstone').findOne({ _id: middle as never }))?.parent_id).toBe(first);
+    expect(
+      (
+        await app.ctx.mongo
+          .db(database)
+          .collection('tombstone')
+          .findOne({ _id: middle as never })
+      )?.parent_id,
+    ).toBe(first);
   }, 90_000);
 
   it('a failing TS step fails the rest of the chain', async () => {
@@ -173,7 +194,10 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   it('group across both workers, saved and restored by GroupResult', async () => {
     const out = await scenario('group');
     expect(out.result).toEqual([2, 9]);
-    const tsMember = await app.ctx.mongo.db(database).collection('tombstone').findOne({ _id: (out.ids as string[])[1] as never });
+    const tsMember = await app.ctx.mongo
+      .db(database)
+      .collection('tombstone')
+      .findOne({ _id: (out.ids as string[])[1] as never });
     expect(tsMember).toMatchObject({ status: 'SUCCESS', group_id: out.group_id, worker: tsNode });
   }, 90_000);
 
@@ -187,7 +211,11 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
     const revoked = { status: 'REVOKED', exc_type: 'TaskRevokedError' };
     const failedErrback = { status: 'SUCCESS', result: expect.objectContaining({ state: 'FAILURE' }) };
     const py = await scenario('revoked_errback_py');
-    expect(py).toMatchObject({ expired: { ...revoked, exc_message: ['expired'] }, failed: { status: 'FAILURE' }, failed_errback: failedErrback });
+    expect(py).toMatchObject({
+      expired: { ...revoked, exc_message: ['expired'] },
+      failed: { status: 'FAILURE' },
+      failed_errback: failedErrback,
+    });
     expect(py.revoked_errback_states).toEqual(['PENDING']);
     const ts = await scenario('revoked_errback_ts');
     expect(ts).toMatchObject({
@@ -222,10 +250,14 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
 
 describe('through the API', () => {
   it('shows RETRY, then the retried task’s SUCCESS with its retry count', async () => {
-    await waitFor(async () => {
-      const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken });
-      return res.json?.queues?.includes(tsQueue) === true;
-    }, 20_000, 'the worker to be listed');
+    await waitFor(
+      async () => {
+        const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken });
+        return res.json?.queues?.includes(tsQueue) === true;
+      },
+      20_000,
+      'the worker to be listed',
+    );
     const res = await call(app.url, 'POST', '/api/queue/run/canvas.ts_flaky/', {
       token: rootToken,
       body: { function: 'canvas.ts_flaky', queue: tsQueue, args: [1, 2] },
@@ -233,11 +265,15 @@ describe('through the API', () => {
     expect(res.status).toBe(202);
     const path = `/api/queue/task/${res.json.task_id}/`;
     const seen = new Set<string>();
-    const done = await waitFor(async () => {
-      const r = await call(app.url, 'GET', path, { token: rootToken });
-      if (typeof r.json?.status === 'string') seen.add(r.json.status);
-      return r.json?.status === 'SUCCESS' ? r.json : undefined;
-    }, 20_000, 'the retried task');
+    const done = await waitFor(
+      async () => {
+        const r = await call(app.url, 'GET', path, { token: rootToken });
+        if (typeof r.json?.status === 'string') seen.add(r.json.status);
+        return r.json?.status === 'SUCCESS' ? r.json : undefined;
+      },
+      20_000,
+      'the retried task',
+    );
     expect(seen).toContain('RETRY');
     expect(done).toMatchObject({ status: 'SUCCESS', result: { retries: 1 } });
     expect(await results.get(res.json.task_id as string)).toMatchObject({ status: 'SUCCESS', retries: 1 });

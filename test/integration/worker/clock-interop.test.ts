@@ -50,12 +50,20 @@ function pythonEnv(venv: string, queue: string): NodeJS.ProcessEnv {
 /** `celery inspect <command> -d <tsNode> --json`: the replies, or the failure with its output. */
 async function inspect(venv: string, command: string): Promise<Record<string, unknown>> {
   try {
-    const { stdout } = await run(join(venv, 'bin/celery'), ['-A', 'interop_app', 'inspect', command, '-d', tsNode, '--json', '--timeout', '5'], {
-      cwd: celeryDir,
-      env: pythonEnv(venv, tsQueue),
-      timeout: 60_000,
-    });
-    const line = stdout.trim().split('\n').reverse().find((l) => l.trim().startsWith('{'));
+    const { stdout } = await run(
+      join(venv, 'bin/celery'),
+      ['-A', 'interop_app', 'inspect', command, '-d', tsNode, '--json', '--timeout', '5'],
+      {
+        cwd: celeryDir,
+        env: pythonEnv(venv, tsQueue),
+        timeout: 60_000,
+      },
+    );
+    const line = stdout
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((l) => l.trim().startsWith('{'));
     return line === undefined ? { output: stdout } : (JSON.parse(line) as Record<string, unknown>);
   } catch (error) {
     const e = error as { code?: unknown; stdout?: string; stderr?: string };
@@ -76,11 +84,15 @@ async function sendRequestWithClock(clock: number): Promise<void> {
 /** Raises the TS worker's clock past `floor`, and the control client's past the worker's. */
 async function raiseClocks(floor: number): Promise<number> {
   await sendRequestWithClock(floor);
-  const reply = await waitFor(async () => {
-    const replies = await control.broadcast('clock', {}, { destination: [tsNode], timeoutMs: 2_000 });
-    const value = (replies[tsNode] as { clock?: number } | undefined)?.clock;
-    return typeof value === 'number' && value > floor ? value : undefined;
-  }, 15_000, `the TS worker's clock to pass ${floor}`);
+  const reply = await waitFor(
+    async () => {
+      const replies = await control.broadcast('clock', {}, { destination: [tsNode], timeoutMs: 2_000 });
+      const value = (replies[tsNode] as { clock?: number } | undefined)?.clock;
+      return typeof value === 'number' && value > floor ? value : undefined;
+    },
+    15_000,
+    `the TS worker's clock to pass ${floor}`,
+  );
   return reply;
 }
 
@@ -123,13 +135,17 @@ beforeAll(async () => {
   await declarePidboxExchange(spyChannel);
   const { queue } = await spyChannel.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
   await spyChannel.bindQueue(queue, PIDBOX_EXCHANGE, '');
-  await spyChannel.consume(queue, (message) => {
-    if (message === null) return;
-    const clock = (message.properties.headers as Record<string, unknown> | undefined)?.clock;
-    const { destination } = JSON.parse(message.content.toString('utf8')) as { destination?: string[] | null };
-    if (typeof clock !== 'number' || !Array.isArray(destination)) return;
-    for (const node of destination) requestClocks.set(node, [...(requestClocks.get(node) ?? []), clock]);
-  }, { noAck: true });
+  await spyChannel.consume(
+    queue,
+    (message) => {
+      if (message === null) return;
+      const clock = (message.properties.headers as Record<string, unknown> | undefined)?.clock;
+      const { destination } = JSON.parse(message.content.toString('utf8')) as { destination?: string[] | null };
+      if (typeof clock !== 'number' || !Array.isArray(destination)) return;
+      for (const node of destination) requestClocks.set(node, [...(requestClocks.get(node) ?? []), clock]);
+    },
+    { noAck: true },
+  );
 
   tsWorker = new Worker({
     nodeName: tsNode,
@@ -144,7 +160,11 @@ beforeAll(async () => {
     logger: pino({ level: 'silent' }),
   });
   await tsWorker.run();
-  await waitFor(async () => (await control.ping({ destination: [tsNode], timeoutMs: 1_000 }))[tsNode], 20_000, 'the TS worker to answer ping');
+  await waitFor(
+    async () => (await control.ping({ destination: [tsNode], timeoutMs: 1_000 }))[tsNode],
+    20_000,
+    'the TS worker to answer ping',
+  );
 }, 360_000);
 
 afterAll(async () => {
@@ -163,33 +183,45 @@ describe.each([
     expect(await raiseClocks(floor)).toBeGreaterThan(floor);
   }, 30_000);
 
-  it.each(STACKS)('$name: celery inspect ping and registered read the TS worker’s replies', async ({ venv }) => {
-    const ping = await inspect(venv, 'ping');
-    expect(ping, JSON.stringify(ping)).toEqual({ [tsNode]: { ok: 'pong' } });
-    const registered = await inspect(venv, 'registered');
-    expect(registered[tsNode], JSON.stringify(registered)).toEqual(expect.arrayContaining(['tasks.add', 'tasks.sleep']));
-  }, 120_000);
+  it.each(STACKS)(
+    '$name: celery inspect ping and registered read the TS worker’s replies',
+    async ({ venv }) => {
+      const ping = await inspect(venv, 'ping');
+      expect(ping, JSON.stringify(ping)).toEqual({ [tsNode]: { ok: 'pong' } });
+      const registered = await inspect(venv, 'registered');
+      expect(registered[tsNode], JSON.stringify(registered)).toEqual(expect.arrayContaining(['tasks.add', 'tasks.sleep']));
+    },
+    120_000,
+  );
 
-  it.each(STACKS)('$name: a worker starts, and answers the service’s control client', async ({ venv }) => {
-    const worker = startPythonWorker(venv);
-    try {
-      const pong = await waitFor(async () => {
-        if (worker.child.exitCode !== null) throw new Error(`Python worker exited (${worker.child.exitCode}):\n${worker.log()}`);
-        return (await control.ping({ destination: [worker.node], timeoutMs: 1_000 }))[worker.node];
-      }, 60_000, 'the Python worker to answer ping');
-      expect(pong).toEqual({ ok: 'pong' });
-      // It went through mingle (the TS worker's hello reply carried the high clock) and is still up.
-      expect(worker.log()).toMatch(/mingle: all alone|mingle: sync complete/);
-      const replies = await control.registered(['__doc__'], { destination: [worker.node], timeoutMs: 5_000 });
-      expect(replies[worker.node]?.map((t) => t.name)).toContain('interop.add');
-      // The requests it answered really carried clocks past the floor.
-      const clocks = requestClocks.get(worker.node) ?? [];
-      expect(clocks.length).toBeGreaterThan(0);
-      expect(Math.min(...clocks)).toBeGreaterThan(floor);
-      expect(worker.child.exitCode).toBeNull();
-      expect(worker.log()).not.toMatch(/IndexError|UnexpectedFrame|FrameSyntaxError|Unrecoverable error/);
-    } finally {
-      await worker.stop();
-    }
-  }, 120_000);
+  it.each(STACKS)(
+    '$name: a worker starts, and answers the service’s control client',
+    async ({ venv }) => {
+      const worker = startPythonWorker(venv);
+      try {
+        const pong = await waitFor(
+          async () => {
+            if (worker.child.exitCode !== null) throw new Error(`Python worker exited (${worker.child.exitCode}):\n${worker.log()}`);
+            return (await control.ping({ destination: [worker.node], timeoutMs: 1_000 }))[worker.node];
+          },
+          60_000,
+          'the Python worker to answer ping',
+        );
+        expect(pong).toEqual({ ok: 'pong' });
+        // It went through mingle (the TS worker's hello reply carried the high clock) and is still up.
+        expect(worker.log()).toMatch(/mingle: all alone|mingle: sync complete/);
+        const replies = await control.registered(['__doc__'], { destination: [worker.node], timeoutMs: 5_000 });
+        expect(replies[worker.node]?.map((t) => t.name)).toContain('interop.add');
+        // The requests it answered really carried clocks past the floor.
+        const clocks = requestClocks.get(worker.node) ?? [];
+        expect(clocks.length).toBeGreaterThan(0);
+        expect(Math.min(...clocks)).toBeGreaterThan(floor);
+        expect(worker.child.exitCode).toBeNull();
+        expect(worker.log()).not.toMatch(/IndexError|UnexpectedFrame|FrameSyntaxError|Unrecoverable error/);
+      } finally {
+        await worker.stop();
+      }
+    },
+    120_000,
+  );
 });

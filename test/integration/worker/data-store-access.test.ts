@@ -33,7 +33,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await client?.db(dataDatabase).dropDatabase().catch(() => undefined);
+  await client
+    ?.db(dataDatabase)
+    .dropDatabase()
+    .catch(() => undefined);
   await client?.close();
 });
 
@@ -42,9 +45,16 @@ const SERVICE_COLLECTIONS = ['auth_user', 'auth_group', 'auth_permission', 'auth
 describe("the worker's data-store check", () => {
   it('reads no user, group, token or session to grant or refuse access', async () => {
     commands.length = 0;
-    const granted = await taskStore('writer', [databaseCodename(dataDatabase, 'add')]).collectionFor('writer', 'add', dataDatabase, 'records');
+    const granted = await taskStore('writer', [databaseCodename(dataDatabase, 'add')]).collectionFor(
+      'writer',
+      'add',
+      dataDatabase,
+      'records',
+    );
     const superuser = await taskStore('root', [], true).collectionFor('root', 'delete', dataDatabase, 'records');
-    await expect(taskStore('reader', [databaseCodename(dataDatabase, 'safe')]).collectionFor('reader', 'add', dataDatabase, 'records')).rejects.toThrow(PermissionError);
+    await expect(
+      taskStore('reader', [databaseCodename(dataDatabase, 'safe')]).collectionFor('reader', 'add', dataDatabase, 'records'),
+    ).rejects.toThrow(PermissionError);
     await expect(store.forTask(null).collectionFor('root', 'safe', dataDatabase, 'records')).rejects.toThrow(PermissionError);
     // Deciding took no database command at all.
     expect(commands.map((c) => c.commandName)).toEqual([]);

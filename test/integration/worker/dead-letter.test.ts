@@ -63,14 +63,22 @@ beforeAll(async () => {
   session = new BrokerSession({ settings: brokerSettings() });
   await session.waitUntilConnected(20_000);
   publisher = new TaskPublisher({ session });
-  await waitFor(async () => (await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin })).status === 200, 20_000, 'the API to reach the broker');
+  await waitFor(
+    async () => (await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin })).status === 200,
+    20_000,
+    'the API to reach the broker',
+  );
 });
 
 afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
   await app?.close();
 });

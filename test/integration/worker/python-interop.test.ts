@@ -46,13 +46,21 @@ function pythonEnv(queue: string): NodeJS.ProcessEnv {
 }
 
 async function celeryCli(args: string[], queue: string): Promise<string> {
-  const { stdout } = await run(join(venvBin, 'celery'), ['-A', 'interop_app', ...args], { cwd: celeryDir, env: pythonEnv(queue), timeout: 60_000 });
+  const { stdout } = await run(join(venvBin, 'celery'), ['-A', 'interop_app', ...args], {
+    cwd: celeryDir,
+    env: pythonEnv(queue),
+    timeout: 60_000,
+  });
   return stdout;
 }
 
 /** Parses the JSON object `celery inspect --json` prints (the last line that is one). */
 function inspectJson(stdout: string): Record<string, unknown> {
-  const line = stdout.trim().split('\n').reverse().find((l) => l.trim().startsWith('{'));
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.trim().startsWith('{'));
   if (line === undefined) throw new Error(`no JSON in celery output:\n${stdout}`);
   return JSON.parse(line) as Record<string, unknown>;
 }
@@ -88,10 +96,14 @@ beforeAll(async () => {
   pyWorker.stderr?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
 
   await tsWorker.run();
-  await waitFor(async () => {
-    if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
-    return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
-  }, 60_000, 'the Python worker to answer ping');
+  await waitFor(
+    async () => {
+      if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
+      return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
+    },
+    60_000,
+    'the Python worker to answer ping',
+  );
 });
 
 afterAll(async () => {
@@ -101,7 +113,11 @@ afterAll(async () => {
   await control?.close();
   await deleteQueues(brokerSettings(), [pyQueue, tsQueue]).catch(() => undefined);
   await session?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
 });
 
@@ -111,7 +127,10 @@ describe('(a) Python Celery worker ← TS publisher and control client', () => {
     const result = await results.waitForReady(taskId, { timeoutMs: 30_000 });
     expect(result).toMatchObject({ status: 'SUCCESS', result: 5 });
     // Written by Celery 5.2.6 itself: date_done is a naive ISO string.
-    const raw = await mongo.db(database).collection(collection).findOne({ _id: taskId as never });
+    const raw = await mongo
+      .db(database)
+      .collection(collection)
+      .findOne({ _id: taskId as never });
     expect(raw?.date_done).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/);
   });
 
@@ -188,7 +207,9 @@ describe('(b) Python send_task + AsyncResult.get() → TS worker', () => {
 
 describe('(c) celery inspect CLI → TS worker', () => {
   it('ping', async () => {
-    expect(inspectJson(await celeryCli(['inspect', 'ping', '-d', tsNode, '--json', '-t', '5'], tsQueue))).toEqual({ [tsNode]: { ok: 'pong' } });
+    expect(inspectJson(await celeryCli(['inspect', 'ping', '-d', tsNode, '--json', '-t', '5'], tsQueue))).toEqual({
+      [tsNode]: { ok: 'pong' },
+    });
   });
 
   it('registered __doc__', async () => {

@@ -29,12 +29,19 @@ let publisher: TaskPublisher;
 const workers: ChildProcess[] = [];
 
 function startCeleryWorker(nodeName: string, queueType: string | undefined): { child: ChildProcess; log: () => string } {
-  const env = { ...celeryEnv({ venv, queue, resultDatabase: database, resultCollection: collection }), ...(queueType ? { INTEROP_QUEUE_TYPE: queueType } : {}) };
-  const child = spawn(join(venv, 'bin', 'celery'), ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', nodeName, '--without-mingle', '--without-gossip', '-l', 'INFO'], {
-    cwd: celeryDir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const env = {
+    ...celeryEnv({ venv, queue, resultDatabase: database, resultCollection: collection }),
+    ...(queueType ? { INTEROP_QUEUE_TYPE: queueType } : {}),
+  };
+  const child = spawn(
+    join(venv, 'bin', 'celery'),
+    ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', nodeName, '--without-mingle', '--without-gossip', '-l', 'INFO'],
+    {
+      cwd: celeryDir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let log = '';
   child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -60,7 +67,11 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
 });
 

@@ -61,7 +61,11 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await directSession?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
   await brokerProxy?.close();
   await mongoProxy?.close();
@@ -92,7 +96,10 @@ describe('reconnection', () => {
   });
 
   it('a publisher reports the broker unavailable while it is down and publishes again after it is back', async () => {
-    const session = new BrokerSession({ settings: { ...brokerSettings(), url: withPort(brokerSettings().url, brokerProxy.port) }, initialDelayMs: 200 });
+    const session = new BrokerSession({
+      settings: { ...brokerSettings(), url: withPort(brokerSettings().url, brokerProxy.port) },
+      initialDelayMs: 200,
+    });
     const viaProxy = new TaskPublisher({ session });
     try {
       await session.waitUntilConnected(20_000);

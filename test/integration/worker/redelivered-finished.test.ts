@@ -38,7 +38,11 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
 });
 

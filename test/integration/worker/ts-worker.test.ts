@@ -41,11 +41,15 @@ beforeAll(async () => {
   control = new ControlClient({ session });
   const eventChannel = await session.require().createChannel();
   const eventQueue = await declareEventReceiverQueue(eventChannel, crypto.randomUUID());
-  await eventChannel.consume(eventQueue, (message) => {
-    if (message === null) return;
-    const body = JSON.parse(message.content.toString()) as Record<string, unknown> | Record<string, unknown>[];
-    for (const event of Array.isArray(body) ? body : [body]) if (event.hostname === nodeName) events.push(event);
-  }, { noAck: true });
+  await eventChannel.consume(
+    eventQueue,
+    (message) => {
+      if (message === null) return;
+      const body = JSON.parse(message.content.toString()) as Record<string, unknown> | Record<string, unknown>[];
+      for (const event of Array.isArray(body) ? body : [body]) if (event.hostname === nodeName) events.push(event);
+    },
+    { noAck: true },
+  );
   worker = new Worker({
     nodeName,
     queues: [queue],
@@ -68,11 +72,19 @@ afterAll(async () => {
   await control?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
 });
 
-async function submit(taskName: string, args: unknown[] = [], extra: Parameters<TaskPublisher['publish']>[0] extends infer P ? Partial<P> : never = {}) {
+async function submit(
+  taskName: string,
+  args: unknown[] = [],
+  extra: Parameters<TaskPublisher['publish']>[0] extends infer P ? Partial<P> : never = {},
+) {
   const { taskId } = await publisher.publish({ taskName, args: args as never, queue, ...extra });
   return taskId;
 }
@@ -82,7 +94,10 @@ describe('TS worker', () => {
     const taskId = await submit('tasks.add', [2, 3], { authenticatedUser: 'alice' });
     const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
     expect(result).toMatchObject({ status: 'SUCCESS', result: 5, name: 'tasks.add', args: [2, 3], worker: nodeName, queue });
-    const raw = await mongo.db(database).collection(collection).findOne({ _id: taskId as never });
+    const raw = await mongo
+      .db(database)
+      .collection(collection)
+      .findOne({ _id: taskId as never });
     expect(raw).toMatchObject({ status: 'SUCCESS', result: '5', traceback: null, children: [] });
     expect(typeof raw?.date_done).toBe('string');
   });
@@ -104,15 +119,23 @@ describe('TS worker', () => {
     const dataDatabase = `${database}_data`;
     const dataCollection = unique('records');
     // No user exists in the service's database: the worker never looks there.
-    const access = (username: string, permissions: string[], isSuperuser = false) => encodeSubmitterAccess(submitterAccessOf({ username, isSuperuser, permissions }));
+    const access = (username: string, permissions: string[], isSuperuser = false) =>
+      encodeSubmitterAccess(submitterAccessOf({ username, isSuperuser, permissions }));
     const write = (authenticatedUser: string | null, headers?: Record<string, HeaderValue>) =>
-      submit('tasks.write_record', [], { authenticatedUser, headers, kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', by: authenticatedUser } } });
+      submit('tasks.write_record', [], {
+        authenticatedUser,
+        headers,
+        kwargs: { database: dataDatabase, collection: dataCollection, record: { sample: 'soil', by: authenticatedUser } },
+      });
 
     const writer = access('writer', [databaseCodename(dataDatabase, 'add'), 'cybercom_queue.task_admin']);
     const allowed = await results.waitForReady(await write('writer', writer), { timeoutMs: 15_000 });
     expect(allowed.status, JSON.stringify(allowed.result)).toBe('SUCCESS');
     const { ObjectId } = await import('mongodb');
-    const stored = await mongo.db(dataDatabase).collection(dataCollection).findOne({ _id: new ObjectId(String(allowed.result)) });
+    const stored = await mongo
+      .db(dataDatabase)
+      .collection(dataCollection)
+      .findOne({ _id: new ObjectId(String(allowed.result)) });
     expect(stored).toMatchObject({ sample: 'soil', by: 'writer' });
 
     const refusals: [string, string | null, Record<string, HeaderValue> | undefined][] = [
@@ -154,10 +177,14 @@ describe('TS worker', () => {
 
   it('records STARTED while a task runs', async () => {
     const taskId = await submit('tasks.sleep', [1.5]);
-    const started = await waitFor(async () => {
-      const r = await results.get(taskId);
-      return r.status === 'STARTED' ? r : null;
-    }, 10_000, 'STARTED');
+    const started = await waitFor(
+      async () => {
+        const r = await results.get(taskId);
+        return r.status === 'STARTED' ? r : null;
+      },
+      10_000,
+      'STARTED',
+    );
     expect(started.result).toEqual({ pid: process.pid, hostname: nodeName });
     expect((await results.waitForReady(taskId, { timeoutMs: 15_000 })).status).toBe('SUCCESS');
   });
@@ -173,10 +200,14 @@ describe('TS worker', () => {
     const taskId = crypto.randomUUID();
     await control.revoke(taskId);
     // The broadcast is fire-and-forget; give the worker a moment to receive it.
-    await waitFor(async () => {
-      const replies = await control.broadcast('revoked', {}, { destination: [nodeName], timeoutMs: 2_000 });
-      return (replies[nodeName] as string[] | undefined)?.includes(taskId);
-    }, 10_000, 'revoked id known to the worker');
+    await waitFor(
+      async () => {
+        const replies = await control.broadcast('revoked', {}, { destination: [nodeName], timeoutMs: 2_000 });
+        return (replies[nodeName] as string[] | undefined)?.includes(taskId);
+      },
+      10_000,
+      'revoked id known to the worker',
+    );
     await submit('tasks.add', [1, 1], { taskId });
     const result = await results.waitForReady(taskId, { timeoutMs: 15_000 });
     expect(result.status).toBe('REVOKED');
@@ -210,7 +241,12 @@ describe('remote control round trip', () => {
     const replies = await control.registered(['__doc__'], { destination: [nodeName], timeoutMs: 5_000 });
     expect(replies[nodeName]).toContainEqual({ name: 'tasks.add', attributes: { __doc__: 'Add two numbers.' } });
     expect(replies[nodeName]?.map((t) => t.name)).toEqual([
-      'tasks.add', 'tasks.fail', 'tasks.noop', 'tasks.sleep', 'tasks.whoami', 'tasks.write_record',
+      'tasks.add',
+      'tasks.fail',
+      'tasks.noop',
+      'tasks.sleep',
+      'tasks.whoami',
+      'tasks.write_record',
     ]);
   });
 

@@ -10,7 +10,17 @@ import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, serviceEnv, spawnWorker, unique, waitFor, type WorkerProcess } from './support.js';
+import {
+  TASK_MODULE,
+  brokerSettings,
+  deleteQueues,
+  mongoSettings,
+  serviceEnv,
+  spawnWorker,
+  unique,
+  waitFor,
+  type WorkerProcess,
+} from './support.js';
 
 const queue = unique('ts-proc');
 const collection = unique('tombstone');
@@ -65,7 +75,11 @@ afterAll(async () => {
   await control?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo?.db(database).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
 });
 
@@ -85,10 +99,14 @@ describe('worker process', () => {
     await waitUntilOnline(firstNode);
 
     const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
-    const started = await waitFor(async () => {
-      const r = await results.get(taskId);
-      return r.status === 'STARTED' ? r : null;
-    }, 15_000, 'task started on the first worker');
+    const started = await waitFor(
+      async () => {
+        const r = await results.get(taskId);
+        return r.status === 'STARTED' ? r : null;
+      },
+      15_000,
+      'task started on the first worker',
+    );
     expect(started.result).toMatchObject({ hostname: firstNode });
 
     first.kill();

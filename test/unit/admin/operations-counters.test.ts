@@ -54,14 +54,28 @@ describe('RateWindow', () => {
 });
 
 describe('WorkerBoard', () => {
-  const heartbeat = (hostname: string, extra: Record<string, unknown> = {}) => ({ type: 'worker-heartbeat', hostname, freq: 2, active: 1, processed: 9, loadavg: [1, 2, 3], ...extra });
+  const heartbeat = (hostname: string, extra: Record<string, unknown> = {}) => ({
+    type: 'worker-heartbeat',
+    hostname,
+    freq: 2,
+    active: 1,
+    processed: 9,
+    loadavg: [1, 2, 3],
+    ...extra,
+  });
 
   it('is online until twice the heartbeat interval has passed without one', () => {
     const board = new WorkerBoard();
     expect(board.observeWorker(heartbeat('w1@h'), T0)).toBe(true);
     expect(board.observeWorker(heartbeat('w1@h'), T0 + 2_000)).toBe(false);
     expect(board.snapshot(T0 + 5_999)[0]).toMatchObject({ node: 'w1@h', online: true, active: 1, processed: 9, load: [1, 2, 3] });
-    expect(board.snapshot(T0 + 6_000)[0]).toMatchObject({ node: 'w1@h', online: false, active: 0, load: null, lastHeartbeat: new Date(T0 + 2_000).toISOString() });
+    expect(board.snapshot(T0 + 6_000)[0]).toMatchObject({
+      node: 'w1@h',
+      online: false,
+      active: 0,
+      load: null,
+      lastHeartbeat: new Date(T0 + 2_000).toISOString(),
+    });
   });
 
   it('is offline at once after worker-offline, and counts outcomes per worker', () => {
@@ -77,7 +91,12 @@ describe('WorkerBoard', () => {
   it('adds queues and pool size from control answers, and lists a worker that only answered', () => {
     const board = new WorkerBoard();
     board.observeWorker(heartbeat('w3@h'), T0);
-    board.setControlFacts(new Map([['w3@h', { queues: ['celery'], concurrency: 4 }], ['w4@h', { queues: ['other'], concurrency: null }]]));
+    board.setControlFacts(
+      new Map([
+        ['w3@h', { queues: ['celery'], concurrency: 4 }],
+        ['w4@h', { queues: ['other'], concurrency: null }],
+      ]),
+    );
     const [w3, w4] = board.snapshot(T0 + 1_000);
     expect(w3).toMatchObject({ node: 'w3@h', queues: ['celery'], concurrency: 4, online: true });
     expect(w4).toMatchObject({ node: 'w4@h', queues: ['other'], concurrency: null, online: true, lastHeartbeat: null });

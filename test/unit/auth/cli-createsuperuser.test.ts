@@ -56,13 +56,21 @@ describe('runCreateSuperuser before touching the database', () => {
     expect(await runCreateSuperuser(['--username', 'admin', '--email', 'a@b.co', '--password-file', file], {}, weak.io)).toBe(2);
     expect(weak.out.stderr).toMatch(/too common/);
     const email = capture();
-    expect(await runCreateSuperuser(['--username', 'admin', '--email', 'not-an-address', '--password-env', 'PW'], { PW: 'a-Good-one-2024' }, email.io)).toBe(2);
+    expect(
+      await runCreateSuperuser(
+        ['--username', 'admin', '--email', 'not-an-address', '--password-env', 'PW'],
+        { PW: 'a-Good-one-2024' },
+        email.io,
+      ),
+    ).toBe(2);
     expect(email.out.stderr).toMatch(/not a valid e-mail/);
   });
 
   it('reports missing configuration with exit code 78', async () => {
     const { out, io } = capture();
-    expect(await runCreateSuperuser(['--username', 'admin', '--email', 'a@b.co', '--password-env', 'PW'], { PW: 'a-Good-one-2024' }, io)).toBe(78);
+    expect(
+      await runCreateSuperuser(['--username', 'admin', '--email', 'a@b.co', '--password-env', 'PW'], { PW: 'a-Good-one-2024' }, io),
+    ).toBe(78);
     expect(out.stderr).toMatch(/SECRET_KEY/);
   });
 });

@@ -29,15 +29,20 @@ const task = fc.stringMatching(TASK_NAME).filter((t) => t.length > 0);
 const grant: fc.Arbitrary<Grant> = fc.oneof(
   fc.constantFrom(...(Object.keys(ROLES) as Role[])).map((role): Grant => ({ kind: 'role', role })),
   fc.record({ db, action }).map((g): Grant => ({ kind: 'database', ...g })),
-  fc.record({ area: fc.constantFrom('data_store' as const, 'catalog' as const), db, col, action }).map((g): Grant => ({ kind: 'collection', ...g })),
+  fc
+    .record({ area: fc.constantFrom('data_store' as const, 'catalog' as const), db, col, action })
+    .map((g): Grant => ({ kind: 'collection', ...g })),
   task.map((t): Grant => ({ kind: 'task', task: t })),
 );
 
 describe('canonical codenames', () => {
   it('decode(encode(grant)) is the grant', () => {
-    fc.assert(fc.property(grant, (g) => {
+    fc.assert(
+      fc.property(grant, (g) => {
         expect(decodeGrant(encodeGrant(g))).toEqual(g);
-      }), { numRuns: 2000 });
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('two different grants never share a codename or a key', () => {
@@ -51,7 +56,10 @@ describe('canonical codenames', () => {
   });
 
   it('a codename that decodes is the one canonical spelling of its grant', () => {
-    const text = fc.string({ unit: fc.constantFrom('data_store', 'catalog', 'cybercom_queue', 'task', '.', '_', 'a', 'b', 'safe', 'add'), maxLength: 8 });
+    const text = fc.string({
+      unit: fc.constantFrom('data_store', 'catalog', 'cybercom_queue', 'task', '.', '_', 'a', 'b', 'safe', 'add'),
+      maxLength: 8,
+    });
     fc.assert(
       fc.property(text, (codename) => {
         const g = decodeGrant(codename);
@@ -62,12 +70,28 @@ describe('canonical codenames', () => {
   });
 
   it.each<[string, Grant, Grant]>([
-    ['db a_b + col c vs db a + col b_c', { kind: 'collection', area: 'data_store', db: 'a_b', col: 'c', action: 'safe' }, { kind: 'collection', area: 'data_store', db: 'a', col: 'b_c', action: 'safe' }],
-    ['database a_b vs collection a/b', { kind: 'database', db: 'a_b', action: 'safe' }, { kind: 'collection', area: 'data_store', db: 'a', col: 'b', action: 'safe' }],
-    ['database a_b_c vs collection a_b/c', { kind: 'database', db: 'a_b_c', action: 'add' }, { kind: 'collection', area: 'data_store', db: 'a_b', col: 'c', action: 'add' }],
+    [
+      'db a_b + col c vs db a + col b_c',
+      { kind: 'collection', area: 'data_store', db: 'a_b', col: 'c', action: 'safe' },
+      { kind: 'collection', area: 'data_store', db: 'a', col: 'b_c', action: 'safe' },
+    ],
+    [
+      'database a_b vs collection a/b',
+      { kind: 'database', db: 'a_b', action: 'safe' },
+      { kind: 'collection', area: 'data_store', db: 'a', col: 'b', action: 'safe' },
+    ],
+    [
+      'database a_b_c vs collection a_b/c',
+      { kind: 'database', db: 'a_b_c', action: 'add' },
+      { kind: 'collection', area: 'data_store', db: 'a_b', col: 'c', action: 'add' },
+    ],
     ['task a.b_c vs task a_b.c', { kind: 'task', task: 'a.b_c' }, { kind: 'task', task: 'a_b.c' }],
     ['task named task_admin vs the task admin role', { kind: 'task', task: 'task_admin' }, { kind: 'role', role: 'task_admin' }],
-    ['collection b.c in a vs collection c in a.b (never a database name)', { kind: 'collection', area: 'catalog', db: 'a', col: 'b.c', action: 'safe' }, { kind: 'collection', area: 'catalog', db: 'a_b', col: 'c', action: 'safe' }],
+    [
+      'collection b.c in a vs collection c in a.b (never a database name)',
+      { kind: 'collection', area: 'catalog', db: 'a', col: 'b.c', action: 'safe' },
+      { kind: 'collection', area: 'catalog', db: 'a_b', col: 'c', action: 'safe' },
+    ],
   ])('%s: different codenames, and one does not grant the other', (_case, a, b) => {
     expect(encodeGrant(a)).not.toBe(encodeGrant(b));
     const holder = GrantSet.fromCodenames([encodeGrant(a)]);
@@ -77,8 +101,12 @@ describe('canonical codenames', () => {
 
   it('spells the documented forms', () => {
     expect(encodeGrant({ kind: 'database', db: 'lab', action: 'safe' })).toBe('data_store.lab.safe');
-    expect(encodeGrant({ kind: 'collection', area: 'data_store', db: 'lab', col: 'runs.2024', action: 'add' })).toBe('data_store.lab.runs.2024.add');
-    expect(encodeGrant({ kind: 'collection', area: 'catalog', db: 'catalog', col: 'sites', action: 'delete' })).toBe('catalog.catalog.sites.delete');
+    expect(encodeGrant({ kind: 'collection', area: 'data_store', db: 'lab', col: 'runs.2024', action: 'add' })).toBe(
+      'data_store.lab.runs.2024.add',
+    );
+    expect(encodeGrant({ kind: 'collection', area: 'catalog', db: 'catalog', col: 'sites', action: 'delete' })).toBe(
+      'catalog.catalog.sites.delete',
+    );
     expect(encodeGrant({ kind: 'task', task: 'cybercomq.tasks.add' })).toBe('cybercom_queue.task.cybercomq.tasks.add');
     expect(encodeGrant({ kind: 'role', role: 'datastore_admin' })).toBe('data_store.datastore_admin');
   });

@@ -42,9 +42,18 @@ describe('JwtIssuer', () => {
   it('refuses tampered, foreign, expired and unsigned tokens', () => {
     const token = issuer.issue('access', account);
     const [h, p, s] = token.split('.') as [string, string, string];
-    const forgedPayload = Buffer.from(JSON.stringify({ ...issuer.verify(token), user_id: '65f000000000000000000002' })).toString('base64url');
-    const expired = jwt.sign({ token_type: 'access', user_id: account.id, jti: 'x', pwd: 'stamp-1' }, SECRET, { algorithm: 'HS256', expiresIn: -10 });
-    const otherKey = jwt.sign({ token_type: 'access', user_id: account.id, jti: 'x', pwd: 'stamp-1' }, 'another-secret-key-0123456789abcdefghij', { expiresIn: 60 });
+    const forgedPayload = Buffer.from(JSON.stringify({ ...issuer.verify(token), user_id: '65f000000000000000000002' })).toString(
+      'base64url',
+    );
+    const expired = jwt.sign({ token_type: 'access', user_id: account.id, jti: 'x', pwd: 'stamp-1' }, SECRET, {
+      algorithm: 'HS256',
+      expiresIn: -10,
+    });
+    const otherKey = jwt.sign(
+      { token_type: 'access', user_id: account.id, jti: 'x', pwd: 'stamp-1' },
+      'another-secret-key-0123456789abcdefghij',
+      { expiresIn: 60 },
+    );
     const unsigned = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${p}.`;
     const missingClaims = jwt.sign({ user_id: account.id }, SECRET, { expiresIn: 60 });
     for (const bad of [`${h}.${forgedPayload}.${s}`, expired, otherKey, unsigned, missingClaims, 'not-a-jwt', '', 'a'.repeat(5000)]) {

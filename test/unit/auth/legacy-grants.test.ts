@@ -28,15 +28,23 @@ describe('legacy codenames', () => {
     expect(parseLegacyCodename(codename)).toEqual(expected);
   });
 
-  it.each(['data_store.a_b.c.safe', 'data_store.a.safe', 'cybercom_queue.task.a.b', 'cybercom_queue.task_admin', 'data_store.datastore_admin', 'other.a_safe'])(
-    '%s is not legacy',
-    (codename) => expect(parseLegacyCodename(codename)).toBeNull(),
-  );
+  it.each([
+    'data_store.a_b.c.safe',
+    'data_store.a.safe',
+    'cybercom_queue.task.a.b',
+    'cybercom_queue.task_admin',
+    'data_store.datastore_admin',
+    'other.a_safe',
+  ])('%s is not legacy', (codename) => expect(parseLegacyCodename(codename)).toBeNull());
 
   it('lists every split and the database', () => {
     const legacy = parseLegacyCodename('data_store.a_b_c_safe');
     if (legacy?.kind !== 'document') throw new Error('not a document codename');
-    expect(documentInterpretations(legacy).map(encodeGrant)).toEqual(['data_store.a_b_c.safe', 'data_store.a.b_c.safe', 'data_store.a_b.c.safe']);
+    expect(documentInterpretations(legacy).map(encodeGrant)).toEqual([
+      'data_store.a_b_c.safe',
+      'data_store.a.b_c.safe',
+      'data_store.a_b.c.safe',
+    ]);
   });
 
   it('keeps only the meanings that exist', async () => {
@@ -46,7 +54,11 @@ describe('legacy codenames', () => {
 
   it('keeps several existing meanings, flagged as ambiguous', async () => {
     const r = await resolve('data_store.a_b_c_add', targets({ a_b: ['c'], a: ['b_c'], a_b_c: [] }));
-    expect(r).toMatchObject({ codenames: ['data_store.a_b_c.add', 'data_store.a.b_c.add', 'data_store.a_b.c.add'], ambiguous: true, unresolved: false });
+    expect(r).toMatchObject({
+      codenames: ['data_store.a_b_c.add', 'data_store.a.b_c.add', 'data_store.a_b.c.add'],
+      ambiguous: true,
+      unresolved: false,
+    });
   });
 
   it('keeps every meaning when none exists', async () => {
@@ -63,7 +75,13 @@ describe('legacy codenames', () => {
   it('matches task codenames to known task names, or keeps them as deprecated legacy grants', async () => {
     const t = targets({}, {}, ['a.b_c', 'a_b.c', 'tasks.add']);
     expect(await resolve('cybercom_queue.tasks_add', t)).toMatchObject({ codenames: ['cybercom_queue.task.tasks.add'], ambiguous: false });
-    expect(await resolve('cybercom_queue.a_b_c', t)).toMatchObject({ codenames: ['cybercom_queue.task.a.b_c', 'cybercom_queue.task.a_b.c'], ambiguous: true });
-    expect(await resolve('cybercom_queue.tasks_mul', t)).toMatchObject({ grants: [{ kind: 'legacy_task', flattened: 'tasks_mul' }], unresolved: true });
+    expect(await resolve('cybercom_queue.a_b_c', t)).toMatchObject({
+      codenames: ['cybercom_queue.task.a.b_c', 'cybercom_queue.task.a_b.c'],
+      ambiguous: true,
+    });
+    expect(await resolve('cybercom_queue.tasks_mul', t)).toMatchObject({
+      grants: [{ kind: 'legacy_task', flattened: 'tasks_mul' }],
+      unresolved: true,
+    });
   });
 });

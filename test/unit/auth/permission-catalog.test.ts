@@ -15,12 +15,15 @@ const codes = async (input: string[]) => (await catalog.normalize(input)).map((p
 
 describe('PermissionCatalog.normalize', () => {
   it('keeps canonical codenames and converts old-style ones with one meaning', async () => {
-    expect(await codes(['data_store.lab.samples.safe', 'data_store.lab_samples_add', 'catalog.cat_sites_safe', 'cybercom_queue.tasks_add', 'data_store.lab_samples_add'])).toEqual([
-      'data_store.lab.samples.safe',
-      'data_store.lab.samples.add',
-      'catalog.cat.sites.safe',
-      'cybercom_queue.task.tasks.add',
-    ]);
+    expect(
+      await codes([
+        'data_store.lab.samples.safe',
+        'data_store.lab_samples_add',
+        'catalog.cat_sites_safe',
+        'cybercom_queue.tasks_add',
+        'data_store.lab_samples_add',
+      ]),
+    ).toEqual(['data_store.lab.samples.safe', 'data_store.lab.samples.add', 'catalog.cat.sites.safe', 'cybercom_queue.task.tasks.add']);
   });
 
   it.each([
@@ -30,6 +33,10 @@ describe('PermissionCatalog.normalize', () => {
     ['catalog.cat_safe', /names no possible database or collection/],
     ['data_store.anything', /is not a permission codename/],
   ])('refuses %s', async (codename, message) => {
-    await expect(catalog.normalize([codename])).rejects.toMatchObject({ status: 400, code: 'invalid_permission', message: expect.stringMatching(message) });
+    await expect(catalog.normalize([codename])).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_permission',
+      message: expect.stringMatching(message),
+    });
   });
 });

@@ -15,7 +15,11 @@ const minimal = { SECRET_KEY: 'k'.repeat(40), MONGO_URI: 'mongodb://localhost:27
 
 describe('BROKER_URL with several nodes', () => {
   it('splits on ; and , and drops blanks', () => {
-    expect(splitBrokerUrls('amqps://a:5671/v; amqps://b:5671/v ,amqps://c:5671/v;')).toEqual(['amqps://a:5671/v', 'amqps://b:5671/v', 'amqps://c:5671/v']);
+    expect(splitBrokerUrls('amqps://a:5671/v; amqps://b:5671/v ,amqps://c:5671/v;')).toEqual([
+      'amqps://a:5671/v',
+      'amqps://b:5671/v',
+      'amqps://c:5671/v',
+    ]);
   });
 
   it('gives the first address as url and the others as alternates, for the API and the worker alike', () => {

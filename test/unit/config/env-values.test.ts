@@ -3,12 +3,18 @@ import { z } from 'zod';
 import { envProblems, parseBoolean, setVariables } from '../../../src/config/env-values.js';
 
 describe('parseBoolean (settings and installer flags alike)', () => {
-  it.each([['true', true], ['YES', true], [' on ', true], ['1', true], ['false', false], ['No', false], ['off', false], ['0', false]])(
-    '%j is %s',
-    (text, expected) => {
-      expect(parseBoolean(text)).toBe(expected);
-    },
-  );
+  it.each([
+    ['true', true],
+    ['YES', true],
+    [' on ', true],
+    ['1', true],
+    ['false', false],
+    ['No', false],
+    ['off', false],
+    ['0', false],
+  ])('%j is %s', (text, expected) => {
+    expect(parseBoolean(text)).toBe(expected);
+  });
 
   it.each(['', 'maybe', '2', 'truthy'])('%j is neither', (text) => {
     expect(parseBoolean(text)).toBeUndefined();

@@ -31,7 +31,13 @@ describe('loadSettings', () => {
   });
 
   it('parses lists and flags', () => {
-    const s = loadSettings({ ...minimal, ALLOWED_HOSTS: ' a.org , .b.org ,', DEBUG: 'Yes', SAFE_METHOD_PERM_REQUIRED: 'db_col,x_y', DATA_STORE_ANONYMOUS: 'on' });
+    const s = loadSettings({
+      ...minimal,
+      ALLOWED_HOSTS: ' a.org , .b.org ,',
+      DEBUG: 'Yes',
+      SAFE_METHOD_PERM_REQUIRED: 'db_col,x_y',
+      DATA_STORE_ANONYMOUS: 'on',
+    });
     expect(s.allowedHosts).toEqual(['a.org', '.b.org']);
     expect(s.debug).toBe(true);
     expect(s.dataStoreAnonymous).toBe(true);
@@ -49,7 +55,9 @@ describe('loadSettings', () => {
   it('checks values that belong together and that files exist', () => {
     expect(problems({ ...minimal, MONGO_USERNAME: 'u' }).join()).toContain('MONGO_USERNAME and MONGO_PASSWORD');
     expect(problems({ ...minimal, MONGO_TLS_CA_FILE: '/nonexistent/ca.pem' }).join()).toContain('does not exist');
-    expect(problems({ ...minimal, BROKER_URL: 'amqps://h/v', BROKER_TLS_CERT_FILE: '/etc/hostname' }).join()).toContain('BROKER_TLS_KEY_FILE');
+    expect(problems({ ...minimal, BROKER_URL: 'amqps://h/v', BROKER_TLS_CERT_FILE: '/etc/hostname' }).join()).toContain(
+      'BROKER_TLS_KEY_FILE',
+    );
     expect(problems({ ...minimal, BROKER_URL: 'http://h' }).join()).toContain('BROKER_URL');
   });
 
@@ -83,12 +91,18 @@ describe('HTTPS served by the API itself', () => {
   });
 
   it('takes a certificate, a key and an optional redirect port', () => {
-    expect(loadSettings({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: key, HTTP_REDIRECT_PORT: '80' }).https).toEqual({ certFile: cert, keyFile: key, redirectPort: 80 });
+    expect(loadSettings({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: key, HTTP_REDIRECT_PORT: '80' }).https).toEqual({
+      certFile: cert,
+      keyFile: key,
+      redirectPort: 80,
+    });
   });
 
   it('needs both files, existing, and no redirect port without them', () => {
     expect(problems({ ...minimal, HTTPS_CERT_FILE: cert })).toContain('HTTPS_CERT_FILE and HTTPS_KEY_FILE must be set together');
-    expect(problems({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: join(dir, 'nope.pem') })).toContain(`HTTPS_KEY_FILE: file ${join(dir, 'nope.pem')} does not exist`);
+    expect(problems({ ...minimal, HTTPS_CERT_FILE: cert, HTTPS_KEY_FILE: join(dir, 'nope.pem') })).toContain(
+      `HTTPS_KEY_FILE: file ${join(dir, 'nope.pem')} does not exist`,
+    );
     expect(problems({ ...minimal, HTTP_REDIRECT_PORT: '80' })).toContain('HTTP_REDIRECT_PORT needs HTTPS_CERT_FILE and HTTPS_KEY_FILE');
   });
 });

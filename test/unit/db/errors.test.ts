@@ -6,12 +6,16 @@ const serverError = (errmsg: string, code = 2) => new MongoServerError({ message
 
 describe('serverMessage', () => {
   it("drops FerretDB's Go source locations and keeps the reason", () => {
-    const err = serverError('[msg_create.go:137 handler.(*Handler).MsgCreate] [database.go:98 sqlite.(*database).CreateCollection] SQL logic error: syntax error (1)');
+    const err = serverError(
+      '[msg_create.go:137 handler.(*Handler).MsgCreate] [database.go:98 sqlite.(*database).CreateCollection] SQL logic error: syntax error (1)',
+    );
     expect(serverMessage(err)).toBe('SQL logic error: syntax error (1)');
   });
 
   it("drops FerretDB v2's chains of Go call sites", () => {
-    const err = serverError('msg_find.go:43 (handler.(*Handler).msgFind): pool_cursors.go:132 (documentdb.(*Pool).Find): pool.go:90 (documentdb.(*Pool).Acquire): failed to connect');
+    const err = serverError(
+      'msg_find.go:43 (handler.(*Handler).msgFind): pool_cursors.go:132 (documentdb.(*Pool).Find): pool.go:90 (documentdb.(*Pool).Acquire): failed to connect',
+    );
     expect(serverMessage(err)).toBe('failed to connect');
   });
 
@@ -41,7 +45,7 @@ describe('classifyDatabaseError', () => {
     ["AuthenticationFailed: the service's own login while the engine restarts", 18, 'Authentication failed.'],
     ['ShutdownInProgress', 91, 'The server is shutting down'],
     ['NotWritablePrimary', 10107, 'not primary'],
-  ])('calls %s unavailable (database_unavailable), not the query\'s fault', (_what, code, message) => {
+  ])("calls %s unavailable (database_unavailable), not the query's fault", (_what, code, message) => {
     const api = classifyDatabaseError(serverError(message, code));
     expect(api?.kind).toBe('unavailable');
     expect(api?.transient).toBe(true);
@@ -51,7 +55,7 @@ describe('classifyDatabaseError', () => {
 });
 
 describe('classifyDatabaseError', () => {
-  it('calls a write to a socket the engine closed unavailable (Node\'s EPIPE, passed on unwrapped)', () => {
+  it("calls a write to a socket the engine closed unavailable (Node's EPIPE, passed on unwrapped)", () => {
     const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
     expect(classifyDatabaseError(epipe)).toMatchObject({ kind: 'unavailable', code: 'database_unavailable' });
   });

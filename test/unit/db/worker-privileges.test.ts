@@ -33,7 +33,9 @@ describe('WorkerPrivileges', () => {
 
   it('reconciles: adds missing databases, removes gone ones, keeps the result collection', async () => {
     const stored = [resultPrivilege('cybercom', 'tombstone'), dataStorePrivilege('kept'), dataStorePrivilege('gone')];
-    const { db, sent } = fakeAdmin((command) => (command.rolesInfo ? { ok: 1, roles: [{ role: 'cybercom-worker-data', privileges: stored }] } : { ok: 1 }));
+    const { db, sent } = fakeAdmin((command) =>
+      command.rolesInfo ? { ok: 1, roles: [{ role: 'cybercom-worker-data', privileges: stored }] } : { ok: 1 },
+    );
     const privileges = new WorkerPrivileges(db, 'cybercom-worker-data', 'cybercom', logger().log);
     await privileges.reconcile(async () => ['kept', 'new']);
     expect(sent.slice(1)).toEqual([

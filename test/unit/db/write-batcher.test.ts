@@ -34,7 +34,12 @@ describe('WriteBatcher', () => {
   it('gives each caller its own outcome', async () => {
     const f = controlledFlush((n) => (n % 2 === 0 ? new Error(`even ${n}`) : null));
     const batcher = new WriteBatcher(f.flush);
-    const writes = [1, 2, 3, 4].map((n) => batcher.write(n).then(() => 'ok', (e: Error) => e.message));
+    const writes = [1, 2, 3, 4].map((n) =>
+      batcher.write(n).then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    );
     f.finish[0]?.();
     await settle();
     f.finish[1]?.();

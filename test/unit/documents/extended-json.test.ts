@@ -125,10 +125,7 @@ describe('parseJsonParam', () => {
   });
 
   it('accepts the special doubles', () => {
-    const value = parseJsonParam('{"a": {"$numberDouble": "NaN"}, "b": {"$numberDouble": "-Infinity"}}', 'query') as Record<
-      string,
-      number
-    >;
+    const value = parseJsonParam('{"a": {"$numberDouble": "NaN"}, "b": {"$numberDouble": "-Infinity"}}', 'query') as Record<string, number>;
     expect(Number.isNaN(value.a)).toBe(true);
     expect(value.b).toBe(Number.NEGATIVE_INFINITY);
   });

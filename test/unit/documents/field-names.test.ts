@@ -15,7 +15,14 @@ function refusal(fn: () => void): { code: string; message: string } | null {
 
 describe('assertStorableFieldNames', () => {
   it('accepts ordinary records, including unusual but harmless names', () => {
-    const record = { name: 'x', "it's": 1, 'say "hi"': 2, 'a b': [1, { 'ü-ß': null }], nested: { deep: { 'x<y>': true } }, id: new ObjectId() };
+    const record = {
+      name: 'x',
+      "it's": 1,
+      'say "hi"': 2,
+      'a b': [1, { 'ü-ß': null }],
+      nested: { deep: { 'x<y>': true } },
+      id: new ObjectId(),
+    };
     expect(refusal(() => assertStorableFieldNames(record))).toBeNull();
   });
 

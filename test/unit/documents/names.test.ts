@@ -123,7 +123,7 @@ describe('isReservedDatabase', () => {
 });
 
 describe('isSystemDatabase (what backups and restores skip)', () => {
-  it.each(['admin', 'config', 'local', 'Admin', 'CONFIG', 'Local'])('%j is the server\'s own, in any case', (name) => {
+  it.each(['admin', 'config', 'local', 'Admin', 'CONFIG', 'Local'])("%j is the server's own, in any case", (name) => {
     expect(isSystemDatabase(name)).toBe(true);
   });
 

@@ -39,9 +39,7 @@ describe('assertNoForbiddenOperators', () => {
   }
 
   it('names the place it was given', () => {
-    expect(apiError(() => assertNoForbiddenOperators({ $where: '1' }, 'query')).message).toBe(
-      'Operator "$where" is not allowed in query.',
-    );
+    expect(apiError(() => assertNoForbiddenOperators({ $where: '1' }, 'query')).message).toBe('Operator "$where" is not allowed in query.');
   });
 
   it('allows ordinary operators, field references and values that merely look like operators', () => {
@@ -118,7 +116,17 @@ describe('lookupTargets', () => {
     ],
     [
       '$lookup inside $facet inside $lookup.pipeline',
-      [{ $lookup: { from: 'outer', as: 'o', pipeline: [{ $facet: { f: [{ $graphLookup: { from: 'inner', startWith: 1, connectFromField: 'a', connectToField: 'b', as: 'g' } }] } }] } }],
+      [
+        {
+          $lookup: {
+            from: 'outer',
+            as: 'o',
+            pipeline: [
+              { $facet: { f: [{ $graphLookup: { from: 'inner', startWith: 1, connectFromField: 'a', connectToField: 'b', as: 'g' } }] } },
+            ],
+          },
+        },
+      ],
       ['outer', 'inner'],
     ],
     [
@@ -134,10 +142,16 @@ describe('lookupTargets', () => {
 
   it.each([
     ['$lookup', [{ $lookup: { from: { db: 'other', coll: 'secrets' }, as: 'x', localField: 'a', foreignField: 'b' } }]],
-    ['$graphLookup', [{ $graphLookup: { from: { db: 'other', coll: 'c' }, startWith: 1, connectFromField: 'a', connectToField: 'b', as: 'g' } }]],
+    [
+      '$graphLookup',
+      [{ $graphLookup: { from: { db: 'other', coll: 'c' }, startWith: 1, connectFromField: 'a', connectToField: 'b', as: 'g' } }],
+    ],
     ['$unionWith', [{ $unionWith: { db: 'other', coll: 'secrets' } }]],
     ['$lookup nested in $facet', [{ $facet: { f: [{ $lookup: { from: { db: 'other', coll: 'c' }, as: 'x', pipeline: [] } }] } }]],
-    ['$unionWith nested in $lookup.pipeline', [{ $lookup: { from: 'ok', as: 'x', pipeline: [{ $unionWith: { db: 'admin', coll: 'system.users' } }] } }]],
+    [
+      '$unionWith nested in $lookup.pipeline',
+      [{ $lookup: { from: 'ok', as: 'x', pipeline: [{ $unionWith: { db: 'admin', coll: 'system.users' } }] } }],
+    ],
   ])('refuses the cross-database form of %s', (stage, pipeline) => {
     const err = apiError(() => lookupTargets(pipeline as Document[]));
     expect(err.status).toBe(400);
@@ -150,9 +164,7 @@ describe('lookupTargets', () => {
     expect(apiError(() => lookupTargets([{ $lookup: { from: 7, as: 'x' } }])).code).toBe('invalid_pipeline');
     expect(apiError(() => lookupTargets([{ $graphLookup: { startWith: 1, as: 'x' } }])).code).toBe('invalid_pipeline');
     expect(apiError(() => lookupTargets([{ $unionWith: 12 }])).code).toBe('invalid_pipeline');
-    expect(apiError(() => lookupTargets([{ $lookup: { from: 'a', as: 'x', pipeline: { $match: {} } } }])).code).toBe(
-      'invalid_pipeline',
-    );
+    expect(apiError(() => lookupTargets([{ $lookup: { from: 'a', as: 'x', pipeline: { $match: {} } } }])).code).toBe('invalid_pipeline');
     expect(apiError(() => lookupTargets([{ $facet: { f: { $unionWith: 'x' } } }])).code).toBe('invalid_pipeline');
   });
 

@@ -16,7 +16,9 @@ describe('database errors as HTTP answers', () => {
   });
 
   it('keeps a more exact code and the detail given by the layer', () => {
-    const api = databaseApiError(new DatabaseError('record_refused', 'The database refused record 3: too large', { failed_index: 3 }, 'insert_failed'));
+    const api = databaseApiError(
+      new DatabaseError('record_refused', 'The database refused record 3: too large', { failed_index: 3 }, 'insert_failed'),
+    );
     expect(api.status).toBe(400);
     expect(api.code).toBe('insert_failed');
     expect(api.detail).toEqual({ failed_index: 3 });
@@ -24,6 +26,10 @@ describe('database errors as HTTP answers', () => {
 
   it('builds the time-limit and full-disk errors the layers raise', () => {
     expect(databaseApiError(queryTimeout())).toMatchObject({ status: 503, code: 'query_timeout' });
-    expect(databaseApiError(storageFull({ inserted_count: 2 }))).toMatchObject({ status: 503, code: 'database_storage_full', detail: { inserted_count: 2 } });
+    expect(databaseApiError(storageFull({ inserted_count: 2 }))).toMatchObject({
+      status: 503,
+      code: 'database_storage_full',
+      detail: { inserted_count: 2 },
+    });
   });
 });

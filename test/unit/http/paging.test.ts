@@ -131,7 +131,9 @@ describe('pageLinks', () => {
   });
 
   it('replaces page where it stood and keeps every other parameter, in order and encoding', () => {
-    const request = url('https://h.example/c/?format=json&page=3&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b');
+    const request = url(
+      'https://h.example/c/?format=json&page=3&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b',
+    );
     expect(pageLinks(request, win(3, 5, 20))).toEqual({
       next: 'https://h.example/c/?format=json&page=4&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b',
       previous: 'https://h.example/c/?format=json&page=2&query=%7B%22filter%22%3A%7B%22a%22%3A%22x+y%22%7D%7D&page_size=20&tag=a&tag=b',
@@ -147,9 +149,7 @@ describe('pageLinks', () => {
   });
 
   it('does not confuse page_size or a percent-encoded page with each other', () => {
-    expect(pageLinks(url('https://h.example/c/?page_size=10&pag%65=2'), win(2, 3)).next).toBe(
-      'https://h.example/c/?page_size=10&page=3',
-    );
+    expect(pageLinks(url('https://h.example/c/?page_size=10&pag%65=2'), win(2, 3)).next).toBe('https://h.example/c/?page_size=10&page=3');
   });
 
   it('drops the fragment and keeps the path, including a format suffix', () => {

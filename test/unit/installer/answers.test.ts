@@ -25,7 +25,9 @@ describe('collecting answers', () => {
   });
 
   it('derives ALLOWED_HOSTS and the e-mail from the public host, and ACME by default for compose', async () => {
-    const config = toInstallConfig(await collectAnswers({ ...base, given: { publicHost: 'Data.Example.org', runtime: 'compose' }, acceptDefaults: true }));
+    const config = toInstallConfig(
+      await collectAnswers({ ...base, given: { publicHost: 'Data.Example.org', runtime: 'compose' }, acceptDefaults: true }),
+    );
     expect(config.allowedHosts).toEqual(['data.example.org', 'localhost', '127.0.0.1', '[::1]']);
     expect(config.admin.email).toBe('admin@Data.Example.org');
     expect(config.https).toBe('acme');
@@ -33,28 +35,46 @@ describe('collecting answers', () => {
   });
 
   it('lists required values that are missing (certificate files for --https files)', async () => {
-    const error = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'compose', https: 'files' }, acceptDefaults: true }).catch((e: unknown) => e);
+    const error = await collectAnswers({
+      ...base,
+      given: { publicHost: 'data.example.org', runtime: 'compose', https: 'files' },
+      acceptDefaults: true,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MissingAnswersError);
     expect((error as MissingAnswersError).missing.map((o) => o.flag)).toEqual(['--tls-cert-file', '--tls-key-file']);
   });
 
-  it('local runtime with a public host: HTTPS from the operator\'s files by default; acme refused; none warned about', async () => {
-    const error = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local' }, acceptDefaults: true }).catch((e: unknown) => e);
+  it("local runtime with a public host: HTTPS from the operator's files by default; acme refused; none warned about", async () => {
+    const error = await collectAnswers({
+      ...base,
+      given: { publicHost: 'data.example.org', runtime: 'local' },
+      acceptDefaults: true,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MissingAnswersError);
     expect((error as MissingAnswersError).missing.map((o) => o.flag)).toEqual(['--tls-cert-file', '--tls-key-file']);
 
-    const acme = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local', https: 'acme' }, acceptDefaults: true }).catch((e: unknown) => e);
+    const acme = await collectAnswers({
+      ...base,
+      given: { publicHost: 'data.example.org', runtime: 'local', https: 'acme' },
+      acceptDefaults: true,
+    }).catch((e: unknown) => e);
     expect(acme).toBeInstanceOf(InvalidAnswersError);
     expect((acme as InvalidAnswersError).problems.join()).toContain('acme needs the proxy of the compose runtime');
 
     warnings.length = 0;
-    const plain = toInstallConfig(await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local', https: 'none' }, acceptDefaults: true }));
+    const plain = toInstallConfig(
+      await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'local', https: 'none' }, acceptDefaults: true }),
+    );
     expect(plain.https).toBe('none');
     expect(warnings.join()).toContain('over plain HTTP on every interface');
   });
 
   it('compose with a public host is always HTTPS', async () => {
-    const error = await collectAnswers({ ...base, given: { publicHost: 'data.example.org', runtime: 'compose', https: 'none' }, acceptDefaults: true }).catch((e: unknown) => e);
+    const error = await collectAnswers({
+      ...base,
+      given: { publicHost: 'data.example.org', runtime: 'compose', https: 'none' },
+      acceptDefaults: true,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidAnswersError);
     expect((error as InvalidAnswersError).problems.join()).toContain('acme or files');
   });
@@ -81,7 +101,11 @@ describe('collecting answers', () => {
   });
 
   it('refuses invalid given values and warns about DEBUG on a public host', async () => {
-    const error = await collectAnswers({ ...base, given: { adminEmail: 'nobody', publicHost: 'bad host', runtime: 'compose', certValidityDays: 0 }, acceptDefaults: true }).catch((e: unknown) => e);
+    const error = await collectAnswers({
+      ...base,
+      given: { adminEmail: 'nobody', publicHost: 'bad host', runtime: 'compose', certValidityDays: 0 },
+      acceptDefaults: true,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidAnswersError);
     expect((error as InvalidAnswersError).problems).toHaveLength(3);
     warnings.length = 0;
@@ -89,13 +113,15 @@ describe('collecting answers', () => {
     expect(warnings.join()).toContain('DEBUG is on for a public host');
   });
 
-  it('uses the previous installation\'s answers as defaults (upgrade)', async () => {
-    const previous = toInstallConfig(await collectAnswers({ ...base, given: { adminUsername: 'boss', httpPort: 8088, certValidityDays: 30 }, acceptDefaults: true }));
+  it("uses the previous installation's answers as defaults (upgrade)", async () => {
+    const previous = toInstallConfig(
+      await collectAnswers({ ...base, given: { adminUsername: 'boss', httpPort: 8088, certValidityDays: 30 }, acceptDefaults: true }),
+    );
     const again = toInstallConfig(await collectAnswers({ ...base, previous, given: {}, acceptDefaults: true }));
     expect(again).toEqual(previous);
   });
 
-  it('asks through the prompter, which validates (re-asking is the prompt\'s job)', async () => {
+  it("asks through the prompter, which validates (re-asking is the prompt's job)", async () => {
     const asked: string[] = [];
     const rejected: string[] = [];
     const prompter: Prompter = {
@@ -124,7 +150,9 @@ describe('--topology', () => {
   it('defaults to a single node, which install.json does not mention (as before the option)', async () => {
     const config = toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose' }, acceptDefaults: true }));
     expect(config).not.toHaveProperty('topology');
-    expect(toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose', topology: 'single' }, acceptDefaults: true }))).toEqual(config);
+    expect(
+      toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose', topology: 'single' }, acceptDefaults: true })),
+    ).toEqual(config);
   });
 
   it('gives the compose runtime a cluster, kept on re-runs', async () => {
@@ -139,10 +167,14 @@ describe('--topology', () => {
   });
 
   it('refuses a cluster for the local runtime, whose database is one node; a local re-run falls back to single', async () => {
-    const error = await collectAnswers({ ...base, given: { runtime: 'local', topology: 'cluster' }, acceptDefaults: true }).catch((e: unknown) => e);
+    const error = await collectAnswers({ ...base, given: { runtime: 'local', topology: 'cluster' }, acceptDefaults: true }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(InvalidAnswersError);
     expect((error as InvalidAnswersError).problems.join()).toContain('--topology cluster needs --runtime compose');
-    const previous = toInstallConfig(await collectAnswers({ ...base, given: { runtime: 'compose', topology: 'cluster' }, acceptDefaults: true }));
+    const previous = toInstallConfig(
+      await collectAnswers({ ...base, given: { runtime: 'compose', topology: 'cluster' }, acceptDefaults: true }),
+    );
     const local = toInstallConfig(await collectAnswers({ ...base, previous, given: { runtime: 'local' }, acceptDefaults: true }));
     expect(local).not.toHaveProperty('topology');
   });
@@ -152,7 +184,9 @@ describe('--api-processes', () => {
   it('defaults to the number of cores, is stored and kept on re-runs', async () => {
     const config = toInstallConfig(await collectAnswers({ ...base, given: {}, acceptDefaults: true }));
     expect(config.apiProcesses).toBe(availableParallelism());
-    const given = toInstallConfig(await collectAnswers({ ...base, given: parseInstallerArguments(['--api-processes', '3']).values, acceptDefaults: true }));
+    const given = toInstallConfig(
+      await collectAnswers({ ...base, given: parseInstallerArguments(['--api-processes', '3']).values, acceptDefaults: true }),
+    );
     expect(given.apiProcesses).toBe(3);
     const again = toInstallConfig(await collectAnswers({ ...base, previous: given, given: {}, acceptDefaults: true }));
     expect(again.apiProcesses).toBe(3);

@@ -5,10 +5,26 @@ import { OPTIONS } from '../../../src/installer/options.js';
 
 describe('installer arguments', () => {
   it('parses values in both forms, booleans with --flag, --no-flag and --flag=value', () => {
-    const args = parseInstallerArguments(['--yes', '--dir', '/srv/c', '--http-port=8081', '--debug', '--no-catalog-anonymous', '--data-store-anonymous=false', '--allowed-hosts', 'a.org, b.org']);
+    const args = parseInstallerArguments([
+      '--yes',
+      '--dir',
+      '/srv/c',
+      '--http-port=8081',
+      '--debug',
+      '--no-catalog-anonymous',
+      '--data-store-anonymous=false',
+      '--allowed-hosts',
+      'a.org, b.org',
+    ]);
     expect(args.yes).toBe(true);
     expect(args.dir).toBe('/srv/c');
-    expect(args.values).toEqual({ httpPort: 8081, debug: true, catalogAnonymous: false, dataStoreAnonymous: false, allowedHosts: ['a.org', 'b.org'] });
+    expect(args.values).toEqual({
+      httpPort: 8081,
+      debug: true,
+      catalogAnonymous: false,
+      dataStoreAnonymous: false,
+      allowedHosts: ['a.org', 'b.org'],
+    });
   });
 
   it('collects every problem at once', () => {
@@ -27,7 +43,9 @@ describe('installer arguments', () => {
   });
 
   it('reads CYBERCOM_* variables with the same parsing', () => {
-    expect(valuesFromEnvironment({ CYBERCOM_PUBLIC_HOST: 'data.example.org', CYBERCOM_DEBUG: 'no', CYBERCOM_BROKER_PORT: '5672' }).values).toEqual({ publicHost: 'data.example.org', debug: false, brokerPort: 5672 });
+    expect(
+      valuesFromEnvironment({ CYBERCOM_PUBLIC_HOST: 'data.example.org', CYBERCOM_DEBUG: 'no', CYBERCOM_BROKER_PORT: '5672' }).values,
+    ).toEqual({ publicHost: 'data.example.org', debug: false, brokerPort: 5672 });
     expect(valuesFromEnvironment({ CYBERCOM_DEBUG: 'maybe' }).problems).toEqual(['CYBERCOM_DEBUG: "maybe" is not true or false']);
   });
 
@@ -37,6 +55,7 @@ describe('installer arguments', () => {
       expect(help).toContain(option.flag);
       expect(help).toContain(option.env);
     }
-    for (const flag of ['--yes', '--non-interactive', '--force-certs', '--no-start', '--dir', '--admin-password-file']) expect(help).toContain(flag);
+    for (const flag of ['--yes', '--non-interactive', '--force-certs', '--no-start', '--dir', '--admin-password-file'])
+      expect(help).toContain(flag);
   });
 });

@@ -71,7 +71,13 @@ describe('route labels of real requests', () => {
   }
 
   it('labels by pattern, never by raw path, also for errors passed on by a handler', async () => {
-    for (const path of ['/api/data_store/data/db1/c1/', '/api/data_store/data/db2/c2/', '/api/data_store/data/db3/fail/', '/no/such/path', '/no/other/path']) {
+    for (const path of [
+      '/api/data_store/data/db1/c1/',
+      '/api/data_store/data/db2/c2/',
+      '/api/data_store/data/db3/fail/',
+      '/no/such/path',
+      '/no/other/path',
+    ]) {
       await (await fetch(url + path)).arrayBuffer();
     }
     await new Promise((r) => setTimeout(r, 50));

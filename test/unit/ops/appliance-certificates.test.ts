@@ -36,7 +36,14 @@ afterEach(async () => {
 describe('ensureCertificates', () => {
   it('issues two distinct CAs on a fresh installation: servers from the server CA, clients from the client CA', async () => {
     const actions = await ensureCertificates(dir, OPTIONS);
-    expect(actions).toEqual({ ca: 'issued', 'client-ca': 'issued', rabbitmq: 'issued', mongodb: 'issued', api: 'issued', worker: 'issued' });
+    expect(actions).toEqual({
+      ca: 'issued',
+      'client-ca': 'issued',
+      rabbitmq: 'issued',
+      mongodb: 'issued',
+      api: 'issued',
+      worker: 'issued',
+    });
     expect(await pem('ca')).not.toBe(await pem('client-ca'));
     for (const server of ['rabbitmq', 'mongodb']) {
       expect(await signedBy(server, 'ca'), server).toBe(true);
@@ -74,9 +81,18 @@ describe('ensureCertificates', () => {
     await writeKeyMaterial(dir, 'ca', ca, { combined: false });
     for (const name of ['rabbitmq', 'mongodb']) {
       const serviceName = name === 'mongodb' ? 'mongo' : name;
-      await writeKeyMaterial(dir, name, await issueServerCertificate(ca, { commonName: `cybercom ${name}`, dnsNames: ['localhost', serviceName, OPTIONS.publicHost], ipAddresses: ['127.0.0.1', '::1'] }));
+      await writeKeyMaterial(
+        dir,
+        name,
+        await issueServerCertificate(ca, {
+          commonName: `cybercom ${name}`,
+          dnsNames: ['localhost', serviceName, OPTIONS.publicHost],
+          ipAddresses: ['127.0.0.1', '::1'],
+        }),
+      );
     }
-    for (const name of ['api', 'worker']) await writeKeyMaterial(dir, name, await issueClientCertificate(ca, { commonName: `cybercom-${name}` }));
+    for (const name of ['api', 'worker'])
+      await writeKeyMaterial(dir, name, await issueClientCertificate(ca, { commonName: `cybercom-${name}` }));
     const leavesBefore = await Promise.all(LEAVES.map(pem));
 
     const actions = await ensureCertificates(dir, OPTIONS);
@@ -137,7 +153,10 @@ describe('reissueCertificates (rotation)', () => {
   it('with newCa replaces both CAs (keepClientCa cannot keep a client CA beside a new server CA)', async () => {
     await ensureCertificates(dir, OPTIONS);
     const before = await snapshot();
-    expect(await reissueCertificates(dir, { ...OPTIONS, newCa: true, keepClientCa: true })).toEqual({ ca: 'issued', 'client-ca': 'issued' });
+    expect(await reissueCertificates(dir, { ...OPTIONS, newCa: true, keepClientCa: true })).toEqual({
+      ca: 'issued',
+      'client-ca': 'issued',
+    });
     const after = await snapshot();
     expect(after.ca).not.toBe(before.ca);
     expect(after['client-ca']).not.toBe(before['client-ca']);

@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerDefinitions, rabbitPasswordHash } from '../../../src/ops/appliance/broker-definitions.js';
 import { composeEnv } from '../../../src/ops/appliance/compose-files.js';
 import { renderEnvFile, serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
-import { CURRENT_CONFIG_VERSION, InstallConfigError, readPreviousAnswers, serializeInstallConfig, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
+import {
+  CURRENT_CONFIG_VERSION,
+  InstallConfigError,
+  readPreviousAnswers,
+  serializeInstallConfig,
+  type InstallConfig,
+} from '../../../src/ops/appliance/install-config.js';
 import { installLayout } from '../../../src/ops/appliance/layout.js';
 import { ensureSecrets, SECRET_KEYS } from '../../../src/ops/appliance/secrets.js';
 
@@ -78,16 +84,36 @@ describe('install.json', () => {
 });
 
 describe('rendered configuration', () => {
-  const secrets = Object.fromEntries(SECRET_KEYS.map((k) => [k, `${k.toLowerCase()}-value`])) as Record<(typeof SECRET_KEYS)[number], string>;
+  const secrets = Object.fromEntries(SECRET_KEYS.map((k) => [k, `${k.toLowerCase()}-value`])) as Record<
+    (typeof SECRET_KEYS)[number],
+    string
+  >;
   const layout = installLayout('/srv/cybercom');
 
   it('gives the API and the worker separate identities, host paths locally and container paths in compose', () => {
     const api = serviceEnv(layout, config, secrets);
     const worker = workerEnv(layout, config, secrets);
-    expect(api).toMatchObject({ MONGO_USERNAME: 'cybercom-api', BROKER_USERNAME: 'cybercom-api', MONGO_TLS_CERT_KEY_FILE: '/srv/cybercom/certs/api-combined.pem', HTTP_HOST: '0.0.0.0', DATA_STORE_ANONYMOUS: 'true', TRUST_PROXY: 'false' });
-    expect(worker).toMatchObject({ MONGO_USERNAME: 'cybercom-worker', BROKER_PASSWORD: 'broker_worker_password-value', BROKER_TLS_KEY_FILE: '/srv/cybercom/certs/worker.key' });
+    expect(api).toMatchObject({
+      MONGO_USERNAME: 'cybercom-api',
+      BROKER_USERNAME: 'cybercom-api',
+      MONGO_TLS_CERT_KEY_FILE: '/srv/cybercom/certs/api-combined.pem',
+      HTTP_HOST: '0.0.0.0',
+      DATA_STORE_ANONYMOUS: 'true',
+      TRUST_PROXY: 'false',
+    });
+    expect(worker).toMatchObject({
+      MONGO_USERNAME: 'cybercom-worker',
+      BROKER_PASSWORD: 'broker_worker_password-value',
+      BROKER_TLS_KEY_FILE: '/srv/cybercom/certs/worker.key',
+    });
     const composeApi = serviceEnv(layout, { ...config, runtime: 'compose' }, secrets);
-    expect(composeApi).toMatchObject({ MONGO_URI: 'mongodb://mongo:27017/', BROKER_URL: 'amqps://rabbitmq:5671/cybercom', HTTP_PORT: '8080', TRUST_PROXY: 'true', MONGO_TLS_CA_FILE: '/run/cybercom/tls/ca.pem' });
+    expect(composeApi).toMatchObject({
+      MONGO_URI: 'mongodb://mongo:27017/',
+      BROKER_URL: 'amqps://rabbitmq:5671/cybercom',
+      HTTP_PORT: '8080',
+      TRUST_PROXY: 'true',
+      MONGO_TLS_CA_FILE: '/run/cybercom/tls/ca.pem',
+    });
   });
 
   it('runs --api-processes API processes locally, and as many one-process API containers in compose', () => {
@@ -108,8 +134,15 @@ describe('rendered configuration', () => {
     const salt = Buffer.from([1, 2, 3, 4]);
     const hash = Buffer.from(rabbitPasswordHash('s3cret', salt), 'base64');
     expect(hash.subarray(0, 4)).toEqual(salt);
-    expect(hash.subarray(4)).toEqual(createHash('sha256').update(Buffer.concat([salt, Buffer.from('s3cret')])).digest());
-    const definitions = brokerDefinitions(secrets) as { users: Array<{ name: string; tags: string }>; permissions: Array<{ user: string; vhost: string }> };
+    expect(hash.subarray(4)).toEqual(
+      createHash('sha256')
+        .update(Buffer.concat([salt, Buffer.from('s3cret')]))
+        .digest(),
+    );
+    const definitions = brokerDefinitions(secrets) as {
+      users: Array<{ name: string; tags: string }>;
+      permissions: Array<{ user: string; vhost: string }>;
+    };
     expect(definitions.users.map((u) => u.name)).toEqual(['cybercom-admin', 'cybercom-api', 'cybercom-worker']);
     expect(JSON.stringify(brokerDefinitions(secrets))).toBe(JSON.stringify(definitions));
     expect(JSON.stringify(definitions)).not.toContain('value');

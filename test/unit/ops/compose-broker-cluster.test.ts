@@ -36,7 +36,10 @@ interface Service {
   security_opt?: string[];
 }
 
-const overlay = parse(read(CLUSTER_COMPOSE_FILE), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const overlay = parse(read(CLUSTER_COMPOSE_FILE), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
 const base = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = overlay.services;
 const RABBITMQ_FILES = '${CYBERCOM_DIR:?run ./installer first}/compose/rabbitmq:/run/cybercom/rabbitmq:ro';
@@ -85,7 +88,10 @@ describe('compose.cluster.yaml (RabbitMQ cluster)', () => {
 
   it('speaks Erlang distribution over TLS only, the node and its CLI tools alike', () => {
     for (const node of BROKER_CLUSTER_NODES) {
-      expect(services[node]?.environment, node).toEqual({ RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: DIST_ARGS, RABBITMQ_CTL_ERL_ARGS: DIST_ARGS });
+      expect(services[node]?.environment, node).toEqual({
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: DIST_ARGS,
+        RABBITMQ_CTL_ERL_ARGS: DIST_ARGS,
+      });
     }
     const dist = read('docker/rabbitmq-inter-node-tls.config');
     const side = (name: string): string => new RegExp(`\\{${name}, \\[([^\\]]*)\\]\\}`).exec(dist)?.[1] ?? '';
@@ -113,7 +119,8 @@ describe('compose.cluster.yaml (RabbitMQ cluster)', () => {
 
   it('starts the API and the worker once every node is healthy', () => {
     for (const client of ['api', 'worker']) {
-      for (const node of others) expect(services[client]?.depends_on?.[node], `${client} -> ${node}`).toEqual({ condition: 'service_healthy' });
+      for (const node of others)
+        expect(services[client]?.depends_on?.[node], `${client} -> ${node}`).toEqual({ condition: 'service_healthy' });
       expect(base.services[client]?.depends_on?.rabbitmq).toEqual({ condition: 'service_healthy' });
     }
   });
@@ -193,7 +200,9 @@ describe('the installer for the RabbitMQ cluster', () => {
     // Erlang refuses a cookie file others may read.
     expect((await stat(join(rabbitmq, 'erlang-cookie'))).mode & 0o077).toBe(0);
     // Every file the inter-node TLS configuration names is written.
-    const named = [...read('docker/rabbitmq-inter-node-tls.config').matchAll(/"\/run\/cybercom\/rabbitmq\/([^"]+)"/g)].map((m) => m[1] as string);
+    const named = [...read('docker/rabbitmq-inter-node-tls.config').matchAll(/"\/run\/cybercom\/rabbitmq\/([^"]+)"/g)].map(
+      (m) => m[1] as string,
+    );
     expect(named.length).toBeGreaterThan(4);
     for (const file of named) await expect(stat(join(rabbitmq, file)), file).resolves.toBeDefined();
     // Kept across runs: the nodes of a running cluster must keep agreeing on it.

@@ -29,7 +29,10 @@ interface Service {
   tmpfs?: string[];
 }
 
-const overlay = parse(read(CLUSTER_COMPOSE_FILE), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const overlay = parse(read(CLUSTER_COMPOSE_FILE), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
 const base = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, Service> };
 const services = overlay.services;
 const MONGO_FILES = '${CYBERCOM_DIR:?run ./installer first}/compose/mongo:/run/cybercom/mongo:ro';
@@ -96,14 +99,21 @@ describe('compose.cluster.yaml (MongoDB replica set)', () => {
     expect(cluster.security).toEqual({ authorization: 'enabled', clusterAuthMode: 'keyFile', keyFile: '/run/cybercom/mongo/keyfile' });
     expect(cluster.replication).toEqual({ replSetName: REPLICA_SET_NAME });
     expect(cluster.storage).toEqual(single.storage);
-    expect({ port: cluster.net.port, bindIpAll: cluster.net.bindIpAll }).toEqual({ port: single.net.port, bindIpAll: single.net.bindIpAll });
+    expect({ port: cluster.net.port, bindIpAll: cluster.net.bindIpAll }).toEqual({
+      port: single.net.port,
+      bindIpAll: single.net.bindIpAll,
+    });
   });
 
   it('initiates the set the clients are told about: same name, same members, the published one preferred', () => {
     const script = read('docker/mongo-replica-set/initiate.sh');
     expect(script).toMatch(/^set -euo pipefail$/m);
     expect(script).toContain(`_id: "${REPLICA_SET_NAME}"`);
-    const hosts = [...script.matchAll(/\{ _id: (\d), host: "([^"]+)", priority: (\d) \}/g)].map((m) => ({ id: Number(m[1]), host: m[2], priority: Number(m[3]) }));
+    const hosts = [...script.matchAll(/\{ _id: (\d), host: "([^"]+)", priority: (\d) \}/g)].map((m) => ({
+      id: Number(m[1]),
+      host: m[2],
+      priority: Number(m[3]),
+    }));
     expect(hosts.map((h) => h.host)).toEqual(REPLICA_SET_MEMBERS.map((m) => `${m}:27017`));
     expect(hosts.map((h) => h.id)).toEqual([0, 1, 2]);
     expect(Math.max(...hosts.map((h) => h.priority))).toBe(hosts[0]?.priority);
@@ -116,7 +126,7 @@ describe('compose.cluster.yaml (MongoDB replica set)', () => {
     expect(script).toContain('NOT_YET_INITIALIZED = 94');
   });
 
-  describe('initiation logic (the script\'s mongosh code against a stand-in shell)', () => {
+  describe("initiation logic (the script's mongosh code against a stand-in shell)", () => {
     const script = read('docker/mongo-replica-set/initiate.sh');
     const code = script.slice(script.indexOf("--eval '") + "--eval '".length, script.lastIndexOf("'"));
     class Quit {

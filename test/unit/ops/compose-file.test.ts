@@ -34,7 +34,9 @@ describe('compose.yaml', () => {
   });
 
   it('publishes only the proxy ports and the TLS ports of broker and database', () => {
-    const published = Object.fromEntries(Object.entries(services).map(([name, s]) => [name, (s.ports ?? []).map((p) => p.split(':').pop())]));
+    const published = Object.fromEntries(
+      Object.entries(services).map(([name, s]) => [name, (s.ports ?? []).map((p) => p.split(':').pop())]),
+    );
     expect(published).toEqual({ proxy: ['80', '443'], api: [], worker: [], rabbitmq: ['5671'], mongo: ['27017'] });
     const all = JSON.stringify(services);
     for (const plaintext of ['5672', '15672', '15692', '28017']) expect(all).not.toContain(plaintext);
@@ -68,7 +70,8 @@ describe('compose.yaml', () => {
     for (const [name, s] of Object.entries(services)) {
       expect(s.healthcheck?.test, name).toBeTruthy();
       expect(s.restart, name).toBe('unless-stopped');
-      for (const [dep, condition] of Object.entries(s.depends_on ?? {})) expect(condition.condition, `${name} -> ${dep}`).toBe('service_healthy');
+      for (const [dep, condition] of Object.entries(s.depends_on ?? {}))
+        expect(condition.condition, `${name} -> ${dep}`).toBe('service_healthy');
     }
     expect(Object.keys(services.api?.depends_on ?? {}).sort()).toEqual(['mongo', 'rabbitmq']);
     expect(Object.keys(services.worker?.depends_on ?? {}).sort()).toEqual(['mongo', 'rabbitmq']);
@@ -76,8 +79,15 @@ describe('compose.yaml', () => {
   });
 
   it('lets every image be replaced by an environment variable', () => {
-    const expected: Record<string, string> = { proxy: 'PROXY_IMAGE', api: 'API_IMAGE', worker: 'WORKER_IMAGE', rabbitmq: 'RABBITMQ_IMAGE', mongo: 'MONGO_IMAGE' };
-    for (const [name, variable] of Object.entries(expected)) expect(services[name]?.image, name).toMatch(new RegExp(`^\\$\\{${variable}:-[^}]+\\}$`));
+    const expected: Record<string, string> = {
+      proxy: 'PROXY_IMAGE',
+      api: 'API_IMAGE',
+      worker: 'WORKER_IMAGE',
+      rabbitmq: 'RABBITMQ_IMAGE',
+      mongo: 'MONGO_IMAGE',
+    };
+    for (const [name, variable] of Object.entries(expected))
+      expect(services[name]?.image, name).toMatch(new RegExp(`^\\$\\{${variable}:-[^}]+\\}$`));
     expect(services.api?.build?.args?.NODE_IMAGE).toMatch(/^\$\{NODE_IMAGE:-node:/);
     expect(services.worker?.build?.args?.NODE_IMAGE).toMatch(/^\$\{NODE_IMAGE:-node:/);
   });

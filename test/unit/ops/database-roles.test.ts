@@ -34,7 +34,9 @@ describe('the workers database role', () => {
 
   it('reaches only the result collection of the service database', () => {
     const privileges = role.privileges as Privilege[];
-    expect(privileges).toEqual([{ resource: { db: 'cybercom', collection: 'tombstone' }, actions: expect.arrayContaining(['find', 'insert', 'update']) }]);
+    expect(privileges).toEqual([
+      { resource: { db: 'cybercom', collection: 'tombstone' }, actions: expect.arrayContaining(['find', 'insert', 'update']) },
+    ]);
     for (const p of privileges) {
       expect(p.resource.db, 'no any-database resource').not.toBe('');
       expect(p.resource.collection, 'no whole-database resource on the service database').not.toBe('');
@@ -44,7 +46,10 @@ describe('the workers database role', () => {
 
   it('gets one whole-database privilege per data-store database, and reads them back as such', () => {
     const added = ['survey', 'lab'].map(dataStorePrivilege);
-    expect(added[0]).toEqual({ resource: { db: 'survey', collection: '' }, actions: expect.arrayContaining(['find', 'insert', 'update', 'remove', 'createIndex', 'listCollections']) });
+    expect(added[0]).toEqual({
+      resource: { db: 'survey', collection: '' },
+      actions: expect.arrayContaining(['find', 'insert', 'update', 'remove', 'createIndex', 'listCollections']),
+    });
     expect(added[0]?.actions).not.toContain('dropDatabase');
     const stored = [...(role.privileges as Privilege[]), ...added];
     expect(grantedDatabases(stored, SERVICE_DATABASE)).toEqual(['survey', 'lab']);

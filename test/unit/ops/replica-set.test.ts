@@ -15,7 +15,12 @@ import { ensureCertificates } from '../../../src/ops/appliance/certificates.js';
 import { composeEnv, writeComposeServiceFiles } from '../../../src/ops/appliance/compose-files.js';
 import { writeDerivedConfig } from '../../../src/ops/appliance/derived-config.js';
 import { serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
-import { CURRENT_CONFIG_VERSION, serializeInstallConfig, topologyOf, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
+import {
+  CURRENT_CONFIG_VERSION,
+  serializeInstallConfig,
+  topologyOf,
+  type InstallConfig,
+} from '../../../src/ops/appliance/install-config.js';
 import { installLayout } from '../../../src/ops/appliance/layout.js';
 import {
   ensureKeyFile,
@@ -125,7 +130,7 @@ describe('connection strings', () => {
     expect(parsed(serviceEnv(layout, single, secrets).MONGO_URI!)).toMatchObject({ w: undefined, replicaSet: undefined });
   });
 
-  it('give the host\'s view of a cluster (the installer\'s administrator step) the published member directly', () => {
+  it("give the host's view of a cluster (the installer's administrator step) the published member directly", () => {
     const layout = installLayout(join(dir, 'env'));
     const hostView = serviceEnv(layout, { ...cluster, runtime: 'local', ports: { ...cluster.ports, database: 27018 } }, secrets).MONGO_URI!;
     expect(hostView).toBe(publishedMemberUri('localhost', 27018));
@@ -261,8 +266,14 @@ describe('single node', () => {
     const b = normalise(await filesUnder(after.root), after.root);
     expect(b).toEqual(a);
     expect(Object.keys(a)).not.toContain('/config/mongo-keyfile');
-    expect(Object.keys(a).filter((f) => f.startsWith('/compose/mongo/')).sort()).toEqual(
-      ['admin-password', 'api-password', 'ca.pem', 'client-ca.pem', 'health-client.pem', 'server-combined.pem', 'worker-password'].map((f) => `/compose/mongo/${f}`),
+    expect(
+      Object.keys(a)
+        .filter((f) => f.startsWith('/compose/mongo/'))
+        .sort(),
+    ).toEqual(
+      ['admin-password', 'api-password', 'ca.pem', 'client-ca.pem', 'health-client.pem', 'server-combined.pem', 'worker-password'].map(
+        (f) => `/compose/mongo/${f}`,
+      ),
     );
   });
 

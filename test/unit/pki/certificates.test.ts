@@ -256,7 +256,9 @@ describe('key material files', () => {
     expect((await stat(paths.combinedFile)).mode & 0o777).toBe(0o600);
 
     const combined = await readFile(paths.combinedFile, 'utf8');
-    expect(combined).toMatch(/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----\n$/);
+    expect(combined).toMatch(
+      /^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----\n$/,
+    );
     const back = await readPemPair(dir, 'worker');
     expect(back.certPem.trim()).toBe(pair.certPem.trim());
     expect(back.keyPem.trim()).toBe(pair.keyPem.trim());

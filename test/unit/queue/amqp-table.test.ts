@@ -49,10 +49,30 @@ describe('field-table numbers', () => {
 
   it('reads back unchanged by old py-amqp and by amqplib, for any JSON-like table', () => {
     const value = fc.letrec((tie) => ({
-      leaf: fc.oneof(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.maxSafeNat(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(), fc.boolean(), fc.constant(null)),
-      node: fc.oneof({ depthSize: 'small' }, tie('leaf'), fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '!' && k !== '__proto__'), tie('node'), { maxKeys: 4 })),
+      leaf: fc.oneof(
+        fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+        fc.maxSafeNat(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.string(),
+        fc.boolean(),
+        fc.constant(null),
+      ),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        tie('leaf'),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '!' && k !== '__proto__'),
+          tie('node'),
+          { maxKeys: 4 },
+        ),
+      ),
     }));
-    const table = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__'), value.node, { maxKeys: 6 });
+    const table = fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== '__proto__'),
+      value.node,
+      { maxKeys: 6 },
+    );
     fc.assert(
       fc.property(table, (t) => {
         const encoded = encodeTable(fieldTable(t));
@@ -94,7 +114,10 @@ describe('what the service and the worker send', () => {
       groupIndex: 40_000,
       timeLimit: { hard: 300, soft: -1 },
       authenticatedUser: 'bob',
-      extraHeaders: { ...encodeSubmitterAccess({ username: 'bob', isSuperuser: false, dataStorePermissions: ['data_store.x.y.view'] }), nested: { a: [1, 300, 70_000] } },
+      extraHeaders: {
+        ...encodeSubmitterAccess({ username: 'bob', isSuperuser: false, dataStorePermissions: ['data_store.x.y.view'] }),
+        nested: { a: [1, 300, 70_000] },
+      },
     });
     const encoded = encodeTable(taskPublishOptions(message).headers);
     const read = readLikeOldPyAmqp(encoded);

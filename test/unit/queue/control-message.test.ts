@@ -12,7 +12,11 @@ import {
 describe('control requests', () => {
   it('builds kombu 5.2.4 request bodies', () => {
     expect(
-      buildControlRequest({ method: 'registered', arguments: { taskinfoitems: ['__doc__'] }, reply: { ticket: 't-1', routingKey: 'oid-1' } }),
+      buildControlRequest({
+        method: 'registered',
+        arguments: { taskinfoitems: ['__doc__'] },
+        reply: { ticket: 't-1', routingKey: 'oid-1' },
+      }),
     ).toEqual({
       method: 'registered',
       arguments: { taskinfoitems: ['__doc__'] },
@@ -34,12 +38,22 @@ describe('control requests', () => {
 
   it('parses what a Python client sends', () => {
     const body = JSON.stringify({
-      method: 'ping', arguments: {}, destination: ['celery@a'], pattern: null, matcher: null,
-      ticket: 'tk', reply_to: { exchange: 'reply.celery.pidbox', routing_key: 'rk' },
+      method: 'ping',
+      arguments: {},
+      destination: ['celery@a'],
+      pattern: null,
+      matcher: null,
+      ticket: 'tk',
+      reply_to: { exchange: 'reply.celery.pidbox', routing_key: 'rk' },
     });
     expect(parseControlRequest(Buffer.from(body))).toEqual({
-      method: 'ping', arguments: {}, destination: ['celery@a'], pattern: null, matcher: null,
-      ticket: 'tk', reply_to: { exchange: 'reply.celery.pidbox', routing_key: 'rk' },
+      method: 'ping',
+      arguments: {},
+      destination: ['celery@a'],
+      pattern: null,
+      matcher: null,
+      ticket: 'tk',
+      reply_to: { exchange: 'reply.celery.pidbox', routing_key: 'rk' },
     });
     expect(parseControlRequest(Buffer.from('not json'))).toBeNull();
     expect(parseControlRequest(Buffer.from('{"arguments": {}}'))).toBeNull();

@@ -11,10 +11,26 @@ import {
 
 describe('toExceptionInfo', () => {
   it('maps Celery exceptions to the modules Python readers import them from', () => {
-    expect(toExceptionInfo(new TimeLimitExceeded(5))).toEqual({ exc_type: 'TimeLimitExceeded', exc_message: [5], exc_module: 'billiard.exceptions' });
-    expect(toExceptionInfo(new NotRegistered('x.y'))).toEqual({ exc_type: 'NotRegistered', exc_message: ['x.y'], exc_module: 'celery.exceptions' });
-    expect(toExceptionInfo(new TaskRevokedError('revoked'))).toEqual({ exc_type: 'TaskRevokedError', exc_message: ['revoked'], exc_module: 'celery.exceptions' });
-    expect(toExceptionInfo(new PythonException('KeyError', ['k']))).toEqual({ exc_type: 'KeyError', exc_message: ['k'], exc_module: 'builtins' });
+    expect(toExceptionInfo(new TimeLimitExceeded(5))).toEqual({
+      exc_type: 'TimeLimitExceeded',
+      exc_message: [5],
+      exc_module: 'billiard.exceptions',
+    });
+    expect(toExceptionInfo(new NotRegistered('x.y'))).toEqual({
+      exc_type: 'NotRegistered',
+      exc_message: ['x.y'],
+      exc_module: 'celery.exceptions',
+    });
+    expect(toExceptionInfo(new TaskRevokedError('revoked'))).toEqual({
+      exc_type: 'TaskRevokedError',
+      exc_message: ['revoked'],
+      exc_module: 'celery.exceptions',
+    });
+    expect(toExceptionInfo(new PythonException('KeyError', ['k']))).toEqual({
+      exc_type: 'KeyError',
+      exc_message: ['k'],
+      exc_module: 'builtins',
+    });
   });
 
   it('maps JS errors: Error → Exception, Python built-in names kept, others to a module Python never loads', () => {

@@ -85,7 +85,12 @@ describe('result documents (written)', () => {
 describe('result documents (read)', () => {
   it('reads a Celery 5.2.6 document (string date_done, base keys only)', () => {
     const r = decodeResultDocument({
-      _id: ID, status: 'SUCCESS', result: '4', traceback: null, children: [], date_done: '2024-06-19T19:23:25.120512',
+      _id: ID,
+      status: 'SUCCESS',
+      result: '4',
+      traceback: null,
+      children: [],
+      date_done: '2024-06-19T19:23:25.120512',
     });
     expect(r).toMatchObject({ taskId: ID, status: 'SUCCESS', result: 4, exception: null, traceback: null, name: null, worker: null });
     expect(r.dateDone?.toISOString()).toBe('2024-06-19T19:23:25.120Z');
@@ -94,9 +99,18 @@ describe('result documents (read)', () => {
   it('reads a Celery >= 5.3.4 document (BSON Date, extended keys, kombu envelopes in the result)', () => {
     const when = new Date(Date.UTC(2024, 0, 1));
     const r = decodeResultDocument({
-      _id: ID, status: 'SUCCESS', result: '{"at": {"__type__": "datetime", "__value__": "2024-01-01T00:00:00+00:00"}}',
-      traceback: null, children: [], date_done: when,
-      name: 'proj.tasks.stamp', args: [1], kwargs: { a: 2 }, worker: 'celery@py', retries: 1, queue: 'celery',
+      _id: ID,
+      status: 'SUCCESS',
+      result: '{"at": {"__type__": "datetime", "__value__": "2024-01-01T00:00:00+00:00"}}',
+      traceback: null,
+      children: [],
+      date_done: when,
+      name: 'proj.tasks.stamp',
+      args: [1],
+      kwargs: { a: 2 },
+      worker: 'celery@py',
+      retries: 1,
+      queue: 'celery',
     });
     expect(r.result).toEqual({ at: '2024-01-01T00:00:00Z' });
     expect(r.dateDone).toEqual(when);
@@ -104,7 +118,9 @@ describe('result documents (read)', () => {
   });
 
   it('exposes the exception of a FAILURE', () => {
-    const r = decodeResultDocument(failureDocument(ID, { exc_type: 'ValueError', exc_message: ['bad'], exc_module: 'builtins' }, 'tb', META, NOW) as never);
+    const r = decodeResultDocument(
+      failureDocument(ID, { exc_type: 'ValueError', exc_message: ['bad'], exc_module: 'builtins' }, 'tb', META, NOW) as never,
+    );
     expect(r.status).toBe('FAILURE');
     expect(r.exception).toEqual({ exc_type: 'ValueError', exc_message: ['bad'], exc_module: 'builtins' });
     expect(r.traceback).toBe('tb');
@@ -123,6 +139,8 @@ describe('result documents (read)', () => {
   });
 
   it('accepts native results (result_serializer = "bson")', () => {
-    expect(decodeResultDocument({ _id: ID, status: 'SUCCESS', result: { a: 1 }, traceback: null, children: [], date_done: null }).result).toEqual({ a: 1 });
+    expect(
+      decodeResultDocument({ _id: ID, status: 'SUCCESS', result: { a: 1 }, traceback: null, children: [], date_done: null }).result,
+    ).toEqual({ a: 1 });
   });
 });

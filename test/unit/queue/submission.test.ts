@@ -58,7 +58,10 @@ describe('parseWait and validateTaskName', () => {
   it('takes Celery-style dotted names only', () => {
     expect(validateTaskName('proj.tasks.add')).toBe('proj.tasks.add');
     for (const bad of ['', '$x', '.a', 'a b', 'a/b', 'x'.repeat(201)]) {
-      expect(code(() => validateTaskName(bad)), bad).toBe('400 invalid_task_name');
+      expect(
+        code(() => validateTaskName(bad)),
+        bad,
+      ).toBe('400 invalid_task_name');
     }
   });
 });

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { TaskCatalog, defaultQueue } from '../../../src/queue/api/task-catalog.js';
 import type { ControlClient } from '../../../src/queue/control/control-client.js';
 
-function control(registered: Record<string, { name: string; attributes: Record<string, string> }[]>, queues: Record<string, { name: string }[]>) {
+function control(
+  registered: Record<string, { name: string; attributes: Record<string, string> }[]>,
+  queues: Record<string, { name: string }[]>,
+) {
   let calls = 0;
   const client = {
     registered: async () => {
@@ -26,14 +29,25 @@ describe('TaskCatalog', () => {
   it('merges tasks across workers with their queues and docstrings, hiding celery built-ins', async () => {
     const { client } = control(
       {
-        'a@h': [{ name: 'tasks.add', attributes: { __doc__: '  Add two numbers.\n ' } }, { name: 'celery.chord_unlock', attributes: {} }],
-        'b@h': [{ name: 'tasks.add', attributes: {} }, { name: 'tasks.other', attributes: { __doc__: 'None' } }],
+        'a@h': [
+          { name: 'tasks.add', attributes: { __doc__: '  Add two numbers.\n ' } },
+          { name: 'celery.chord_unlock', attributes: {} },
+        ],
+        'b@h': [
+          { name: 'tasks.add', attributes: {} },
+          { name: 'tasks.other', attributes: { __doc__: 'None' } },
+        ],
       },
       { 'a@h': [{ name: 'celery' }], 'b@h': [{ name: 'remote' }, { name: 'celery' }] },
     );
     const snapshot = await new TaskCatalog(client, { cacheSeconds: 5, replyTimeoutMs: 10 }).get();
     expect([...snapshot.tasks.keys()].sort()).toEqual(['tasks.add', 'tasks.other']);
-    expect(snapshot.tasks.get('tasks.add')).toEqual({ name: 'tasks.add', docstring: 'Add two numbers.', queues: ['celery', 'remote'], workers: ['a@h', 'b@h'] });
+    expect(snapshot.tasks.get('tasks.add')).toEqual({
+      name: 'tasks.add',
+      docstring: 'Add two numbers.',
+      queues: ['celery', 'remote'],
+      workers: ['a@h', 'b@h'],
+    });
     expect(snapshot.tasks.get('tasks.other')?.docstring).toBeNull();
     expect(snapshot.queues).toEqual(['celery', 'remote']);
   });
@@ -52,7 +66,10 @@ describe('TaskCatalog', () => {
 
   it('serves an expired list at once while one broadcast refreshes it in the background', async () => {
     let workers: Record<string, { name: string; attributes: Record<string, string> }[]> = {
-      'a@h': [{ name: 'tasks.add', attributes: {} }, { name: 'tasks.gone', attributes: {} }],
+      'a@h': [
+        { name: 'tasks.add', attributes: {} },
+        { name: 'tasks.gone', attributes: {} },
+      ],
     };
     let broadcasts = 0;
     const replyTimeoutMs = 300;

@@ -70,11 +70,20 @@ describe('parseTaskMessage', () => {
   });
 
   it('round-trips what buildTaskMessage produces', () => {
-    const built = buildTaskMessage({ taskName: 'tasks.add', args: [1, 'x'], kwargs: { k: [1] }, authenticatedUser: 'bob', timeLimit: { hard: 5 } });
+    const built = buildTaskMessage({
+      taskName: 'tasks.add',
+      args: [1, 'x'],
+      kwargs: { k: [1] },
+      authenticatedUser: 'bob',
+      timeLimit: { hard: 5 },
+    });
     const parsed = parseTaskMessage({
       content: encodeTaskBody(built),
       // Through the wire encoding and back, as a consumer receives it.
-      properties: { ...taskPublishOptions(built), headers: decodeTable(encodeTable(taskPublishOptions(built).headers)) } as unknown as Message['properties'],
+      properties: {
+        ...taskPublishOptions(built),
+        headers: decodeTable(encodeTable(taskPublishOptions(built).headers)),
+      } as unknown as Message['properties'],
       fields: { deliveryTag: 1, redelivered: false, exchange: '', routingKey: 'q' } as Message['fields'],
     });
     expect(parsed.ok && parsed.task).toMatchObject({

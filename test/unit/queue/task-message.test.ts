@@ -21,8 +21,23 @@ describe('buildTaskMessage', () => {
 
   it('sets every protocol header as Celery 5.2.6 does, in the same order', () => {
     expect(Object.keys(message.headers)).toEqual([
-      'lang', 'task', 'id', 'shadow', 'eta', 'expires', 'group', 'group_index', 'retries', 'timelimit',
-      'root_id', 'parent_id', 'argsrepr', 'kwargsrepr', 'origin', 'ignore_result', AUTHENTICATED_USER_HEADER,
+      'lang',
+      'task',
+      'id',
+      'shadow',
+      'eta',
+      'expires',
+      'group',
+      'group_index',
+      'retries',
+      'timelimit',
+      'root_id',
+      'parent_id',
+      'argsrepr',
+      'kwargsrepr',
+      'origin',
+      'ignore_result',
+      AUTHENTICATED_USER_HEADER,
     ]);
     expect(message.headers.lang).toBe('py');
     expect(message.headers.task).toBe('proj.tasks.add');

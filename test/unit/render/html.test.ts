@@ -108,7 +108,10 @@ describe('HTML page: the surroundings', () => {
   });
 
   it('links the other formats, keeping the other query parameters', () => {
-    const page = renderPage({}, pageContext({ requestUrl: 'http://h.example/api/data_store/data/db/col/?query=%7B%22a%22%3A1%7D&format=api&page=2' }));
+    const page = renderPage(
+      {},
+      pageContext({ requestUrl: 'http://h.example/api/data_store/data/db/col/?query=%7B%22a%22%3A1%7D&format=api&page=2' }),
+    );
     const formats = /<div class="formats">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
     const hrefs = [...formats.matchAll(/href="([^"]*)"/g)].map((match) => unescapeHtml(match[1] ?? ''));
     expect(hrefs).toHaveLength(4);

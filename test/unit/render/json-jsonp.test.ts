@@ -63,17 +63,7 @@ describe('JSON', () => {
 });
 
 describe('JSONP callback names', () => {
-  it.each([
-    'callback',
-    'cb',
-    'jQuery123_456',
-    'jQuery123.cb',
-    'a.b.c',
-    '$',
-    '_',
-    '$jsonp._cb1',
-    'x'.repeat(128),
-  ])('accepts %s', (name) => {
+  it.each(['callback', 'cb', 'jQuery123_456', 'jQuery123.cb', 'a.b.c', '$', '_', '$jsonp._cb1', 'x'.repeat(128)])('accepts %s', (name) => {
     expect(isValidJsonpCallback(name)).toBe(true);
   });
 

@@ -10,8 +10,18 @@ const hex = (n: number): string => n.toString(16).padStart(24, '0');
 const when = (n: number): Date => new Date(Date.UTC(2024, 0, 1) + n * 1000);
 
 /** Records as the driver returns them, and the plain JSON they must come out as. */
-const driverRecord = (n: number): Record<string, unknown> => ({ _id: new ObjectId(hex(n)), n: new Int32(n), when: when(n), tags: n % 2 ? ['odd', `<${n}>`] : [] });
-const plainRecord = (n: number): Record<string, unknown> => ({ _id: hex(n), n, when: when(n).toISOString(), tags: n % 2 ? ['odd', `<${n}>`] : [] });
+const driverRecord = (n: number): Record<string, unknown> => ({
+  _id: new ObjectId(hex(n)),
+  n: new Int32(n),
+  when: when(n),
+  tags: n % 2 ? ['odd', `<${n}>`] : [],
+});
+const plainRecord = (n: number): Record<string, unknown> => ({
+  _id: hex(n),
+  n,
+  when: when(n).toISOString(),
+  tags: n % 2 ? ['odd', `<${n}>`] : [],
+});
 
 const range = (count: number): number[] => Array.from({ length: count }, (_, index) => index + 1);
 
@@ -76,7 +86,8 @@ describe('renderEnvelopeStream equals renderValue of the whole envelope', () => 
         } else {
           expect(parsedJsonEnvelope(format, sink.body)).toEqual({ ...headFor(size), results: numbers.map(plainRecord) });
         }
-        if (format === 'api') expect(contentPreText(sink.body)).toBe(JSON.stringify({ ...headFor(size), results: numbers.map(plainRecord) }, null, 4));
+        if (format === 'api')
+          expect(contentPreText(sink.body)).toBe(JSON.stringify({ ...headFor(size), results: numbers.map(plainRecord) }, null, 4));
       });
     }
   }

@@ -5,7 +5,8 @@ import { decodeXmlName, encodeXmlName, renderValue } from '../../../src/render/i
 import { FakeSink, pageContext, parseXml } from './support.js';
 
 /** XML 1.0 Name (BMP, without ':'), written from the spec independently of the encoder. */
-const NAME_START = 'A-Z_a-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD';
+const NAME_START =
+  'A-Z_a-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD';
 // The spec's NameChar ranges include combining marks (U+0300–U+036F) on purpose.
 // eslint-disable-next-line no-misleading-character-class
 const XML_NAME = new RegExp(`^[${NAME_START}][${NAME_START}\\-.0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040]*$`);
@@ -157,7 +158,31 @@ describe('XML element names', () => {
   });
 
   it('round-trips random keys and always yields a valid name', () => {
-    const alphabet = ['a', 'm', 'l', 'x', 'X', '_', '0', '5', 'F', '$', ' ', ':', '-', '.', 'é', '\u0300', '\u00B7', '\uD83D\uDE00', '\uD800', '\uDC00', '\u0000', '<', '&'];
+    const alphabet = [
+      'a',
+      'm',
+      'l',
+      'x',
+      'X',
+      '_',
+      '0',
+      '5',
+      'F',
+      '$',
+      ' ',
+      ':',
+      '-',
+      '.',
+      'é',
+      '\u0300',
+      '\u00B7',
+      '\uD83D\uDE00',
+      '\uD800',
+      '\uDC00',
+      '\u0000',
+      '<',
+      '&',
+    ];
     const random = mulberry32(20240517);
     for (let run = 0; run < 3000; run += 1) {
       const length = Math.floor(random() * 9);

@@ -43,7 +43,9 @@ describe('signatures', () => {
   it('prepends the parent result unless immutable and maps the options', () => {
     const link = [sig('cb')];
     const [message] = signatureMessages(
-      parseSignature(sig('next', { args: [5], options: { task_id: 'n-1', queue: 'q1', countdown: 10, expires: 60, link, priority: 3 } }) as never),
+      parseSignature(
+        sig('next', { args: [5], options: { task_id: 'n-1', queue: 'q1', countdown: 10, expires: 60, link, priority: 3 } }) as never,
+      ),
       { ...ctx, args: [30], chain: [sig('later') as never] },
     );
     expect(message).toMatchObject({
@@ -64,7 +66,11 @@ describe('signatures', () => {
   });
 
   it('expands a group callback into members sharing the group id, and a chain into its first step', () => {
-    const group = sig('celery.group', { subtask_type: 'group', options: { task_id: 'g-1' }, kwargs: { tasks: [sig('m1'), sig('m2', { args: [9] })] } });
+    const group = sig('celery.group', {
+      subtask_type: 'group',
+      options: { task_id: 'g-1' },
+      kwargs: { tasks: [sig('m1'), sig('m2', { args: [9] })] },
+    });
     const messages = signatureMessages(parseSignature(group as never), { ...ctx, args: [1] });
     expect(messages.map((m) => [m.taskName, m.args, m.groupId, m.groupIndex])).toEqual([
       ['m1', [1], 'g-1', 0],
@@ -78,16 +84,24 @@ describe('signatures', () => {
   });
 
   it('the parent message’s headers win over the signature’s', () => {
-    const [message] = signatureMessages(parseSignature(sig('x', { options: { headers: { a: 1, authenticated_user_access: 'forged' } } }) as never), {
-      ...ctx,
-      inheritedHeaders: { authenticated_user_access: 'real' },
-      authenticatedUser: 'alice',
-    });
+    const [message] = signatureMessages(
+      parseSignature(sig('x', { options: { headers: { a: 1, authenticated_user_access: 'forged' } } }) as never),
+      {
+        ...ctx,
+        inheritedHeaders: { authenticated_user_access: 'real' },
+        authenticatedUser: 'alice',
+      },
+    );
     expect(message).toMatchObject({ headers: { a: 1, authenticated_user_access: 'real' }, authenticatedUser: 'alice' });
   });
 
   it('reads chord header result tuples, nested groups included', () => {
-    expect(parseHeaderResults([[['a', null], null], [['g', null], [[['b', ['a', null]], null]]]])).toEqual([
+    expect(
+      parseHeaderResults([
+        [['a', null], null],
+        [['g', null], [[['b', ['a', null]], null]]],
+      ]),
+    ).toEqual([
       { id: 'a', members: null },
       { id: 'g', members: [{ id: 'b', members: null }] },
     ]);
@@ -115,7 +129,10 @@ describe('retry requests', () => {
     expect(a.nextArgs).toEqual([1]);
     expect((thrown(() => requestRetry(request, policy, {}, now)) as Retry).when).toEqual(new Date('2024-01-01T00:03:00Z'));
     const eta = new Date('2024-02-01T00:00:00Z');
-    expect((thrown(() => requestRetry(request, policy, { eta, countdown: 1, args: [2] }, now)) as Retry)).toMatchObject({ when: eta, nextArgs: [2] });
+    expect(thrown(() => requestRetry(request, policy, { eta, countdown: 1, args: [2] }, now)) as Retry).toMatchObject({
+      when: eta,
+      nextArgs: [2],
+    });
   });
 
   it('past max_retries: the given exception, else MaxRetriesExceededError', () => {

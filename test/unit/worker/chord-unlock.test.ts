@@ -29,19 +29,31 @@ function fakeStore(states: Record<string, { status: string; result?: unknown; ex
 function unlock(states: Parameters<typeof fakeStore>[0]) {
   const { store, failures } = fakeStore(states);
   const published: PublishTaskInput[] = [];
-  const task = chordUnlockTask({ results: () => store, publish: async (messages) => void published.push(...messages), defaultQueue: 'celery' });
+  const task = chordUnlockTask({
+    results: () => store,
+    publish: async (messages) => void published.push(...messages),
+    defaultQueue: 'celery',
+  });
   const body = {
     task: 'tasks.sum',
     args: [],
     kwargs: {},
-    options: { task_id: 'body-1', link_error: [{ task: 'tasks.on_error', args: [], kwargs: {}, options: { queue: 'errors' }, subtask_type: null, immutable: false }] },
+    options: {
+      task_id: 'body-1',
+      link_error: [{ task: 'tasks.on_error', args: [], kwargs: {}, options: { queue: 'errors' }, subtask_type: null, immutable: false }],
+    },
     subtask_type: null,
     immutable: false,
   };
   const ctx = {
     taskId: 'unlock-1',
     rootId: 'root-1',
-    kwargs: { result: [[['h-1', null], null], [['h-2', null], null]] },
+    kwargs: {
+      result: [
+        [['h-1', null], null],
+        [['h-2', null], null],
+      ],
+    },
     retry: () => {
       throw new Error('retry asked for');
     },
@@ -52,13 +64,29 @@ function unlock(states: Parameters<typeof fakeStore>[0]) {
 
 describe('celery.chord_unlock with a revoked header task', () => {
   it('fails the body with ChordError and sends the body’s errbacks with the body’s id', async () => {
-    const { run, published, failures } = unlock({ 'h-1': { status: 'SUCCESS', result: 1 }, 'h-2': { status: 'REVOKED', exception: revoked } });
+    const { run, published, failures } = unlock({
+      'h-1': { status: 'SUCCESS', result: 1 },
+      'h-2': { status: 'REVOKED', exception: revoked },
+    });
     await run();
     expect(failures).toEqual([
-      { id: 'body-1', exception: { exc_type: 'ChordError', exc_message: ["Dependency h-2 raised TaskRevokedError('revoked')"], exc_module: 'celery.exceptions' } },
+      {
+        id: 'body-1',
+        exception: {
+          exc_type: 'ChordError',
+          exc_message: ["Dependency h-2 raised TaskRevokedError('revoked')"],
+          exc_module: 'celery.exceptions',
+        },
+      },
     ]);
     expect(published).toHaveLength(1);
-    expect(published[0]).toMatchObject({ taskName: 'tasks.on_error', args: ['body-1'], queue: 'errors', parentId: 'body-1', rootId: 'root-1' });
+    expect(published[0]).toMatchObject({
+      taskName: 'tasks.on_error',
+      args: ['body-1'],
+      queue: 'errors',
+      parentId: 'body-1',
+      rootId: 'root-1',
+    });
   });
 
   it('sends the body, and no errback, when every header task succeeded', async () => {

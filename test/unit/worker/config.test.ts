@@ -63,12 +63,18 @@ describe('loadWorkerConfig', () => {
 
   it('lists every problem at once', () => {
     try {
-      loadWorkerConfig({ MONGO_URI: 'http://x', WORKER_CONCURRENCY: 'zero', WORKER_NODE_NAME: 'no-at-sign', WORKER_TRACK_STARTED: 'maybe' });
+      loadWorkerConfig({
+        MONGO_URI: 'http://x',
+        WORKER_CONCURRENCY: 'zero',
+        WORKER_NODE_NAME: 'no-at-sign',
+        WORKER_TRACK_STARTED: 'maybe',
+      });
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(WorkerConfigError);
       const text = (error as WorkerConfigError).message;
-      for (const name of ['MONGO_URI', 'BROKER_URL', 'WORKER_CONCURRENCY', 'WORKER_NODE_NAME', 'WORKER_TRACK_STARTED']) expect(text).toContain(name);
+      for (const name of ['MONGO_URI', 'BROKER_URL', 'WORKER_CONCURRENCY', 'WORKER_NODE_NAME', 'WORKER_TRACK_STARTED'])
+        expect(text).toContain(name);
     }
   });
 });

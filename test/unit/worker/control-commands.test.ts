@@ -43,7 +43,10 @@ describe('remote-control commands', () => {
   });
 
   it('registered honours taskinfoitems and defaults to Celery’s items', () => {
-    expect(runControlCommand(target(), 'registered', { taskinfoitems: ['__doc__'] })).toEqual(['tasks.add [__doc__=Add two numbers.]', 'tasks.noop']);
+    expect(runControlCommand(target(), 'registered', { taskinfoitems: ['__doc__'] })).toEqual([
+      'tasks.add [__doc__=Add two numbers.]',
+      'tasks.noop',
+    ]);
     expect(runControlCommand(target(), 'registered', {})).toEqual(['tasks.add', 'tasks.noop']);
     expect(runControlCommand(target(), 'dump_tasks', { taskinfoitems: ['__doc__'] })).toHaveLength(2);
   });
@@ -66,7 +69,9 @@ describe('remote-control commands', () => {
 
   it('revoke flags ids and replies like Celery; terminate names the running ones', () => {
     const t = target(['b']);
-    expect(runControlCommand(t, 'revoke', { task_id: 'a', terminate: false, signal: 'SIGTERM' })).toEqual({ ok: 'tasks a flagged as revoked' });
+    expect(runControlCommand(t, 'revoke', { task_id: 'a', terminate: false, signal: 'SIGTERM' })).toEqual({
+      ok: 'tasks a flagged as revoked',
+    });
     expect(runControlCommand(t, 'revoke', { task_id: ['b', 'c'], terminate: true, signal: 'SIGTERM' })).toEqual({ ok: 'terminate: b' });
     expect(runControlCommand(t, 'revoke', { task_id: ['d'], terminate: true })).toEqual({ ok: 'terminate: tasks unknown' });
     expect(t.revokedSet.ids()).toEqual(['a', 'b', 'c', 'd']);

@@ -10,12 +10,15 @@ function recordingClient(): { client: MongoClient; opened: string[] } {
 }
 
 describe('DataStore: databases tasks may not touch', () => {
-  it.each(['admin', 'Config', 'LOCAL', 'cybercom', 'CyberCom'])('refuses %j (the server\'s databases and the service database, any case)', (db) => {
-    const { client, opened } = recordingClient();
-    const store = new DataStore(client, 'cybercom');
-    expect(() => store.collection(db, 'things')).toThrow(PermissionError);
-    expect(opened).toEqual([]);
-  });
+  it.each(['admin', 'Config', 'LOCAL', 'cybercom', 'CyberCom'])(
+    "refuses %j (the server's databases and the service database, any case)",
+    (db) => {
+      const { client, opened } = recordingClient();
+      const store = new DataStore(client, 'cybercom');
+      expect(() => store.collection(db, 'things')).toThrow(PermissionError);
+      expect(opened).toEqual([]);
+    },
+  );
 
   it('gives any other database', () => {
     const { client, opened } = recordingClient();

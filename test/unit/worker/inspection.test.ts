@@ -6,7 +6,10 @@ import { requestInfo, workerStats } from '../../../src/worker/inspection.js';
 describe('inspection replies', () => {
   it('stats describe the broker without its password', () => {
     const stats = workerStats({
-      processedByTask: new Map([['tasks.add', 3], ['tasks.noop', 1]]),
+      processedByTask: new Map([
+        ['tasks.add', 3],
+        ['tasks.noop', 1],
+      ]),
       clock: 9,
       concurrency: 2,
       prefetchCount: 8,
@@ -27,16 +30,30 @@ describe('inspection replies', () => {
 
   it('request info has Celery’s keys', () => {
     const task = {
-      taskId: 'id', taskName: 'tasks.add', args: [1], kwargs: {},
+      taskId: 'id',
+      taskName: 'tasks.add',
+      args: [1],
+      kwargs: {},
       deliveryInfo: { exchange: '', routingKey: 'celery', redelivered: false, priority: 0 },
     } as unknown as IncomingTask;
-    expect(Object.keys(requestInfo(task, new Date(1_000), 'ts@h')).sort()).toEqual(
-      ['acknowledged', 'args', 'delivery_info', 'hostname', 'id', 'kwargs', 'name', 'time_start', 'type', 'worker_pid'],
-    );
+    expect(Object.keys(requestInfo(task, new Date(1_000), 'ts@h')).sort()).toEqual([
+      'acknowledged',
+      'args',
+      'delivery_info',
+      'hostname',
+      'id',
+      'kwargs',
+      'name',
+      'time_start',
+      'type',
+      'worker_pid',
+    ]);
   });
 
   it('exception repr reads like Python', () => {
     expect(exceptionRepr({ exc_type: 'ValueError', exc_message: ['bad input'], exc_module: 'builtins' })).toBe("ValueError('bad input')");
-    expect(exceptionRepr({ exc_type: 'TimeLimitExceeded', exc_message: [5], exc_module: 'billiard.exceptions' })).toBe('TimeLimitExceeded(5)');
+    expect(exceptionRepr({ exc_type: 'TimeLimitExceeded', exc_message: [5], exc_module: 'billiard.exceptions' })).toBe(
+      'TimeLimitExceeded(5)',
+    );
   });
 });

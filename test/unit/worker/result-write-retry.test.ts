@@ -56,7 +56,9 @@ describe('unstorableOutcome', () => {
   it('is an EncodeError naming the reason and the start of the refused value', () => {
     const info = unstorableOutcome(serverError(10334, 'document is too large'), 'result', `'${'x'.repeat(5_000)}'`);
     expect(info).toMatchObject({ exc_type: 'EncodeError', exc_module: 'kombu.exceptions' });
-    expect(info.exc_message[0]).toMatch(/^the task's result could not be stored \(the database refused the document: document is too large\): 'xxx/);
+    expect(info.exc_message[0]).toMatch(
+      /^the task's result could not be stored \(the database refused the document: document is too large\): 'xxx/,
+    );
     expect(info.exc_message[0]).toMatch(/\(5002 characters in all\)$/);
     expect(truncatedRepr('short')).toBe('short');
   });

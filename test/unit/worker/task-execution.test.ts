@@ -31,9 +31,17 @@ const task = (run: TaskRunFunction) => defineTask({ name: 't', run });
 
 describe('TaskExecution', () => {
   it('passes positional args after the context and kwargs in ctx.kwargs (sync and async)', async () => {
-    const sync = await new TaskExecution().run(task((ctx, a: number, b: number) => [a + b, ctx.kwargs.k, ctx.authenticatedUser]), context([2, 3], { k: 'v' }), noLimits);
+    const sync = await new TaskExecution().run(
+      task((ctx, a: number, b: number) => [a + b, ctx.kwargs.k, ctx.authenticatedUser]),
+      context([2, 3], { k: 'v' }),
+      noLimits,
+    );
     expect(sync).toMatchObject({ state: 'SUCCESS', value: [5, 'v', 'alice'] });
-    const async = await new TaskExecution().run(task(async (_ctx, a: number) => a * 2), context([21]), noLimits);
+    const async = await new TaskExecution().run(
+      task(async (_ctx, a: number) => a * 2),
+      context([21]),
+      noLimits,
+    );
     expect(async).toMatchObject({ state: 'SUCCESS', value: 42 });
   });
 
@@ -54,13 +62,21 @@ describe('TaskExecution', () => {
   it('reports a non-JSON return value as EncodeError', async () => {
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    const outcome = await new TaskExecution().run(task(() => circular), context(), noLimits);
+    const outcome = await new TaskExecution().run(
+      task(() => circular),
+      context(),
+      noLimits,
+    );
     expect(outcome.state === 'FAILURE' && outcome.exception.exc_type).toBe('EncodeError');
   });
 
   it('enforces the hard limit even when the task ignores its signal', async () => {
     const started = Date.now();
-    const outcome = await new TaskExecution().run(task(() => new Promise(() => undefined)), context(), { hardSeconds: 0.2, softSeconds: null });
+    const outcome = await new TaskExecution().run(
+      task(() => new Promise(() => undefined)),
+      context(),
+      { hardSeconds: 0.2, softSeconds: null },
+    );
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(outcome.state === 'FAILURE' && outcome.exception).toEqual({
       exc_type: 'TimeLimitExceeded',
@@ -74,7 +90,9 @@ describe('TaskExecution', () => {
       task(
         (ctx) =>
           new Promise((resolve) => {
-            ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason instanceof SoftTimeLimitExceeded ? 'cleaned up' : 'wrong'));
+            ctx.signal.addEventListener('abort', () =>
+              resolve(ctx.signal.reason instanceof SoftTimeLimitExceeded ? 'cleaned up' : 'wrong'),
+            );
           }),
       ),
       context(),
@@ -98,7 +116,11 @@ describe('TaskExecution', () => {
 
   it('is ABANDONED when stopped by shutdown (nothing recorded)', async () => {
     const execution = new TaskExecution();
-    const running = execution.run(task(() => new Promise(() => undefined)), context(), noLimits);
+    const running = execution.run(
+      task(() => new Promise(() => undefined)),
+      context(),
+      noLimits,
+    );
     execution.stop(new WorkerShutdown());
     expect((await running).state).toBe('ABANDONED');
   });

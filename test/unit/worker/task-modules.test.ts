@@ -11,7 +11,14 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 describe('task modules', () => {
   it('loads the example package by a path relative to the working directory', async () => {
     const tasks = await loadTaskModules(['./worker-image/tasks/index.ts'], repoRoot);
-    expect(tasks.map((t) => t.name).sort()).toEqual(['tasks.add', 'tasks.fail', 'tasks.noop', 'tasks.sleep', 'tasks.whoami', 'tasks.write_record']);
+    expect(tasks.map((t) => t.name).sort()).toEqual([
+      'tasks.add',
+      'tasks.fail',
+      'tasks.noop',
+      'tasks.sleep',
+      'tasks.whoami',
+      'tasks.write_record',
+    ]);
     expect(tasks.find((t) => t.name === 'tasks.add')?.doc).toBe('Add two numbers.');
   });
 
