@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../../pki/files.js';
 import { renderBrokerDefinitions } from './broker-definitions.js';
 import { certificatePaths } from './certificates.js';
-import { renderEnvFile } from './env-files.js';
 import { apiProcessesOf, topologyOf, type InstallConfig } from './install-config.js';
 import type { InstallLayout } from './layout.js';
 import { ensureKeyFile } from './replica-set.js';

@@ -6,7 +6,6 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../pki/files.js';
 import { certificatePaths } from './certificates.js';
 import { apiProcessesOf, topologyOf, type InstallConfig, type RuntimeKind } from './install-config.js';
 import type { InstallLayout } from './layout.js';

@@ -5,7 +5,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { writeFileAtomic } from '../../pki/files.js';
 import { MAX_API_PROCESSES, defaultApiProcesses } from '../../config/api-processes.js';
 
 export const CURRENT_CONFIG_VERSION = 1;
