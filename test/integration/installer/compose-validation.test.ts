@@ -11,12 +11,12 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDerivedConfig } from '../../../src/ops/appliance/derived-config.js';
-import { CURRENT_CONFIG_VERSION, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
 import { installLayout } from '../../../src/ops/appliance/layout.js';
 import { REPLICA_SET_MEMBERS, replicaSetUri } from '../../../src/ops/appliance/replica-set.js';
 import { SECRET_KEYS, type Secrets } from '../../../src/ops/appliance/secrets.js';
 import { ComposeRuntime } from '../../../src/ops/runtime/compose-runtime.js';
 import { REPO } from './support.js';
+import { composeInstallConfig } from '../../support/install-fixtures.js';
 
 const execFileAsync = promisify(execFile);
 let dir: string;
@@ -87,25 +87,7 @@ describe('compose.cluster.yaml over compose.yaml', () => {
   it('is valid for the Compose v2 plugin with the files the installer writes for --topology cluster', async (ctx) => {
     if (!(await hasComposeV2())) ctx.skip();
     const layout = installLayout(join(dir, 'cluster'));
-    const config: InstallConfig = {
-      configVersion: CURRENT_CONFIG_VERSION,
-      runtime: 'compose',
-      admin: { username: 'admin', email: 'admin@example.org' },
-      publicHost: '',
-      https: 'none',
-      acmeEmail: '',
-      tlsCertFile: '',
-      tlsKeyFile: '',
-      allowedHosts: ['localhost'],
-      debug: false,
-      certValidityDays: 365,
-      dataStoreAnonymous: false,
-      catalogAnonymous: false,
-      ports: { http: 80, https: 443, broker: 5671, database: 27017 },
-      dbEngine: 'auto',
-      certRenewal: 'none',
-      topology: 'cluster',
-    };
+    const config = composeInstallConfig({ topology: 'cluster' });
     const secrets = Object.fromEntries(SECRET_KEYS.map((key) => [key, `${key.toLowerCase()}-value`])) as Secrets;
     await mkdir(layout.configDir, { recursive: true });
     await writeDerivedConfig(layout, config, secrets, {});

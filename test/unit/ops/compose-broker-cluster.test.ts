@@ -16,10 +16,9 @@ import { BROKER_CLUSTER_NODES, brokerClusterUrl, ensureErlangCookie, erlangCooki
 import { CERTIFICATE_SPECS, ensureCertificates, serverNames } from '../../../src/ops/appliance/certificates.js';
 import { writeComposeServiceFiles } from '../../../src/ops/appliance/compose-files.js';
 import { serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
-import { CURRENT_CONFIG_VERSION, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
 import { installLayout } from '../../../src/ops/appliance/layout.js';
 import { CLUSTER_COMPOSE_FILE } from '../../../src/ops/appliance/replica-set.js';
-import type { Secrets } from '../../../src/ops/appliance/secrets.js';
+import { composeInstallConfig, TEST_SECRETS } from '../../support/install-fixtures.js';
 
 const repo = join(__dirname, '..', '..', '..');
 const read = (file: string): string => readFileSync(join(repo, file), 'utf8');
@@ -128,34 +127,9 @@ describe('compose.cluster.yaml (RabbitMQ cluster)', () => {
 
 describe('the installer for the RabbitMQ cluster', () => {
   let dir: string;
-  const single: InstallConfig = {
-    configVersion: CURRENT_CONFIG_VERSION,
-    runtime: 'compose',
-    admin: { username: 'admin', email: 'admin@example.org' },
-    publicHost: '',
-    https: 'none',
-    acmeEmail: '',
-    tlsCertFile: '',
-    tlsKeyFile: '',
-    allowedHosts: ['localhost'],
-    debug: false,
-    certValidityDays: 365,
-    dataStoreAnonymous: false,
-    catalogAnonymous: false,
-    ports: { http: 80, https: 443, broker: 5671, database: 27017 },
-    dbEngine: 'auto',
-    certRenewal: 'none',
-  };
-  const cluster: InstallConfig = { ...single, topology: 'cluster' };
-  const secrets: Secrets = {
-    SECRET_KEY: 'k',
-    DB_ADMIN_PASSWORD: 'admin-pw',
-    DB_API_PASSWORD: 'api-pw',
-    DB_WORKER_PASSWORD: 'worker-pw',
-    BROKER_ADMIN_PASSWORD: 'b1',
-    BROKER_API_PASSWORD: 'b2',
-    BROKER_WORKER_PASSWORD: 'b3',
-  };
+  const single = composeInstallConfig();
+  const cluster = composeInstallConfig({ topology: 'cluster' });
+  const secrets = TEST_SECRETS;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cybercom-broker-cluster-'));

@@ -15,12 +15,7 @@ import { ensureCertificates } from '../../../src/ops/appliance/certificates.js';
 import { composeEnv, writeComposeServiceFiles } from '../../../src/ops/appliance/compose-files.js';
 import { writeDerivedConfig } from '../../../src/ops/appliance/derived-config.js';
 import { serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
-import {
-  CURRENT_CONFIG_VERSION,
-  serializeInstallConfig,
-  topologyOf,
-  type InstallConfig,
-} from '../../../src/ops/appliance/install-config.js';
+import { serializeInstallConfig, topologyOf, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
 import { installLayout } from '../../../src/ops/appliance/layout.js';
 import {
   ensureKeyFile,
@@ -31,9 +26,9 @@ import {
   REPLICA_SET_NAME,
   replicaSetUri,
 } from '../../../src/ops/appliance/replica-set.js';
-import type { Secrets } from '../../../src/ops/appliance/secrets.js';
 import { remoteWorkerEnv } from '../../../src/ops/commands/worker-bundle.js';
 import { COMPOSE_SERVICES, ComposeRuntime } from '../../../src/ops/runtime/compose-runtime.js';
+import { composeInstallConfig, TEST_SECRETS } from '../../support/install-fixtures.js';
 
 let dir: string;
 let certs: string;
@@ -46,34 +41,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const single: InstallConfig = {
-  configVersion: CURRENT_CONFIG_VERSION,
-  runtime: 'compose',
-  admin: { username: 'admin', email: 'admin@example.org' },
-  publicHost: '',
-  https: 'none',
-  acmeEmail: '',
-  tlsCertFile: '',
-  tlsKeyFile: '',
-  allowedHosts: ['localhost'],
-  debug: false,
-  certValidityDays: 365,
-  dataStoreAnonymous: false,
-  catalogAnonymous: false,
-  ports: { http: 80, https: 443, broker: 5671, database: 27017 },
-  dbEngine: 'auto',
-  certRenewal: 'none',
-};
-const cluster: InstallConfig = { ...single, topology: 'cluster' };
-const secrets: Secrets = {
-  SECRET_KEY: 'k',
-  DB_ADMIN_PASSWORD: 'admin-pw',
-  DB_API_PASSWORD: 'api-pw',
-  DB_WORKER_PASSWORD: 'worker-pw',
-  BROKER_ADMIN_PASSWORD: 'b1',
-  BROKER_API_PASSWORD: 'b2',
-  BROKER_WORKER_PASSWORD: 'b3',
-};
+const single = composeInstallConfig();
+const cluster = composeInstallConfig({ topology: 'cluster' });
+const secrets = TEST_SECRETS;
 
 /** What the driver makes of a connection string (parsed only; nothing is dialled). */
 function parsed(uri: string) {
