@@ -13,7 +13,7 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
 import { Worker, type TaskReport } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { brokerSettings, deleteQueues, mongoSettings, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique, waitFor } from './support.js';
 
 const database = 'cybercom_test';
 const collection = unique('tombstone');
@@ -74,12 +74,7 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
   await app?.close();
 });
 

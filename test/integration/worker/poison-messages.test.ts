@@ -12,7 +12,7 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask, type TaskDefinition } from '../../../src/worker/task-definition.js';
 import { Worker, type WorkerOptions } from '../../../src/worker/worker.js';
-import { brokerSettings, deleteQueues, mongoSettings, unique } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const database = 'cybercom_test';
@@ -93,12 +93,7 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), queues).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
 });
 
 describe('poison messages', () => {

@@ -20,7 +20,7 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
 import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
 
 const run = promisify(execFile);
 const venvBin = join(repoRoot, '.venv/bin');
@@ -113,12 +113,7 @@ afterAll(async () => {
   await control?.close();
   await deleteQueues(brokerSettings(), [pyQueue, tsQueue]).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
 });
 
 describe('(a) Python Celery worker ← TS publisher and control client', () => {

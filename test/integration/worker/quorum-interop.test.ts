@@ -15,7 +15,7 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
-import { brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, unique, waitFor } from './support.js';
 
 const venv = join(repoRoot, '.venv-celery-latest');
 const queue = unique('py-quorum');
@@ -67,12 +67,7 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
 });
 
 describe('quorum task queues and the newest Celery', () => {

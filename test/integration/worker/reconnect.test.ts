@@ -12,7 +12,7 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker } from '../../../src/worker/worker.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const queue = unique('ts-reconnect');
@@ -61,12 +61,7 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await directSession?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
   await brokerProxy?.close();
   await mongoProxy?.close();
 });

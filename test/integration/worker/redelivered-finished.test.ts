@@ -13,7 +13,7 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker, type TaskReport } from '../../../src/worker/worker.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
 
 const queue = unique('ts-redelivered');
 const collection = unique('tombstone');
@@ -38,12 +38,7 @@ afterAll(async () => {
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
 });
 
 /** Takes every message of the queue without acknowledging it, then closes the channel: all come back redelivered. */

@@ -7,6 +7,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
+import type { MongoClient } from 'mongodb';
 import {
   brokerEnvSchema,
   mongoEnvSchema,
@@ -53,6 +54,16 @@ export async function waitFor<T>(
 }
 
 /** Removes test queues from the shared broker. */
+/** Drops a test's result collection (if it got that far) and closes its client. */
+export async function dropResultsAndClose(mongo: MongoClient | undefined, database: string, collection: string): Promise<void> {
+  await mongo
+    ?.db(database)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
+  await mongo?.close();
+}
+
 export async function deleteQueues(settings: BrokerSettings, queues: string[]): Promise<void> {
   const connection = await connectBroker(settings);
   try {

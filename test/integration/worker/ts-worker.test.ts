@@ -16,7 +16,7 @@ import { Worker } from '../../../src/worker/worker.js';
 import { collectionCodename, databaseCodename } from '../../../src/auth/permissions.js';
 import { encodeSubmitterAccess, submitterAccessOf } from '../../../src/queue/protocol/submitter-access.js';
 import type { HeaderValue } from '../../../src/queue/protocol/task-message.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
 
 const queue = unique('ts-worker');
 const collection = unique('tombstone');
@@ -72,12 +72,7 @@ afterAll(async () => {
   await control?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
 });
 
 async function submit(

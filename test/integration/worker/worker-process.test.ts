@@ -11,15 +11,16 @@ import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import {
-  TASK_MODULE,
   brokerSettings,
   deleteQueues,
+  dropResultsAndClose,
   mongoSettings,
   serviceEnv,
   spawnWorker,
+  TASK_MODULE,
+  type WorkerProcess,
   unique,
   waitFor,
-  type WorkerProcess,
 } from './support.js';
 
 const queue = unique('ts-proc');
@@ -75,12 +76,7 @@ afterAll(async () => {
   await control?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
-  await mongo
-    ?.db(database)
-    .collection(collection)
-    .drop()
-    .catch(() => undefined);
-  await mongo?.close();
+  await dropResultsAndClose(mongo, database, collection);
 });
 
 async function queueDepth(): Promise<number> {
