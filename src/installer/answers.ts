@@ -12,6 +12,7 @@ import type { InstallConfig } from '../ops/appliance/install-config.js';
 import { CURRENT_CONFIG_VERSION } from '../ops/appliance/install-config.js';
 import { OPTIONS, optionProblem, type AnswerKey, type Answers, type AnyOptionSpec, type DefaultContext } from './options.js';
 import type { Prompter } from './prompter.js';
+import { defaultApiProcesses } from '../config/api-processes.js';
 
 /** Values of settings that do not apply (e.g. HTTPS options of a local install). */
 const INACTIVE: Partial<Answers> = { https: 'none', acmeEmail: '', tlsCertFile: '', tlsKeyFile: '' };
@@ -174,8 +175,10 @@ export function toInstallConfig(a: Omit<Answers, 'dir'>): InstallConfig {
     ports: { http: a.httpPort, https: a.httpsPort, broker: a.brokerPort, database: a.dbPort },
     dbEngine: a.dbEngine,
     certRenewal: a.certRenewal,
-    apiProcesses: a.apiProcesses,
-    // Written only when it is not the default, so a single-node install.json is unchanged.
+    // Both written only when not the default, so a default install.json stays the same as
+    // before they existed, and the previous version can still read it (its schema is strict),
+    // e.g. after a failed upgrade that left the old installation in place.
+    ...(a.apiProcesses !== defaultApiProcesses() ? { apiProcesses: a.apiProcesses } : {}),
     ...(a.topology === 'cluster' ? { topology: a.topology } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { collectAnswers, InvalidAnswersError, MissingAnswersError, toInstallConfig } from '../../../src/installer/answers.js';
 import { parseInstallerArguments, UsageError, valuesFromEnvironment } from '../../../src/installer/arguments.js';
 import type { Prompter } from '../../../src/installer/prompter.js';
+import { apiProcessesOf } from '../../../src/ops/appliance/install-config.js';
 
 const warnings: string[] = [];
 const base = { detectedRuntime: 'local' as const, previous: undefined, warn: (t: string) => warnings.push(t) };
@@ -181,9 +182,10 @@ describe('--topology', () => {
 });
 
 describe('--api-processes', () => {
-  it('defaults to the number of cores, is stored and kept on re-runs', async () => {
+  it('defaults to the number of cores (then not written, so the previous version still reads install.json), is stored and kept on re-runs', async () => {
     const config = toInstallConfig(await collectAnswers({ ...base, given: {}, acceptDefaults: true }));
-    expect(config.apiProcesses).toBe(availableParallelism());
+    expect(config).not.toHaveProperty('apiProcesses');
+    expect(apiProcessesOf(config)).toBe(availableParallelism());
     const given = toInstallConfig(
       await collectAnswers({ ...base, given: parseInstallerArguments(['--api-processes', '3']).values, acceptDefaults: true }),
     );
