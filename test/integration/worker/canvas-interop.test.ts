@@ -81,6 +81,9 @@ beforeAll(async () => {
     resultCollection: 'tombstone',
     concurrency: 2,
     mingle: false,
+    // STARTED is stored (Celery's task_track_started), so a scenario can wait for a task to be
+    // running before it terminates it, instead of guessing.
+    trackStarted: true,
     logger: pino({ level: 'silent' }),
   });
   await tsWorker.run();
