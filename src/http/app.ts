@@ -69,7 +69,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   // Ahead of the trailing-slash redirect: scrapers ask for the literal path they were given.
   // Only the authentication steps run, as for a GET under /api (no body, no CSRF for GET).
   if (ctx.metrics !== undefined) {
-    app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics.core.registry, ctx.metrics.allowList));
+    app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
   }
   app.use(canonicalTrailingSlash('/api'));
   app.use('/api/health', healthRouter(ctx));

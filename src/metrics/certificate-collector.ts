@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
 import type { Settings } from '../config/settings.js';
-import { METRIC_PREFIX } from './registry.js';
+import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -42,6 +42,7 @@ export function registerCertificateMetrics(registry: Registry, files: Map<string
     help: 'Days until the earliest certificate in a configured TLS file expires (negative: expired), by setting name',
     labelNames: ['certificate'],
     registers: [registry],
+    aggregator: PROCESS_WIDE,
     collect() {
       this.reset();
       for (const [setting, file] of files) {

@@ -6,7 +6,7 @@
 import type { Db } from 'mongodb';
 import { Gauge, type Registry } from 'prom-client';
 import type { BrokerSession } from '../queue/control/broker-session.js';
-import { METRIC_PREFIX } from './registry.js';
+import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
 import { withTimeout, type ScrapeChannel } from './scrape-channel.js';
 import { SharedProbe } from './shared-probe.js';
 
@@ -51,6 +51,7 @@ export function registerHealthMetrics(registry: Registry, sources: HealthSources
       name: `${METRIC_PREFIX}${part}_up`,
       help: `Whether the ${part} answered a ping within the scrape timeout (1) or not (0)`,
       registers: [registry],
+      aggregator: PROCESS_WIDE,
       async collect() {
         const result = (await probe.run())[part];
         this.set(result?.up ? 1 : 0);
@@ -60,6 +61,7 @@ export function registerHealthMetrics(registry: Registry, sources: HealthSources
       name: `${METRIC_PREFIX}${part}_ping_seconds`,
       help: `Round trip of one ping to the ${part} (0 while it is down)`,
       registers: [registry],
+      aggregator: PROCESS_WIDE,
       async collect() {
         this.set((await probe.run())[part]?.seconds ?? 0);
       },

@@ -3,7 +3,9 @@
  * submissions, and registers the metrics measured when scraped. Present only with
  * METRICS_ENABLED; the HTTP side (request timing, the /api/metrics route) is added by the app.
  */
+import cluster from 'node:cluster';
 import type { Db } from 'mongodb';
+import { Registry } from 'prom-client';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import type { QueueService } from '../queue/api/queue-service.js';
@@ -12,6 +14,7 @@ import { registerCertificateMetrics, certificateFiles } from './certificate-coll
 import { EventReceiver, type CeleryEvent } from './event-receiver.js';
 import { registerHealthMetrics } from './health-collector.js';
 import { ipAllowList, type IpAllowList } from './ip-allowlist.js';
+import { PrimaryMetricsClient } from './cluster/primary-client.js';
 import { BoundedLabel, OTHER } from './labels.js';
 import { registerQueueMetrics } from './queue-collector.js';
 import { createCoreMetrics, type CoreMetrics } from './registry.js';
@@ -31,20 +34,30 @@ export interface MetricsSources {
 }
 
 export class ServiceMetrics {
+  /** What this process counts itself (requests, submissions, task events, the process's own use). */
   readonly core: CoreMetrics;
+  /**
+   * The state of things every API process sees alike (database and broker up, queues, workers,
+   * certificates), measured when scraped: under the cluster only by the process that got the
+   * scrape, once, instead of by every process.
+   */
+  readonly shared = new Registry();
   readonly workers = new WorkerTracker();
   readonly allowList: IpAllowList;
   private readonly taskNames = new BoundedLabel(TASK_NAME_LIMIT);
   private readonly receiver: EventReceiver | undefined;
   private readonly channel: ScrapeChannel | undefined;
   private readonly catalog: TaskCatalog | undefined;
+  /** Under the cluster: the way to the other API processes' metrics, through the primary. */
+  private readonly primary: PrimaryMetricsClient | undefined;
 
   constructor(sources: MetricsSources) {
     const { settings, queue } = sources;
     this.catalog = queue?.catalog;
     this.core = createCoreMetrics();
     this.allowList = ipAllowList(settings.metrics.allowedIps);
-    const registry = this.core.registry;
+    const registry = this.shared;
+    this.primary = cluster.isWorker ? new PrimaryMetricsClient(this.core.registry) : undefined;
     this.channel = queue === undefined ? undefined : new ScrapeChannel(queue.session);
     registerHealthMetrics(registry, {
       db: sources.serviceDb,
@@ -66,7 +79,25 @@ export class ServiceMetrics {
 
   start(): this {
     this.receiver?.start();
+    this.primary?.start();
     return this;
+  }
+
+  get contentType(): string {
+    return this.core.registry.contentType;
+  }
+
+  /**
+   * Every metric in the text format. Under the cluster the counted ones are those of all API
+   * processes, aggregated by the primary (counters and histograms summed); the shared state is
+   * measured here only.
+   */
+  async exposition(): Promise<string> {
+    const [counted, shared] = await Promise.all([
+      this.primary === undefined ? this.core.registry.metrics() : this.primary.aggregate(),
+      this.shared.metrics(),
+    ]);
+    return this.shared.getMetricsAsArray().length === 0 ? counted : `${counted}\n${shared}`;
   }
 
   /** The label of a task name: itself when a live worker registers it, else OTHER. */
@@ -81,6 +112,7 @@ export class ServiceMetrics {
   }
 
   async close(): Promise<void> {
+    this.primary?.close();
     await this.receiver?.close();
     await this.channel?.close();
   }

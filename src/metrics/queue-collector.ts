@@ -5,7 +5,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { TaskCatalog } from '../queue/api/task-catalog.js';
-import { METRIC_PREFIX } from './registry.js';
+import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
 import { withTimeout, type ScrapeChannel } from './scrape-channel.js';
 import { SharedProbe } from './shared-probe.js';
 
@@ -47,6 +47,7 @@ export function registerQueueMetrics(registry: Registry, catalog: TaskCatalog, c
     help: 'Messages ready in a task queue (waiting for a worker)',
     labelNames: ['queue'],
     registers: [registry],
+    aggregator: PROCESS_WIDE,
     async collect() {
       const queues = await probe.run();
       this.reset();
@@ -58,6 +59,7 @@ export function registerQueueMetrics(registry: Registry, catalog: TaskCatalog, c
     help: 'Consumers (worker channels) of a task queue',
     labelNames: ['queue'],
     registers: [registry],
+    aggregator: PROCESS_WIDE,
     async collect() {
       const queues = await probe.run();
       this.reset();

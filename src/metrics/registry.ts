@@ -6,9 +6,17 @@
  * A registry per instance rather than prom-client's global one: tests run several apps in one
  * process, and each must see only its own numbers.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 
 export const METRIC_PREFIX = 'cybercom_';
+
+/**
+ * How a gauge of shared state (the same database, broker, queues, workers and certificates,
+ * whichever API process measures them) combines across the processes of the cluster: one
+ * process's value, never the sum. The scrape measures them in one process only, so this is the
+ * rule should they ever be aggregated.
+ */
+export const PROCESS_WIDE: Aggregator = 'first';
 
 export interface CoreMetrics {
   registry: Registry;
@@ -45,6 +53,10 @@ export function createCoreMetrics(): CoreMetrics {
       help: 'Task state changes reported by workers (Celery task events), by task name and state',
       labelNames: ['task', 'state'],
       registers: [registry],
+      // Every API process receives every task event (each listens on a queue of its own), so
+      // under the cluster the processes count the same events: the aggregate is the count of
+      // the one that has seen most, not the sum.
+      aggregator: 'max',
     }),
   };
 }

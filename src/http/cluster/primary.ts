@@ -13,11 +13,21 @@
  *   - Afterwards a worker that ends, for whatever reason, is started again on its own after a
  *     backoff (restart-backoff.ts); the others keep answering meanwhile. Only the requests the
  *     ended worker was handling fail.
+ *   - A metrics scrape, whichever worker gets it, is answered with the metrics of all of them:
+ *     that worker asks here, and the primary gathers every ready worker's own metrics and
+ *     sends back the aggregate (metrics/cluster/).
  *   - SIGTERM or SIGINT: each worker gets SIGTERM and shuts down gracefully (stops accepting,
  *     finishes its requests); after SHUTDOWN_GRACE_MS the stragglers are killed.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../log/logger.js';
+import { MetricsGatherer } from '../../metrics/cluster/gatherer.js';
+import {
+  CLUSTER_METRICS_ANSWER,
+  isClusterMetricsRequest,
+  isProcessMetricsAnswer,
+  type ClusterMetricsAnswer,
+} from '../../metrics/cluster/messages.js';
 import { isWorkerReady } from './messages.js';
 import { RestartBackoff } from './restart-backoff.js';
 
@@ -34,6 +44,8 @@ export interface PrimaryOptions {
 interface Slot {
   index: number;
   worker: Worker | undefined;
+  /** Listening: it answers requests for its metrics. */
+  ready: boolean;
   startedAt: number;
   backoff: RestartBackoff;
   restartTimer: NodeJS.Timeout | undefined;
@@ -52,6 +64,7 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
   const slots: Slot[] = Array.from({ length: processes }, (_, index) => ({
     index,
     worker: undefined,
+    ready: false,
     startedAt: 0,
     backoff: new RestartBackoff(),
     restartTimer: undefined,
@@ -59,14 +72,31 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
   let stopping = false;
   let started = false;
   let failStart: (err: Error) => void = () => undefined;
+  const metrics = new MetricsGatherer(() =>
+    slots.flatMap((s) => (s.ready && s.worker !== undefined && s.worker.isConnected() ? [s.worker] : [])),
+  );
+  const answerMetrics = (worker: Worker, id: number): void => {
+    const reply = (answer: Omit<ClusterMetricsAnswer, 'type' | 'id'>): void => {
+      if (worker.isConnected())
+        worker.send({ type: CLUSTER_METRICS_ANSWER, id, ...answer } satisfies ClusterMetricsAnswer, undefined, () => undefined);
+    };
+    metrics.gather().then(
+      (text) => reply({ text }),
+      (err: unknown) => reply({ error: err instanceof Error ? err.message : String(err) }),
+    );
+  };
 
   const fork = (slot: Slot): Promise<string> => {
     const worker = cluster.fork(env);
     slot.worker = worker;
+    slot.ready = false;
     slot.startedAt = Date.now();
     return new Promise<string>((resolve) => {
       worker.on('message', (message: unknown) => {
+        if (isClusterMetricsRequest(message)) return answerMetrics(worker, message.id);
+        if (isProcessMetricsAnswer(message)) return metrics.answered(worker, message);
         if (!isWorkerReady(message)) return;
+        slot.ready = true;
         logger.info({ worker: slot.index, workerPid: worker.process.pid }, 'API process ready');
         resolve(message.url);
       });
@@ -77,6 +107,8 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
     const slot = slots.find((s) => s.worker === worker);
     if (slot === undefined) return;
     slot.worker = undefined;
+    slot.ready = false;
+    metrics.gone(worker);
     if (stopping) return;
     const lived = Date.now() - slot.startedAt;
     if (!started) {
@@ -101,6 +133,8 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
     const live: Worker[] = [];
     for (const slot of slots) {
       clearTimeout(slot.restartTimer);
+      // Closing: a scrape meanwhile gathers from nobody rather than waiting for closing processes.
+      slot.ready = false;
       if (slot.worker !== undefined && !slot.worker.isDead()) live.push(slot.worker);
     }
     const gone = Promise.all(live.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
