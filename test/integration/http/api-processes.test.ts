@@ -4,16 +4,12 @@
  * the killed one had in hand fail), and the primary starts a new one, which answers too (shown
  * by killing the other original worker next, leaving the new one alone on the port).
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { request } from 'node:http';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../src/runtime/local/ports.js';
-import { TEST_SECRET_KEY, uniqueName } from '../../support/app.js';
-import { testServices } from '../../support/services.js';
+import { spawnServe } from '../../support/serve-process.js';
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const CLIENTS = 6;
 
 interface LogLine {
@@ -64,30 +60,7 @@ describe('serve with API_PROCESSES=2', () => {
   let baseUrl = '';
 
   beforeAll(async () => {
-    const port = await freePort();
-    child = spawn(
-      process.execPath,
-      [fileURLToPath(new URL('../../../node_modules/tsx/dist/cli.mjs', import.meta.url)), 'src/cli.ts', 'serve'],
-      {
-        cwd: repoRoot,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '/tmp',
-          ...testServices().env,
-          SECRET_KEY: TEST_SECRET_KEY,
-          SERVICE_DATABASE: uniqueName('svc_'),
-          ALLOWED_HOSTS: '127.0.0.1,localhost',
-          HTTP_HOST: '127.0.0.1',
-          HTTP_PORT: String(port),
-          API_PROCESSES: '2',
-          LOG_LEVEL: 'info',
-          METRICS_ENABLED: 'false',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // Its own process group, so the clean-up reaches the primary and its workers, not only tsx.
-        detached: true,
-      },
-    );
+    ({ child } = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'false' }));
     let pending = '';
     child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString();
