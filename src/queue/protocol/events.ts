@@ -1,7 +1,7 @@
 /**
  * Celery event messages (as celery/events/dispatcher.py sends them): JSON objects on the `celeryev` topic exchange, routing key
  * = event type with dots, transient, with a `hostname` header. Task events are sent one per
- * message (receivers accept both single events and `task.multi` arrays).
+ * message, or several in one `task.multi` message holding an array (receivers accept both).
  */
 import { loadavg, type as osType } from 'node:os';
 import type { Options } from 'amqplib';

@@ -4,7 +4,9 @@
  * MongoDB-wire server:
  *   (a) a Python worker runs tasks the TS TaskPublisher sends, and the TS control client sees it;
  *   (b) a Python client's send_task + AsyncResult.get() runs on the TS worker;
- *   (c) `celery inspect ping|registered|active_queues --json` sees the TS worker.
+ *   (c) `celery inspect ping|registered|active_queues --json` sees the TS worker;
+ *   (d) Celery's event receiver (as `celery events` and Flower use it) reads the TS worker's task
+ *       events, which it sends several to a `task.multi` message.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -222,5 +224,49 @@ describe('(c) celery inspect CLI → TS worker', () => {
   it('active_queues', async () => {
     const replies = inspectJson(await celeryCli(['inspect', 'active_queues', '-d', tsNode, '--json', '-t', '5'], tsQueue));
     expect(replies[tsNode]).toEqual([expect.objectContaining({ name: tsQueue, routing_key: tsQueue, durable: true, exclusive: false })]);
+  });
+});
+
+describe('(d) Celery event receiver ← TS worker task events', () => {
+  it('sees received, started and succeeded for every task, from single and task.multi messages', async () => {
+    const tasks = 6;
+    await control.cast('enable_events', {}, { destination: [tsNode] });
+    const receiver = spawn(join(venvBin, 'python'), ['capture_events.py', tsNode, String(tasks), '60'], {
+      cwd: celeryDir,
+      env: pythonEnv(tsQueue),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    receiver.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    receiver.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => receiver.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(
+        async () => {
+          if (receiver.exitCode !== null) throw new Error(`event receiver exited (${receiver.exitCode}):\n${err}`);
+          return out.startsWith('ready\n') || undefined;
+        },
+        60_000,
+        'the Python event receiver to listen',
+      );
+      const published = await Promise.all(
+        Array.from({ length: tasks }, (_, i) => publisher.publish({ taskName: 'tasks.add', args: [i, 1], queue: tsQueue })),
+      );
+      expect(await exited, err).toBe(0);
+      const events = out
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => JSON.parse(line) as { type: string; uuid: string; name: string | null });
+      for (const { taskId } of published) {
+        const types = events.filter((e) => e.uuid === taskId).map((e) => e.type);
+        expect(types, `events of ${taskId}`).toEqual(['task-received', 'task-started', 'task-succeeded']);
+      }
+      expect(events.find((e) => e.type === 'task-received')?.name).toBe('tasks.add');
+    } finally {
+      receiver.kill();
+      await control.cast('disable_events', {}, { destination: [tsNode] });
+    }
   });
 });
