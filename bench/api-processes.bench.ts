@@ -2,6 +2,8 @@
  * API processes benchmark. Prints numbers and ratios; asserts nothing.
  * The same `serve` with API_PROCESSES=1 (one process, the baseline) and then API_PROCESSES=2
  * (a primary and two worker processes on the one port), same database, broker and machine:
+ *   (r) GET /api/ anonymously, answered without the database or the broker, concurrency 32:
+ *       what the API processes alone can do
  *   (d) GET one record by its _id (/<db>/<col>/<id>/), concurrency 16
  *   (s) task submissions through POST /api/queue/run/tasks.noop/ (202 after the publisher
  *       confirm), concurrency 32
@@ -10,6 +12,7 @@
  * the APIs learn the task list (warm-up); it is stopped before the measured runs so it takes no
  * CPU from the API (submissions then wait in the queue, which is purged after each run). Each
  * comparison stops after --requests or --seconds, whichever comes first.
+ * Each run also prints where all cores' CPU time went (API, database, broker, load generator, idle).
  * Usage: npm run bench:processes [-- --requests 4000 --seconds 30 --processes 2]
  */
 import { availableParallelism, loadavg } from 'node:os';
@@ -25,6 +28,7 @@ import { createServiceContext } from '../src/service.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { benchServiceEnv, startChild, stop } from './processes.js';
+import { cpuShares, cpuSnapshot } from './cpu-share.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -107,7 +111,7 @@ async function main(): Promise<void> {
     );
     worker.child.stdout?.resume();
     /** Both APIs run side by side (the idle one costs nearly nothing) so the runs can alternate. */
-    const apis = new Map<number, { base: string; stop: () => Promise<void> }>();
+    const apis = new Map<number, { base: string; pid: number; stop: () => Promise<void> }>();
     for (const processes of [1, SCALED]) {
       const port = await freePort();
       const api = await startChild(
@@ -116,7 +120,7 @@ async function main(): Promise<void> {
         /API server listening/,
       );
       api.child.stdout?.resume();
-      apis.set(processes, { base: `http://127.0.0.1:${port}`, stop: () => stop(api.child) });
+      apis.set(processes, { base: `http://127.0.0.1:${port}`, pid: api.child.pid as number, stop: () => stop(api.child) });
     }
     const getById =
       (base: string) =>
@@ -168,10 +172,14 @@ async function main(): Promise<void> {
         [1, []],
         [SCALED, []],
       ]);
+      const shares = new Map<number, string>();
       for (const processes of [1, SCALED, SCALED, 1]) {
-        const r = await runLoad(Math.ceil(REQUESTS / 2), concurrency, make(apis.get(processes)!.base), okStatus, BUDGET_MS / 2);
+        const api = apis.get(processes)!;
+        const before = cpuSnapshot();
+        const r = await runLoad(Math.ceil(REQUESTS / 2), concurrency, make(api.base), okStatus, BUDGET_MS / 2);
+        shares.set(processes, cpuShares(before, cpuSnapshot(), { api: [api.pid] }));
         runs.get(processes)!.push(r);
-        process.stdout.write(`${line(`${name}, ${processes} process(es)`, r)}\n`);
+        process.stdout.write(`${line(`${name}, ${processes} process(es)`, r)}\n    ${shares.get(processes)}\n`);
         await channel.purgeQueue(QUEUE);
       }
       const merged = (rs: LoadResult[]): LoadResult => {
@@ -191,10 +199,14 @@ async function main(): Promise<void> {
       };
       const one = merged(runs.get(1)!);
       const many = merged(runs.get(SCALED)!);
-      results.push(line(`${name}, 1 process`, one));
-      results.push(line(`${name}, ${SCALED} processes`, many));
+      results.push(line(`${name}, 1 process`, one), `    ${shares.get(1)} (last run)`);
+      results.push(line(`${name}, ${SCALED} processes`, many), `    ${shares.get(SCALED)} (last run)`);
       results.push(`    scaling ratio ${(many.rps / one.rps).toFixed(2)}`);
     };
+    // The API alone: an anonymous request answered without the database or the broker, so the
+    // API processes are what limits the rate (the other phases share the cores with the engine).
+    const apiRoot = (base: string) => (): RequestSpec => ({ method: 'GET', url: `${base}/api/`, headers: { accept: 'application/json' } });
+    await compare('(r) GET /api/ (no database)', 32, 200, apiRoot);
     await compare('(d) GET one record by _id', 16, 200, getById);
     await compare('(s) task submissions', 32, 202, submit);
     for (const api of apis.values()) await api.stop();
