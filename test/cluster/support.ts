@@ -1,18 +1,16 @@
 /**
- * What the cluster tests share: the services of ./global-setup.ts, API instances and
- * TypeScript worker processes pointed at the cluster with the nodes in an order the test chooses (the
- * first address is the node each connects to first).
+ * What the cluster tests share: the services of ./global-setup.ts, API instances (the real `serve`
+ * command, one or several API processes) and TypeScript worker processes pointed at the cluster
+ * with the nodes in an order the test chooses (the first address is the node each connects to
+ * first).
  */
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { loadSettings } from '../../src/config/settings.js';
-import { createApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { LocalServices } from '../../src/runtime/local/services.js';
-import { createServiceContext, type ServiceContext } from '../../src/service.js';
+import { createServiceContext } from '../../src/service.js';
 import { spawnWorker, TASK_MODULE, type WorkerProcess } from '../integration/worker/support.js';
+import { spawnServe } from '../support/serve-process.js';
 
 export interface ClusterNode {
   name: string;
@@ -56,35 +54,120 @@ export function killNode(node: ClusterNode): void {
 
 export const SECRET_KEY = 'cluster-test-secret-key-0123456789abcdefghijklmnopqrstuvwxyz';
 
-export interface ApiInstance {
-  url: string;
-  ctx: ServiceContext;
-  close(): Promise<void>;
+/** One JSON log line of `serve` (the primary's or an API process's; `pid` says whose). */
+export interface ServeLogLine {
+  msg?: string;
+  pid?: number;
+  time?: string;
+  /** "broker connected": the broker address connected to. */
+  node?: string | null;
+  /** "API process ready": the API process's pid. */
+  workerPid?: number;
+  /** "request": the X-Request-Id and the answer's status. */
+  reqId?: string;
+  status?: number;
 }
 
-/** The API (createApp over a full service context) on a free port, as one API process runs it. */
-export async function startApi(serviceDatabase: string, firstNode: number): Promise<ApiInstance> {
+export const BROKER_CONNECTED = 'broker connected';
+export const BROKER_LOST = 'broker connection lost; reconnecting';
+
+export interface ClusterApi {
+  url: string;
+  /** The processes that answer requests: each API process, or the one process with API_PROCESSES=1. */
+  pids: number[];
+  /** Every log line so far. */
+  lines(): ServeLogLine[];
+  output(): string;
+  /** Kills the whole process group (primary, API processes, tsx). */
+  stop(): Promise<void>;
+}
+
+/**
+ * `serve` with API_PROCESSES=`processes` on a free port; resolves once it listens and every one of
+ * its API processes is connected to the broker.
+ */
+export async function startClusterApi(o: { serviceDatabase: string; firstNode: number; processes: number }): Promise<ClusterApi> {
+  const { child, port } = await spawnServe(
+    {
+      BROKER_URL: brokerUrlFrom(o.firstNode),
+      SECRET_KEY,
+      SERVICE_DATABASE: o.serviceDatabase,
+      API_PROCESSES: String(o.processes),
+      LOG_LEVEL: 'info',
+    },
+    clusterServices().env,
+  );
+  const lines: ServeLogLine[] = [];
+  let output = '';
+  let pending = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const complete = pending.split('\n');
+    pending = complete.pop() ?? '';
+    for (const line of complete) {
+      output += `${line}\n`;
+      try {
+        lines.push(JSON.parse(line) as ServeLogLine);
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await exited;
+  };
+  try {
+    const listening = await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`serve ended with ${child.exitCode}; output:\n${output}`);
+        return lines.find((l) => l.msg === 'API server listening');
+      },
+      120_000,
+      'serve to listen',
+    );
+    const pids =
+      o.processes > 1
+        ? lines.flatMap((l) => (l.msg === 'API process ready' && l.workerPid !== undefined ? [l.workerPid] : []))
+        : [listening.pid as number];
+    await until(
+      async () => pids.every((pid) => lines.some((l) => l.pid === pid && l.msg === BROKER_CONNECTED)),
+      60_000,
+      `every API process to reach the broker; output:\n${output}`,
+    );
+    return { url: `http://127.0.0.1:${port}`, pids, lines: () => lines, output: () => output, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * A user allowed to submit tasks, and their token: made through a short-lived service context
+ * against the APIs' service database, as `createsuperuser` does it beside a running service.
+ */
+export async function createSubmitter(serviceDatabase: string, username: string): Promise<string> {
   const settings = loadSettings({
     ...clusterServices().env,
-    BROKER_URL: brokerUrlFrom(firstNode),
     SECRET_KEY,
     SERVICE_DATABASE: serviceDatabase,
-    ALLOWED_HOSTS: 'localhost,127.0.0.1',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    METRICS_ENABLED: 'false',
+    LOG_LEVEL: 'silent',
   });
   const ctx = await createServiceContext(settings, createLogger(settings.logLevel));
-  const server: Server = createApp(ctx).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    ctx,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await ctx.close();
-    },
-  };
+  try {
+    await ctx.auth.users.createUser({ username, password: `pw-${username}-123`, permissions: ['cybercom_queue.task.tasks.add'] });
+    return await ctx.auth.users.tokenFor(username);
+  } finally {
+    await ctx.close();
+  }
 }
 
 /** A TypeScript worker process (`src/worker/main.ts`) with the example tasks, first connecting to `firstNode`. */

@@ -1,8 +1,9 @@
 /**
- * The real `serve` command as a child process on a free port, against the suite's services and a
- * fresh service database, for tests of what only a whole process shows (several API processes,
- * their restarts, their shared answers). In its own process group, so a clean-up can reach the
- * primary and its workers, not only tsx.
+ * The real `serve` command as a child process on a free port, against the suite's services (the
+ * integration project's unless the caller passes others) and a fresh service database, for tests
+ * of what only a whole process shows (several API processes, their restarts, their shared
+ * answers, their broker failover). In its own process group, so a clean-up can reach the primary
+ * and its workers, not only tsx.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -18,7 +19,14 @@ export interface ServeProcess {
   port: number;
 }
 
-export async function spawnServe(env: Record<string, string>): Promise<ServeProcess> {
+/**
+ * `env` is applied last; `services` are the connection variables (MONGO_*, BROKER_*), by default
+ * those of the integration project's global setup.
+ */
+export async function spawnServe(
+  env: Record<string, string>,
+  services: Record<string, string> = testServices().env,
+): Promise<ServeProcess> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
@@ -28,7 +36,7 @@ export async function spawnServe(env: Record<string, string>): Promise<ServeProc
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',
-        ...testServices().env,
+        ...services,
         SECRET_KEY: TEST_SECRET_KEY,
         SERVICE_DATABASE: uniqueName('svc_'),
         ALLOWED_HOSTS: '127.0.0.1,localhost',
