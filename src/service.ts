@@ -2,6 +2,7 @@
  * The running service's shared parts, built once at start-up and handed to every router:
  * settings, logger, the database client, the auth module and the two document areas.
  */
+import cluster from 'node:cluster';
 import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from './config/settings.js';
 import type { Logger } from './log/logger.js';
@@ -13,6 +14,7 @@ import { DocumentArea, createDocumentAreas } from './documents/area.js';
 import { QueueService } from './queue/api/queue-service.js';
 import { WorkerPrivileges } from './db/worker-privileges.js';
 import { ServiceMetrics } from './metrics/index.js';
+import { ClusterPeer } from './http/cluster/peer.js';
 
 export interface ServiceContext {
   settings: Settings;
@@ -29,6 +31,8 @@ export interface ServiceContext {
   storage: StorageState;
   /** Prometheus metrics; absent with METRICS_ENABLED=false. */
   metrics?: ServiceMetrics;
+  /** Under the cluster (API_PROCESSES > 1): the way to the other API processes' answers, through the primary. */
+  cluster?: ClusterPeer;
   close(): Promise<void>;
 }
 
@@ -72,7 +76,8 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
       await queue.session.waitUntilConnected(2_000);
     });
   }
-  const metrics = settings.metrics.enabled ? new ServiceMetrics({ settings, serviceDb, queue, logger }).start() : undefined;
+  const peers = cluster.isWorker ? new ClusterPeer().start() : undefined;
+  const metrics = settings.metrics.enabled ? new ServiceMetrics({ settings, serviceDb, queue, logger, cluster: peers }).start() : undefined;
   return {
     settings,
     logger,
@@ -84,7 +89,9 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     healthProbes,
     storage: new StorageState(serviceDb),
     metrics,
+    cluster: peers,
     async close() {
+      peers?.close();
       await metrics?.close();
       await queue?.close();
       await auth.close();

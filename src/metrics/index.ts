@@ -3,7 +3,6 @@
  * submissions, and registers the metrics measured when scraped. Present only with
  * METRICS_ENABLED; the HTTP side (request timing, the /api/metrics route) is added by the app.
  */
-import cluster from 'node:cluster';
 import type { Db } from 'mongodb';
 import { Registry } from 'prom-client';
 import type { Settings } from '../config/settings.js';
@@ -14,7 +13,8 @@ import { registerCertificateMetrics, certificateFiles } from './certificate-coll
 import { EventReceiver, type CeleryEvent } from './event-receiver.js';
 import { registerHealthMetrics } from './health-collector.js';
 import { ipAllowList, type IpAllowList } from './ip-allowlist.js';
-import { PrimaryMetricsClient } from './cluster/primary-client.js';
+import type { ClusterPeer } from '../http/cluster/peer.js';
+import { answerMetrics, gatherMetrics } from './process-metrics.js';
 import { BoundedLabel, OTHER } from './labels.js';
 import { registerQueueMetrics } from './queue-collector.js';
 import { createCoreMetrics, type CoreMetrics } from './registry.js';
@@ -31,6 +31,8 @@ export interface MetricsSources {
   serviceDb: Db;
   queue: QueueService | undefined;
   logger: Logger;
+  /** Under the cluster: the other API processes, asked through the primary. */
+  cluster?: ClusterPeer;
 }
 
 export class ServiceMetrics {
@@ -48,8 +50,7 @@ export class ServiceMetrics {
   private readonly receiver: EventReceiver | undefined;
   private readonly channel: ScrapeChannel | undefined;
   private readonly catalog: TaskCatalog | undefined;
-  /** Under the cluster: the way to the other API processes' metrics, through the primary. */
-  private readonly primary: PrimaryMetricsClient | undefined;
+  private readonly cluster: ClusterPeer | undefined;
 
   constructor(sources: MetricsSources) {
     const { settings, queue } = sources;
@@ -57,7 +58,7 @@ export class ServiceMetrics {
     this.core = createCoreMetrics();
     this.allowList = ipAllowList(settings.metrics.allowedIps);
     const registry = this.shared;
-    this.primary = cluster.isWorker ? new PrimaryMetricsClient(this.core.registry) : undefined;
+    this.cluster = sources.cluster;
     this.channel = queue === undefined ? undefined : new ScrapeChannel(queue.session);
     registerHealthMetrics(registry, {
       db: sources.serviceDb,
@@ -79,7 +80,7 @@ export class ServiceMetrics {
 
   start(): this {
     this.receiver?.start();
-    this.primary?.start();
+    if (this.cluster !== undefined) answerMetrics(this.cluster, this.core.registry);
     return this;
   }
 
@@ -89,12 +90,12 @@ export class ServiceMetrics {
 
   /**
    * Every metric in the text format. Under the cluster the counted ones are those of all API
-   * processes, aggregated by the primary (counters and histograms summed); the shared state is
-   * measured here only.
+   * processes, gathered through the primary and aggregated here with prom-client (each metric by
+   * its `aggregator`: counters and histograms summed); the shared state is measured here only.
    */
   async exposition(): Promise<string> {
     const [counted, shared] = await Promise.all([
-      this.primary === undefined ? this.core.registry.metrics() : this.primary.aggregate(),
+      this.cluster === undefined ? this.core.registry.metrics() : gatherMetrics(this.cluster),
       this.shared.metrics(),
     ]);
     return this.shared.getMetricsAsArray().length === 0 ? counted : `${counted}\n${shared}`;
@@ -112,7 +113,6 @@ export class ServiceMetrics {
   }
 
   async close(): Promise<void> {
-    this.primary?.close();
     await this.receiver?.close();
     await this.channel?.close();
   }

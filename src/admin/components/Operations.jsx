@@ -262,7 +262,8 @@ const Operations = () => {
           </table>
         )}
         <Text mt="sm" fontSize="12px">
-          Rates: tasks submitted through this API process and their deliveries to workers, per second over the last minute.
+          Rates: tasks submitted through the API (with several API containers: through this one) and their deliveries to workers, per second
+          over the last minute.
         </Text>
       </Section>
 

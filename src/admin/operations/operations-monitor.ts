@@ -7,7 +7,8 @@
  *
  * Queue rates are counted here too: published = tasks this API process submitted to the queue,
  * delivered = those of them a worker reported receiving (`task-received`), both per second over
- * the last minute. Tasks sent by other clients show in the depth but not in the rates.
+ * the last minute. Tasks sent by other clients show in the depth but not in the rates. Under the
+ * cluster every API process keeps one, and the page merges them all (process-merge.ts).
  */
 import type { Logger } from '../../log/logger.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
@@ -17,6 +18,7 @@ import { EventReceiver, type CeleryEvent } from '../../metrics/event-receiver.js
 import { readQueues } from '../../metrics/queue-collector.js';
 import { ScrapeChannel } from '../../metrics/scrape-channel.js';
 import { MinuteCounts, MINUTES, type MinuteCount } from './minute-counts.js';
+import type { ProcessOperations } from './process-merge.js';
 import { RateWindow } from './rate-window.js';
 import { WorkerBoard, concurrencyOf, type ControlFacts, type OperationsWorker } from './worker-board.js';
 
@@ -148,6 +150,17 @@ export class OperationsMonitor {
       queues,
       running: this.running,
       minutes: this.minutes.series(now),
+      listeningSince: new Date(this.listeningSince).toISOString(),
+    };
+  }
+
+  /** What only this process knows, for the process that answers the page: no broker round trip. */
+  processOperations(now = Date.now()): ProcessOperations {
+    return {
+      publishRates: this.published.rates(now),
+      deliverRates: this.delivered.rates(now),
+      minutes: this.minutes.series(now),
+      workers: this.board.snapshot(now),
       listeningSince: new Date(this.listeningSince).toISOString(),
     };
   }

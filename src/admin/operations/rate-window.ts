@@ -36,6 +36,16 @@ export class RateWindow {
     return total / this.windowSeconds;
   }
 
+  /** The rate of every key seen within the window. */
+  rates(now = Date.now()): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const key of [...this.counts.keys()]) {
+      const rate = this.rate(key, now);
+      if (rate > 0) out[key] = rate;
+    }
+    return out;
+  }
+
   private prune(perSecond: Map<number, number>, second: number): void {
     for (const s of perSecond.keys()) if (s <= second - this.windowSeconds) perSecond.delete(s);
   }

@@ -6,7 +6,9 @@
  *   POST /api/admin/operations/revoke   {"task_id": "...", "terminate": false}
  *
  * The monitor that gathers the data starts on the first request, so API processes whose admin
- * nobody opens do not listen to worker events.
+ * nobody opens do not listen to worker events. Under the cluster (API_PROCESSES > 1) the process
+ * that answers asks every API process for what its own monitor counted (starting it there if it
+ * was not yet) and merges it in (process-merge.ts), so every poll shows the same numbers.
  */
 import { Router, type Request } from 'express';
 import { methods } from '../../http/methods.js';
@@ -19,6 +21,7 @@ import { TASK_ID } from '../../queue/api/routes.js';
 import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
 import { ensureFailureIndex, latestFailures } from './latest-failures.js';
 import { OperationsMonitor, type RunningTask } from './operations-monitor.js';
+import { OPERATIONS_TOPIC, gatherProcessOperations, mergeProcesses } from './process-merge.js';
 import { logEntries, mayReadTask } from './task-visibility.js';
 
 /** Failures listed at most. */
@@ -51,6 +54,9 @@ export function operationsRouter(ctx: ServiceContext): Router {
     }
     return { queue: ctx.queue, monitor };
   };
+  // Asked by the process that answers the page: starts this process's monitor, so from the first
+  // look at the page on, the tasks submitted through any process are counted.
+  ctx.cluster?.answer(OPERATIONS_TOPIC, () => Promise.resolve().then(() => service().monitor.processOperations()));
 
   const router = Router({ strict: true });
   router.all(
@@ -59,7 +65,12 @@ export function operationsRouter(ctx: ServiceContext): Router {
       GET: async (req, res) => {
         checkParams(req, ['_']);
         const { queue, monitor: m } = service();
-        const [view, failures] = await Promise.all([m.view(), latestFailures(queue, req.principal, FAILURES_SHOWN)]);
+        const [own, failures, processes] = await Promise.all([
+          m.view(),
+          latestFailures(queue, req.principal, FAILURES_SHOWN),
+          ctx.cluster === undefined ? undefined : gatherProcessOperations(ctx.cluster),
+        ]);
+        const view = processes === undefined ? own : mergeProcesses(own, processes);
         res.setHeader('Cache-Control', 'no-store');
         res.json({
           generatedAt: new Date().toISOString(),

@@ -18,7 +18,7 @@ export interface OperationsWorker {
   active: number;
   /** Tasks finished since the worker started (its own count). */
   processed: number;
-  /** Tasks that succeeded and failed on it since this API process started listening. */
+  /** Tasks that succeeded and failed on it since the API started listening (under the cluster: the longest-listening process). */
   succeeded: number;
   failed: number;
   /** 1, 5 and 15 minute load averages of its host; null when it sends none. */

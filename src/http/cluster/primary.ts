@@ -13,21 +13,16 @@
  *   - Afterwards a worker that ends, for whatever reason, is started again on its own after a
  *     backoff (restart-backoff.ts); the others keep answering meanwhile. Only the requests the
  *     ended worker was handling fail.
- *   - A metrics scrape, whichever worker gets it, is answered with the metrics of all of them:
- *     that worker asks here, and the primary gathers every ready worker's own metrics and
- *     sends back the aggregate (metrics/cluster/).
+ *   - A question about all of them (a metrics scrape, the admin's Operations data), whichever
+ *     worker gets it, is answered from all of them: that worker asks here, the primary puts the
+ *     question to every ready worker and sends back their answers (gatherer.ts, peer.ts).
  *   - SIGTERM or SIGINT: each worker gets SIGTERM and shuts down gracefully (stops accepting,
  *     finishes its requests); after SHUTDOWN_GRACE_MS the stragglers are killed.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../log/logger.js';
-import { MetricsGatherer } from '../../metrics/cluster/gatherer.js';
-import {
-  CLUSTER_METRICS_ANSWER,
-  isClusterMetricsRequest,
-  isProcessMetricsAnswer,
-  type ClusterMetricsAnswer,
-} from '../../metrics/cluster/messages.js';
+import { isGatherRequest, isPeerAnswer } from './gather-messages.js';
+import { ProcessGatherer } from './gatherer.js';
 import { isWorkerReady } from './messages.js';
 import { RestartBackoff } from './restart-backoff.js';
 
@@ -44,7 +39,7 @@ export interface PrimaryOptions {
 interface Slot {
   index: number;
   worker: Worker | undefined;
-  /** Listening: it answers requests for its metrics. */
+  /** Listening: it answers the questions of a gather. */
   ready: boolean;
   startedAt: number;
   backoff: RestartBackoff;
@@ -72,19 +67,9 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
   let stopping = false;
   let started = false;
   let failStart: (err: Error) => void = () => undefined;
-  const metrics = new MetricsGatherer(() =>
+  const gatherer = new ProcessGatherer(() =>
     slots.flatMap((s) => (s.ready && s.worker !== undefined && s.worker.isConnected() ? [s.worker] : [])),
   );
-  const answerMetrics = (worker: Worker, id: number): void => {
-    const reply = (answer: Omit<ClusterMetricsAnswer, 'type' | 'id'>): void => {
-      if (worker.isConnected())
-        worker.send({ type: CLUSTER_METRICS_ANSWER, id, ...answer } satisfies ClusterMetricsAnswer, undefined, () => undefined);
-    };
-    metrics.gather().then(
-      (text) => reply({ text }),
-      (err: unknown) => reply({ error: err instanceof Error ? err.message : String(err) }),
-    );
-  };
 
   const fork = (slot: Slot): Promise<string> => {
     const worker = cluster.fork(env);
@@ -93,8 +78,8 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
     slot.startedAt = Date.now();
     return new Promise<string>((resolve) => {
       worker.on('message', (message: unknown) => {
-        if (isClusterMetricsRequest(message)) return answerMetrics(worker, message.id);
-        if (isProcessMetricsAnswer(message)) return metrics.answered(worker, message);
+        if (isGatherRequest(message)) return gatherer.serve(worker, message);
+        if (isPeerAnswer(message)) return gatherer.answered(worker, message);
         if (!isWorkerReady(message)) return;
         slot.ready = true;
         logger.info({ worker: slot.index, workerPid: worker.process.pid }, 'API process ready');
@@ -108,7 +93,7 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
     if (slot === undefined) return;
     slot.worker = undefined;
     slot.ready = false;
-    metrics.gone(worker);
+    gatherer.gone(worker);
     if (stopping) return;
     const lived = Date.now() - slot.startedAt;
     if (!started) {
@@ -133,7 +118,7 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
     const live: Worker[] = [];
     for (const slot of slots) {
       clearTimeout(slot.restartTimer);
-      // Closing: a scrape meanwhile gathers from nobody rather than waiting for closing processes.
+      // Closing: a gather meanwhile asks nobody rather than waiting for closing processes.
       slot.ready = false;
       if (slot.worker !== undefined && !slot.worker.isDead()) live.push(slot.worker);
     }

@@ -121,6 +121,21 @@ describe('compose.cluster.yaml over compose.yaml', () => {
   });
 });
 
+interface CaddyRoute {
+  match?: { path?: string[] }[];
+  handle: { handler: string; routes?: CaddyRoute[]; load_balancing?: { selection_policy?: unknown } }[];
+}
+
+/** Every reverse_proxy of a Caddy JSON config with its route's path match, in order (subroutes of a host opened). */
+function proxies(routes: CaddyRoute[]): [string[] | undefined, unknown][] {
+  return routes.flatMap((r) =>
+    r.handle.flatMap((h): [string[] | undefined, unknown][] => {
+      if (h.handler === 'subroute') return proxies(h.routes ?? []);
+      return h.handler === 'reverse_proxy' ? [[r.match?.[0]?.path, h.load_balancing?.selection_policy]] : [];
+    }),
+  );
+}
+
 describe('docker/Caddyfile', () => {
   const modes = [
     { mode: 'none', site: ':80', expect: (json: string) => expect(json).toContain('":80"') },
@@ -141,6 +156,13 @@ describe('docker/Caddyfile', () => {
       // Every API replica: the A records of `api`, port 8080.
       expect(stdout).toContain('"dynamic_upstreams":{"name":"api","port":"8080"');
       expect(stdout).toContain('"source":"a"');
+      // The admin site sticks to one replica by cookie (its Operations numbers are per replica);
+      // the rest goes round robin.
+      const config = JSON.parse(stdout) as { apps: { http: { servers: Record<string, { routes: CaddyRoute[] }> } } };
+      expect(Object.values(config.apps.http.servers).flatMap((server) => proxies(server.routes))).toEqual([
+        [['/api/admin*'], { name: 'cybercom_replica', policy: 'cookie' }],
+        [undefined, { policy: 'round_robin' }],
+      ]);
     });
   }
 });
