@@ -10,7 +10,9 @@ import { createLogger } from '../../src/log/logger.js';
 import type { LocalServices } from '../../src/runtime/local/services.js';
 import { createServiceContext } from '../../src/service.js';
 import { spawnWorker, TASK_MODULE, type WorkerProcess } from '../integration/worker/support.js';
-import { spawnServe } from '../support/serve-process.js';
+import { spawnServe, type ServeLogLine } from '../support/serve-process.js';
+
+export type { ServeLogLine };
 
 export interface ClusterNode {
   name: string;
@@ -54,20 +56,6 @@ export function killNode(node: ClusterNode): void {
 
 export const SECRET_KEY = 'cluster-test-secret-key-0123456789abcdefghijklmnopqrstuvwxyz';
 
-/** One JSON log line of `serve` (the primary's or an API process's; `pid` says whose). */
-export interface ServeLogLine {
-  msg?: string;
-  pid?: number;
-  time?: string;
-  /** "broker connected": the broker address connected to. */
-  node?: string | null;
-  /** "API process ready": the API process's pid. */
-  workerPid?: number;
-  /** "request": the X-Request-Id and the answer's status. */
-  reqId?: string;
-  status?: number;
-}
-
 export const BROKER_CONNECTED = 'broker connected';
 export const BROKER_LOST = 'broker connection lost; reconnecting';
 
@@ -87,7 +75,7 @@ export interface ClusterApi {
  * its API processes is connected to the broker.
  */
 export async function startClusterApi(o: { serviceDatabase: string; firstNode: number; processes: number }): Promise<ClusterApi> {
-  const { child, port } = await spawnServe(
+  const serve = await spawnServe(
     {
       BROKER_URL: brokerUrlFrom(o.firstNode),
       SECRET_KEY,
@@ -97,54 +85,22 @@ export async function startClusterApi(o: { serviceDatabase: string; firstNode: n
     },
     clusterServices().env,
   );
-  const lines: ServeLogLine[] = [];
-  let output = '';
-  let pending = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending += chunk.toString();
-    const complete = pending.split('\n');
-    pending = complete.pop() ?? '';
-    for (const line of complete) {
-      output += `${line}\n`;
-      try {
-        lines.push(JSON.parse(line) as ServeLogLine);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    await exited;
-  };
   try {
-    const listening = await until(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`serve ended with ${child.exitCode}; output:\n${output}`);
-        return lines.find((l) => l.msg === 'API server listening');
-      },
-      120_000,
-      'serve to listen',
-    );
+    const url = await serve.listening();
+    const lines = serve.lines;
+    const listening = lines().find((l) => l.msg === 'API server listening') as ServeLogLine;
     const pids =
       o.processes > 1
-        ? lines.flatMap((l) => (l.msg === 'API process ready' && l.workerPid !== undefined ? [l.workerPid] : []))
+        ? lines().flatMap((l) => (l.msg === 'API process ready' && l.workerPid !== undefined ? [l.workerPid] : []))
         : [listening.pid as number];
     await until(
-      async () => pids.every((pid) => lines.some((l) => l.pid === pid && l.msg === BROKER_CONNECTED)),
+      async () => pids.every((pid) => lines().some((l) => l.pid === pid && l.msg === BROKER_CONNECTED)),
       60_000,
-      `every API process to reach the broker; output:\n${output}`,
+      `every API process to reach the broker; output:\n${serve.output()}`,
     );
-    return { url: `http://127.0.0.1:${port}`, pids, lines: () => lines, output: () => output, stop };
+    return { url, pids, lines, output: serve.output, stop: serve.kill };
   } catch (err) {
-    await stop();
+    await serve.kill();
     throw err;
   }
 }

@@ -14,9 +14,34 @@ import { testServices } from './services.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
+/** One JSON log line of `serve` (the primary's or an API process's: `pid` says whose). */
+export interface ServeLogLine {
+  msg?: string;
+  pid?: number;
+  time?: string;
+  /** "API server listening": where. */
+  url?: string;
+  /** "API process ready": which slot, and the API process's pid. */
+  worker?: number;
+  workerPid?: number;
+  /** "broker connected": the broker address connected to. */
+  node?: string | null;
+  /** "request": the X-Request-Id and the answer's status. */
+  reqId?: string;
+  status?: number;
+}
+
 export interface ServeProcess {
   child: ChildProcessByStdio<null, Readable, Readable>;
   port: number;
+  /** Every JSON log line it printed so far. */
+  lines(): ServeLogLine[];
+  /** Everything it printed so far (stdout and stderr), for failure messages. */
+  output(): string;
+  /** Its URL once it listens; rejects when it ends first or after `timeoutMs`. */
+  listening(timeoutMs?: number): Promise<string>;
+  /** SIGKILL to its whole process group (primary, API processes, tsx); resolves once it exited. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -49,5 +74,48 @@ export async function spawnServe(
       detached: true,
     },
   );
-  return { child, port };
+  const lines: ServeLogLine[] = [];
+  let output = '';
+  let pending = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const complete = pending.split('\n');
+    pending = complete.pop() ?? '';
+    for (const line of complete) {
+      output += `${line}\n`;
+      try {
+        lines.push(JSON.parse(line) as ServeLogLine);
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ended = () => child.exitCode !== null || child.signalCode !== null;
+  return {
+    child,
+    port,
+    lines: () => lines,
+    output: () => output,
+    async listening(timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const url = lines.find((l) => l.msg === 'API server listening')?.url;
+        if (url !== undefined) return url;
+        if (ended()) throw new Error(`serve ended with ${child.exitCode ?? child.signalCode}; output:\n${output}`);
+        if (Date.now() > deadline) throw new Error(`serve did not listen within ${timeoutMs} ms; output:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async kill() {
+      if (child.pid === undefined || ended()) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await exited;
+    },
+  };
 }

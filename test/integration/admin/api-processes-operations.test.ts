@@ -4,13 +4,11 @@
  * it, reports the publish and deliver rates of all of them (each process counts only its own
  * submissions) and the same outcomes per minute.
  */
-import type { ChildProcessByStdio } from 'node:child_process';
 import { request } from 'node:http';
-import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/worker/worker.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
-import { spawnServe } from '../../support/serve-process.js';
+import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
 import { closeAndDrop } from '../auth/helpers.js';
 import { startWorker, until } from '../queue/support.js';
 import { Browser } from './support.js';
@@ -59,8 +57,7 @@ describe('the Operations data with API_PROCESSES=2', () => {
   let helper: TestApp;
   let worker: Worker;
   let queue: string;
-  let child: ChildProcessByStdio<null, Readable, Readable>;
-  let output = '';
+  let serve: ServeProcess;
   let baseUrl = '';
   let token = '';
   let staff: Browser;
@@ -89,38 +86,14 @@ describe('the Operations data with API_PROCESSES=2', () => {
     });
     token = await helper.users.tokenFor('staffer');
     ({ worker, queue } = await startWorker(database));
-    ({ child } = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'false', SERVICE_DATABASE: database }));
-    baseUrl = await new Promise<string>((resolve, reject) => {
-      let pending = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        pending += chunk.toString();
-        const complete = pending.split('\n');
-        pending = complete.pop() ?? '';
-        for (const line of complete) {
-          output += `${line}\n`;
-          try {
-            const entry = JSON.parse(line) as { msg?: string; url?: string };
-            if (entry.msg === 'API server listening' && entry.url !== undefined) resolve(entry.url);
-          } catch {
-            // not a log line
-          }
-        }
-      });
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.once('exit', (code) => reject(new Error(`serve ended with ${code}; output:\n${output}`)));
-    });
+    serve = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'false', SERVICE_DATABASE: database });
+    baseUrl = await serve.listening();
     staff = new Browser(baseUrl);
     await staff.loginJson('staffer', 'staff-pass-123');
   }, 120_000);
 
   afterAll(async () => {
-    if (child?.pid !== undefined && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    await serve?.kill();
     await worker?.close();
     await closeAndDrop(helper);
   });
@@ -134,7 +107,7 @@ describe('the Operations data with API_PROCESSES=2', () => {
         return reads.every((r) => r.queue !== undefined);
       },
       30_000,
-      `the queue to be listed by every process; output:\n${output}`,
+      `the queue to be listed by every process; output:\n${serve.output()}`,
     );
 
     // Several at a time on new connections, so both processes take some.

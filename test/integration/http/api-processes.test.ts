@@ -4,20 +4,11 @@
  * the killed one had in hand fail), and the primary starts a new one, which answers too (shown
  * by killing the other original worker next, leaving the new one alone on the port).
  */
-import type { ChildProcessByStdio } from 'node:child_process';
 import { request } from 'node:http';
-import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServe } from '../../support/serve-process.js';
+import { spawnServe, type ServeLogLine, type ServeProcess } from '../../support/serve-process.js';
 
 const CLIENTS = 6;
-
-interface LogLine {
-  msg?: string;
-  worker?: number;
-  workerPid?: number;
-  url?: string;
-}
 
 /** One GET on a connection of its own (no keep-alive): a failure belongs to exactly this request. */
 function get(url: string): Promise<number> {
@@ -54,53 +45,30 @@ function alive(pid: number): boolean {
 }
 
 describe('serve with API_PROCESSES=2', () => {
-  let child: ChildProcessByStdio<null, Readable, Readable>;
-  const lines: LogLine[] = [];
-  let output = '';
+  let serve: ServeProcess;
+  let child: ServeProcess['child'];
   let baseUrl = '';
+  const lines = (): ServeLogLine[] => serve.lines();
+  const output = (): string => serve.output();
 
   beforeAll(async () => {
-    ({ child } = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'false' }));
-    let pending = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      pending += chunk.toString();
-      const complete = pending.split('\n');
-      pending = complete.pop() ?? '';
-      for (const line of complete) {
-        output += `${line}\n`;
-        try {
-          lines.push(JSON.parse(line) as LogLine);
-        } catch {
-          // not a log line
-        }
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const listening = await waitFor(
-      () => lines.find((l) => l.msg === 'API server listening'),
-      90_000,
-      `the API to listen; output:\n${output}`,
-    );
-    baseUrl = listening.url as string;
+    serve = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'false' });
+    child = serve.child;
+    baseUrl = await serve.listening(90_000);
   });
 
-  afterAll(async () => {
-    if (child?.pid === undefined || child.exitCode !== null) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  });
+  afterAll(() => serve?.kill());
 
   const readyPids = (worker: number): number[] =>
-    lines.filter((l) => l.msg === 'API process ready' && l.worker === worker).map((l) => l.workerPid as number);
+    lines()
+      .filter((l) => l.msg === 'API process ready' && l.worker === worker)
+      .map((l) => l.workerPid as number);
 
   it('keeps answering when a worker is killed, restarts it, and the new one answers', async () => {
     const [firstPid] = readyPids(0);
     const [secondPid] = readyPids(1);
-    expect(firstPid, output).toBeTypeOf('number');
-    expect(secondPid, output).toBeTypeOf('number');
+    expect(firstPid, output()).toBeTypeOf('number');
+    expect(secondPid, output()).toBeTypeOf('number');
     expect(firstPid).not.toBe(secondPid);
 
     // Steady load: CLIENTS loops, each with one request in flight at a time.
@@ -121,7 +89,7 @@ describe('serve with API_PROCESSES=2', () => {
       process.kill(firstPid as number, 'SIGKILL');
       // The other worker answers while the killed one is being replaced.
       await waitFor(() => (answeredSince(firstKill + 200) >= 20 ? true : undefined), 30_000, 'the surviving worker to answer');
-      const replacement = await waitFor(() => readyPids(0)[1], 60_000, `a new worker 0; output:\n${output}`);
+      const replacement = await waitFor(() => readyPids(0)[1], 60_000, `a new worker 0; output:\n${output()}`);
       expect(replacement).not.toBe(firstPid);
       expect(alive(replacement)).toBe(true);
 
@@ -129,7 +97,7 @@ describe('serve with API_PROCESSES=2', () => {
       const secondKill = Date.now();
       process.kill(secondPid as number, 'SIGKILL');
       await waitFor(() => (answeredSince(secondKill + 200) >= 20 ? true : undefined), 30_000, 'the replacement worker to answer');
-      await waitFor(() => readyPids(1)[1], 60_000, `a new worker 1; output:\n${output}`);
+      await waitFor(() => readyPids(1)[1], 60_000, `a new worker 1; output:\n${output()}`);
     } finally {
       running = false;
       await Promise.all(loops);
@@ -144,7 +112,7 @@ describe('serve with API_PROCESSES=2', () => {
     ).toEqual([]);
     expect(statuses.filter((s) => s === 'error').length).toBeLessThanOrEqual(2 * CLIENTS);
     expect(outcomes.length).toBeGreaterThan(60);
-    expect(lines.filter((l) => l.msg === 'API process ended; restarting it').length).toBe(2);
+    expect(lines().filter((l) => l.msg === 'API process ended; restarting it').length).toBe(2);
   }, 240_000);
 
   it('shuts every process down on SIGTERM', async () => {

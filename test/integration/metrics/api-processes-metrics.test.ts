@@ -2,11 +2,9 @@
  * `serve` with API_PROCESSES=2 and metrics on: whichever process a scrape reaches, it answers
  * with the requests counted by both, and the shared state (database and broker up) once.
  */
-import type { ChildProcessByStdio } from 'node:child_process';
 import { request } from 'node:http';
-import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServe } from '../../support/serve-process.js';
+import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
 
 const REQUESTS = 40;
 const SCRAPES = 12;
@@ -39,41 +37,15 @@ function total(text: string, name: string, labelPart = ''): number {
 }
 
 describe('metrics with API_PROCESSES=2', () => {
-  let child: ChildProcessByStdio<null, Readable, Readable>;
-  let output = '';
+  let serve: ServeProcess;
   let baseUrl = '';
 
   beforeAll(async () => {
-    ({ child } = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'true', METRICS_ALLOWED_IPS: '127.0.0.1' }));
-    baseUrl = await new Promise<string>((resolve, reject) => {
-      let pending = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        pending += chunk.toString();
-        const complete = pending.split('\n');
-        pending = complete.pop() ?? '';
-        for (const line of complete) {
-          output += `${line}\n`;
-          try {
-            const entry = JSON.parse(line) as { msg?: string; url?: string };
-            if (entry.msg === 'API server listening' && entry.url !== undefined) resolve(entry.url);
-          } catch {
-            // not a log line
-          }
-        }
-      });
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.once('exit', (code) => reject(new Error(`serve ended with ${code}; output:\n${output}`)));
-    });
+    serve = await spawnServe({ API_PROCESSES: '2', METRICS_ENABLED: 'true', METRICS_ALLOWED_IPS: '127.0.0.1' });
+    baseUrl = await serve.listening();
   });
 
-  afterAll(() => {
-    if (child?.pid === undefined || child.exitCode !== null) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  });
+  afterAll(() => serve?.kill());
 
   it('answers every scrape with the requests of both processes and the shared state once', async () => {
     // Several at a time, so both processes take some.
@@ -96,7 +68,7 @@ describe('metrics with API_PROCESSES=2', () => {
       expect(body.match(/^nodejs_version_info\{/gm)).toHaveLength(1);
     }
     // The health requests are all counted by every scrape, whichever process answered it.
-    expect(healthCounts, output).toEqual(Array<number>(SCRAPES).fill(REQUESTS));
+    expect(healthCounts, serve.output()).toEqual(Array<number>(SCRAPES).fill(REQUESTS));
     // The scrapes count themselves (after answering): the total only grows, by one each time.
     for (let i = 1; i < SCRAPES; i++) expect(allCounts[i], allCounts.join(',')).toBe(allCounts[i - 1]! + 1);
   }, 180_000);
