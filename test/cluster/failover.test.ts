@@ -9,13 +9,13 @@
  * worker that was connected to the killed node consumes from another one.
  */
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoEnvSchema, toMongoSettings } from '../../src/config/connections.js';
 import { connectMongo } from '../../src/db/mongo-client.js';
 import { DELIVERIES_FIELD } from '../../src/queue/results/result-store.js';
 import { formatNaiveUtcIsoformat } from '../../src/queue/protocol/timestamps.js';
+import { requestOnNewConnection } from '../support/serve-process.js';
 import {
   BROKER_CONNECTED,
   BROKER_LOST,
@@ -109,39 +109,18 @@ afterAll(async () => {
   await mongo?.close();
 });
 
-/**
- * One POST on a connection of its own: the kernel hands each connection to whichever of API 1's
- * processes accepts it, so both get a share of the submissions (kept-alive connections would each
- * stay with one process for the whole run).
- */
-function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    // Never waits forever: a submission nobody answers fails the test.
-    req.setTimeout(120_000, () => req.destroy(new Error('no answer within 120 s')));
-    req.end(body);
-  });
-}
-
 async function submit(api: number, n: number): Promise<Outcome> {
   const sentAt = Date.now();
   const requestId = `cluster-${id}-${sequence++}`;
-  const response = await post(
-    `${(apis[api] as ClusterApi).url}/api/queue/run/tasks.add/`,
-    { authorization: `Token ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-request-id': requestId },
-    JSON.stringify({ function: 'tasks.add', queue, args: [n, 1] }),
-  );
+  // A connection of its own: the kernel hands each to whichever of API 1's processes accepts it,
+  // so both get a share (a kept-alive connection would stay with one process for the whole run).
+  const response = await requestOnNewConnection(`${(apis[api] as ClusterApi).url}/api/queue/run/tasks.add/`, {
+    method: 'POST',
+    headers: { authorization: `Token ${token}`, 'content-type': 'application/json', 'x-request-id': requestId },
+    body: JSON.stringify({ function: 'tasks.add', queue, args: [n, 1] }),
+    // Never waits forever: a submission nobody answers fails the test.
+    timeoutMs: 120_000,
+  });
   let body: { task_id?: string; error?: { code?: string; detail?: { task_id?: string } } } = {};
   try {
     body = JSON.parse(response.text) as typeof body;

@@ -6,6 +6,7 @@
  * and its workers, not only tsx.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { request } from 'node:http';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/runtime/local/ports.js';
@@ -118,4 +119,34 @@ export async function spawnServe(
       await exited;
     },
   };
+}
+
+export interface NewConnectionAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * One request on a connection of its own (no keep-alive): with several API processes on one
+ * port the kernel picks the process anew for each, and a failure belongs to exactly this
+ * request. Never waits forever: after `timeoutMs` without an answer it rejects.
+ */
+export function requestOnNewConnection(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<NewConnectionAnswer> {
+  const { method = 'GET', headers = {}, body, timeoutMs = 15_000 } = options;
+  const sent = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent: false, headers: { accept: 'application/json', ...sent } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
+    req.end(body);
+  });
 }

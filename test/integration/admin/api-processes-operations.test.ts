@@ -4,11 +4,10 @@
  * it, reports the publish and deliver rates of all of them (each process counts only its own
  * submissions) and the same outcomes per minute.
  */
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/worker/worker.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
-import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
+import { requestOnNewConnection, spawnServe, type ServeProcess } from '../../support/serve-process.js';
 import { closeAndDrop } from '../auth/helpers.js';
 import { startWorker, until } from '../queue/support.js';
 import { Browser } from './support.js';
@@ -24,27 +23,15 @@ interface Answer {
 }
 
 /** One request on a connection of its own, so the kernel picks the API process anew each time. */
-function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent: false, headers: { accept: 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let json: unknown = null;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          // not JSON: the status tells
-        }
-        resolve({ status: res.statusCode ?? 0, json, text });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
-    req.end(body);
-  });
+async function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  const { status, text } = await requestOnNewConnection(url, { method, headers, body });
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: the status tells
+  }
+  return { status, json, text };
 }
 
 interface QueueRow {

@@ -4,26 +4,10 @@
  * the killed one had in hand fail), and the primary starts a new one, which answers too (shown
  * by killing the other original worker next, leaving the new one alone on the port).
  */
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServe, type ServeLogLine, type ServeProcess } from '../../support/serve-process.js';
+import { requestOnNewConnection, spawnServe, type ServeLogLine, type ServeProcess } from '../../support/serve-process.js';
 
 const CLIENTS = 6;
-
-/** One GET on a connection of its own (no keep-alive): a failure belongs to exactly this request. */
-function get(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false, headers: { accept: 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    // Never waits forever: a request nobody answers counts as failed.
-    req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
-    req.end();
-  });
-}
 
 async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -77,7 +61,9 @@ describe('serve with API_PROCESSES=2', () => {
     let running = true;
     const loops = Array.from({ length: CLIENTS }, async () => {
       while (running) {
-        const status = await get(`${baseUrl}/api/health/`).catch(() => 'error' as const);
+        const status = await requestOnNewConnection(`${baseUrl}/api/health/`)
+          .then((r) => r.status)
+          .catch(() => 'error' as const);
         outcomes.push({ at: Date.now(), status });
       }
     });

@@ -2,28 +2,11 @@
  * `serve` with API_PROCESSES=2 and metrics on: whichever process a scrape reaches, it answers
  * with the requests counted by both, and the shared state (database and broker up) once.
  */
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
+import { requestOnNewConnection, spawnServe, type ServeProcess } from '../../support/serve-process.js';
 
 const REQUESTS = 40;
 const SCRAPES = 12;
-
-/** One GET on a connection of its own, so the kernel picks the process anew each time. */
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
-    req.end();
-  });
-}
 
 /** The sum of the samples of `name` whose labels contain `labelPart` (all when empty). */
 function total(text: string, name: string, labelPart = ''): number {
@@ -50,14 +33,14 @@ describe('metrics with API_PROCESSES=2', () => {
   it('answers every scrape with the requests of both processes and the shared state once', async () => {
     // Several at a time, so both processes take some.
     for (let i = 0; i < REQUESTS; i += 4) {
-      const answers = await Promise.all([0, 1, 2, 3].map(() => get(`${baseUrl}/api/health/`)));
+      const answers = await Promise.all([0, 1, 2, 3].map(() => requestOnNewConnection(`${baseUrl}/api/health/`)));
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
     }
 
     const healthCounts: number[] = [];
     const allCounts: number[] = [];
     for (let i = 0; i < SCRAPES; i++) {
-      const { status, body } = await get(`${baseUrl}/api/metrics`);
+      const { status, text: body } = await requestOnNewConnection(`${baseUrl}/api/metrics`, { headers: { accept: 'text/plain' } });
       expect(status, body).toBe(200);
       healthCounts.push(total(body, 'cybercom_http_request_duration_seconds_count', 'route="/api/health'));
       allCounts.push(total(body, 'cybercom_http_request_duration_seconds_count'));
