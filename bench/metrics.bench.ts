@@ -135,9 +135,9 @@ async function main(): Promise<void> {
     const body = JSON.stringify({ function: 'tasks.noop', queue: QUEUE, args: [], kwargs: {} });
     const drained = () =>
       waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
-    const rates: Record<'on' | 'off', { get: number[]; submit: number[]; getCpu: number[]; submitCpu: number[] }> = {
-      on: { get: [], submit: [], getCpu: [], submitCpu: [] },
-      off: { get: [], submit: [], getCpu: [], submitCpu: [] },
+    const rates: Record<'on' | 'off', { get: number[]; submit: number[]; getCpu: number[]; submitCpu: number[]; workerCpu: number[] }> = {
+      on: { get: [], submit: [], getCpu: [], submitCpu: [], workerCpu: [] },
+      off: { get: [], submit: [], getCpu: [], submitCpu: [], workerCpu: [] },
     };
 
     for (let round = 1; round <= ROUNDS; round++) {
@@ -178,14 +178,17 @@ async function main(): Promise<void> {
           const submitRun = () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers: postHeaders, body });
           await runLoad(200, 32, submitRun, 202);
           await drained();
+          const workerBefore = cpuSeconds(worker.pid as number);
           const submit = await measured(pid, () => runLoad(Number.MAX_SAFE_INTEGER, 32, submitRun, 202, BUDGET_MS));
           await drained();
+          const workerUs = ((cpuSeconds(worker.pid as number) - workerBefore) * 1e6) / Math.max(1, submit.requests);
           rates[mode].get.push(get.rps);
           rates[mode].submit.push(submit.rps);
           rates[mode].getCpu.push(get.cpuUs);
           rates[mode].submitCpu.push(submit.cpuUs);
+          rates[mode].workerCpu.push(workerUs);
           process.stdout.write(
-            `round ${round}, metrics ${mode}:\n  ${line('(d) GET by _id', get)}\n  ${line('(s) task submissions', submit)}\n`,
+            `round ${round}, metrics ${mode}:\n  ${line('(d) GET by _id', get)}\n  ${line('(s) task submissions', submit)}  worker CPU ${workerUs.toFixed(0)} µs/task\n`,
           );
         } finally {
           scraping = false;
@@ -194,13 +197,14 @@ async function main(): Promise<void> {
         }
       }
     }
-    const ratio = (phase: 'get' | 'submit' | 'getCpu' | 'submitCpu') => median(rates.on[phase]) / median(rates.off[phase]);
+    const ratio = (phase: 'get' | 'submit' | 'getCpu' | 'submitCpu' | 'workerCpu') => median(rates.on[phase]) / median(rates.off[phase]);
     const cpu = (phase: 'getCpu' | 'submitCpu') =>
       `API CPU on ${median(rates.on[phase]).toFixed(0)} µs/req  off ${median(rates.off[phase]).toFixed(0)} µs/req  ratio ${ratio(phase).toFixed(3)}`;
     process.stdout.write(
       `\nMetrics cost (median of ${ROUNDS} rounds, ${BUDGET_MS / 1000} s each):\n` +
         `  (d) GET by _id        on ${median(rates.on.get).toFixed(0)} req/s  off ${median(rates.off.get).toFixed(0)} req/s  ratio ${ratio('get').toFixed(3)} | ${cpu('getCpu')}\n` +
-        `  (s) task submissions  on ${median(rates.on.submit).toFixed(0)} req/s  off ${median(rates.off.submit).toFixed(0)} req/s  ratio ${ratio('submit').toFixed(3)} | ${cpu('submitCpu')}\n`,
+        `  (s) task submissions  on ${median(rates.on.submit).toFixed(0)} req/s  off ${median(rates.off.submit).toFixed(0)} req/s  ratio ${ratio('submit').toFixed(3)} | ${cpu('submitCpu')}\n` +
+        `  worker CPU per task   on ${median(rates.on.workerCpu).toFixed(0)} µs  off ${median(rates.off.workerCpu).toFixed(0)} µs  ratio ${ratio('workerCpu').toFixed(3)}\n`,
     );
   } finally {
     for (const child of children) await stop(child);

@@ -1,11 +1,12 @@
 /**
- * Days until the certificates this service is configured with expire, read from their PEM files
- * when scraped (so a rotated file shows at once). A file holding several certificates (a chain,
+ * Days until the certificates this service is configured with expire, from their PEM files as
+ * they are when scraped (so a rotated file shows at once): a file is parsed again only when its
+ * modification time, size or inode changed, so a scrape costs one `stat` per file. A file holding several certificates (a chain,
  * a CA bundle, a client certificate with its key) reports its earliest expiry: that is when
  * something stops working. Labels are the setting names, a fixed set.
  */
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
 import type { Settings } from '../config/settings.js';
 import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
@@ -25,18 +26,41 @@ export function certificateFiles(settings: Settings): Map<string, string> {
   return new Map([...files].filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
-/** Days (fractional) until the earliest expiry among the certificates in `pem`; null if none. */
-export function daysLeft(pem: string, now = Date.now()): number | null {
+/** The earliest expiry (ms since the epoch) among the certificates in `pem`; null if none. */
+export function earliestExpiry(pem: string): number | null {
   let earliest: number | null = null;
   for (const block of pem.match(PEM_CERTIFICATE) ?? []) {
     const notAfter = new Date(new X509Certificate(block).validTo).getTime();
     if (earliest === null || notAfter < earliest) earliest = notAfter;
   }
+  return earliest;
+}
+
+/** Days (fractional) until the earliest expiry among the certificates in `pem`; null if none. */
+export function daysLeft(pem: string, now = Date.now()): number | null {
+  const earliest = earliestExpiry(pem);
   return earliest === null ? null : (earliest - now) / DAY_MS;
+}
+
+/** Earliest expiries of certificate files, parsed again only when a file changed. */
+export class CertificateExpiries {
+  private readonly parsed = new Map<string, { version: string; expiry: number | null }>();
+
+  /** The earliest expiry in `file` (ms since the epoch); null if it holds none; throws if unreadable. */
+  of(file: string): number | null {
+    const stat = statSync(file);
+    const version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    const known = this.parsed.get(file);
+    if (known?.version === version) return known.expiry;
+    const expiry = earliestExpiry(readFileSync(file, 'utf8'));
+    this.parsed.set(file, { version, expiry });
+    return expiry;
+  }
 }
 
 export function registerCertificateMetrics(registry: Registry, files: Map<string, string>): void {
   if (files.size === 0) return;
+  const expiries = new CertificateExpiries();
   new Gauge({
     name: `${METRIC_PREFIX}certificate_days_left`,
     help: 'Days until the earliest certificate in a configured TLS file expires (negative: expired), by setting name',
@@ -47,8 +71,8 @@ export function registerCertificateMetrics(registry: Registry, files: Map<string
       this.reset();
       for (const [setting, file] of files) {
         try {
-          const days = daysLeft(readFileSync(file, 'utf8'));
-          if (days !== null) this.set({ certificate: setting }, days);
+          const expiry = expiries.of(file);
+          if (expiry !== null) this.set({ certificate: setting }, (expiry - Date.now()) / DAY_MS);
         } catch {
           // Unreadable or not a certificate: the series is missing, which an alert on absence catches.
         }

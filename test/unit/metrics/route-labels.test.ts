@@ -50,6 +50,13 @@ describe('route labels of real requests', () => {
       res.json({ ok: true });
     });
     app.use('/api/data_store/data', docs);
+    // One router (so the same route objects) under two mount paths: each keeps its own label.
+    const shared = Router({ strict: true });
+    shared.get('/:id/', (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use('/api/one', shared);
+    app.use('/api/two', shared);
     app.use((_req, res) => {
       res.status(404).json({});
     });
@@ -77,6 +84,9 @@ describe('route labels of real requests', () => {
       '/api/data_store/data/db3/fail/',
       '/no/such/path',
       '/no/other/path',
+      '/api/one/1/',
+      '/api/two/2/',
+      '/api/two/3/',
     ]) {
       await (await fetch(url + path)).arrayBuffer();
     }
@@ -87,6 +97,8 @@ describe('route labels of real requests', () => {
         { route: '/api/data_store/data/:db/:col/', method: 'GET', status: '200', count: 2 },
         { route: '/api/data_store/data/:db/fail/', method: 'GET', status: '403', count: 1 },
         { route: UNMATCHED_ROUTE, method: 'GET', status: '404', count: 2 },
+        { route: '/api/one/:id/', method: 'GET', status: '200', count: 1 },
+        { route: '/api/two/:id/', method: 'GET', status: '200', count: 2 },
       ]),
     );
     expect(got.map((s) => s.route).join(' ')).not.toMatch(/db1|db2|no\/such/);

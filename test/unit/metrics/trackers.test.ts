@@ -1,6 +1,9 @@
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { daysLeft } from '../../../src/metrics/certificate-collector.js';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CertificateExpiries, daysLeft } from '../../../src/metrics/certificate-collector.js';
 import { allowListEntryProblem, ipAllowList } from '../../../src/metrics/ip-allowlist.js';
 import { OTHER } from '../../../src/metrics/labels.js';
 import { TaskOutcomes } from '../../../src/metrics/task-outcomes.js';
@@ -77,5 +80,34 @@ describe('certificate days left', () => {
     expect(days).toBeGreaterThan(29);
     expect(days).toBeLessThanOrEqual(30.01);
     expect(daysLeft('no certificate here')).toBeNull();
+  });
+
+  it('parses a file once, and again after it is rewritten or replaced (a rotation shows at the next scrape)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cert-expiries-'));
+    try {
+      const file = join(dir, 'server.pem');
+      const short = await createCertificateAuthority({ validityDays: 10 });
+      const long = await createCertificateAuthority({ validityDays: 400 });
+      writeFileSync(file, short.certPem);
+      const expiries = new CertificateExpiries();
+      const first = expiries.of(file);
+      expect(first).not.toBeNull();
+      expect(((first as number) - Date.now()) / 86_400_000).toBeCloseTo(10, 0);
+      expect(expiries.of(file)).toBe(first);
+
+      // Replaced by rename, as rotation tools do: a new inode.
+      writeFileSync(join(dir, 'next.pem'), long.certPem);
+      renameSync(join(dir, 'next.pem'), file);
+      const rotated = expiries.of(file);
+      expect(((rotated as number) - Date.now()) / 86_400_000).toBeCloseTo(400, 0);
+
+      // Rewritten in place with other content.
+      writeFileSync(file, 'no certificate here');
+      expect(expiries.of(file)).toBeNull();
+      rmSync(file);
+      expect(() => expiries.of(file)).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
