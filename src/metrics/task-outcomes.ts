@@ -4,7 +4,7 @@
  * ends (as Celery's own event state does), in a map of bounded size: events of a task whose
  * `task-received` was missed (sent before this process listened) count under OTHER.
  */
-import type { Counter } from 'prom-client';
+import type { BatchedCounter } from './registry.js';
 import { OTHER } from './labels.js';
 
 /** Task event type → the Celery state it reports. */
@@ -33,7 +33,7 @@ export class TaskOutcomes {
 
   /** `label` maps a task name to its label value (OTHER for names no worker registers). */
   constructor(
-    private readonly counter: Counter<'task' | 'state'>,
+    private readonly counter: BatchedCounter<'task' | 'state'>,
     private readonly label: (taskName: string) => string,
   ) {}
 

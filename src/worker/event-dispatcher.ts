@@ -32,6 +32,8 @@ export class EventDispatcher {
   private channel: ConfirmChannel | null = null;
   private buffered: Array<{ type: TaskEventType; event: JsonObject }> = [];
   private flushTimer: NodeJS.Timeout | null = null;
+  /** The same for every event of this worker, so built once (amqplib does not change it). */
+  private readonly publishOptions: ReturnType<typeof eventPublishOptions>;
   taskEventsEnabled: boolean;
 
   constructor(
@@ -40,6 +42,7 @@ export class EventDispatcher {
     options: { taskEvents?: boolean } = {},
   ) {
     this.taskEventsEnabled = options.taskEvents ?? false;
+    this.publishOptions = eventPublishOptions(hostname);
   }
 
   /**
@@ -105,7 +108,7 @@ export class EventDispatcher {
     const channel = this.channel;
     if (channel === null) return false;
     try {
-      channel.publish(EVENT_EXCHANGE, routingKey, Buffer.from(JSON.stringify(body), 'utf8'), eventPublishOptions(this.hostname));
+      channel.publish(EVENT_EXCHANGE, routingKey, Buffer.from(JSON.stringify(body), 'utf8'), this.publishOptions);
       return true;
     } catch {
       return false;

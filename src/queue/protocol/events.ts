@@ -24,6 +24,18 @@ export function pythonUtcOffsetHours(date = new Date()): number {
   return Math.floor(date.getTimezoneOffset() / 60);
 }
 
+/** How long a computed UTC offset is reused: it changes only with daylight saving time. */
+const UTC_OFFSET_REUSE_MS = 60_000;
+let utcOffset = { hours: pythonUtcOffsetHours(), computedAt: Date.now() };
+
+/** pythonUtcOffsetHours() of a moment, recomputed at most once a minute (a busy worker sends thousands of events a second). */
+function utcOffsetHoursAt(ms: number): number {
+  if (Math.abs(ms - utcOffset.computedAt) >= UTC_OFFSET_REUSE_MS) {
+    utcOffset = { hours: pythonUtcOffsetHours(new Date(ms)), computedAt: ms };
+  }
+  return utcOffset.hours;
+}
+
 export interface EventEnvelopeInput {
   hostname: string;
   clock: number;
@@ -31,15 +43,15 @@ export interface EventEnvelopeInput {
 }
 
 export function buildEvent(type: WorkerEventType | TaskEventType, fields: JsonObject, envelope: EventEnvelopeInput): JsonObject {
-  const now = envelope.now ?? new Date();
+  const nowMs = envelope.now?.getTime() ?? Date.now();
   return {
     hostname: envelope.hostname,
-    utcoffset: pythonUtcOffsetHours(now),
+    utcoffset: utcOffsetHoursAt(nowMs),
     pid: process.pid,
     clock: envelope.clock,
     ...fields,
     type,
-    timestamp: now.getTime() / 1000,
+    timestamp: nowMs / 1000,
   };
 }
 

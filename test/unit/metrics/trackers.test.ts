@@ -1,4 +1,4 @@
-import { Counter, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CertificateExpiries, daysLeft } from '../../../src/metrics/certificate-collector.js';
 import { allowListEntryProblem, ipAllowList } from '../../../src/metrics/ip-allowlist.js';
 import { OTHER } from '../../../src/metrics/labels.js';
+import { BatchedCounter } from '../../../src/metrics/registry.js';
 import { TaskOutcomes } from '../../../src/metrics/task-outcomes.js';
 import { FORGET_AFTER_MS, WorkerTracker } from '../../../src/metrics/worker-tracker.js';
 import { createCertificateAuthority } from '../../../src/pki/certificates.js';
@@ -30,9 +31,32 @@ describe('worker liveness from heartbeats', () => {
   });
 });
 
+describe('batched counter', () => {
+  it('hands its increments to the counter when read, each once, and keeps label sets apart', async () => {
+    const registry = new Registry();
+    const batched = new BatchedCounter({ name: 't_batched', help: 'h', labelNames: ['a', 'b'], registers: [registry] });
+    batched.inc({ a: 'x', b: 'y' });
+    batched.inc({ a: 'x', b: 'y' }, 2);
+    batched.inc({ a: 'x\u0000', b: '' });
+    batched.inc({ a: 'x', b: '\u0000' });
+    const read = async () => (await registry.getMetricsAsJSON())[0]?.values.map((v) => [v.labels.a, v.labels.b, v.value]);
+    expect(await read()).toEqual(
+      expect.arrayContaining([
+        ['x', 'y', 3],
+        ['x\u0000', '', 1],
+        ['x', '\u0000', 1],
+      ]),
+    );
+    batched.inc({ a: 'x', b: 'y' });
+    expect(await read()).toEqual(expect.arrayContaining([['x', 'y', 4]]));
+    expect(await read()).toEqual(expect.arrayContaining([['x', 'y', 4]]));
+    expect(await registry.metrics()).toContain('t_batched{a="x",b="y"} 4');
+  });
+});
+
 describe('task outcomes from task events', () => {
   it('names later events after task-received and counts unknown ids under OTHER', async () => {
-    const counter = new Counter({ name: 't_tasks', help: 'h', labelNames: ['task', 'state'], registers: [new Registry()] });
+    const counter = new BatchedCounter({ name: 't_tasks', help: 'h', labelNames: ['task', 'state'], registers: [new Registry()] });
     const outcomes = new TaskOutcomes(counter, (name) => (name === 'tasks.add' ? name : OTHER));
     outcomes.observe({ type: 'task-received', uuid: 'a', name: 'tasks.add' });
     outcomes.observe({ type: 'task-started', uuid: 'a' });
@@ -41,7 +65,7 @@ describe('task outcomes from task events', () => {
     outcomes.observe({ type: 'task-failed', uuid: 'b' });
     outcomes.observe({ type: 'task-failed', uuid: 'never-received' });
     outcomes.observe({ type: 'task-succeeded', uuid: 'a' }); // after its end: name forgotten
-    const values = (await counter.get()).values.map((v) => [v.labels.task, v.labels.state, v.value]);
+    const values = (await counter.counter.get()).values.map((v) => [v.labels.task, v.labels.state, v.value]);
     expect(values).toEqual(
       expect.arrayContaining([
         ['tasks.add', 'RECEIVED', 1],

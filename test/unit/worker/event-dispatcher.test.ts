@@ -51,6 +51,27 @@ describe('EventDispatcher', () => {
     ]);
   });
 
+  it("stamps each event with the moment it was built and Python's UTC offset of that moment (daylight saving time included)", () => {
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/Chicago';
+    try {
+      const winter = new Date('2026-01-15T12:00:00Z');
+      vi.setSystemTime(winter);
+      dispatcher.sendTaskEvent('task-received', { uuid: 'w', name: 't.add' });
+      vi.setSystemTime(new Date('2026-07-15T12:00:00Z'));
+      dispatcher.sendTaskEvent('task-started', { uuid: 'w' });
+      vi.advanceTimersByTime(TASK_EVENT_BATCH_MS);
+      const events = sent[0]?.body as Array<Record<string, unknown>>;
+      expect(events.map((e) => [e.type, e.utcoffset, e.timestamp])).toEqual([
+        ['task-received', 6, winter.getTime() / 1000],
+        ['task-started', 5, Date.parse('2026-07-15T12:00:00Z') / 1000],
+      ]);
+    } finally {
+      process.env.TZ = zone;
+      if (zone === undefined) delete process.env.TZ;
+    }
+  });
+
   it('sends a lone task event as itself, under its own routing key', () => {
     dispatcher.sendTaskEvent('task-failed', { uuid: 'b', exception: "ValueError('x')", traceback: null });
     vi.advanceTimersByTime(TASK_EVENT_BATCH_MS);
