@@ -1,15 +1,22 @@
 /**
  * What the metrics cost. Prints numbers and ratios; asserts nothing.
- * Rounds of fresh API processes with METRICS_ENABLED=true and =false, alternating, on the same
- * services and data; in each:
- *   (d) GET one record by its _id (/<db>/<col>/<id>/), concurrency 16
+ * Rounds of fresh API processes with METRICS_ENABLED=true and =false on the same services and
+ * data, measuring in each:
+ *   (d) GET one record by its _id (/<db>/<col>/<id>/), concurrency 16, with both APIs up and
+ *       the load alternating between them in slices (on, off, off, on, ...)
  *   (s) POST /api/queue/run/tasks.noop/ (202 after the publisher confirm), concurrency 32,
- *       drained by one TypeScript worker
- * With metrics on, a scraper reads /api/metrics every second meanwhile, as Prometheus would.
- * The summary is the ratio on/off of the median rate per phase (goal: at least 0.95), and the
- * API process's CPU time per request (from /proc), which other load on the machine disturbs less
- * than the rates do.
- * Usage: npm run bench:metrics [-- --seconds 10 --rounds 3]
+ *       drained by one TypeScript worker; one API at a time while the one with metrics is up
+ *       (it listens to the worker's events), odd rounds on first, even rounds off first
+ * With metrics on, a scraper reads /api/metrics every second while that API is measured, as a
+ * Prometheus with a short interval would. The worker sends task events in both modes (once an
+ * API with metrics asked for them, a worker keeps sending them); what they cost the worker is
+ * measured apart, first, with and without them.
+ * The summary is the ratio on ÷ off of the median rates, the median of each round's ratio
+ * (goal: at least 0.95), and the API process's CPU time per request (from /proc), which other
+ * load on the machine disturbs less than the rates do.
+ * With --same-both, both APIs run without metrics (the "on" one included): the ratios then
+ * show how far apart two identical setups come out on this machine, the method's noise.
+ * Usage: npm run bench:metrics [-- --seconds 10 --rounds 3 --same-both]
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,15 +38,35 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     records: { type: 'string', default: '10000' },
+    // Calibration: both APIs without metrics, so the ratios show the method's own noise.
+    'same-both': { type: 'boolean', default: false },
   },
 });
 const BUDGET_MS = Number(args.seconds) * 1000;
 const ROUNDS = Number(args.rounds);
 const RECORDS = Number(args.records);
+const SAME_BOTH = args['same-both'] === true;
 const DB = 'bench_metrics';
 const COL = 'records';
 const QUEUE = 'bench-metrics';
 const SERVICE_DB = 'bench_metrics_service';
+const WORKER_NODE = 'bench-metrics@localhost';
+/** Slices of the GET phase per mode. */
+const GET_SLICES = 5;
+
+type Mode = 'on' | 'off';
+type Measured = Pick<LoadResult, 'requests' | 'errors' | 'rps' | 'p50ms' | 'p99ms'> & { cpuUs: number };
+
+interface Api {
+  mode: Mode;
+  base: string;
+  child: ChildProcess;
+  pid: number;
+  /** Whether its scraper (metrics on only) reads /api/metrics now. */
+  scraping: boolean;
+  stopped: boolean;
+  scraper: Promise<void>;
+}
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -73,13 +100,13 @@ function cpuSeconds(pid: number): number {
 }
 
 /** Runs a load and adds the API's CPU microseconds per request. */
-async function measured(pid: number, load: () => Promise<LoadResult>): Promise<LoadResult & { cpuUs: number }> {
+async function measured(pid: number, load: () => Promise<LoadResult>): Promise<Measured> {
   const before = cpuSeconds(pid);
   const result = await load();
   return { ...result, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / Math.max(1, result.requests) };
 }
 
-function line(name: string, r: LoadResult & { cpuUs: number }): string {
+function line(name: string, r: Measured): string {
   return `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50ms.toFixed(1).padStart(6)} ms  p99 ${r.p99ms.toFixed(1).padStart(6)} ms  API CPU ${r.cpuUs.toFixed(0).padStart(5)} µs/req  n ${r.requests}  errors ${r.errors}`;
 }
 
@@ -106,10 +133,10 @@ async function main(): Promise<void> {
         .limit(1000)
         .toArray()
     ).map((d) => String(d._id));
-    const ctx = await createServiceContext(settings, createLogger('warn'));
+    // Kept open for remote control of the worker (its task events), without metrics of its own.
+    const ctx = await createServiceContext({ ...settings, metrics: { ...settings.metrics, enabled: false } }, createLogger('warn'));
     await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
     const token = await ctx.auth.users.tokenFor('bench');
-    await ctx.close();
     const channel = await broker.createChannel();
     await declareTaskQueue(channel, QUEUE, false);
     await channel.purgeQueue(QUEUE);
@@ -122,90 +149,194 @@ async function main(): Promise<void> {
         ...env,
         WORKER_TASK_MODULES: resolve('worker-image/tasks/index.ts'),
         WORKER_QUEUES: QUEUE,
-        WORKER_NODE_NAME: 'bench-metrics@localhost',
+        WORKER_NODE_NAME: WORKER_NODE,
         WORKER_CONCURRENCY: '4',
         RESULT_DATABASE: SERVICE_DB,
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     children.push(worker);
+    const workerPid = worker.pid as number;
+    const taskEvents = async (enabled: boolean): Promise<void> => {
+      await ctx.queue!.control.cast(enabled ? 'enable_events' : 'disable_events', {}, { destination: [WORKER_NODE] });
+      await new Promise((r) => setTimeout(r, 300));
+    };
 
     const headers = { authorization: `Token ${token}`, accept: 'application/json' };
     const postHeaders = { ...headers, 'content-type': 'application/json' };
     const body = JSON.stringify({ function: 'tasks.noop', queue: QUEUE, args: [], kwargs: {} });
     const drained = () =>
       waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
-    const rates: Record<'on' | 'off', { get: number[]; submit: number[]; getCpu: number[]; submitCpu: number[]; workerCpu: number[] }> = {
-      on: { get: [], submit: [], getCpu: [], submitCpu: [], workerCpu: [] },
-      off: { get: [], submit: [], getCpu: [], submitCpu: [], workerCpu: [] },
-    };
 
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const mode of round % 2 === 1 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
-        const port = await freePort();
-        const api = await startChild(
-          [process.execPath, tsx, 'src/cli.ts', 'serve'],
-          { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info', METRICS_ENABLED: mode === 'on' ? 'true' : 'false' },
-          /API server listening/,
-        );
-        const base = `http://127.0.0.1:${port}`;
-        let scraping = mode === 'on';
-        const scraper = (async () => {
-          while (scraping) {
-            await fetch(`${base}/api/metrics`)
-              .then((r) => r.arrayBuffer())
-              .catch(() => undefined);
+    const startApi = async (mode: Mode): Promise<Api> => {
+      const port = await freePort();
+      const { child } = await startChild(
+        [process.execPath, tsx, 'src/cli.ts', 'serve'],
+        {
+          ...env,
+          HTTP_PORT: String(port),
+          HTTP_HOST: '127.0.0.1',
+          LOG_LEVEL: 'info',
+          METRICS_ENABLED: mode === 'on' && !SAME_BOTH ? 'true' : 'false',
+        },
+        /API server listening/,
+      );
+      const api: Api = {
+        mode,
+        base: `http://127.0.0.1:${port}`,
+        child,
+        pid: child.pid as number,
+        scraping: false,
+        stopped: false,
+        scraper: Promise.resolve(),
+      };
+      if (mode === 'on' && !SAME_BOTH)
+        api.scraper = (async () => {
+          while (!api.stopped) {
+            if (api.scraping)
+              await fetch(`${api.base}/api/metrics`)
+                .then((r) => r.arrayBuffer())
+                .catch(() => undefined);
             await new Promise((r) => setTimeout(r, 1_000));
           }
         })();
-        try {
-          await waitFor(
-            async () =>
-              ((await (await fetch(`${base}/api/queue/?refresh=true`, { headers })).json()) as { queues?: string[] }).queues?.includes(
-                QUEUE,
-              ) === true,
-            60_000,
-            'API and worker',
-          );
-          const getRecord = (i: number) => ({
-            method: 'GET',
-            url: `${base}/api/data_store/data/${DB}/${COL}/${ids[i % ids.length]}/`,
-            headers,
-          });
-          await runLoad(Number.MAX_SAFE_INTEGER, 16, getRecord, 200, Math.min(BUDGET_MS, 3_000));
-          const pid = api.child.pid as number;
-          const get = await measured(pid, () => runLoad(Number.MAX_SAFE_INTEGER, 16, getRecord, 200, BUDGET_MS));
-          const submitRun = () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers: postHeaders, body });
-          await runLoad(200, 32, submitRun, 202);
-          await drained();
-          const workerBefore = cpuSeconds(worker.pid as number);
-          const submit = await measured(pid, () => runLoad(Number.MAX_SAFE_INTEGER, 32, submitRun, 202, BUDGET_MS));
-          await drained();
-          const workerUs = ((cpuSeconds(worker.pid as number) - workerBefore) * 1e6) / Math.max(1, submit.requests);
-          rates[mode].get.push(get.rps);
-          rates[mode].submit.push(submit.rps);
-          rates[mode].getCpu.push(get.cpuUs);
-          rates[mode].submitCpu.push(submit.cpuUs);
-          rates[mode].workerCpu.push(workerUs);
-          process.stdout.write(
-            `round ${round}, metrics ${mode}:\n  ${line('(d) GET by _id', get)}\n  ${line('(s) task submissions', submit)}  worker CPU ${workerUs.toFixed(0)} µs/task\n`,
-          );
-        } finally {
-          scraping = false;
-          await scraper;
-          await stop(api.child);
+      await waitFor(
+        async () =>
+          ((await (await fetch(`${api.base}/api/queue/?refresh=true`, { headers })).json()) as { queues?: string[] }).queues?.includes(
+            QUEUE,
+          ) === true,
+        60_000,
+        'API and worker',
+      );
+      await runLoad(Number.MAX_SAFE_INTEGER, 16, getRecord(api), 200, 2_000);
+      await runLoad(200, 32, submitRun(api), 202);
+      await drained();
+      return api;
+    };
+    const stopApi = async (api: Api): Promise<void> => {
+      api.stopped = true;
+      await api.scraper;
+      await stop(api.child);
+    };
+    const getRecord = (api: Api) => (i: number) => ({
+      method: 'GET',
+      url: `${api.base}/api/data_store/data/${DB}/${COL}/${ids[i % ids.length]}/`,
+      headers,
+    });
+    const submitRun = (api: Api) => () => ({ method: 'POST', url: `${api.base}/api/queue/run/tasks.noop/`, headers: postHeaders, body });
+    /** A submission run, with the worker's CPU per task until it has drained the queue. */
+    const submissions = async (api: Api): Promise<Measured & { workerUs: number }> => {
+      api.scraping = api.mode === 'on';
+      const workerBefore = cpuSeconds(workerPid);
+      const result = await measured(api.pid, () => runLoad(Number.MAX_SAFE_INTEGER, 32, submitRun(api), 202, BUDGET_MS));
+      await drained();
+      api.scraping = false;
+      return { ...result, workerUs: ((cpuSeconds(workerPid) - workerBefore) * 1e6) / Math.max(1, result.requests) };
+    };
+    /**
+     * GETs with both APIs up, in slices that alternate between them (on, off, off, on, ...), so
+     * a machine whose speed drifts weighs on both alike. Both are idle while the other is
+     * measured: no task runs, and the on one is scraped only during its own slices.
+     */
+    const interleavedGets = async (apis: Record<Mode, Api>): Promise<Record<Mode, Measured>> => {
+      const totals: Record<Mode, { requests: number; seconds: number; cpu: number; errors: number; p50: number[]; p99: number[] }> = {
+        on: { requests: 0, seconds: 0, cpu: 0, errors: 0, p50: [], p99: [] },
+        off: { requests: 0, seconds: 0, cpu: 0, errors: 0, p50: [], p99: [] },
+      };
+      for (let slice = 0; slice < 2 * GET_SLICES; slice++) {
+        const mode: Mode = slice % 4 === 0 || slice % 4 === 3 ? 'on' : 'off';
+        const api = apis[mode];
+        api.scraping = mode === 'on';
+        const before = cpuSeconds(api.pid);
+        const r = await runLoad(Number.MAX_SAFE_INTEGER, 16, getRecord(api), 200, BUDGET_MS / GET_SLICES);
+        const t = totals[mode];
+        t.cpu += cpuSeconds(api.pid) - before;
+        t.requests += r.requests;
+        t.seconds += r.seconds;
+        t.errors += r.errors;
+        t.p50.push(r.p50ms);
+        t.p99.push(r.p99ms);
+        api.scraping = false;
+      }
+      const result = (t: (typeof totals)[Mode]): Measured => ({
+        requests: t.requests,
+        errors: t.errors,
+        rps: t.requests / t.seconds,
+        p50ms: median(t.p50),
+        p99ms: median(t.p99),
+        cpuUs: (t.cpu * 1e6) / Math.max(1, t.requests),
+      });
+      return { on: result(totals.on), off: result(totals.off) };
+    };
+
+    // What the workers' task events cost a worker, apart from the metrics: the service asks
+    // for them with metrics on, as Flower does, and so does the Operations page.
+    process.stdout.write('worker task events (metrics off):\n');
+    const eventCost: Record<'without' | 'with', number[]> = { without: [], with: [] };
+    {
+      const api = await startApi('off');
+      try {
+        // Without, with, with, without: a worker still warming up weighs on both alike.
+        for (const events of ['without', 'with', 'with', 'without'] as const) {
+          await taskEvents(events === 'with');
+          const run = await submissions(api);
+          eventCost[events].push(run.workerUs);
+          process.stdout.write(`  ${line(`(s) ${events} task events`, run)}  worker CPU ${run.workerUs.toFixed(0)} µs/task\n`);
         }
+      } finally {
+        await stopApi(api);
       }
     }
-    const ratio = (phase: 'get' | 'submit' | 'getCpu' | 'submitCpu' | 'workerCpu') => median(rates.on[phase]) / median(rates.off[phase]);
-    const cpu = (phase: 'getCpu' | 'submitCpu') =>
-      `API CPU on ${median(rates.on[phase]).toFixed(0)} µs/req  off ${median(rates.off[phase]).toFixed(0)} µs/req  ratio ${ratio(phase).toFixed(3)}`;
+
+    const rounds: Array<Record<Mode, { get: Measured; submit: Measured & { workerUs: number } }>> = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // The worker sends task events in both modes: it keeps them on once an API with metrics
+      // asked, and so it would in a running system; the difference measured is the API's.
+      await taskEvents(true);
+      const apis = {} as Record<Mode, Api>;
+      const submit = {} as Record<Mode, Measured & { workerUs: number }>;
+      let get: Record<Mode, Measured>;
+      try {
+        // The off API never listens to events, so it may be up while the on one works; not
+        // the other way round. Odd rounds submit with metrics on first, even rounds off first.
+        if (round % 2 === 1) {
+          apis.on = await startApi('on');
+          apis.off = await startApi('off');
+          get = await interleavedGets(apis);
+          submit.on = await submissions(apis.on);
+          await stopApi(apis.on);
+          submit.off = await submissions(apis.off);
+        } else {
+          apis.off = await startApi('off');
+          submit.off = await submissions(apis.off);
+          apis.on = await startApi('on');
+          get = await interleavedGets(apis);
+          submit.on = await submissions(apis.on);
+        }
+      } finally {
+        for (const api of Object.values(apis)) if (!api.stopped) await stopApi(api);
+      }
+      rounds.push({ on: { get: get.on, submit: submit.on }, off: { get: get.off, submit: submit.off } });
+      for (const mode of ['on', 'off'] as const)
+        process.stdout.write(
+          `round ${round}, metrics ${mode}:\n  ${line('(d) GET by _id', get[mode])}\n  ${line('(s) task submissions', submit[mode])}  worker CPU ${submit[mode].workerUs.toFixed(0)} µs/task\n`,
+        );
+    }
+
+    const of = (mode: Mode, pick: (r: (typeof rounds)[number][Mode]) => number) => median(rounds.map((r) => pick(r[mode])));
+    const paired = (pick: (r: (typeof rounds)[number][Mode]) => number) => median(rounds.map((r) => pick(r.on) / pick(r.off)));
+    const summary = (name: string, phase: 'get' | 'submit') =>
+      `  ${name.padEnd(20)} on ${of('on', (r) => r[phase].rps).toFixed(0)} req/s  off ${of('off', (r) => r[phase].rps).toFixed(0)} req/s  ` +
+      `ratio ${(of('on', (r) => r[phase].rps) / of('off', (r) => r[phase].rps)).toFixed(3)}  per round ${paired((r) => r[phase].rps).toFixed(3)} | ` +
+      `API CPU on ${of('on', (r) => r[phase].cpuUs).toFixed(0)} µs/req  off ${of('off', (r) => r[phase].cpuUs).toFixed(0)} µs/req  per round ${paired((r) => r[phase].cpuUs).toFixed(3)}\n`;
     process.stdout.write(
-      `\nMetrics cost (median of ${ROUNDS} rounds, ${BUDGET_MS / 1000} s each):\n` +
-        `  (d) GET by _id        on ${median(rates.on.get).toFixed(0)} req/s  off ${median(rates.off.get).toFixed(0)} req/s  ratio ${ratio('get').toFixed(3)} | ${cpu('getCpu')}\n` +
-        `  (s) task submissions  on ${median(rates.on.submit).toFixed(0)} req/s  off ${median(rates.off.submit).toFixed(0)} req/s  ratio ${ratio('submit').toFixed(3)} | ${cpu('submitCpu')}\n` +
-        `  worker CPU per task   on ${median(rates.on.workerCpu).toFixed(0)} µs  off ${median(rates.off.workerCpu).toFixed(0)} µs  ratio ${ratio('workerCpu').toFixed(3)}\n`,
+      `\n${SAME_BOTH ? 'Calibration, metrics off in both (--same-both)' : 'Metrics cost'} (medians of ${ROUNDS} rounds, ${BUDGET_MS / 1000} s per phase and mode; "per round": median of each round's on ÷ off):\n` +
+        summary('(d) GET by _id', 'get') +
+        summary('(s) task submissions', 'submit') +
+        `  worker CPU per task  on ${of('on', (r) => r.submit.workerUs).toFixed(0)} µs  off ${of('off', (r) => r.submit.workerUs).toFixed(0)} µs (task events on in both)\n` +
+        `  worker task events   without ${median(eventCost.without).toFixed(0)} µs/task  with ${median(eventCost.with).toFixed(0)} µs/task (metrics off)\n`,
     );
+    await ctx.close();
   } finally {
     for (const child of children) await stop(child);
     await broker.close().catch(() => undefined);
