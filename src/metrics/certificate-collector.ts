@@ -1,9 +1,10 @@
 /**
  * Days until the certificates this service is configured with expire, from their PEM files as
- * they are when scraped (so a rotated file shows at once): a file is parsed again only when its
- * modification time, size or inode changed, so a scrape costs one `stat` per file. A file holding several certificates (a chain,
- * a CA bundle, a client certificate with its key) reports its earliest expiry: that is when
- * something stops working. Labels are the setting names, a fixed set.
+ * they are when scraped (so a rotated file shows at once); a file is parsed again only when its
+ * inode, size or modification time changed, so a scrape costs one `stat` per file. A file
+ * holding several certificates (a chain, a CA bundle, a client certificate with its key)
+ * reports its earliest expiry: that is when something stops working. Labels are the setting
+ * names, a fixed set.
  */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';

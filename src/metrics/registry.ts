@@ -52,8 +52,8 @@ export class BatchedCounter<L extends string> {
     let key = '';
     // Length-prefixed, so no two label sets share a key whatever their values hold.
     for (const name of this.labelNames) {
-      const value = String(labels[name]);
-      key += `${value.length}:${value}`;
+      const labelValue = String(labels[name]);
+      key += `${labelValue.length}:${labelValue}`;
     }
     const entry = this.pending.get(key);
     if (entry === undefined) this.pending.set(key, { labels, count: value });

@@ -28,7 +28,11 @@ export function pythonUtcOffsetHours(date = new Date()): number {
 const UTC_OFFSET_REUSE_MS = 60_000;
 let utcOffset = { hours: pythonUtcOffsetHours(), computedAt: Date.now() };
 
-/** pythonUtcOffsetHours() of a moment, recomputed at most once a minute (a busy worker sends thousands of events a second). */
+/**
+ * pythonUtcOffsetHours() of a moment, recomputed at most once a minute: a busy worker sends
+ * thousands of events a second, and the offset is the same for all but those of the minute
+ * after a daylight-saving switch.
+ */
 function utcOffsetHoursAt(ms: number): number {
   if (Math.abs(ms - utcOffset.computedAt) >= UTC_OFFSET_REUSE_MS) {
     utcOffset = { hours: pythonUtcOffsetHours(new Date(ms)), computedAt: ms };
