@@ -8,9 +8,9 @@ import { Registry } from 'prom-client';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import type { QueueService } from '../queue/api/queue-service.js';
+import type { CeleryEvent } from '../queue/control/worker-events.js';
 import type { TaskCatalog } from '../queue/api/task-catalog.js';
 import { registerCertificateMetrics, certificateFiles } from './certificate-collector.js';
-import { EventReceiver, type CeleryEvent } from './event-receiver.js';
 import { registerHealthMetrics } from './health-collector.js';
 import { ipAllowList, type IpAllowList } from './ip-allowlist.js';
 import type { ClusterPeer } from '../http/cluster/peer.js';
@@ -47,13 +47,16 @@ export class ServiceMetrics {
   readonly workers = new WorkerTracker();
   readonly allowList: IpAllowList;
   private readonly taskNames = new BoundedLabel(TASK_NAME_LIMIT);
-  private readonly receiver: EventReceiver | undefined;
+  private readonly queue: QueueService | undefined;
+  private readonly outcomes: TaskOutcomes | undefined;
+  private stopListening: (() => Promise<void>) | undefined;
   private readonly channel: ScrapeChannel | undefined;
   private readonly catalog: TaskCatalog | undefined;
   private readonly cluster: ClusterPeer | undefined;
 
   constructor(sources: MetricsSources) {
     const { settings, queue } = sources;
+    this.queue = queue;
     this.catalog = queue?.catalog;
     this.core = createCoreMetrics();
     this.allowList = ipAllowList(settings.metrics.allowedIps);
@@ -68,18 +71,14 @@ export class ServiceMetrics {
     if (queue !== undefined && this.channel !== undefined) {
       registerQueueMetrics(registry, queue.catalog, this.channel);
       registerWorkerMetrics(registry, this.workers);
-      const outcomes = new TaskOutcomes(this.core.taskEvents, (name) => this.taskLabel(name));
-      this.receiver = new EventReceiver({
-        session: queue.session,
-        control: queue.control,
-        logger: sources.logger,
-        onEvent: (event) => this.onEvent(event, outcomes),
-      });
+      this.outcomes = new TaskOutcomes(this.core.taskEvents, (name) => this.taskLabel(name));
     }
   }
 
   start(): this {
-    this.receiver?.start();
+    const outcomes = this.outcomes;
+    if (this.queue !== undefined && outcomes !== undefined)
+      this.stopListening = this.queue.events.listen((event) => this.onEvent(event, outcomes));
     if (this.cluster !== undefined) answerMetrics(this.cluster, this.core.registry);
     return this;
   }
@@ -113,7 +112,7 @@ export class ServiceMetrics {
   }
 
   async close(): Promise<void> {
-    await this.receiver?.close();
+    await this.stopListening?.();
     await this.channel?.close();
   }
 

@@ -1,9 +1,9 @@
 /**
  * What the Operations page shows about the cluster, kept by the API process: it listens to the
- * workers' Celery events (its own event queue, as Flower does; workers are asked to send task
- * events), counts outcomes per minute for the last hour, and asks the workers about their queues,
- * pool sizes and running tasks with remote-control broadcasts, at most every few seconds and
- * only while someone looks at the page.
+ * workers' Celery events (heard once per process, shared with the metrics; workers are asked to
+ * send task events, as Flower does), counts outcomes per minute for the last hour, and asks the
+ * workers about their queues, pool sizes and running tasks with remote-control broadcasts, at
+ * most every few seconds and only while someone looks at the page.
  *
  * Queue rates are counted here too: published = tasks this API process submitted to the queue,
  * delivered = those of them a worker reported receiving (`task-received`), both per second over
@@ -12,9 +12,9 @@
  */
 import type { Logger } from '../../log/logger.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
+import type { CeleryEvent } from '../../queue/control/worker-events.js';
 import type { JsonObject, JsonValue } from '../../queue/protocol/json.js';
 import { formatNaiveUtcIsoformat, parseIsoTimestamp } from '../../queue/protocol/timestamps.js';
-import { EventReceiver, type CeleryEvent } from '../../metrics/event-receiver.js';
 import { readQueues } from '../../metrics/queue-collector.js';
 import { ScrapeChannel } from '../../metrics/scrape-channel.js';
 import { MinuteCounts, MINUTES, type MinuteCount } from './minute-counts.js';
@@ -101,7 +101,7 @@ export class OperationsMonitor {
    * event can overtake the broker's publisher confirm), or submitted by other clients.
    */
   private readonly receivedEarly = new Set<string>();
-  private readonly receiver: EventReceiver;
+  private stopListening: (() => Promise<void>) | undefined;
   private readonly channel: ScrapeChannel;
   private readonly stopSubmissions: () => void;
   private readonly listeningSince = Date.now();
@@ -115,7 +115,6 @@ export class OperationsMonitor {
     private readonly logger: Logger,
   ) {
     this.channel = new ScrapeChannel(queue.session);
-    this.receiver = new EventReceiver({ session: queue.session, control: queue.control, logger, onEvent: (event) => this.onEvent(event) });
     this.stopSubmissions = queue.onSubmitted(({ taskId, queue: name }) => {
       this.published.add(name);
       if (this.receivedEarly.delete(taskId)) this.delivered.add(name);
@@ -124,14 +123,14 @@ export class OperationsMonitor {
   }
 
   start(): this {
-    this.receiver.start();
+    this.stopListening = this.queue.events.listen((event) => this.onEvent(event));
     this.backfill().catch((err: unknown) => this.logger.warn({ err }, 'operations: could not read the last hour of task outcomes'));
     return this;
   }
 
   async close(): Promise<void> {
     this.stopSubmissions();
-    await this.receiver.close();
+    await this.stopListening?.();
     await this.channel.close();
   }
 

@@ -10,7 +10,7 @@ import { ControlClient } from '../../queue/control/control-client.js';
 import type { JsonValue } from '../../queue/protocol/json.js';
 import { declareEventReceiverQueue } from '../../queue/protocol/entities.js';
 import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
-import { eventsOf } from '../../metrics/event-receiver.js';
+import { eventsOf } from '../../queue/control/worker-events.js';
 import { readQueues, type QueueState } from '../../metrics/queue-collector.js';
 import { ScrapeChannel } from '../../metrics/scrape-channel.js';
 

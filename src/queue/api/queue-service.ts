@@ -10,6 +10,7 @@ import type { Logger } from '../../log/logger.js';
 import { QueueUnavailableError } from '../errors.js';
 import { BrokerSession } from '../control/broker-session.js';
 import type { TaskQueueType } from '../../config/connections.js';
+import { WorkerEvents } from '../control/worker-events.js';
 import { ControlClient } from '../control/control-client.js';
 import { TaskPublisher, mayHaveBeenPublished } from '../control/task-publisher.js';
 import { ResultStore } from '../results/result-store.js';
@@ -48,6 +49,8 @@ export class QueueService {
   /** How the dead-letter queue is declared (TASK_QUEUE_TYPE), like the workers declare it. */
   readonly queueType: TaskQueueType;
   readonly control: ControlClient;
+  /** The workers' events, heard once for everything in this process that listens. */
+  readonly events: WorkerEvents;
   readonly catalog: TaskCatalog;
   readonly results: ResultStore;
   readonly log: TaskLog;
@@ -63,6 +66,7 @@ export class QueueService {
     this.session.on('connected', () => options.logger.info({ node: this.session.address }, 'broker connected'));
     this.session.on('retrying', (error, delayMs) => options.logger.debug({ err: error.message, delayMs }, 'broker reconnect scheduled'));
     this.control = new ControlClient({ session: this.session });
+    this.events = new WorkerEvents({ session: this.session, control: this.control, logger: options.logger });
     // Queues are declared by the workers that consume them; the API only checks they exist,
     // so it never creates a queue with arguments that differ from a worker's.
     this.publisher = new TaskPublisher({ session: this.session, declareQueues: 'passive' });
@@ -237,6 +241,7 @@ export class QueueService {
   }
 
   async close(): Promise<void> {
+    await this.events.close();
     await this.publisher.close();
     await this.control.close();
     await this.session.close();
