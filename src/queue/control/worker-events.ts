@@ -69,7 +69,7 @@ export class WorkerEvents {
   }
 
   /** Asks one worker (or all) to send task events; best effort. */
-  enableEvents(node?: string): void {
+  private enableEvents(node?: string): void {
     this.options.control.cast('enable_events', {}, node === undefined ? {} : { destination: [node] }).catch(() => undefined);
   }
 
