@@ -47,8 +47,8 @@ export class ServiceMetrics {
   readonly workers = new WorkerTracker();
   readonly allowList: IpAllowList;
   private readonly taskNames = new BoundedLabel(TASK_NAME_LIMIT);
-  private readonly queue: QueueService | undefined;
-  private readonly outcomes: TaskOutcomes | undefined;
+  /** Starts counting task outcomes from the workers' events; none without a queue. */
+  private readonly listenToWorkers: (() => () => Promise<void>) | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private readonly channel: ScrapeChannel | undefined;
   private readonly catalog: TaskCatalog | undefined;
@@ -56,7 +56,6 @@ export class ServiceMetrics {
 
   constructor(sources: MetricsSources) {
     const { settings, queue } = sources;
-    this.queue = queue;
     this.catalog = queue?.catalog;
     this.core = createCoreMetrics();
     this.allowList = ipAllowList(settings.metrics.allowedIps);
@@ -71,14 +70,13 @@ export class ServiceMetrics {
     if (queue !== undefined && this.channel !== undefined) {
       registerQueueMetrics(registry, queue.catalog, this.channel);
       registerWorkerMetrics(registry, this.workers);
-      this.outcomes = new TaskOutcomes(this.core.taskEvents, (name) => this.taskLabel(name));
+      const outcomes = new TaskOutcomes(this.core.taskEvents, (name) => this.taskLabel(name));
+      this.listenToWorkers = () => queue.events.listen((event) => this.onEvent(event, outcomes));
     }
   }
 
   start(): this {
-    const outcomes = this.outcomes;
-    if (this.queue !== undefined && outcomes !== undefined)
-      this.stopListening = this.queue.events.listen((event) => this.onEvent(event, outcomes));
+    this.stopListening = this.listenToWorkers?.();
     if (this.cluster !== undefined) answerMetrics(this.cluster, this.core.registry);
     return this;
   }
