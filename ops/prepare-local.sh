@@ -6,6 +6,7 @@
 #   rabbitmq-server   Debian package; the tests start private nodes, never the system service
 #   database engine   FerretDB v2 + PostgreSQL 15 + DocumentDB (no mongod on Debian): ops/build-engine.sh
 #   node_modules      npm ci (never npm install: the lock file is the source of truth)
+#   service build     src/ compiled to dist/src/ (what the local runtime runs), when sources changed
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,11 +64,24 @@ step_node_modules() {
   fi
 }
 
+# The local runtime runs compiled JavaScript (dist/src/cli.js); the build is redone only when a
+# source file is newer than it (src/ops/runtime/service-build.ts).
+step_service_build() {
+  local outcome
+  outcome="$(node --import tsx --input-type=module -e "
+    const { ensureServiceBuild } = await import('./src/ops/runtime/service-build.ts');
+    const b = await ensureServiceBuild();
+    console.log(b.built ? 'compiled ' + b.files + ' modules into dist/' : 'current (' + b.files + ' modules)');
+  ")"
+  log "service build: $outcome"
+}
+
 main() {
   step_rabbitmq
   step_rabbitmq_service_stopped
   step_engine
   step_node_modules
+  step_service_build
 }
 
 main "$@"

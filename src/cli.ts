@@ -10,8 +10,6 @@
 import cluster from 'node:cluster';
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
-import { createServiceContext } from './service.js';
-import { startHttpServer } from './http/server.js';
 import { WORKER_READY, type WorkerReadyMessage } from './http/cluster/messages.js';
 
 const USAGE = `Usage: cybercom <command> [options]
@@ -37,6 +35,9 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
     await runApiPrimary({ processes: settings.apiProcesses, env, logger });
     return;
   }
+  // The service is loaded only by the process that serves: a primary that only supervises
+  // API processes never holds the web stack (tens of MB per process) in memory.
+  const [{ createServiceContext }, { startHttpServer }] = await Promise.all([import('./service.js'), import('./http/server.js')]);
   const ctx = await createServiceContext(settings, logger);
   const running = await startHttpServer(ctx);
   if (cluster.isWorker) {

@@ -1,5 +1,6 @@
 /** The closing summary: where the service is, where its secrets and certificates are, what next. */
-import { publicBaseUrl } from '../../ops/appliance/install-config.js';
+import { apiProcessesReason } from '../../config/api-processes.js';
+import { apiProcessesOf, publicBaseUrl } from '../../ops/appliance/install-config.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const summary: Step = {
@@ -13,6 +14,7 @@ export const summary: Step = {
     const lines = [
       ctx.noStart ? 'Configured (not started: --no-start).' : `Service: ${base}/api/   (admin site ${base}/api/admin)`,
       ...ctx.summary,
+      `API processes: ${apiProcessesOf(config)} (${config.apiProcesses === undefined ? apiProcessesReason() : 'chosen with --api-processes'})`,
       `Runtime: ${config.runtime}; broker amqps://<host>:${config.ports.broker}, database mongodb://<host>:${config.ports.database} (TLS + client certificates)`,
       `Secrets: ${layout.secretsFile} (0600); settings: ${layout.configDir}`,
       `Certificates: ${layout.certsDir} (CA, rabbitmq, mongodb, api, worker)`,

@@ -148,9 +148,11 @@ export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets
   };
 }
 
-/** Task modules of the bundled example worker. */
+/** Task modules of the bundled example worker: compiled, in both runtimes (no loader in a service). */
 export function workerTaskModules(runtime: RuntimeKind): string {
-  return runtime === 'compose' ? '/app/dist/worker-image/tasks/index.js' : join(repositoryRoot(), 'worker-image', 'tasks', 'index.ts');
+  return runtime === 'compose'
+    ? '/app/dist/worker-image/tasks/index.js'
+    : join(repositoryRoot(), 'dist', 'worker-image', 'tasks', 'index.js');
 }
 
 export function workerEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets): EnvMap {

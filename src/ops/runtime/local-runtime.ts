@@ -11,6 +11,7 @@ import { isGroupAlive, waitForGroupExit } from '../../runtime/local/processes.js
 import type { InstallLayout } from '../appliance/layout.js';
 import { followFile, tailFile } from './log-files.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
+import { ensureServiceBuild } from './service-build.js';
 import type { ProcessState, ServiceRuntime } from './service-runtime.js';
 import { LOCAL_SERVICES, isProcessAlive, readPidFile, readSupervisorStatus, type LocalServiceName } from './supervisor-status.js';
 
@@ -58,11 +59,18 @@ export class LocalRuntime implements ServiceRuntime {
     await mkdir(this.layout.logsDir, { recursive: true, mode: 0o750 });
     await mkdir(this.layout.runDir, { recursive: true, mode: 0o750 });
     await rm(this.layout.supervisorStatusFile, { force: true });
+    // The services run compiled JavaScript; an edited or upgraded checkout is compiled again first.
+    await ensureServiceBuild();
     const { command, args, cwd } = cliCommand('local', 'run', '--dir', this.layout.root);
     const logFd = openSync(this.layout.supervisorLog, 'a', 0o640);
     let child;
     try {
-      child = spawn(command, args, { cwd, detached: true, stdio: ['ignore', logFd, logFd], env: baseEnvironment({}) });
+      child = spawn(command, args, {
+        cwd,
+        detached: true,
+        stdio: ['ignore', logFd, logFd],
+        env: baseEnvironment({ NODE_ENV: 'production' }),
+      });
     } finally {
       closeSync(logFd);
     }

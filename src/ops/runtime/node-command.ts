@@ -1,15 +1,15 @@
 /**
- * How the local runtime starts the service's own Node programs (API, worker, installer helpers):
- * this Node binary with tsx's loader and the repository's src/cli.ts, one process each (no tsx
- * wrapper process in between, so signals reach the program directly).
+ * How the local runtime starts the service's own Node programs (supervisor, API, worker): this
+ * Node binary running the compiled entry point dist/src/cli.js, one process each, with no loader
+ * or compiler in between (ensureServiceBuild() in service-build.ts makes and refreshes the build
+ * before the runtime starts).
  */
 import { join } from 'node:path';
 import { repositoryRoot } from '../appliance/layout.js';
 
 export function cliCommand(...args: string[]): { command: string; args: string[]; cwd: string } {
   const root = repositoryRoot();
-  const loader = import.meta.resolve('tsx');
-  return { command: process.execPath, args: ['--import', loader, join(root, 'src', 'cli.ts'), ...args], cwd: root };
+  return { command: process.execPath, args: [join(root, 'dist', 'src', 'cli.js'), ...args], cwd: root };
 }
 
 /** The environment of a service process: only what it needs, never the operator's whole shell. */
