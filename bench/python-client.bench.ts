@@ -1,0 +1,175 @@
+/**
+ * Python client benchmark. Prints numbers and ratios; asserts nothing.
+ * The researchers' client (clients/python) against the baselines a Python user would otherwise
+ * reach for, in the same run, on the same engine and broker:
+ *   insert      Collection.insert(records) vs pymongo insert_many straight into the database
+ *   find        list(col.find({})) vs list(pymongo find)
+ *   DataFrame   find().to_dataframe() vs pandas.DataFrame(list(pymongo find))
+ *   CSV         pandas.read_csv(<collection>?format=csv) vs to_dataframe(); the API's RSS meanwhile
+ *   submit      client.tasks.submit(...).result() vs Celery's send_task(...).get(), p50 of a no-op
+ *               task run by one TypeScript worker, results in the same result store
+ * Each phase runs in its own Python process (bench/python/client_bench.py), so the peak RSS it
+ * prints is that phase's. The API and the worker run compiled, one API process.
+ * Usage: npm run bench:client [-- --records 100000 --rounds 50]
+ */
+import { execFile, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { startLocalServices } from '../src/runtime/local/services.js';
+import { loadSettings } from '../src/config/settings.js';
+import { createLogger } from '../src/log/logger.js';
+import { createServiceContext } from '../src/service.js';
+import { freePort } from '../src/runtime/local/ports.js';
+import { ensureServiceBuild } from '../src/ops/runtime/service-build.js';
+import { benchServiceEnv, startChild, stop } from './processes.js';
+
+const execFileAsync = promisify(execFile);
+const { values: args } = parseArgs({
+  options: {
+    records: { type: 'string', default: '100000' },
+    rounds: { type: 'string', default: '50' },
+  },
+});
+const SERVICE_DB = 'bench_client_service';
+const DB = 'bench_client';
+const QUEUE = 'bench-client';
+const VENV = resolve('.venv-bench');
+
+/** A virtualenv with the client (and pandas), pymongo and the baseline Celery: made once. */
+async function benchVenv(): Promise<string> {
+  const python = join(VENV, 'bin', 'python');
+  if (!existsSync(join(VENV, '.bench-ready'))) {
+    process.stdout.write('Creating .venv-bench (client, pandas, pymongo, Celery)...\n');
+    await execFileAsync('python3', ['-m', 'venv', VENV]);
+    await execFileAsync(
+      python,
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '-e',
+        'clients/python[pandas]',
+        '-r',
+        'test/support/celery/requirements.txt',
+      ],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
+    await execFileAsync('touch', [join(VENV, '.bench-ready')]);
+  }
+  return python;
+}
+
+/** RSS in MB of one process. */
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+type Phase = Record<string, number | string>;
+
+async function main(): Promise<void> {
+  const python = await benchVenv();
+  process.stdout.write('Starting services (state in .state/bench)...\n');
+  const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { NODE_ENV: 'production' });
+  const settings = loadSettings(env);
+  const children: ChildProcess[] = [];
+  try {
+    const ctx = await createServiceContext(settings, createLogger('warn'));
+    await ctx.auth.users.ensureSuperuser({ username: 'bench', email: 'bench@example.org', password: 'bench-password-1' });
+    const token = await ctx.auth.users.tokenFor('bench');
+    await ctx.close();
+    const { entry } = await ensureServiceBuild();
+    const port = await freePort();
+    const api = await startChild(
+      [process.execPath, entry, 'serve'],
+      { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      /API server listening/,
+    );
+    api.child.stdout?.resume();
+    children.push(api.child);
+    const worker = await startChild(
+      [process.execPath, entry, 'worker'],
+      {
+        ...env,
+        WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
+        WORKER_QUEUES: QUEUE,
+        WORKER_NODE_NAME: 'bench-client@localhost',
+        RESULT_DATABASE: SERVICE_DB,
+        LOG_LEVEL: 'info',
+      },
+      /worker ready/,
+    );
+    worker.child.stdout?.resume();
+    children.push(worker.child);
+
+    const { BROKER_URL, ...servicesEnv } = services.env();
+    const pythonEnv: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME ?? '/tmp',
+      PYTHONPATH: resolve('test/support/celery'),
+      ...servicesEnv,
+      INTEROP_BROKER_URL: BROKER_URL,
+      RESULT_DATABASE: SERVICE_DB,
+      RESULT_COLLECTION: 'tombstone',
+      INTEROP_QUEUE: QUEUE,
+      CYBERCOM_URL: `http://127.0.0.1:${port}`,
+      CYBERCOM_TOKEN: token,
+      BENCH_DB: DB,
+      RECORDS: args.records,
+      ROUNDS: args.rounds,
+    };
+    // The collection the client writes into must exist; the baselines' collection is dropped by them.
+    const apiPost = (path: string, body: unknown): Promise<Response> =>
+      fetch(`http://127.0.0.1:${port}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Token ${token}`, accept: 'application/json', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    await apiPost('/api/data_store/data/', { action: 'delete', database: DB });
+    await apiPost('/api/data_store/data/', { database: DB });
+    await apiPost(`/api/data_store/data/${DB}/`, { collection: 'client' });
+
+    const run = async (phase: string): Promise<Phase> => {
+      process.stdout.write(`  ${phase}...\n`);
+      const { stdout } = await execFileAsync(python, [resolve('bench/python/client_bench.py'), phase], {
+        env: pythonEnv,
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      return JSON.parse(stdout.trim().split('\n').at(-1) as string) as Phase;
+    };
+    const n = (p: Phase, key: string): number => Number(p[key]);
+    const insertMongo = await run('insert-pymongo');
+    const insertClient = await run('insert-client');
+    const findMongo = await run('find-pymongo');
+    const findClient = await run('find-client');
+    const frameClient = await run('frame-client');
+    const apiIdle = await rssMb(api.child.pid as number);
+    let apiPeak = apiIdle;
+    const sampler = setInterval(() => void rssMb(api.child.pid as number).then((mb) => (apiPeak = Math.max(apiPeak, mb))), 100);
+    const csv = await run('csv-pandas').finally(() => clearInterval(sampler));
+    const submitCelery = await run('submit-celery');
+    const submitClient = await run('submit-client');
+
+    const f = (x: number, digits = 0): string => x.toFixed(digits);
+    const lines = [
+      '',
+      `Python client, ${args.records} records of ~1 KB (ratios: client / baseline; goal in brackets)`,
+      `  insert       client ${f(n(insertClient, 'rate'))} rec/s   pymongo insert_many ${f(n(insertMongo, 'rate'))} rec/s   ratio ${f(n(insertClient, 'rate') / n(insertMongo, 'rate'), 2)} (>= 0.70)`,
+      `  find         client ${f(n(findClient, 'rate'))} rec/s   pymongo find ${f(n(findMongo, 'rate'))} rec/s   ratio ${f(n(findClient, 'rate') / n(findMongo, 'rate'), 2)} (>= 0.50)   client peak RSS ${f(n(findClient, 'peak_rss_mb'))} MB`,
+      `  DataFrame    to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   pandas.DataFrame(pymongo) ${f(n(findMongo, 'frame_seconds'), 2)} s   ratio ${f(n(frameClient, 'seconds') / n(findMongo, 'frame_seconds'), 2)} (<= 1.5)   client peak RSS ${f(n(frameClient, 'peak_rss_mb'))} MB`,
+      `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   ratio ${f(n(csv, 'seconds') / n(frameClient, 'seconds'), 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
+      `  submit p50   client ${f(n(submitClient, 'p50_ms'), 1)} ms   Celery send_task().get() ${f(n(submitCelery, 'p50_ms'), 1)} ms   ratio ${f(n(submitClient, 'p50_ms') / n(submitCelery, 'p50_ms'), 2)} (<= 1.5)`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    for (const child of children) await stop(child);
+    await services.stop();
+  }
+}
+
+await main();
