@@ -39,6 +39,9 @@ pg_major=15
 recipe=1
 
 log() { printf 'build-engine: %s\n' "$*"; }
+STEP_PREFIX=build-engine
+# shellcheck source=lib/timed-steps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/timed-steps.sh"
 fail() { printf 'build-engine: ERROR: %s\n' "$*" >&2; exit 1; }
 
 # shellcheck source=lib/debian-packages.sh
@@ -295,10 +298,10 @@ main() {
     verify_sources
     return 0
   fi
-  step_packages
-  verify_sources
-  step_extensions
-  step_ferretdb
+  timed_step 'Debian packages for the engine' step_packages
+  timed_step 'extension sources' verify_sources
+  timed_step 'PostgreSQL extensions (pg_cron, pgvector, DocumentDB)' step_extensions
+  timed_step 'FerretDB' step_ferretdb
 }
 
 main "$@"

@@ -17,6 +17,9 @@ fail() { printf 'prepare-local: ERROR: %s\n' "$*" >&2; exit 1; }
 
 # shellcheck source=lib/debian-packages.sh
 source "$repo_root/ops/lib/debian-packages.sh"
+STEP_PREFIX=prepare-local
+# shellcheck source=lib/timed-steps.sh
+source "$repo_root/ops/lib/timed-steps.sh"
 
 step_rabbitmq() {
   if deb_installed rabbitmq-server; then
@@ -77,11 +80,11 @@ step_service_build() {
 }
 
 main() {
-  step_rabbitmq
-  step_rabbitmq_service_stopped
-  step_engine
-  step_node_modules
-  step_service_build
+  timed_step 'RabbitMQ package' step_rabbitmq
+  timed_step 'RabbitMQ system service stopped' step_rabbitmq_service_stopped
+  timed_step 'database engine' step_engine
+  timed_step 'npm packages' step_node_modules
+  timed_step 'service build' step_service_build
 }
 
 main "$@"

@@ -10,6 +10,8 @@ import { dirname } from 'node:path';
 
 export interface Output {
   write(text: string): unknown;
+  /** A terminal: a live line may be redrawn in place. */
+  isTTY?: boolean;
 }
 
 export class Progress {
@@ -57,9 +59,28 @@ export class Progress {
     }
   }
 
+  private liveShown = false;
+
   line(text: string): void {
+    this.clearLive();
     this.out.write(`${text}\n`);
     this.log(text);
+  }
+
+  /**
+   * A status line redrawn in place (elapsed time of a long sub-step), on a terminal only and
+   * never in the log; the next line() replaces it.
+   */
+  live(text: string): void {
+    if (this.out.isTTY !== true) return;
+    this.out.write(`\r\x1b[K${text}`);
+    this.liveShown = true;
+  }
+
+  clearLive(): void {
+    if (!this.liveShown) return;
+    this.out.write('\r\x1b[K');
+    this.liveShown = false;
   }
 
   detail(text: string): void {
