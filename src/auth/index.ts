@@ -45,6 +45,8 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   await refreshLedger.init();
   const throttle = new LoginThrottle(mongo.db(db.databaseName), {
     maxFailures: settings.loginMaxFailures,
+    accountMaxFailures: settings.loginAccountMaxFailures,
+    addressMaxFailures: settings.loginAddressMaxFailures,
     windowSeconds: settings.loginWindowSeconds,
   });
   await throttle.init();
