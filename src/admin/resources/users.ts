@@ -9,10 +9,13 @@
  * (`serverFields`), which a form cannot set. The "set password" action uses the auth module's
  * own UserService.setPassword.
  *
- * Staff who are not superusers cannot grant superuser status or touch superuser accounts.
+ * Staff who are not superusers cannot grant superuser status or touch superuser accounts, and
+ * grant permissions and group memberships only as the delegation rules allow
+ * (src/auth/delegation.ts): checked in the resource's write itself, whichever action writes.
  */
 import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
+import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
 import { weakPasswordError } from '../../auth/password-strength.js';
@@ -21,6 +24,7 @@ import { isApiError } from '../../errors.js';
 import { component } from '../components.js';
 import { actorIsSuperuser, type ServiceAdmin } from '../current-admin.js';
 import type { AdminDeps } from '../deps.js';
+import { actingAdminId, added, groupIds, refusedOnForm } from './granted.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions, type FormPayload } from './permission-field.js';
@@ -69,8 +73,28 @@ export class UserResource extends ServiceResource<UserRecord> {
   constructor(
     model: Model<UserRecord>,
     private readonly tokens: Model<TokenRecord>,
+    private readonly delegation: DelegationGuard,
   ) {
     super(model);
+  }
+
+  /** Permissions and groups the write adds must be the actor's to give (removing is always allowed). */
+  protected override async checkWrite(
+    id: string | null,
+    fields: Record<string, unknown>,
+    context: ActionContext | undefined,
+  ): Promise<void> {
+    if (!('permissions' in fields) && !('groups' in fields)) return;
+    const actor = actingAdminId(context);
+    const current = id === null ? null : await this.model.findById(id, { permissions: 1, groups: 1 }).lean<UserRecord>().exec();
+    if ('permissions' in fields) {
+      const codenames = added(fields.permissions, current?.permissions);
+      await refusedOnForm('permissions', () => this.delegation.assertMayGrant(actor, codenames));
+    }
+    if ('groups' in fields) {
+      const groups = groupIds(added(fields.groups, current?.groups));
+      await refusedOnForm('groups', () => this.delegation.assertMayAddToGroups(actor, groups));
+    }
   }
 
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
@@ -150,7 +174,7 @@ function beforeSave(deps: AdminDeps, creating: boolean) {
 
 export function userResource(deps: AdminDeps): { resource: UserResource; options: ResourceOptions } {
   return {
-    resource: new UserResource(deps.models.User, deps.models.Token),
+    resource: new UserResource(deps.models.User, deps.models.Token, deps.delegation),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'username', direction: 'asc' },
