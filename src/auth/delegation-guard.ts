@@ -7,7 +7,7 @@
 import type { Types } from 'mongoose';
 import { forbidden } from '../errors.js';
 import type { AccountDirectory } from './accounts.js';
-import { mayManageTokenOf, undelegable, type Grantor } from './delegation.js';
+import { mayManageTokenOf, mayTakeOver, undelegable, type Grantor } from './delegation.js';
 import type { AuthModels } from './models.js';
 
 const notAllowed = (message: string) => forbidden(message, 'not_delegable');
@@ -61,5 +61,16 @@ export class DelegationGuard {
     if (!mayManageTokenOf(await this.grantor(actorId), ownerId)) {
       throw forbidden("Only a superuser may issue, rotate, revoke or see another user's token.", 'superuser_only');
     }
+  }
+
+  /** Throws 403 `not_delegable` unless the actor may set this account's password (see mayTakeOver). */
+  async assertMaySetPasswordOf(actorId: string, targetId: string): Promise<void> {
+    const actor = await this.grantor(actorId);
+    const target = await this.accounts.byId(targetId);
+    if (target === null || mayTakeOver(actor, target)) return;
+    throw notAllowed(
+      `Only a superuser may set the password of ${target.username}: the account holds rights you may not grant, ` +
+        'and its password would let you act with them.',
+    );
   }
 }

@@ -10,6 +10,8 @@
  *   included, so nobody can raise their own rights.
  * - Staff issue, rotate, revoke and see only their own API token: a token for someone else would
  *   let them act as that person.
+ * - Staff set the password only of accounts holding nothing they could not grant themselves (and
+ *   never a superuser's): logging in as an account that holds more would raise their rights.
  */
 import { GrantSet } from './grant-set.js';
 import type { Grant, Role } from './grants.js';
@@ -80,4 +82,13 @@ export function undelegable(grantor: Grantor, codenames: Iterable<string>): stri
 /** May `actor` issue, rotate, revoke or see the API token of the account `ownerId`? */
 export function mayManageTokenOf(actor: Pick<Grantor, 'id' | 'isSuperuser'>, ownerId: string): boolean {
   return actor.isSuperuser || actor.id === ownerId;
+}
+
+/**
+ * May `actor` set the password of `target` (and so log in as it)? Their own, yes; another's only
+ * when the target is no superuser and holds nothing the actor could not grant.
+ */
+export function mayTakeOver(actor: Grantor, target: Pick<Grantor, 'id' | 'isSuperuser' | 'permissions'>): boolean {
+  if (actor.isSuperuser || actor.id === target.id) return true;
+  return !target.isSuperuser && undelegable(actor, target.permissions).length === 0;
 }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type CallResult, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError } from '../auth/helpers.js';
-import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser, ensureRoot, userId, ROOT } from './support.js';
+import { Browser, adminApiGet, adminApiPost, adminApiPostJson, adminBrowser, ensureRoot, storedHash, userId, ROOT } from './support.js';
 
 let app: TestApp;
 let root: Browser;
@@ -22,6 +22,13 @@ beforeAll(async () => {
   await ensureRoot(app);
   await app.users.createUser({ username: 'staffer', password: 'staff-pass-123', isStaff: true, permissions: STAFF_HOLDS });
   await app.users.createUser({ username: 'worker', password: 'worker-pass-123' });
+  await app.users.createUser({
+    username: 'bigshot',
+    password: 'bigshot-pass-1',
+    isStaff: true,
+    permissions: ['data_store.datastore_admin'],
+  });
+  await app.users.createUser({ username: 'newbie', password: 'newbie-pass-123' });
   await app.users.createGroup('store-admins', ['data_store.datastore_admin']);
   await app.users.createGroup('task-admins', ['cybercom_queue.task_admin']);
   await app.users.createGroup('lab-readers', ['data_store.lab.safe']);
@@ -181,6 +188,36 @@ describe('staff who are not superusers', () => {
     const revoked = await adminApiPost(staff, `/resources/User/records/${worker}/edit`, { 'permissions.0': 'data_store.lab.safe' });
     expect(revoked.json.notice.type, revoked.text).toBe('success');
     expect((await stored('worker'))?.permissions).toEqual(['data_store.lab.safe']);
+  });
+
+  it('cannot set the password of an account holding more than they may grant, so cannot log in as it', async () => {
+    const id = await userId(app, 'bigshot');
+    const key = await app.users.tokenFor('bigshot');
+    const [hash, token] = [await storedHash(app, 'bigshot'), await tokenDoc('bigshot')];
+    const set = await adminApiPostJson(staff, `/resources/User/records/${id}/setPassword`, {
+      password: 'taken-over-1',
+      confirm: 'taken-over-1',
+    });
+    expect(set.status, set.text).toBe(200);
+    expect(set.json.notice.type, set.text).toBe('error');
+    expect(set.json.notice.message).toMatch(/superuser/);
+    const edit = await adminApiPost(staff, `/resources/User/records/${id}/edit`, { username: 'bigshot', newPassword: 'taken-over-2' });
+    expectRefusedForm(edit, 'newPassword');
+    expect(await storedHash(app, 'bigshot')).toBe(hash);
+    expect((await tokenDoc('bigshot'))?.key_hash).toBe(token?.key_hash);
+    expect(key).toMatch(/^[0-9a-f]{40}$/);
+    // An account holding nothing more, and their own, are theirs to set.
+    const newbie = await userId(app, 'newbie');
+    const ok = await adminApiPostJson(staff, `/resources/User/records/${newbie}/setPassword`, {
+      password: 'newbie-pass-456',
+      confirm: 'newbie-pass-456',
+    });
+    expect(ok.json.notice.type, ok.text).toBe('success');
+    const byRoot = await adminApiPostJson(root, `/resources/User/records/${id}/setPassword`, {
+      password: 'bigshot-pass-2',
+      confirm: 'bigshot-pass-2',
+    });
+    expect(byRoot.json.notice.type, byRoot.text).toBe('success');
   });
 
   it('issue, see and rotate only their own token', async () => {

@@ -3,7 +3,7 @@
  * that changes makes a row fail.
  */
 import { describe, expect, it } from 'vitest';
-import { mayManageTokenOf, undelegable, type Grantor } from '../../../src/auth/delegation.js';
+import { mayManageTokenOf, mayTakeOver, undelegable, type Grantor } from '../../../src/auth/delegation.js';
 import { GrantSet } from '../../../src/auth/grant-set.js';
 
 const ME = '65f000000000000000000001';
@@ -78,5 +78,18 @@ describe('mayManageTokenOf', () => {
     expect(mayManageTokenOf({ id: ME, isSuperuser: true }, ME)).toBe(true);
     expect(mayManageTokenOf({ id: ME, isSuperuser: false }, ME)).toBe(true);
     expect(mayManageTokenOf({ id: ME, isSuperuser: false }, OTHER)).toBe(false);
+  });
+});
+
+describe("mayTakeOver (setting another account's password)", () => {
+  const account = (id: string, permissions: string[], superuser = false): Grantor => ({ ...grantor(permissions, superuser), id });
+  it("lets staff set their own and lesser accounts' passwords, superusers anyone's", () => {
+    expect(mayTakeOver(dbReader, account(ME, ['data_store.datastore_admin']))).toBe(true);
+    expect(mayTakeOver(dbReader, account(OTHER, []))).toBe(true);
+    expect(mayTakeOver(dbReader, account(OTHER, ['data_store.lab.samples.safe']))).toBe(true);
+    expect(mayTakeOver(dbReader, account(OTHER, ['data_store.lab.add']))).toBe(false);
+    expect(mayTakeOver(storeAdmin, account(OTHER, ['data_store.datastore_admin']))).toBe(false);
+    expect(mayTakeOver(dbReader, account(OTHER, [], true))).toBe(false);
+    expect(mayTakeOver(superuser, account(OTHER, ['cybercom_queue.task_admin'], true))).toBe(true);
   });
 });
