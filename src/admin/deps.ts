@@ -1,4 +1,5 @@
 /** What the admin site's resources and actions are built from. */
+import type { DelegationGuard } from '../auth/delegation-guard.js';
 import type { AuthModels } from '../auth/models.js';
 import type { UserService } from '../auth/module.js';
 import type { PermissionCatalog } from '../auth/permission-catalog.js';
@@ -10,6 +11,8 @@ export interface AdminDeps {
   users: UserService;
   /** The catalog of known codenames (auth_permission); every codename the admin grants is registered. */
   catalog: PermissionCatalog;
+  /** Asked before every write that grants rights or hands out a token. */
+  delegation: DelegationGuard;
   areas: { dataStore: DocumentArea; catalog: DocumentArea };
   /** Registered task names for the permission picker; absent when the queue is not wired in. */
   taskNames: (() => Promise<string[]>) | undefined;

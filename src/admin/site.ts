@@ -58,6 +58,7 @@ export async function createAdminRouter(ctx: ServiceContext, config: AdminSiteCo
     models,
     users: ctx.auth.users,
     catalog: ctx.auth.permissionCatalog,
+    delegation: ctx.auth.delegation,
     areas: ctx.documents,
     taskNames: config.taskNames,
   };

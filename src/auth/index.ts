@@ -8,6 +8,7 @@ import { AccountDirectory } from './accounts.js';
 import { ApiTokens } from './api-tokens.js';
 import { authenticationMiddleware } from './authenticate.js';
 import { csrfProtection } from './csrf.js';
+import { DelegationGuard } from './delegation-guard.js';
 import { JwtIssuer } from './jwt.js';
 import { LoginThrottle } from './login-throttle.js';
 import { createAuthModels, initAuthModels, openAuthConnection } from './models.js';
@@ -45,6 +46,8 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   await refreshLedger.init();
   const throttle = new LoginThrottle(mongo.db(db.databaseName), {
     maxFailures: settings.loginMaxFailures,
+    accountMaxFailures: settings.loginAccountMaxFailures,
+    addressMaxFailures: settings.loginAddressMaxFailures,
     windowSeconds: settings.loginWindowSeconds,
   });
   await throttle.init();
@@ -60,6 +63,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     users: new MongoUserService(models, accounts, tokens, catalog),
     models,
     permissionCatalog: catalog,
+    delegation: new DelegationGuard(models, accounts),
     sessionOptions: session.options,
     async close() {
       await session.stop();

@@ -1,18 +1,26 @@
 /**
- * Slows password guessing: after `maxFailures` failed logins for one username, or from one
- * client address, within `windowSeconds`, further attempts (even correct ones) get 429 until the
- * oldest failure leaves the window. Applies to /auth/login/ and /token/.
+ * Slows password guessing with three counters of failed logins within `windowSeconds`:
+ * - one account from one client address (`maxFailures`): the lock a guesser meets first;
+ * - one account from all addresses together (`accountMaxFailures`): guessing spread over many
+ *   addresses;
+ * - one address over all accounts (`addressMaxFailures`, far higher): one address trying many
+ *   names. A few accounts' worth of failures never reaches it, so failures on one account (or on
+ *   a name that does not exist) never lock another one; on a local install, where every client
+ *   is 127.0.0.1, that is what keeps a typo-prone user from locking everyone out.
+ * A locked counter turns away further attempts it covers (even correct ones) with 429 until its
+ * oldest relevant failure leaves the window. Applies to /auth/login/ and /token/; a wrong current
+ * password on /user/ counts against the account's own two counters only.
  *
  * Attempts count from the moment they start (`begin`), not when their slow password check ends:
  * otherwise many simultaneous guesses would all pass the check before the first failure is
- * recorded. An attempt in flight holds one place under the limit until it ends.
+ * recorded. An attempt in flight holds one place under each limit until it ends.
  *
- * The counts live in the service database (one document per username and per address), so the
- * limit holds across every API process and replica. Taking a place is one atomic update that
- * returns the document as it is afterwards: each of many simultaneous attempts, in whichever
- * process, sees the places taken before its own, and the ones beyond the limit give theirs back
- * and answer 429. A place whose process died before giving it back lapses after
- * IN_FLIGHT_LAPSE_MS. Documents expire (TTL index) once nothing in them can matter any more.
+ * The counts live in the service database (one document per counter), so the limits hold across
+ * every API process and replica. Taking a place is one atomic update that returns the document
+ * as it is afterwards: each of many simultaneous attempts, in whichever process, sees the places
+ * taken before its own, and the ones beyond a limit give theirs back and answer 429. A place
+ * whose process died before giving it back lapses after IN_FLIGHT_LAPSE_MS. Documents expire
+ * (TTL index) once nothing in them can matter any more.
  */
 import { randomUUID } from 'node:crypto';
 import { MongoServerError, type Collection, type Db, type UpdateFilter } from 'mongodb';
@@ -20,9 +28,28 @@ import { tooManyRequests } from '../errors.js';
 import { ensureExpiryIndex } from '../db/expiry-index.js';
 import { retryOnDeadlock } from '../db/deadlock-retry.js';
 
-export interface ThrottleSettings {
+/** One counter's limit: at most `maxFailures` failures within `windowSeconds`. */
+export interface FailureLimit {
   maxFailures: number;
   windowSeconds: number;
+}
+
+export interface ThrottleSettings {
+  /** Failures for one account from one client address. */
+  maxFailures: number;
+  /** Failures for one account from all addresses together. */
+  accountMaxFailures: number;
+  /** Failures from one address over all accounts. */
+  addressMaxFailures: number;
+  windowSeconds: number;
+}
+
+/** Which counters an attempt is judged by: a login, or a password check of the caller's own account. */
+export type AttemptScope = 'login' | 'own-account';
+
+interface Counter {
+  key: string;
+  limit: FailureLimit;
 }
 
 export const LOGIN_ATTEMPTS_COLLECTION = 'auth_login_attempts';
@@ -41,7 +68,7 @@ interface InFlight {
 
 export interface AttemptCounts {
   _id: string;
-  /** The newest failures (at most maxFailures), oldest first. */
+  /** The newest failures (at most the counter's maxFailures), oldest first. */
   failures?: Date[];
   inFlight?: InFlight[];
   expires: Date;
@@ -62,7 +89,7 @@ export interface LoginAttempt {
 export function lockedForMs(
   counts: Pick<AttemptCounts, 'failures'> | null,
   pendingBefore: number,
-  settings: ThrottleSettings,
+  settings: FailureLimit,
   now: number,
 ): number {
   const windowMs = settings.windowSeconds * 1000;
@@ -77,8 +104,8 @@ export function lockedForMs(
 }
 
 /**
- * Every write touches one document (one key), in the same order (username, then address), so
- * writes never wait on each other in a cycle. PostgreSQL under FerretDB may still report a
+ * Every write touches one document (one counter), in the same order (account and address, account,
+ * address), so writes never wait on each other in a cycle. PostgreSQL under FerretDB may still report a
  * deadlock under heavy contention; nothing was written then, and the write runs again.
  */
 function retried<T>(operation: () => Promise<T>): Promise<T> {
@@ -101,12 +128,21 @@ export class LoginThrottle {
     await ensureExpiryIndex(this.db.collection(LOGIN_ATTEMPTS_COLLECTION));
   }
 
-  private keys(username: string, ip: string): string[] {
-    return [this.userKey(username), `ip:${ip}`];
-  }
-
-  private userKey(username: string): string {
-    return `u:${username.toLowerCase().slice(0, MAX_KEY_LENGTH)}`;
+  /**
+   * The counters an attempt for `username` from `ip` is judged by. Names are compared without
+   * case, as logins are; a name that does not exist gets counters like any other, so an answer
+   * never tells whether it exists.
+   */
+  private counters(username: string, ip: string, scope: AttemptScope): Counter[] {
+    const name = username.toLowerCase().slice(0, MAX_KEY_LENGTH);
+    const address = ip.slice(0, MAX_KEY_LENGTH);
+    const { windowSeconds } = this.settings;
+    const own: Counter[] = [
+      { key: `ua:${JSON.stringify([name, address])}`, limit: { maxFailures: this.settings.maxFailures, windowSeconds } },
+      { key: `u:${name}`, limit: { maxFailures: this.settings.accountMaxFailures, windowSeconds } },
+    ];
+    if (scope === 'own-account') return own;
+    return [...own, { key: `ip:${address}`, limit: { maxFailures: this.settings.addressMaxFailures, windowSeconds } }];
   }
 
   /** A key is kept while a failure in it can still lock, or a place in it is held. */
@@ -140,24 +176,32 @@ export class LoginThrottle {
     }
   }
 
-  /** Throws 429 `throttled` (with Retry-After) when either the username or the address is locked. */
-  async check(username: string, ip: string): Promise<void> {
-    const docs = await this.counts.find({ _id: { $in: this.keys(username, ip) } }).toArray();
+  /** Throws 429 `throttled` (with Retry-After) when any counter of this scope is locked. */
+  async check(username: string, ip: string, scope: AttemptScope = 'login'): Promise<void> {
+    const counters = this.counters(username, ip, scope);
+    const docs = await this.counts.find({ _id: { $in: counters.map((c) => c.key) } }).toArray();
     const now = this.now();
-    const retryAfterMs = Math.max(0, ...docs.map((d) => lockedForMs(d, this.live(d.inFlight).length, this.settings, now)));
+    const retryAfterMs = Math.max(
+      0,
+      ...counters.map((c) => {
+        const doc = docs.find((d) => d._id === c.key);
+        return doc === undefined ? 0 : lockedForMs(doc, this.live(doc.inFlight).length, c.limit, now);
+      }),
+    );
     if (retryAfterMs > 0) this.throwLocked(retryAfterMs);
   }
 
-  /** Takes a place for this attempt (or throws 429) and holds it until the handle says how it ended. */
+  /** Takes a place for this login attempt (or throws 429) and holds it until the handle says how it ended. */
   async begin(username: string, ip: string): Promise<LoginAttempt> {
-    const keys = this.keys(username, ip);
+    const counters = this.counters(username, ip, 'login');
+    const keys = counters.map((c) => c.key);
     const place: InFlight = { id: randomUUID(), at: new Date(this.now()) };
     const release = async (): Promise<void> => {
       for (const key of keys) await retried(() => this.counts.updateOne({ _id: key }, { $pull: { inFlight: { id: place.id } } }));
     };
     let retryAfterMs = 0;
     try {
-      for (const key of keys) {
+      for (const { key, limit } of counters) {
         const doc = await this.modify(key, {
           $push: { inFlight: { $each: [place], $slice: -MAX_IN_FLIGHT_KEPT } },
           $set: { expires: this.expiry() },
@@ -165,7 +209,7 @@ export class LoginThrottle {
         const places = this.live(doc.inFlight);
         const mine = places.findIndex((p) => p.id === place.id);
         const before = mine === -1 ? places.length : mine;
-        retryAfterMs = Math.max(retryAfterMs, lockedForMs(doc, before, this.settings, this.now()));
+        retryAfterMs = Math.max(retryAfterMs, lockedForMs(doc, before, limit, this.now()));
         if (retryAfterMs > 0) break;
       }
     } catch (err) {
@@ -192,7 +236,7 @@ export class LoginThrottle {
       succeeded: async () => {
         if (!end()) return;
         await release();
-        await this.recordSuccess(username);
+        await this.recordSuccess(username, ip);
       },
       abandoned: async () => {
         if (end()) await release();
@@ -200,22 +244,25 @@ export class LoginThrottle {
     };
   }
 
-  async recordFailure(username: string, ip: string): Promise<void> {
+  /** Counts a failure against every counter of the scope. */
+  async recordFailure(username: string, ip: string, scope: AttemptScope = 'login'): Promise<void> {
     const at = new Date(this.now());
-    // Only the newest maxFailures failures decide anything.
-    for (const key of this.keys(username, ip)) {
+    for (const { key, limit } of this.counters(username, ip, scope)) {
+      // Only the newest maxFailures failures of a counter decide anything.
       await this.modify(key, {
-        $push: { failures: { $each: [at], $slice: -this.settings.maxFailures } },
+        $push: { failures: { $each: [at], $slice: -limit.maxFailures } },
         $set: { expires: this.expiry() },
       });
     }
   }
 
   /**
-   * A successful login clears the username's counter, not the address's: otherwise one valid
+   * A successful login clears the account's counters, not the address's: otherwise one valid
    * account would let an attacker reset the per-address limit at will.
    */
-  async recordSuccess(username: string): Promise<void> {
-    await retried(() => this.counts.updateOne({ _id: this.userKey(username) }, { $set: { failures: [] } }));
+  async recordSuccess(username: string, ip: string): Promise<void> {
+    for (const { key } of this.counters(username, ip, 'own-account')) {
+      await retried(() => this.counts.updateOne({ _id: key }, { $set: { failures: [] } }));
+    }
   }
 }

@@ -5,6 +5,7 @@ import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import type { GrantTargets } from './legacy-grants.js';
+import type { DelegationGuard } from './delegation-guard.js';
 import type { AuthModels } from './models.js';
 import type { PermissionCatalog } from './permission-catalog.js';
 import type { Principal } from './principal.js';
@@ -78,6 +79,8 @@ export interface AuthModule {
   models: AuthModels;
   /** Checks and registers the codenames the admin site grants. */
   permissionCatalog: PermissionCatalog;
+  /** Who may grant which rights and manage whose token (the admin site asks before every such write). */
+  delegation: DelegationGuard;
   /** The session's store, cookie name, secret and cookie flags, so the admin site shares the login. */
   sessionOptions: SessionOptions;
   close(): Promise<void>;

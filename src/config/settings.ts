@@ -53,7 +53,12 @@ export const serviceEnvSchema = z
     SESSION_MAX_AGE_S: positiveInt.default(14 * 24 * 3600),
     JWT_ACCESS_TTL_S: positiveInt.default(300),
     JWT_REFRESH_TTL_S: positiveInt.default(24 * 3600),
+    /** Failed logins for one account from one client address within LOGIN_WINDOW_S. */
     LOGIN_MAX_FAILURES: positiveInt.default(5),
+    /** For one account from all addresses together (default: 4 × LOGIN_MAX_FAILURES). */
+    LOGIN_ACCOUNT_MAX_FAILURES: positiveInt.optional(),
+    /** From one address over all accounts, so spraying many names is slowed too (default: 20 × LOGIN_MAX_FAILURES). */
+    LOGIN_ADDRESS_MAX_FAILURES: positiveInt.optional(),
     LOGIN_WINDOW_S: positiveInt.default(900),
     TASK_WAIT_MAX_S: positiveInt.default(300),
     TASK_LIST_CACHE_S: z.coerce.number().min(0).default(5),
@@ -100,6 +105,8 @@ export interface Settings {
   jwtAccessTtlSeconds: number;
   jwtRefreshTtlSeconds: number;
   loginMaxFailures: number;
+  loginAccountMaxFailures: number;
+  loginAddressMaxFailures: number;
   loginWindowSeconds: number;
   taskWaitMaxSeconds: number;
   taskListCacheSeconds: number;
@@ -191,6 +198,8 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     jwtAccessTtlSeconds: e.JWT_ACCESS_TTL_S,
     jwtRefreshTtlSeconds: e.JWT_REFRESH_TTL_S,
     loginMaxFailures: e.LOGIN_MAX_FAILURES,
+    loginAccountMaxFailures: e.LOGIN_ACCOUNT_MAX_FAILURES ?? 4 * e.LOGIN_MAX_FAILURES,
+    loginAddressMaxFailures: e.LOGIN_ADDRESS_MAX_FAILURES ?? 20 * e.LOGIN_MAX_FAILURES,
     loginWindowSeconds: e.LOGIN_WINDOW_S,
     taskWaitMaxSeconds: e.TASK_WAIT_MAX_S,
     taskListCacheSeconds: e.TASK_LIST_CACHE_S,

@@ -1,12 +1,15 @@
 /**
  * Groups in the admin site: a name and the permissions every member gets. Deleting a group
- * takes it off its members.
+ * takes it off its members. A permission added to a group is granted to its members, so it must
+ * be the actor's to give (src/auth/delegation.ts).
  */
 import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
+import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { GroupRecord, UserRecord } from '../../auth/models.js';
 import { component } from '../components.js';
 import type { AdminDeps } from '../deps.js';
+import { actingAdminId, added, refusedOnForm } from './granted.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions } from './permission-field.js';
@@ -15,8 +18,21 @@ export class GroupResource extends ServiceResource<GroupRecord> {
   constructor(
     model: Model<GroupRecord>,
     private readonly users: Model<UserRecord>,
+    private readonly delegation: DelegationGuard,
   ) {
     super(model);
+  }
+
+  protected override async checkWrite(
+    id: string | null,
+    fields: Record<string, unknown>,
+    context: ActionContext | undefined,
+  ): Promise<void> {
+    if (!('permissions' in fields)) return;
+    const actor = actingAdminId(context);
+    const current = id === null ? null : await this.model.findById(id, { permissions: 1 }).lean<GroupRecord>().exec();
+    const codenames = added(fields.permissions, current?.permissions);
+    await refusedOnForm('permissions', () => this.delegation.assertMayGrant(actor, codenames));
   }
 
   override async delete(id: string): Promise<void> {
@@ -33,7 +49,7 @@ export function groupResource(deps: AdminDeps): { resource: GroupResource; optio
     return { ...request, payload: await normalizePermissions(payload, deps.catalog) };
   };
   return {
-    resource: new GroupResource(deps.models.Group, deps.models.User),
+    resource: new GroupResource(deps.models.Group, deps.models.User, deps.delegation),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'name', direction: 'asc' },

@@ -7,7 +7,8 @@
  *   findOneAndDelete, whose projection mongoose would add for the hidden password field (same
  *   rule as src/auth/user-service.ts);
  * - `_id` is never part of an update, and each resource decides which stored fields may leave
- *   the server (`toParams`) and which may be written (`writableParams`).
+ *   the server (`toParams`), which may be written (`writableParams`), and whether a write is
+ *   allowed at all (`checkWrite`, which sees every create and update whichever action makes it).
  */
 import { BaseRecord, ValidationError, flat, type ActionContext, type ParamsType } from 'adminjs';
 import { Resource as AdapterResource } from '@adminjs/mongoose';
@@ -120,6 +121,14 @@ export class ServiceResource<T = unknown> extends AdapterResource {
     return {};
   }
 
+  /**
+   * Runs before a create (`id` null) or an update is written, with the fields it would write
+   * (unflattened); throws to refuse it, an AdminJS ValidationError to show why on the form.
+   */
+  protected async checkWrite(_id: string | null, _fields: Record<string, unknown>, _context: ActionContext | undefined): Promise<void> {
+    // Nothing to check by default.
+  }
+
   private record(document: unknown): BaseRecord {
     return new BaseRecord(this.toParams(JSON.parse(JSON.stringify(document)) as Record<string, unknown>), this);
   }
@@ -158,13 +167,17 @@ export class ServiceResource<T = unknown> extends AdapterResource {
   }
 
   override async create(params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
-    const created = await super.create({ ...this.writableParams(params), ...this.serverFields(context) });
+    const fields = this.writableParams(params);
+    await this.checkWrite(null, flat.unflatten(this.parseParams(fields)), context);
+    const created = await super.create({ ...fields, ...this.serverFields(context) });
     return this.toParams(created as Record<string, unknown>);
   }
 
   override async update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
     const parsed = this.parseParams(this.writableParams(params)) as Record<string, unknown>;
-    const changes = { ...(flat.unflatten(parsed) as Record<string, unknown>), ...this.serverFields(context) };
+    const fields = flat.unflatten(parsed) as Record<string, unknown>;
+    await this.checkWrite(id, fields, context);
+    const changes = { ...fields, ...this.serverFields(context) };
     try {
       await this.model.updateOne({ _id: id }, { $set: changes } as UpdateQuery<T>, { runValidators: true }).exec();
     } catch (err) {

@@ -3,7 +3,7 @@
  * Codenames are made by the permission picker, not typed; only the readable name is editable.
  * Deleting a permission revokes it from every user and group that holds it.
  */
-import type { ActionRequest, ResourceOptions } from 'adminjs';
+import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { GroupRecord, PermissionRecord, UserRecord } from '../../auth/models.js';
 import { badRequest, notFound } from '../../errors.js';
@@ -11,6 +11,7 @@ import { component } from '../components.js';
 import type { AdminDeps } from '../deps.js';
 import { pickerChoices, pickerCollections } from '../picker/choices.js';
 import { codenamesForGrant, parseGrantSpec } from '../picker/grant-codenames.js';
+import { actingAdminId } from './granted.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 
@@ -51,9 +52,12 @@ function parseSpecText(text: unknown) {
 
 const optionalName = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
-/** GET: the choices (op=choices), one database's collections (op=collections) or a preview; POST: create and grant. */
+/**
+ * GET: the choices (op=choices), one database's collections (op=collections) or a preview; POST:
+ * create and grant. Granting follows the delegation rules; creating a codename grants nothing.
+ */
 function pickerHandler(deps: AdminDeps) {
-  return async (request: ActionRequest) => {
+  return async (request: ActionRequest, _response: unknown, context: ActionContext) => {
     const query = request.query ?? {};
     if (request.method === 'get') {
       if (query.op === 'collections') return { collections: await pickerCollections(deps, query.area, query.database) };
@@ -76,6 +80,7 @@ function pickerHandler(deps: AdminDeps) {
     if (group !== undefined && groupDoc === null) throw notFound(`No group named "${group}".`, 'no_such_group');
     const userDoc = username === undefined ? null : await deps.models.User.findOne({ username }, { _id: 1 }).lean().exec();
     if (username !== undefined && userDoc === null) throw notFound(`No user named "${username}".`, 'no_such_user');
+    if (groupDoc !== null || userDoc !== null) await deps.delegation.assertMayGrant(actingAdminId(context), codenames);
 
     await deps.catalog.register(parsed);
     const grant = { $addToSet: { permissions: { $each: codenames } } };

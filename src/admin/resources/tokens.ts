@@ -7,17 +7,37 @@
  * Revocation and rotation take effect at once for new lookups; a process that cached the old
  * key (src/auth/accounts.ts) honours it for at most its cache lifetime (2 s).
  */
-import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
-import type { Types } from 'mongoose';
+import type { ActionContext, ActionRequest, BaseRecord, Filter, ResourceOptions } from 'adminjs';
+import type { Model, Types } from 'mongoose';
+import type { DelegationGuard } from '../../auth/delegation-guard.js';
+import { mayManageTokenOf } from '../../auth/delegation.js';
 import type { TokenRecord } from '../../auth/models.js';
-import { badRequest, forbidden, notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { component } from '../components.js';
-import { actorIsSuperuser } from '../current-admin.js';
+import type { ServiceAdmin } from '../current-admin.js';
 import type { AdminDeps } from '../deps.js';
+import { actingAdminId, refusedAsNotice } from './granted.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 
+/** The acting administrator as the read filter needs it; none sees nothing. */
+function viewer(context: ActionContext | undefined): { id: string; isSuperuser: boolean } {
+  const admin = context?.currentAdmin as ServiceAdmin | undefined;
+  return { id: admin?.id ?? '', isSuperuser: admin?.isSuperuser === true };
+}
+
+/**
+ * Lists, pages and lookups show superusers every token and other staff only their own: a
+ * token's owner and age say whom a script acts for, which is the owner's business.
+ */
 export class TokenResource extends ServiceResource<TokenRecord> {
+  constructor(
+    model: Model<TokenRecord>,
+    private readonly delegation: DelegationGuard,
+  ) {
+    super(model);
+  }
+
   /** The stored prefix, marked as one ("a1b2c3d4…"); the hash never leaves the server. */
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
     const { key_hash: _hash, key_prefix: prefix, ...rest } = document;
@@ -28,6 +48,53 @@ export class TokenResource extends ServiceResource<TokenRecord> {
   protected override writableParams(): Record<string, unknown> {
     return {};
   }
+
+  /** The filter narrowed to what the viewer may see, or null when that is nothing. */
+  private visible(filter: Filter, context: ActionContext | undefined): Filter | null {
+    const who = viewer(context);
+    if (who.isSuperuser) return filter;
+    const asked = filter.get('user')?.value;
+    if (who.id === '' || (asked !== undefined && String(asked) !== who.id)) return null;
+    filter.filters.user = { path: 'user', property: this.property('user'), value: who.id };
+    return filter;
+  }
+
+  private mayView(record: BaseRecord | null, context: ActionContext | undefined): boolean {
+    const who = viewer(context);
+    return record !== null && who.id !== '' && mayManageTokenOf(who, String(record.params.user));
+  }
+
+  override async find(
+    filter: Parameters<ServiceResource['find']>[0],
+    options: Parameters<ServiceResource['find']>[1],
+    context?: ActionContext,
+  ): Promise<BaseRecord[]> {
+    const narrowed = this.visible(filter as Filter, context);
+    return narrowed === null ? [] : super.find(narrowed, options);
+  }
+
+  override async count(filter: Filter, context?: ActionContext): Promise<number> {
+    const narrowed = this.visible(filter, context);
+    return narrowed === null ? 0 : super.count(narrowed);
+  }
+
+  override async findOne(id: string, context?: ActionContext): Promise<BaseRecord> {
+    const record = await super.findOne(id);
+    // AdminJS treats a null record as "not found" (see ServiceResource.findOne).
+    return this.mayView(record, context) ? record : (null as unknown as BaseRecord);
+  }
+
+  override async findMany(ids: (string | number)[], context?: ActionContext): Promise<BaseRecord[]> {
+    return (await super.findMany(ids)).filter((record) => this.mayView(record, context));
+  }
+
+  /** Revoking: the owner or a superuser only, whichever action asks. */
+  override async delete(id: string, context?: ActionContext): Promise<void> {
+    const token = await this.model.findById(id, { user: 1 }).lean<TokenRecord>().exec();
+    if (token === null) return;
+    await refusedAsNotice(() => this.delegation.assertMayManageTokenOf(actingAdminId(context), String(token.user)));
+    await super.delete(id);
+  }
 }
 
 interface IssuedKey {
@@ -35,25 +102,18 @@ interface IssuedKey {
   key: string;
 }
 
-/** Throws 403 unless the actor may manage tokens of this user (only superusers manage superusers'). */
-async function assertMayManageTokenOf(deps: AdminDeps, userId: unknown, context: ActionContext): Promise<void> {
-  if (actorIsSuperuser(context)) return;
-  const user = await deps.models.User.findById(String(userId), { is_superuser: 1 }).lean().exec();
-  if (user?.is_superuser) throw forbidden("Only a superuser may issue, rotate or revoke a superuser's token.", 'superuser_only');
-}
-
-/** Creates the user's token or replaces its key; only superusers may do it for superusers. */
+/** Creates the user's token or replaces its key; only the user and superusers may. */
 async function issueFor(deps: AdminDeps, userId: Types.ObjectId | string, context: ActionContext): Promise<IssuedKey> {
-  const user = await deps.models.User.findById(userId, { username: 1, is_superuser: 1 }).lean().exec();
+  const user = await deps.models.User.findById(userId, { username: 1 }).lean().exec();
   if (user === null) throw notFound('No such user.', 'no_such_user');
-  await assertMayManageTokenOf(deps, user._id, context);
+  await deps.delegation.assertMayManageTokenOf(actingAdminId(context), user._id.toString());
   // The same path as the API's rotation: stores only the hash, and this process forgets the old key at once.
   return { username: user.username, key: await deps.users.tokenFor(user.username) };
 }
 
 export function tokenResource(deps: AdminDeps): { resource: TokenResource; options: ResourceOptions } {
   return {
-    resource: new TokenResource(deps.models.Token),
+    resource: new TokenResource(deps.models.Token, deps.delegation),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'created', direction: 'desc' },
@@ -66,13 +126,7 @@ export function tokenResource(deps: AdminDeps): { resource: TokenResource; optio
       actions: {
         new: { isAccessible: false, isVisible: false },
         edit: { isAccessible: false, isVisible: false },
-        delete: {
-          guard: 'Revoke this token? Scripts using it stop working.',
-          before: async (request: ActionRequest, context: ActionContext) => {
-            await assertMayManageTokenOf(deps, context.record?.params.user, context);
-            return request;
-          },
-        },
+        delete: { guard: 'Revoke this token? Scripts using it stop working.' },
         // One token at a time, so each revocation passes the check above.
         bulkDelete: { isAccessible: false, isVisible: false },
         issue: {

@@ -9,10 +9,14 @@
  * (`serverFields`), which a form cannot set. The "set password" action uses the auth module's
  * own UserService.setPassword.
  *
- * Staff who are not superusers cannot grant superuser status or touch superuser accounts.
+ * Staff who are not superusers cannot grant superuser status or touch superuser accounts, and
+ * grant permissions and group memberships, and set passwords, only as the delegation rules allow
+ * (src/auth/delegation.ts): checked in the resource's write itself, whichever action writes, and
+ * in the "set password" action.
  */
 import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
+import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
 import { weakPasswordError } from '../../auth/password-strength.js';
@@ -21,6 +25,7 @@ import { isApiError } from '../../errors.js';
 import { component } from '../components.js';
 import { actorIsSuperuser, type ServiceAdmin } from '../current-admin.js';
 import type { AdminDeps } from '../deps.js';
+import { actingAdminId, added, groupIds, refusedAsNotice, refusedOnForm } from './granted.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions, type FormPayload } from './permission-field.js';
@@ -58,7 +63,9 @@ const pendingPasswords = new WeakMap<ActionContext, string>();
 /** An edit that sets a new password revokes the user's API token once saved. */
 function revokeTokenAfterNewPassword(deps: AdminDeps) {
   return async (response: RecordActionResponse, request: ActionRequest, context: ActionContext): Promise<RecordActionResponse> => {
-    if (request.method === 'post' && pendingPasswords.has(context) && context.record !== undefined && !response.record?.errors?.password) {
+    // A refused or invalid edit (any field error) wrote nothing, the password included.
+    const saved = Object.keys(response.record?.errors ?? {}).length === 0;
+    if (request.method === 'post' && pendingPasswords.has(context) && context.record !== undefined && saved) {
       await deps.models.Token.deleteMany({ user: String(context.record.id()) }).exec();
     }
     return response;
@@ -69,8 +76,33 @@ export class UserResource extends ServiceResource<UserRecord> {
   constructor(
     model: Model<UserRecord>,
     private readonly tokens: Model<TokenRecord>,
+    private readonly delegation: DelegationGuard,
   ) {
     super(model);
+  }
+
+  /**
+   * Permissions and groups the write adds must be the actor's to give (removing is always
+   * allowed), and a new password for an existing account the actor's to set.
+   */
+  protected override async checkWrite(
+    id: string | null,
+    fields: Record<string, unknown>,
+    context: ActionContext | undefined,
+  ): Promise<void> {
+    const settingPassword = id !== null && context !== undefined && pendingPasswords.has(context);
+    if (!('permissions' in fields) && !('groups' in fields) && !settingPassword) return;
+    const actor = actingAdminId(context);
+    if (settingPassword) await refusedOnForm('newPassword', () => this.delegation.assertMaySetPasswordOf(actor, id));
+    const current = id === null ? null : await this.model.findById(id, { permissions: 1, groups: 1 }).lean<UserRecord>().exec();
+    if ('permissions' in fields) {
+      const codenames = added(fields.permissions, current?.permissions);
+      await refusedOnForm('permissions', () => this.delegation.assertMayGrant(actor, codenames));
+    }
+    if ('groups' in fields) {
+      const groups = groupIds(added(fields.groups, current?.groups));
+      await refusedOnForm('groups', () => this.delegation.assertMayAddToGroups(actor, groups));
+    }
   }
 
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
@@ -150,7 +182,7 @@ function beforeSave(deps: AdminDeps, creating: boolean) {
 
 export function userResource(deps: AdminDeps): { resource: UserResource; options: ResourceOptions } {
   return {
-    resource: new UserResource(deps.models.User, deps.models.Token),
+    resource: new UserResource(deps.models.User, deps.models.Token, deps.delegation),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'username', direction: 'asc' },
@@ -221,6 +253,7 @@ export function userResource(deps: AdminDeps): { resource: UserResource; options
               if (password !== confirm) throw new ValidationError({ password: { message: 'The two passwords differ.', type: 'mismatch' } });
               const weak = weakPasswordError(password, username);
               if (weak !== null) throw new ValidationError({ password: { message: weak.message, type: 'weak_password' } });
+              await refusedAsNotice(() => deps.delegation.assertMaySetPasswordOf(actingAdminId(context), String(record.id())));
               await deps.users.setPassword(username, password);
               return {
                 record: record.toJSON(context.currentAdmin),

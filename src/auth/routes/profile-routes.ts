@@ -76,8 +76,11 @@ export function profileRoutes(deps: AuthRouteDeps): Router {
         const userId = requireUserId(req);
         const changes = toChanges(parseBody(profileBody, req.body, PROFILE_SHAPE));
         const username = req.principal.username ?? '';
-        if (changes.password !== undefined) await deps.throttle.check(username, clientAddress(req));
-        const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, clientAddress(req)));
+        // A wrong current password is a guess at this account's password: it counts against this
+        // account's own counters only, never against the address other accounts log in from.
+        const ip = clientAddress(req);
+        if (changes.password !== undefined) await deps.throttle.check(username, ip, 'own-account');
+        const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, ip, 'own-account'));
         if (result.newPasswordStamp !== undefined) {
           deps.logger.info({ reqId: req.requestId, username }, 'password changed');
           // Keep this browser session; every other session and every issued JWT is now void.

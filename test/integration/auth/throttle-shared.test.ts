@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../src/db/mongo-client.js';
 import { ApiError } from '../../../src/errors.js';
-import { LOGIN_ATTEMPTS_COLLECTION, LoginThrottle } from '../../../src/auth/login-throttle.js';
+import { LOGIN_ATTEMPTS_COLLECTION, LoginThrottle, type ThrottleSettings } from '../../../src/auth/login-throttle.js';
 import { call, startTestApp, testSettings, uniqueName, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError } from './helpers.js';
 
@@ -34,19 +34,29 @@ describe('LoginThrottle on the service database', () => {
     await client.close();
   });
 
-  /** Two throttles on one database, as two API processes have, with a clock the test moves. */
-  async function pair(maxFailures: number, windowSeconds = 60) {
+  /**
+   * Two throttles on one database, as two API processes have, with a clock the test moves. The
+   * account limit is `maxFailures` as well, so the account's counters decide unless said otherwise.
+   */
+  async function pair(maxFailures: number, limits: Partial<ThrottleSettings> = {}) {
     await db.collection(LOGIN_ATTEMPTS_COLLECTION).deleteMany({});
     let now = Date.now();
     const clock = () => now;
-    const a = new LoginThrottle(db, { maxFailures, windowSeconds }, clock);
-    const b = new LoginThrottle(db, { maxFailures, windowSeconds }, clock);
+    const settings: ThrottleSettings = {
+      maxFailures,
+      accountMaxFailures: maxFailures,
+      addressMaxFailures: 100,
+      windowSeconds: 60,
+      ...limits,
+    };
+    const a = new LoginThrottle(db, settings, clock);
+    const b = new LoginThrottle(db, settings, clock);
     await a.init();
     await b.init();
     return { a, b, advance: (ms: number) => (now += ms) };
   }
 
-  it('failures counted by one process lock the username in the other, with Retry-After', async () => {
+  it('failures counted by one process lock the account in the other, with Retry-After', async () => {
     const { a, b, advance } = await pair(3);
     for (let i = 0; i < 3; i++) {
       const attempt = await (i % 2 === 0 ? a : b).begin('alice', `10.0.0.${i}`);
@@ -63,13 +73,27 @@ describe('LoginThrottle on the service database', () => {
     expect(await throttled(() => a.check('alice', '10.9.9.9'))).toBeNull();
   });
 
-  it('locks a client address across usernames; a success clears the username only', async () => {
-    const { a, b } = await pair(2);
+  it('locks a client address across accounts at its own ceiling; a success clears the account only', async () => {
+    const { a, b } = await pair(2, { addressMaxFailures: 3 });
     await a.recordFailure('carol', '203.0.113.5');
     await b.recordFailure('dave', '203.0.113.5');
-    await a.recordSuccess('carol');
+    // Two failures on two accounts: below the address's ceiling, nobody else is locked.
+    expect(await throttled(() => b.check('erin', '203.0.113.5'))).toBeNull();
+    await b.recordFailure('frank', '203.0.113.5');
+    await a.recordSuccess('carol', '203.0.113.5');
     expect(await throttled(() => b.check('carol', '203.0.113.6'))).toBeNull();
     expect((await throttled(() => b.check('carol', '203.0.113.5')))?.status).toBe(429);
+    expect((await throttled(() => a.begin('erin', '203.0.113.5')))?.status).toBe(429);
+  });
+
+  it("counts a password check of one's own account against that account only", async () => {
+    const { a, b } = await pair(2, { addressMaxFailures: 2 });
+    await a.recordFailure('grace', '198.51.100.9', 'own-account');
+    await b.recordFailure('grace', '198.51.100.9', 'own-account');
+    expect((await throttled(() => a.check('grace', '198.51.100.9', 'own-account')))?.status).toBe(429);
+    expect((await throttled(() => b.begin('grace', '198.51.100.9')))?.status).toBe(429);
+    const other = await a.begin('heidi', '198.51.100.9');
+    await other.succeeded();
   });
 
   it('places in flight in either process count before any password is judged; each attempt ends once', async () => {
@@ -111,8 +135,14 @@ describe('two API instances on one service database', () => {
   let first: TestApp;
   let second: TestApp;
   beforeAll(async () => {
-    // Behind a trusted proxy, each request from its own address: the locks below are the username's.
-    const shared = { SERVICE_DATABASE: uniqueName('svc_'), LOGIN_MAX_FAILURES: '4', LOGIN_WINDOW_S: '600', TRUST_PROXY: 'true' };
+    // Behind a trusted proxy, each request from its own address: the locks below are the account's.
+    const shared = {
+      SERVICE_DATABASE: uniqueName('svc_'),
+      LOGIN_MAX_FAILURES: '4',
+      LOGIN_ACCOUNT_MAX_FAILURES: '4',
+      LOGIN_WINDOW_S: '600',
+      TRUST_PROXY: 'true',
+    };
     first = await startTestApp(shared);
     second = await startTestApp(shared);
     await first.users.createUser({ username: 'shared-target', password: 'shared-target-pass-1' });

@@ -1,96 +1,151 @@
-/** Login throttling: per username and per client address, on /auth/login/ and /token/. */
+/**
+ * Login throttling on /auth/login/ (JSON and form), /token/ and the admin site's login: per
+ * account and client address, per account, and a far higher ceiling per address; a wrong
+ * current password on /user/ counts against the account only.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { call, startTestApp, type CallResult, type TestApp } from '../../support/app.js';
 import { Browser, closeAndDrop, expectError } from './helpers.js';
 
-describe('per-username throttle', () => {
+const jwtLogin = (app: TestApp, username: string, password: string, from?: string): Promise<CallResult> =>
+  call(app.url, 'POST', '/api/token/', {
+    body: { username, password },
+    headers: from === undefined ? {} : { 'X-Forwarded-For': from },
+  });
+
+const sessionLogin = (app: TestApp, username: string, password: string, from?: string): Promise<CallResult> =>
+  new Browser(app.url).postJson('/api/auth/login/', { username, password }, from === undefined ? {} : { 'X-Forwarded-For': from });
+
+/** The HTML login form, the way the admin site sends its visitors to it. */
+async function formLogin(app: TestApp, username: string, password: string): Promise<{ res: CallResult; browser: Browser }> {
+  const browser = new Browser(app.url);
+  await browser.get('/api/auth/login/?next=/api/admin', { accept: 'text/html' });
+  const res = await browser.postForm('/api/auth/login/', {
+    username,
+    password,
+    next: '/api/admin',
+    csrfmiddlewaretoken: browser.cookies.get('csrftoken') ?? '',
+  });
+  return { res, browser };
+}
+
+async function failTimes(n: number, attempt: () => Promise<CallResult>): Promise<void> {
+  for (let i = 0; i < n; i++) expectError(await attempt(), 401, 'invalid_credentials');
+}
+
+describe('one client address shared by everyone (a local install)', () => {
   let app: TestApp;
   beforeAll(async () => {
-    // Behind a trusted proxy, so each attempt can come from its own address (X-Forwarded-For):
-    // the lock below is then the username's, not the address's.
-    app = await startTestApp({ LOGIN_MAX_FAILURES: '3', LOGIN_WINDOW_S: '600', TRUST_PROXY: 'true' });
-    await app.users.createUser({ username: 'victim', password: 'victim-pass-1' });
+    // No proxy: every request comes from 127.0.0.1, as on a local install.
+    app = await startTestApp({ LOGIN_MAX_FAILURES: '3', LOGIN_WINDOW_S: '600' });
+    await app.users.ensureSuperuser({ username: 'admin', email: 'admin@example.org', password: 'admin-pass-123' });
+    await app.users.createUser({ username: 'alice', password: 'alice-pass-123' });
+    await app.users.createUser({ username: 'bob', password: 'bob-pass-1234' });
   });
   afterAll(async () => {
     await closeAndDrop(app);
   });
 
-  it('answers 429 with Retry-After after LOGIN_MAX_FAILURES failures, even for the right password', async () => {
-    const b = new Browser(app.url);
-    for (let i = 0; i < 3; i++) {
-      const res = await b.postJson(
-        '/api/auth/login/',
-        { username: 'victim', password: `guess-${i}-xyz` },
-        { 'X-Forwarded-For': `198.51.100.${i + 1}` },
-      );
-      expectError(res, 401, 'invalid_credentials');
-    }
-    const locked = await b.postJson(
-      '/api/auth/login/',
-      { username: 'victim', password: 'victim-pass-1' },
-      { 'X-Forwarded-For': '198.51.100.99' },
-    );
+  it('failures on a name that does not exist and on one account never lock another account', async () => {
+    await failTimes(3, () => jwtLogin(app, 'nobody-here', 'whatever-123'));
+    expectError(await jwtLogin(app, 'nobody-here', 'whatever-123'), 429, 'throttled');
+    await failTimes(3, () => sessionLogin(app, 'alice', 'wrong-pass-123'));
+    expectError(await sessionLogin(app, 'alice', 'alice-pass-123'), 429, 'throttled');
+
+    expect((await jwtLogin(app, 'bob', 'bob-pass-1234')).status).toBe(200);
+    expect((await sessionLogin(app, 'bob', 'bob-pass-1234')).status).toBe(200);
+    expect((await jwtLogin(app, 'admin', 'admin-pass-123')).status).toBe(200);
+    // The admin site's login is the session login form; the superuser gets in.
+    const { res, browser } = await formLogin(app, 'admin', 'admin-pass-123');
+    expect(res.status, res.text).toBe(302);
+    expect(res.headers.get('location')).toBe('/api/admin');
+    expect((await browser.get('/api/admin', { accept: 'text/html' })).status).toBe(200);
+  });
+
+  it('locks the account whose password is guessed, on every login path', async () => {
+    await failTimes(3, () => jwtLogin(app, 'bob', 'guess-bob-123'));
+    const locked = await jwtLogin(app, 'bob', 'bob-pass-1234');
     expectError(locked, 429, 'throttled');
     const retryAfter = Number(locked.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(590);
     expect(retryAfter).toBeLessThanOrEqual(600);
-    expect(b.cookies.has('sessionid')).toBe(false);
-    // The JWT endpoint shares the counters.
-    const viaJwt = await call(app.url, 'POST', '/api/token/', {
-      body: { username: 'victim', password: 'victim-pass-1' },
-      headers: { 'X-Forwarded-For': '198.51.100.98' },
-    });
-    expectError(viaJwt, 429, 'throttled');
-    // Other users from those addresses are not affected.
-    await app.users.createUser({ username: 'bystander', password: 'bystander-pass-1' });
-    const other = await call(app.url, 'POST', '/api/token/', {
-      body: { username: 'bystander', password: 'bystander-pass-1' },
-      headers: { 'X-Forwarded-For': '198.51.100.1' },
-    });
-    expect(other.status, other.text).toBe(200);
+    expectError(await sessionLogin(app, 'bob', 'bob-pass-1234'), 429, 'throttled');
+    // Names are compared without case, as logins are.
+    expectError(await sessionLogin(app, 'BOB', 'bob-pass-1234'), 429, 'throttled');
+    const form = await formLogin(app, 'bob', 'bob-pass-1234');
+    expect(form.res.status).toBe(429);
+    expect(form.browser.cookies.has('sessionid')).toBe(false);
   });
 });
 
-describe('per-address throttle', () => {
+describe('per account and per account and address', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ LOGIN_MAX_FAILURES: '3', LOGIN_WINDOW_S: '600' });
+    // Behind a trusted proxy, so each attempt can come from its own address (X-Forwarded-For).
+    app = await startTestApp({
+      LOGIN_MAX_FAILURES: '2',
+      LOGIN_ACCOUNT_MAX_FAILURES: '4',
+      LOGIN_ADDRESS_MAX_FAILURES: '100',
+      LOGIN_WINDOW_S: '600',
+      TRUST_PROXY: 'true',
+    });
+    await app.users.createUser({ username: 'victim', password: 'victim-pass-1' });
+    await app.users.createUser({ username: 'traveller', password: 'traveller-pass-1' });
+    await app.users.createUser({ username: 'bystander', password: 'bystander-pass-1' });
+  });
+  afterAll(async () => {
+    await closeAndDrop(app);
+  });
+
+  it('locks one account from one address after LOGIN_MAX_FAILURES, not from elsewhere', async () => {
+    await failTimes(2, () => jwtLogin(app, 'traveller', 'guess-123456', '198.51.100.7'));
+    expectError(await jwtLogin(app, 'traveller', 'traveller-pass-1', '198.51.100.7'), 429, 'throttled');
+    expectError(await sessionLogin(app, 'traveller', 'traveller-pass-1', '198.51.100.7'), 429, 'throttled');
+    // The same account from another address, and another account from that address, log in.
+    expect((await jwtLogin(app, 'traveller', 'traveller-pass-1', '198.51.100.8')).status).toBe(200);
+    expect((await jwtLogin(app, 'bystander', 'bystander-pass-1', '198.51.100.7')).status).toBe(200);
+  });
+
+  it('locks an account everywhere after LOGIN_ACCOUNT_MAX_FAILURES spread over addresses', async () => {
+    for (let i = 0; i < 4; i++) {
+      expectError(await sessionLogin(app, 'victim', `guess-${i}-xyz`, `203.0.113.${i + 1}`), 401, 'invalid_credentials');
+    }
+    const locked = await sessionLogin(app, 'victim', 'victim-pass-1', '203.0.113.99');
+    expectError(locked, 429, 'throttled');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(590);
+    expectError(await jwtLogin(app, 'victim', 'victim-pass-1', '203.0.113.98'), 429, 'throttled');
+    // Other accounts from those addresses are not affected.
+    expect((await jwtLogin(app, 'bystander', 'bystander-pass-1', '203.0.113.1')).status).toBe(200);
+  });
+});
+
+describe('the per-address ceiling', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ LOGIN_MAX_FAILURES: '2', LOGIN_ADDRESS_MAX_FAILURES: '6', LOGIN_WINDOW_S: '600', TRUST_PROXY: 'true' });
     await app.users.createUser({ username: 'fine', password: 'fine-pass-123' });
   });
   afterAll(async () => {
     await closeAndDrop(app);
   });
 
-  it('locks the client address after failures spread over many usernames', async () => {
-    for (const name of ['a1', 'a2']) {
-      expectError(
-        await call(app.url, 'POST', '/api/token/', { body: { username: name, password: 'whatever-123' } }),
-        401,
-        'invalid_credentials',
-      );
-    }
-    // A correct login in between does not reset the address counter.
-    expect((await call(app.url, 'POST', '/api/token/', { body: { username: 'fine', password: 'fine-pass-123' } })).status).toBe(200);
-    expectError(
-      await call(app.url, 'POST', '/api/token/', { body: { username: 'a3', password: 'whatever-123' } }),
-      401,
-      'invalid_credentials',
-    );
-    const locked = await call(app.url, 'POST', '/api/token/', { body: { username: 'fine', password: 'fine-pass-123' } });
+  it('slows an address spraying many names once their failures reach LOGIN_ADDRESS_MAX_FAILURES', async () => {
+    const sprayer = '192.0.2.50';
+    await failTimes(2, () => jwtLogin(app, 'name-1', 'whatever-123', sprayer));
+    await failTimes(2, () => jwtLogin(app, 'name-2', 'whatever-123', sprayer));
+    // Below the ceiling: other accounts from that address are unaffected, and a success there does
+    // not reset the address's count.
+    expect((await jwtLogin(app, 'fine', 'fine-pass-123', sprayer)).status).toBe(200);
+    await failTimes(2, () => jwtLogin(app, 'name-3', 'whatever-123', sprayer));
+    const locked = await jwtLogin(app, 'fine', 'fine-pass-123', sprayer);
     expectError(locked, 429, 'throttled');
-    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
-    // The form login answers 429 as well.
-    const b = new Browser(app.url);
-    await b.get('/api/auth/login/', { accept: 'text/html' });
-    const form = await b.postForm(
-      '/api/auth/login/',
-      { username: 'fine', password: 'fine-pass-123', csrfmiddlewaretoken: b.cookies.get('csrftoken') ?? '' },
-      { accept: 'application/json' },
-    );
-    expectError(form, 429, 'throttled');
-    // Token-authenticated requests are not login attempts and keep working.
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(590);
+    expectError(await sessionLogin(app, 'name-4', 'whatever-123', sprayer), 429, 'throttled');
+    // Only that address.
+    expect((await jwtLogin(app, 'fine', 'fine-pass-123', '192.0.2.51')).status).toBe(200);
+    // Token-authenticated requests are not login attempts and keep working from it.
     const token = await app.users.tokenFor('fine');
-    expect((await call(app.url, 'GET', '/api/user/', { token })).status).toBe(200);
+    expect((await call(app.url, 'GET', '/api/user/', { token, headers: { 'X-Forwarded-For': sprayer } })).status).toBe(200);
   });
 });
 
@@ -99,12 +154,13 @@ describe('wrong current password on a password change', () => {
   beforeAll(async () => {
     app = await startTestApp({ LOGIN_MAX_FAILURES: '2', LOGIN_WINDOW_S: '600' });
     await app.users.createUser({ username: 'stolen', password: 'stolen-pass-1' });
+    await app.users.createUser({ username: 'neighbour', password: 'neighbour-pass-1' });
   });
   afterAll(async () => {
     await closeAndDrop(app);
   });
 
-  it('counts against the throttle (a stolen token cannot be used to guess the password)', async () => {
+  it('counts against that account only (a stolen token cannot be used to guess its password)', async () => {
     const token = await app.users.tokenFor('stolen');
     for (let i = 0; i < 2; i++) {
       const res = await call(app.url, 'POST', '/api/user/', {
@@ -118,6 +174,14 @@ describe('wrong current password on a password change', () => {
       body: { current_password: 'stolen-pass-1', password: 'new-pass-9876' },
     });
     expectError(locked, 429, 'throttled');
+    expectError(await jwtLogin(app, 'stolen', 'stolen-pass-1'), 429, 'throttled');
+    // Other accounts on the same address log in and change their passwords.
+    expect((await jwtLogin(app, 'neighbour', 'neighbour-pass-1')).status).toBe(200);
+    const other = await call(app.url, 'POST', '/api/user/', {
+      token: await app.users.tokenFor('neighbour'),
+      body: { current_password: 'neighbour-pass-1', password: 'neighbour-pass-2' },
+    });
+    expect(other.status, other.text).toBe(200);
   });
 });
 

@@ -30,6 +30,13 @@ describe('loadSettings', () => {
     expect(s.mongo).toMatchObject({ uri: 'mongodb://localhost:27017/', authSource: 'admin' });
   });
 
+  it("derives the login throttle's account and address limits from LOGIN_MAX_FAILURES unless set", () => {
+    const derived = loadSettings({ ...minimal, LOGIN_MAX_FAILURES: '3' });
+    expect([derived.loginMaxFailures, derived.loginAccountMaxFailures, derived.loginAddressMaxFailures]).toEqual([3, 12, 60]);
+    const set = loadSettings({ ...minimal, LOGIN_ACCOUNT_MAX_FAILURES: '7', LOGIN_ADDRESS_MAX_FAILURES: '40' });
+    expect([set.loginMaxFailures, set.loginAccountMaxFailures, set.loginAddressMaxFailures]).toEqual([5, 7, 40]);
+  });
+
   it('parses lists and flags', () => {
     const s = loadSettings({
       ...minimal,
