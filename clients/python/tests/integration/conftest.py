@@ -13,6 +13,7 @@ are skipped with the reason ``server has no ...`` when the server lacks it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -92,10 +93,8 @@ def collection(client: Client, dbname: str) -> Iterator[Collection]:
     db = client.data_store.create_database(dbname)
     col = db.create_collection("records")
     yield col
-    try:
+    with contextlib.suppress(CybercomError):
         db.drop()
-    except CybercomError:
-        pass
 
 
 @pytest.fixture(scope="session")

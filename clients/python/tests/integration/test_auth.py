@@ -12,7 +12,9 @@ from .conftest import URL
 
 
 def test_password_login_renews_once_for_many_threads() -> None:
-    with Client(URL, username=os.environ["CYBERCOM_USERNAME"], password=os.environ["CYBERCOM_PASSWORD"]) as client:
+    with Client(
+        URL, username=os.environ["CYBERCOM_USERNAME"], password=os.environ["CYBERCOM_PASSWORD"]
+    ) as client:
         auth = client._session.auth
         assert isinstance(auth, JwtAuth)
         assert client.user()["username"] == os.environ["CYBERCOM_USERNAME"]
@@ -25,7 +27,7 @@ def test_password_login_renews_once_for_many_threads() -> None:
                 barrier.wait()
                 for _ in range(3):
                     client.data_store.databases()
-            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            except BaseException as exc:
                 failures.append(exc)
 
         threads = [threading.Thread(target=work) for _ in range(8)]
@@ -39,7 +41,9 @@ def test_password_login_renews_once_for_many_threads() -> None:
 
 
 def test_a_revoked_refresh_token_falls_back_to_the_password() -> None:
-    with Client(URL, username=os.environ["CYBERCOM_USERNAME"], password=os.environ["CYBERCOM_PASSWORD"]) as client:
+    with Client(
+        URL, username=os.environ["CYBERCOM_USERNAME"], password=os.environ["CYBERCOM_PASSWORD"]
+    ) as client:
         auth = client._session.auth
         assert isinstance(auth, JwtAuth)
         # Spend the client's refresh token behind its back: the server now refuses it.

@@ -17,7 +17,9 @@ from cybercom import Client, Collection
 from .conftest import TOKEN, URL
 
 
-def cli(*args: str, env: dict[str, str] | None = None, check_code: int | None = 0) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, check_code: int | None = 0
+) -> subprocess.CompletedProcess[str]:
     base = {**os.environ, "CYBERCOM_URL": URL, "CYBERCOM_TOKEN": TOKEN, **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "cybercom", *args], env=base, capture_output=True, text=True, timeout=180
@@ -49,13 +51,17 @@ def test_login_stores_url_and_token_privately(tmp_path: Path) -> None:
     # The stored login is used when nothing else is given.
     assert cli("ls", env=env).returncode == 0
     # A second password login cannot show the existing token again.
-    again = cli("login", "--url", URL, "--username", os.environ["CYBERCOM_TEST_CLI_USER"], env=env, check_code=2)
+    again = cli(
+        "login", "--url", URL, "--username", os.environ["CYBERCOM_TEST_CLI_USER"], env=env, check_code=2
+    )
     assert "--token" in again.stderr
     cli("login", "--url", URL, "--token", saved["token"], env=env)
 
 
 def test_ls_query_and_export(collection: Collection, tmp_path: Path) -> None:
-    collection.insert([{"name": "a", "n": 1, "loc": {"lat": 1.5}}, {"name": "b", "n": 2, "loc": {"lat": 2.5}}])
+    collection.insert(
+        [{"name": "a", "n": 1, "loc": {"lat": 1.5}}, {"name": "b", "n": 2, "loc": {"lat": 2.5}}]
+    )
     db, col = collection.database.name, collection.name
     assert db in cli("ls").stdout.split()
     assert cli("ls", db).stdout.split() == [col]
@@ -84,7 +90,13 @@ def test_import_every_format(client: Client, collection: Collection, tmp_path: P
         "a.geojson": json.dumps(
             {
                 "type": "FeatureCollection",
-                "features": [{"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 2]}, "properties": {"k": "geo"}}],
+                "features": [
+                    {
+                        "type": "Feature",
+                        "geometry": {"type": "Point", "coordinates": [1, 2]},
+                        "properties": {"k": "geo"},
+                    }
+                ],
             }
         ),
     }
@@ -93,7 +105,11 @@ def test_import_every_format(client: Client, collection: Collection, tmp_path: P
         cli("import", db, col, str(tmp_path / name), "--quiet")
     assert collection.count({"k": "json"}) == 2
     assert collection.count({"t": {"$type": "date"}}) == 1
-    assert collection.find_one({"k": "csv", "n": 1}, projection={"_id": 0}) == {"k": "csv", "n": 1, "loc": {"lat": 3.5}}
+    assert collection.find_one({"k": "csv", "n": 1}, projection={"_id": 0}) == {
+        "k": "csv",
+        "n": 1,
+        "loc": {"lat": 3.5},
+    }
     assert collection.count({"type": "Feature", "properties.k": "geo"}) == 1
 
 
@@ -103,7 +119,9 @@ def test_import_stops_with_a_report_and_resumes(collection: Collection, tmp_path
     source = tmp_path / "big.ndjson"
     source.write_text("".join(json.dumps({"_id": f"r{i}", "n": i}) + "\n" for i in range(12)))
     report = tmp_path / "report.json"
-    done = cli("import", db, col, str(source), "--chunk-size", "4", "--report", str(report), "--quiet", check_code=5)
+    done = cli(
+        "import", db, col, str(source), "--chunk-size", "4", "--report", str(report), "--quiet", check_code=5
+    )
     assert "--resume" in done.stderr
     written: dict[str, Any] = json.loads(report.read_text())
     assert written["failed_index"] == 5

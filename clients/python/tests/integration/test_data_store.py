@@ -107,7 +107,9 @@ def test_an_insert_stopping_part_way_reports_exactly_what_was_written(collection
     assert stored == sorted(["dup", "r0", "r1", "r2", "r3", "r4"])
 
 
-def test_error_classes_from_real_error_answers(client: Client, other_client: Client, collection: Collection) -> None:
+def test_error_classes_from_real_error_answers(
+    client: Client, other_client: Client, collection: Collection
+) -> None:
     with pytest.raises(NotFound) as not_found:
         client.data_store[f"missing{uuid.uuid4().hex[:6]}"]["x"].count()
     assert not_found.value.code in ("no_such_database", "no_such_collection")
@@ -131,7 +133,9 @@ def test_frames_from_a_find(collection: Collection) -> None:
     assert df["name"].tolist() == ["Tulsa", "Norman", "Boise City"]
     assert str(df["installed"].dtype).startswith("datetime64")
     assert pd.isna(df["installed"].iloc[0])
-    flat = collection.find(projection={"_id": 0, "loc": 1, "name": 1}, sort={"elev": 1}).to_dataframe(flatten=True)
+    flat = collection.find(projection={"_id": 0, "loc": 1, "name": 1}, sort={"elev": 1}).to_dataframe(
+        flatten=True
+    )
     assert flat["loc.lat"].tolist()[1] == 35.2
     table = collection.find(projection={"_id": 0, "name": 1, "elev": 1}).to_arrow()
     assert sorted(table.column("elev").to_pylist()) == [194, 357, 1265]
@@ -141,8 +145,16 @@ def test_geodataframe_from_geojson_features(collection: Collection) -> None:
     pytest.importorskip("geopandas")
     collection.insert(
         [
-            {"type": "Feature", "geometry": {"type": "Point", "coordinates": [-97.4, 35.2]}, "properties": {"n": 1}},
-            {"type": "Feature", "geometry": {"type": "Point", "coordinates": [-96.0, 36.1]}, "properties": {"n": 2}},
+            {
+                "type": "Feature",
+                "geometry": {"type": "Point", "coordinates": [-97.4, 35.2]},
+                "properties": {"n": 1},
+            },
+            {
+                "type": "Feature",
+                "geometry": {"type": "Point", "coordinates": [-96.0, 36.1]},
+                "properties": {"n": 2},
+            },
         ]
     )
     gdf = collection.find(sort={"properties.n": 1}).to_geodataframe()
@@ -170,7 +182,7 @@ def test_catalog_reads_like_the_data_store(client: Client) -> None:
 def test_find_streams_ndjson_and_export_writes_csv(collection: Collection, tmp_path: object) -> None:
     import io
 
-    collection.insert(({"n": i, "loc": {"lat": i / 2}} for i in range(30)))
+    collection.insert({"n": i, "loc": {"lat": i / 2}} for i in range(30))
     assert [r["n"] for r in collection.find(sort="n", projection={"_id": 0})] == list(range(30))
     assert collection._area._ndjson_supported is True
     out = io.BytesIO()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,9 @@ def test_the_walk_through_runs(dbname: str, queues: dict[str, Any]) -> None:
     try:
         for number, code in enumerate(found, 1):
             code = code.replace('"weather"', f'"{dbname}"')  # a database of its own per run
-            exec(compile(code, f"{DOC.name} example {number}", "exec"), namespace)  # noqa: S102
+            exec(compile(code, f"{DOC.name} example {number}", "exec"), namespace)
     finally:
         client = namespace.get("client")
         if client is not None:
-            try:
+            with contextlib.suppress(Exception):  # cleanup only
                 client.data_store[dbname].drop()
-            except Exception:  # noqa: BLE001 - cleanup only
-                pass

@@ -36,7 +36,9 @@ def test_python_worker_result_by_polling(client: Client, queues: dict[str, Any])
     assert client.tasks.run("interop.add", 1, 1, queue=queues["py"], timeout=60) == 2
 
 
-@pytest.mark.parametrize(("task", "queue", "exc_type"), [("tasks.fail", "ts", "Error"), ("interop.fail", "py", "ValueError")])
+@pytest.mark.parametrize(
+    ("task", "queue", "exc_type"), [("tasks.fail", "ts", "Error"), ("interop.fail", "py", "ValueError")]
+)
 def test_failures_are_reraised_with_type_message_and_traceback(
     client: Client, queues: dict[str, Any], task: str, queue: str, exc_type: str
 ) -> None:

@@ -22,7 +22,10 @@ def _fresh_venv(path: Path) -> Path:
 def _import_from(python: Path) -> str:
     # The package comes from the fresh venv; its dependencies (httpx, orjson, tqdm) from this one,
     # so the test needs no package index.
-    env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"] + os.pathsep + sysconfig.get_paths()["platlib"]}
+    env = {
+        **os.environ,
+        "PYTHONPATH": sysconfig.get_paths()["purelib"] + os.pathsep + sysconfig.get_paths()["platlib"],
+    }
     done = subprocess.run(
         [str(python), "-c", "import cybercom, sys; print(cybercom.__version__, cybercom.__file__)"],
         env=env,
@@ -53,7 +56,16 @@ def test_pip_installs_the_wheel_by_url_and_from_the_index(tmp_path: Path) -> Non
     ):
         python = _fresh_venv(tmp_path / name)
         subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", *source],
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                *source,
+            ],
             check=True,
             capture_output=True,
             text=True,

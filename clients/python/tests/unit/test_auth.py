@@ -39,9 +39,11 @@ class FakeJwtServer:
                     self.reused = True
                     return error_response(401, "token_not_valid", "Token is blacklisted")
                 return json_response(200, self.issue())
-            if request.headers.get("authorization") != f"Bearer {self.valid_access}":
-                return error_response(401, "token_not_valid", "Token is expired")
-        time.sleep(0.01)
+            stale = request.headers.get("authorization") != f"Bearer {self.valid_access}"
+        # Slow answers, so every thread's request is in flight before the first renewal.
+        time.sleep(0.05)
+        if stale:
+            return error_response(401, "token_not_valid", "Token is expired")
         return json_response(200, {"username": "u"})
 
 
@@ -52,10 +54,12 @@ def test_password_login_sends_bearer_and_renews_once_for_many_threads() -> None:
     assert client.user() == {"username": "u"}
     server.valid_access = "expired-by-server"  # every thread's next request gets a 401
     errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
 
     def work() -> None:
         try:
-            for _ in range(5):
+            barrier.wait()
+            for _ in range(3):
                 assert client.user() == {"username": "u"}
         except BaseException as exc:
             errors.append(exc)
