@@ -107,6 +107,12 @@ def _open_out(path: Optional[str]) -> IO[bytes]:
 
 
 # ---- commands ------------------------------------------------------------------------------
+def _token_of(profile: dict[str, Any]) -> Optional[str]:
+    """The API key a profile answer shows (only the answer that creates or rotates it has one)."""
+    key = (profile.get("authentication") or {}).get("auth-token")
+    return str(key) if key else None
+
+
 def cmd_login(args: argparse.Namespace) -> int:
     url = args.url or os.environ.get("CYBERCOM_URL") or input("Service URL: ").strip()
     token = args.token
@@ -116,10 +122,9 @@ def cmd_login(args: argparse.Namespace) -> int:
         with Client(
             url, username=username, password=password, ca_bundle=args.ca_bundle, verify=not args.insecure
         ) as c:
-            profile = c.user()
-            token = profile.get("auth-token")
+            token = _token_of(c.user())
             if not token and args.rotate:
-                token = c._session.json("POST", "/api/user/", json={"auth-token": "update"}).get("auth-token")
+                token = _token_of(c._session.json("POST", "/api/user/", json={"auth-token": "update"}))
             if not token:
                 raise UsageError(
                     "your API token exists already and is shown only once; pass it with --token, "

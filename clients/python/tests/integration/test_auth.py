@@ -19,6 +19,7 @@ def test_password_login_renews_once_for_many_threads() -> None:
         assert isinstance(auth, JwtAuth)
         assert client.user()["username"] == os.environ["CYBERCOM_USERNAME"]
         time.sleep(2.5)  # the access token expires
+        started = time.monotonic()
         failures: list[BaseException] = []
         barrier = threading.Barrier(8)
 
@@ -36,8 +37,11 @@ def test_password_login_renews_once_for_many_threads() -> None:
         for t in threads:
             t.join()
         assert failures == []
-        # One rotation for all threads, and no fallback login: no refresh token was spent twice.
-        assert (auth.renewals, auth.logins) == (1, 0)
+        # No fallback login: no refresh token was spent twice (the server would have revoked the
+        # login). One rotation for all the threads that hit the expiry together, plus one for each
+        # further 2 s lifetime the requests took on a busy machine.
+        assert auth.logins == 0
+        assert 1 <= auth.renewals <= 1 + int((time.monotonic() - started) / 2)
 
 
 def test_a_revoked_refresh_token_falls_back_to_the_password() -> None:

@@ -29,10 +29,10 @@ def cli(
     return done
 
 
-def test_help_on_every_command() -> None:
+def test_help_from_the_installed_command() -> None:
+    # Every command's --help is checked by the unit tests; here the executable itself answers.
     assert "login" in cli("--help").stdout
-    for command in ("login", "ls", "query", "export", "import", "submit", "tasks", "history"):
-        assert f"usage: cybercom {command}" in cli(command, "--help").stdout
+    assert "usage: cybercom import" in cli("import", "--help").stdout
 
 
 def test_login_stores_url_and_token_privately(tmp_path: Path) -> None:

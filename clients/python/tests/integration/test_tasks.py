@@ -37,7 +37,7 @@ def test_python_worker_result_by_polling(client: Client, queues: dict[str, Any])
 
 
 @pytest.mark.parametrize(
-    ("task", "queue", "exc_type"), [("tasks.fail", "ts", "Error"), ("interop.fail", "py", "ValueError")]
+    ("task", "queue", "exc_type"), [("tasks.fail", "ts", "Exception"), ("interop.fail", "py", "ValueError")]
 )
 def test_failures_are_reraised_with_type_message_and_traceback(
     client: Client, queues: dict[str, Any], task: str, queue: str, exc_type: str

@@ -57,9 +57,11 @@ def test_pip_installs_the_wheel_by_url_and_from_the_index(tmp_path: Path) -> Non
         python = _fresh_venv(tmp_path / name)
         subprocess.run(
             [
-                str(python),
+                sys.executable,
                 "-m",
                 "pip",
+                "--python",
+                str(python),
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
