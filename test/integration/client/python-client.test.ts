@@ -6,10 +6,17 @@
  * Prepared by test/support/python-client.sh (.venv-client and the wheel in .cache/client/python).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { call, startTestApp, testSettings, uniqueName, type TestApp } from '../../support/app.js';
+import { startHttpServer, type RunningServer } from '../../../src/http/server.js';
+import { createLogger } from '../../../src/log/logger.js';
+import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
+import { freePort } from '../../../src/runtime/local/ports.js';
+import { createServiceContext } from '../../../src/service.js';
 import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { startWorker, until } from '../queue/support.js';
@@ -26,6 +33,37 @@ let pyWorker: ChildProcess | undefined;
 let pyWorkerLog = '';
 const pyQueue = uniqueName('pyq-');
 const catalogDb = uniqueName('pycat');
+let tlsDir: string;
+let tlsServer: RunningServer | undefined;
+let tlsUrl: string;
+
+/**
+ * The same service over HTTPS with a certificate from a private CA, as the installer sets it up,
+ * so the client's TLS verification and `ca_bundle=` are tested against a real TLS server.
+ */
+async function startTlsServer(serviceDatabase: string): Promise<void> {
+  tlsDir = await mkdtemp(join(tmpdir(), 'py-client-tls-'));
+  const ca = await createCertificateAuthority({ commonName: 'py-client test CA' });
+  const cert = await issueServerCertificate(ca, {
+    commonName: 'localhost',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+    validityDays: 2,
+  });
+  await writeFile(join(tlsDir, 'ca.pem'), ca.certPem);
+  await writeFile(join(tlsDir, 'cert.pem'), cert.certPem);
+  await writeFile(join(tlsDir, 'key.pem'), cert.keyPem, { mode: 0o600 });
+  const port = await freePort();
+  const settings = testSettings({
+    SERVICE_DATABASE: serviceDatabase,
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(port),
+    HTTPS_CERT_FILE: join(tlsDir, 'cert.pem'),
+    HTTPS_KEY_FILE: join(tlsDir, 'key.pem'),
+  });
+  tlsServer = await startHttpServer(await createServiceContext(settings, createLogger('silent')));
+  tlsUrl = `https://127.0.0.1:${port}`;
+}
 
 beforeAll(async () => {
   await run('bash', [join(repoRoot, 'test/support/python-client.sh')], { cwd: repoRoot, timeout: 600_000 });
@@ -39,6 +77,7 @@ beforeAll(async () => {
   await app.users.createUser({ ...SUPERUSER, isSuperuser: true });
   await app.users.createUser({ username: 'pyplain', password: 'py-client-password-3' });
   await app.users.createUser(CLI_USER);
+  await startTlsServer(app.ctx.settings.serviceDatabase);
 
   const started = await startWorker(app.ctx.settings.serviceDatabase);
   tsWorker = started.worker;
@@ -69,7 +108,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (pyWorker) await stopProcess(pyWorker, 10_000);
   await tsWorker?.close();
+  await tlsServer?.close();
   await app?.close();
+  if (tlsDir) await rm(tlsDir, { recursive: true, force: true });
 });
 
 describe('Python client', () => {
@@ -87,6 +128,8 @@ describe('Python client', () => {
       CYBERCOM_TEST_CLI_USER: CLI_USER.username,
       CYBERCOM_TEST_CLI_PASSWORD: CLI_USER.password,
       CYBERCOM_TEST_CATALOG_DB: catalogDb,
+      CYBERCOM_TEST_HTTPS_URL: tlsUrl,
+      CYBERCOM_TEST_CA_FILE: join(tlsDir, 'ca.pem'),
       CYBERCOM_CONFIG: join(repoRoot, '.cache/client/unused-config.json'),
     };
     const pytest = await new Promise<{ code: number | null; output: string }>((resolve) => {

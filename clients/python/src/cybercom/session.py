@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 from collections.abc import Iterator
 from typing import Any, Callable, Optional, Union
@@ -38,7 +39,7 @@ class Session:
         self._sleep = sleep
         self.http = httpx.Client(
             base_url=self.base_url,
-            verify=verify,
+            verify=ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify,
             timeout=timeout,
             headers={"Accept": "application/json", "User-Agent": f"cybercom-python/{__version__}"},
             follow_redirects=False,
