@@ -46,6 +46,12 @@ class TaskInfo:
         )
 
 
+def wait_param(seconds: float) -> str:
+    """``?wait=`` as the API reads it: plain decimal digits (never ``1e-05``), milliseconds at most."""
+    text = f"{max(seconds, 0.0):.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
 def _message_text(message: Any) -> str:
     # Celery's failures carry exc_message as a list of the exception's arguments.
     if isinstance(message, list):
@@ -183,7 +189,7 @@ class Tasks:
             body["queue"] = queue
         if tags is not None:
             body["tags"] = list(tags)
-        params: Params = {"wait": str(wait)} if wait else {}
+        params: Params = {"wait": wait_param(wait)} if wait else {}
         answer = self._session.json(
             "POST", f"/api/queue/run/{quote(name, safe='')}/", params=params, json=body
         )

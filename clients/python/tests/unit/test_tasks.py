@@ -1,6 +1,7 @@
 import pytest
 
 from cybercom import TaskFailed, TaskTimeout
+from cybercom.tasks import wait_param
 
 from .recorded import body_of, envelope, json_response, make_client
 
@@ -134,3 +135,10 @@ def test_revoke_and_history() -> None:
     assert caught.value.state == "REVOKED"
     runs = list(client.tasks.history(status="SUCCESS", task=["a", "b"], tag="demo"))
     assert [(r.id, r.name, r.state) for r in runs] == [("h1", "a", "SUCCESS")]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(10, "10"), (2.5, "2.5"), (30.0, "30"), (1e-5, "0"), (0.0004, "0")]
+)
+def test_wait_param_is_plain_decimal(seconds: float, text: str) -> None:
+    assert wait_param(seconds) == text
