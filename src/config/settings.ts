@@ -69,6 +69,8 @@ export const serviceEnvSchema = z
     WORKER_DB_ROLE: z.string().trim().default(WORKER_ROLE),
     /** Where the admin site's component bundle is built (must be writable unless pre-built). */
     ADMIN_BUNDLE_DIR: z.string().trim().min(1).default('.cache/adminjs'),
+    /** Where the researchers' Python client wheel is found (its `python/` folder), served at /api/client/. */
+    CLIENT_DOWNLOADS_DIR: z.string().trim().min(1).default('.cache/client'),
     /** Prometheus metrics at /api/metrics and the request timing they need; off saves that cost. */
     METRICS_ENABLED: booleanFlag.default(true),
     /** Client addresses or CIDR blocks that may read /api/metrics without credentials. */
@@ -115,6 +117,7 @@ export interface Settings {
   workerDbRole: string;
   logLevel: string;
   adminBundleDir: string;
+  clientDownloadsDir: string;
   /** /api/metrics: whether metrics are gathered at all, and who may read them without a login. */
   metrics: { enabled: boolean; allowedIps: string[] };
   mongo: MongoSettings;
@@ -208,6 +211,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     workerDbRole: e.WORKER_DB_ROLE,
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
+    clientDownloadsDir: resolve(e.CLIENT_DOWNLOADS_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
     mongo: toMongoSettings(e),
     broker: e.BROKER_URL === undefined ? undefined : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),

@@ -22,6 +22,7 @@ import { rootRouter } from './root.js';
 import { documentsRouter } from '../documents/routes.js';
 import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
+import { clientDownloadsRouter } from '../client-downloads/routes.js';
 import { schemaRouter } from './openapi.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
@@ -71,6 +72,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   if (ctx.metrics !== undefined) {
     app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
   }
+  app.use('/api/client', clientDownloadsRouter(settings.clientDownloadsDir));
   app.use(canonicalTrailingSlash('/api'));
   app.use('/api/health', healthRouter(ctx));
   app.use('/api/schema', schemaRouter());

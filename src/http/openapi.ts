@@ -170,6 +170,23 @@ export function openApiDocument(serverUrl: string): object {
           responses: { 200: ok('Healthy'), 503: ok('Unavailable, or degraded (the database answers but its storage is full)') },
         },
       },
+      '/api/client/python/': {
+        get: {
+          tags: ['client'],
+          security: [{}],
+          summary: 'The Python client: current wheel URL, version, SHA-256 and install line (404 client_not_built before it is built)',
+          responses: { 200: ok('Wheel description'), 404: ok('Not built on this server') },
+        },
+      },
+      '/api/client/python/{wheel}': {
+        get: {
+          tags: ['client'],
+          security: [{}],
+          summary: 'The wheel file (application/zip); /api/client/python/simple/ is a PEP 503 index of it',
+          parameters: [{ name: 'wheel', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: { description: 'The wheel', content: { 'application/zip': {} } }, 404: ok('No such file') },
+        },
+      },
       ...documentPaths('/api/data_store/data', 'data store', true),
       ...documentPaths('/api/catalog/data', 'catalog', false),
       '/api/queue/': {

@@ -23,5 +23,6 @@ step_chromium() {
 
 bash "$repo_root/ops/prepare-local.sh"
 bash "$repo_root/test/support/python-celery.sh"
+bash "$repo_root/test/support/python-client.sh"
 bash "$repo_root/test/support/appliance-tools.sh"
 step_chromium

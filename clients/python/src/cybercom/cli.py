@@ -1,0 +1,431 @@
+"""The ``cybercom`` command line.
+
+Exit codes: 0 done; 1 the service refused the request (bad input, conflict, ...); 2 wrong usage;
+3 not signed in or not permitted; 4 not found; 5 an import stopped part-way (a resumable report
+was written); 6 the task failed or was revoked; 7 the task did not finish in time; 8 the service
+or the network is unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, Callable, Optional
+
+import httpx
+import orjson
+
+from . import ejson, records_io
+from ._version import __version__
+from .client import Client
+from .config import config_path, save_config
+from .data_store import Area, Collection, InsertError
+from .errors import (
+    AuthenticationFailed,
+    CybercomError,
+    NotFound,
+    PermissionDenied,
+    ServiceUnavailable,
+    TaskFailed,
+    TaskTimeout,
+    Throttled,
+)
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_AUTH = 3
+EXIT_NOT_FOUND = 4
+EXIT_PARTIAL = 5
+EXIT_TASK_FAILED = 6
+EXIT_TIMEOUT = 7
+EXIT_UNAVAILABLE = 8
+
+
+class UsageError(Exception):
+    pass
+
+
+def exit_code_for(error: BaseException) -> int:
+    """The exit code for an error that ended a command."""
+    for cls, code in (
+        (InsertError, EXIT_PARTIAL),
+        (TaskFailed, EXIT_TASK_FAILED),
+        (TaskTimeout, EXIT_TIMEOUT),
+        (AuthenticationFailed, EXIT_AUTH),
+        (PermissionDenied, EXIT_AUTH),
+        (NotFound, EXIT_NOT_FOUND),
+        (ServiceUnavailable, EXIT_UNAVAILABLE),
+        (Throttled, EXIT_UNAVAILABLE),
+        (httpx.TransportError, EXIT_UNAVAILABLE),
+        (UsageError, EXIT_USAGE),
+        (CybercomError, EXIT_REFUSED),
+    ):
+        if isinstance(error, cls):
+            return code
+    return EXIT_REFUSED
+
+
+def _client(args: argparse.Namespace) -> Client:
+    verify: bool | str = not args.insecure
+    return Client(args.url, token=args.token, ca_bundle=args.ca_bundle, verify=verify)
+
+
+def _area(client: Client, args: argparse.Namespace) -> Area:
+    return client.catalog if args.catalog else client.data_store
+
+
+def _json_arg(text: Optional[str], what: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return ejson.decode(orjson.loads(text), typed=False)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{what} is not valid JSON: {exc}") from exc
+
+
+def _query(args: argparse.Namespace) -> dict[str, Any]:
+    """``--query`` as a filter, or as ``{"filter", "projection", "sort"}`` like the API's parameter."""
+    query = _json_arg(args.query, "--query") or {}
+    if not isinstance(query, dict):
+        raise UsageError("--query must be a JSON object")
+    if set(query) and set(query) <= {"filter", "projection", "sort"}:
+        return {
+            "filter": query.get("filter"),
+            "projection": query.get("projection"),
+            "sort": query.get("sort"),
+        }
+    return {"filter": query or None, "projection": None, "sort": None}
+
+
+def _open_out(path: Optional[str]) -> IO[bytes]:
+    return open(path, "wb") if path and path != "-" else sys.stdout.buffer
+
+
+# ---- commands ------------------------------------------------------------------------------
+def _token_of(profile: dict[str, Any]) -> Optional[str]:
+    """The API key a profile answer shows (only the answer that creates or rotates it has one)."""
+    key = (profile.get("authentication") or {}).get("auth-token")
+    return str(key) if key else None
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    url = args.url or os.environ.get("CYBERCOM_URL") or input("Service URL: ").strip()
+    token = args.token
+    if token is None:
+        username = args.username or input("Username: ").strip()
+        password = os.environ.get("CYBERCOM_PASSWORD") or getpass.getpass("Password: ")
+        with Client(
+            url, username=username, password=password, ca_bundle=args.ca_bundle, verify=not args.insecure
+        ) as c:
+            token = _token_of(c.user())
+            if not token and args.rotate:
+                token = _token_of(c._session.json("POST", "/api/user/", json={"auth-token": "update"}))
+            if not token:
+                raise UsageError(
+                    "your API token exists already and is shown only once; pass it with --token, "
+                    "or --rotate to replace it (the old key stops working)"
+                )
+    with Client(url, token=token, ca_bundle=args.ca_bundle, verify=not args.insecure) as c:
+        profile = c.user()
+    values: dict[str, Any] = {"url": url.rstrip("/"), "token": token}
+    if args.ca_bundle:
+        values["ca_bundle"] = str(Path(args.ca_bundle).resolve())
+    path = save_config(values)
+    print(f"Signed in to {url} as {profile.get('username')}; saved to {path} (mode 0600).")
+    return EXIT_OK
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        area = _area(client, args)
+        if args.database is None:
+            names = area.databases()
+        elif args.collection is None:
+            names = area[args.database].collections()
+        else:
+            col = area[args.database][args.collection]
+            print(f"{col.count()} records")
+            return EXIT_OK
+        for name in names:
+            print(name)
+    return EXIT_OK
+
+
+def _write(records: Iterator[dict[str, Any]], fmt: str, out: IO[bytes], fields: Optional[list[str]]) -> int:
+    if fmt == "csv":
+        text = records_io.text_stream(out)
+        try:
+            return records_io.write_csv(records, text, fields)
+        finally:
+            text.detach()
+    if fmt == "ndjson":
+        return records_io.write_ndjson(records, out)
+    return records_io.write_json(records, out)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    q = _query(args)
+    with _client(args) as client:
+        col = _area(client, args)[args.database][args.collection]
+        cursor = col.find(q["filter"], q["projection"], q["sort"], limit=args.limit, typed=False)
+        out = _open_out(args.output)
+        try:
+            count = _write(iter(cursor), args.format, out, args.fields.split(",") if args.fields else None)
+        finally:
+            out.flush()
+            if out is not sys.stdout.buffer:
+                out.close()
+    print(f"{count} records", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    q = _query(args)
+    fields = args.fields.split(",") if args.fields else None
+    with _client(args) as client:
+        col = _area(client, args)[args.database][args.collection]
+        out = _open_out(args.output)
+        try:
+            try:
+                size = col.export(out, args.format, fields=fields, **q)
+                print(f"{size} bytes written", file=sys.stderr)
+            except CybercomError as exc:
+                if exc.code != "invalid_format":
+                    raise
+                # A server without CSV/NDJSON exports: the client writes the format itself.
+                count = _write(
+                    iter(col.find(q["filter"], q["projection"], q["sort"], typed=False)),
+                    args.format,
+                    out,
+                    fields,
+                )
+                print(f"{count} records written", file=sys.stderr)
+        finally:
+            out.flush()
+            if out is not sys.stdout.buffer:
+                out.close()
+    return EXIT_OK
+
+
+def _already_written(col: Collection, report: dict[str, Any]) -> int:
+    """Records of the file written by the run that left ``report``: its prefix, plus those of its
+    unconfirmed ids that the service now has (an ordered insert writes a prefix)."""
+    skip = int(report["failed_index"])
+    unconfirmed = list(report.get("unconfirmed_ids") or [])
+    if unconfirmed:
+        present = {str(r["_id"]) for r in col.find({"_id": {"$in": unconfirmed}}, {"_id": 1}, stream=False)}
+        for rid in unconfirmed:
+            if rid not in present:
+                break
+            skip += 1
+    return skip
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    fmt = args.format or records_io.detect_format(args.file)
+    report_path = Path(args.report or f"{args.file}.import-report.json")
+    with _client(args) as client:
+        col = _area(client, args)[args.database][args.collection]
+        if args.create:
+            col.database.create_collection(col.name, exist_ok=True)
+        skip = 0
+        if args.resume:
+            previous = orjson.loads(Path(args.resume).read_bytes())
+            if previous.get("source") not in (None, str(Path(args.file).resolve())):
+                raise UsageError(f"{args.resume} is the report of another file ({previous.get('source')})")
+            skip = _already_written(col, previous)
+            print(f"resuming: skipping the {skip} records written before", file=sys.stderr)
+        records = records_io.read_records(args.file, fmt)
+        for _ in range(skip):
+            next(records, None)
+        try:
+            ids = col.insert(records, chunk_size=args.chunk_size, progress=not args.quiet)
+        except InsertError as exc:
+            report = {"source": str(Path(args.file).resolve()), **exc.report()}
+            report["failed_index"] = skip + exc.failed_index
+            report_path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+            print(
+                f"import stopped: {skip + len(exc.inserted_ids)} records of {args.file} are in "
+                f"{args.database}.{args.collection}; {exc.cause}\n"
+                f"report: {report_path} (re-run with --resume {report_path} to continue)",
+                file=sys.stderr,
+            )
+            return EXIT_PARTIAL
+    print(f"{len(ids)} records imported into {args.database}.{args.collection}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _task_args(values: Sequence[str]) -> list[Any]:
+    """Each argument as JSON when it parses (``2``, ``[1,2]``, ``"x"``), else as a string."""
+    parsed: list[Any] = []
+    for value in values:
+        try:
+            parsed.append(orjson.loads(value))
+        except orjson.JSONDecodeError:
+            parsed.append(value)
+    return parsed
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    kwargs = _json_arg(args.kwargs, "--kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise UsageError("--kwargs must be a JSON object")
+    with _client(args) as client:
+        run = client.tasks.submit(
+            args.task,
+            *_task_args(args.args),
+            queue=args.queue,
+            tags=args.tag or None,
+            wait=min(args.wait, 30.0) if args.wait else None,
+            task_kwargs=kwargs,
+        )
+        if args.wait is None:
+            print(orjson.dumps({"task_id": run.id, "status": run.state}).decode())
+            return EXIT_OK
+        try:
+            result = run.result(timeout=args.wait)
+        except TaskFailed as exc:
+            print(f"{exc}\n{exc.traceback or ''}", file=sys.stderr)
+            print(orjson.dumps({"task_id": run.id, "status": run.state, "error": exc.detail}).decode())
+            return EXIT_TASK_FAILED
+        print(orjson.dumps({"task_id": run.id, "status": run.state, "result": result}).decode())
+    return EXIT_OK
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        tasks = client.tasks.catalog(refresh=args.refresh)
+    if args.json:
+        print(orjson.dumps([t.__dict__ for t in tasks]).decode())
+    elif not tasks:
+        print("No worker is running: no task can be submitted right now.", file=sys.stderr)
+    for task in tasks if not args.json else []:
+        print(f"{task.help()}\n    queues: {', '.join(task.queues)}")
+    return EXIT_OK
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        for n, run in enumerate(client.tasks.history(status=args.status, task=args.task, tag=args.tag)):
+            if args.limit is not None and n >= args.limit:
+                break
+            tags = ",".join(run.info.get("tags") or [])
+            print(f"{run.info.get('timestamp', '')}  {run.state:<8}  {run.name}  {run.id}  {tags}")
+    return EXIT_OK
+
+
+# ---- parser --------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    conn = common.add_argument_group(
+        "connection (default: CYBERCOM_URL / CYBERCOM_TOKEN, then `cybercom login`)"
+    )
+    conn.add_argument("--url", help="the service's base URL, e.g. https://cybercom.example.org")
+    conn.add_argument("--token", help="an API token")
+    conn.add_argument("--ca-bundle", help="CA certificate file of a self-signed installation")
+    conn.add_argument("--insecure", action="store_true", help="do not verify TLS certificates")
+
+    parser = argparse.ArgumentParser(
+        prog="cybercom",
+        description="Command line for a cybercom service: data store, catalog and task queue.",
+        epilog=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"cybercom {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, help: str, fn: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help, parents=[common])
+        p.set_defaults(fn=fn)
+        return p
+
+    def area_flag(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--catalog", action="store_true", help="the catalog instead of the data store")
+
+    p = add("login", f"sign in and store the URL and API token in {config_path()} (mode 0600)", cmd_login)
+    p.add_argument("--username", help="sign in with this user (the password is asked, or CYBERCOM_PASSWORD)")
+    p.add_argument("--rotate", action="store_true", help="replace an API token that exists already")
+
+    p = add("ls", "list databases, a database's collections, or count a collection's records", cmd_ls)
+    p.add_argument("database", nargs="?")
+    p.add_argument("collection", nargs="?")
+    area_flag(p)
+
+    def query_args(p: argparse.ArgumentParser, default_format: str) -> None:
+        p.add_argument("database")
+        p.add_argument("collection")
+        p.add_argument(
+            "--query", "-q", help='a filter {"elev": {"$gt": 300}} or {"filter", "projection", "sort"}'
+        )
+        p.add_argument("--format", "-f", choices=("csv", "ndjson", "json"), default=default_format)
+        p.add_argument("--fields", help="CSV columns, in order: a,b.c")
+        p.add_argument("--output", "-o", help="file to write (default: standard output)")
+        area_flag(p)
+
+    p = add("query", "print the records matching a query", cmd_query)
+    query_args(p, "ndjson")
+    p.add_argument("--limit", type=int, help="at most this many records")
+
+    p = add("export", "download a whole collection (or a query's result) as a file", cmd_export)
+    query_args(p, "csv")
+
+    p = add("import", "insert the records of a JSON, NDJSON, CSV or GeoJSON file", cmd_import)
+    p.add_argument("database")
+    p.add_argument("collection")
+    p.add_argument("file")
+    p.add_argument("--format", "-f", choices=records_io.FILE_FORMATS, help="default: from the file name")
+    p.add_argument("--chunk-size", type=int, default=1000, help="records per request (default 1000)")
+    p.add_argument("--create", action="store_true", help="create the collection when it does not exist")
+    p.add_argument(
+        "--report", help="where to write the report when the import stops (default FILE.import-report.json)"
+    )
+    p.add_argument("--resume", metavar="REPORT", help="skip the records a stopped import wrote (its report)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    area_flag(p)
+
+    p = add("submit", "submit a task (arguments are JSON when they parse, else strings)", cmd_submit)
+    p.add_argument("task")
+    p.add_argument("args", nargs="*")
+    p.add_argument("--kwargs", help="keyword arguments as a JSON object")
+    p.add_argument("--queue")
+    p.add_argument("--tag", action="append", help="a tag (repeatable)")
+    p.add_argument(
+        "--wait",
+        type=float,
+        nargs="?",
+        const=60.0,
+        help="wait for the result (seconds, default 60) and print it",
+    )
+
+    p = add("tasks", "list the tasks live workers offer, with their signatures and docs", cmd_tasks)
+    p.add_argument("--refresh", action="store_true", help="ask the workers anew (task admins)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = add("history", "your task runs, newest first", cmd_history)
+    p.add_argument("--status", help="SUCCESS, FAILURE, PENDING, ...")
+    p.add_argument("--task", help="task names, comma-separated")
+    p.add_argument("--tag")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.fn(args)
+        return code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (CybercomError, httpx.TransportError, UsageError, ValueError, OSError) as exc:
+        print(f"cybercom {args.command}: {exc}", file=sys.stderr)
+        return exit_code_for(exc) if not isinstance(exc, (ValueError, OSError)) else EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,499 @@
+"""The data store and the catalog, read like the data: ``client.data_store["db"]["col"].find(...)``."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Union
+from urllib.parse import quote, urlencode
+
+import orjson
+
+from . import ejson
+from .errors import BadRequest, CybercomError, NotFound
+from .progress import progress_bar
+from .session import Params, Session
+
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
+
+SortSpec = Union[Mapping[str, int], Sequence[tuple[str, int]], str, None]
+IndexKeys = Union[Mapping[str, Union[int, str]], Sequence[tuple[str, Union[int, str]]], str]
+
+EXPORT_FORMATS = ("csv", "ndjson", "json")
+
+
+def _seg(name: str) -> str:
+    return quote(str(name), safe="")
+
+
+def sort_document(sort: SortSpec) -> Optional[dict[str, int]]:
+    """``{"a": 1}``, ``[("a", 1), ("b", -1)]`` or ``"-b"`` (descending) as the API's sort object."""
+    if sort is None:
+        return None
+    if isinstance(sort, str):
+        return {sort[1:]: -1} if sort.startswith("-") else {sort: 1}
+    if isinstance(sort, Mapping):
+        return {str(k): int(v) for k, v in sort.items()}
+    return {str(k): int(v) for k, v in sort}
+
+
+def query_param(
+    filter: Optional[Mapping[str, Any]] = None,
+    projection: Optional[Mapping[str, Any]] = None,
+    sort: SortSpec = None,
+) -> Optional[str]:
+    """The ``query`` URL parameter (Extended JSON text), or None when nothing is asked."""
+    query: dict[str, Any] = {}
+    if filter:
+        query["filter"] = ejson.encode(filter)
+    if projection:
+        query["projection"] = ejson.encode(projection)
+    sort_doc = sort_document(sort)
+    if sort_doc:
+        query["sort"] = sort_doc
+    return orjson.dumps(query).decode("utf-8") if query else None
+
+
+class InsertError(CybercomError):
+    """An insert stopped part-way. ``inserted_ids`` were written (in order); the records from
+    ``failed_index`` on were not, except possibly those in ``unconfirmed_ids`` (the server could
+    not find out). ``cause`` is the error the server answered for the failing chunk."""
+
+    def __init__(
+        self,
+        cause: CybercomError,
+        *,
+        inserted_ids: list[Any],
+        failed_index: int,
+        unconfirmed_ids: list[Any],
+    ) -> None:
+        super().__init__(
+            f"insert stopped at record {failed_index} after {len(inserted_ids)} records were written: "
+            f"{cause}",
+            status=cause.status,
+            code=cause.code,
+            detail=cause.detail,
+            url=cause.url,
+        )
+        self.cause = cause
+        self.inserted_ids = inserted_ids
+        self.failed_index = failed_index
+        self.unconfirmed_ids = unconfirmed_ids
+
+    def report(self) -> dict[str, Any]:
+        """A JSON-ready account of what was written (``cybercom import --resume`` reads it)."""
+        return {
+            "inserted_count": len(self.inserted_ids),
+            "inserted_ids": [str(i) for i in self.inserted_ids],
+            "failed_index": self.failed_index,
+            "unconfirmed_ids": [str(i) for i in self.unconfirmed_ids],
+            "error": {"status": self.status, "code": self.code, "message": self.cause.message},
+        }
+
+
+class Cursor:
+    """The records a ``find`` matches, fetched lazily. Iterate it (again and again: each iteration
+    reads afresh) or turn it into a DataFrame/Arrow table. Memory stays bounded while iterating:
+    one page at a time, or one line at a time when the server streams NDJSON."""
+
+    def __init__(
+        self,
+        collection: Collection,
+        filter: Optional[Mapping[str, Any]],
+        projection: Optional[Mapping[str, Any]],
+        sort: SortSpec,
+        page_size: int,
+        limit: Optional[int],
+        stream: Optional[bool],
+        typed: bool,
+    ) -> None:
+        self._collection = collection
+        self.filter = filter
+        self.projection = projection
+        self.sort = sort
+        self.page_size = page_size
+        self.limit = limit
+        self.stream = stream
+        self.typed = typed
+
+    def _raw(self) -> Iterator[Any]:
+        col = self._collection
+        query = query_param(self.filter, self.projection, self.sort)
+        params: Params = {} if query is None else {"query": query}
+        use_stream = self.stream
+        if use_stream is None:
+            use_stream = col._area._ndjson_supported is not False and self.limit is None
+        if use_stream:
+            lines = col._session.lines(col.path, {**params, "format": "ndjson"})
+            try:
+                first = next(lines, None)
+            except BadRequest as exc:
+                if exc.code != "invalid_format" or self.stream:
+                    raise
+                col._area._ndjson_supported = False
+            else:
+                col._area._ndjson_supported = True
+                if first is None:
+                    return
+                yield orjson.loads(first)
+                for line in lines:
+                    yield orjson.loads(line)
+                return
+        size = self.page_size if self.limit is None else min(self.page_size, max(self.limit, 1))
+        yield from col._session.results(col.path, params, size)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        records = (ejson.decode_record(r, typed=self.typed) for r in self._raw())
+        if self.limit is not None:
+            return itertools.islice(records, self.limit)
+        return records
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return list(self)
+
+    def count(self) -> int:
+        """How many records match (the server counts; nothing is downloaded)."""
+        return self._collection.count(self.filter)
+
+    def to_dataframe(self, *, flatten: bool = False, progress: bool = False) -> pandas.DataFrame:
+        """A pandas DataFrame (``flatten``: nested objects become dotted columns)."""
+        from .frames import records_to_dataframe
+
+        return records_to_dataframe(self._progress(progress), flatten=flatten)
+
+    def to_arrow(self, *, progress: bool = False) -> pyarrow.Table:
+        """A pyarrow Table, built column by column."""
+        from .frames import records_to_arrow
+
+        return records_to_arrow(self._progress(progress))
+
+    def to_geodataframe(
+        self, *, geometry: Optional[str] = None, crs: str = "EPSG:4326", progress: bool = False
+    ) -> Any:
+        """A geopandas GeoDataFrame from GeoJSON Features, or from records with a GeoJSON
+        ``geometry`` field."""
+        from .frames import records_to_geodataframe
+
+        return records_to_geodataframe(self._progress(progress), geometry=geometry, crs=crs)
+
+    def _progress(self, show: bool) -> Iterable[dict[str, Any]]:
+        if not show:
+            return self
+        bar: Iterable[dict[str, Any]] = progress_bar(
+            self, total=self.count() if self.limit is None else self.limit, unit="rec"
+        )
+        return bar
+
+
+class Collection:
+    """One collection: ``area["db"]["col"]``."""
+
+    def __init__(self, database: Database, name: str) -> None:
+        self.database = database
+        self.name = name
+        self._area = database._area
+        self._session = database._session
+        self.path = f"{database.path}{_seg(name)}/"
+
+    def __repr__(self) -> str:
+        return f"<Collection {self._area.name}:{self.database.name}.{self.name}>"
+
+    # ---- reading -------------------------------------------------------------------------
+    def find(
+        self,
+        filter: Optional[Mapping[str, Any]] = None,
+        projection: Optional[Mapping[str, Any]] = None,
+        sort: SortSpec = None,
+        *,
+        page_size: int = 1000,
+        limit: Optional[int] = None,
+        stream: Optional[bool] = None,
+        typed: bool = True,
+    ) -> Cursor:
+        """Every matching record, lazily. ``stream=None`` streams NDJSON when the server offers it
+        and pages otherwise; ``typed`` turns ISO dates and hex ``_id`` into Python types."""
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        return Cursor(self, filter, projection, sort, page_size, limit, stream, typed)
+
+    def find_one(self, filter: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Optional[dict[str, Any]]:
+        return next(iter(self.find(filter, limit=1, stream=False, **kwargs)), None)
+
+    def count(self, filter: Optional[Mapping[str, Any]] = None) -> int:
+        query = query_param(filter)
+        params: Params = {"page_size": 1} if query is None else {"page_size": 1, "query": query}
+        return int(self._session.json("GET", self.path, params=params)["count"])
+
+    def distinct(
+        self, field: Union[str, Sequence[str]], filter: Optional[Mapping[str, Any]] = None
+    ) -> list[Any]:
+        """Distinct values of one field (arrays unwound), or distinct combinations of several (dicts)."""
+        fields = field if isinstance(field, str) else ",".join(field)
+        params: Params = {"distinct": fields}
+        query = query_param(filter)
+        if query is not None:
+            params["query"] = query
+        return [ejson.decode(v) for v in self._session.results(self.path, params)]
+
+    def aggregate(
+        self, pipeline: Sequence[Mapping[str, Any]], filter: Optional[Mapping[str, Any]] = None
+    ) -> list[dict[str, Any]]:
+        """The results of an aggregation pipeline (the filter, if any, applies first)."""
+        params: Params = {"aggregate": orjson.dumps(ejson.encode(list(pipeline))).decode("utf-8")}
+        query = query_param(filter)
+        if query is not None:
+            params["query"] = query
+        return [ejson.decode(v) for v in self._session.results(self.path, params)]
+
+    def get(self, id: Any, *, typed: bool = True) -> dict[str, Any]:
+        """One record by ``_id`` (NotFound when there is none)."""
+        return ejson.decode_record(self._session.json("GET", self._record_path(id)), typed=typed)  # type: ignore[no-any-return]
+
+    def _record_path(self, id: Any) -> str:
+        return f"{self.path}{_seg(str(id))}/"
+
+    # ---- writing -------------------------------------------------------------------------
+    def insert_one(self, record: Mapping[str, Any]) -> Any:
+        """Inserts one record; returns its ``_id``."""
+        answer = self._session.json("POST", self.path, json=dict(record))
+        return ejson.decode_record({"_id": answer["_id"]})["_id"]
+
+    def insert(
+        self,
+        records: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]],
+        *,
+        chunk_size: int = 1000,
+        progress: Optional[bool] = None,
+        total: Optional[int] = None,
+    ) -> list[Any]:
+        """Inserts records in ordered chunks and returns their ``_id`` values in order.
+
+        When a chunk fails part-way, raises :class:`InsertError` with exactly what was written."""
+        if isinstance(records, Mapping):
+            return [self.insert_one(records)]
+        if chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1")
+        if total is None and isinstance(records, Sequence):
+            total = len(records)
+        show = progress if progress is not None else (total or 0) > chunk_size
+        written: list[Any] = []
+        bar = progress_bar(
+            total=total, unit="rec", disable=not show, desc=f"{self.database.name}.{self.name}"
+        )
+        try:
+            iterator = iter(records)
+            while True:
+                chunk = [dict(r) for r in itertools.islice(iterator, chunk_size)]
+                if not chunk:
+                    return written
+                try:
+                    answer = self._session.json("POST", self.path, json=chunk)
+                except CybercomError as exc:
+                    raise self._partial(exc, written) from exc
+                written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+
+    @staticmethod
+    def _partial(error: CybercomError, written: list[Any]) -> InsertError:
+        detail = error.detail if isinstance(error.detail, dict) else {}
+        chunk_ids = [ejson.decode_record({"_id": i})["_id"] for i in detail.get("inserted_ids", [])]
+        failed_in_chunk = int(detail.get("failed_index", len(chunk_ids)))
+        unconfirmed = [ejson.decode_record({"_id": i})["_id"] for i in detail.get("unconfirmed_ids", [])]
+        return InsertError(
+            error,
+            inserted_ids=written + chunk_ids,
+            failed_index=len(written) + failed_in_chunk,
+            unconfirmed_ids=unconfirmed,
+        )
+
+    def replace(self, id: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Replaces the whole record (its ``_id`` stays)."""
+        return ejson.decode_record(self._session.json("PUT", self._record_path(id), json=dict(record)))  # type: ignore[no-any-return]
+
+    def update(self, id: Any, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Merges plain fields (``$set``) or applies update operators; returns the updated record."""
+        return ejson.decode_record(self._session.json("PATCH", self._record_path(id), json=dict(changes)))  # type: ignore[no-any-return]
+
+    def delete(self, id: Any) -> None:
+        self._session.json("DELETE", self._record_path(id))
+
+    def drop(self) -> None:
+        """Deletes the collection and everything in it."""
+        self.database.drop_collection(self.name)
+
+    # ---- indexes -------------------------------------------------------------------------
+    @property
+    def _index_path(self) -> str:
+        return f"{self._area.index_root}{_seg(self.database.name)}/{_seg(self.name)}/"
+
+    def indexes(self) -> list[dict[str, Any]]:
+        """The collection's indexes: ``name``, ``key`` (in order) and options."""
+        return list(self._session.json("GET", self._index_path)["indexes"])
+
+    def create_index(
+        self,
+        keys: IndexKeys,
+        *,
+        name: Optional[str] = None,
+        unique: Optional[bool] = None,
+        sparse: Optional[bool] = None,
+        expire_after_seconds: Optional[int] = None,
+        partial_filter: Optional[Mapping[str, Any]] = None,
+    ) -> str:
+        """Creates an index (``"field"``, ``{"a": 1}`` or ``[("a", 1), ("b", -1)]``); returns its name."""
+        if isinstance(keys, str):
+            key_list: list[list[Any]] = [[keys, 1]]
+        elif isinstance(keys, Mapping):
+            key_list = [[k, v] for k, v in keys.items()]
+        else:
+            key_list = [[k, v] for k, v in keys]
+        body: dict[str, Any] = {"keys": key_list}
+        for field, value in (
+            ("name", name),
+            ("unique", unique),
+            ("sparse", sparse),
+            ("expireAfterSeconds", expire_after_seconds),
+            ("partialFilterExpression", partial_filter),
+        ):
+            if value is not None:
+                body[field] = value
+        return str(self._session.json("POST", self._index_path, json=body)["name"])
+
+    def drop_index(self, name: str) -> None:
+        self._session.json("DELETE", f"{self._index_path}{_seg(name)}/")
+
+    # ---- exports -------------------------------------------------------------------------
+    def export_path(
+        self,
+        format: str = "csv",
+        filter: Optional[Mapping[str, Any]] = None,
+        projection: Optional[Mapping[str, Any]] = None,
+        sort: SortSpec = None,
+        fields: Optional[Sequence[str]] = None,
+    ) -> str:
+        """The path (with query string) that downloads the whole result in ``format``."""
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
+        params: dict[str, str] = {"format": format}
+        query = query_param(filter, projection, sort)
+        if query is not None:
+            params["query"] = query
+        if fields:
+            params["fields"] = ",".join(fields)
+        if format == "json":
+            params["page_size"] = "0"
+        return f"{self.path}?{urlencode(params)}"
+
+    def export_url(
+        self,
+        format: str = "csv",
+        *,
+        filter: Optional[Mapping[str, Any]] = None,
+        projection: Optional[Mapping[str, Any]] = None,
+        sort: SortSpec = None,
+        fields: Optional[Sequence[str]] = None,
+        expires_in: int = 3600,
+    ) -> str:
+        """A signed link anyone holding it may GET (until it expires) without credentials:
+        ``pandas.read_csv(col.export_url())``."""
+        path = self.export_path(format, filter, projection, sort, fields)
+        answer = self._session.json("POST", "/api/links/", json={"path": path, "expires_in": expires_in})
+        return str(answer["url"])
+
+    def export(
+        self,
+        destination: Any,
+        format: str = "csv",
+        *,
+        filter: Optional[Mapping[str, Any]] = None,
+        projection: Optional[Mapping[str, Any]] = None,
+        sort: SortSpec = None,
+        fields: Optional[Sequence[str]] = None,
+    ) -> int:
+        """Streams the export into a binary file object; returns the number of bytes written."""
+        path = self.export_path(format, filter, projection, sort, fields)
+        response = self._session.send("GET", path, stream=True)
+        written = 0
+        try:
+            for chunk in response.iter_bytes():
+                destination.write(chunk)
+                written += len(chunk)
+        finally:
+            response.close()
+        return written
+
+
+class Database:
+    """One database: ``area["db"]``; index it for a collection."""
+
+    def __init__(self, area: Area, name: str) -> None:
+        self._area = area
+        self._session = area._session
+        self.name = name
+        self.path = f"{area.root}{_seg(name)}/"
+
+    def __repr__(self) -> str:
+        return f"<Database {self._area.name}:{self.name}>"
+
+    def __getitem__(self, collection: str) -> Collection:
+        return Collection(self, collection)
+
+    def collections(self) -> list[str]:
+        return [str(row["collection"]) for row in self._session.results(self.path)]
+
+    def create_collection(self, name: str, *, exist_ok: bool = False) -> Collection:
+        try:
+            self._session.json("POST", self.path, json={"collection": name})
+        except CybercomError as exc:
+            if not (exist_ok and exc.status == 409):
+                raise
+        return self[name]
+
+    def drop_collection(self, name: str) -> None:
+        self._session.json("POST", self.path, json={"collection": name, "action": "delete"})
+
+    def drop(self) -> None:
+        self._area.drop_database(self.name)
+
+    def exists(self) -> bool:
+        try:
+            self._session.json("GET", self.path, params={"page_size": 1})
+        except NotFound:
+            return False
+        return True
+
+
+class Area:
+    """The data store or the catalog: ``client.data_store["db"]``."""
+
+    def __init__(self, session: Session, name: str) -> None:
+        self._session = session
+        self.name = name
+        self.root = f"/api/{name}/data/"
+        self.index_root = f"/api/{name}/indexes/"
+        # Learned on first use: whether the server streams ?format=ndjson.
+        self._ndjson_supported: Optional[bool] = None
+
+    def __repr__(self) -> str:
+        return f"<{self.name} at {self._session.base_url}>"
+
+    def __getitem__(self, database: str) -> Database:
+        return Database(self, database)
+
+    def databases(self) -> list[str]:
+        return [str(row["database"]) for row in self._session.results(self.root)]
+
+    def create_database(self, name: str, *, exist_ok: bool = False) -> Database:
+        try:
+            self._session.json("POST", self.root, json={"database": name})
+        except CybercomError as exc:
+            if not (exist_ok and exc.status == 409):
+                raise
+        return self[name]
+
+    def drop_database(self, name: str) -> None:
+        self._session.json("POST", self.root, json={"database": name, "action": "delete"})

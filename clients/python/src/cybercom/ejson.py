@@ -1,0 +1,270 @@
+"""MongoDB Extended JSON <-> Python values, without depending on ``bson``.
+
+Out (Python -> request body or query): ``datetime`` -> ``{"$date"}`` (naive datetimes are taken as
+UTC), ``date`` -> midnight UTC, :class:`ObjectId` -> ``{"$oid"}``, ``Decimal`` ->
+``{"$numberDecimal"}``, ``bytes`` -> ``{"$binary"}``, ``UUID`` -> ``{"$uuid"}``, integers outside
+JavaScript's exact range -> ``{"$numberLong"}``, NaN/infinities -> ``{"$numberDouble"}``, compiled
+regular expressions -> ``{"$regularExpression"}``; NumPy scalars and arrays become their Python values.
+
+In (answer -> Python): every Extended JSON wrapper (canonical or relaxed) becomes its Python type.
+The service renders records as plain JSON (an ObjectId as its 24 hex digits, a date as the ISO
+text JavaScript's ``toISOString`` writes), so with ``typed=True`` (the default) two more rules
+apply: a top-level ``_id`` of 24 hex digits becomes an :class:`ObjectId` (a ``str`` subclass, so
+it still equals the plain string), and a string exactly in ``toISOString`` form
+(``2001-04-01T00:00:00.000Z``) becomes an aware ``datetime``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import math
+import re
+import uuid
+from decimal import Decimal
+from typing import Any, Callable
+
+import orjson
+
+__all__ = [
+    "MaxKey",
+    "MinKey",
+    "ObjectId",
+    "Regex",
+    "Timestamp",
+    "decode",
+    "decode_record",
+    "dumps",
+    "encode",
+    "loads",
+]
+
+_HEX24 = re.compile(r"^[0-9a-fA-F]{24}$")
+_ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+_MAX_SAFE_INTEGER = 2**53 - 1
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+class ObjectId(str):
+    """A MongoDB ObjectId: 24 lower-case hex digits. A ``str``, so it compares equal to its hex text."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> ObjectId:
+        text = str(value)
+        if not _HEX24.match(text):
+            raise ValueError(f"not an ObjectId (24 hex digits): {value!r}")
+        return super().__new__(cls, text.lower())
+
+    @property
+    def generation_time(self) -> dt.datetime:
+        """When the id was made (its first four bytes are seconds since the epoch)."""
+        return _EPOCH + dt.timedelta(seconds=int(self[:8], 16))
+
+    def __repr__(self) -> str:
+        return f"ObjectId({str.__repr__(self)})"
+
+
+class Regex:
+    """A BSON regular expression as stored (pattern and MongoDB option letters)."""
+
+    __slots__ = ("options", "pattern")
+
+    def __init__(self, pattern: str, options: str = "") -> None:
+        self.pattern = pattern
+        self.options = options
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Regex) and (self.pattern, self.options) == (other.pattern, other.options)
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.options))
+
+    def __repr__(self) -> str:
+        return f"Regex({self.pattern!r}, {self.options!r})"
+
+
+class Timestamp:
+    """A BSON timestamp (seconds ``t``, ordinal ``i``)."""
+
+    __slots__ = ("i", "t")
+
+    def __init__(self, t: int, i: int) -> None:
+        self.t = t
+        self.i = i
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Timestamp) and (self.t, self.i) == (other.t, other.i)
+
+    def __hash__(self) -> int:
+        return hash((self.t, self.i))
+
+    def __repr__(self) -> str:
+        return f"Timestamp({self.t}, {self.i})"
+
+
+class _Key:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+MinKey = _Key("MinKey")
+MaxKey = _Key("MaxKey")
+
+_REGEX_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
+
+
+def _date_wrapper(value: dt.datetime) -> dict[str, Any]:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    utc = value.astimezone(dt.timezone.utc)
+    if 1970 <= utc.year <= 9999:
+        return {"$date": utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"}
+    millis = (utc - _EPOCH) // dt.timedelta(milliseconds=1)
+    return {"$date": {"$numberLong": str(millis)}}
+
+
+def encode(value: Any) -> Any:
+    """A JSON-ready tree of ``value`` with Extended JSON wrappers for the types JSON lacks."""
+    if value is None or (isinstance(value, (bool, str)) and not isinstance(value, ObjectId)):
+        return value
+    if isinstance(value, ObjectId):
+        return {"$oid": str(value)}
+    if isinstance(value, int):
+        return value if abs(value) <= _MAX_SAFE_INTEGER else {"$numberLong": str(value)}
+    if isinstance(value, float):
+        if math.isnan(value):
+            return {"$numberDouble": "NaN"}
+        if math.isinf(value):
+            return {"$numberDouble": "Infinity" if value > 0 else "-Infinity"}
+        return value
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return _date_wrapper(value)
+    if isinstance(value, dt.date):
+        return _date_wrapper(dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc))
+    if isinstance(value, Decimal):
+        return {"$numberDecimal": str(value)}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$binary": {"base64": base64.b64encode(bytes(value)).decode("ascii"), "subType": "00"}}
+    if isinstance(value, uuid.UUID):
+        return {"$uuid": str(value)}
+    if isinstance(value, Regex):
+        return {"$regularExpression": {"pattern": value.pattern, "options": value.options}}
+    if isinstance(value, re.Pattern):
+        options = "".join(letter for flag, letter in _REGEX_FLAGS if value.flags & flag)
+        return {"$regularExpression": {"pattern": value.pattern, "options": options}}
+    if isinstance(value, Timestamp):
+        return {"$timestamp": {"t": value.t, "i": value.i}}
+    if value is MinKey:
+        return {"$minKey": 1}
+    if value is MaxKey:
+        return {"$maxKey": 1}
+    if isinstance(value, (set, frozenset)):
+        return [encode(v) for v in value]
+    # NumPy / pandas scalars and arrays (not imported: optional).
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return encode(tolist())
+    item = getattr(value, "item", None)
+    if callable(item):
+        return encode(item())
+    raise TypeError(f"cannot encode {type(value).__name__} as Extended JSON")
+
+
+def _parse_date(raw: Any) -> Any:
+    if isinstance(raw, dict) and "$numberLong" in raw:
+        raw = int(raw["$numberLong"])
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return _EPOCH + dt.timedelta(milliseconds=raw)
+    if isinstance(raw, str):
+        return parse_iso_datetime(raw)
+    raise ValueError(f"invalid $date: {raw!r}")
+
+
+def parse_iso_datetime(text: str) -> dt.datetime:
+    """An aware datetime from ISO 8601 text (``Z`` or an offset; naive text is taken as UTC)."""
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = dt.datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+def _binary(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        data = base64.b64decode(raw["base64"])
+        subtype = str(raw.get("subType", "00"))
+    else:  # legacy {"$binary": "<base64>", "$type": "00"}
+        data = base64.b64decode(raw)
+        subtype = "00"
+    if subtype.lower() in ("04", "4") and len(data) == 16:
+        return uuid.UUID(bytes=data)
+    return data
+
+
+_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "$oid": lambda w: ObjectId(w["$oid"]),
+    "$date": lambda w: _parse_date(w["$date"]),
+    "$numberDecimal": lambda w: Decimal(w["$numberDecimal"]),
+    "$numberLong": lambda w: int(w["$numberLong"]),
+    "$numberInt": lambda w: int(w["$numberInt"]),
+    "$numberDouble": lambda w: float(w["$numberDouble"]),
+    "$binary": lambda w: _binary(w["$binary"]),
+    "$uuid": lambda w: uuid.UUID(w["$uuid"]),
+    "$regularExpression": lambda w: Regex(
+        w["$regularExpression"]["pattern"], w["$regularExpression"]["options"]
+    ),
+    "$timestamp": lambda w: Timestamp(w["$timestamp"]["t"], w["$timestamp"]["i"]),
+    "$minKey": lambda w: MinKey,
+    "$maxKey": lambda w: MaxKey,
+}
+
+# The keys each wrapper may carry; an object with other keys is ordinary data.
+_WRAPPER_KEYS: dict[str, frozenset[str]] = {key: frozenset({key}) for key in _DECODERS}
+_WRAPPER_KEYS["$binary"] = frozenset({"$binary", "$type"})
+
+
+def decode(value: Any, *, typed: bool = True) -> Any:
+    """Python values for a parsed JSON tree: Extended JSON wrappers (and, with ``typed``, ISO dates)."""
+    if isinstance(value, dict):
+        if len(value) <= 2:
+            for key in value:
+                if key in _DECODERS and set(value) <= _WRAPPER_KEYS[key]:
+                    try:
+                        return _DECODERS[key](value)
+                    except (KeyError, TypeError, ValueError):
+                        break
+        return {k: decode(v, typed=typed) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v, typed=typed) for v in value]
+    if typed and isinstance(value, str) and len(value) == 24 and _ISO_UTC.match(value):
+        return parse_iso_datetime(value)
+    return value
+
+
+def decode_record(value: Any, *, typed: bool = True) -> Any:
+    """:func:`decode` for one record; with ``typed``, a 24-hex ``_id`` becomes an :class:`ObjectId`."""
+    out = decode(value, typed=typed)
+    if typed and isinstance(out, dict):
+        rid = out.get("_id")
+        if isinstance(rid, str) and not isinstance(rid, ObjectId) and _HEX24.match(rid):
+            out["_id"] = ObjectId(rid)
+    return out
+
+
+def dumps(value: Any) -> bytes:
+    """JSON bytes of ``value`` in Extended JSON."""
+    return orjson.dumps(encode(value))
+
+
+def loads(data: bytes | str, *, typed: bool = True) -> Any:
+    """Parses JSON text and decodes Extended JSON in it."""
+    return decode(orjson.loads(data), typed=typed)

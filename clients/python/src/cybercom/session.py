@@ -1,0 +1,158 @@
+"""One HTTP session to the service: base URL, TLS, credentials, JSON, error mapping and retries."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import time
+from collections.abc import Iterator
+from typing import Any, Callable, Optional, Union
+
+import httpx
+import orjson
+
+from . import ejson
+from ._version import __version__
+from .errors import ProtocolError, error_from_response
+from .retry import RetryPolicy
+
+log = logging.getLogger("cybercom")
+
+Params = dict[str, Union[str, int]]
+
+
+class Session:
+    """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        verify: Union[bool, str] = True,
+        timeout: float = 60.0,
+        retry: Optional[RetryPolicy] = None,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: Optional[httpx.BaseTransport] = None,
+    ) -> None:
+        self.base_url = url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self.http = httpx.Client(
+            base_url=self.base_url,
+            verify=ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify,
+            timeout=timeout,
+            headers={"Accept": "application/json", "User-Agent": f"cybercom-python/{__version__}"},
+            follow_redirects=False,
+            transport=transport,
+        )
+        self.auth: Optional[httpx.Auth] = None
+
+    def close(self) -> None:
+        self.http.close()
+
+    def absolute(self, path: str) -> str:
+        return path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        params: Optional[Params],
+        body: Optional[bytes],
+        *,
+        authenticated: bool,
+        stream: bool,
+    ) -> httpx.Response:
+        headers = {"Content-Type": "application/json"} if body is not None else None
+        request = self.http.build_request(method, path, params=params, content=body, headers=headers)
+        auth: Any = self.auth if authenticated and self.auth is not None else None
+        return self.http.send(request, auth=auth, stream=stream)
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Optional[Params] = None,
+        json: Any = None,
+        authenticated: bool = True,
+        stream: bool = False,
+    ) -> httpx.Response:
+        """A successful response (2xx/3xx); errors raise. Retries per the retry policy."""
+        body = ejson.dumps(json) if json is not None else None
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._send(method, path, params, body, authenticated=authenticated, stream=stream)
+            except httpx.TransportError as exc:
+                if not self.retry.should_retry_connection(method, attempt):
+                    raise
+                wait = self.retry.delay(attempt)
+                log.info("%s %s: %s; retrying in %.1fs", method, path, exc, wait)
+                self._sleep(wait)
+                continue
+            if response.status_code < 400:
+                return response
+            if stream:
+                response.read()
+                response.close()
+            error = error_from_response(
+                response.status_code, response.content, response.headers, str(response.request.url)
+            )
+            if not self.retry.should_retry(method, error, attempt):
+                raise error
+            wait = self.retry.delay(attempt, getattr(error, "retry_after", None))
+            log.info("%s %s: %s; retrying in %.1fs", method, path, error, wait)
+            self._sleep(wait)
+
+    def json(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Optional[Params] = None,
+        json: Any = None,
+        authenticated: bool = True,
+    ) -> Any:
+        """The answer's JSON (not yet decoded from Extended JSON)."""
+        response = self.send(method, path, params=params, json=json, authenticated=authenticated)
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError as exc:
+            kind = response.headers.get("content-type", "?")
+            raise ProtocolError(
+                f"expected JSON from {method} {path}, got {kind}: {response.text[:200]!r}",
+                status=response.status_code,
+                code="not_json",
+            ) from exc
+
+    def lines(self, path: str, params: Optional[Params] = None) -> Iterator[bytes]:
+        """The non-empty lines of a streamed answer (NDJSON), read with bounded memory."""
+        response = self.send("GET", path, params=params, stream=True)
+        try:
+            for line in response.iter_lines():
+                if line.strip():
+                    yield line.encode("utf-8")
+        except httpx.RemoteProtocolError as exc:
+            raise ProtocolError(f"the stream of {path} was cut off: {exc}", code="stream_cut") from exc
+        finally:
+            response.close()
+
+    def pages(self, path: str, params: Params, page_size: int) -> Iterator[dict[str, Any]]:
+        """Every envelope page of a listing, page by page (bounded memory)."""
+        page = 1
+        while True:
+            envelope = self.json("GET", path, params={**params, "page": page, "page_size": page_size})
+            if not isinstance(envelope, dict) or "results" not in envelope:
+                raise ProtocolError(f"expected the paged envelope from {path}", code="not_envelope")
+            yield envelope
+            pages = int(envelope.get("meta", {}).get("pages", 1) or 1)
+            if page >= pages or not envelope["results"] or envelope.get("next") is None:
+                return
+            page += 1
+
+    def results(self, path: str, params: Optional[Params] = None, page_size: int = 1000) -> Iterator[Any]:
+        """Every result of a paged listing, one at a time."""
+        for envelope in self.pages(path, params or {}, page_size):
+            yield from envelope["results"]

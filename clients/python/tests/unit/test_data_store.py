@@ -1,0 +1,250 @@
+import datetime as dt
+import io
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import orjson
+import pytest
+
+from cybercom import InsertError, InvalidQuery, NotFound, ObjectId, ServiceUnavailable
+from cybercom.data_store import query_param, sort_document
+
+from .recorded import body_of, envelope, error_response, json_response, make_client
+
+OID = "65a1b2c3d4e5f60718293a4b"
+
+
+def params(request: httpx.Request) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(str(request.url)).query).items()}
+
+
+@pytest.mark.parametrize(
+    ("sort", "expected"),
+    [
+        (None, None),
+        ("elev", {"elev": 1}),
+        ("-elev", {"elev": -1}),
+        ([("a", 1), ("b", -1)], {"a": 1, "b": -1}),
+    ],
+)
+def test_sort_document(sort: object, expected: object) -> None:
+    assert sort_document(sort) == expected  # type: ignore[arg-type]
+
+
+def test_query_param_encodes_extended_json() -> None:
+    text = query_param({"t": {"$gt": dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)}}, {"_id": 0}, "-t")
+    assert orjson.loads(text or "") == {
+        "filter": {"t": {"$gt": {"$date": "2020-01-01T00:00:00.000Z"}}},
+        "projection": {"_id": 0},
+        "sort": {"t": -1},
+    }
+    assert query_param() is None
+
+
+def test_find_pages_lazily_and_decodes_records() -> None:
+    rows = [{"_id": OID, "n": i, "at": "2020-01-01T00:00:00.000Z"} for i in range(5)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        p = params(request)
+        if p.get("format") == "ndjson":  # a server without NDJSON exports
+            return error_response(400, "invalid_format", 'Unknown format "ndjson".')
+        page, size = int(p["page"]), int(p["page_size"])
+        return json_response(200, envelope(rows[(page - 1) * size : page * size], page, 3, size, 5))
+
+    client, recorder = make_client(handler)
+    cursor = client.data_store["d"]["c"].find({"n": {"$gte": 0}}, page_size=2)
+    assert recorder.requests == []  # lazy
+    records = list(cursor)
+    assert [r["n"] for r in records] == [0, 1, 2, 3, 4]
+    assert isinstance(records[0]["_id"], ObjectId)
+    assert records[0]["at"] == dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+    assert [params(r).get("page") for r in recorder.requests] == [None, "1", "2", "3"]
+    # The fallback is remembered: the next find pages at once.
+    list(client.data_store["d"]["c"].find(page_size=2))
+    assert params(recorder.requests[4]).get("format") is None
+
+
+def test_find_streams_ndjson_when_the_server_offers_it() -> None:
+    lines = b'{"_id": "a", "n": 1}\n{"_id": "b", "n": 2}\n'
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert params(request)["format"] == "ndjson"
+        assert orjson.loads(params(request)["query"]) == {"filter": {"n": 1}}
+        return httpx.Response(200, content=lines, headers={"content-type": "application/x-ndjson"})
+
+    client, _ = make_client(handler)
+    assert list(client.data_store["d"]["c"].find({"n": 1})) == [{"_id": "a", "n": 1}, {"_id": "b", "n": 2}]
+
+
+def test_find_limit_reads_only_what_it_needs() -> None:
+    client, recorder = make_client(
+        lambda r: json_response(200, envelope([{"n": 1}, {"n": 2}], 1, 50, 2, 100))
+    )
+    assert [r["n"] for r in client.data_store["d"]["c"].find(limit=2, page_size=500)] == [1, 2]
+    assert len(recorder.requests) == 1
+    assert params(recorder.requests[0])["page_size"] == "2"
+
+
+def test_insert_in_chunks_returns_ids_and_reports_exactly_what_was_written() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        chunk = body_of(request)
+        if chunk[0]["n"] < 4:
+            return json_response(201, {"inserted_ids": [f"id{r['n']}" for r in chunk]})
+        return error_response(
+            409,
+            "duplicate_key",
+            "E11000 duplicate key",
+            {"inserted_ids": ["id4"], "inserted_count": 1, "failed_index": 1},
+        )
+
+    client, recorder = make_client(handler)
+    with pytest.raises(InsertError) as caught:
+        client.data_store["d"]["c"].insert(({"n": i} for i in range(8)), chunk_size=2, progress=False)
+    err = caught.value
+    assert err.inserted_ids == ["id0", "id1", "id2", "id3", "id4"]
+    assert err.failed_index == 5
+    assert err.unconfirmed_ids == []
+    assert err.status == 409 and err.code == "duplicate_key"
+    assert err.report()["inserted_count"] == 5
+    assert len(recorder.requests) == 3  # nothing after the failing chunk
+
+
+def test_insert_reports_unconfirmed_ids_of_a_lost_connection() -> None:
+    client, _ = make_client(
+        lambda r: error_response(
+            503,
+            "database_unavailable",
+            "lost",
+            {"inserted_ids": [], "inserted_count": 0, "failed_index": 0, "unconfirmed_ids": ["x", "y"]},
+        )
+    )
+    with pytest.raises(InsertError) as caught:
+        client.data_store["d"]["c"].insert([{"_id": "x"}, {"_id": "y"}])
+    assert caught.value.unconfirmed_ids == ["x", "y"]
+    assert isinstance(caught.value.cause, ServiceUnavailable)
+
+
+def test_single_record_insert_replace_update_delete_and_get() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.raw_path.decode().split("?")[0]))
+        if request.method == "POST":
+            return json_response(201, {"_id": OID})
+        if request.method == "GET" and request.url.path.endswith("/missing/"):
+            return error_response(404, "no_such_record", "No record.")
+        return json_response(200, {"_id": OID, **(body_of(request) if request.content else {})})
+
+    client, _ = make_client(handler)
+    col = client.data_store["d b"]["c/1"]
+    assert col.insert({"a": 1}) == [OID]
+    assert col.replace(OID, {"a": 2}) == {"_id": OID, "a": 2}
+    assert col.update(OID, {"$inc": {"a": 1}}) == {"_id": OID, "$inc": {"a": 1}}
+    col.delete(OID)
+    assert col.get(OID)["_id"] == OID
+    with pytest.raises(NotFound):
+        col.get("missing")
+    base = "/api/data_store/data/d%20b/c%2F1/"
+    assert seen[:5] == [
+        ("POST", base),
+        ("PUT", f"{base}{OID}/"),
+        ("PATCH", f"{base}{OID}/"),
+        ("DELETE", f"{base}{OID}/"),
+        ("GET", f"{base}{OID}/"),
+    ]
+
+
+def test_count_distinct_aggregate() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        p = params(request)
+        if "distinct" in p:
+            return json_response(200, envelope(["Norman", "Tulsa"], 1, 1, 1000, 2))
+        if "aggregate" in p:
+            assert orjson.loads(p["aggregate"]) == [{"$group": {"_id": None, "n": {"$sum": 1}}}]
+            return json_response(200, envelope([{"_id": None, "n": 3}], 1, 1, 1000, 1))
+        if "query" in p and "$where" in p["query"]:
+            return error_response(400, "invalid_query", "unknown operator $where")
+        return json_response(200, envelope([{}], 1, 3, 1, 3))
+
+    client, _ = make_client(handler)
+    col = client.data_store["d"]["c"]
+    assert col.count() == 3
+    assert col.distinct("name") == ["Norman", "Tulsa"]
+    assert col.aggregate([{"$group": {"_id": None, "n": {"$sum": 1}}}]) == [{"_id": None, "n": 3}]
+    with pytest.raises(InvalidQuery):
+        col.count({"$where": "1"})
+
+
+def test_databases_and_collections_listing_create_drop() -> None:
+    bodies: list[object] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            bodies.append(body_of(request))
+            if body_of(request) == {"collection": "exists"}:
+                return error_response(409, "collection_exists", "exists")
+            return json_response(201, {})
+        if request.url.path == "/api/data_store/data/":
+            return json_response(200, envelope([{"database": "a"}, {"database": "b"}], 1, 1, 1000, 2))
+        return json_response(200, envelope([{"collection": "x"}], 1, 1, 1000, 1))
+
+    client, _ = make_client(handler)
+    assert client.data_store.databases() == ["a", "b"]
+    db = client.data_store.create_database("new")
+    assert db.collections() == ["x"]
+    db.create_collection("exists", exist_ok=True)
+    db["x"].drop()
+    db.drop()
+    assert bodies == [
+        {"database": "new"},
+        {"collection": "exists"},
+        {"collection": "x", "action": "delete"},
+        {"database": "new", "action": "delete"},
+    ]
+
+
+def test_indexes_per_the_interface() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path.startswith("/api/catalog/indexes/db/col/")
+        if request.method == "GET":
+            return json_response(200, {"indexes": [{"name": "_id_", "key": {"_id": 1}}]})
+        if request.method == "POST":
+            assert body_of(request) == {"keys": [["a", 1], ["b", -1]], "unique": True}
+            return json_response(201, {"name": "a_1_b_-1"})
+        assert request.url.path.endswith("/a_1_b_-1/")
+        return json_response(200, {"deleted": "a_1_b_-1"})
+
+    client, _ = make_client(handler)
+    col = client.catalog["db"]["col"]
+    assert col.indexes() == [{"name": "_id_", "key": {"_id": 1}}]
+    assert col.create_index([("a", 1), ("b", -1)], unique=True) == "a_1_b_-1"
+    col.drop_index("a_1_b_-1")
+
+
+def test_export_url_asks_for_a_signed_link_of_exactly_the_export_path() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = body_of(request)
+        assert request.url.path == "/api/links/"
+        assert body["expires_in"] == 600
+        path = body["path"]
+        assert path.startswith("/api/data_store/data/d/c/?")
+        q = parse_qs(urlsplit(path).query)
+        assert q["format"] == ["csv"]
+        assert q["fields"] == ["a,b.c"]
+        assert orjson.loads(q["query"][0]) == {"filter": {"a": 1}}
+        return json_response(
+            201, {"url": f"http://api.test{path}&link=tok", "expires": "2030-01-01T00:00:00Z"}
+        )
+
+    client, _ = make_client(handler)
+    url = client.data_store["d"]["c"].export_url("csv", filter={"a": 1}, fields=["a", "b.c"], expires_in=600)
+    assert url.endswith("&link=tok")
+    with pytest.raises(ValueError, match="format"):
+        client.data_store["d"]["c"].export_path("xlsx")
+
+
+def test_export_streams_the_body_into_a_file() -> None:
+    client, _ = make_client(lambda r: httpx.Response(200, content=b"_id,a\r\n1,2\r\n"))
+    out = io.BytesIO()
+    assert client.data_store["d"]["c"].export(out, "csv") == 12
+    assert out.getvalue() == b"_id,a\r\n1,2\r\n"

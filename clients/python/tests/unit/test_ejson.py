@@ -1,0 +1,110 @@
+import datetime as dt
+import re
+import uuid
+from decimal import Decimal
+
+import pytest
+
+from cybercom import ejson
+from cybercom.ejson import MaxKey, MinKey, ObjectId, Regex, Timestamp
+
+UTC = dt.timezone.utc
+OID = "5f1d7c6e8b3e4a2d9c0b1a2f"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (dt.datetime(2001, 4, 1, 12, 30, 5, 123456, tzinfo=UTC), {"$date": "2001-04-01T12:30:05.123Z"}),
+        (
+            dt.datetime(2001, 4, 1, 7, 0, tzinfo=dt.timezone(dt.timedelta(hours=-5))),
+            {"$date": "2001-04-01T12:00:00.000Z"},
+        ),
+        (dt.datetime(2001, 4, 1), {"$date": "2001-04-01T00:00:00.000Z"}),
+        (dt.date(2020, 2, 29), {"$date": "2020-02-29T00:00:00.000Z"}),
+        (dt.datetime(1960, 1, 1, tzinfo=UTC), {"$date": {"$numberLong": "-315619200000"}}),
+        (ObjectId(OID), {"$oid": OID}),
+        (Decimal("1.10"), {"$numberDecimal": "1.10"}),
+        (b"\x00\xff", {"$binary": {"base64": "AP8=", "subType": "00"}}),
+        (uuid.UUID(int=1), {"$uuid": "00000000-0000-0000-0000-000000000001"}),
+        (2**60, {"$numberLong": str(2**60)}),
+        (2**53 - 1, 2**53 - 1),
+        (float("nan"), {"$numberDouble": "NaN"}),
+        (float("-inf"), {"$numberDouble": "-Infinity"}),
+        (re.compile("^a.c", re.I | re.M), {"$regularExpression": {"pattern": "^a.c", "options": "im"}}),
+        (Timestamp(5, 1), {"$timestamp": {"t": 5, "i": 1}}),
+        (MinKey, {"$minKey": 1}),
+        (MaxKey, {"$maxKey": 1}),
+        ({"a": [1, (2, "x")], "b": None, "c": True}, {"a": [1, [2, "x"]], "b": None, "c": True}),
+    ],
+)
+def test_encode(value: object, expected: object) -> None:
+    assert ejson.encode(value) == expected
+
+
+def test_encode_refuses_unknown_types() -> None:
+    with pytest.raises(TypeError, match="object"):
+        ejson.encode(object())
+
+
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        ({"$oid": OID}, ObjectId(OID)),
+        ({"$date": "2001-04-01T00:00:00Z"}, dt.datetime(2001, 4, 1, tzinfo=UTC)),
+        ({"$date": {"$numberLong": "1000"}}, dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)),
+        ({"$date": 1000}, dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)),
+        ({"$numberDecimal": "3.14159265358979323846"}, Decimal("3.14159265358979323846")),
+        ({"$numberLong": "9007199254740993"}, 9007199254740993),
+        ({"$numberInt": "7"}, 7),
+        ({"$binary": {"base64": "AP8=", "subType": "00"}}, b"\x00\xff"),
+        ({"$binary": "AP8=", "$type": "00"}, b"\x00\xff"),
+        ({"$binary": {"base64": "AAAAAAAAAAAAAAAAAAAAAQ==", "subType": "04"}}, uuid.UUID(int=1)),
+        ({"$uuid": "00000000-0000-0000-0000-000000000001"}, uuid.UUID(int=1)),
+        ({"$regularExpression": {"pattern": "a", "options": "i"}}, Regex("a", "i")),
+        ({"$timestamp": {"t": 1, "i": 2}}, Timestamp(1, 2)),
+        ({"$minKey": 1}, MinKey),
+        # The service's own rendering of a date.
+        ("2001-04-01T00:00:00.000Z", dt.datetime(2001, 4, 1, tzinfo=UTC)),
+        # Not wrappers: ordinary data stays as it is.
+        ({"$oid": OID, "other": 1}, {"$oid": OID, "other": 1}),
+        ({"$regex": "^a", "$options": "i"}, {"$regex": "^a", "$options": "i"}),
+        ("2001-04-01", "2001-04-01"),
+        ({"$date": "garbage"}, {"$date": "garbage"}),
+    ],
+)
+def test_decode(wire: object, expected: object) -> None:
+    assert ejson.decode(wire) == expected
+
+
+def test_decode_untyped_keeps_iso_strings() -> None:
+    assert ejson.decode("2001-04-01T00:00:00.000Z", typed=False) == "2001-04-01T00:00:00.000Z"
+
+
+def test_decode_record_turns_hex_id_into_object_id_that_still_equals_the_string() -> None:
+    record = ejson.decode_record({"_id": OID, "ref": OID})
+    assert isinstance(record["_id"], ObjectId)
+    assert record["_id"] == OID
+    assert type(record["ref"]) is str
+    assert ejson.decode_record({"_id": "plain"}) == {"_id": "plain"}
+
+
+def test_round_trip_through_json_text() -> None:
+    value = {
+        "when": dt.datetime(2020, 1, 2, 3, 4, 5, 6000, tzinfo=UTC),
+        "amount": Decimal("0.1"),
+        "raw": b"ab",
+    }
+    assert ejson.loads(ejson.dumps(value)) == value
+
+
+def test_object_id_validates_and_knows_its_time() -> None:
+    with pytest.raises(ValueError, match="ObjectId"):
+        ObjectId("xyz")
+    assert ObjectId("5F1D7C6E8B3E4A2D9C0B1A2F") == OID
+    assert ObjectId(OID).generation_time == dt.datetime.fromtimestamp(1595767918, UTC)  # 0x5f1d7c6e
+
+
+def test_numpy_scalars_and_arrays_encode_as_python_values() -> None:
+    np = pytest.importorskip("numpy")
+    assert ejson.encode({"n": np.int64(3), "a": np.array([1.5, 2.5])}) == {"n": 3, "a": [1.5, 2.5]}
