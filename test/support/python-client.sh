@@ -21,37 +21,6 @@ if [[ -z "$python_bin" ]]; then
 fi
 [[ -n "$python_bin" ]] || { echo "python-client: no python3 found (set PYTHON=/path/to/python3)" >&2; exit 1; }
 
-# A digest of what the package is made of: the wheel and the venv follow it.
-source_digest() {
-  (cd "$package" && find pyproject.toml README.md src -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
-}
-
-prepare_venv() {
-  local stamp="$venv/.client-pyproject"
-  if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$package/pyproject.toml" "$stamp"; then
-    return 0
-  fi
-  echo "python-client: creating $venv with $("$python_bin" --version 2>&1)" >&2
-  "$python_bin" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check hatchling -e "$package[dev,celery,geo]"
-  cp "$package/pyproject.toml" "$stamp"
-}
-
-build_wheel() {
-  local digest stamp="$wheel_dir/.source-digest"
-  digest="$(source_digest)"
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$digest" ]] && compgen -G "$wheel_dir/cybercom-*.whl" >/dev/null; then
-    return 0
-  fi
-  mkdir -p "$wheel_dir"
-  rm -f "$wheel_dir"/cybercom-*.whl
-  # No build isolation: the build backend comes from the venv, so nothing is downloaded here.
-  "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
-    -w "$wheel_dir" "$package"
-  echo "$digest" >"$stamp"
-}
-
 lint() {
   cd "$package"
   "$venv/bin/ruff" check src tests
@@ -62,7 +31,7 @@ lint() {
 prepare_venv
 case "${1:-prepare}" in
   prepare)
-    build_wheel
+    bash "$repo_root/ops/build-client-wheel.sh"
     echo "python-client: $("$venv/bin/python" -c 'import cybercom; print("cybercom", cybercom.__version__)') in $venv; wheel: $(cd "$wheel_dir" && ls cybercom-*.whl)"
     ;;
   lint) lint ;;

@@ -3,6 +3,7 @@ import type { Step } from '../step.js';
 import { administrator } from './administrator.js';
 import { certificateRenewal } from './certificate-renewal.js';
 import { certificates } from './certificates.js';
+import { clientWheel } from './client-wheel.js';
 import { configuration } from './configuration.js';
 import { databaseUsers } from './database-users.js';
 import { images } from './images.js';
@@ -24,6 +25,7 @@ export const INSTALL_STEPS: readonly Step[] = [
   preflightResources,
   preflightWriteAccess,
   prerequisites,
+  clientWheel,
   configuration,
   certificates,
   serviceFiles,
