@@ -25,6 +25,7 @@ import { healthRouter } from './health.js';
 import { schemaRouter } from './openapi.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
+import { linkAuthentication, linksRouter } from '../links/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -72,6 +73,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
     app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
   }
   app.use(canonicalTrailingSlash('/api'));
+  const links = { secretKey: settings.secretKey, principalById: (id: string) => ctx.auth.principalById(id) };
   app.use('/api/health', healthRouter(ctx));
   app.use('/api/schema', schemaRouter());
 
@@ -79,12 +81,14 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
 
   app.use('/api', ctx.auth.session);
   app.use('/api', ctx.auth.authenticate);
+  app.use('/api', linkAuthentication(links));
   app.use('/api', ctx.auth.csrf);
   // HTML forms are accepted only by the login page; everything else takes JSON.
   app.use('/api/auth', ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
   app.use('/api', ctx.auth.router);
+  app.use('/api/links', linksRouter(links));
   app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
   app.use('/api/queue', queueRouter(ctx));

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/errors.js';
+import { withLinkParam, withoutLinkParam } from '../../../src/links/link-path.js';
+import { LinkSigner } from '../../../src/links/link-token.js';
+
+const SECRET = 'a-test-secret-of-at-least-32-characters!';
+
+const refusal = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ApiError) return `${err.status} ${err.code} ${err.message}`;
+    throw err;
+  }
+  return 'accepted';
+};
+
+describe('signed link tokens', () => {
+  it('round-trip the user and the path', () => {
+    const signer = new LinkSigner(SECRET);
+    const { token, expires } = signer.sign({ userId: 'u1', path: '/api/x/?format=csv' }, 600);
+    expect(signer.verify(token)).toEqual({ userId: 'u1', path: '/api/x/?format=csv' });
+    expect(expires.getTime() - Date.now()).toBeGreaterThan(590_000);
+    expect(expires.getTime() - Date.now()).toBeLessThanOrEqual(600_000);
+  });
+
+  it('refuse a token signed with another secret, a changed one and an expired one', () => {
+    const signer = new LinkSigner(SECRET);
+    const other = new LinkSigner(`${SECRET}-other`).sign({ userId: 'u1', path: '/api/' }, 60).token;
+    expect(refusal(() => signer.verify(other))).toBe('401 link_not_valid The link is not valid.');
+    const token = signer.sign({ userId: 'u1', path: '/api/' }, 60).token;
+    const [h, p, s] = token.split('.') as [string, string, string];
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: 'admin' })).toString('base64url');
+    expect(refusal(() => signer.verify(`${h}.${forged}.${s}`))).toBe('401 link_not_valid The link is not valid.');
+    const expired = signer.sign({ userId: 'u1', path: '/api/' }, -1).token;
+    expect(refusal(() => signer.verify(expired))).toBe('401 link_not_valid The link has expired.');
+  });
+});
+
+describe('link parameters in a path', () => {
+  it('are added last and removed wherever they are, other parameters kept byte for byte', () => {
+    expect(withLinkParam('/api/x/', 't.k')).toBe('/api/x/?link=t.k');
+    expect(withLinkParam('/api/x/?a=%7B1%7D', 't')).toBe('/api/x/?a=%7B1%7D&link=t');
+    expect(withoutLinkParam('/api/x/?a=%7B1%7D&link=t')).toBe('/api/x/?a=%7B1%7D');
+    expect(withoutLinkParam('/api/x/?link=t&a=1')).toBe('/api/x/?a=1');
+    expect(withoutLinkParam('/api/x/?link=t')).toBe('/api/x/');
+    expect(withoutLinkParam('/api/x/?linked=1')).toBe('/api/x/?linked=1');
+  });
+});
