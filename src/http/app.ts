@@ -20,6 +20,7 @@ import { canonicalTrailingSlash } from './trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
 import { documentsRouter } from '../documents/routes.js';
+import { indexesRouter } from '../documents/index-routes.js';
 import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
 import { schemaRouter } from './openapi.js';
@@ -91,6 +92,8 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use('/api/links', linksRouter(links));
   app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
+  app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));
+  app.use('/api/catalog/indexes', indexesRouter(ctx.documents.catalog));
   app.use('/api/queue', queueRouter(ctx));
   for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
   app.use('/api', rootRouter(ctx));

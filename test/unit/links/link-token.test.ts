@@ -30,7 +30,9 @@ describe('signed link tokens', () => {
     expect(refusal(() => signer.verify(other))).toBe('401 link_not_valid The link is not valid.');
     const token = signer.sign({ userId: 'u1', path: '/api/' }, 60).token;
     const [h, p, s] = token.split('.') as [string, string, string];
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: 'admin' })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: 'admin' })).toString(
+      'base64url',
+    );
     expect(refusal(() => signer.verify(`${h}.${forged}.${s}`))).toBe('401 link_not_valid The link is not valid.');
     const expired = signer.sign({ userId: 'u1', path: '/api/' }, -1).token;
     expect(refusal(() => signer.verify(expired))).toBe('401 link_not_valid The link has expired.');
