@@ -12,7 +12,7 @@ import { requestBaseUrl } from '../http/base-url.js';
 import { methods } from '../http/methods.js';
 import { checkParams, COMMON_PARAMS, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
-import { LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
+import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
 import { LinkSigner, linkNotValid } from './link-token.js';
 
 export const DEFAULT_LINK_SECONDS = 3600;
@@ -83,7 +83,7 @@ export function linkAuthentication(deps: LinkDeps): RequestHandler {
       if (typeof token !== 'string') throw badRequest('repeated_parameter', `The "${LINK_PARAM}" parameter is given more than once.`);
       const grant = signer.verify(token);
       if (req.method !== 'GET' && req.method !== 'HEAD') throw forbidden('A signed link only allows reading (GET).', 'link_not_allowed');
-      if (withoutLinkParam(req.originalUrl) !== grant.path)
+      if (canonicalPathAndQuery(withoutLinkParam(req.originalUrl)) !== canonicalPathAndQuery(grant.path))
         throw forbidden('This link was made for another path or query.', 'link_not_allowed');
       const principal = await deps.principalById(grant.userId);
       if (principal === null) throw linkNotValid('The user of this link no longer exists or is disabled.');

@@ -251,6 +251,10 @@ describe('signed links', () => {
     const res = await fetch(url);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('name\r\nTulsa\r\n');
+    // Clients that re-encode the URL (Python's requests, httpx) still match the link.
+    const reencoded = url.replace(/%7B/g, '{').replace(/%7D/g, '}');
+    expect(reencoded).not.toBe(url);
+    expect((await call(reencoded, 'GET', '')).text).toBe('name\r\nTulsa\r\n');
   });
 
   it('refuses a tampered link, another path or query, and methods other than GET', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/errors.js';
-import { withLinkParam, withoutLinkParam } from '../../../src/links/link-path.js';
+import { canonicalPathAndQuery, withLinkParam, withoutLinkParam } from '../../../src/links/link-path.js';
 import { LinkSigner } from '../../../src/links/link-token.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-characters!';
@@ -47,5 +47,23 @@ describe('link parameters in a path', () => {
     expect(withoutLinkParam('/api/x/?link=t&a=1')).toBe('/api/x/?a=1');
     expect(withoutLinkParam('/api/x/?link=t')).toBe('/api/x/');
     expect(withoutLinkParam('/api/x/?linked=1')).toBe('/api/x/?linked=1');
+  });
+});
+
+describe('the canonical spelling of a path and query', () => {
+  it('is the same however a client encodes the URL', () => {
+    const canonical = canonicalPathAndQuery('/api/d/c/?format=csv&query={"filter":{"a":1}}');
+    expect(canonicalPathAndQuery('/api/d/c/?format=csv&query=%7B%22filter%22%3A%7B%22a%22%3A1%7D%7D')).toBe(canonical);
+    expect(canonicalPathAndQuery('/api/d/c/?format=csv&query=%7b"filter":%7b"a":1}}')).toBe(canonical);
+    expect(canonicalPathAndQuery('/api/d%20x/c/?q=a+b')).toBe(canonicalPathAndQuery('/api/d x/c/?q=a%20b'));
+  });
+
+  it('still tells different paths, values and orders apart', () => {
+    const canonical = canonicalPathAndQuery('/api/d/c/?a=1&b=2');
+    expect(canonicalPathAndQuery('/api/d/c/?b=2&a=1')).not.toBe(canonical);
+    expect(canonicalPathAndQuery('/api/d/c/?a=1&b=3')).not.toBe(canonical);
+    expect(canonicalPathAndQuery('/api/d/e/?a=1&b=2')).not.toBe(canonical);
+    expect(canonicalPathAndQuery('/api/d/c/?a=1%262')).not.toBe(canonicalPathAndQuery('/api/d/c/?a=1&2'));
+    expect(canonicalPathAndQuery('/api/d/c/?q=a%2Bb')).not.toBe(canonicalPathAndQuery('/api/d/c/?q=a+b'));
   });
 });
