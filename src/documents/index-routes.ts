@@ -5,7 +5,9 @@
  * Permissions and existence are the DocumentService's; this only reads the request and answers.
  */
 import { Router, type Request } from 'express';
+import { canManageContainers } from '../auth/permissions.js';
 import { methods } from '../http/methods.js';
+import { setPageForm } from '../render/html-forms.js';
 import { checkParams, COMMON_PARAMS } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import type { DocumentArea } from './area.js';
@@ -23,6 +25,13 @@ export function indexesRouter(area: DocumentArea): Router {
   const router = Router({ strict: true });
   router.all(
     '/:db/:col/',
+    (req, res, next) => {
+      // The browsable page offers its create/drop form to those who may use it.
+      if (req.method === 'GET' && req.format === 'api' && canManageContainers(req.principal, area.name)) {
+        setPageForm(res, { kind: 'indexes', postUrl: req.baseUrl + req.path });
+      }
+      next();
+    },
     methods({
       GET: async (req, res) => {
         const { db, col } = collectionOf(req);

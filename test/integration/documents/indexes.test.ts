@@ -228,6 +228,20 @@ describe('permissions', () => {
   });
 });
 
+describe('the browsable page', () => {
+  it('offers the create/drop form to index managers only, and the collection page links to it', async () => {
+    const path = await collection('html', [{ a: 1 }]);
+    const page = await call(app.url, 'GET', path, { token: su, accept: 'text/html' });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`data-browsable="indexes" data-url="${path}"`);
+    const readerPage = await call(app.url, 'GET', path, { token: reader, accept: 'text/html' });
+    expect(readerPage.status).toBe(200);
+    expect(readerPage.text).not.toContain('data-browsable="indexes"');
+    const collectionPage = await call(app.url, 'GET', `/api/data_store/data/${db}/html/`, { token: su, accept: 'text/html' });
+    expect(collectionPage.text).toContain(`<a href="${path}">Indexes of this collection</a>`);
+  });
+});
+
 describe('a long index build', () => {
   const TOTAL = 100_000;
   let path: string;
