@@ -4,7 +4,7 @@
  * CSRF protection and the auth endpoints. See module.ts for the contract it fulfils.
  */
 import type { AuthDeps, AuthModule } from './module.js';
-import { AccountDirectory } from './accounts.js';
+import { AccountDirectory, toPrincipal } from './accounts.js';
 import { ApiTokens } from './api-tokens.js';
 import { authenticationMiddleware } from './authenticate.js';
 import { csrfProtection } from './csrf.js';
@@ -61,6 +61,10 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     csrf: csrfProtection(),
     router: authRouter({ settings, logger, accounts, passport, jwt, refreshLedger, throttle, profiles }),
     users: new MongoUserService(models, accounts, tokens, catalog),
+    async principalById(userId) {
+      const account = await accounts.byId(userId);
+      return account?.isActive === true ? toPrincipal(account, 'token') : null;
+    },
     models,
     permissionCatalog: catalog,
     delegation: new DelegationGuard(models, accounts),

@@ -75,6 +75,8 @@ export interface AuthModule {
   /** /auth/login/, /auth/logout/, /user/, /token/, /token/refresh/, /token/verify/ (mounted at /api). */
   router: Router;
   users: UserService;
+  /** The principal of an active user by id, or null for an unknown or disabled one (signed links). */
+  principalById(userId: string): Promise<Principal | null>;
   /** The mongoose models (User, Group, Permission, Token) on the service database, for the admin site. */
   models: AuthModels;
   /** Checks and registers the codenames the admin site grants. */

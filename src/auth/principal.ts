@@ -1,8 +1,8 @@
 /** Who is making a request, as every permission check sees it. Built once per request. */
 import { GrantSet } from './grant-set.js';
 
-/** `task`: a worker acting for the user who submitted a task. */
-export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session' | 'task';
+/** `task`: a worker acting for the user who submitted a task; `link`: a signed link's URL (src/links). */
+export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session' | 'task' | 'link';
 
 export interface Principal {
   readonly authMethod: AuthMethod;

@@ -9,10 +9,11 @@
 import type { Document } from 'mongodb';
 import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
-import { badRequest, forbidden, notFound } from '../errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../errors.js';
 import type { DocumentArea } from './area.js';
 import type { BudgetedCursor } from './budgeted-cursor.js';
-import { denied, requireCollection } from './guards.js';
+import { denied, requireCollection, requireManage } from './guards.js';
+import { describeIndex, ID_INDEX, type IndexDefinition } from './index-spec.js';
 import { isHeavyRead } from './heavy-reads.js';
 import { lookupTargets } from './operators.js';
 import { buildAggregationPipeline, buildDistinctPipeline, distinctRowToObject, type CollectionQuery } from './query-params.js';
@@ -79,6 +80,44 @@ export class DocumentService {
     if (await this.area.store.collectionExists(db, col)) return;
     if (!(await this.area.databaseExists(db))) throw noDatabase(db);
     throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+  }
+
+  /** The collection's indexes; reading them needs read permission on the collection. */
+  async listIndexes(principal: Principal, db: string, col: string): Promise<Document[]> {
+    this.target(principal, db, col, 'safe');
+    await this.requireExisting(db, col);
+    return (await this.area.store.listIndexes(db, col)).map(describeIndex);
+  }
+
+  /**
+   * Creates an index: for whoever may create and delete the area's collections (an index changes
+   * what can be written, and a build loads the engine), i.e. the area's admins and creators.
+   */
+  async createIndex(principal: Principal, db: string, col: string, index: IndexDefinition): Promise<string> {
+    this.requireIndexManager(principal, db);
+    await this.requireExisting(db, col);
+    if (index.name !== undefined && (await this.indexNames(db, col)).includes(index.name)) {
+      throw conflict(`An index named "${index.name}" already exists on "${col}".`, 'index_exists');
+    }
+    return this.area.store.createIndex(db, col, index);
+  }
+
+  async dropIndex(principal: Principal, db: string, col: string, name: string): Promise<void> {
+    this.requireIndexManager(principal, db);
+    if (name === ID_INDEX) throw badRequest('invalid_index', 'The "_id_" index cannot be dropped.');
+    await this.requireExisting(db, col);
+    // Looked up first: the engine reads some names ("*") as "every index".
+    if (!(await this.indexNames(db, col)).includes(name)) throw notFound(`Index "${name}" does not exist on "${col}".`, 'no_such_index');
+    await this.area.store.dropIndex(db, col, name);
+  }
+
+  private requireIndexManager(principal: Principal, db: string): void {
+    requireManage(principal, this.area);
+    if (!this.area.ownsDatabase(db)) throw noDatabase(db);
+  }
+
+  private async indexNames(db: string, col: string): Promise<string[]> {
+    return (await this.area.store.listIndexes(db, col)).map((index) => String(index.name));
   }
 
   /**

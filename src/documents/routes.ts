@@ -9,6 +9,9 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { methods, type AsyncHandler } from '../http/methods.js';
 import { paginate } from '../http/paginate.js';
+import { setCsvFields } from '../http/respond.js';
+import { isRecordFormat } from '../render/index.js';
+import { parseCsvFields } from './csv-fields.js';
 import { parsePaging } from '../http/paging.js';
 import { COMMON_PARAMS, PAGE_PARAMS, checkParams } from '../http/params.js';
 import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
@@ -21,7 +24,7 @@ import { validateCollectionName, validateDatabaseName } from './names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type WhenEmpty } from './records.js';
 
-const COLLECTION_PARAMS = [...PAGE_PARAMS, 'query', 'distinct', 'aggregate'];
+const COLLECTION_PARAMS = [...PAGE_PARAMS, 'query', 'distinct', 'aggregate', 'fields'];
 
 /**
  * Asks the browsable page for a form (src/render/html-forms.ts) on GET pages whose write the
@@ -88,7 +91,11 @@ export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router
       GET: async (req, res) => {
         const target = lazyTarget(req);
         const params = checkParams(req, COLLECTION_PARAMS);
-        const paging = parsePaging(params, defaultPageSize);
+        // An export (CSV, NDJSON) is the whole result unless a page is asked for.
+        const wholeExport = isRecordFormat(req.format) && params.page === undefined && params.page_size === undefined;
+        const paging = parsePaging(params, wholeExport ? 0 : defaultPageSize);
+        const fields = parseCsvFields(params.fields, req.format);
+        if (fields !== undefined) setCsvFields(res, fields);
         const read = {
           query: params.query === undefined ? undefined : parseQuery(params.query, maxQueryBytes),
           pipeline: parseAggregate(params.aggregate, maxQueryBytes),

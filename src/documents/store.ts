@@ -2,9 +2,19 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
-import { type Collection, type Db, type Document, type MongoClient } from 'mongodb';
+import {
+  MongoServerError,
+  type Collection,
+  type CreateIndexesOptions,
+  type Db,
+  type Document,
+  type IndexSpecification,
+  type MongoClient,
+} from 'mongodb';
 import { detectEngineTraits, type EngineTraits } from '../db/engine-traits.js';
-import { conflict, notFound } from '../errors.js';
+import { serverMessage } from '../db/errors.js';
+import { badRequest, conflict, notFound, type ApiError } from '../errors.js';
+import type { IndexDefinition } from './index-spec.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
 import { QueryBudget } from './query-budget.js';
 
@@ -28,6 +38,54 @@ interface DatabaseRegistration {
  * 16 MiB per batch) the rest follows in later batches, which are time-limited too.
  */
 const MAX_FIRST_BATCH = 10_000;
+
+/**
+ * Engine answers to an index command that are about the index asked for, not the engine's health:
+ * a bad or unsupported definition (the local engine lacks some index types and options), or data
+ * that does not fit it (geo keys that are not GeoJSON).
+ */
+const INDEX_REFUSED_CODES = new Set([
+  2, // BadValue
+  9, // FailedToParse
+  14, // TypeMismatch
+  67, // CannotCreateIndex
+  115, // CommandNotSupported
+  197, // InvalidIndexSpecificationOption
+  238, // NotImplemented
+  16755, // cannot extract geo keys
+  17262, // unknown/unsupported text language
+]);
+
+/**
+ * The local engine (FerretDB on DocumentDB) reports a unique index that existing records violate
+ * as an InternalError from PostgreSQL, not as a duplicate key: recognised by its words, since
+ * InternalError otherwise means the engine is unavailable.
+ */
+function isUniqueBuildFailure(err: MongoServerError): boolean {
+  return err.code === 1 && /could not create (exclusion constraint|unique index)/i.test(serverMessage(err));
+}
+
+/** The ApiError for an engine's refusal of an index command, or undefined for other failures. */
+function indexCommandError(err: unknown, name: string | undefined): ApiError | undefined {
+  if (!(err instanceof MongoServerError) || typeof err.code !== 'number') return undefined;
+  if (isUniqueBuildFailure(err)) {
+    return conflict('The records already hold duplicate values for this unique index; remove the duplicates first.', 'duplicate_values');
+  }
+  switch (err.code) {
+    case 11000:
+      return conflict(`The records already hold duplicate values for a unique index: ${serverMessage(err)}`, 'duplicate_values');
+    case 68: // IndexAlreadyExists
+    case 85: // IndexOptionsConflict: the same keys under another name or options
+    case 86: // IndexKeySpecsConflict: the same name with other keys
+      return conflict(`An index like this already exists: ${serverMessage(err)}`, 'index_exists');
+    case 27: // IndexNotFound
+      return notFound(`Index "${name ?? ''}" does not exist.`, 'no_such_index');
+    default:
+      return INDEX_REFUSED_CODES.has(err.code)
+        ? badRequest('invalid_index', `The database refused the index: ${serverMessage(err)}`)
+        : undefined;
+  }
+}
 
 /** Enough for every database of a research group; names beyond it are simply not cached. */
 const MAX_CACHED_DATABASES = 1_000;
@@ -118,6 +176,42 @@ export class DocumentStore {
       throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
     }
     await this.db(db).collection(col).drop();
+  }
+
+  /** The collection's indexes as the engine lists them, key order kept. */
+  listIndexes(db: string, col: string): Promise<Document[]> {
+    return this.collection(db, col).listIndexes().toArray();
+  }
+
+  /**
+   * Builds an index and answers its name once it exists. The build runs in the engine; this
+   * process only awaits the reply, so other requests go on meanwhile. No time limit applies:
+   * a large collection may take minutes.
+   */
+  async createIndex(db: string, col: string, index: IndexDefinition): Promise<string> {
+    const spec: IndexSpecification = index.keys;
+    // On DocumentDB, a compound index of ordered keys is one index ordered by its whole key only
+    // when asked for (see EngineTraits): then it serves sorts and ranges as it does on MongoDB.
+    const ordered = index.keys.length > 1 && index.keys.every(([, type]) => type === 1 || type === -1);
+    const options: CreateIndexesOptions = ordered ? { ...(await this.engineTraits()).compoundIndexOptions } : {};
+    if (index.name !== undefined) options.name = index.name;
+    if (index.unique !== undefined) options.unique = index.unique;
+    if (index.sparse !== undefined) options.sparse = index.sparse;
+    if (index.expireAfterSeconds !== undefined) options.expireAfterSeconds = index.expireAfterSeconds;
+    if (index.partialFilterExpression !== undefined) options.partialFilterExpression = index.partialFilterExpression;
+    try {
+      return await this.collection(db, col).createIndex(spec, options);
+    } catch (err) {
+      throw indexCommandError(err, index.name) ?? err;
+    }
+  }
+
+  async dropIndex(db: string, col: string, name: string): Promise<void> {
+    try {
+      await this.collection(db, col).dropIndex(name);
+    } catch (err) {
+      throw indexCommandError(err, name) ?? err;
+    }
   }
 
   collection(db: string, col: string): Collection<Document> {

@@ -20,12 +20,14 @@ import { canonicalTrailingSlash } from './trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
 import { documentsRouter } from '../documents/routes.js';
+import { indexesRouter } from '../documents/index-routes.js';
 import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
 import { clientDownloadsRouter } from '../client-downloads/routes.js';
 import { schemaRouter } from './openapi.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
+import { linkAuthentication, linksRouter } from '../links/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -74,6 +76,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   }
   app.use('/api/client', clientDownloadsRouter(settings.clientDownloadsDir));
   app.use(canonicalTrailingSlash('/api'));
+  const links = { secretKey: settings.secretKey, principalById: (id: string) => ctx.auth.principalById(id) };
   app.use('/api/health', healthRouter(ctx));
   app.use('/api/schema', schemaRouter());
 
@@ -81,14 +84,18 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
 
   app.use('/api', ctx.auth.session);
   app.use('/api', ctx.auth.authenticate);
+  app.use('/api', linkAuthentication(links));
   app.use('/api', ctx.auth.csrf);
   // HTML forms are accepted only by the login page; everything else takes JSON.
   app.use('/api/auth', ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
   app.use('/api', ctx.auth.router);
+  app.use('/api/links', linksRouter(links));
   app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
+  app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));
+  app.use('/api/catalog/indexes', indexesRouter(ctx.documents.catalog));
   app.use('/api/queue', queueRouter(ctx));
   for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
   app.use('/api', rootRouter(ctx));

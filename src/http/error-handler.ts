@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { classifyDatabaseError, STORAGE_FULL_CODE, type DatabaseError, type DatabaseErrorKind } from '../db/errors.js';
 import { QueueUnavailableError } from '../queue/errors.js';
+import { isRecordFormat } from '../render/index.js';
 import { respond } from './respond.js';
 
 export function notFoundHandler(): RequestHandler {
@@ -82,7 +83,8 @@ export function errorHandler(logger: Logger, debug: boolean, storage?: StorageOb
       return;
     }
     for (const [k, v] of Object.entries(apiError.headers)) res.setHeader(k, v);
-    if (req.format === undefined) req.format = 'json';
+    // CSV and NDJSON carry records; an error is not one, so it goes out in JSON.
+    if (req.format === undefined || isRecordFormat(req.format)) req.format = 'json';
     try {
       respond(req, res, apiError.status, apiError.toBody());
     } catch {

@@ -6,7 +6,7 @@ import type { Request, RequestHandler } from 'express';
 import { badRequest } from '../errors.js';
 import { FORMATS, isFormat, type Format } from '../render/index.js';
 
-const SUFFIX = /\/\.(json|jsonp|xml|api)$/;
+const SUFFIX = /\/\.(json|jsonp|xml|api|csv|ndjson)$/;
 
 function fromAccept(req: Request): Format {
   const accept = req.headers.accept ?? '';

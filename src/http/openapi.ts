@@ -54,7 +54,12 @@ const errors = Object.fromEntries(
     { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   ]),
 );
-const common = [p('format', 'Output format', { enum: ['api', 'json', 'jsonp', 'xml'] }), p('callback', 'JSONP callback name')];
+const common = [
+  p('format', 'Output format (csv and ndjson: the records only; also as a /.csv or /.ndjson path suffix)', {
+    enum: ['api', 'json', 'jsonp', 'xml', 'csv', 'ndjson'],
+  }),
+  p('callback', 'JSONP callback name'),
+];
 const paging = [
   p('page', 'Page number (default 1; beyond the last → last page)', { type: 'integer' }),
   p('page_size', 'Records per page (default 10; 0 = all, streamed)', { type: 'integer', minimum: 0 }),
@@ -108,15 +113,25 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
       get: {
         tags: [area],
         summary: 'Query records (filter/projection/sort), distinct values, or an aggregation pipeline',
+        description:
+          'With format=csv or format=ndjson the records alone are answered (no envelope), the whole result unless page or page_size is given.',
         parameters: [
           ...common,
           ...paging,
+          p('fields', 'format=csv only: comma-separated columns (dotted paths), in order'),
           p('query', 'JSON object with keys filter, projection (0/1), sort (1/-1); MongoDB Extended JSON accepted'),
           p('distinct', 'Comma-separated field names'),
           p('aggregate', 'JSON array of pipeline stages ($out, $merge, $where, $function, $accumulator refused)'),
         ],
         responses: {
-          200: ok('Envelope of records', { $ref: '#/components/schemas/Envelope' }),
+          200: {
+            description: 'Envelope of records; or the records as CSV or NDJSON',
+            content: {
+              'application/json': { schema: { $ref: '#/components/schemas/Envelope' } },
+              'text/csv': { schema: { type: 'string' } },
+              'application/x-ndjson': { schema: { type: 'string' } },
+            },
+          },
           414: ok('Query parameter too long'),
           ...errors,
         },
@@ -144,6 +159,47 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
         responses: { 200: ok('The updated record'), ...errors },
       },
       delete: { tags: [area], summary: 'Delete a record', responses: { 200: ok('{deleted: id}'), ...errors } },
+    },
+  };
+}
+
+const indexKeys = {
+  description: 'Fields and their index types (1, -1, "2dsphere", "text", "hashed"), as an object or, to fix the order, a list of pairs',
+  oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'array', minItems: 2, maxItems: 2 } }],
+};
+
+function indexPaths(prefix: string, area: string): Record<string, object> {
+  return {
+    [`${prefix}/{database}/{collection}/`]: {
+      parameters: [path('database'), path('collection')],
+      get: {
+        tags: [area],
+        summary: 'The indexes of a collection',
+        parameters: common,
+        responses: { 200: ok('{indexes: [...]}'), ...errors },
+      },
+      post: {
+        tags: [area],
+        summary: 'Create an index (answers when it exists; other requests go on meanwhile)',
+        requestBody: jsonBody({
+          type: 'object',
+          required: ['keys'],
+          additionalProperties: false,
+          properties: {
+            keys: indexKeys,
+            name: { type: 'string' },
+            unique: { type: 'boolean' },
+            sparse: { type: 'boolean' },
+            expireAfterSeconds: { type: 'integer', minimum: 0 },
+            partialFilterExpression: { type: 'object' },
+          },
+        }),
+        responses: { 201: ok('{name}'), 409: ok('Index exists, or duplicate values for a unique index'), ...errors },
+      },
+    },
+    [`${prefix}/{database}/{collection}/{name}/`]: {
+      parameters: [path('database'), path('collection'), path('name')],
+      delete: { tags: [area], summary: 'Drop an index (not _id_)', responses: { 200: ok('{deleted: name}'), ...errors } },
     },
   };
 }
@@ -189,6 +245,20 @@ export function openApiDocument(serverUrl: string): object {
       },
       ...documentPaths('/api/data_store/data', 'data store', true),
       ...documentPaths('/api/catalog/data', 'catalog', false),
+      ...indexPaths('/api/data_store/indexes', 'data store'),
+      ...indexPaths('/api/catalog/indexes', 'catalog'),
+      '/api/links/': {
+        post: {
+          summary: 'A signed link: one GET of the given path and query, as the caller, until it expires (for programs without credentials)',
+          requestBody: jsonBody({
+            type: 'object',
+            required: ['path'],
+            additionalProperties: false,
+            properties: { path: { type: 'string' }, expires_in: { type: 'integer', minimum: 1, maximum: 86400, default: 3600 } },
+          }),
+          responses: { 201: ok('{url, expires}'), ...errors },
+        },
+      },
       '/api/queue/': {
         get: {
           tags: ['queue'],

@@ -9,7 +9,7 @@ import {
   renderValue,
   toPlainValue,
   type EnvelopeHead,
-  type PageContext,
+  type RenderContext,
 } from '../render/index.js';
 import { isPageForm } from '../render/html-forms.js';
 import { requestUrl } from './base-url.js';
@@ -56,6 +56,13 @@ function breadcrumbs(path: string): { name: string; href: string }[] {
   return crumbs;
 }
 
+const CSV_FIELDS_LOCAL = 'csvFields';
+
+/** The CSV columns a route chose from its `fields` parameter (see render/csv.ts). */
+export function setCsvFields(res: Response, fields: readonly string[]): void {
+  res.locals[CSV_FIELDS_LOCAL] = fields;
+}
+
 function jsonpCallback(req: Request): string | undefined {
   if (req.format !== 'jsonp') return undefined;
   try {
@@ -66,11 +73,11 @@ function jsonpCallback(req: Request): string | undefined {
   }
 }
 
-export function pageContext(req: Request, res: Response): PageContext & { callback?: string } {
+export function pageContext(req: Request, res: Response): RenderContext {
   // What a signed-in caller receives is theirs: no shared or browser cache may keep it.
   if (req.principal?.username && !res.headersSent && !res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
   const opts = pageOptions(res);
-  const ctx: PageContext & { callback?: string } = {
+  const ctx: RenderContext = {
     title: opts.title,
     requestUrl: requestUrl(req).toString(),
     // baseUrl + path: the full path, also inside routers mounted below /api.
@@ -80,6 +87,8 @@ export function pageContext(req: Request, res: Response): PageContext & { callba
     cspNonce: res.locals.cspNonce as string | undefined,
   };
   if (isPageForm(res.locals.form)) ctx.form = res.locals.form;
+  const fields = res.locals[CSV_FIELDS_LOCAL] as readonly string[] | undefined;
+  if (fields !== undefined) ctx.fields = fields;
   const allow = (res.locals.allow as string[] | undefined) ?? opts.allow;
   if (allow !== undefined) ctx.allow = allow;
   const callback = jsonpCallback(req);

@@ -1,7 +1,10 @@
 import type { Format } from './types.js';
 
 /** Every format, in the order the HTML page lists its format links. */
-export const FORMATS: readonly Format[] = ['api', 'json', 'jsonp', 'xml'];
+export const FORMATS: readonly Format[] = ['api', 'json', 'jsonp', 'xml', 'csv', 'ndjson'];
+
+/** Formats that carry records only: errors are answered in JSON instead (an error is not a record). */
+export const isRecordFormat = (format: Format): boolean => format === 'csv' || format === 'ndjson';
 
 export const isFormat = (value: unknown): value is Format => typeof value === 'string' && (FORMATS as readonly string[]).includes(value);
 
@@ -19,5 +22,9 @@ export function contentTypeFor(format: Format): string {
       return 'application/xml; charset=utf-8';
     case 'api':
       return 'text/html; charset=utf-8';
+    case 'csv':
+      return 'text/csv; charset=utf-8';
+    case 'ndjson':
+      return 'application/x-ndjson; charset=utf-8';
   }
 }

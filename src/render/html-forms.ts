@@ -1,7 +1,7 @@
 /**
  * The forms of the browsable page: under a collection (insert records), a record (replace,
- * merge, delete), the database and collection lists (create or delete one) and a task's run
- * page (submit it with args/kwargs/tags).
+ * merge, delete), the database and collection lists (create or delete one), a collection's
+ * indexes (create one, drop one by name) and a task's run page (submit it with args/kwargs/tags).
  *
  * The forms hold no data from the database, only names from the URL, and each is rendered
  * `hidden`: the page script (html-script.ts, served from /api/static/browsable.js) shows them and
@@ -11,7 +11,7 @@
 import escapeHtml from 'escape-html';
 import { BROWSABLE_SCRIPT_PATH } from './html-script.js';
 
-export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run'] as const;
+export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run', 'indexes'] as const;
 export type PageFormKind = (typeof PAGE_FORM_KINDS)[number];
 
 /** What a route tells the page about the form to show (set as `res.locals.form`). */
@@ -111,6 +111,18 @@ function fields(form: PageForm): { heading: string; body: string; buttons: strin
         body: textInput('collection', 'Collection name', 'Deleting a collection deletes every record in it.'),
         buttons: button('POST', 'Create') + button('POST', 'Delete', { action: 'delete', danger: true }),
       };
+    case 'indexes':
+      return {
+        heading: 'Create or drop an index',
+        body:
+          textarea(
+            'content',
+            'Index (JSON object)',
+            '{"keys": {"field": 1}}',
+            'Keys 1, -1, "2dsphere", "text" or "hashed"; a list of pairs keeps their order. Optional: name, unique, sparse, expireAfterSeconds, partialFilterExpression.',
+          ) + textInput('index', 'Index name (to drop)', 'Dropping an index does not touch the records.'),
+        buttons: button('POST', 'Create') + button('DELETE', 'Drop', { danger: true }),
+      };
     case 'task-run':
       return {
         heading: `Run ${form.task ?? 'this task'}`,
@@ -147,11 +159,17 @@ export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean): str
   const target = form === undefined ? null : formTarget(form.postUrl);
   if (form === undefined || target === null) return '';
   const { heading, body, buttons } = fields(form);
+  // A collection's indexes have a page of their own, next to its records.
+  const indexes = form.kind === 'collection' ? /^\/api\/(data_store|catalog)\/data\/(.+)$/.exec(target) : null;
+  const indexesLink =
+    indexes === null
+      ? ''
+      : `<p class="hint"><a href="${escapeHtml(`/api/${indexes[1]}/indexes/${indexes[2]}`)}">Indexes of this collection</a></p>`;
   const task = form.task === undefined ? '' : ` data-task="${escapeHtml(form.task)}"`;
   const note = loggedIn ? '' : '<p class="hint">Log in to send changes from this page.</p>';
   return (
     `<form class="api-form" data-browsable="${form.kind}" data-url="${escapeHtml(target)}"${task} hidden>` +
-    `<h2>${escapeHtml(heading)}</h2>${note}${body}<div class="buttons">${buttons}</div>` +
+    `<h2>${escapeHtml(heading)}</h2>${note}${body}<div class="buttons">${buttons}</div>${indexesLink}` +
     '<div class="result" aria-live="polite" hidden><span class="status"></span><pre class="body"></pre><p class="link"></p></div>' +
     '</form>\n' +
     '<noscript><p class="hint">The forms of this page need JavaScript; the JSON above is the complete response.</p></noscript>\n' +

@@ -59,6 +59,13 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
       if (action) body.action = action;
       return body;
     }
+    if (kind === 'indexes') {
+      if (button.getAttribute('data-method') === 'DELETE') {
+        if (field(form, 'index').trim() === '') throw new Error('Enter the name of the index to drop.');
+        return undefined;
+      }
+      return parseJson(field(form, 'content'), 'The index');
+    }
     if (kind === 'task-run') {
       var args = parseJson(field(form, 'args'), 'args', []);
       if (!Array.isArray(args)) throw new Error('args must be a JSON array.');
@@ -76,6 +83,7 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
   function confirmDanger(form, kind, button) {
     var method = button.getAttribute('data-method');
     if (kind === 'record' && method === 'DELETE') return window.confirm('Delete this record?');
+    if (kind === 'indexes' && method === 'DELETE') return window.confirm('Drop the index "' + field(form, 'index').trim() + '"?');
     if (button.getAttribute('data-action') === 'delete') {
       var key = kind === 'databases' ? 'database' : 'collection';
       return window.confirm('Delete the ' + key + ' "' + field(form, key).trim() + '" and everything in it?');
@@ -125,6 +133,13 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
     box.hidden = false;
   }
 
+  /** Where the request goes: the form's URL, or for dropping an index that index's own URL. */
+  function requestUrl(form, kind, button) {
+    var url = form.getAttribute('data-url');
+    if (kind === 'indexes' && button.getAttribute('data-method') === 'DELETE') return url + encodeURIComponent(field(form, 'index').trim()) + '/';
+    return url;
+  }
+
   function submit(form, button) {
     var kind = form.getAttribute('data-browsable');
     var body;
@@ -141,7 +156,7 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
       headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
-    fetch(form.getAttribute('data-url'), init).then(function (response) {
+    fetch(requestUrl(form, kind, button), init).then(function (response) {
       return response.text().then(function (text) {
         var data = null;
         var pretty = text;

@@ -24,7 +24,7 @@ const LOGIN_PATH = '/api/auth/login/';
 const LOGOUT_PATH = '/api/auth/logout/';
 
 /** A format suffix after the last slash (`/run/task/.json`) means the same as `?format=`. */
-const FORMAT_SUFFIX = /\/\.(?:api|json|jsonp|xml)$/;
+const FORMAT_SUFFIX = /\/\.(?:api|json|jsonp|xml|csv|ndjson)$/;
 
 const STYLE = `
 *{box-sizing:border-box}

@@ -1,8 +1,10 @@
 import { ApiError } from '../errors.js';
 import { contentTypeFor } from './content-types.js';
+import { csvDocument } from './csv.js';
 import type { DocumentWriter } from './document.js';
 import { htmlDocument } from './html.js';
 import { jsonDocument } from './json.js';
+import { ndjsonDocument } from './ndjson.js';
 import { checkJsonpCallback, jsonpDocument } from './jsonp.js';
 import { toPlainValue } from './plain-value.js';
 import { SinkWriter } from './sink-writer.js';
@@ -14,7 +16,7 @@ const STREAM_STATUS = 200;
 
 /**
  * The serializer for a response. Throws (before anything is written) a 400 for a JSONP callback
- * that is not a safe identifier, and for a format name that is not one of the four.
+ * that is not a safe identifier, and for a format name that is not one of ours.
  */
 export function documentWriterFor(format: Format, status: number, ctx: RenderContext): DocumentWriter {
   switch (format) {
@@ -26,8 +28,12 @@ export function documentWriterFor(format: Format, status: number, ctx: RenderCon
       return xmlDocument;
     case 'api':
       return htmlDocument(status, ctx);
+    case 'csv':
+      return csvDocument(ctx.fields);
+    case 'ndjson':
+      return ndjsonDocument;
     default:
-      throw new ApiError(400, 'invalid_format', `Unknown format "${String(format)}"; use api, json, jsonp or xml.`);
+      throw new ApiError(400, 'invalid_format', `Unknown format "${String(format)}"; use api, json, jsonp, xml, csv or ndjson.`);
   }
 }
 

@@ -5,8 +5,11 @@
 
 import type { PageForm } from './html-forms.js';
 
-/** The four output formats (docs/api-behaviour.md; `api` is the browsable HTML page). */
-export type Format = 'api' | 'json' | 'jsonp' | 'xml';
+/**
+ * The output formats (docs/api-behaviour.md; `api` is the browsable HTML page). `csv` and
+ * `ndjson` are record formats: a listing's records without the envelope.
+ */
+export type Format = 'api' | 'json' | 'jsonp' | 'xml' | 'csv' | 'ndjson';
 
 /**
  * The minimal writable response the renderers need. `once('close')` and `destroy` are used when
@@ -43,8 +46,8 @@ export interface PageContext {
   form?: PageForm;
 }
 
-/** PageContext plus the JSONP callback name (default `callback`). */
-export type RenderContext = PageContext & { callback?: string };
+/** PageContext plus the JSONP callback name (default `callback`) and the CSV columns (`fields`). */
+export type RenderContext = PageContext & { callback?: string; fields?: readonly string[] };
 
 /** Everything of the paged envelope except `results` (docs/api-behaviour.md, "Paging"). */
 export interface EnvelopeHead {

@@ -1,6 +1,7 @@
 /**
  * The browsable page's script in Chromium, for the form kinds the main scenario does not use:
- * run a task (args/kwargs/tags/queue), change and delete a record, create and delete a database.
+ * run a task (args/kwargs/tags/queue), change and delete a record, create and delete a database,
+ * create and drop an index.
  * The pages are the real renderer's output; the API's answers are canned by request
  * interception (a task run needs a live worker, which is the queue tests' business), and every
  * request the page makes is recorded and checked: method, JSON body and CSRF header.
@@ -151,6 +152,42 @@ describe('the browsable page forms', () => {
     await expect
       .poll(() => page.getByRole('link', { name: 'Back to the collection' }).getAttribute('href'))
       .toBe(`${ORIGIN}/api/data_store/data/lab/samples/`);
+  });
+
+  it('creates an index from its JSON, and drops one by name when confirmed', async () => {
+    const path = '/api/data_store/indexes/lab/samples/';
+    const { page, sent } = await openPage(
+      path,
+      { kind: 'indexes', postUrl: path },
+      { indexes: [{ name: '_id_', key: { _id: 1 } }] },
+      (s) => (s.method === 'DELETE' ? { status: 200, body: { deleted: 'depth 1' } } : { status: 201, body: { name: 'depth_1' } }),
+    );
+    await page.fill('textarea[name="content"]', '{"keys": [["depth", 1], ["site", -1]], "unique": true}');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => status(page)).toBe('HTTP 201 Created');
+    await page.getByRole('button', { name: 'Drop' }).click();
+    await expect.poll(() => page.locator('.result .body').textContent()).toBe('Enter the name of the index to drop.');
+    await page.fill('input[name="index"]', 'depth 1');
+    page.once('dialog', (dialog) => void dialog.dismiss());
+    await page.getByRole('button', { name: 'Drop' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Drop' }).click();
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent.map((s) => [s.method, s.url, s.body, s.csrf])).toEqual([
+      [
+        'POST',
+        path,
+        {
+          keys: [
+            ['depth', 1],
+            ['site', -1],
+          ],
+          unique: true,
+        },
+        CSRF,
+      ],
+      ['DELETE', `${path}depth%201/`, undefined, CSRF],
+    ]);
   });
 
   it('creates a database, and deletes one only when confirmed', async () => {

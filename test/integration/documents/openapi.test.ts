@@ -35,4 +35,18 @@ describe('OpenAPI description', () => {
     expect(doc.paths['/api/catalog/data/'].post).toBeUndefined();
     expect(doc.paths['/api/data_store/data/'].post).toBeDefined();
   });
+
+  it('lists the export formats, the indexes and the signed links', async () => {
+    const doc = JSON.parse((await call(app.url, 'GET', '/api/schema/')).text);
+    const collection = doc.paths['/api/data_store/data/{database}/{collection}/'].get;
+    const format = collection.parameters.find((param: { name: string }) => param.name === 'format');
+    expect(format.schema.enum).toEqual(expect.arrayContaining(['csv', 'ndjson']));
+    expect(collection.parameters.map((param: { name: string }) => param.name)).toContain('fields');
+    expect(Object.keys(collection.responses[200].content)).toEqual(['application/json', 'text/csv', 'application/x-ndjson']);
+    for (const prefix of ['/api/data_store/indexes', '/api/catalog/indexes']) {
+      expect(Object.keys(doc.paths[`${prefix}/{database}/{collection}/`])).toEqual(['parameters', 'get', 'post']);
+      expect(doc.paths[`${prefix}/{database}/{collection}/{name}/`].delete).toBeDefined();
+    }
+    expect(doc.paths['/api/links/'].post).toBeDefined();
+  });
 });

@@ -4,7 +4,9 @@
  * errors) and print only JSON documents.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
@@ -41,6 +43,7 @@ function jsonDocuments(text: string): unknown[] {
 let app: TestApp;
 let env: Record<string, string>;
 let worker: Worker;
+const scratch = mkdtempSync(join(tmpdir(), 'readme-'));
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -64,6 +67,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  rmSync(scratch, { recursive: true, force: true });
   await worker?.close();
   await app?.close();
 });
@@ -77,7 +81,8 @@ describe('README examples', () => {
   it('runs every example successfully, in order', async () => {
     const outputs: unknown[][] = [];
     for (const block of blocks) {
-      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env });
+      // In a scratch directory: examples may write files (an export).
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env, cwd: scratch });
       const docs = jsonDocuments(stdout);
       expect(docs.length, block).toBeGreaterThan(0);
       outputs.push(docs);
@@ -97,5 +102,9 @@ describe('README examples', () => {
     expect(all.some((d) => d.status === 'SUCCESS' && d.result === 42)).toBe(true);
     const history = all.find((d) => Array.isArray(d.results) && d.results[0]?.task_name === 'tasks.add');
     expect(history?.results.map((r: { tags: string[] }) => r.tags)).toEqual([['demo']]);
+    expect(readFileSync(join(scratch, 'stations.csv'), 'utf8')).toMatch(/^name,elev\r\nBoise City,1265\r\n/);
+    const link = all.find((d) => typeof d.url === 'string' && typeof d.expires === 'string');
+    expect((await fetch(link?.url as string)).status).toBe(200);
+    expect(all).toContainEqual({ name: 'elev_-1' });
   });
 });

@@ -114,9 +114,9 @@ describe('HTML page: the surroundings', () => {
     );
     const formats = /<div class="formats">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
     const hrefs = [...formats.matchAll(/href="([^"]*)"/g)].map((match) => unescapeHtml(match[1] ?? ''));
-    expect(hrefs).toHaveLength(4);
+    expect(hrefs).toHaveLength(6);
     const parsed = hrefs.map((href) => new URL(href, 'http://h.example'));
-    expect(parsed.map((url) => url.searchParams.get('format'))).toEqual(['api', 'json', 'jsonp', 'xml']);
+    expect(parsed.map((url) => url.searchParams.get('format'))).toEqual(['api', 'json', 'jsonp', 'xml', 'csv', 'ndjson']);
     for (const url of parsed) {
       expect(url.pathname).toBe('/api/data_store/data/db/col/');
       expect(url.searchParams.getAll('format')).toHaveLength(1);

@@ -12,8 +12,8 @@ describe('content types', () => {
     expect(contentTypeFor('api')).toBe('text/html; charset=utf-8');
   });
 
-  it('knows exactly the four formats', () => {
-    expect([...FORMATS].sort()).toEqual(['api', 'json', 'jsonp', 'xml']);
+  it('knows exactly the six formats', () => {
+    expect([...FORMATS].sort()).toEqual(['api', 'csv', 'json', 'jsonp', 'ndjson', 'xml']);
     expect(isFormat('xml')).toBe(true);
     expect(isFormat('yaml')).toBe(false);
     expect(isFormat('JSON')).toBe(false);

@@ -41,7 +41,7 @@ function renderWhole(format: Format, head: EnvelopeHead, records: unknown[], ctx
 }
 
 /** The envelope back out of a body, as JSON-compatible data (XML is compared separately). */
-function parsedJsonEnvelope(format: Exclude<Format, 'xml'>, body: string): unknown {
+function parsedJsonEnvelope(format: 'json' | 'jsonp' | 'api', body: string): unknown {
   if (format === 'json') return JSON.parse(body);
   if (format === 'jsonp') return JSON.parse(unwrapJsonp(body).json);
   return JSON.parse(contentPreText(body));
@@ -83,6 +83,17 @@ describe('renderEnvelopeStream equals renderValue of the whole envelope', () => 
               results: size === 0 ? '' : { 'list-item': numbers.map(xmlRecord) },
             },
           });
+        } else if (format === 'csv') {
+          const lines = sink.body.split('\r\n');
+          expect(lines.slice(1, -1)).toHaveLength(size);
+          if (size > 0) expect(lines[0]).toBe('_id,n,when,tags');
+        } else if (format === 'ndjson') {
+          expect(
+            sink.body
+              .split('\n')
+              .filter((line) => line !== '')
+              .map((line) => JSON.parse(line) as unknown),
+          ).toEqual(numbers.map(plainRecord));
         } else {
           expect(parsedJsonEnvelope(format, sink.body)).toEqual({ ...headFor(size), results: numbers.map(plainRecord) });
         }

@@ -1,0 +1,95 @@
+/**
+ * `POST /api/links/`: a signed link to a GET of the API (docs/api-behaviour.md, "Signed links"),
+ * e.g. a CSV export a program without credentials (pandas.read_csv) can fetch. And the request
+ * step that accepts such a link: it authenticates the request as the link's user, for that exact
+ * path and query only; that user's permissions are checked again by the route, as for any request.
+ */
+import { Router, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { isAuthenticated, type Principal } from '../auth/principal.js';
+import { badRequest, forbidden, unauthenticated } from '../errors.js';
+import { requestBaseUrl } from '../http/base-url.js';
+import { methods } from '../http/methods.js';
+import { checkParams, COMMON_PARAMS, objectBody } from '../http/params.js';
+import { respond } from '../http/respond.js';
+import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
+import { LinkSigner, linkNotValid } from './link-token.js';
+
+export const DEFAULT_LINK_SECONDS = 3600;
+export const MAX_LINK_SECONDS = 86_400;
+
+export interface LinkDeps {
+  secretKey: string;
+  /** The principal of an active user, or null for an unknown or disabled one. */
+  principalById(userId: string): Promise<Principal | null>;
+}
+
+const requestSchema = z.object({
+  path: z.string().min(1).max(8192),
+  expires_in: z.number().int().min(1).max(MAX_LINK_SECONDS).default(DEFAULT_LINK_SECONDS),
+});
+
+/** The path and query of `raw`, normalised as a URL parser (and so a client) writes it; only API paths of this host. */
+function linkablePath(raw: string, base: string): string {
+  if (!raw.startsWith('/') || raw.startsWith('//'))
+    throw badRequest('invalid_path', 'The path must start with "/api/" (no scheme or host).');
+  let url: URL;
+  try {
+    url = new URL(raw, base);
+  } catch {
+    throw badRequest('invalid_path', 'The path is not a valid URL path.');
+  }
+  if (!url.pathname.startsWith('/api/')) throw badRequest('invalid_path', 'Links can only be made to paths under /api/.');
+  if (url.hash !== '') throw badRequest('invalid_path', 'The path must not have a #fragment.');
+  if (url.searchParams.has(LINK_PARAM)) throw badRequest('invalid_path', `The path must not carry a "${LINK_PARAM}" parameter.`);
+  return url.pathname + url.search;
+}
+
+export function linksRouter(deps: LinkDeps): Router {
+  const signer = new LinkSigner(deps.secretKey);
+  const router = Router({ strict: true });
+  router.all(
+    '/',
+    methods({
+      POST: async (req, res) => {
+        checkParams(req, COMMON_PARAMS);
+        if (!isAuthenticated(req.principal)) throw unauthenticated();
+        // A link passes on the caller's rights to whoever holds it; a link must not mint more links.
+        if (req.principal.authMethod === 'link') throw forbidden('A signed link cannot be used to make other links.');
+        const parsed = requestSchema.safeParse(objectBody(req.body, ['path', 'expires_in']));
+        if (!parsed.success) {
+          throw badRequest('invalid_body', `"path" must be a string and "expires_in" an integer from 1 to ${MAX_LINK_SECONDS} seconds.`);
+        }
+        const base = requestBaseUrl(req);
+        const path = linkablePath(parsed.data.path, base);
+        const { token, expires } = signer.sign({ userId: req.principal.userId as string, path }, parsed.data.expires_in);
+        respond(req, res, 201, { url: new URL(withLinkParam(path, token), base).toString(), expires: expires.toISOString() });
+      },
+    }),
+  );
+  return router;
+}
+
+/**
+ * Accepts `?link=<token>`: only for GET and HEAD, only for the path and query it was made for.
+ * The parameter is then removed from the request's parameters, so routes never see it.
+ */
+export function linkAuthentication(deps: LinkDeps): RequestHandler {
+  const signer = new LinkSigner(deps.secretKey);
+  return (req, _res, next) => {
+    const token = req.query[LINK_PARAM];
+    if (token === undefined) return next();
+    const run = async (): Promise<void> => {
+      if (typeof token !== 'string') throw badRequest('repeated_parameter', `The "${LINK_PARAM}" parameter is given more than once.`);
+      const grant = signer.verify(token);
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw forbidden('A signed link only allows reading (GET).', 'link_not_allowed');
+      if (canonicalPathAndQuery(withoutLinkParam(req.originalUrl)) !== canonicalPathAndQuery(grant.path))
+        throw forbidden('This link was made for another path or query.', 'link_not_allowed');
+      const principal = await deps.principalById(grant.userId);
+      if (principal === null) throw linkNotValid('The user of this link no longer exists or is disabled.');
+      req.principal = { ...principal, authMethod: 'link' };
+      delete req.query[LINK_PARAM];
+    };
+    run().then(() => next(), next);
+  };
+}

@@ -1,0 +1,76 @@
+import type { PlainValue } from './types.js';
+
+/**
+ * How one record becomes CSV cells (docs/api-behaviour.md, "CSV and NDJSON"). Records arrive as
+ * plain values (see toPlainValue): ObjectIds are already their 24 hex digits, dates ISO 8601 UTC,
+ * decimals and binaries text. Here:
+ * - nested objects become dotted columns (`loc.lat`); an object whose keys are Extended JSON
+ *   operators (`{"$regex": ...}`, `{"$code": ...}`) and an empty object are one cell of JSON text;
+ * - arrays are one cell of JSON text;
+ * - null and missing values are empty cells, booleans `true`/`false`, numbers as JSON writes them;
+ * - a record that is not an object (a distinct value) is one column, `value`.
+ */
+
+/** Column of a record that is not an object. */
+export const VALUE_COLUMN = 'value';
+
+type PlainObject = { [key: string]: PlainValue };
+
+const isObject = (value: PlainValue | undefined): value is PlainObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Objects rendered as one cell rather than spread over dotted columns. */
+function isLeafObject(value: PlainObject): boolean {
+  const keys = Object.keys(value);
+  return keys.length === 0 || keys.some((key) => key.startsWith('$'));
+}
+
+/** The text of one cell. */
+export function cellText(value: PlainValue | undefined): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean' || typeof value === 'number') return String(value);
+  return JSON.stringify(value);
+}
+
+/** The record's cells by dotted leaf path, in the record's key order. */
+export function flattenRecord(record: PlainValue): Map<string, string> {
+  const cells = new Map<string, string>();
+  if (!isObject(record)) {
+    cells.set(VALUE_COLUMN, cellText(record));
+    return cells;
+  }
+  const walk = (object: PlainObject, prefix: string): void => {
+    for (const [key, value] of Object.entries(object)) {
+      const path = prefix + key;
+      if (isObject(value) && !isLeafObject(value)) walk(value, `${path}.`);
+      else cells.set(path, cellText(value));
+    }
+  };
+  walk(record, '');
+  return cells;
+}
+
+/**
+ * The cell of `column` in a record: its leaf, or, for a column that names a sub-document
+ * (`fields=loc`), that sub-document as JSON text.
+ */
+export function cellAt(record: PlainValue, cells: Map<string, string>, column: string): string {
+  const leaf = cells.get(column);
+  if (leaf !== undefined) return leaf;
+  let value: PlainValue | undefined = record;
+  for (const part of column.split('.')) {
+    if (!isObject(value)) return '';
+    value = value[part];
+  }
+  return cellText(value);
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled. */
+export function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function csvLine(fields: readonly string[]): string {
+  return `${fields.map(csvField).join(',')}\r\n`;
+}

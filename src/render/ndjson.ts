@@ -1,0 +1,16 @@
+import type { DocumentWriter } from './document.js';
+import { recordsOf } from './records.js';
+
+/**
+ * Newline-delimited JSON: one record per line, as the JSON format renders records, without the
+ * envelope. A whole value is written as its records (see recordsOf).
+ */
+export const ndjsonDocument: DocumentWriter = {
+  whole: (value) =>
+    recordsOf(value)
+      .map((record) => `${JSON.stringify(record)}\n`)
+      .join(''),
+  envelopeOpen: () => '',
+  envelopeRecord: (record) => `${JSON.stringify(record)}\n`,
+  envelopeClose: () => '',
+};
