@@ -23,7 +23,7 @@ import type { ServiceContext } from '../../service.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
 import type { QueueService } from './queue-service.js';
-import { defaultQueue, type CatalogTask } from './task-catalog.js';
+import { defaultQueue, signatureJson, type CatalogTask } from './task-catalog.js';
 import type { TaskLogEntry } from './task-log.js';
 import { parseSubmission, parseWait, validateTaskName } from './submission.js';
 import { exampleTokenKey } from './example-token.js';
@@ -126,7 +126,13 @@ export function queueRouter(ctx: ServiceContext): Router {
         const tasks = [...snapshot.tasks.values()].sort((a, b) => a.name.localeCompare(b.name));
         const paging = parsePaging(params, settings.defaultPageSize);
         await paginate(req, res, tasks, paging, {
-          map: (t) => ({ name: t.name, docstring: t.docstring, queues: t.queues, url: runUrl(req, t.name) }),
+          map: (t) => ({
+            name: t.name,
+            docstring: t.docstring,
+            signature: signatureJson(t.signature),
+            queues: t.queues,
+            url: runUrl(req, t.name),
+          }),
           trailing: {
             queues: snapshot.queues,
             workers: snapshot.workers,
@@ -153,6 +159,7 @@ export function queueRouter(ctx: ServiceContext): Router {
         respond(req, res, 200, {
           name: task.name,
           docstring: task.docstring,
+          signature: signatureJson(task.signature),
           queues: task.queues,
           default_queue: defaultQueue(task),
           can_run: canRunTask(req.principal, task.name),
