@@ -19,6 +19,7 @@ import { paginate } from '../../http/paginate.js';
 import { parsePaging } from '../../http/paging.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
+import { setPageForm } from '../../render/html-forms.js';
 import type { ServiceContext } from '../../service.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
@@ -155,7 +156,7 @@ export function queueRouter(ctx: ServiceContext): Router {
         const token = exampleTokenKey(req);
         const url = runUrl(req, task.name);
         const body = JSON.stringify({ function: task.name, queue: defaultQueue(task), args: [], kwargs: {}, tags: [] });
-        res.locals.form = { kind: 'task-run', postUrl: url, task: task.name };
+        setPageForm(res, { kind: 'task-run', postUrl: url, task: task.name, doc: task.docstring, signature: task.signature });
         respond(req, res, 200, {
           name: task.name,
           docstring: task.docstring,

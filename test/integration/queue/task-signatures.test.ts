@@ -123,6 +123,16 @@ describe.each(STACKS)('$name worker', ({ venv, sendsDocstrings }) => {
       const page = await call(app.url, 'GET', '/api/queue/run/interop.scale/', { token });
       expect(page.status, page.text).toBe(200);
       expect(page.json).toMatchObject({ docstring: scale?.docstring, signature: scale?.signature });
+      const html = await call(app.url, 'GET', '/api/queue/run/interop.scale/', { token, accept: 'text/html' });
+      expect(html.status).toBe(200);
+      expect(html.text).toContain('<p class="doc">Multiply each value by factor.');
+      expect(html.text.match(/data-param-name="[^"]*"/g)).toEqual([
+        'data-param-name="values"',
+        'data-param-name="factor"',
+        'data-param-name="label"',
+        'data-param-name="since"',
+      ]);
+      expect(html.text).toMatch(/data-param-name="factor" data-param-kind="positional_or_keyword" value="2"/);
     } finally {
       await stop(worker.child);
     }
