@@ -3,7 +3,9 @@
  * merge, delete), the database and collection lists (create or delete one), a collection's
  * indexes (create one, drop one by name) and a task's run page (submit it with args/kwargs/tags).
  *
- * The forms hold no data from the database, only names from the URL, and each is rendered
+ * The forms hold no data from the database, only names from the URL and, on a task's run page,
+ * the task's doc and parameters as its workers describe them (escaped like everything else);
+ * each is rendered
  * `hidden`: the page script (html-script.ts, served from /api/static/browsable.js) shows them and
  * submits them as JSON with the CSRF header via fetch. Without the script the page stays a
  * readable, read-only JSON view, and a plain form POST can never reach the API by accident.
@@ -14,6 +16,16 @@ import { BROWSABLE_SCRIPT_PATH } from './html-script.js';
 export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run', 'indexes'] as const;
 export type PageFormKind = (typeof PAGE_FORM_KINDS)[number];
 
+/** One parameter of a task's signature (Python's kinds, as the task list has them). */
+export interface FormParameter {
+  name: string;
+  kind: string;
+  /** JSON, or with `defaultIsRepr` the text of a default JSON cannot carry. */
+  default?: unknown;
+  defaultIsRepr?: boolean;
+  annotation?: string;
+}
+
 /** What a route tells the page about the form to show (set as `res.locals.form`). */
 export interface PageForm {
   kind: PageFormKind;
@@ -21,6 +33,10 @@ export interface PageForm {
   postUrl: string;
   /** task-run: the task's name, repeated in the body as `function`. */
   task?: string;
+  /** task-run: the task's docstring, shown above the fields. */
+  doc?: string | null;
+  /** task-run: one field per parameter instead of the args/kwargs boxes, when the workers describe it. */
+  signature?: { text: string; parameters: readonly FormParameter[] } | null;
 }
 
 /** The shape check used before trusting `res.locals.form` (set by code, but loosely typed). */
@@ -31,7 +47,25 @@ export function isPageForm(value: unknown): value is PageForm {
     typeof form.kind === 'string' &&
     (PAGE_FORM_KINDS as readonly string[]).includes(form.kind) &&
     typeof form.postUrl === 'string' &&
-    (form.task === undefined || typeof form.task === 'string')
+    (form.task === undefined || typeof form.task === 'string') &&
+    (form.doc === undefined || form.doc === null || typeof form.doc === 'string') &&
+    (form.signature === undefined || form.signature === null || isFormSignature(form.signature))
+  );
+}
+
+function isFormSignature(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const { text, parameters } = value as Record<string, unknown>;
+  return (
+    typeof text === 'string' &&
+    Array.isArray(parameters) &&
+    parameters.every(
+      (p: unknown) =>
+        typeof p === 'object' &&
+        p !== null &&
+        typeof (p as FormParameter).name === 'string' &&
+        typeof (p as FormParameter).kind === 'string',
+    )
   );
 }
 
@@ -47,6 +81,8 @@ export const FORM_STYLE = `
 .api-form textarea,.api-form input[type=text]{width:100%;padding:6px;border:1px solid #bbb;border-radius:3px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
 .api-form textarea{min-height:8em}
 .api-form .hint{color:#666;font-size:12px;margin:4px 0 0}
+.api-form .doc{white-space:pre-wrap;margin:0 0 10px}
+.api-form .signature{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;margin:0 0 10px}
 .api-form .buttons{margin-top:10px}
 .api-form button{padding:6px 14px;margin-right:6px;border:1px solid #2c6dac;border-radius:3px;background:#2c6dac;color:#fff;cursor:pointer}
 .api-form button.danger{background:#fff;color:#a30000;border-color:#a30000}
@@ -69,6 +105,61 @@ const textInput = (name: string, label: string, hint: string) =>
   `<label for="api-form-${name}">${escapeHtml(label)}</label>` +
   `<input type="text" id="api-form-${name}" name="${name}" autocomplete="off" spellcheck="false">` +
   `<p class="hint">${escapeHtml(hint)}</p>`;
+
+const PARAMETER_PREFIX: Record<string, string> = { var_positional: '*', var_keyword: '**' };
+
+const PARAMETER_HINT: Record<string, string> = {
+  positional_only: 'Positional argument, as JSON (e.g. 2, "text", [1, 2]).',
+  positional_or_keyword: 'As JSON (e.g. 2, "text", [1, 2]).',
+  keyword_only: 'Keyword argument, as JSON (e.g. 2, "text", [1, 2]).',
+  var_positional: 'Any further positional arguments: a JSON array.',
+  var_keyword: 'Any further keyword arguments: a JSON object.',
+};
+
+/**
+ * One text field per parameter, holding JSON; a JSON default is pre-filled, a default only its
+ * text can show is a placeholder (empty = the task's own default). The script turns the fields
+ * into args and kwargs (html-script.ts).
+ */
+function parameterField(p: FormParameter, index: number): string {
+  const id = `api-form-param-${index}`;
+  const variadic = p.kind === 'var_positional' || p.kind === 'var_keyword';
+  const required = p.default === undefined && !variadic;
+  const label = `${PARAMETER_PREFIX[p.kind] ?? ''}${p.name}${p.annotation === undefined ? '' : `: ${p.annotation}`}`;
+  const prefilled = p.default !== undefined && p.defaultIsRepr !== true ? JSON.stringify(p.default) : '';
+  const placeholder =
+    p.defaultIsRepr === true ? `default: ${String(p.default)}` : variadic ? (p.kind === 'var_positional' ? '[]' : '{}') : '';
+  const note = required
+    ? ' Required.'
+    : p.defaultIsRepr === true
+      ? " Leave empty for the task's default."
+      : p.default !== undefined
+        ? " Empty: the task's default."
+        : '';
+  return (
+    `<label for="${id}">${escapeHtml(label)}</label>` +
+    `<input type="text" id="${id}" name="param-${index}" autocomplete="off" spellcheck="false"` +
+    ` data-param-name="${escapeHtml(p.name)}" data-param-kind="${escapeHtml(p.kind)}"${required ? ' data-param-required' : ''}` +
+    ` value="${escapeHtml(prefilled)}" placeholder="${escapeHtml(placeholder)}">` +
+    `<p class="hint">${escapeHtml((PARAMETER_HINT[p.kind] ?? 'As JSON.') + note)}</p>`
+  );
+}
+
+function taskRunFields(form: PageForm): string {
+  const doc = form.doc ? `<p class="doc">${escapeHtml(form.doc)}</p>` : '';
+  const signature = form.signature ?? null;
+  const call =
+    signature === null
+      ? textarea('args', 'args (JSON array)', '[]', 'Positional arguments, e.g. [1, "two"].') +
+        textarea('kwargs', 'kwargs (JSON object)', '{}', 'Keyword arguments, e.g. {"name": "value"}.')
+      : `<p class="signature">${escapeHtml(`${form.task ?? ''}${signature.text}`)}</p>` + signature.parameters.map(parameterField).join('');
+  return (
+    doc +
+    call +
+    textInput('tags', 'tags', 'Comma-separated labels for finding the run in your task history.') +
+    textInput('queue', 'queue (optional)', "Leave empty for the task's default queue.")
+  );
+}
 
 /** A submit button; the script reads data-method and data-action to build the request. */
 const button = (method: string, label: string, options: { action?: string; danger?: boolean } = {}) =>
@@ -126,11 +217,7 @@ function fields(form: PageForm): { heading: string; body: string; buttons: strin
     case 'task-run':
       return {
         heading: `Run ${form.task ?? 'this task'}`,
-        body:
-          textarea('args', 'args (JSON array)', '[]', 'Positional arguments, e.g. [1, "two"].') +
-          textarea('kwargs', 'kwargs (JSON object)', '{}', 'Keyword arguments, e.g. {"name": "value"}.') +
-          textInput('tags', 'tags', 'Comma-separated labels for finding the run in your task history.') +
-          textInput('queue', 'queue (optional)', "Leave empty for the task's default queue."),
+        body: taskRunFields(form),
         buttons: button('POST', 'Run'),
       };
   }
@@ -166,9 +253,10 @@ export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean): str
       ? ''
       : `<p class="hint"><a href="${escapeHtml(`/api/${indexes[1]}/indexes/${indexes[2]}`)}">Indexes of this collection</a></p>`;
   const task = form.task === undefined ? '' : ` data-task="${escapeHtml(form.task)}"`;
+  const signature = form.kind === 'task-run' && form.signature ? ' data-signature' : '';
   const note = loggedIn ? '' : '<p class="hint">Log in to send changes from this page.</p>';
   return (
-    `<form class="api-form" data-browsable="${form.kind}" data-url="${escapeHtml(target)}"${task} hidden>` +
+    `<form class="api-form" data-browsable="${form.kind}" data-url="${escapeHtml(target)}"${task}${signature} hidden>` +
     `<h2>${escapeHtml(heading)}</h2>${note}${body}<div class="buttons">${buttons}</div>${indexesLink}` +
     '<div class="result" aria-live="polite" hidden><span class="status"></span><pre class="body"></pre><p class="link"></p></div>' +
     '</form>\n' +

@@ -44,6 +44,54 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
     }
   }
 
+  function isObject(value) {
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  }
+
+  /** The args and kwargs boxes of a task without a known signature. */
+  function rawCall(form) {
+    var args = parseJson(field(form, 'args'), 'args', []);
+    if (!Array.isArray(args)) throw new Error('args must be a JSON array.');
+    var kwargs = parseJson(field(form, 'kwargs'), 'kwargs', {});
+    if (!isObject(kwargs)) throw new Error('kwargs must be a JSON object.');
+    return { args: args, kwargs: kwargs };
+  }
+
+  /**
+   * One field per parameter (html-forms.ts), in the signature's order. Positional parameters go
+   * to args while every earlier one is given; once one is left empty (the task's default),
+   * later ones that may be passed by name go to kwargs, and positional-only ones cannot be sent.
+   */
+  function signatureCall(form) {
+    var args = [];
+    var kwargs = {};
+    var skipped = null;
+    Array.prototype.forEach.call(form.querySelectorAll('[data-param-kind]'), function (input) {
+      var name = input.getAttribute('data-param-name');
+      var kind = input.getAttribute('data-param-kind');
+      if (input.value.trim() === '') {
+        if (input.hasAttribute('data-param-required')) throw new Error(name + ' is required.');
+        if (kind === 'positional_only' || kind === 'positional_or_keyword') skipped = skipped || name;
+        return;
+      }
+      var value = parseJson(input.value, name);
+      if (kind === 'positional_or_keyword' && skipped !== null) {
+        kwargs[name] = value;
+      } else if (kind === 'positional_only' || kind === 'positional_or_keyword' || kind === 'var_positional') {
+        if (skipped !== null) throw new Error(name + ' cannot be sent while ' + skipped + ' is left empty.');
+        if (kind !== 'var_positional') args.push(value);
+        else if (Array.isArray(value)) args = args.concat(value);
+        else throw new Error(name + ' must be a JSON array.');
+      } else if (kind === 'keyword_only') {
+        kwargs[name] = value;
+      } else if (kind === 'var_keyword') {
+        if (!isObject(value)) throw new Error(name + ' must be a JSON object.');
+        Object.keys(value).forEach(function (key) { kwargs[key] = value[key]; });
+      }
+    });
+    return { args: args, kwargs: kwargs };
+  }
+
   function requestBody(form, kind, button) {
     if (kind === 'collection') return parseJson(field(form, 'content'), 'The record');
     if (kind === 'record') {
@@ -67,10 +115,9 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
       return parseJson(field(form, 'content'), 'The index');
     }
     if (kind === 'task-run') {
-      var args = parseJson(field(form, 'args'), 'args', []);
-      if (!Array.isArray(args)) throw new Error('args must be a JSON array.');
-      var kwargs = parseJson(field(form, 'kwargs'), 'kwargs', {});
-      if (kwargs === null || typeof kwargs !== 'object' || Array.isArray(kwargs)) throw new Error('kwargs must be a JSON object.');
+      var call = form.hasAttribute('data-signature') ? signatureCall(form) : rawCall(form);
+      var args = call.args;
+      var kwargs = call.kwargs;
       var tags = field(form, 'tags').split(',').map(function (t) { return t.trim(); }).filter(function (t) { return t.length > 0; });
       var run = { 'function': form.getAttribute('data-task'), args: args, kwargs: kwargs, tags: tags };
       var queue = field(form, 'queue').trim();

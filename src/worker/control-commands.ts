@@ -5,6 +5,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../queue/protocol/json.js';
 import { kombuQueueDict } from '../queue/protocol/entities.js';
 import type { TaskQueueType } from '../config/connections.js';
+import { TASK_INFO_COMMAND } from '../queue/protocol/task-info.js';
 import { DEFAULT_TASK_INFO_ITEMS } from './task-registry.js';
 
 /** What the commands need to know about, and may change in, the worker. */
@@ -14,6 +15,8 @@ export interface ControlTarget {
   /** How the task queues are declared (TASK_QUEUE_TYPE); default classic. */
   readonly queueType?: TaskQueueType;
   registeredReply(taskinfoitems: readonly string[]): string[];
+  /** The `cybercom_task_info` reply (task docs and signatures). */
+  taskInfoReply(): JsonObject;
   /** Marks ids revoked; with terminate, stops those running. Returns the ids that were running and got stopped. */
   revoke(ids: string[], terminate: boolean): string[];
   revokedIds(): string[];
@@ -59,6 +62,7 @@ const HANDLERS: Record<string, Handler> = {
   ping: () => ok('pong'),
   registered,
   dump_tasks: registered,
+  [TASK_INFO_COMMAND]: (target) => target.taskInfoReply(),
   active_queues: (target) => target.queues.map((q) => kombuQueueDict(q, target.queueType) as JsonObject),
   stats: (target) => target.stats(),
   active: (target) => target.activeRequests(),

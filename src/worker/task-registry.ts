@@ -1,6 +1,8 @@
 /** The tasks a worker runs, by name, and how they look in Celery's `registered` reply. */
+import type { JsonObject } from '../queue/protocol/json.js';
 import { formatRegisteredTasks } from '../queue/protocol/registered-tasks.js';
-import { isTaskDefinition, type TaskDefinition } from './task-definition.js';
+import { formatTaskInfoReply } from '../queue/protocol/task-info.js';
+import { isTaskDefinition, taskSignature, type TaskDefinition } from './task-definition.js';
 
 /** Celery's DEFAULT_TASK_INFO_ITEMS: what plain `celery inspect registered` asks for. */
 export const DEFAULT_TASK_INFO_ITEMS = ['exchange', 'routing_key', 'rate_limit'] as const;
@@ -59,6 +61,18 @@ export class TaskRegistry {
         },
       })),
       taskinfoitems,
+    );
+  }
+
+  /** The `cybercom_task_info` reply: each task's doc and declared signature, Celery's `celery.*` built-ins left out as Python's extension does. */
+  taskInfoReply(): JsonObject {
+    return formatTaskInfoReply(
+      this.names
+        .filter((name) => !name.startsWith('celery.'))
+        .map((name) => {
+          const task = this.tasks.get(name) as TaskDefinition;
+          return { name, doc: task.doc, signature: taskSignature(task) };
+        }),
     );
   }
 }

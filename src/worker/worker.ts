@@ -1003,6 +1003,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       queues: this.queues,
       queueType: this.options.broker.queueType,
       registeredReply: (items) => this.registry.registeredReply(items),
+      taskInfoReply: () => this.registry.taskInfoReply(),
       revoke: (ids, terminate) => {
         for (const id of ids) this.revoked.add(id);
         this.logger.info({ ids, terminate }, 'tasks revoked');

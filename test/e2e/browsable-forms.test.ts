@@ -131,6 +131,77 @@ describe('the browsable page forms', () => {
     expect(sent).toEqual([]);
   });
 
+  it('runs a task from one field per parameter of its signature, defaults pre-filled', async () => {
+    const path = '/api/queue/run/proj.scale/';
+    const signature = {
+      text: "(values: list, factor: float = 2.0, *, label='scaled', since=datetime.date(2024, 1, 2), **options)",
+      parameters: [
+        { name: 'values', kind: 'positional_or_keyword', annotation: 'list' },
+        { name: 'factor', kind: 'positional_or_keyword', default: 2, annotation: 'float' },
+        { name: 'label', kind: 'keyword_only', default: 'scaled' },
+        { name: 'since', kind: 'keyword_only', default: 'datetime.date(2024, 1, 2)', defaultIsRepr: true },
+        { name: 'options', kind: 'var_keyword' },
+      ],
+    };
+    const { page, sent } = await openPage(
+      path,
+      { kind: 'task-run', postUrl: path, task: 'proj.scale', doc: 'Multiply each value by factor.', signature },
+      {},
+      () => ({ status: 202, body: { task_id: 'abc', status: 'PENDING', result_url: `${ORIGIN}/api/queue/task/abc/` } }),
+    );
+    expect(await page.locator('.api-form .doc').textContent()).toBe('Multiply each value by factor.');
+    expect(await page.locator('input[data-param-name="factor"]').inputValue()).toBe('2');
+    expect(await page.locator('input[data-param-name="label"]').inputValue()).toBe('"scaled"');
+    const run = () => page.getByRole('button', { name: 'Run' }).click();
+
+    // A parameter without a default must be given.
+    await run();
+    await expect.poll(() => page.locator('.result .body').textContent()).toBe('values is required.');
+    expect(sent).toEqual([]);
+
+    await page.fill('input[data-param-name="values"]', '[1, 2]');
+    await page.fill('input[data-param-name="label"]', '"x"');
+    await page.fill('input[data-param-name="options"]', '{"extra": true}');
+    await run();
+    await expect.poll(() => status(page)).toBe('HTTP 202 Accepted');
+    // Positional while every earlier one is given; the empty `since` is left to the task's default.
+    expect(sent.map((s) => s.body)).toEqual([{ function: 'proj.scale', args: [[1, 2], 2], kwargs: { label: 'x', extra: true }, tags: [] }]);
+
+    // Once a positional parameter is left empty, later ones go by name.
+    await page.fill('input[data-param-name="values"]', '[3]');
+    await page.fill('input[data-param-name="factor"]', '');
+    await page.fill('input[data-param-name="options"]', '');
+    await page.fill('input[data-param-name="since"]', '"2025-01-01"');
+    await run();
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent[1]?.body).toEqual({ function: 'proj.scale', args: [[3]], kwargs: { label: 'x', since: '2025-01-01' }, tags: [] });
+  });
+
+  it('sends a positional-only parameter only while the earlier ones are given', async () => {
+    const path = '/api/queue/run/t/';
+    const signature = {
+      text: '(a = 1, b = 2, /, *rest)',
+      parameters: [
+        { name: 'a', kind: 'positional_only', default: 1 },
+        { name: 'b', kind: 'positional_only', default: 2 },
+        { name: 'rest', kind: 'var_positional' },
+      ],
+    };
+    const { page, sent } = await openPage(path, { kind: 'task-run', postUrl: path, task: 't', signature }, {}, () => ({
+      status: 500,
+      body: {},
+    }));
+    await page.fill('input[data-param-name="a"]', '');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('.result .body').textContent()).toBe('b cannot be sent while a is left empty.');
+    await page.fill('input[data-param-name="a"]', '0');
+    await page.fill('input[data-param-name="rest"]', '{"not": "an array"}');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.locator('.result .body').textContent()).toBe('rest must be a JSON array.');
+    expect(await status(page)).toBe('Not sent');
+    expect(sent).toEqual([]);
+  });
+
   it('changes a record (prefilled from the page) and deletes it after confirmation', async () => {
     const path = '/api/data_store/data/lab/samples/6b03bf0054327916b1300b18/';
     const record = { _id: '6b03bf0054327916b1300b18', sample: 's-1', note: '<b>x</b>' };

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { testServices } from './services.js';
 
 export const celeryDir = fileURLToPath(new URL('./celery/', import.meta.url));
+/** Where the `cybercom` Python package (and its Celery extension, cybercom.celery) lives. */
+const pythonPackageDir = fileURLToPath(new URL('../../clients/python/src/', import.meta.url));
 
 export interface CeleryEnvOptions {
   /** The virtualenv directory (its bin/ goes first on PATH). */
@@ -16,6 +18,8 @@ export interface CeleryEnvOptions {
   queue: string;
   resultDatabase: string;
   resultCollection?: string;
+  /** The app loads the cybercom.celery extension (and signature_tasks.py). */
+  cybercomExtension?: boolean;
 }
 
 export function celeryEnv(o: CeleryEnvOptions): NodeJS.ProcessEnv {
@@ -24,13 +28,14 @@ export function celeryEnv(o: CeleryEnvOptions): NodeJS.ProcessEnv {
   return {
     PATH: `${join(o.venv, 'bin')}:${process.env.PATH ?? ''}`,
     HOME: process.env.HOME ?? '/tmp',
-    PYTHONPATH: celeryDir,
+    PYTHONPATH: `${celeryDir}:${pythonPackageDir}`,
     PYTHONDONTWRITEBYTECODE: '1',
     ...services,
     INTEROP_BROKER_URL: BROKER_URL,
     RESULT_DATABASE: o.resultDatabase,
     RESULT_COLLECTION: o.resultCollection ?? 'tombstone',
     INTEROP_QUEUE: o.queue,
+    ...(o.cybercomExtension ? { INTEROP_CYBERCOM_EXTENSION: '1' } : {}),
   };
 }
 

@@ -19,11 +19,12 @@ import { paginate } from '../../http/paginate.js';
 import { parsePaging } from '../../http/paging.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
+import { setPageForm } from '../../render/html-forms.js';
 import type { ServiceContext } from '../../service.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
 import type { QueueService } from './queue-service.js';
-import { defaultQueue, type CatalogTask } from './task-catalog.js';
+import { defaultQueue, signatureJson, type CatalogTask } from './task-catalog.js';
 import type { TaskLogEntry } from './task-log.js';
 import { parseSubmission, parseWait, validateTaskName } from './submission.js';
 import { exampleTokenKey } from './example-token.js';
@@ -126,7 +127,13 @@ export function queueRouter(ctx: ServiceContext): Router {
         const tasks = [...snapshot.tasks.values()].sort((a, b) => a.name.localeCompare(b.name));
         const paging = parsePaging(params, settings.defaultPageSize);
         await paginate(req, res, tasks, paging, {
-          map: (t) => ({ name: t.name, docstring: t.docstring, queues: t.queues, url: runUrl(req, t.name) }),
+          map: (t) => ({
+            name: t.name,
+            docstring: t.docstring,
+            signature: signatureJson(t.signature),
+            queues: t.queues,
+            url: runUrl(req, t.name),
+          }),
           trailing: {
             queues: snapshot.queues,
             workers: snapshot.workers,
@@ -149,10 +156,11 @@ export function queueRouter(ctx: ServiceContext): Router {
         const token = exampleTokenKey(req);
         const url = runUrl(req, task.name);
         const body = JSON.stringify({ function: task.name, queue: defaultQueue(task), args: [], kwargs: {}, tags: [] });
-        res.locals.form = { kind: 'task-run', postUrl: url, task: task.name };
+        setPageForm(res, { kind: 'task-run', postUrl: url, task: task.name, doc: task.docstring, signature: task.signature });
         respond(req, res, 200, {
           name: task.name,
           docstring: task.docstring,
+          signature: signatureJson(task.signature),
           queues: task.queues,
           default_queue: defaultQueue(task),
           can_run: canRunTask(req.principal, task.name),

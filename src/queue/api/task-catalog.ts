@@ -1,6 +1,7 @@
 /**
  * The tasks live workers offer, learnt with Celery remote control (`registered` with
- * `__doc__`, and `active_queues`) and cached briefly so listing and submitting don't broadcast
+ * `__doc__`, `active_queues`, and `cybercom_task_info` for docs and signatures where workers
+ * answer it) and cached briefly so listing and submitting don't broadcast
  * on every request. A task registered by no live worker is unknown.
  *
  * A broadcast always lasts its whole reply timeout (nobody knows how many workers will answer),
@@ -9,11 +10,16 @@
  * list. Only the very first request, an explicit refresh, and a cache lifetime of 0 (no cache)
  * wait for the answer.
  */
-import type { ControlClient } from '../control/control-client.js';
+import type { ControlClient, NodeReplies } from '../control/control-client.js';
+import type { TaskInfoReply, TaskSignature } from '../protocol/task-info.js';
+import type { JsonObject } from '../protocol/json.js';
+import { TaskInfoRefusals } from './task-info-refusals.js';
 
 export interface CatalogTask {
   name: string;
   docstring: string | null;
+  /** From `cybercom_task_info`; null when no worker offering the task answers it. */
+  signature: TaskSignature | null;
   /** Queues consumed by at least one worker that registers the task. */
   queues: string[];
   workers: string[];
@@ -54,6 +60,7 @@ function docstringOf(attributes: Record<string, string>): string | null {
 export class TaskCatalog {
   private snapshot: TaskCatalogSnapshot | null = null;
   private inflight: Promise<TaskCatalogSnapshot> | null = null;
+  private readonly refusals = new TaskInfoRefusals();
 
   constructor(
     private readonly control: ControlClient,
@@ -99,10 +106,12 @@ export class TaskCatalog {
 
   private async fetch(): Promise<TaskCatalogSnapshot> {
     const timeoutMs = this.options.replyTimeoutMs;
-    const [registered, activeQueues] = await Promise.all([
+    const [registered, activeQueues, taskInfo] = await Promise.all([
       this.control.registered(DOC_ITEMS, { timeoutMs }),
       this.control.activeQueues({ timeoutMs }),
+      this.control.taskInfo({ timeoutMs, ...this.refusals.addressing() }),
     ]);
+    this.refusals.note(taskInfo);
     const tasks = new Map<string, CatalogTask>();
     const allQueues = new Set<string>();
     const workers = new Set<string>([...Object.keys(registered), ...Object.keys(activeQueues)]);
@@ -113,7 +122,7 @@ export class TaskCatalog {
       const nodeQueues = (activeQueues[node] ?? []).map((q) => q.name).filter((n): n is string => typeof n === 'string');
       for (const entry of entries) {
         if (isBuiltin(entry.name)) continue;
-        const task = tasks.get(entry.name) ?? { name: entry.name, docstring: null, queues: [], workers: [] };
+        const task = tasks.get(entry.name) ?? { name: entry.name, docstring: null, signature: null, queues: [], workers: [] };
         if (task.docstring === null) task.docstring = docstringOf(entry.attributes);
         for (const q of nodeQueues) if (!task.queues.includes(q)) task.queues.push(q);
         task.workers.push(node);
@@ -123,10 +132,41 @@ export class TaskCatalog {
     for (const task of tasks.values()) {
       task.queues.sort();
       task.workers.sort();
+      fillFromTaskInfo(task, taskInfo);
     }
     this.snapshot = { tasks, queues: [...allQueues].sort(), workers: [...workers].sort(), fetchedAt: Date.now() };
     return this.snapshot;
   }
+}
+
+/**
+ * The signature, and the docstring when `registered` gave none, from the first worker (by node
+ * name, so the choice does not depend on reply order) offering the task that answered
+ * `cybercom_task_info` with it. Workers that do not know the command leave both as they were.
+ */
+function fillFromTaskInfo(task: CatalogTask, replies: NodeReplies<TaskInfoReply>): void {
+  for (const node of task.workers) {
+    const reply = replies[node];
+    const info = reply?.kind === 'tasks' ? reply.tasks.get(task.name) : undefined;
+    if (info === undefined) continue;
+    task.docstring ??= info.doc;
+    task.signature ??= info.signature;
+  }
+}
+
+/** A signature in the API's JSON: Python's parameter kinds, `default_is_repr` only when true. */
+export function signatureJson(signature: TaskSignature | null): JsonObject | null {
+  if (signature === null) return null;
+  return {
+    text: signature.text,
+    parameters: signature.parameters.map((p) => {
+      const out: JsonObject = { name: p.name, kind: p.kind };
+      if (p.default !== undefined) out.default = p.default;
+      if (p.defaultIsRepr === true) out.default_is_repr = true;
+      if (p.annotation !== undefined) out.annotation = p.annotation;
+      return out;
+    }),
+  };
 }
 
 /** The queue a submission goes to when it names none: Celery's default if offered, else the first. */

@@ -16,6 +16,7 @@ import {
   type ControlRequestInput,
 } from '../protocol/control-message.js';
 import { parseRegisteredTask, type ParsedRegisteredTask } from '../protocol/registered-tasks.js';
+import { parseTaskInfoReply, TASK_INFO_COMMAND, type TaskInfoReply } from '../protocol/task-info.js';
 import { brokerUnavailable, type BrokerSession } from './broker-session.js';
 
 export interface BroadcastOptions {
@@ -139,6 +140,14 @@ export class ControlClient {
       if (!Array.isArray(value)) continue; // an {"error": ...} reply
       out[node] = value.filter((line): line is string => typeof line === 'string').map((line) => parseRegisteredTask(line, taskinfoitems));
     }
+    return out;
+  }
+
+  /** Each node's task docs and signatures (`cybercom_task_info`), or its refusal when it lacks the command. */
+  async taskInfo(options?: BroadcastOptions): Promise<NodeReplies<TaskInfoReply>> {
+    const replies = await this.broadcast(TASK_INFO_COMMAND, {}, options);
+    const out: NodeReplies<TaskInfoReply> = {};
+    for (const [node, value] of Object.entries(replies)) out[node] = parseTaskInfoReply(value);
     return out;
   }
 

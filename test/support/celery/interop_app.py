@@ -6,8 +6,10 @@ result backend with TLS options, the JSON serializer, and the test's own queue a
 
 Environment: INTEROP_BROKER_URL BROKER_USERNAME BROKER_PASSWORD BROKER_TLS_CA_FILE BROKER_TLS_CERT_FILE
 BROKER_TLS_KEY_FILE MONGO_URI MONGO_USERNAME MONGO_PASSWORD MONGO_AUTH_SOURCE MONGO_TLS_CA_FILE
-MONGO_TLS_CERT_KEY_FILE RESULT_DATABASE RESULT_COLLECTION INTEROP_QUEUE, and INTEROP_QUEUE_TYPE (Celery >= 5.5:
-task_default_queue_type, e.g. quorum; unset: Celery's default, classic)
+MONGO_TLS_CERT_KEY_FILE RESULT_DATABASE RESULT_COLLECTION INTEROP_QUEUE, INTEROP_QUEUE_TYPE (Celery >= 5.5:
+task_default_queue_type, e.g. quorum; unset: Celery's default, classic), and INTEROP_CYBERCOM_EXTENSION
+(1: the app loads the cybercom.celery extension, as a researcher's app would with one line, and
+the tasks of signature_tasks.py; needs clients/python/src on PYTHONPATH)
 (The broker URL has its own name because the `celery` command line reads BROKER_URL as the
 value of its --broker option, which would replace the URL built here, credentials and all.)
 """
@@ -29,7 +31,9 @@ def _broker_url() -> str:
 
 queue = os.environ.get("INTEROP_QUEUE", "celery")
 
-app = Celery("interop", include=["interop_tasks"])
+with_extension = os.environ.get("INTEROP_CYBERCOM_EXTENSION") == "1"
+
+app = Celery("interop", include=["interop_tasks", "signature_tasks"] if with_extension else ["interop_tasks"])
 app.conf.update(
     broker_url=_broker_url(),
     broker_use_ssl={
@@ -65,3 +69,8 @@ app.conf.update(
 
 if os.environ.get("INTEROP_QUEUE_TYPE"):
     app.conf.task_default_queue_type = os.environ["INTEROP_QUEUE_TYPE"]
+
+if with_extension:
+    import cybercom.celery
+
+    cybercom.celery.install(app)

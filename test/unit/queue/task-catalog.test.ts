@@ -1,21 +1,28 @@
 /** TaskCatalog over a stand-in remote-control client (pure merging/caching logic). */
 import { describe, expect, it } from 'vitest';
 import { TaskCatalog, defaultQueue } from '../../../src/queue/api/task-catalog.js';
-import type { ControlClient } from '../../../src/queue/control/control-client.js';
+import type { BroadcastOptions, ControlClient } from '../../../src/queue/control/control-client.js';
+import { parseTaskInfoReply } from '../../../src/queue/protocol/task-info.js';
 
 function control(
   registered: Record<string, { name: string; attributes: Record<string, string> }[]>,
   queues: Record<string, { name: string }[]>,
+  taskInfo: Record<string, unknown> = {},
 ) {
   let calls = 0;
+  const taskInfoOptions: (BroadcastOptions | undefined)[] = [];
   const client = {
     registered: async () => {
       calls++;
       return registered;
     },
     activeQueues: async () => queues,
+    taskInfo: async (options?: BroadcastOptions) => {
+      taskInfoOptions.push(options);
+      return Object.fromEntries(Object.entries(taskInfo).map(([node, value]) => [node, parseTaskInfoReply(value)]));
+    },
   } as unknown as ControlClient;
-  return { client, calls: () => calls };
+  return { client, calls: () => calls, taskInfoOptions };
 }
 
 describe('TaskCatalog', () => {
@@ -45,6 +52,7 @@ describe('TaskCatalog', () => {
     expect(snapshot.tasks.get('tasks.add')).toEqual({
       name: 'tasks.add',
       docstring: 'Add two numbers.',
+      signature: null,
       queues: ['celery', 'remote'],
       workers: ['a@h', 'b@h'],
     });
@@ -82,6 +90,7 @@ describe('TaskCatalog', () => {
         return answer;
       },
       activeQueues: async () => ({ 'a@h': [{ name: 'celery' }] }),
+      taskInfo: async () => ({}),
     } as unknown as ControlClient;
     const catalog = new TaskCatalog(client, { cacheSeconds: 0.05, replyTimeoutMs });
 
@@ -114,6 +123,7 @@ describe('TaskCatalog', () => {
         return { 'a@h': [{ name: 'tasks.add', attributes: {} }] };
       },
       activeQueues: async () => ({ 'a@h': [{ name: 'celery' }] }),
+      taskInfo: async () => ({}),
     } as unknown as ControlClient;
     const catalog = new TaskCatalog(client, { cacheSeconds: 0.01, replyTimeoutMs: 10 });
     await catalog.get();
@@ -136,8 +146,63 @@ describe('TaskCatalog', () => {
   });
 
   it('prefers the celery queue as the default, else the first', () => {
-    expect(defaultQueue({ name: 't', docstring: null, queues: ['a', 'celery'], workers: [] })).toBe('celery');
-    expect(defaultQueue({ name: 't', docstring: null, queues: ['b', 'c'], workers: [] })).toBe('b');
-    expect(defaultQueue({ name: 't', docstring: null, queues: [], workers: [] })).toBeNull();
+    expect(defaultQueue({ name: 't', docstring: null, signature: null, queues: ['a', 'celery'], workers: [] })).toBe('celery');
+    expect(defaultQueue({ name: 't', docstring: null, signature: null, queues: ['b', 'c'], workers: [] })).toBe('b');
+    expect(defaultQueue({ name: 't', docstring: null, signature: null, queues: [], workers: [] })).toBeNull();
+  });
+
+  it('takes signatures, and docstrings registered did not give, from cybercom_task_info', async () => {
+    const signature = {
+      text: '(x, y=1)',
+      parameters: [
+        { name: 'x', kind: 'positional_or_keyword' },
+        { name: 'y', kind: 'positional_or_keyword', default: 1 },
+      ],
+    };
+    const { client } = control(
+      {
+        'a@h': [
+          { name: 'tasks.add', attributes: { __doc__: 'From registered.' } },
+          { name: 'tasks.undocumented', attributes: {} },
+          { name: 'tasks.plain', attributes: {} },
+        ],
+        'b@h': [{ name: 'tasks.add', attributes: {} }],
+        'old@h': [{ name: 'tasks.plain', attributes: {} }],
+      },
+      { 'a@h': [{ name: 'celery' }], 'b@h': [{ name: 'celery' }], 'old@h': [{ name: 'celery' }] },
+      {
+        // b@h sorts after a@h: its answer for tasks.add is not used.
+        'b@h': { version: 1, tasks: { 'tasks.add': { doc: 'From b.', signature: { text: '(b)', parameters: [] } } } },
+        'a@h': {
+          version: 1,
+          tasks: {
+            'tasks.add': { doc: 'From the extension.', signature },
+            'tasks.undocumented': { doc: '  Only here.\n', signature: null },
+            'tasks.malformed': { doc: 5 },
+            // Not offered by a@h's registered reply: ignored.
+            'tasks.unlisted': { doc: 'x', signature: null },
+          },
+        },
+        'old@h': { error: "KeyError('cybercom_task_info')" },
+      },
+    );
+    const snapshot = await new TaskCatalog(client, { cacheSeconds: 5, replyTimeoutMs: 10 }).get();
+    expect(snapshot.tasks.get('tasks.add')).toMatchObject({ docstring: 'From registered.', signature });
+    expect(snapshot.tasks.get('tasks.undocumented')).toMatchObject({ docstring: 'Only here.', signature: null });
+    expect(snapshot.tasks.get('tasks.plain')).toMatchObject({ docstring: null, signature: null, workers: ['a@h', 'old@h'] });
+    expect(snapshot.tasks.has('tasks.unlisted')).toBe(false);
+  });
+
+  it('leaves workers that refused cybercom_task_info out of the next broadcasts', async () => {
+    const c = control(
+      { 'a@h': [{ name: 't', attributes: {} }], 'old.1@h': [{ name: 't', attributes: {} }] },
+      { 'a@h': [{ name: 'q' }] },
+      { 'a@h': { version: 1, tasks: {} }, 'old.1@h': { error: "KeyError('cybercom_task_info')" } },
+    );
+    const catalog = new TaskCatalog(c.client, { cacheSeconds: 0, replyTimeoutMs: 10 });
+    await catalog.get();
+    await catalog.get();
+    expect(c.taskInfoOptions[0]).toEqual({ timeoutMs: 10 });
+    expect(c.taskInfoOptions[1]).toEqual({ timeoutMs: 10, pattern: '(?!(?:old\\.1@h)$)', matcher: 'pcre' });
   });
 });

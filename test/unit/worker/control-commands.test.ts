@@ -6,7 +6,16 @@ import { TaskRegistry } from '../../../src/worker/task-registry.js';
 
 function target(running: string[] = []): ControlTarget & { revokedSet: RevokedSet; heartbeats: number } {
   const registry = new TaskRegistry([
-    defineTask({ name: 'tasks.add', doc: 'Add two numbers.', run: () => 0 }),
+    defineTask({
+      name: 'tasks.add',
+      doc: 'Add two numbers.',
+      parameters: [
+        { name: 'x', annotation: 'number' },
+        { name: 'y', annotation: 'number', default: 0 },
+        { name: 'note', kind: 'keyword_only' },
+      ],
+      run: () => 0,
+    }),
     defineTask({ name: 'tasks.noop', run: () => null }),
   ]);
   const revokedSet = new RevokedSet();
@@ -17,6 +26,7 @@ function target(running: string[] = []): ControlTarget & { revokedSet: RevokedSe
     nodeName: 'ts@host',
     queues: ['celery', 'other'],
     registeredReply: (items) => registry.registeredReply(items),
+    taskInfoReply: () => registry.taskInfoReply(),
     revoke(ids, terminate) {
       ids.forEach((id) => revokedSet.add(id));
       return terminate ? ids.filter((id) => running.includes(id)) : [];
@@ -40,6 +50,26 @@ function target(running: string[] = []): ControlTarget & { revokedSet: RevokedSe
 describe('remote-control commands', () => {
   it('ping → {"ok": "pong"}', () => {
     expect(runControlCommand(target(), 'ping', {})).toEqual({ ok: 'pong' });
+  });
+
+  it('cybercom_task_info answers docs and declared signatures', () => {
+    expect(runControlCommand(target(), 'cybercom_task_info', {})).toEqual({
+      version: 1,
+      tasks: {
+        'tasks.add': {
+          doc: 'Add two numbers.',
+          signature: {
+            text: '(x: number, y: number = 0, /, *, note)',
+            parameters: [
+              { name: 'x', kind: 'positional_only', annotation: 'number' },
+              { name: 'y', kind: 'positional_only', default: 0, annotation: 'number' },
+              { name: 'note', kind: 'keyword_only' },
+            ],
+          },
+        },
+        'tasks.noop': { doc: null, signature: null },
+      },
+    });
   });
 
   it('registered honours taskinfoitems and defaults to Celery’s items', () => {
