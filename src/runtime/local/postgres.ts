@@ -36,8 +36,8 @@ export interface PostgresOptions {
   password: string;
   startTimeoutMs?: number;
   /**
-   * Told what was killed of an earlier instance of this cluster (one line each time); it is
-   * written to postgres.log in any case.
+   * Told which leftover processes of the cluster were killed (one line each time); the line goes
+   * to postgres.log in any case.
    */
   log?: (message: string) => void;
 }
@@ -118,14 +118,14 @@ function describeExit(status: ExitStatus): string {
 const LEFTOVER_KILL_TIMEOUT_MS = 10_000;
 
 /**
- * Kills whatever is left of an instance of the cluster in `dataDir` (none may run when this is
- * called), so that the next postmaster can start. A postmaster that dies (SIGKILL, a crash) leaves its children
- * running: they are in sessions of their own (PostgreSQL's children call setsid()), so the signal
- * to its process group misses them, and one that does not notice the postmaster's death (stopped,
- * or stuck in a job: pg_cron's launcher has been seen to) keeps the cluster's shared memory
- * attached. A new postmaster then refuses to start ("pre-existing shared memory block ... is still
- * in use") for as long as it lives. Their work is lost either way: the new postmaster recovers
- * from the write-ahead log as after any crash, so SIGKILL costs nothing.
+ * Kills every process of the cluster in `dataDir`; called where none of ours may run there:
+ * before a start, and once the postmaster has exited. A postmaster that dies (SIGKILL, a crash)
+ * leaves its children running: they are in sessions of their own (PostgreSQL's children call
+ * setsid()), so the signal to its process group misses them, and one that does not notice the
+ * postmaster's death (stopped, or stuck in a job: pg_cron's launcher has been seen to) keeps the
+ * cluster's shared memory attached. A new postmaster then refuses to start ("pre-existing shared
+ * memory block ... is still in use") for as long as it lives. Their work is lost either way: the
+ * new postmaster recovers from the write-ahead log as after any crash, so SIGKILL costs nothing.
  */
 async function killLeftovers(dataDir: string, logFile: string, when: string, log?: (message: string) => void): Promise<void> {
   const left = processesWorkingIn(join(PG_BIN, 'postgres'), dataDir);
