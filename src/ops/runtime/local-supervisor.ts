@@ -35,7 +35,7 @@ interface RunningService {
   stop(): Promise<void>;
 }
 
-interface ServiceDefinition {
+export interface ServiceDefinition {
   name: LocalServiceName;
   logFile: string;
   /** The port it listens on: must be free before it starts (see keepRunning). */
@@ -43,7 +43,16 @@ interface ServiceDefinition {
   start(): Promise<RunningService>;
 }
 
-const MAX_BACKOFF_MS = 30_000;
+/** How long the supervisor waits before starting a service again. */
+export interface RestartBackoff {
+  /** The first wait, and the wait after a service that ran at least `stableMs`. */
+  initialMs: number;
+  /** Each quick failure in a row doubles the wait, up to this. */
+  maxMs: number;
+  stableMs: number;
+}
+
+const DEFAULT_BACKOFF: RestartBackoff = { initialMs: 1000, maxMs: 30_000, stableMs: 60_000 };
 /** How long a service waits for its port to be released by a process still shutting down. */
 const PORT_FREE_TIMEOUT_MS = 60_000;
 /** How often the supervisor checks that its pid file still names it. */
@@ -79,6 +88,8 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
         username: ACCOUNTS.database.admin,
         password: secrets.DB_ADMIN_PASSWORD,
         kind,
+        // What a crashed cluster left behind and was killed before the restart: the supervisor's log.
+        log: (message) => process.stderr.write(`${new Date().toISOString()} database: ${message}\n`),
       });
       this.logFile = handle.logFile;
       // The API's and the workers' users, created or brought to the passwords in secrets.env.
@@ -154,6 +165,7 @@ export class LocalSupervisor {
   constructor(
     private readonly layout: InstallLayout,
     private readonly services: ServiceDefinition[],
+    private readonly backoff: RestartBackoff = DEFAULT_BACKOFF,
   ) {
     this.status = { pid: process.pid, startedAt: new Date().toISOString(), ready: false, stopping: false, services: {} };
     const abort = new AbortController();
@@ -174,7 +186,7 @@ export class LocalSupervisor {
 
   /** Starts one service and keeps it running until the supervisor stops. */
   private async keepRunning(def: ServiceDefinition, firstStart: () => void, firstFailure: (err: Error) => void): Promise<void> {
-    let backoff = 1000;
+    let backoff = this.backoff.initialMs;
     let started = false;
     for (let attempt = 0; !this.stopping; attempt++) {
       await this.mark(def.name, {
@@ -200,7 +212,7 @@ export class LocalSupervisor {
           return;
         }
         await Promise.race([sleep(backoff), this.stopRequested]);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        backoff = Math.min(backoff * 2, this.backoff.maxMs);
         continue;
       }
       if (this.stopping) {
@@ -230,9 +242,9 @@ export class LocalSupervisor {
         lastError: 'exited unexpectedly',
       });
       // A service that ran for a while gets a fresh backoff; a crash loop backs off.
-      if (Date.now() - upSince > 60_000) backoff = 1000;
+      if (Date.now() - upSince >= this.backoff.stableMs) backoff = this.backoff.initialMs;
       await Promise.race([sleep(backoff), this.stopRequested]);
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      backoff = Math.min(backoff * 2, this.backoff.maxMs);
     }
   }
 

@@ -41,6 +41,8 @@ export interface MongoWireOptions {
   /** Listen address; default 127.0.0.1. '0.0.0.0' listens on every interface (remote workers). */
   bindHost?: string;
   startTimeoutMs?: number;
+  /** Told about processes of the storage engine that were killed as leftovers (see postgres.ts). */
+  log?: (message: string) => void;
 }
 
 export interface MongoWireHandle extends ServerHandle {
@@ -239,6 +241,7 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
         role: engine.username,
         password: engine.password,
         startTimeoutMs: timeoutMs,
+        log: opts.log,
       });
       const urlFile = join(dir, 'state', 'postgresql-url');
       await writeFile(urlFile, `${storage.url}\n`, { mode: 0o600 });

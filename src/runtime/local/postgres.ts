@@ -14,8 +14,9 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { killAndWait, processesWorkingIn } from './leftover-processes.js';
 import { freePort, waitForPort } from './ports.js';
-import { spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+import { spawnManaged, startupError, type ExitStatus, type ManagedProcess, type ServerHandle } from './processes.js';
 import { assertTraversable, commandAs, handOver, runAsServiceUser } from './service-user.js';
 
 const execFileAsync = promisify(execFile);
@@ -34,6 +35,11 @@ export interface PostgresOptions {
   role: string;
   password: string;
   startTimeoutMs?: number;
+  /**
+   * Told which leftover processes of the cluster were killed (one line each time); the line goes
+   * to postgres.log in any case.
+   */
+  log?: (message: string) => void;
 }
 
 export interface PostgresHandle extends ServerHandle {
@@ -80,6 +86,10 @@ function clusterConf(port: number, socketDir: string): string {
     // The default (1 GB) let the write-ahead log grow to hundreds of MB under an import.
     max_wal_size: quoteLiteral('256MB'),
     min_wal_size: quoteLiteral('64MB'),
+    // Before crash recovery the server makes sure everything in the data directory is on disk:
+    // one syncfs() of its file system instead of an fsync of every file, which took seconds of a
+    // restart after a crash (the data files are in the page cache after a process crash anyway).
+    recovery_init_sync_method: 'syncfs',
     // Server log on stderr, which spawnManaged writes to postgres.log.
     logging_collector: 'off',
     log_destination: quoteLiteral('stderr'),
@@ -98,6 +108,35 @@ async function runPsql(command: [string, string[]], sql: string, env: NodeJS.Pro
     });
     child.stdin?.end(sql);
   });
+}
+
+function describeExit(status: ExitStatus): string {
+  return status.signal ? `signal ${status.signal}` : `code ${status.code}`;
+}
+
+/** How long leftover processes get to vanish after SIGKILL. */
+const LEFTOVER_KILL_TIMEOUT_MS = 10_000;
+
+/**
+ * Kills every process of the cluster in `dataDir`; called where none of ours may run there:
+ * before a start, and once the postmaster has exited. A postmaster that dies (SIGKILL, a crash)
+ * leaves its children running: they are in sessions of their own (PostgreSQL's children call
+ * setsid()), so the signal to its process group misses them, and one that does not notice the
+ * postmaster's death (stopped, or stuck in a job: pg_cron's launcher has been seen to) keeps the
+ * cluster's shared memory attached. A new postmaster then refuses to start ("pre-existing shared
+ * memory block ... is still in use") for as long as it lives. Their work is lost either way: the
+ * new postmaster recovers from the write-ahead log as after any crash, so SIGKILL costs nothing.
+ */
+async function killLeftovers(dataDir: string, logFile: string, when: string, log?: (message: string) => void): Promise<void> {
+  const left = processesWorkingIn(join(PG_BIN, 'postgres'), dataDir);
+  if (left.length === 0) return;
+  const survivors = await killAndWait(left, LEFTOVER_KILL_TIMEOUT_MS);
+  const list = left.map((p) => `${p.pid} (${p.command || 'postgres'})`).join(', ');
+  const message =
+    `${when}: killed ${left.length} leftover process(es) of the cluster in ${dataDir}: ${list}` +
+    (survivors.length > 0 ? `; still running after ${LEFTOVER_KILL_TIMEOUT_MS} ms: ${survivors.map((p) => p.pid).join(', ')}` : '');
+  await appendFile(logFile, `${new Date().toISOString()} [cybercom] LOG:  ${message}\n`).catch(() => undefined);
+  log?.(message);
 }
 
 /** Polls pg_isready until the cluster accepts connections (exit 0). */
@@ -164,17 +203,28 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   if (!mainConf.includes(INCLUDE_LINE)) await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
   await writeFile(join(dataDir, 'cybercom.conf'), clusterConf(port, socketDir), { mode: 0o600 });
   await handOver(runAs, [join(dataDir, 'cybercom.conf')]);
+  // Whoever ran the last instance may have died with it (a supervisor that was killed, say).
+  await killLeftovers(dataDir, logFile, 'before start', opts.log);
 
   let server: ManagedProcess | undefined;
+  /** Settles once the postmaster has exited and nothing of its instance is left. */
+  let ended: Promise<ExitStatus> | undefined;
   const stopCluster = async (): Promise<void> => {
     // SIGINT is PostgreSQL's "fast" shutdown (clients disconnected, a clean checkpoint); SIGTERM
     // would wait for every client session to end by itself.
     if (server?.isRunning()) server.signalGroup('SIGINT');
     await server?.terminate(30_000);
+    await ended;
   };
   try {
     const [command, args] = commandAs(runAs, join(PG_BIN, 'postgres'), ['-D', dataDir]);
     server = await spawnManaged(command, args, { logFile, env, cwd: dir });
+    // Its children outlive a postmaster that dies: they go as soon as it does, not only when
+    // someone stops the cluster, so a restart never meets them.
+    ended = server.exited.then(async (status) => {
+      await killLeftovers(dataDir, logFile, `after the postmaster exited (${describeExit(status)})`, opts.log);
+      return status;
+    });
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
     // The port opens before recovery has finished ("the database system is starting up").
     await waitUntilAccepting(
@@ -226,7 +276,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     logFile,
     socketDir,
     url: `postgres://${encodeURIComponent(opts.role)}:${encodeURIComponent(opts.password)}@127.0.0.1:${port}/postgres`,
-    exited: running.exited,
+    exited: ended as Promise<ExitStatus>,
     stop: () => (stopping ??= stopCluster()),
   };
 }
