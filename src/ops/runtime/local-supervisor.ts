@@ -19,7 +19,7 @@ import { ensureDatabaseUsers } from '../appliance/database-users.js';
 import { apiListenPort, localListenAddress, SERVICE_DATABASE } from '../appliance/env-files.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
 import { loadInstallConfig, type InstallConfig } from '../appliance/install-config.js';
-import { hostPrivateMongoClient, moveServiceData, privateStoreLogin } from '../appliance/private-store.js';
+import { hasPrivateStore, hostPrivateMongoClient, moveServiceData, privateStoreLogin } from '../appliance/private-store.js';
 import { installLayout, type InstallLayout } from '../appliance/layout.js';
 import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
@@ -88,7 +88,8 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
       const admin = hostMongoClient(layout, config, secrets, { who: 'admin' });
       try {
         await ensureDatabaseUsers(admin, secrets);
-        if (handle.kind === 'ferretdb') privateStore = await startPrivateStore(layout, secrets, admin);
+        // The same decision as the API's settings (appliance/env-files.ts) make.
+        if (hasPrivateStore(config)) privateStore = await startPrivateStore(layout, secrets, admin);
       } catch (err) {
         await handle.stop().catch(() => undefined); // not left running behind a failed start
         throw err;

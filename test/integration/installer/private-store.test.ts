@@ -32,6 +32,8 @@ const execFileAsync = promisify(execFile);
 const PREVIOUS_COMMIT = 'a921560';
 const LONG = 600_000;
 const SERVICE_DATABASE = 'cybercom';
+/** The users' collection (Django's name). */
+const USERS = 'auth_user';
 const LOW = { username: 'low', password: 'Low-Password-4711' };
 
 interface Installation {
@@ -89,7 +91,7 @@ async function forgeSuperuser(inst: Installation): Promise<void> {
   await asWorker(inst, async (client) => {
     await client
       .db(SERVICE_DATABASE)
-      .collection('users')
+      .collection(USERS)
       .updateOne({ username: LOW.username }, { $set: { is_superuser: true, is_staff: true } }, { upsert: true });
   });
 }
@@ -132,7 +134,7 @@ async function workerLoginToPrivateStore(inst: Installation): Promise<unknown> {
     serverSelectionTimeoutMS: 5_000,
   });
   try {
-    await client.db(SERVICE_DATABASE).collection('users').findOne({});
+    await client.db(SERVICE_DATABASE).collection(USERS).findOne({});
     return undefined;
   } catch (err) {
     return err;
@@ -146,7 +148,7 @@ async function expectWorkerLockedOut(inst: Installation): Promise<void> {
   const own = await asPrivateStore(inst, async (client) =>
     (await client.db(SERVICE_DATABASE).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
   );
-  expect(own).toEqual(expect.arrayContaining(['users', 'authtoken_token', 'task_log']));
+  expect(own).toEqual(expect.arrayContaining([USERS, 'authtoken_token', 'sessions', 'task_log']));
   // ... which the workers' login cannot open: the engine does not know that login at all.
   const refused = await workerLoginToPrivateStore(inst);
   expect(refused).toBeInstanceOf(MongoServerError);
@@ -238,12 +240,12 @@ describe('a fresh local installation', () => {
       c.db(SERVICE_DATABASE).collection('task_log').countDocuments({ task_id: run.json.task_id }),
     );
     expect(logged).toBe(1);
-  });
+  }, 120_000);
 
   it('keeps every collection of the service data out of the workers’ login’s reach', async () => {
     await createLowUser(inst, 'private');
     await expectWorkerLockedOut(inst);
-  });
+  }, 120_000);
 });
 
 describe('an installation made by the previous version (service data on the shared engine)', () => {
@@ -252,6 +254,7 @@ describe('an installation made by the previous version (service data on the shar
   let apiToken: string;
   let taskId: string;
   let session: Browser;
+  let lowSession: Browser;
 
   beforeAll(async () => {
     target = await prepareInstall('private-upgrade');
@@ -276,6 +279,10 @@ describe('an installation made by the previous version (service data on the shar
     session = new Browser(api);
     await session.loginJson('admin', ADMIN_PASSWORD);
     apiToken = (await session.get('/api/user/')).json.authentication['auth-token'] as string;
+    // The low user's browser session (the installer's re-run sets the administrator's password
+    // again, which ends the administrator's sessions by design).
+    lowSession = new Browser(api);
+    await lowSession.loginJson(LOW.username, LOW.password);
     const run = await call(api, '/api/queue/run/tasks.add/?wait=60', {
       method: 'POST',
       token: apiToken,
@@ -289,46 +296,58 @@ describe('an installation made by the previous version (service data on the shar
     await target?.cleanup();
   }, 120_000);
 
-  it('starts out where the workers’ login reads hashes and tokens, gets SQL, and makes superusers (the layout being replaced)', async () => {
-    const seen = await serviceDataSeenByWorker(inst);
-    expect(seen.some((line) => line.startsWith(`${SERVICE_DATABASE}.users:`))).toBe(true);
-    expect(seen.some((line) => line.startsWith(`${SERVICE_DATABASE}.authtoken_token:`))).toBe(true);
-    expect((await workerSqlLogin(inst)).ok).toBe(true);
-    await forgeSuperuser(inst);
-    expect(await lowIsSuperuser(apiOf(inst))).toBe(true);
-    // Undone, so that what follows starts from an honest low user.
-    await asWorker(inst, (c) =>
-      c
-        .db(SERVICE_DATABASE)
-        .collection('users')
-        .updateOne({ username: LOW.username }, { $set: { is_superuser: false, is_staff: false } }),
-    );
-    expect(await lowIsSuperuser(apiOf(inst))).toBe(false);
-  });
+  it(
+    'starts out where the workers’ login reads hashes and tokens, gets SQL, and makes superusers (the layout being replaced)',
+    async () => {
+      const seen = await serviceDataSeenByWorker(inst);
+      expect(seen.some((line) => line.startsWith(`${SERVICE_DATABASE}.${USERS}:`))).toBe(true);
+      expect(seen.some((line) => line.startsWith(`${SERVICE_DATABASE}.authtoken_token:`))).toBe(true);
+      expect((await workerSqlLogin(inst)).ok).toBe(true);
+      await forgeSuperuser(inst);
+      expect(await lowIsSuperuser(apiOf(inst))).toBe(true);
+      // Undone, so that what follows starts from an honest low user.
+      await asWorker(inst, (c) =>
+        c
+          .db(SERVICE_DATABASE)
+          .collection(USERS)
+          .updateOne({ username: LOW.username }, { $set: { is_superuser: false, is_staff: false } }),
+      );
+      expect(await lowIsSuperuser(apiOf(inst))).toBe(false);
+    },
+    LONG,
+  );
 
-  it('moves it into the private store on upgrade: logins, tokens, sessions and history keep working', async () => {
-    const upgrade = await runTool('installer', ['--yes', ...target.args()], {}, LONG);
-    expect(upgrade.code, upgrade.output.slice(-6000)).toBe(0);
-    const api = apiOf(inst);
-    const history = await call(api, '/api/queue/usertasks/', { token: apiToken });
-    expect(history.status, history.text).toBe(200);
-    expect(history.json.results).toEqual([expect.objectContaining({ task_id: taskId, status: 'SUCCESS', tags: ['before-upgrade'] })]);
-    const profile = await session.get('/api/user/');
-    expect(profile.status, profile.text).toBe(200);
-    expect(profile.json.username).toBe('admin');
-    expect(await adminLogin(api, LOW.password, LOW.username)).toMatch(/^ey/);
-    const result = await call(api, `/api/queue/task/${taskId}/`, { token: apiToken });
-    expect(result.status, result.text).toBe(200);
-    expect(result.json.result).toBe(5);
-    await expectWorkerLockedOut(inst);
-  });
+  it(
+    'moves it into the private store on upgrade: logins, tokens, sessions and history keep working',
+    async () => {
+      const upgrade = await runTool('installer', ['--yes', ...target.args()], {}, LONG);
+      expect(upgrade.code, upgrade.output.slice(-6000)).toBe(0);
+      const api = apiOf(inst);
+      const history = await call(api, '/api/queue/usertasks/', { token: apiToken });
+      expect(history.status, history.text).toBe(200);
+      expect(history.json.results).toEqual([expect.objectContaining({ task_id: taskId, status: 'SUCCESS', tags: ['before-upgrade'] })]);
+      const profile = await lowSession.get('/api/user/');
+      expect(profile.status, profile.text).toBe(200);
+      expect(profile.json.username).toBe(LOW.username);
+      expect(await adminLogin(api, LOW.password, LOW.username)).toMatch(/^ey/);
+      const result = await call(api, `/api/queue/task/${taskId}/`, { token: apiToken });
+      expect(result.status, result.text).toBe(200);
+      expect(result.json.result).toBe(5);
+      await expectWorkerLockedOut(inst);
+    },
+    LONG,
+  );
 
-  it('never reads the shared engine again: a re-run after the workers’ login wrote users there changes nothing', async () => {
-    await forgeSuperuser(inst);
-    const rerun = await runTool('installer', ['--yes', ...target.args()], {}, LONG);
-    expect(rerun.code, rerun.output.slice(-6000)).toBe(0);
-    expect(await lowIsSuperuser(apiOf(inst))).toBe(false);
-    const users = await asPrivateStore(inst, (c) => c.db(SERVICE_DATABASE).collection('users').find({ username: LOW.username }).toArray());
-    expect(users).toEqual([expect.objectContaining({ username: LOW.username, is_superuser: false })]);
-  });
+  it(
+    'never reads the shared engine again: a re-run after the workers’ login wrote users there changes nothing',
+    async () => {
+      await forgeSuperuser(inst);
+      const rerun = await runTool('installer', ['--yes', ...target.args()], {}, LONG);
+      expect(rerun.code, rerun.output.slice(-6000)).toBe(0);
+      expect(await lowIsSuperuser(apiOf(inst))).toBe(false);
+      const users = await asPrivateStore(inst, (c) => c.db(SERVICE_DATABASE).collection(USERS).find({ username: LOW.username }).toArray());
+      expect(users).toEqual([expect.objectContaining({ username: LOW.username, is_superuser: false })]);
+    },
+    LONG,
+  );
 });
