@@ -6,7 +6,7 @@ import cluster from 'node:cluster';
 import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from './config/settings.js';
 import type { Logger } from './log/logger.js';
-import { connectMongo } from './db/mongo-client.js';
+import { connectServiceClients } from './db/mongo-client.js';
 import { StorageState } from './db/storage-state.js';
 import { createAuthModule, type AuthModule } from './auth/index.js';
 import { grantTargets } from './auth/grant-targets.js';
@@ -19,7 +19,9 @@ import { ClusterPeer } from './http/cluster/peer.js';
 export interface ServiceContext {
   settings: Settings;
   logger: Logger;
+  /** The data store's and the catalog's engine, which also holds the workers' task results. */
   mongo: MongoClient;
+  /** The service's own data (users, tokens, sessions, task history), on `settings.privateMongo`. */
   serviceDb: Db;
   auth: AuthModule;
   documents: { dataStore: DocumentArea; catalog: DocumentArea };
@@ -46,24 +48,31 @@ async function keepWorkerRoleInStep(dataStore: DocumentArea, privileges: WorkerP
 }
 
 export async function createServiceContext(settings: Settings, logger: Logger): Promise<ServiceContext> {
-  const mongo = await connectMongo(settings.mongo);
-  const serviceDb = mongo.db(settings.serviceDatabase);
+  const { mongo, privateMongo } = await connectServiceClients(settings);
+  const serviceDb = privateMongo.db(settings.serviceDatabase);
   const documents = createDocumentAreas(settings, mongo, serviceDb);
   await keepWorkerRoleInStep(
     documents.dataStore,
     new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger),
   );
   // The auth module migrates legacy permission codenames against what exists in these areas.
-  const auth = await createAuthModule({ settings, logger, mongo, db: serviceDb, grantTargets: grantTargets(documents, serviceDb) });
+  const auth = await createAuthModule({
+    settings,
+    logger,
+    mongo: privateMongo,
+    db: serviceDb,
+    grantTargets: grantTargets(documents, serviceDb),
+  });
   const healthProbes = new Map<string, () => Promise<void>>();
   healthProbes.set('database', async () => {
-    await serviceDb.command({ ping: 1 });
+    await Promise.all([serviceDb.command({ ping: 1 }), mongo.db(settings.serviceDatabase).command({ ping: 1 })]);
   });
   const queue =
     settings.broker === undefined
       ? undefined
       : new QueueService({
           broker: settings.broker,
+          // The workers write the results on the main engine; the history is the service's own.
           mongo,
           serviceDb,
           resultCollection: settings.resultCollection,
@@ -96,6 +105,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
       await queue?.close();
       await auth.close();
       await mongo.close();
+      if (privateMongo !== mongo) await privateMongo.close();
     },
   };
 }

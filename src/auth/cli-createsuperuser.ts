@@ -145,10 +145,11 @@ export async function runCreateSuperuser(
   const logger = createLogger('warn', 'createsuperuser');
   let mongo;
   try {
-    mongo = await connectMongo(settings.mongo);
+    // Users live in the service's private store (the main database unless one is configured).
+    mongo = await connectMongo(settings.privateMongo);
   } catch (err) {
     // The URI may embed credentials: name only the host part.
-    out.stderr.write(`createsuperuser: cannot reach the database at ${hostOf(settings.mongo.uri)}: ${(err as Error).message}\n`);
+    out.stderr.write(`createsuperuser: cannot reach the database at ${hostOf(settings.privateMongo.uri)}: ${(err as Error).message}\n`);
     return EXIT_FAILED;
   }
   try {

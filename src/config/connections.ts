@@ -20,6 +20,22 @@ export const mongoEnvSchema = z.object({
 });
 
 /**
+ * The service's private database (users, groups, grants, tokens, sessions, login throttle, task
+ * history): where no worker's login reaches it. Unset, it is the main connection's database,
+ * which is right where the engine enforces roles (MongoDB: the workers' role names only the data
+ * store and the result collection). The local runtime's engine has no roles, so there the private
+ * data lives on a second engine of its own, reached through PRIVATE_MONGO_URI (a Unix socket).
+ */
+export const privateMongoEnvSchema = z.object({
+  PRIVATE_MONGO_URI: mongoEnvSchema.shape.MONGO_URI.optional(),
+  PRIVATE_MONGO_USERNAME: nonEmpty.optional(),
+  PRIVATE_MONGO_PASSWORD: nonEmpty.optional(),
+  PRIVATE_MONGO_AUTH_SOURCE: nonEmpty.default('admin'),
+  PRIVATE_MONGO_TLS_CA_FILE: nonEmpty.optional(),
+  PRIVATE_MONGO_TLS_CERT_KEY_FILE: nonEmpty.optional(),
+});
+
+/**
  * BROKER_URL is one address or several separated by `;` or `,` (Celery writes
  * `amqps://a;amqps://b`): the nodes of one RabbitMQ cluster, tried in turn.
  */
@@ -86,6 +102,20 @@ export function toMongoSettings(env: z.infer<typeof mongoEnvSchema>): MongoSetti
     tlsCaFile: env.MONGO_TLS_CA_FILE,
     tlsCertKeyFile: env.MONGO_TLS_CERT_KEY_FILE,
     queryTimeLimitMs: env.MONGO_QUERY_TIME_LIMIT_MS,
+  };
+}
+
+/** The private database's connection: its own when PRIVATE_MONGO_URI is set, else the main one. */
+export function toPrivateMongoSettings(env: z.infer<typeof privateMongoEnvSchema>, main: MongoSettings): MongoSettings {
+  if (env.PRIVATE_MONGO_URI === undefined) return main;
+  return {
+    uri: env.PRIVATE_MONGO_URI,
+    username: env.PRIVATE_MONGO_USERNAME,
+    password: env.PRIVATE_MONGO_PASSWORD,
+    authSource: env.PRIVATE_MONGO_AUTH_SOURCE,
+    tlsCaFile: env.PRIVATE_MONGO_TLS_CA_FILE,
+    tlsCertKeyFile: env.PRIVATE_MONGO_TLS_CERT_KEY_FILE,
+    queryTimeLimitMs: main.queryTimeLimitMs,
   };
 }
 

@@ -11,8 +11,10 @@ import { booleanFlag, commaList, envProblems, setVariables } from './env-values.
 import {
   brokerEnvSchema,
   mongoEnvSchema,
+  privateMongoEnvSchema,
   toBrokerSettings,
   toMongoSettings,
+  toPrivateMongoSettings,
   type BrokerSettings,
   type MongoSettings,
 } from './connections.js';
@@ -78,6 +80,7 @@ export const serviceEnvSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .merge(mongoEnvSchema)
+  .merge(privateMongoEnvSchema)
   .merge(brokerEnvSchema.partial().extend({ BROKER_HEARTBEAT_S: brokerEnvSchema.shape.BROKER_HEARTBEAT_S }));
 
 export interface Settings {
@@ -120,7 +123,13 @@ export interface Settings {
   clientDownloadsDir: string;
   /** /api/metrics: whether metrics are gathered at all, and who may read them without a login. */
   metrics: { enabled: boolean; allowedIps: string[] };
+  /** The engine of the data store, the catalog and the task results (what the workers reach too). */
   mongo: MongoSettings;
+  /**
+   * The service's own data (SERVICE_DATABASE there, but for the task results): the same object as
+   * `mongo` unless PRIVATE_MONGO_URI names a store of its own (see config/connections.ts).
+   */
+  privateMongo: MongoSettings;
   /** Absent when no broker is configured: the queue endpoints then answer 503. */
   broker: BrokerSettings | undefined;
 }
@@ -146,9 +155,19 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
   if (e.MONGO_TLS_CERT_KEY_FILE !== undefined && e.MONGO_TLS_CA_FILE === undefined) {
     problems.push('MONGO_TLS_CA_FILE is required when MONGO_TLS_CERT_KEY_FILE is set');
   }
+  if ((e.PRIVATE_MONGO_USERNAME === undefined) !== (e.PRIVATE_MONGO_PASSWORD === undefined)) {
+    problems.push('PRIVATE_MONGO_USERNAME and PRIVATE_MONGO_PASSWORD must be set together');
+  }
+  if (e.PRIVATE_MONGO_URI === undefined) {
+    for (const key of ['PRIVATE_MONGO_USERNAME', 'PRIVATE_MONGO_TLS_CA_FILE', 'PRIVATE_MONGO_TLS_CERT_KEY_FILE'] as const) {
+      if (e[key] !== undefined) problems.push(`${key} needs PRIVATE_MONGO_URI`);
+    }
+  }
   for (const key of [
     'MONGO_TLS_CA_FILE',
     'MONGO_TLS_CERT_KEY_FILE',
+    'PRIVATE_MONGO_TLS_CA_FILE',
+    'PRIVATE_MONGO_TLS_CERT_KEY_FILE',
     'BROKER_TLS_CA_FILE',
     'BROKER_TLS_CERT_FILE',
     'BROKER_TLS_KEY_FILE',
@@ -174,6 +193,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
+  const mongo = toMongoSettings(e);
   return {
     secretKey: e.SECRET_KEY,
     allowedHosts: e.ALLOWED_HOSTS,
@@ -213,7 +233,8 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     clientDownloadsDir: resolve(e.CLIENT_DOWNLOADS_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
-    mongo: toMongoSettings(e),
+    mongo,
+    privateMongo: toPrivateMongoSettings(e, mongo),
     broker: e.BROKER_URL === undefined ? undefined : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),
   };
 }

@@ -1,6 +1,7 @@
 /** One place that turns MongoSettings into a connected driver client (TLS + SCRAM). */
 import { MongoClient, type MongoClientOptions } from 'mongodb';
 import type { MongoSettings } from '../config/connections.js';
+import type { Settings } from '../config/settings.js';
 
 export function mongoClientOptions(settings: MongoSettings): MongoClientOptions {
   const options: MongoClientOptions = {
@@ -25,4 +26,21 @@ export async function connectMongo(settings: MongoSettings): Promise<MongoClient
   const client = new MongoClient(settings.uri, mongoClientOptions(settings));
   await client.connect();
   return client;
+}
+
+/**
+ * The API's two clients: the main engine's, and the private store's (the same client when the
+ * settings name no store of their own, see config/connections.ts).
+ */
+export async function connectServiceClients(
+  settings: Pick<Settings, 'mongo' | 'privateMongo'>,
+): Promise<{ mongo: MongoClient; privateMongo: MongoClient }> {
+  const mongo = await connectMongo(settings.mongo);
+  if (settings.privateMongo === settings.mongo) return { mongo, privateMongo: mongo };
+  try {
+    return { mongo, privateMongo: await connectMongo(settings.privateMongo) };
+  } catch (err) {
+    await mongo.close();
+    throw err;
+  }
 }

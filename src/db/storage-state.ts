@@ -17,7 +17,7 @@ const OUT_OF_DISK_SPACE = 14031;
 /** PostgreSQL's words (under FerretDB/DocumentDB) and MongoDB's. */
 const STORAGE_FULL_TEXT = /no space left on device|disk full|out of disk space/i;
 const PROBE_INTERVAL_MS = 30_000;
-const PROBE_COLLECTION_PREFIX = 'health_probe_';
+export const PROBE_COLLECTION_PREFIX = 'health_probe_';
 
 /** Does this error say the database ran out of storage? */
 export function isStorageFull(err: unknown): boolean {

@@ -21,6 +21,18 @@ if [[ -z "$python_bin" ]]; then
 fi
 [[ -n "$python_bin" ]] || { echo "python-client: no python3 found (set PYTHON=/path/to/python3)" >&2; exit 1; }
 
+prepare_venv() {
+  local stamp="$venv/.client-pyproject"
+  if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$package/pyproject.toml" "$stamp"; then
+    return 0
+  fi
+  echo "python-client: creating $venv with $("$python_bin" --version 2>&1)" >&2
+  "$python_bin" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check hatchling -e "$package[dev,celery,geo]"
+  cp "$package/pyproject.toml" "$stamp"
+}
+
 lint() {
   cd "$package"
   "$venv/bin/ruff" check src tests

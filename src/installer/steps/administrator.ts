@@ -10,7 +10,7 @@ import { createAuthModule } from '../../auth/index.js';
 import { loadSettings } from '../../config/settings.js';
 import { connectMongo } from '../../db/mongo-client.js';
 import { createLogger } from '../../log/logger.js';
-import { serviceEnv } from '../../ops/appliance/env-files.js';
+import { hostServiceEnv } from '../../ops/appliance/env-files.js';
 import type { InstallContext, Step } from '../step.js';
 
 export function generatePassword(): string {
@@ -25,8 +25,8 @@ export const administrator: Step = {
   skip: (ctx) => (ctx.noStart ? '--no-start' : undefined),
   async run(ctx: InstallContext) {
     // The host's view of the API settings: local paths and the published database port.
-    const settings = loadSettings(serviceEnv(ctx.layout, { ...ctx.config, runtime: 'local' }, ctx.secrets!));
-    const mongo = await connectMongo(settings.mongo);
+    const settings = loadSettings(hostServiceEnv(ctx.layout, ctx.config, ctx.secrets!));
+    const mongo = await connectMongo(settings.privateMongo);
     try {
       const auth = await createAuthModule({
         settings,

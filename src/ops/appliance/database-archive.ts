@@ -19,10 +19,14 @@ export type DatabaseInventory = Record<string, Record<string, number>>;
 const fileName = (name: string): string => encodeURIComponent(name);
 const originalName = (file: string): string => decodeURIComponent(file);
 
+/** Which collections a dump or load takes (default all): the local runtime splits them over two engines. */
+export type CollectionFilter = (db: string, col: string) => boolean;
+
 export async function dumpDatabases(
   client: MongoClient,
   dir: string,
   onCollection?: (db: string, col: string, count: number) => void,
+  include: CollectionFilter = () => true,
 ): Promise<DatabaseInventory> {
   const inventory: DatabaseInventory = {};
   const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
@@ -30,11 +34,14 @@ export async function dumpDatabases(
     if (isSystemDatabase(dbName)) continue;
     const db = client.db(dbName);
     const dbDir = join(dir, fileName(dbName));
-    await mkdir(dbDir, { recursive: true, mode: 0o700 });
-    inventory[dbName] = {};
-    const collections = (await db.listCollections({}, { nameOnly: true }).toArray()).filter(
+    const all = (await db.listCollections({}, { nameOnly: true }).toArray()).filter(
       (c) => !c.name.startsWith('system.') && (c.type ?? 'collection') === 'collection',
     );
+    const collections = all.filter((c) => include(dbName, c.name));
+    // A database whose every collection another engine's dump takes is that dump's alone.
+    if (collections.length === 0 && all.length > 0) continue;
+    await mkdir(dbDir, { recursive: true, mode: 0o700 });
+    inventory[dbName] = {};
     for (const { name: colName } of collections.sort((a, b) => a.name.localeCompare(b.name))) {
       const collection = db.collection(colName);
       const out = createWriteStream(join(dbDir, `${fileName(colName)}.jsonl`), { mode: 0o600 });
@@ -79,14 +86,21 @@ async function insertBatches(client: MongoClient, dbName: string, colName: strin
  * Replaces each dumped collection by its dumped content (collections not in the dump are left
  * alone). Indexes the server cannot create (an index type the engine lacks) are reported, not fatal.
  */
-export async function loadDatabases(client: MongoClient, dir: string, warn: (text: string) => void): Promise<DatabaseInventory> {
+export async function loadDatabases(
+  client: MongoClient,
+  dir: string,
+  warn: (text: string) => void,
+  include: CollectionFilter = () => true,
+): Promise<DatabaseInventory> {
   const inventory: DatabaseInventory = {};
   for (const dbFile of (await readdir(dir)).sort()) {
     const dbName = originalName(dbFile);
     if (isSystemDatabase(dbName)) continue;
     inventory[dbName] = {};
     const db = client.db(dbName);
-    const files = (await readdir(join(dir, dbFile))).filter((f) => f.endsWith('.jsonl')).sort();
+    const files = (await readdir(join(dir, dbFile)))
+      .filter((f) => f.endsWith('.jsonl') && include(dbName, originalName(f.slice(0, -'.jsonl'.length))))
+      .sort();
     for (const file of files) {
       const colName = originalName(file.slice(0, -'.jsonl'.length));
       await db

@@ -13,6 +13,7 @@ import { repositoryRoot } from './layout.js';
 import { publishedMemberUri, replicaSetUri } from './replica-set.js';
 import { brokerClusterUrl, CLUSTER_QUEUE_TYPE } from './broker-cluster.js';
 import { ACCOUNTS, type Secrets } from './secrets.js';
+import { hasPrivateStore, privateStoreEnv } from './private-store.js';
 
 /** Where the API and worker images find their TLS files (compose.yaml mounts them there). */
 export const CONTAINER_TLS_DIR = '/run/cybercom/tls';
@@ -121,6 +122,18 @@ function apiHttpsEnv(config: InstallConfig): EnvMap {
 }
 
 export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets): EnvMap {
+  return renderServiceEnv(layout, config, secrets, hasPrivateStore(config));
+}
+
+/**
+ * The API's settings as seen from this host (local paths, the published database port), for
+ * operator steps that use the API's own modules on a compose installation too.
+ */
+export function hostServiceEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets): EnvMap {
+  return renderServiceEnv(layout, { ...config, runtime: 'local' }, secrets, hasPrivateStore(config));
+}
+
+function renderServiceEnv(layout: InstallLayout, config: InstallConfig, secrets: Secrets, privateStore: boolean): EnvMap {
   const runtime = config.runtime;
   return {
     SECRET_KEY: secrets.SECRET_KEY,
@@ -144,6 +157,8 @@ export function serviceEnv(layout: InstallLayout, config: InstallConfig, secrets
       { user: ACCOUNTS.database.api, password: secrets.DB_API_PASSWORD },
       { user: ACCOUNTS.broker.api, password: secrets.BROKER_API_PASSWORD },
     ),
+    // Users, tokens, sessions and history where the workers' login cannot reach them.
+    ...(privateStore ? privateStoreEnv(layout, secrets) : {}),
     LOG_LEVEL: 'info',
   };
 }

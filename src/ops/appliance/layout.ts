@@ -29,6 +29,8 @@ export interface InstallLayout {
   dataDir: string;
   brokerDir: string;
   databaseDir: string;
+  /** Local runtime on FerretDB: the service's own data, on an engine only the API reaches (see private-store.ts). */
+  privateDatabaseDir: string;
   /** Compose runtime: per-service copies of keys and secrets, owned by the user each image runs as. */
   composeFilesDir: string;
   logsDir: string;
@@ -62,6 +64,7 @@ export function installLayout(root: string): InstallLayout {
     dataDir,
     brokerDir: join(dataDir, 'rabbitmq'),
     databaseDir: join(dataDir, 'database'),
+    privateDatabaseDir: join(dataDir, 'private-database'),
     composeFilesDir: join(dir, 'compose'),
     logsDir,
     installLog: join(logsDir, 'install.log'),

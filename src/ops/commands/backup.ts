@@ -8,7 +8,9 @@ import { join, resolve } from 'node:path';
 import { create as createTar } from 'tar';
 import { checksumLines } from '../appliance/checksums.js';
 import { dumpDatabases } from '../appliance/database-archive.js';
+import { SERVICE_DATABASE } from '../appliance/env-files.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
+import { hasPrivateStore, hostPrivateMongoClient, inPrivateStore } from '../appliance/private-store.js';
 import { DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const BACKUP_FORMAT = 'cybercom-backup';
@@ -49,15 +51,27 @@ export const backup: Command = async (argv) => {
   const root = join(staging, 'cybercom-backup');
   try {
     await mkdir(root, { mode: 0o700 });
+    const report = (db: string, col: string, n: number): void => void process.stdout.write(`  ${db}.${col}: ${n} document(s)\n`);
+    // One archive layout whatever the engines: the private store's collections go into the
+    // service database's directory beside the task results (restore splits them again).
+    const privateStore = hasPrivateStore(inst.config);
+    const isPrivate = inPrivateStore(SERVICE_DATABASE);
     const client = hostMongoClient(inst.layout, inst.config, inst.secrets, { who: 'admin', timeoutMs: 15_000 });
     let databases;
     try {
       await client.connect();
-      databases = await dumpDatabases(client, join(root, 'databases'), (db, col, n) =>
-        process.stdout.write(`  ${db}.${col}: ${n} document(s)\n`),
-      );
+      databases = await dumpDatabases(client, join(root, 'databases'), report, (db, col) => !(privateStore && isPrivate(db, col)));
     } finally {
       await client.close();
+    }
+    if (privateStore) {
+      const store = hostPrivateMongoClient(inst.layout, inst.secrets, 15_000);
+      try {
+        const own = await dumpDatabases(store, join(root, 'databases'), report, isPrivate);
+        for (const [db, cols] of Object.entries(own)) databases[db] = { ...databases[db], ...cols };
+      } finally {
+        await store.close();
+      }
     }
     await cp(inst.layout.configDir, join(root, 'config'), { recursive: true });
     await cp(inst.layout.certsDir, join(root, 'certs'), { recursive: true });

@@ -18,7 +18,9 @@ import { verifyChecksums } from '../appliance/checksums.js';
 import { loadDatabases } from '../appliance/database-archive.js';
 import { writeDerivedConfig } from '../appliance/derived-config.js';
 import { waitUntilHealthy, type Installation } from '../appliance/health.js';
+import { SERVICE_DATABASE } from '../appliance/env-files.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
+import { hasPrivateStore, hostPrivateMongoClient, inPrivateStore } from '../appliance/private-store.js';
 import { topologyOf } from '../appliance/install-config.js';
 import { loadSecrets } from '../appliance/secrets.js';
 import { openRuntime } from '../runtime/open-runtime.js';
@@ -119,13 +121,28 @@ export const restore: Command = async (argv) => {
     }
     await waitUntilHealthy(inst, 180_000);
     say('Loading the databases ...');
+    const warn = (text: string): void => say(`  warning: ${text}`);
+    const report = (loaded: Record<string, Record<string, number>>): void => {
+      for (const [db, cols] of Object.entries(loaded)) for (const [col, n] of Object.entries(cols)) say(`  ${db}.${col}: ${n} document(s)`);
+    };
+    // The service's own data goes to the private store where there is one (backups from before it
+    // existed too), the rest to the main engine.
+    const privateStore = hasPrivateStore(inst.config);
+    const isPrivate = inPrivateStore(SERVICE_DATABASE);
     const client = hostMongoClient(layout, inst.config, inst.secrets, { who: 'admin', timeoutMs: 15_000 });
     try {
       await client.connect();
-      const loaded = await loadDatabases(client, join(dir, 'databases'), (text) => say(`  warning: ${text}`));
-      for (const [db, cols] of Object.entries(loaded)) for (const [col, n] of Object.entries(cols)) say(`  ${db}.${col}: ${n} document(s)`);
+      report(await loadDatabases(client, join(dir, 'databases'), warn, (db, col) => !(privateStore && isPrivate(db, col))));
     } finally {
       await client.close();
+    }
+    if (privateStore) {
+      const store = hostPrivateMongoClient(layout, inst.secrets, 15_000);
+      try {
+        report(await loadDatabases(store, join(dir, 'databases'), warn, isPrivate));
+      } finally {
+        await store.close();
+      }
     }
     // The API caches nothing across restarts that the restore could contradict, but sessions and
     // the permission cache are per process: a restart makes the restored users take effect at once.

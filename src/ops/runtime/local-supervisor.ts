@@ -8,16 +8,18 @@
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startMongoWire, type MongoWireKind } from '../../runtime/local/mongo-wire.js';
+import type { MongoClient } from 'mongodb';
+import { startMongoWire, startPrivateFerretDb, type MongoWireHandle, type MongoWireKind } from '../../runtime/local/mongo-wire.js';
 import { waitForPortFree } from '../../runtime/local/ports.js';
 import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js';
 import { startRabbitMq } from '../../runtime/local/rabbitmq.js';
 import { certificatePaths } from '../appliance/certificates.js';
 import { legacyMigrationPending } from '../appliance/database-migration.js';
 import { ensureDatabaseUsers } from '../appliance/database-users.js';
-import { apiListenPort, localListenAddress } from '../appliance/env-files.js';
+import { apiListenPort, localListenAddress, SERVICE_DATABASE } from '../appliance/env-files.js';
 import { hostMongoClient } from '../appliance/host-connections.js';
 import { loadInstallConfig, type InstallConfig } from '../appliance/install-config.js';
+import { hasPrivateStore, hostPrivateMongoClient, moveServiceData, privateStoreLogin } from '../appliance/private-store.js';
 import { installLayout, type InstallLayout } from '../appliance/layout.js';
 import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
@@ -92,17 +94,55 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
         log: (message) => process.stderr.write(`${new Date().toISOString()} database: ${message}\n`),
       });
       this.logFile = handle.logFile;
+      let privateStore: MongoWireHandle | undefined;
       // The API's and the workers' users, created or brought to the passwords in secrets.env.
       const admin = hostMongoClient(layout, config, secrets, { who: 'admin' });
       try {
         await ensureDatabaseUsers(admin, secrets);
+        // The same decision as the API's settings (appliance/env-files.ts) make.
+        if (hasPrivateStore(config)) privateStore = await startPrivateStore(layout, secrets, admin);
       } catch (err) {
         await handle.stop().catch(() => undefined); // not left running behind a failed start
         throw err;
       } finally {
         await admin.close();
       }
-      return handle;
+      return privateStore ? bothEngines(handle, privateStore) : handle;
+    },
+  };
+}
+
+/**
+ * The private store beside FerretDB (see appliance/private-store.ts), with the service data of an
+ * installation from before it moved in, before the API starts.
+ */
+async function startPrivateStore(layout: InstallLayout, secrets: Secrets, main: MongoClient): Promise<MongoWireHandle> {
+  const store = await startPrivateFerretDb({
+    dir: layout.privateDatabaseDir,
+    ...privateStoreLogin(secrets),
+    log: (message) => process.stderr.write(`${new Date().toISOString()} private database: ${message}\n`),
+  });
+  const client = hostPrivateMongoClient(layout, secrets);
+  try {
+    const log = (line: string): void => void process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+    await moveServiceData(main, client, SERVICE_DATABASE, log);
+  } catch (err) {
+    await store.stop().catch(() => undefined);
+    throw err;
+  } finally {
+    await client.close();
+  }
+  return store;
+}
+
+/** One service of two engines: down when either is, stopped private store first. */
+function bothEngines(main: MongoWireHandle, privateStore: MongoWireHandle): RunningService {
+  return {
+    pid: main.pid,
+    exited: Promise.race([main.exited, privateStore.exited]),
+    stop: async () => {
+      await privateStore.stop().catch(() => undefined);
+      await main.stop();
     },
   };
 }

@@ -6,7 +6,7 @@
  * connection with the client certificate that authenticates and runs `ping`.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -131,16 +131,29 @@ function ferretDbArgs(o: MongoWireOptions, port: number, dir: string, urlFile: s
   ];
 }
 
-function client(port: number, clientCertKeyFile: string, caFile: string, auth?: { username: string; password: string }): MongoClient {
-  return new MongoClient(`mongodb://localhost:${port}/`, {
+/** How this module's own set-up client reaches the server: TCP with TLS, or a Unix socket. */
+type Endpoint = { port: number; caFile: string; clientCertKeyFile: string } | { socket: string };
+
+/** The driver's address of a Unix socket: the path, percent-encoded, as the host. */
+export function unixSocketUri(socket: string): string {
+  return `mongodb://${encodeURIComponent(socket)}/`;
+}
+
+function client(endpoint: Endpoint, auth?: { username: string; password: string }): MongoClient {
+  const timeouts = { directConnection: true, serverSelectionTimeoutMS: 3000, connectTimeoutMS: 3000 };
+  const login = auth ? { auth, authSource: AUTH_SOURCE } : {};
+  if ('socket' in endpoint) return new MongoClient(unixSocketUri(endpoint.socket), { ...timeouts, ...login });
+  return new MongoClient(`mongodb://localhost:${endpoint.port}/`, {
     tls: true,
-    tlsCAFile: caFile,
-    tlsCertificateKeyFile: clientCertKeyFile,
-    directConnection: true,
-    serverSelectionTimeoutMS: 3000,
-    connectTimeoutMS: 3000,
-    ...(auth ? { auth, authSource: AUTH_SOURCE } : {}),
+    tlsCAFile: endpoint.caFile,
+    tlsCertificateKeyFile: endpoint.clientCertKeyFile,
+    ...timeouts,
+    ...login,
   });
+}
+
+function tlsEndpoint(o: MongoWireOptions, port: number): Endpoint {
+  return { port, caFile: o.caFile, clientCertKeyFile: o.clientCertKeyFile };
 }
 
 /**
@@ -149,7 +162,7 @@ function client(port: number, clientCertKeyFile: string, caFile: string, auth?: 
  * existing user is used.
  */
 async function ensureMongodUser(o: MongoWireOptions, port: number): Promise<void> {
-  const c = client(port, o.clientCertKeyFile, o.caFile);
+  const c = client(tlsEndpoint(o, port));
   try {
     await c.db(AUTH_SOURCE).command({ createUser: o.username, pwd: o.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
   } catch (err) {
@@ -182,20 +195,20 @@ async function enginePassword(stateDir: string): Promise<string> {
  * workers' users are), logged in as the engine role; its password follows the options on every
  * start, so a rotated password takes effect without touching PostgreSQL by hand.
  */
-async function ensureFerretDbAdmin(o: MongoWireOptions, port: number, engine: { username: string; password: string }): Promise<void> {
-  const c = client(port, o.clientCertKeyFile, o.caFile, engine);
+async function ensureFerretDbAdmin(endpoint: Endpoint, user: Login, engine: Login): Promise<void> {
+  const c = client(endpoint, engine);
   try {
     const db = c.db(AUTH_SOURCE);
-    const info = (await db.command({ usersInfo: o.username })) as { users?: unknown[] };
-    if ((info.users?.length ?? 0) > 0) await db.command({ updateUser: o.username, pwd: o.password });
-    else await db.command({ createUser: o.username, pwd: o.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
+    const info = (await db.command({ usersInfo: user.username })) as { users?: unknown[] };
+    if ((info.users?.length ?? 0) > 0) await db.command({ updateUser: user.username, pwd: user.password });
+    else await db.command({ createUser: user.username, pwd: user.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
   } finally {
     await c.close();
   }
 }
 
-async function pingWithCredentials(o: MongoWireOptions, port: number): Promise<void> {
-  const c = client(port, o.clientCertKeyFile, o.caFile, { username: o.username, password: o.password });
+async function pingWithCredentials(endpoint: Endpoint, user: Login): Promise<void> {
+  const c = client(endpoint, user);
   try {
     await c.connect();
     // `ping` needs no privileges; listCollections on authSource proves the login really happened.
@@ -206,6 +219,38 @@ async function pingWithCredentials(o: MongoWireOptions, port: number): Promise<v
   }
 }
 
+interface Login {
+  username: string;
+  password: string;
+}
+
+/** FerretDB's storage: the PostgreSQL cluster in <dir>/postgres and the URL file FerretDB reads. */
+interface FerretDbStorage {
+  postgres: PostgresHandle;
+  engine: Login;
+  urlFile: string;
+}
+
+async function startFerretDbStorage(dir: string, timeoutMs: number, log?: (message: string) => void): Promise<FerretDbStorage> {
+  await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
+  // PostgreSQL runs as its own user and must pass through; everything inside is protected by
+  // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
+  await chmod(dir, 0o711);
+  const engine = { username: ENGINE_ROLE, password: await enginePassword(join(dir, 'state')) };
+  const postgres = await startPostgres({
+    dir: join(dir, 'postgres'),
+    role: engine.username,
+    password: engine.password,
+    startTimeoutMs: timeoutMs,
+    log,
+  });
+  const urlFile = join(dir, 'state', 'postgresql-url');
+  await writeFile(urlFile, `${postgres.url}\n`, { mode: 0o600 });
+  return { postgres, engine, urlFile };
+}
+
+const LOG_ERRORS = /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/;
+
 export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireHandle> {
   const { kind, command } = chooseServer(opts.kind);
   const dir = resolve(opts.dir);
@@ -213,16 +258,17 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
   const timeoutMs = opts.startTimeoutMs ?? 60_000;
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const logFile = join(dir, `${kind}.log`);
+  const endpoint = tlsEndpoint(opts, port);
+  const user = { username: opts.username, password: opts.password };
 
   const started = Date.now();
-  let storage: PostgresHandle | undefined;
-  let engine: { username: string; password: string } | undefined;
+  let storage: FerretDbStorage | undefined;
   let server: ManagedProcess | undefined;
   const stopServer = async (): Promise<void> => {
     // Both servers shut down cleanly on SIGTERM (mongod flushes its journal); FerretDB goes
     // first, then the cluster under it.
     await server?.terminate(15_000);
-    await storage?.stop();
+    await storage?.postgres.stop();
   };
   try {
     let args: string[];
@@ -231,51 +277,133 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
       await mkdir(dataDir, { recursive: true, mode: 0o700 });
       args = mongodArgs(opts, port, dataDir);
     } else {
-      await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
-      // PostgreSQL runs as its own user and must pass through; everything inside is protected by
-      // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
-      await chmod(dir, 0o711);
-      engine = { username: ENGINE_ROLE, password: await enginePassword(join(dir, 'state')) };
-      storage = await startPostgres({
-        dir: join(dir, 'postgres'),
-        role: engine.username,
-        password: engine.password,
-        startTimeoutMs: timeoutMs,
-        log: opts.log,
-      });
-      const urlFile = join(dir, 'state', 'postgresql-url');
-      await writeFile(urlFile, `${storage.url}\n`, { mode: 0o600 });
-      args = ferretDbArgs(opts, port, dir, urlFile);
+      storage = await startFerretDbStorage(dir, timeoutMs, opts.log);
+      args = ferretDbArgs(opts, port, dir, storage.urlFile);
     }
     server = await spawnManaged(command, args, { logFile, cwd: dir });
-    const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage)]) : server.exitSignal;
+    const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]) : server.exitSignal;
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: stopped });
     if (kind === 'mongod') await ensureMongodUser(opts, port);
+    const engine = storage?.engine;
     await retryUntilReady(
       async () => {
-        if (engine) await ensureFerretDbAdmin(opts, port, engine);
-        await pingWithCredentials(opts, port);
+        if (engine) await ensureFerretDbAdmin(endpoint, user, engine);
+        await pingWithCredentials(endpoint, user);
       },
       { started, timeoutMs, stopped },
     );
   } catch (err) {
     await stopServer().catch(() => undefined);
-    throw await startupError(`${kind} on port ${port}`, err, logFile, /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/);
+    throw await startupError(`${kind} on port ${port}`, err, logFile, LOG_ERRORS);
   }
+  return handle(kind, server as ManagedProcess, storage, port, `mongodb://localhost:${port}/`, logFile, stopServer);
+}
 
+function handle(
+  kind: MongoWireKind,
+  front: ManagedProcess,
+  storage: FerretDbStorage | undefined,
+  port: number,
+  uri: string,
+  logFile: string,
+  stopServer: () => Promise<void>,
+): MongoWireHandle {
   let stopping: Promise<void> | undefined;
-  const front = server as ManagedProcess;
   return {
     kind,
     pid: front.pid,
     port,
-    uri: `mongodb://localhost:${port}/`,
+    uri,
     authSource: AUTH_SOURCE,
     logFile,
     // The service is down when either process is: the supervisor then restarts both.
-    exited: storage ? Promise.race([front.exited, storage.exited]) : front.exited,
+    exited: storage ? Promise.race([front.exited, storage.postgres.exited]) : front.exited,
     stop: () => (stopping ??= stopServer()),
   };
+}
+
+export interface PrivateFerretDbOptions {
+  /** Working directory of this server (data, state, log, and the socket's directory). */
+  dir: string;
+  /** Its only login (besides the internal engine role): created, or given this password, at every start. */
+  username: string;
+  password: string;
+  startTimeoutMs?: number;
+  /** Told what was killed of a dead earlier instance of its PostgreSQL cluster. */
+  log?: (message: string) => void;
+}
+
+/**
+ * The Unix socket's path must fit in sockaddr_un.sun_path (108 bytes with the terminating NUL on
+ * Linux); a longer one fails in FerretDB with a message that does not say why.
+ */
+const MAX_SOCKET_PATH = 107;
+
+/** Where a private server in `dir` listens. */
+export function privateSocketPath(dir: string): string {
+  return join(resolve(dir), 'socket', 'ferretdb.sock');
+}
+
+/**
+ * A FerretDB v2 server on its own PostgreSQL cluster that listens only on a Unix socket in a 0700
+ * directory, with one login: for data no network client may reach, whatever credentials it holds.
+ * FerretDB has no authorization (every login may read and write everything, see the header of
+ * src/ops/appliance/database-users.ts) and its logins are the roles of its cluster; a cluster of
+ * its own is what keeps the logins made on another engine from authenticating here at all.
+ * Plaintext on the socket: only this user (and root) can open it, and nothing crosses a network.
+ */
+export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promise<MongoWireHandle> {
+  const { command } = chooseServer('ferretdb');
+  const dir = resolve(opts.dir);
+  const socket = privateSocketPath(dir);
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+    throw new Error(`the socket path ${socket} is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter install directory`);
+  }
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dirname(socket), { recursive: true, mode: 0o700 });
+  await chmod(dirname(socket), 0o700);
+  // A socket file left by a killed server would make the listener fail with "address already in use".
+  await rm(socket, { force: true });
+  const logFile = join(dir, 'ferretdb.log');
+  const endpoint: Endpoint = { socket };
+  const user = { username: opts.username, password: opts.password };
+
+  const started = Date.now();
+  let storage: FerretDbStorage | undefined;
+  let server: ManagedProcess | undefined;
+  const stopServer = async (): Promise<void> => {
+    await server?.terminate(15_000);
+    await storage?.postgres.stop();
+  };
+  try {
+    storage = await startFerretDbStorage(dir, timeoutMs, opts.log);
+    const args = [
+      `--postgresql-url-file=${storage.urlFile}`,
+      `--state-dir=${join(dir, 'state')}`,
+      // No TCP listener at all, plaintext or TLS: the socket is the only way in.
+      '--listen-addr=',
+      `--listen-unix=${socket}`,
+      '--telemetry=disable',
+      '--debug-addr=-',
+      '--log-level=info',
+      '--log-format=text',
+    ];
+    server = await spawnManaged(command, args, { logFile, cwd: dir });
+    const stopped = AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]);
+    const engine = storage.engine;
+    await retryUntilReady(
+      async () => {
+        await ensureFerretDbAdmin(endpoint, user, engine);
+        await pingWithCredentials(endpoint, user);
+      },
+      { started, timeoutMs, stopped },
+    );
+  } catch (err) {
+    await stopServer().catch(() => undefined);
+    throw await startupError(`ferretdb on ${socket}`, err, logFile, LOG_ERRORS);
+  }
+  return handle('ferretdb', server as ManagedProcess, storage, 0, unixSocketUri(socket), logFile, stopServer);
 }
 
 function storageExitSignal(storage: PostgresHandle): AbortSignal {

@@ -100,6 +100,16 @@ function clusterConf(port: number, socketDir: string): string {
     .join('\n')}\n`;
 }
 
+/**
+ * Who may log in, rewritten at every start. Socket logins are trusted (the socket directory is
+ * 0700). Over TCP only the front end's own role may log in: FerretDB makes every client login a
+ * PostgreSQL superuser with a password, and none of them may reach SQL (and from there the files
+ * and programs of this host) by dialling the cluster's port directly.
+ */
+function hbaConf(role: string): string {
+  return ['local all all trust', `host all ${quoteIdentifier(role)} 127.0.0.1/32 scram-sha-256`, ''].join('\n');
+}
+
 async function runPsql(command: [string, string[]], sql: string, env: NodeJS.ProcessEnv): Promise<void> {
   await new Promise<void>((resolvePromise, reject) => {
     const child = execFile(command[0], command[1], { env, timeout: 120_000 }, (err, _stdout, stderr) => {
@@ -202,7 +212,8 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   const mainConf = await readFile(join(dataDir, 'postgresql.conf'), 'utf8');
   if (!mainConf.includes(INCLUDE_LINE)) await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
   await writeFile(join(dataDir, 'cybercom.conf'), clusterConf(port, socketDir), { mode: 0o600 });
-  await handOver(runAs, [join(dataDir, 'cybercom.conf')]);
+  await writeFile(join(dataDir, 'pg_hba.conf'), hbaConf(opts.role), { mode: 0o600 });
+  await handOver(runAs, [join(dataDir, 'cybercom.conf'), join(dataDir, 'pg_hba.conf')]);
   // Whoever ran the last instance may have died with it (a supervisor that was killed, say).
   await killLeftovers(dataDir, logFile, 'before start', opts.log);
 

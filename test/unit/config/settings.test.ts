@@ -126,3 +126,44 @@ describe('API_PROCESSES', () => {
     }
   });
 });
+
+describe('the private database (PRIVATE_MONGO_*)', () => {
+  it('is the main connection when unset', () => {
+    const s = loadSettings({ ...minimal, MONGO_USERNAME: 'api', MONGO_PASSWORD: 'pw' });
+    expect(s.privateMongo).toBe(s.mongo);
+  });
+
+  it('is a connection of its own when PRIVATE_MONGO_URI is set, with its own login and the main query limit', () => {
+    const s = loadSettings({
+      ...minimal,
+      MONGO_QUERY_TIME_LIMIT_MS: '1234',
+      PRIVATE_MONGO_URI: 'mongodb://%2Fsrv%2Fcybercom%2Fdata%2Fprivate-database%2Fsocket%2Fferretdb.sock/',
+      PRIVATE_MONGO_USERNAME: 'cybercom-api',
+      PRIVATE_MONGO_PASSWORD: 'secret',
+    });
+    expect(s.privateMongo).not.toBe(s.mongo);
+    expect(s.privateMongo).toEqual({
+      uri: 'mongodb://%2Fsrv%2Fcybercom%2Fdata%2Fprivate-database%2Fsocket%2Fferretdb.sock/',
+      username: 'cybercom-api',
+      password: 'secret',
+      authSource: 'admin',
+      tlsCaFile: undefined,
+      tlsCertKeyFile: undefined,
+      queryTimeLimitMs: 1234,
+    });
+  });
+
+  it('reports a half-given login, login details without an address, and a wrong scheme', () => {
+    const uri = 'mongodb://localhost:27018/';
+    expect(problems({ ...minimal, PRIVATE_MONGO_URI: uri, PRIVATE_MONGO_USERNAME: 'u' }).join()).toContain(
+      'PRIVATE_MONGO_USERNAME and PRIVATE_MONGO_PASSWORD must be set together',
+    );
+    expect(problems({ ...minimal, PRIVATE_MONGO_USERNAME: 'u', PRIVATE_MONGO_PASSWORD: 'p' }).join()).toContain(
+      'PRIVATE_MONGO_USERNAME needs PRIVATE_MONGO_URI',
+    );
+    expect(problems({ ...minimal, PRIVATE_MONGO_URI: 'postgres://x' }).join()).toContain('PRIVATE_MONGO_URI');
+    expect(problems({ ...minimal, PRIVATE_MONGO_URI: uri, PRIVATE_MONGO_TLS_CA_FILE: '/nonexistent/ca.pem' }).join()).toContain(
+      'PRIVATE_MONGO_TLS_CA_FILE: file /nonexistent/ca.pem does not exist',
+    );
+  });
+});

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerDefinitions, rabbitPasswordHash } from '../../../src/ops/appliance/broker-definitions.js';
 import { composeEnv } from '../../../src/ops/appliance/compose-files.js';
-import { renderEnvFile, serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
+import { hostServiceEnv, renderEnvFile, serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
 import {
   CURRENT_CONFIG_VERSION,
   InstallConfigError,
@@ -114,6 +114,29 @@ describe('rendered configuration', () => {
       TRUST_PROXY: 'true',
       MONGO_TLS_CA_FILE: '/run/cybercom/tls/ca.pem',
     });
+  });
+
+  it('points the API at the private store only on the local runtime with FerretDB, where the engine has no roles', () => {
+    const ferret = serviceEnv(layout, { ...config, dbEngine: 'ferretdb' }, secrets);
+    expect(ferret).toMatchObject({
+      PRIVATE_MONGO_URI: 'mongodb://%2Fsrv%2Fcybercom%2Fdata%2Fprivate-database%2Fsocket%2Fferretdb.sock/',
+      PRIVATE_MONGO_USERNAME: 'cybercom-api',
+      PRIVATE_MONGO_PASSWORD: 'db_api_password-value',
+    });
+    // The workers are never told about it.
+    expect(Object.keys(workerEnv(layout, { ...config, dbEngine: 'ferretdb' }, secrets)).filter((k) => k.startsWith('PRIVATE_'))).toEqual(
+      [],
+    );
+    for (const other of [
+      serviceEnv(layout, { ...config, dbEngine: 'mongod' }, secrets),
+      serviceEnv(layout, { ...config, runtime: 'compose', dbEngine: 'ferretdb' }, secrets),
+    ]) {
+      expect(Object.keys(other).filter((k) => k.startsWith('PRIVATE_'))).toEqual([]);
+    }
+    // The host's view of a compose installation (installer steps) keeps compose's single engine.
+    const hostView = hostServiceEnv(layout, { ...config, runtime: 'compose', dbEngine: 'ferretdb' }, secrets);
+    expect(hostView.MONGO_URI).toBe(`mongodb://localhost:${config.ports.database}/`);
+    expect(hostView.PRIVATE_MONGO_URI).toBeUndefined();
   });
 
   it('runs --api-processes API processes locally, and as many one-process API containers in compose', () => {
