@@ -3,6 +3,7 @@
 Plain unittest, so it runs under pytest and under `python -m unittest` in the interop tests'
 Celery virtualenvs (Celery 5.2 and the newest 5.x) alike.
 """
+
 import datetime
 import inspect
 import json
@@ -53,11 +54,14 @@ class DescribeSignatureTest(unittest.TestCase):
         )
 
     def test_json_defaults_are_sent_as_json_would_carry_them(self):
-        def f(a=(1, "two"), b=None, c={"k": [True]}, d=float("nan"), e="text"):
+        def f(a=(1, "two"), b=None, c={"k": [True]}, d=float("nan"), e="text"):  # noqa: B006
             pass
 
         parameters = extension.describe_signature(f)["parameters"]
-        self.assertEqual([p.get("default", p.get("default_repr")) for p in parameters], [[1, "two"], None, {"k": [True]}, "nan", "text"])
+        self.assertEqual(
+            [p.get("default", p.get("default_repr")) for p in parameters],
+            [[1, "two"], None, {"k": [True]}, "nan", "text"],
+        )
         self.assertEqual([("default_repr" in p) for p in parameters], [False, False, False, True, False])
         json.dumps(parameters, allow_nan=False)  # the reply itself is plain JSON
 
@@ -105,7 +109,7 @@ class TaskInfoTest(unittest.TestCase):
         reply = extension.task_infos(self.app)
         self.assertEqual(reply["version"], 1)
         self.assertEqual(sorted(reply["tasks"]), ["t.bound", "t.class_based", "t.nodoc", "t.plain"])
-        self.assertTrue(any(name.startswith("celery.") for name in self.app.tasks.keys()))
+        self.assertTrue(any(name.startswith("celery.") for name in self.app.tasks))
         json.dumps(reply, allow_nan=False)
 
     def test_docstring_is_cleaned_and_absent_docs_are_none(self):
@@ -118,7 +122,10 @@ class TaskInfoTest(unittest.TestCase):
         tasks = extension.task_infos(self.app)["tasks"]
         self.assertEqual(tasks["t.plain"]["signature"]["text"], "(x, y=1, *, scale: float = 1.0)")
         self.assertEqual(tasks["t.bound"]["signature"]["text"], "(item_id: int)")
-        self.assertEqual(tasks["t.class_based"]["signature"]["parameters"][0], {"name": "path", "kind": "positional_or_keyword"})
+        self.assertEqual(
+            tasks["t.class_based"]["signature"]["parameters"][0],
+            {"name": "path", "kind": "positional_or_keyword"},
+        )
         self.assertEqual(tasks["t.nodoc"]["signature"], {"text": "()", "parameters": []})
 
 
@@ -143,7 +150,10 @@ class InstallTest(unittest.TestCase):
 
         state = State()
         state.app = app
-        self.assertEqual(handler(state)["tasks"], {"i.add": {"doc": "Add.", "signature": extension.describe_signature(add.run)}})
+        self.assertEqual(
+            handler(state)["tasks"],
+            {"i.add": {"doc": "Add.", "signature": extension.describe_signature(add.run)}},
+        )
         self.assertEqual(handler(state)["tasks"]["i.add"]["signature"]["text"], "(x, y)")
 
     def test_refuses_something_that_is_not_an_app(self):

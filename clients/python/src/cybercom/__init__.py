@@ -19,7 +19,27 @@ if TYPE_CHECKING:
     from .client import Client
     from .data_store import Area, Collection, Cursor, Database, InsertError
     from .ejson import MaxKey, MinKey, ObjectId, Regex, Timestamp
-    from .errors import AuthenticationFailed, BadRequest, Conflict, CybercomError, InvalidName, InvalidQuery, MethodNotAllowed, NotFound, PayloadTooLarge, PermissionDenied, ProtocolError, QueryTimeout, QueryTooLong, ServerError, ServiceUnavailable, TaskFailed, TaskTimeout, Throttled, UnsupportedMediaType
+    from .errors import (
+        AuthenticationFailed,
+        BadRequest,
+        Conflict,
+        CybercomError,
+        InvalidName,
+        InvalidQuery,
+        MethodNotAllowed,
+        NotFound,
+        PayloadTooLarge,
+        PermissionDenied,
+        ProtocolError,
+        QueryTimeout,
+        QueryTooLong,
+        ServerError,
+        ServiceUnavailable,
+        TaskFailed,
+        TaskTimeout,
+        Throttled,
+        UnsupportedMediaType,
+    )
     from .retry import RetryPolicy
     from .tasks import TaskInfo, TaskRun, Tasks
 
@@ -68,6 +88,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
 
 __all__ = [
     "Area",

@@ -15,6 +15,7 @@ parameter. Stock ``inspect registered`` cannot do this: Celery 5.3 and later ref
 Celery is imported only inside ``install`` and ``query``: the rest of this module (and the
 ``cybercom`` package) works without it.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -89,11 +90,13 @@ def describe_signature(function: Callable[..., Any]) -> Optional[Dict[str, Any]]
     """``{"text": "(x, y=1)", "parameters": [...]}`` for `function`, or None when Python cannot tell."""
     try:
         signature = inspect.signature(function)
-    except Exception:  # noqa: BLE001 - builtins, C functions, unresolvable annotations: no signature
+    except Exception:
         return None
     shown = signature.replace(
         parameters=[
-            p.replace(annotation=_Verbatim(text)) if (text := annotation_text(p.annotation)) is not None else p
+            p.replace(annotation=_Verbatim(text))
+            if (text := annotation_text(p.annotation)) is not None
+            else p
             for p in signature.parameters.values()
         ],
         return_annotation=(
@@ -124,7 +127,11 @@ def task_info(task: Any) -> Dict[str, Any]:
 
 def task_infos(app: Any) -> Dict[str, Any]:
     """The command's reply for `app`: every registered task except Celery's own ``celery.*``."""
-    tasks = {name: task_info(app.tasks[name]) for name in sorted(app.tasks.keys()) if not name.startswith("celery.")}
+    tasks = {
+        name: task_info(app.tasks[name])
+        for name in sorted(app.tasks.keys())
+        if not name.startswith("celery.")
+    }
     return {"version": FORMAT_VERSION, "tasks": tasks}
 
 
