@@ -78,6 +78,11 @@ export class UserResource extends ServiceResource<UserRecord> {
     return rest;
   }
 
+  /** The password hash is never a search condition (a pattern on it would reveal it piece by piece). */
+  protected override filterable(path: string): boolean {
+    return path !== 'password' && !path.startsWith('password.');
+  }
+
   protected override writableParams(params: Record<string, unknown>): Record<string, unknown> {
     return Object.fromEntries(Object.entries(params).filter(([key]) => !SERVER_ONLY.some((f) => key === f || key.startsWith(`${f}.`))));
   }
