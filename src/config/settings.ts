@@ -68,6 +68,8 @@ export const serviceEnvSchema = z
     METRICS_ENABLED: booleanFlag.default(true),
     /** Client addresses or CIDR blocks that may read /api/metrics without credentials. */
     METRICS_ALLOWED_IPS: commaList.default([]),
+    /** Workers the metrics and the Operations page keep track of at most (the oldest offline go first). */
+    WORKERS_TRACKED_MAX: positiveInt.default(1000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .merge(mongoEnvSchema)
@@ -110,6 +112,8 @@ export interface Settings {
   adminBundleDir: string;
   /** /api/metrics: whether metrics are gathered at all, and who may read them without a login. */
   metrics: { enabled: boolean; allowedIps: string[] };
+  /** Workers tracked at most from their events, per API process. */
+  workersTrackedMax: number;
   mongo: MongoSettings;
   /** Absent when no broker is configured: the queue endpoints then answer 503. */
   broker: BrokerSettings | undefined;
@@ -200,6 +204,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
+    workersTrackedMax: e.WORKERS_TRACKED_MAX,
     mongo: toMongoSettings(e),
     broker: e.BROKER_URL === undefined ? undefined : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),
   };
