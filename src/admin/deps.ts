@@ -2,6 +2,7 @@
 import type { AuthModels } from '../auth/models.js';
 import type { UserService } from '../auth/module.js';
 import type { PermissionCatalog } from '../auth/permission-catalog.js';
+import type { RightsWatch } from '../auth/rights-watch.js';
 import type { DocumentArea } from '../documents/area.js';
 
 export interface AdminDeps {
@@ -11,6 +12,11 @@ export interface AdminDeps {
   /** The catalog of known codenames (auth_permission); every codename the admin grants is registered. */
   catalog: PermissionCatalog;
   areas: { dataStore: DocumentArea; catalog: DocumentArea };
+  /**
+   * Runs an account change that may take rights away (deactivating, deleting, removing a
+   * permission or a group), telling the queue whose queued tasks to revoke.
+   */
+  watchRights: RightsWatch;
   /** Registered task names for the permission picker; absent when the queue is not wired in. */
   taskNames: (() => Promise<string[]>) | undefined;
 }

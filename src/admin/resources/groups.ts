@@ -2,9 +2,10 @@
  * Groups in the admin site: a name and the permissions every member gets. Deleting a group
  * takes it off its members.
  */
-import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
+import type { ActionContext, ActionRequest, ParamsType, ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { GroupRecord, UserRecord } from '../../auth/models.js';
+import type { RightsWatch } from '../../auth/rights-watch.js';
 import { component } from '../components.js';
 import type { AdminDeps } from '../deps.js';
 import { ServiceResource } from './mongoose-resource.js';
@@ -15,13 +16,21 @@ export class GroupResource extends ServiceResource<GroupRecord> {
   constructor(
     model: Model<GroupRecord>,
     private readonly users: Model<UserRecord>,
+    private readonly watchRights: RightsWatch,
   ) {
     super(model);
   }
 
+  /** A permission taken from the group revokes the queued tasks of its members. */
+  override update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
+    return this.watchRights({ groups: id }, () => super.update(id, params, context));
+  }
+
   override async delete(id: string): Promise<void> {
-    await super.delete(id);
-    await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
+    await this.watchRights({ groups: id }, async () => {
+      await super.delete(id);
+      await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
+    });
   }
 }
 
@@ -33,7 +42,7 @@ export function groupResource(deps: AdminDeps): { resource: GroupResource; optio
     return { ...request, payload: await normalizePermissions(payload, deps.catalog) };
   };
   return {
-    resource: new GroupResource(deps.models.Group, deps.models.User),
+    resource: new GroupResource(deps.models.Group, deps.models.User, deps.watchRights),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'name', direction: 'asc' },

@@ -11,6 +11,7 @@ import { component } from '../components.js';
 import type { AdminDeps } from '../deps.js';
 import { pickerChoices, pickerCollections } from '../picker/choices.js';
 import { codenamesForGrant, parseGrantSpec } from '../picker/grant-codenames.js';
+import type { RightsWatch } from '../../auth/rights-watch.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 
@@ -18,6 +19,7 @@ export class PermissionResource extends ServiceResource<PermissionRecord> {
   constructor(
     model: Model<PermissionRecord>,
     private readonly holders: { users: Model<UserRecord>; groups: Model<GroupRecord> },
+    private readonly watchRights: RightsWatch,
   ) {
     super(model);
   }
@@ -28,13 +30,22 @@ export class PermissionResource extends ServiceResource<PermissionRecord> {
 
   override async delete(id: string): Promise<void> {
     const permission = await this.model.findById(id, { codename: 1 }).lean().exec();
-    await super.delete(id);
-    if (permission === null) return;
-    const revoke = { $pull: { permissions: permission.codename } };
-    await Promise.all([
-      this.holders.users.updateMany({ permissions: permission.codename }, revoke).exec(),
-      this.holders.groups.updateMany({ permissions: permission.codename }, revoke).exec(),
-    ]);
+    if (permission === null) {
+      await super.delete(id);
+      return;
+    }
+    const { codename } = permission;
+    const groups = await this.holders.groups.find({ permissions: codename }, { _id: 1 }).lean().exec();
+    const holders = { $or: [{ permissions: codename }, { groups: { $in: groups.map((g) => g._id) } }] };
+    // Its holders' queued tasks are revoked.
+    await this.watchRights(holders, async () => {
+      await super.delete(id);
+      const revoke = { $pull: { permissions: codename } };
+      await Promise.all([
+        this.holders.users.updateMany({ permissions: codename }, revoke).exec(),
+        this.holders.groups.updateMany({ permissions: codename }, revoke).exec(),
+      ]);
+    });
   }
 }
 
@@ -98,7 +109,7 @@ function pickerHandler(deps: AdminDeps) {
 
 export function permissionResource(deps: AdminDeps): { resource: PermissionResource; options: ResourceOptions } {
   return {
-    resource: new PermissionResource(deps.models.Permission, { users: deps.models.User, groups: deps.models.Group }),
+    resource: new PermissionResource(deps.models.Permission, { users: deps.models.User, groups: deps.models.Group }, deps.watchRights),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'codename', direction: 'asc' },

@@ -11,10 +11,18 @@
  *
  * Staff who are not superusers cannot grant superuser status or touch superuser accounts.
  */
-import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
+import {
+  ValidationError,
+  type ActionContext,
+  type ActionRequest,
+  type ParamsType,
+  type RecordActionResponse,
+  type ResourceOptions,
+} from 'adminjs';
 import type { Model } from 'mongoose';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
+import type { RightsWatch } from '../../auth/rights-watch.js';
 import { weakPasswordError } from '../../auth/password-strength.js';
 import { assertValidEmail, assertValidUsername } from '../../auth/user-fields.js';
 import { isApiError } from '../../errors.js';
@@ -69,8 +77,14 @@ export class UserResource extends ServiceResource<UserRecord> {
   constructor(
     model: Model<UserRecord>,
     private readonly tokens: Model<TokenRecord>,
+    private readonly watchRights: RightsWatch,
   ) {
     super(model);
+  }
+
+  /** Deactivating a user, or taking a permission, a group or superuser status away, revokes their queued tasks. */
+  override update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
+    return this.watchRights({ _id: id }, () => super.update(id, params, context));
   }
 
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
@@ -92,10 +106,12 @@ export class UserResource extends ServiceResource<UserRecord> {
     return hash === undefined ? {} : { password: hash };
   }
 
-  /** A deleted user's API token goes with it. */
+  /** A deleted user's API token goes with it, and their queued tasks are revoked. */
   override async delete(id: string): Promise<void> {
-    await super.delete(id);
-    await this.tokens.deleteMany({ user: id }).exec();
+    await this.watchRights({ _id: id }, async () => {
+      await super.delete(id);
+      await this.tokens.deleteMany({ user: id }).exec();
+    });
   }
 }
 
@@ -155,7 +171,7 @@ function beforeSave(deps: AdminDeps, creating: boolean) {
 
 export function userResource(deps: AdminDeps): { resource: UserResource; options: ResourceOptions } {
   return {
-    resource: new UserResource(deps.models.User, deps.models.Token),
+    resource: new UserResource(deps.models.User, deps.models.Token, deps.watchRights),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'username', direction: 'asc' },
