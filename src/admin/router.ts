@@ -16,6 +16,7 @@ import type AdminJS from 'adminjs';
 import { Router as AdminRoutes } from 'adminjs';
 import { contentSecurityPolicy } from '../http/security-headers.js';
 import { currentAdminFor } from './current-admin.js';
+import { withoutPrototypeKeys } from './form-fields.js';
 import { hardenLayout } from './layout.js';
 
 const COMPONENTS_BUNDLE_PATH = '/frontend/assets/components.bundle.js';
@@ -56,7 +57,12 @@ function routeHandler(admin: AdminJS, route: AdminRoute, options: AdminRouterOpt
   return (req: Request, res: Response, next) => {
     const controller = new route.Controller({ admin }, currentAdminFor(req.principal)) as unknown as Controller;
     const fields = (req as Request & { fields?: Record<string, unknown> }).fields ?? {};
-    const request = { params: req.params, query: req.query, payload: { ...fields }, method: req.method.toLowerCase() };
+    const request = {
+      params: req.params,
+      query: withoutPrototypeKeys(req.query),
+      payload: withoutPrototypeKeys(fields),
+      method: req.method.toLowerCase(),
+    };
     const action = controller[route.action];
     if (action === undefined) {
       next(new Error(`AdminJS route ${route.path} names an unknown action ${route.action}`));

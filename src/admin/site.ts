@@ -19,6 +19,7 @@ import { taskLogModel, taskLogResource } from './resources/task-log.js';
 import { tokenResource } from './resources/tokens.js';
 import { userResource } from './resources/users.js';
 import { adminRouter } from './router.js';
+import { rightsWatch, type RightsLostListener } from '../auth/rights-watch.js';
 
 export interface AdminSiteConfig {
   bundleDir: string;
@@ -51,6 +52,23 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
   };
 }
 
+/**
+ * Revokes the queued tasks of users who lost rights through an admin change. The change itself
+ * stands when revoking fails (it is logged): the revocation is recorded in the results first,
+ * which workers read before starting a task, so only the broadcast to running workers can miss.
+ */
+function revokeQueuedTasks(ctx: ServiceContext): RightsLostListener | undefined {
+  const queue = ctx.queue;
+  if (queue === undefined) return undefined;
+  return async (usernames) => {
+    try {
+      await queue.revokeQueuedTasksOf(usernames);
+    } catch (err) {
+      ctx.logger.error({ err, users: usernames }, 'could not revoke the queued tasks of users who lost rights');
+    }
+  };
+}
+
 export async function createAdminRouter(ctx: ServiceContext, config: AdminSiteConfig): Promise<Router> {
   const { models } = ctx.auth;
   const deps: AdminDeps = {
@@ -61,6 +79,7 @@ export async function createAdminRouter(ctx: ServiceContext, config: AdminSiteCo
     delegation: ctx.auth.delegation,
     areas: ctx.documents,
     taskNames: config.taskNames,
+    watchRights: rightsWatch(models, revokeQueuedTasks(ctx)),
   };
   const bundle = await ensureComponentsBundle(config.bundleDir);
   if (bundle.built) ctx.logger.info({ file: bundle.file }, 'admin site: components bundle built');

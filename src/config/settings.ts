@@ -77,6 +77,8 @@ export const serviceEnvSchema = z
     METRICS_ENABLED: booleanFlag.default(true),
     /** Client addresses or CIDR blocks that may read /api/metrics without credentials. */
     METRICS_ALLOWED_IPS: commaList.default([]),
+    /** Workers the metrics and the Operations page keep track of at most (the oldest offline go first). */
+    WORKERS_TRACKED_MAX: positiveInt.default(1000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .merge(mongoEnvSchema)
@@ -123,6 +125,8 @@ export interface Settings {
   clientDownloadsDir: string;
   /** /api/metrics: whether metrics are gathered at all, and who may read them without a login. */
   metrics: { enabled: boolean; allowedIps: string[] };
+  /** Workers tracked at most from their events, per API process. */
+  workersTrackedMax: number;
   /** The engine of the data store, the catalog and the task results (what the workers reach too). */
   mongo: MongoSettings;
   /**
@@ -233,6 +237,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     clientDownloadsDir: resolve(e.CLIENT_DOWNLOADS_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
+    workersTrackedMax: e.WORKERS_TRACKED_MAX,
     mongo,
     privateMongo: toPrivateMongoSettings(e, mongo),
     broker: e.BROKER_URL === undefined ? undefined : toBrokerSettings({ ...e, BROKER_URL: e.BROKER_URL }),

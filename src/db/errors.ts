@@ -102,7 +102,22 @@ const UNAVAILABLE_CODES = new Set([
   11602, // InterruptedDueToReplStateChange
   13435, // NotPrimaryNoSecondaryOk
   13436, // NotPrimaryOrSecondary
+  11601, // Interrupted
+  12586, // BackgroundOperationInProgressForDatabase
+  12587, // BackgroundOperationInProgressForNamespace
+  13388, // StaleConfig
+  46841, // ClientMarkedKilled
 ]);
+
+/**
+ * Codes from here up (the named ones above aside) are MongoDB's assertion locations: each names
+ * the one place in the engine's parser that refused what it was given (40272 "$addFields
+ * specification stage must be an object", 15957 "the limit must be specified as a number",
+ * 40600 "$geoNear is not allowed to be used within a $facet stage", ...). FerretDB/DocumentDB
+ * answer with the same codes. There are thousands, one per check, so they are told by range:
+ * a user's pipeline or filter that an engine check refuses is the caller's to fix.
+ */
+const FIRST_ASSERTION_LOCATION_CODE = 10_000;
 
 /**
  * The server's own words, minus what only its developers need: FerretDB may prefix messages with
@@ -164,7 +179,7 @@ export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
     if (err.code === 11000) return new DatabaseError('duplicate_key', 'A record with this _id already exists.');
     if (err.code === 50) return queryTimeout(); // MaxTimeMSExpired
     if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) return databaseUnavailable();
-    if (typeof err.code === 'number' && USER_QUERY_ERROR_CODES.has(err.code)) {
+    if (typeof err.code === 'number' && (USER_QUERY_ERROR_CODES.has(err.code) || err.code >= FIRST_ASSERTION_LOCATION_CODE)) {
       return new DatabaseError('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     }
     // Any other code is not known to be the caller's fault: left to the handler's logged 500, so

@@ -6,6 +6,7 @@
 import type { Document } from 'mongodb';
 import { badRequest } from '../errors.js';
 import { validateCollectionName } from './names.js';
+import { assertAllowedStage } from './pipeline-stages.js';
 import isPlainObject from 'is-plain-obj';
 
 /** `$out`/`$merge` write to other collections; the rest execute JavaScript on the server. */
@@ -42,7 +43,8 @@ export function assertNoForbiddenOperators(value: unknown, where: string): void 
  * not known here and is listed only if a stage names it explicitly.
  *
  * Shapes this function does not understand are refused rather than skipped, so a permission
- * check built on it can never miss a collection the server would read.
+ * check built on it can never miss a collection the server would read; so are stages outside
+ * the allowed list (pipeline-stages.ts), at every depth.
  */
 export function lookupTargets(pipeline: Document[]): string[] {
   const targets = new Set<string>();
@@ -62,6 +64,7 @@ function collectTargets(pipeline: unknown, where: string, targets: Set<string>, 
   for (const stage of pipeline) {
     if (!isPlainObject(stage)) continue; // not a stage at all: the server refuses it without reading anything
     for (const [name, spec] of Object.entries(stage)) {
+      assertAllowedStage(name, where, depth > 0);
       switch (name) {
         case '$lookup': {
           const lookup = requireObject(spec, name);

@@ -8,6 +8,7 @@ import { insertBatch } from './batch-insert.js';
 import { parseJsonBody } from './extended-json.js';
 import { assertNoForbiddenOperators } from './operators.js';
 import { assertStorableFieldName, assertStorableFieldNames } from './field-names.js';
+import { assertStorableRecord } from './record-rules.js';
 import { recordIdCandidates, validateRecordId } from './query-params.js';
 
 /** Update operators accepted in PATCH bodies (everything that cannot run code or move data out). */
@@ -26,18 +27,6 @@ const PATCH_OPERATORS = new Set([
   '$addToSet',
   '$pop',
 ]);
-
-function assertDocument(value: unknown, what: string): Document {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw badRequest('invalid_body', `${what} must be a JSON object.`);
-  }
-  for (const key of Object.keys(value)) {
-    if (key.startsWith('$')) throw badRequest('invalid_field_name', `Field names may not start with "$" ("${key}").`);
-  }
-  assertNoForbiddenOperators(value, 'the record');
-  assertStorableFieldNames(value);
-  return value as Document;
-}
 
 function requireBody(req: Request): unknown {
   if (req.body === undefined) throw badRequest('missing_body', 'A JSON body is required.');
@@ -80,11 +69,11 @@ export function recordHandlers(area: DocumentArea) {
       const collection = store.collection(db, col);
       if (Array.isArray(body)) {
         if (body.length === 0) throw badRequest('empty_array', 'The array of records is empty.');
-        const docs = body.map((d, i) => assertDocument(d, `Record ${i}`));
+        const docs = body.map((d, i) => assertStorableRecord(d, `Record ${i}`));
         respond(req, res, 201, { inserted_ids: await insertBatch(collection, docs) });
         return;
       }
-      const doc = assertDocument(body, 'The record');
+      const doc = assertStorableRecord(body, 'The record');
       const result = await collection.insertOne(doc);
       respond(req, res, 201, { _id: result.insertedId });
     },
@@ -95,7 +84,7 @@ export function recordHandlers(area: DocumentArea) {
     },
 
     async replace(req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty): Promise<void> {
-      const doc = assertDocument(requireBody(req), 'The record');
+      const doc = assertStorableRecord(requireBody(req), 'The record');
       const collection = store.collection(db, col);
       const existing = await found(await findById(collection, id, { projection: { _id: 1 } }), id, whenEmpty);
       if ('_id' in doc && String(doc._id) !== String(existing._id)) {
@@ -115,7 +104,7 @@ export function recordHandlers(area: DocumentArea) {
       const operatorKeys = keys.filter((k) => k.startsWith('$'));
       let update: Document;
       if (operatorKeys.length === 0) {
-        assertDocument(body, 'The body');
+        assertStorableRecord(body, 'The body');
         if ('_id' in body) throw badRequest('immutable_id', 'The "_id" of a record cannot be changed.');
         update = { $set: body };
       } else {

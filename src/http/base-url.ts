@@ -15,7 +15,12 @@ export function absoluteUrl(req: Request, path: string): string {
   return new URL(path, requestBaseUrl(req)).toString();
 }
 
-/** The full URL of this request as the client sent it (for paging links). */
+/**
+ * The full URL of this request as the client sent it (for paging links). The request target is
+ * always read as a path on this site: resolved as a relative reference, `//a/b` would name a
+ * host "a" (and `//` or `//a%2f` no valid URL at all), so it is appended to the base instead.
+ */
 export function requestUrl(req: Request): URL {
-  return new URL(req.originalUrl, requestBaseUrl(req));
+  const target = req.originalUrl.startsWith('/') ? req.originalUrl : `/${req.originalUrl}`;
+  return new URL(`${requestBaseUrl(req)}${target}`);
 }

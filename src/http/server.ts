@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { ServiceContext } from '../service.js';
 import { createApp, type ExtraRouters } from './app.js';
 import { createHttpsRedirectServer } from './https-redirect.js';
+import { answerClientErrors } from './client-errors.js';
 
 export interface RunningServer {
   server: Server;
@@ -22,6 +23,7 @@ export async function startHttpServer(ctx: ServiceContext, extra?: ExtraRouters)
   const server: Server = https
     ? createHttpsServer({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, app)
     : createServer(app);
+  answerClientErrors(server);
   server.listen(httpPort, httpHost);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

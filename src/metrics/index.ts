@@ -19,12 +19,18 @@ import { BoundedLabel, OTHER } from './labels.js';
 import { registerQueueMetrics } from './queue-collector.js';
 import { createCoreMetrics, type CoreMetrics } from './registry.js';
 import { ScrapeChannel } from './scrape-channel.js';
+import { SharedProbe } from './shared-probe.js';
 import { TaskOutcomes } from './task-outcomes.js';
 import { registerWorkerMetrics } from './worker-collector.js';
 import { WorkerTracker } from './worker-tracker.js';
 
 /** Distinct task names labelled at most; the rest count under OTHER. */
 const TASK_NAME_LIMIT = 500;
+/**
+ * How long one exposition answers every scrape: scrapes arriving together or within this time
+ * share one computation, so many scrapers (or a flood of scrapes) cost the API no more than one.
+ */
+export const EXPOSITION_REUSE_MS = 1_000;
 
 export interface MetricsSources {
   settings: Settings;
@@ -44,7 +50,7 @@ export class ServiceMetrics {
    * scrape, once, instead of by every process.
    */
   readonly shared = new Registry();
-  readonly workers = new WorkerTracker();
+  readonly workers: WorkerTracker;
   readonly allowList: IpAllowList;
   private readonly taskNames = new BoundedLabel(TASK_NAME_LIMIT);
   /** Starts counting task outcomes from the workers' events; none without a queue. */
@@ -53,11 +59,13 @@ export class ServiceMetrics {
   private readonly channel: ScrapeChannel | undefined;
   private readonly catalog: TaskCatalog | undefined;
   private readonly cluster: ClusterPeer | undefined;
+  private readonly text = new SharedProbe(() => this.compute(), EXPOSITION_REUSE_MS);
 
   constructor(sources: MetricsSources) {
     const { settings, queue } = sources;
     this.catalog = queue?.catalog;
     this.core = createCoreMetrics();
+    this.workers = new WorkerTracker(settings.workersTrackedMax);
     this.allowList = ipAllowList(settings.metrics.allowedIps);
     const registry = this.shared;
     this.cluster = sources.cluster;
@@ -89,8 +97,13 @@ export class ServiceMetrics {
    * Every metric in the text format. Under the cluster the counted ones are those of all API
    * processes, gathered through the primary and aggregated here with prom-client (each metric by
    * its `aggregator`: counters and histograms summed); the shared state is measured here only.
+   * Computed at most once per EXPOSITION_REUSE_MS, whoever asks.
    */
-  async exposition(): Promise<string> {
+  exposition(): Promise<string> {
+    return this.text.run();
+  }
+
+  private async compute(): Promise<string> {
     const [counted, shared] = await Promise.all([
       this.cluster === undefined ? this.core.registry.metrics() : gatherMetrics(this.cluster),
       this.shared.metrics(),

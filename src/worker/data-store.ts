@@ -11,17 +11,26 @@
  *   the same rules as the REST API; a task nobody authenticated for gets nothing. The user's
  *   permissions come with the task message (see submitter-access.ts): the worker never reads the
  *   service's users or groups, so its database login needs no access to them.
+ * - `insertRecord` writes a record by the same rules as the REST API: what the API refuses, a
+ *   task cannot store either.
  */
 import type { Collection, Document, MongoClient } from 'mongodb';
 import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { GrantSet } from '../auth/grant-set.js';
 import { isReservedDatabase } from '../documents/names.js';
+import { assertStorableRecord } from '../documents/record-rules.js';
+import { isApiError } from '../errors.js';
 import type { SubmitterAccess } from '../queue/protocol/submitter-access.js';
 
 /** Python's name for it, so Celery clients see a familiar exception type. */
 export class PermissionError extends Error {
   override readonly name = 'PermissionError';
+}
+
+/** A record the service would not store: Python's ValueError, with the same words the REST API uses. */
+export class ValueError extends Error {
+  override readonly name = 'ValueError';
 }
 
 /** Tasks never read anonymously: anonymous-read settings of the API do not apply. */
@@ -81,5 +90,22 @@ export class DataStore {
       throw new PermissionError(`user "${username}" may not ${action === 'safe' ? 'read' : action} records of ${database}.${collection}`);
     }
     return target;
+  }
+
+  /**
+   * Inserts `record` into the collection when `username` may add records to it and the record
+   * passes the same rules as a record sent to the REST API (record-rules.ts); returns its id.
+   * A refused record is a ValueError and nothing is written.
+   */
+  async insertRecord(username: string | null, database: string, collection: string, record: unknown): Promise<unknown> {
+    try {
+      assertStorableRecord(record, 'The record');
+    } catch (error) {
+      if (isApiError(error)) throw new ValueError(error.message);
+      throw error;
+    }
+    const target = await this.collectionFor(username, 'add', database, collection);
+    const { insertedId } = await target.insertOne({ ...(record as Document) });
+    return insertedId;
   }
 }

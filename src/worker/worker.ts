@@ -37,7 +37,7 @@ import {
 } from '../queue/results/exceptions.js';
 import { DEAD_LETTER_QUEUE, parkMessage } from '../queue/dead-letter/dead-letter-queue.js';
 import type { RequestMeta } from '../queue/results/result-document.js';
-import { ResultStore } from '../queue/results/result-store.js';
+import { ResultStore, type DeliveryCount } from '../queue/results/result-store.js';
 import type { TaskState } from '../queue/results/states.js';
 import type { ControlTarget } from './control-commands.js';
 import { ControlMailbox } from './control-mailbox.js';
@@ -491,13 +491,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (await this.dropIfAlreadyFinished(delivery)) return;
       const meta = this.requestMeta(task);
       const storesResults = !(definition.ignoreResult || task.ignoreResult);
-      const starts = await this.countDelivery(task, meta, this.trackStarted && storesResults);
+      const counted = await this.countDelivery(task, meta, this.trackStarted && storesResults);
       if (this.graceOver.signal.aborted) {
         // Shut down while counting: not started, so back to the queue without running.
         [delivery, ...entry.duplicates].forEach((d) => settle(d.channel, d.message, 'requeue'));
         this.report(task.taskId, task.taskName, 'REQUEUED', 0);
         return;
       }
+      if (counted?.finalState != null) {
+        this.discardFinished(entry, counted.finalState);
+        return;
+      }
+      const starts = counted?.count ?? null;
       if (starts !== null && starts > this.maxDeliveries) {
         await this.park(entry, starts, meta);
         return;
@@ -557,7 +562,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * asked). Counting is what stops a message that keeps killing or stalling its workers; when
    * the count cannot be written the task runs uncounted (null), as it did before counting.
    */
-  private async countDelivery(task: IncomingTask, meta: RequestMeta, markStarted: boolean): Promise<number | null> {
+  /**
+   * A task whose result already holds a final state when it is about to start: revoked by the
+   * API before any worker heard the revoke (its submitter was deactivated or lost a grant while
+   * it waited, with no worker online to hear the broadcast), or finished elsewhere. Acknowledged
+   * without running, the state left as it is.
+   */
+  private discardFinished(entry: RunningTask, state: TaskState): void {
+    const { task } = entry.delivery;
+    const revoked = state === 'REVOKED';
+    this.logger.info({ taskId: task.taskId, task: task.taskName, state }, 'task already has a final state; not running it');
+    if (revoked) this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: false, signum: null, expired: false });
+    [entry.delivery, ...entry.duplicates].forEach((d) => settle(d.channel, d.message, 'ack'));
+    this.report(task.taskId, task.taskName, revoked ? 'REVOKED' : 'ALREADY_FINISHED', 0);
+  }
+
+  private async countDelivery(task: IncomingTask, meta: RequestMeta, markStarted: boolean): Promise<DeliveryCount | null> {
     const store = this.results;
     if (store === null) return null;
     const started = markStarted ? { pid: process.pid, hostname: this.nodeName } : undefined;

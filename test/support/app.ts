@@ -10,6 +10,7 @@ import { loadSettings, type Settings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createServiceContext, type ServiceContext } from '../../src/service.js';
 import { createApp, type ExtraRouters } from '../../src/http/app.js';
+import { answerClientErrors } from '../../src/http/client-errors.js';
 import type { UserService } from '../../src/auth/module.js';
 import { testServices } from './services.js';
 
@@ -48,6 +49,7 @@ export async function startTestApp(
   const ctx = await createServiceContext(settings, createLogger(settings.logLevel));
   const app = createApp(ctx, extra?.(ctx));
   const server: Server = app.listen(0, '127.0.0.1');
+  answerClientErrors(server);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {

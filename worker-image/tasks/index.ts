@@ -79,8 +79,7 @@ export const writeRecord = defineTask({
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       throw new TypeError('write_record() needs a "record" object keyword argument');
     }
-    const target = await ctx.dataStore.collectionFor(ctx.authenticatedUser, 'add', database, collection);
-    const { insertedId } = await target.insertOne({ ...record });
-    return String(insertedId);
+    // The same rules as the REST API's record writes: a refused record is a ValueError.
+    return String(await ctx.dataStore.insertRecord(ctx.authenticatedUser, database, collection, record));
   },
 });

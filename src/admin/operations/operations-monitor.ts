@@ -90,7 +90,7 @@ function runningTasks(node: string, reply: JsonValue | undefined): RunningTask[]
 }
 
 export class OperationsMonitor {
-  private readonly board = new WorkerBoard();
+  private readonly board: WorkerBoard;
   private readonly minutes = new MinuteCounts();
   private readonly published = new RateWindow();
   private readonly delivered = new RateWindow();
@@ -113,7 +113,10 @@ export class OperationsMonitor {
   constructor(
     private readonly queue: QueueService,
     private readonly logger: Logger,
+    /** Workers listed at most (WORKERS_TRACKED_MAX). */
+    maxWorkers?: number,
   ) {
+    this.board = new WorkerBoard(maxWorkers);
     this.channel = new ScrapeChannel(queue.session);
     this.stopSubmissions = queue.onSubmitted(({ taskId, queue: name }) => {
       this.published.add(name);

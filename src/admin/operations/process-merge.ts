@@ -65,8 +65,11 @@ function mergeMinutes(own: readonly MinuteCount[], processes: readonly ProcessOp
 
 const heardAt = (w: OperationsWorker): number => (w.lastHeartbeat === null ? -Infinity : Date.parse(w.lastHeartbeat));
 
-/** One entry per worker any process lists; `boards[0]` is the answering process's. */
-export function mergeWorkers(boards: readonly (readonly OperationsWorker[])[]): OperationsWorker[] {
+/**
+ * One entry per worker any process lists, `limit` at most (each process lists as many, but not
+ * necessarily the same ones); `boards[0]` is the answering process's.
+ */
+export function mergeWorkers(boards: readonly (readonly OperationsWorker[])[], limit = Infinity): OperationsWorker[] {
   const byNode = new Map<string, OperationsWorker[]>();
   for (const board of boards) {
     for (const w of board) {
@@ -75,22 +78,28 @@ export function mergeWorkers(boards: readonly (readonly OperationsWorker[])[]): 
       else entries.push(w);
     }
   }
-  return [...byNode.keys()].sort().map((node) => {
-    const entries = byNode.get(node) as OperationsWorker[];
-    // The first of the freshest: the answering process's own when it is as fresh as any.
-    const freshest = entries.reduce((best, w) => (heardAt(w) > heardAt(best) ? w : best));
-    return {
-      ...freshest,
-      queues: entries.find((w) => w.queues.length > 0)?.queues ?? [],
-      concurrency: entries.find((w) => w.concurrency !== null)?.concurrency ?? null,
-      succeeded: Math.max(...entries.map((w) => w.succeeded)),
-      failed: Math.max(...entries.map((w) => w.failed)),
-    };
-  });
+  return [...byNode.keys()]
+    .sort()
+    .slice(0, limit)
+    .map((node) => {
+      const entries = byNode.get(node) as OperationsWorker[];
+      // The first of the freshest: the answering process's own when it is as fresh as any.
+      const freshest = entries.reduce((best, w) => (heardAt(w) > heardAt(best) ? w : best));
+      return {
+        ...freshest,
+        queues: entries.find((w) => w.queues.length > 0)?.queues ?? [],
+        concurrency: entries.find((w) => w.concurrency !== null)?.concurrency ?? null,
+        succeeded: Math.max(...entries.map((w) => w.succeeded)),
+        failed: Math.max(...entries.map((w) => w.failed)),
+      };
+    });
 }
 
-/** The answering process's view with what every process (itself included) reported merged in. */
-export function mergeProcesses(own: ClusterView, processes: readonly ProcessOperations[]): ClusterView {
+/**
+ * The answering process's view with what every process (itself included) reported merged in,
+ * with `maxWorkers` workers at most.
+ */
+export function mergeProcesses(own: ClusterView, processes: readonly ProcessOperations[], maxWorkers = Infinity): ClusterView {
   const since = Math.min(Date.parse(own.listeningSince), ...processes.map((p) => Date.parse(p.listeningSince)));
   return {
     ...own,
@@ -100,7 +109,7 @@ export function mergeProcesses(own: ClusterView, processes: readonly ProcessOper
       deliverRate: sum(processes, 'deliverRates', q.name),
     })),
     minutes: mergeMinutes(own.minutes, processes),
-    workers: mergeWorkers([own.workers, ...processes.map((p) => p.workers)]),
+    workers: mergeWorkers([own.workers, ...processes.map((p) => p.workers)], maxWorkers),
     listeningSince: new Date(since).toISOString(),
   };
 }

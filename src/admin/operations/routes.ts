@@ -49,7 +49,7 @@ export function operationsRouter(ctx: ServiceContext): Router {
   const service = (): { queue: QueueService; monitor: OperationsMonitor } => {
     if (ctx.queue === undefined) throw unavailable('No task broker is configured (BROKER_URL).', 'broker_not_configured');
     if (monitor === undefined) {
-      monitor = new OperationsMonitor(ctx.queue, ctx.logger).start();
+      monitor = new OperationsMonitor(ctx.queue, ctx.logger, ctx.settings.workersTrackedMax).start();
       ensureFailureIndex(ctx.queue).catch((err: unknown) => ctx.logger.warn({ err }, 'operations: could not create the failures index'));
     }
     return { queue: ctx.queue, monitor };
@@ -70,7 +70,7 @@ export function operationsRouter(ctx: ServiceContext): Router {
           latestFailures(queue, req.principal, FAILURES_SHOWN),
           ctx.cluster === undefined ? undefined : gatherProcessOperations(ctx.cluster),
         ]);
-        const view = processes === undefined ? own : mergeProcesses(own, processes);
+        const view = processes === undefined ? own : mergeProcesses(own, processes, ctx.settings.workersTrackedMax);
         res.setHeader('Cache-Control', 'no-store');
         res.json({
           generatedAt: new Date().toISOString(),

@@ -4,9 +4,13 @@
  * passed without a heartbeat, or at once on `worker-offline`), load and software from the same
  * events, succeeded/failed counts from task events, and queues and concurrency from the
  * workers' answers to remote-control broadcasts (`active_queues`, `stats`).
+ *
+ * As many workers as the tracker keeps (WORKERS_TRACKED_MAX) are listed at most, and details
+ * are kept only for those listed: made-up node names in a flood of events cost neither memory
+ * nor a bigger page.
  */
 import type { JsonValue } from '../../queue/protocol/json.js';
-import { WorkerTracker } from '../../metrics/worker-tracker.js';
+import { DEFAULT_TRACKED_WORKERS, WorkerTracker } from '../../metrics/worker-tracker.js';
 
 export interface OperationsWorker {
   node: string;
@@ -55,34 +59,42 @@ export function concurrencyOf(stats: JsonValue | undefined): number | null {
 }
 
 export class WorkerBoard {
-  private readonly tracker = new WorkerTracker();
+  private readonly tracker: WorkerTracker;
   private readonly details = new Map<string, Details>();
   private control = new Map<string, ControlFacts>();
 
+  constructor(private readonly capacity = DEFAULT_TRACKED_WORKERS) {
+    this.tracker = new WorkerTracker(capacity);
+  }
+
   /** A worker event; true when the worker was not known to be online before it. */
   observeWorker(event: { type: string; hostname: string; [key: string]: unknown }, now = Date.now()): boolean {
+    const isNew = this.tracker.observe(event, now);
     const d = this.detailsOf(event.hostname);
-    d.load = loadOf(event.loadavg) ?? d.load;
-    if (typeof event.sw_ident === 'string')
-      d.software = typeof event.sw_ver === 'string' ? `${event.sw_ident} ${event.sw_ver}` : event.sw_ident;
-    return this.tracker.observe(event, now);
+    if (d !== undefined) {
+      d.load = loadOf(event.loadavg) ?? d.load;
+      if (typeof event.sw_ident === 'string')
+        d.software = typeof event.sw_ver === 'string' ? `${event.sw_ident} ${event.sw_ver}` : event.sw_ident;
+    }
+    return isNew;
   }
 
-  /** A task's final outcome on `node`. */
+  /** A task's final outcome on `node`; not counted for a node that is not listed. */
   countOutcome(node: string, outcome: 'succeeded' | 'failed'): void {
-    this.detailsOf(node)[outcome] += 1;
+    const d = this.detailsOf(node);
+    if (d !== undefined) d[outcome] += 1;
   }
 
-  /** The answers of the last control broadcast (replaces the previous ones). */
+  /** The answers of the last control broadcast (replaces the previous ones), as many as may be listed. */
   setControlFacts(facts: Map<string, ControlFacts>): void {
-    this.control = facts;
+    this.control = new Map([...facts].slice(0, this.capacity));
   }
 
   /** Workers heard from recently or answering the last broadcast, sorted by name. */
   snapshot(now = Date.now()): OperationsWorker[] {
     const heard = new Map(this.tracker.snapshot(now).map((w) => [w.node, w]));
-    for (const node of this.details.keys()) if (!heard.has(node) && !this.control.has(node)) this.details.delete(node);
-    const nodes = [...new Set([...heard.keys(), ...this.control.keys()])].sort();
+    this.forgetUnlisted();
+    const nodes = [...new Set([...heard.keys(), ...this.control.keys()])].sort().slice(0, this.capacity);
     return nodes.map((node): OperationsWorker => {
       const h = heard.get(node);
       const c = this.control.get(node);
@@ -104,12 +116,19 @@ export class WorkerBoard {
     });
   }
 
-  private detailsOf(node: string): Details {
+  /** The details of a listed node; those of nodes no longer listed are let go on the way. */
+  private detailsOf(node: string): Details | undefined {
     let d = this.details.get(node);
     if (d === undefined) {
+      if (!this.tracker.has(node) && !this.control.has(node)) return undefined;
+      if (this.details.size >= this.tracker.size + this.control.size) this.forgetUnlisted();
       d = { load: null, software: null, succeeded: 0, failed: 0 };
       this.details.set(node, d);
     }
     return d;
+  }
+
+  private forgetUnlisted(): void {
+    for (const node of this.details.keys()) if (!this.tracker.has(node) && !this.control.has(node)) this.details.delete(node);
   }
 }

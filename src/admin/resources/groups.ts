@@ -3,10 +3,11 @@
  * takes it off its members. A permission added to a group is granted to its members, so it must
  * be the actor's to give (src/auth/delegation.ts).
  */
-import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
+import type { ActionContext, ActionRequest, ParamsType, ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { GroupRecord, UserRecord } from '../../auth/models.js';
+import type { RightsWatch } from '../../auth/rights-watch.js';
 import { component } from '../components.js';
 import type { AdminDeps } from '../deps.js';
 import { actingAdminId, added, refusedOnForm } from './granted.js';
@@ -19,6 +20,7 @@ export class GroupResource extends ServiceResource<GroupRecord> {
     model: Model<GroupRecord>,
     private readonly users: Model<UserRecord>,
     private readonly delegation: DelegationGuard,
+    private readonly watchRights: RightsWatch,
   ) {
     super(model);
   }
@@ -35,9 +37,16 @@ export class GroupResource extends ServiceResource<GroupRecord> {
     await refusedOnForm('permissions', () => this.delegation.assertMayGrant(actor, codenames));
   }
 
+  /** A permission taken from the group revokes the queued tasks of its members. */
+  override update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
+    return this.watchRights({ groups: id }, () => super.update(id, params, context));
+  }
+
   override async delete(id: string): Promise<void> {
-    await super.delete(id);
-    await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
+    await this.watchRights({ groups: id }, async () => {
+      await super.delete(id);
+      await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
+    });
   }
 }
 
@@ -49,7 +58,7 @@ export function groupResource(deps: AdminDeps): { resource: GroupResource; optio
     return { ...request, payload: await normalizePermissions(payload, deps.catalog) };
   };
   return {
-    resource: new GroupResource(deps.models.Group, deps.models.User, deps.delegation),
+    resource: new GroupResource(deps.models.Group, deps.models.User, deps.delegation, deps.watchRights),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'name', direction: 'asc' },

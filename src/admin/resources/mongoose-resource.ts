@@ -133,11 +133,36 @@ export class ServiceResource<T = unknown> extends AdapterResource {
     return new BaseRecord(this.toParams(JSON.parse(JSON.stringify(document)) as Record<string, unknown>), this);
   }
 
+  /** Whether the list may be filtered by this stored field; subclasses keep hidden fields out. */
+  protected filterable(_path: string): boolean {
+    return true;
+  }
+
+  /**
+   * The filter without conditions on fields the resource does not have (a list URL may name
+   * any) or may not be searched by: the adapter would fail on the first and the second would
+   * let a list probe what is never shown.
+   */
+  private searchable<F>(filter: F): F {
+    const conditions = (filter as { filters?: Record<string, { property: unknown }> } | null | undefined)?.filters;
+    if (conditions === undefined) return filter;
+    (filter as { filters: Record<string, { property: unknown }> }).filters = Object.fromEntries(
+      Object.entries(conditions).filter(
+        ([path, condition]) => condition.property !== null && condition.property !== undefined && this.filterable(path),
+      ),
+    );
+    return filter;
+  }
+
+  override async count(filter: Parameters<AdapterResource['count']>[0]): Promise<number> {
+    return super.count(this.searchable(filter));
+  }
+
   override async find(
     filter: Parameters<AdapterResource['find']>[0],
     options: Parameters<AdapterResource['find']>[1],
   ): Promise<BaseRecord[]> {
-    const records = (await super.find(filter, options)) as BaseRecord[];
+    const records = (await super.find(this.searchable(filter), options)) as BaseRecord[];
     return records.map((r) => this.record(flat.unflatten(r.params)));
   }
 

@@ -12,6 +12,7 @@ import type { AdminDeps } from '../deps.js';
 import { pickerChoices, pickerCollections } from '../picker/choices.js';
 import { codenamesForGrant, parseGrantSpec } from '../picker/grant-codenames.js';
 import { actingAdminId } from './granted.js';
+import type { RightsWatch } from '../../auth/rights-watch.js';
 import { ServiceResource } from './mongoose-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 
@@ -19,6 +20,7 @@ export class PermissionResource extends ServiceResource<PermissionRecord> {
   constructor(
     model: Model<PermissionRecord>,
     private readonly holders: { users: Model<UserRecord>; groups: Model<GroupRecord> },
+    private readonly watchRights: RightsWatch,
   ) {
     super(model);
   }
@@ -29,13 +31,22 @@ export class PermissionResource extends ServiceResource<PermissionRecord> {
 
   override async delete(id: string): Promise<void> {
     const permission = await this.model.findById(id, { codename: 1 }).lean().exec();
-    await super.delete(id);
-    if (permission === null) return;
-    const revoke = { $pull: { permissions: permission.codename } };
-    await Promise.all([
-      this.holders.users.updateMany({ permissions: permission.codename }, revoke).exec(),
-      this.holders.groups.updateMany({ permissions: permission.codename }, revoke).exec(),
-    ]);
+    if (permission === null) {
+      await super.delete(id);
+      return;
+    }
+    const { codename } = permission;
+    const groups = await this.holders.groups.find({ permissions: codename }, { _id: 1 }).lean().exec();
+    const holders = { $or: [{ permissions: codename }, { groups: { $in: groups.map((g) => g._id) } }] };
+    // Its holders' queued tasks are revoked.
+    await this.watchRights(holders, async () => {
+      await super.delete(id);
+      const revoke = { $pull: { permissions: codename } };
+      await Promise.all([
+        this.holders.users.updateMany({ permissions: codename }, revoke).exec(),
+        this.holders.groups.updateMany({ permissions: codename }, revoke).exec(),
+      ]);
+    });
   }
 }
 
@@ -103,7 +114,7 @@ function pickerHandler(deps: AdminDeps) {
 
 export function permissionResource(deps: AdminDeps): { resource: PermissionResource; options: ResourceOptions } {
   return {
-    resource: new PermissionResource(deps.models.Permission, { users: deps.models.User, groups: deps.models.Group }),
+    resource: new PermissionResource(deps.models.Permission, { users: deps.models.User, groups: deps.models.Group }, deps.watchRights),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'codename', direction: 'asc' },

@@ -14,11 +14,19 @@
  * (src/auth/delegation.ts): checked in the resource's write itself, whichever action writes, and
  * in the "set password" action.
  */
-import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
+import {
+  ValidationError,
+  type ActionContext,
+  type ActionRequest,
+  type ParamsType,
+  type RecordActionResponse,
+  type ResourceOptions,
+} from 'adminjs';
 import type { Model } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
+import type { RightsWatch } from '../../auth/rights-watch.js';
 import { weakPasswordError } from '../../auth/password-strength.js';
 import { assertValidEmail, assertValidUsername } from '../../auth/user-fields.js';
 import { isApiError } from '../../errors.js';
@@ -77,6 +85,7 @@ export class UserResource extends ServiceResource<UserRecord> {
     model: Model<UserRecord>,
     private readonly tokens: Model<TokenRecord>,
     private readonly delegation: DelegationGuard,
+    private readonly watchRights: RightsWatch,
   ) {
     super(model);
   }
@@ -105,9 +114,19 @@ export class UserResource extends ServiceResource<UserRecord> {
     }
   }
 
+  /** Deactivating a user, or taking a permission, a group or superuser status away, revokes their queued tasks. */
+  override update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
+    return this.watchRights({ _id: id }, () => super.update(id, params, context));
+  }
+
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
     const { password: _never, ...rest } = document;
     return rest;
+  }
+
+  /** The password hash is never a search condition (a pattern on it would reveal it piece by piece). */
+  protected override filterable(path: string): boolean {
+    return path !== 'password' && !path.startsWith('password.');
   }
 
   protected override writableParams(params: Record<string, unknown>): Record<string, unknown> {
@@ -119,10 +138,12 @@ export class UserResource extends ServiceResource<UserRecord> {
     return hash === undefined ? {} : { password: hash };
   }
 
-  /** A deleted user's API token goes with it. */
+  /** A deleted user's API token goes with it, and their queued tasks are revoked. */
   override async delete(id: string): Promise<void> {
-    await super.delete(id);
-    await this.tokens.deleteMany({ user: id }).exec();
+    await this.watchRights({ _id: id }, async () => {
+      await super.delete(id);
+      await this.tokens.deleteMany({ user: id }).exec();
+    });
   }
 }
 
@@ -182,7 +203,7 @@ function beforeSave(deps: AdminDeps, creating: boolean) {
 
 export function userResource(deps: AdminDeps): { resource: UserResource; options: ResourceOptions } {
   return {
-    resource: new UserResource(deps.models.User, deps.models.Token, deps.delegation),
+    resource: new UserResource(deps.models.User, deps.models.Token, deps.delegation, deps.watchRights),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'username', direction: 'asc' },

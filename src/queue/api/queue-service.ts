@@ -35,6 +35,8 @@ export interface QueueServiceOptions {
 
 /** Task ids per result lookup while settling states. */
 const SETTLE_BATCH = 1000;
+/** When the queued tasks of users who lost rights are revoked once more: after the API's account cache (2 s) has let go of the old rights. */
+const RIGHTS_RESWEEP_MS = 3_000;
 
 export interface SubmittedTask {
   taskId: string;
@@ -57,6 +59,7 @@ export class QueueService {
   private readonly publisher: TaskPublisher;
   private readonly logger: Logger;
   private readonly submissionListeners = new Set<SubmissionListener>();
+  private readonly pendingSweeps = new Set<NodeJS.Timeout>();
 
   constructor(options: QueueServiceOptions) {
     this.logger = options.logger;
@@ -169,6 +172,51 @@ export class QueueService {
     return this.results.get(entry.task_id);
   }
 
+  /**
+   * Revokes the tasks of `usernames` that no worker has started yet, for users who lost rights
+   * their tasks carry (deactivated, deleted, a permission or group taken away): REVOKED is
+   * recorded in the results, which every worker reads before it starts a task, so this holds
+   * for workers that are offline now, remote, or started later, and whichever API process did
+   * it; then the revoke is broadcast, so workers holding such a task drop it at once. Tasks
+   * already running finish. Done once more a little later, for tasks submitted meanwhile with
+   * rights an API process had read before the change (it keeps accounts for up to 2 s).
+   * Resolves with the ids revoked.
+   */
+  async revokeQueuedTasksOf(usernames: readonly string[]): Promise<string[]> {
+    if (usernames.length === 0) return [];
+    const again = setTimeout(() => {
+      this.pendingSweeps.delete(again);
+      this.revokeQueued(usernames).catch((err: unknown) =>
+        this.logger.error({ err, users: usernames }, 'could not revoke the queued tasks of users who lost rights'),
+      );
+    }, RIGHTS_RESWEEP_MS);
+    again.unref();
+    this.pendingSweeps.add(again);
+    return this.revokeQueued(usernames);
+  }
+
+  private async revokeQueued(usernames: readonly string[]): Promise<string[]> {
+    const entries = await this.log.open(usernames);
+    const revoked: string[] = [];
+    for (const entry of entries) {
+      const meta: RequestMeta = {
+        name: entry.task_name,
+        args: entry.args,
+        kwargs: entry.kwargs,
+        worker: null,
+        retries: 0,
+        queue: entry.queue,
+      };
+      if (await this.results.markRevokedIfQueued(entry.task_id, meta)) revoked.push(entry.task_id);
+    }
+    if (revoked.length === 0) return revoked;
+    await this.log.recordStates(revoked.map((id) => ({ id, state: 'REVOKED' })));
+    this.logger.info({ users: usernames, tasks: revoked.length }, 'revoked the queued tasks of users who lost rights');
+    // Best effort: a worker that misses it reads REVOKED before starting the task.
+    await this.control.revoke(revoked).catch((err: unknown) => this.logger.warn({ err }, 'could not broadcast the revoke'));
+    return revoked;
+  }
+
   /** States of several tasks at once (PENDING when no result document exists). */
   async states(taskIds: string[]): Promise<Map<string, TaskState>> {
     const states = new Map<string, TaskState>(taskIds.map((id) => [id, 'PENDING']));
@@ -241,6 +289,8 @@ export class QueueService {
   }
 
   async close(): Promise<void> {
+    for (const sweep of this.pendingSweeps) clearTimeout(sweep);
+    this.pendingSweeps.clear();
     await this.events.close();
     await this.publisher.close();
     await this.control.close();

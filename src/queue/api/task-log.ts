@@ -238,6 +238,11 @@ export class TaskLog {
     return rows.map((row) => ({ id: row._id, state: row.state ?? null }));
   }
 
+  /** The entries of `users` whose logged state is not final (queued, running, or never read). */
+  open(users: readonly string[]): Promise<TaskLogEntry[]> {
+    return this.collection.find({ user: { $in: [...users] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>).toArray();
+  }
+
   /** Records newly read states; an entry already in a final state is never changed. */
   async recordStates(states: { id: string; state: string }[]): Promise<void> {
     if (states.length === 0) return;

@@ -18,7 +18,7 @@ import {
   type ResultDocument,
   type TaskResult,
 } from './result-document.js';
-import { READY_STATES, isTaskState } from './states.js';
+import { READY_STATES, isTaskState, type TaskState } from './states.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
 
@@ -28,6 +28,9 @@ export const DEFAULT_RESULT_COLLECTION = 'tombstone';
  * full write of the document (a final state) drops the count, which is only needed meanwhile.
  */
 export const DELIVERIES_FIELD = 'cybercom_deliveries';
+
+/** A start counted, or not counted because the task already has a final state. */
+export type DeliveryCount = { count: number; finalState: null } | { count: null; finalState: TaskState };
 
 export interface ResultStoreOptions {
   database: string;
@@ -80,24 +83,68 @@ export class ResultStore {
   }
 
   /**
+   * Stores REVOKED for a task no worker has recorded as started or finished; answers whether it
+   * did. A worker reads it before starting the task (countDelivery) and drops the task.
+   */
+  async markRevokedIfQueued(taskId: string, meta: RequestMeta): Promise<boolean> {
+    void this.ensureIndex();
+    try {
+      await this.collection.replaceOne(
+        { _id: taskId, status: { $nin: ['STARTED', ...READY_STATES] } },
+        revokedDocument(taskId, 'revoked', meta),
+        {
+          upsert: true,
+        },
+      );
+      return true;
+    } catch (error) {
+      // The filter missed a started or finished task and the upsert clashed on its _id.
+      if ((error as { code?: unknown }).code !== 11000) throw error;
+      return false;
+    }
+  }
+
+  /**
    * Counts one more start of the task (atomically, so every worker sees every start) and
    * answers the count for this retry. With `started`, the document becomes STARTED in the same
    * write (track_started); otherwise a missing document is created PENDING, so readers never
    * meet a document without a state.
+   *
+   * A task whose document already holds a final state is not counted and its state is answered
+   * instead: it finished elsewhere, or it was revoked before any worker started it (the API
+   * records REVOKED for a queued task whose submitter lost the rights it was sent with).
    */
-  async countDelivery(taskId: string, retries: number, meta: RequestMeta, started?: { pid: number; hostname: string }): Promise<number> {
+  async countDelivery(
+    taskId: string,
+    retries: number,
+    meta: RequestMeta,
+    started?: { pid: number; hostname: string },
+  ): Promise<DeliveryCount> {
     void this.ensureIndex();
     const key = `r${retries}`;
     const { _id: _ignored, ...fields } = started ? startedDocument(taskId, started, meta) : pendingDocument(taskId, meta);
     const update: Document = { $inc: { [`${DELIVERIES_FIELD}.${key}`]: 1 } };
     update[started ? '$set' : '$setOnInsert'] = fields;
-    const doc = await (this.collection as unknown as Collection<{ _id: string }>).findOneAndUpdate({ _id: taskId }, update, {
-      upsert: true,
-      returnDocument: 'after',
-    });
-    const counts: unknown = (doc as Document | null)?.[DELIVERIES_FIELD];
-    const count = counts !== null && typeof counts === 'object' ? (counts as Record<string, unknown>)[key] : undefined;
-    return typeof count === 'number' ? count : 1;
+    const collection = this.collection as unknown as Collection<{ _id: string }>;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const doc = await collection.findOneAndUpdate({ _id: taskId, status: { $nin: [...READY_STATES] } } as Document, update, {
+          upsert: true,
+          returnDocument: 'after',
+        });
+        const counts: unknown = (doc as Document | null)?.[DELIVERIES_FIELD];
+        const count = counts !== null && typeof counts === 'object' ? (counts as Record<string, unknown>)[key] : undefined;
+        return { count: typeof count === 'number' ? count : 1, finalState: null };
+      } catch (error) {
+        // The filter missed a document with a final state and the upsert clashed on its _id; or
+        // another worker's first start created the document meanwhile (then try once more).
+        if ((error as { code?: unknown }).code !== 11000) throw error;
+        const row = await this.collection.findOne({ _id: taskId }, { projection: { status: 1 } });
+        const status: unknown = row?.status;
+        if (isTaskState(status) && READY_STATES.has(status)) return { count: null, finalState: status };
+        if (attempt > 0) throw error;
+      }
+    }
   }
 
   /** Whether the task already has a final state (SUCCESS, FAILURE, REVOKED). */

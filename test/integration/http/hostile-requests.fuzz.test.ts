@@ -5,20 +5,34 @@
  * JSON oddities, anonymous and as a user who may only read one collection. Asserts: no answer
  * of 500 or more, an error body on every 4xx (the JSON one when JSON was the answer), nothing
  * written anywhere, and the same server still healthy at the end. Failures shrink to a minimal
- * request. The admin site (AdminJS, its own application) is covered by its own tests.
+ * request.
+ *
+ * Beyond the API's own routes: paths from the whole space (any byte percent-encoded or raw,
+ * double slashes, dot segments, outside /api too), every aggregation stage a MongoDB-compatible
+ * engine knows in every place a stage can stand, raw request lines over a TCP socket (malformed
+ * request lines, odd methods and versions, huge headers, bad Content-Length, chunked garbage),
+ * and the admin site's forms with prototype-pollution keys.
  */
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { DOCUMENTED_STAGES, INTERNAL_STAGES, VALID_STAGE_EXAMPLES } from '../../support/aggregation-stages.js';
+import { adminApiGet, adminApiPost, adminBrowser, ensureRoot, ROOT } from '../admin/support.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
+/** The other properties send fewer requests each: their space is smaller, or each request costs more. */
+const PATH_RUNS = Number(process.env.FUZZ_PATH_RUNS ?? 1500);
+const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 400);
+const ADMIN_RUNS = Number(process.env.FUZZ_ADMIN_RUNS ?? 150);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 
 let app: TestApp;
 let readerToken: string;
+let ownerToken: string;
 let db: string;
 
 interface HostileRequest {
@@ -38,7 +52,7 @@ function send(req: HostileRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const target = new URL(app.url);
     const outgoing = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.path, headers: req.headers, setHost: false },
+      { host: target.hostname, port: target.port, method: req.method, path: req.path, headers: req.headers, setHost: false, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -290,6 +304,276 @@ const hostileRequest = fc
     return { method: r.method, path, headers };
   });
 
+// --- the whole space of paths ------------------------------------------------------------
+
+/** Any bytes, percent-encoded (invalid UTF-8, NUL, "/", "\\" and "." among them). */
+const encodedBytes = fc
+  .uint8Array({ minLength: 1, maxLength: 6 })
+  .map((bytes) => [...bytes].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join(''));
+
+/** Raw characters a request line can carry as they are (what Node's client lets through: U+0021–U+00FF). */
+const rawPathText = fc.string({
+  unit: fc.integer({ min: 0x21, max: 0xff }).map((code) => String.fromCharCode(code)),
+  maxLength: 12,
+});
+
+const anySegment = fc.oneof(
+  segment,
+  encodedBytes,
+  rawPathText.map((t) => t.replace(/[/?#]/g, '')),
+  fc.constantFrom(
+    '',
+    '',
+    '.',
+    '..',
+    '%2e',
+    '%2E%2E',
+    '.%2e',
+    '%2e.',
+    '...',
+    '%2F',
+    '%5C',
+    '%00',
+    '%',
+    '%%',
+    '%zz',
+    ';',
+    'api',
+    'admin',
+    '*',
+  ),
+);
+
+const pathPrefix = fc.constantFrom(
+  '',
+  '/api',
+  '/api/admin',
+  '/api/admin/api/resources/User',
+  '/api/data_store/data',
+  '/api/catalog/data',
+  '/api/queue',
+  '/api/metrics',
+  '/api/auth',
+  '/api/health',
+  '/frontend',
+  '/static',
+);
+
+/** A request target anywhere: any segments, joined by one or more slashes, with or without a query. */
+const anyPath = fc
+  .record({
+    prefix: pathPrefix,
+    leading: fc.constantFrom('/', '/', '/', '//', '///'),
+    segments: fc.array(fc.tuple(anySegment, fc.constantFrom('/', '/', '/', '//')), { maxLength: 5 }),
+    query: fc.option(
+      fc.oneof(
+        rawPathText,
+        encodedBytes,
+        queryParams.map((q) => new URLSearchParams(q).toString()),
+      ),
+      { nil: undefined },
+    ),
+  })
+  .map(({ prefix, leading, segments, query }) => {
+    const rest = segments.map(([seg, sep]) => `${seg}${sep}`).join('');
+    const path = prefix === '' ? `${leading}${rest}` : `${prefix}${leading}${rest}`;
+    return query === undefined ? path : `${path}?${query}`;
+  });
+
+const pathRequest = fc
+  .record({
+    method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE', 'PROPFIND', 'PURGE', 'LINK'),
+    path: fc.oneof(
+      { weight: 20, arbitrary: anyPath },
+      { weight: 1, arbitrary: fc.constantFrom('//', '///', '//a%2f', '*', '//api/', '/./api/../api//') },
+    ),
+    reader: fc.boolean(),
+    accept: fc.constantFrom('application/json', '*/*', 'text/html'),
+  })
+  .map(({ method, path, reader, accept }): HostileRequest => ({
+    method,
+    path,
+    headers: { host: 'localhost', accept, ...(reader ? { authorization: `Token ${readerToken}` } : {}) },
+  }));
+
+// --- every aggregation stage ---------------------------------------------------------------
+
+const STAGE_NAMES = [...DOCUMENTED_STAGES, ...INTERNAL_STAGES];
+
+/** Arguments for a stage: its valid example when it has one, and shapes no stage takes. */
+function stageArguments(stage: string): unknown[] {
+  const example = VALID_STAGE_EXAMPLES[stage];
+  return [...(example === undefined ? [] : [example]), {}, 1, 'readable', [], { x: 1 }, null];
+}
+
+/** The places a stage can stand: first, after another, and inside each kind of sub-pipeline. */
+const STAGE_PLACEMENTS: [string, (stage: Record<string, unknown>) => unknown[]][] = [
+  ['first', (stage) => [stage]],
+  ['after $match', (stage) => [{ $match: {} }, stage]],
+  ['in $facet', (stage) => [{ $facet: { branch: [stage] } }]],
+  ['in $lookup', (stage) => [{ $lookup: { from: 'readable', as: 'joined', pipeline: [stage] } }]],
+  ['in $unionWith', (stage) => [{ $unionWith: { coll: 'readable', pipeline: [stage] } }]],
+];
+
+// --- raw requests over a TCP socket --------------------------------------------------------
+
+const rawMethod = fc.constantFrom(
+  'GET',
+  'POST',
+  'PUT',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'PATCH',
+  'TRACE',
+  'CONNECT',
+  'PROPFIND',
+  'M-SEARCH',
+  'BREW',
+  'get',
+  'G\u0000T',
+  '',
+  'GET GET',
+  'X'.repeat(100),
+);
+
+const rawTarget = fc.oneof(
+  { weight: 6, arbitrary: anyPath },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '*',
+      '//',
+      '///',
+      '//a%2f',
+      'http://localhost/api/',
+      'http://evil.example/api/',
+      'localhost:80',
+      '/api/ x',
+      '/api/\u0000',
+      '/api/\u00ff\u00fe',
+      `/${'a'.repeat(20_000)}`,
+      '',
+    ),
+  },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+);
+
+const rawVersion = fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/1.1 extra', 'HTTP/9.9', '', 'http/1.1', 'HTTP/1');
+const lineEnd = fc.constantFrom('\r\n', '\r\n', '\r\n', '\n', '\r');
+
+const rawHeaders = fc.array(
+  fc.oneof(
+    fc.constantFrom(
+      'Content-Length: 5',
+      'Content-Length: -1',
+      'Content-Length: abc',
+      'Content-Length: 99999999999999999999',
+      'Content-Length: 1, 2',
+      'Transfer-Encoding: chunked',
+      'Transfer-Encoding: gzip, chunked',
+      'Transfer-Encoding: chunked, identity',
+      'Transfer-Encoding: xchunked',
+      'Content-Type: application/json',
+      'Content-Encoding: gzip',
+      'Expect: 100-continue',
+      'Connection: upgrade',
+      'Upgrade: websocket',
+      'No-Colon-Header',
+      'Space-Before-Colon : x',
+      ' folded continuation',
+      'X-Latin1: \u00ff\u00fe',
+      'X-Nul: a\u0000b',
+      'Host: evil.example',
+      'Host: localhost',
+      'Authorization: Token x',
+      `X-Huge: ${'h'.repeat(20_000)}`,
+      `X-Huger: ${'h'.repeat(100_000)}`,
+    ),
+    fc.tuple(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 20 })).map(([k, v]) => `${k}: ${v}`),
+  ),
+  { maxLength: 5 },
+);
+
+const rawBody = fc.oneof(
+  fc.constant(''),
+  fc.constantFrom('{"a":1}', '5\r\nhello\r\n0\r\n\r\n', 'zz\r\nhello\r\n0\r\n\r\n', 'ffffffffffffffff\r\nx\r\n', '5\r\nhel', '0\r\n\r\n'),
+  fc.string({ unit: 'binary', maxLength: 64 }),
+);
+
+const rawRequest = fc
+  .record({
+    method: rawMethod,
+    target: rawTarget,
+    version: rawVersion,
+    eol: lineEnd,
+    host: fc.boolean(),
+    headers: rawHeaders,
+    body: rawBody,
+  })
+  .map(({ method, target, version, eol, host, headers, body }) => {
+    const lines = [[method, target, version].filter((part) => part !== '').join(' '), ...(host ? ['Host: localhost'] : []), ...headers];
+    return Buffer.from(`${lines.join(eol)}${eol}${eol}${body}`, 'latin1');
+  });
+
+interface RawAnswer {
+  /** Status of the first response, when one came. */
+  status: number | undefined;
+  text: string;
+}
+
+/** Writes the bytes, half-closes, and reads what comes back until the server closes or 10 s pass. */
+function sendRaw(bytes: Buffer): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(app.url);
+    const socket = connect(Number(target.port), target.hostname);
+    const chunks: Buffer[] = [];
+    const done = () => {
+      const text = Buffer.concat(chunks).toString('latin1');
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1];
+      resolve({ status: status === undefined ? undefined : Number(status), text });
+    };
+    socket.setTimeout(10_000, () => {
+      socket.destroy();
+      reject(new Error(`no end within 10 s: ${JSON.stringify(bytes.subarray(0, 200).toString('latin1'))}`));
+    });
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => done()); // reset by the server: no answer, which is fine
+    socket.on('close', done);
+    socket.write(bytes, () => socket.end());
+  });
+}
+
+// --- the admin site's forms ------------------------------------------------------------------
+
+const pollutingKey = fc.constantFrom(
+  '__proto__.polluted',
+  '__proto__',
+  'constructor.prototype.polluted',
+  'constructor',
+  'permissions.__proto__.polluted',
+  'groups.constructor.prototype.polluted',
+  '__proto__[polluted]',
+  'filters.__proto__.polluted',
+  'prototype.polluted',
+);
+
+const adminForm = fc.record({
+  resource: fc.constantFrom('User', 'Group', 'Permission', 'Token'),
+  action: fc.constantFrom('new', 'list', 'search'),
+  fields: fc.dictionary(
+    fc.oneof(
+      { weight: 3, arbitrary: pollutingKey },
+      { weight: 1, arbitrary: fc.constantFrom('name', 'username', 'email', 'is_staff', 'permissions.0') },
+    ),
+    fc.constantFrom('polluted', 'true', '1', '', '{"polluted":1}'),
+    { minKeys: 1, maxKeys: 4 },
+  ),
+});
+
+/** Whether anything made `polluted` appear on every object. */
+const prototypePolluted = (): boolean => 'polluted' in {} || Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted');
+
 // --- what must not change ----------------------------------------------------------------
 
 /** Every database, collection and document count the server holds (sessions aside). */
@@ -309,6 +593,7 @@ beforeAll(async () => {
   app = await startTestApp();
   await app.users.createUser({ username: 'owner', password: 'owner-pass-1234', isSuperuser: true });
   const owner = await app.users.tokenFor('owner');
+  ownerToken = owner;
   db = `${app.prefix}fuzz`;
   expect((await call(app.url, 'POST', '/api/data_store/data/', { token: owner, body: { database: db } })).status).toBe(201);
   for (const collection of ['readable', 'samples']) {
@@ -358,5 +643,153 @@ describe('hostile requests', () => {
     expect(sent).toBeGreaterThanOrEqual(RUNS);
     expect(await snapshot(mongo)).toEqual(before);
     expect((await call(app.url, 'GET', '/api/health/')).status).toBe(200);
+  }, 600_000);
+});
+
+/** The contract every answer keeps: below 500, and an error body with every 4xx. */
+function expectWellFormed(what: string, answer: Answer, method: string): void {
+  expect(answer.status, what).toBeLessThan(500);
+  if (answer.status >= 400 && method !== 'HEAD') {
+    if (answer.contentType.includes('json') && !answer.contentType.includes('javascript')) {
+      expect(JSON.parse(answer.body).error?.status, what).toBe(answer.status);
+    } else {
+      expect(answer.body.length, what).toBeGreaterThan(0);
+    }
+  }
+}
+
+describe('paths from the whole space', () => {
+  it('answers the paths that once failed with a client error', async () => {
+    for (const path of ['//', '///', '//a%2f']) {
+      const answer = await send({ method: 'GET', path, headers: { host: 'localhost', accept: 'application/json' } });
+      expectWellFormed(`GET ${path} → ${answer.status} ${answer.body.slice(0, 200)}`, answer, 'GET');
+    }
+  });
+
+  it(`${PATH_RUNS} generated paths anywhere: no 5xx, an error body on every 4xx, nothing written`, async () => {
+    const before = await snapshot(app.ctx.mongo);
+    const statuses: Record<number, number> = {};
+    await fc.assert(
+      fc.asyncProperty(pathRequest, async (req) => {
+        const answer = await send(req);
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        expectWellFormed(
+          `${req.method} ${JSON.stringify(req.path)} ${JSON.stringify(req.headers)} → ${answer.status} ${answer.body.slice(0, 300)}`,
+          answer,
+          req.method,
+        );
+      }),
+      { numRuns: PATH_RUNS, seed: SEED, endOnFailure: false },
+    );
+    console.log(`[fuzz paths] statuses ${JSON.stringify(statuses)}`);
+    expect(await snapshot(app.ctx.mongo)).toEqual(before);
+  }, 600_000);
+});
+
+describe('every aggregation stage', () => {
+  it(`${STAGE_NAMES.length} stage names, in every place a stage stands, with every kind of argument: run or refused with a 4xx`, async () => {
+    const before = await snapshot(app.ctx.mongo);
+    const outcomes: Record<string, Set<number>> = {};
+    const failures: string[] = [];
+    for (const stage of STAGE_NAMES) {
+      for (const [place, build] of STAGE_PLACEMENTS) {
+        for (const argument of stageArguments(stage)) {
+          const pipeline = build({ [stage]: argument });
+          const path = `/api/data_store/data/${db}/readable/?aggregate=${encodeURIComponent(JSON.stringify(pipeline))}`;
+          for (const token of [ownerToken, readerToken]) {
+            const answer = await send({
+              method: 'GET',
+              path,
+              headers: { host: 'localhost', accept: 'application/json', authorization: `Token ${token}` },
+            });
+            (outcomes[stage] ??= new Set()).add(answer.status);
+            // Every failure is listed at the end, not just the first.
+            if (answer.status >= 500) failures.push(`${stage} ${place} ${JSON.stringify(pipeline)} → ${answer.status}`);
+            else
+              expectWellFormed(
+                `${stage} ${place} ${JSON.stringify(pipeline)} → ${answer.status} ${answer.body.slice(0, 300)}`,
+                answer,
+                'GET',
+              );
+          }
+        }
+      }
+    }
+    console.log(`[fuzz stages] ${JSON.stringify(Object.fromEntries(Object.entries(outcomes).map(([k, v]) => [k, [...v]])))}`);
+    expect(failures).toEqual([]);
+    expect(await snapshot(app.ctx.mongo)).toEqual(before);
+  }, 600_000);
+
+  it('answers each allowed stage given a valid argument', async () => {
+    for (const [stage, argument] of Object.entries(VALID_STAGE_EXAMPLES)) {
+      const path = `/api/data_store/data/${db}/readable/?aggregate=${encodeURIComponent(JSON.stringify([{ [stage]: argument }]))}`;
+      const answer = await send({
+        method: 'GET',
+        path,
+        headers: { host: 'localhost', accept: 'application/json', authorization: `Token ${ownerToken}` },
+      });
+      // An engine that lacks a stage says so with a 400; it never fails on the server.
+      expect([200, 400], `${stage} → ${answer.status} ${answer.body.slice(0, 300)}`).toContain(answer.status);
+      if (answer.status === 400) expect(JSON.parse(answer.body).error.code, stage).toBe('invalid_query');
+    }
+  });
+});
+
+describe('raw requests over a socket', () => {
+  it(`${RAW_RUNS} generated request lines, headers and framings: no 5xx, and the server stays up`, async () => {
+    const statuses: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(rawRequest, async (bytes) => {
+        const answer = await sendRaw(bytes);
+        const key = String(answer.status ?? 'none');
+        statuses[key] = (statuses[key] ?? 0) + 1;
+        const what = `${JSON.stringify(bytes.subarray(0, 300).toString('latin1'))} → ${answer.text.slice(0, 300)}`;
+        if (answer.status !== undefined) expect(answer.status, what).toBeLessThan(500);
+      }),
+      { numRuns: RAW_RUNS, seed: SEED, endOnFailure: false },
+    );
+    console.log(`[fuzz raw] statuses ${JSON.stringify(statuses)}`);
+    expect((await call(app.url, 'GET', '/api/health/')).status).toBe(200);
+  }, 600_000);
+});
+
+describe("the admin site's forms with prototype-pollution keys", () => {
+  it('answers __proto__.x and constructor.prototype.x below 500 and pollutes nothing', async () => {
+    await ensureRoot(app);
+    const browser = await adminBrowser(app, ROOT.username, ROOT.password);
+    const forms: Record<string, string>[] = [
+      { name: 'g-proto', '__proto__.polluted': 'yes' },
+      { name: 'g-ctor', 'constructor.prototype.polluted': 'yes' },
+    ];
+    for (const fields of forms) {
+      const res = await adminApiPost(browser, '/resources/Group/actions/new', fields);
+      expect(res.status, `${JSON.stringify(fields)} → ${res.status} ${res.text.slice(0, 300)}`).toBeLessThan(500);
+      expect(prototypePolluted()).toBe(false);
+    }
+    const list = await adminApiGet(
+      browser,
+      '/resources/User/actions/list?filters.__proto__.polluted=yes&filters.constructor.prototype.polluted=yes',
+    );
+    expect(list.status, list.text.slice(0, 300)).toBeLessThan(500);
+    expect(prototypePolluted()).toBe(false);
+  });
+
+  it(`${ADMIN_RUNS} generated admin forms and list filters: no 5xx, no polluted prototype`, async () => {
+    await ensureRoot(app);
+    const browser = await adminBrowser(app, ROOT.username, ROOT.password);
+    await fc.assert(
+      fc.asyncProperty(adminForm, async ({ resource, action, fields }) => {
+        const res =
+          action === 'new'
+            ? await adminApiPost(browser, `/resources/${resource}/actions/new`, fields)
+            : await adminApiGet(
+                browser,
+                `/resources/${resource}/actions/${action}?${new URLSearchParams(Object.entries(fields).map(([k, v]) => [action === 'list' ? `filters.${k}` : k, v])).toString()}`,
+              );
+        expect(res.status, `${resource} ${action} ${JSON.stringify(fields)} → ${res.status} ${res.text.slice(0, 300)}`).toBeLessThan(500);
+        expect(prototypePolluted()).toBe(false);
+      }),
+      { numRuns: ADMIN_RUNS, seed: SEED, endOnFailure: false },
+    );
   }, 600_000);
 });

@@ -10,6 +10,7 @@ import { createLogger } from '../../../src/log/logger.js';
 export async function startWorker(
   resultDatabase: string,
   queue = uniqueName('q-'),
+  options: { concurrency?: number } = {},
 ): Promise<{ worker: Worker; queue: string; nodeName: string }> {
   const env = testServices().env;
   const nodeName = `${uniqueName('test-worker-')}@localhost`;
@@ -21,7 +22,7 @@ export async function startWorker(
     mongo: toMongoSettings(mongoEnvSchema.parse(env)),
     resultDatabase,
     resultCollection: 'tombstone',
-    concurrency: 2,
+    concurrency: options.concurrency ?? 2,
     // The revoke tests wait for STARTED.
     trackStarted: true,
     shutdownGraceMs: 2_000,

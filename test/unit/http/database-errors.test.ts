@@ -1,5 +1,6 @@
+import { MongoServerError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { DatabaseError, queryTimeout, storageFull, type DatabaseErrorKind } from '../../../src/db/errors.js';
+import { DatabaseError, classifyDatabaseError, queryTimeout, storageFull, type DatabaseErrorKind } from '../../../src/db/errors.js';
 import { databaseApiError } from '../../../src/http/error-handler.js';
 
 describe('database errors as HTTP answers', () => {
@@ -31,5 +32,23 @@ describe('database errors as HTTP answers', () => {
       code: 'database_storage_full',
       detail: { inserted_count: 2 },
     });
+  });
+});
+
+describe('engine codes sorted into kinds', () => {
+  const serverError = (code: number, errmsg: string) => new MongoServerError({ code, errmsg, ok: 0 });
+
+  it.each([
+    [40272, '$addFields specification stage must be an object'],
+    [15957, 'the limit must be specified as a number'],
+    [40600, '$geoNear is not allowed to be used within a $facet stage'],
+    [17053, 'the sortByCount field must be defined as a $-prefixed path'],
+    [31002, 'a parse check of a stage'],
+  ])('reads assertion location %i as the query being wrong', (code, errmsg) => {
+    expect(classifyDatabaseError(serverError(code, errmsg))).toMatchObject({ kind: 'invalid_query' });
+  });
+
+  it.each([11000, 11600, 11601, 11602, 13388, 13435, 46841])('keeps named code %i out of the query errors', (code) => {
+    expect(classifyDatabaseError(serverError(code, 'x'))?.kind).not.toBe('invalid_query');
   });
 });

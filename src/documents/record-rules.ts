@@ -1,0 +1,24 @@
+/**
+ * What a record must be to be stored, wherever it comes from: a JSON object, with no field named
+ * like an operator (`$where`, `$set`, ...) at its top, no operator that runs code or writes
+ * elsewhere anywhere in it, and no field name the service refuses at any depth (control
+ * characters, see field-names.ts). The REST API's writes and the records tasks write through
+ * the worker's data store both check it here, so neither path stores what the other refuses.
+ */
+import type { Document } from 'mongodb';
+import { badRequest } from '../errors.js';
+import { assertStorableFieldNames } from './field-names.js';
+import { assertNoForbiddenOperators } from './operators.js';
+
+/** Throws the request error that says what is wrong with `value`; `what` names it ("The record", "Record 3"). */
+export function assertStorableRecord(value: unknown, what: string): Document {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest('invalid_body', `${what} must be a JSON object.`);
+  }
+  for (const key of Object.keys(value)) {
+    if (key.startsWith('$')) throw badRequest('invalid_field_name', `Field names may not start with "$" ("${key}").`);
+  }
+  assertNoForbiddenOperators(value, 'the record');
+  assertStorableFieldNames(value);
+  return value as Document;
+}
