@@ -3,6 +3,7 @@
  * with the requests counted by both, and the shared state (database and broker up) once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXPOSITION_REUSE_MS } from '../../../src/metrics/index.js';
 import { requestOnNewConnection, spawnServe, type ServeProcess } from '../../support/serve-process.js';
 
 const REQUESTS = 40;
@@ -40,6 +41,8 @@ describe('metrics with API_PROCESSES=2', () => {
     const healthCounts: number[] = [];
     const allCounts: number[] = [];
     for (let i = 0; i < SCRAPES; i++) {
+      // Scrapes within EXPOSITION_REUSE_MS share one computation: these are spaced so each is fresh.
+      if (i > 0) await new Promise((r) => setTimeout(r, EXPOSITION_REUSE_MS + 200));
       const { status, text: body } = await requestOnNewConnection(`${baseUrl}/api/metrics`, { headers: { accept: 'text/plain' } });
       expect(status, body).toBe(200);
       healthCounts.push(total(body, 'cybercom_http_request_duration_seconds_count', 'route="/api/health'));

@@ -61,8 +61,15 @@ describe('classifyDatabaseError', () => {
   });
 
   it('leaves server error codes it does not know to the logged 500 path, instead of blaming the query', () => {
-    expect(classifyDatabaseError(serverError('something new went wrong', 424242))).toBeUndefined();
+    expect(classifyDatabaseError(serverError('something new went wrong', 9876))).toBeUndefined();
     expect(classifyDatabaseError(serverError('not authorized on data to execute command', 13))).toBeUndefined();
+  });
+
+  it("calls an engine assertion location (a check of the engine's parser, code 10000 and up) the query's fault", () => {
+    expect(classifyDatabaseError(serverError('$addFields specification stage must be an object', 40272))).toMatchObject({
+      kind: 'invalid_query',
+      code: 'invalid_query',
+    });
   });
 
   it('leaves an unrelated plain error to the 500 path', () => {
