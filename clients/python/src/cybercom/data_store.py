@@ -427,6 +427,19 @@ class Collection:
         return written
 
 
+def _create(session: Session, path: str, kind: str, name: str, exist_ok: bool) -> None:
+    """Creates a database or collection (POST ``{kind: name}``); 409 is fine with ``exist_ok``."""
+    try:
+        session.json("POST", path, json={kind: name})
+    except CybercomError as exc:
+        if not (exist_ok and exc.status == 409):
+            raise
+
+
+def _drop(session: Session, path: str, kind: str, name: str) -> None:
+    session.json("POST", path, json={kind: name, "action": "delete"})
+
+
 class Database:
     """One database: ``area["db"]``; index it for a collection."""
 
@@ -446,15 +459,11 @@ class Database:
         return [str(row["collection"]) for row in self._session.results(self.path)]
 
     def create_collection(self, name: str, *, exist_ok: bool = False) -> Collection:
-        try:
-            self._session.json("POST", self.path, json={"collection": name})
-        except CybercomError as exc:
-            if not (exist_ok and exc.status == 409):
-                raise
+        _create(self._session, self.path, "collection", name, exist_ok)
         return self[name]
 
     def drop_collection(self, name: str) -> None:
-        self._session.json("POST", self.path, json={"collection": name, "action": "delete"})
+        _drop(self._session, self.path, "collection", name)
 
     def drop(self) -> None:
         self._area.drop_database(self.name)
@@ -488,12 +497,8 @@ class Area:
         return [str(row["database"]) for row in self._session.results(self.root)]
 
     def create_database(self, name: str, *, exist_ok: bool = False) -> Database:
-        try:
-            self._session.json("POST", self.root, json={"database": name})
-        except CybercomError as exc:
-            if not (exist_ok and exc.status == 409):
-                raise
+        _create(self._session, self.root, "database", name, exist_ok)
         return self[name]
 
     def drop_database(self, name: str) -> None:
-        self._session.json("POST", self.root, json={"database": name, "action": "delete"})
+        _drop(self._session, self.root, "database", name)
