@@ -1,7 +1,7 @@
 /**
- * Runs every ```sh readme-example block of README.md with bash against the real server, so the
- * documented curl lines are known to work. Each block must exit 0 (curl -f fails on HTTP
- * errors) and print only JSON documents.
+ * Runs every ```sh example block of the manual (README.md, then docs/ in path order) with bash
+ * against the real server, so the documented curl lines are known to work. Each block must exit
+ * 0 (curl -f fails on HTTP errors) and print only JSON documents.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { startWorker, until } from '../queue/support.js';
+import { shellExamples } from '../../support/doc-examples.js';
 
 const run = promisify(execFile);
-const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-const blocks = [...readme.matchAll(/```sh readme-example\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+const blocks = shellExamples();
 
 /** Splits concatenated JSON documents (several curl calls print back to back). */
 function jsonDocuments(text: string): unknown[] {
@@ -43,7 +43,7 @@ function jsonDocuments(text: string): unknown[] {
 let app: TestApp;
 let env: Record<string, string>;
 let worker: Worker;
-const scratch = mkdtempSync(join(tmpdir(), 'readme-'));
+const scratch = mkdtempSync(join(tmpdir(), 'doc-examples-'));
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -72,22 +72,29 @@ afterAll(async () => {
   await app?.close();
 });
 
-describe('README examples', () => {
-  it('has examples to run', () => {
+describe('the manual\'s shell examples', () => {
+  it('has examples to run, the README\'s among them', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(5);
+    expect(blocks.some((block) => block.file === 'README.md')).toBe(true);
   });
 
   // Sequential on purpose: later examples use what earlier ones created.
   it('runs every example successfully, in order', async () => {
     const outputs: unknown[][] = [];
     for (const block of blocks) {
+      const where = `${block.file}:${block.line}`;
       // In a scratch directory: examples may write files (an export).
-      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env, cwd: scratch });
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block.code], { env, cwd: scratch }).catch((error: unknown) => {
+        throw new Error(`${where} failed: ${String(error)}`);
+      });
       const docs = jsonDocuments(stdout);
-      expect(docs.length, block).toBeGreaterThan(0);
+      expect(docs.length, where).toBeGreaterThan(0);
       outputs.push(docs);
     }
     const all = outputs.flat() as Record<string, any>[];
+    // The README's: health, then the databases the caller may read.
+    expect(all[0]).toMatchObject({ status: 'ok' });
+    expect(all[1]).toHaveProperty('results');
     const query = all.find((d) => d.meta?.page_size === 2);
     expect(query?.results).toEqual([
       { name: 'Boise City', elev: 1265 },
