@@ -44,7 +44,13 @@ def test_the_readme_lines_load_a_dataframe(client: Client, dbname: str) -> None:
     assert len(found) == 1
     stations = client.data_store.create_database(dbname).create_collection("stations")
     try:
-        stations.insert([{"name": "Norman", "elev": 357}, {"name": "Boise City", "elev": 1265}, {"name": "Tulsa", "elev": 194}])
+        stations.insert(
+            [
+                {"name": "Norman", "elev": 357},
+                {"name": "Boise City", "elev": 1265},
+                {"name": "Tulsa", "elev": 194},
+            ]
+        )
         namespace: dict[str, Any] = {}
         run_blocks(README, found, dbname, namespace)
         assert sorted(namespace["df"]["name"].tolist()) == ["Boise City", "Norman"]
