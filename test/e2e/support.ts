@@ -14,7 +14,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Git-ignored; every run writes the current screenshots here. */
 export const SCREENSHOT_DIR = join(repoRoot, 'test-output', 'screenshots');
-/** The README's images; refreshed only when asked (UPDATE_DOC_SCREENSHOTS=1), then committed. */
+/** The manual's images (docs/administration.md); refreshed only when asked (UPDATE_DOC_SCREENSHOTS=1), then committed. */
 const DOC_SCREENSHOT_DIR = join(repoRoot, 'docs', 'screenshots');
 
 export async function launchChromium(): Promise<Browser> {

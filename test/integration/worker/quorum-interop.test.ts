@@ -3,7 +3,7 @@
  * side declares with TASK_QUEUE_TYPE=quorum is consumed by a Python Celery worker configured with
  * `task_default_queue_type = "quorum"`, which runs a task the TypeScript publisher sent; a Celery
  * worker left at its default (classic) is refused by RabbitMQ with PRECONDITION_FAILED, which is
- * why the README tells Python workers what to set.
+ * why the manual (docs/scaling-out.md, "The broker cluster") tells Python workers what to set.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
