@@ -207,11 +207,7 @@ function indexPaths(prefix: string, area: string): Record<string, object> {
 export function openApiDocument(serverUrl: string): object {
   return {
     openapi: '3.1.0',
-    info: {
-      title: 'cybercom-ts API',
-      version: '1',
-      description: 'Catalog, data store and task queue. The manual is in docs/ (docs/using-the-api.md).',
-    },
+    info: { title: 'cybercom-ts API', version: '1', description: 'Catalog, data store and task queue. See README.md.' },
     servers: [{ url: serverUrl }],
     components: {
       schemas: { Error: errorBody, Envelope: envelope },
