@@ -301,7 +301,7 @@ async function main(): Promise<void> {
       report(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
       return rate;
     }
-    await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
+    const tsRate1 = await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
       spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
     );
     const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) =>
@@ -355,6 +355,7 @@ async function main(): Promise<void> {
     report(
       `   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`,
     );
+    report(`   ratio at the same concurrency, TypeScript conc. 1 / Python conc. 1: ${(tsRate1 / (rates[0] as number)).toFixed(2)}`);
     await channel.close();
 
     process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);

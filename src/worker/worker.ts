@@ -11,7 +11,7 @@
  * so a worker that dies mid-task leaves the message to the broker, which redelivers it.
  */
 import { EventEmitter } from 'node:events';
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
 import type { MongoClient } from 'mongodb';
 import { pino, type Logger } from 'pino';
 import type { BrokerSettings, MongoSettings } from '../config/connections.js';
@@ -19,12 +19,12 @@ import { connectMongo } from '../db/mongo-client.js';
 import { BrokerSession } from '../queue/control/broker-session.js';
 import { ControlClient } from '../queue/control/control-client.js';
 import { TaskPublisher, type PublishTaskInput } from '../queue/control/task-publisher.js';
-import { DEFAULT_QUEUE, declareEventExchange, declareTaskQueue } from '../queue/protocol/entities.js';
+import { DEFAULT_QUEUE, declareEventExchange } from '../queue/protocol/entities.js';
 import { AUTHENTICATED_USER_HEADER as AUTHENTICATED_USER, type HeaderValue } from '../queue/protocol/task-message.js';
 import { HEARTBEAT_INTERVAL_S } from '../queue/protocol/events.js';
 import { toJsonValue } from '../queue/protocol/python-json.js';
 import { pythonRepr } from '../queue/protocol/python-repr.js';
-import { parseTaskMessage, type IncomingTask } from '../queue/protocol/task-message-parser.js';
+import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
 import { formatCeleryTimestamp } from '../queue/protocol/timestamps.js';
 import {
   NotRegistered,
@@ -37,7 +37,7 @@ import {
 } from '../queue/results/exceptions.js';
 import { DEAD_LETTER_QUEUE, parkMessage } from '../queue/dead-letter/dead-letter-queue.js';
 import type { RequestMeta } from '../queue/results/result-document.js';
-import { ResultStore, type DeliveryCount } from '../queue/results/result-store.js';
+import type { DeliveryCount, ResultStore } from '../queue/results/result-store.js';
 import type { TaskState } from '../queue/results/states.js';
 import type { ControlTarget } from './control-commands.js';
 import { ControlMailbox } from './control-mailbox.js';
@@ -48,13 +48,18 @@ import { chordUnlockTask } from './chord-unlock.js';
 import { requestRetry, type Retry } from './task-retry.js';
 import { EventDispatcher } from './event-dispatcher.js';
 import { requestInfo, workerStats } from './inspection.js';
-import { OperationAborted, abortable, retrying, sleep } from './retry.js';
+import { abortable, retrying, sleep } from './retry.js';
 import { RevokedSet } from './revoked-set.js';
 import type { TaskDefinition } from './task-definition.js';
 import { TaskExecution, WorkerShutdown, type TaskOutcome } from './task-execution.js';
 import { TaskRegistry } from './task-registry.js';
-import { isTransientWriteError } from '../queue/results/write-errors.js';
-import { unstorableOutcome } from './unstorable-result.js';
+import type { Settlement } from './acknowledgements.js';
+import { startConsuming, type TaskConsumer } from './consumer.js';
+import { OutcomeRecorder, type StoredAs } from './outcome-recorder.js';
+import { GroupedResultStore } from './outcome-store.js';
+import { Pool } from './pool.js';
+import { receiveMessage } from './strategy.js';
+import { TaskRequest, type Delivery } from './task-request.js';
 
 export interface WorkerOptions {
   nodeName: string;
@@ -106,19 +111,11 @@ export interface WorkerEvents {
   closed: [];
 }
 
-interface Delivery {
-  message: ConsumeMessage;
-  channel: Channel;
-  task: IncomingTask;
-  definition: TaskDefinition;
-}
-
+/** A request from the moment it takes a slot until its message is settled. */
 interface RunningTask {
-  delivery: Delivery;
+  request: TaskRequest;
   execution: TaskExecution;
   startedAt: Date;
-  /** Redelivered copies of the same task that arrived while it ran (after a reconnect). */
-  duplicates: Delivery[];
 }
 
 type Lifecycle = 'new' | 'starting' | 'running' | 'closing' | 'closed';
@@ -136,8 +133,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly running = new Map<string, RunningTask>();
   /** Resolved (and emptied) when the last running task ends: what a shutdown waits on. */
   private readonly idleWaiters: (() => void)[] = [];
-  private readonly waiting: Delivery[] = [];
-  private readonly scheduled = new Map<NodeJS.Timeout, Delivery>();
+  private readonly pool: Pool<TaskRequest>;
+  private readonly scheduled = new Map<NodeJS.Timeout, TaskRequest>();
   private readonly processed = new Map<string, number>();
   private readonly closeSignal = new AbortController();
   /** Fires when close()'s grace period runs out: result writes still retrying give up then. */
@@ -160,7 +157,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private mongo: MongoClient | null = null;
   private results: ResultStore | null = null;
   private dataStore: DataStore | null = null;
-  private taskChannel: { channel: Channel; consumerTags: string[] } | null = null;
+  private taskChannel: TaskConsumer | null = null;
+  private readonly recorder: OutcomeRecorder;
   private heartbeat: NodeJS.Timeout | null = null;
   private clockValue = 0;
   private announcedOnline = false;
@@ -192,6 +190,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.builtins = new Map([[chordUnlock.name, chordUnlock]]);
     this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
     this.mailbox = new ControlMailbox(this.controlTarget(), this.logger.child({ component: 'control' }));
+    this.pool = new Pool(this.concurrency, (request, release) => void this.execute(request, release));
+    this.recorder = new OutcomeRecorder({
+      store: () => this.results,
+      logger: this.logger,
+      graceOver: this.graceOver.signal,
+      deadlineMs: () => (this.lifecycle === 'closing' ? Math.min(this.resultWriteDeadlineMs, 5_000) : this.resultWriteDeadlineMs),
+    });
   }
 
   /** The broker node connected to (its address from BROKER_URL), or null while disconnected. */
@@ -250,7 +255,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       onRetry: (error, attempt, delayMs) =>
         this.logger.warn({ err: (error as Error).message, attempt, retryInMs: delayMs }, 'database not reachable, retrying'),
     });
-    this.results = new ResultStore(this.mongo, { database: this.options.resultDatabase, collection: this.options.resultCollection });
+    this.results = new GroupedResultStore(this.mongo, { database: this.options.resultDatabase, collection: this.options.resultCollection });
     // The installer keeps results in the service's database, beside the users and groups.
     this.dataStore = new DataStore(this.mongo, this.options.resultDatabase);
   }
@@ -267,15 +272,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.mailbox.attach(controlChannel);
 
       const channel = await this.openChannel(connection);
-      // Per-consumer limit (global=false): works for classic and quorum queues alike.
-      await channel.prefetch(this.prefetchCount, false);
-      const consumerTags: string[] = [];
-      for (const queue of this.queues) {
-        await declareTaskQueue(channel, queue, false, this.options.broker.queueType);
-        const { consumerTag } = await channel.consume(queue, (message) => this.onDelivery(channel, message), { noAck: false });
-        consumerTags.push(consumerTag);
-      }
-      this.taskChannel = { channel, consumerTags };
+      this.taskChannel = await startConsuming(channel, {
+        queues: this.queues,
+        prefetchCount: this.prefetchCount,
+        queueType: this.options.broker.queueType,
+        onMessage: (message, acks) => this.onDelivery({ message, acks }),
+      });
     } catch (error) {
       // Typically a declaration clash (406). Start over on a new connection after a pause.
       this.logger.error({ err: error }, 'could not set up consumers; reconnecting');
@@ -309,9 +311,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.logger.warn({ err: error?.message }, 'broker connection lost');
     this.events.attach(null);
     this.stopHeartbeat();
+    this.taskChannel?.acks.close();
     this.taskChannel = null;
     // Unacknowledged messages return to the queue with the connection: forget our copies.
-    this.waiting.length = 0;
+    this.pool.takeWaiting();
     for (const timer of this.scheduled.keys()) clearTimeout(timer);
     this.scheduled.clear();
     this.emit('broker-disconnected');
@@ -350,83 +353,83 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   // ---------------------------------------------------------------- receiving
 
-  private onDelivery(channel: Channel, message: ConsumeMessage | null): void {
-    if (message === null) return; // consumer cancelled by the broker (queue deleted); reconnect handles it
-    void this.receive(channel, message).catch((error: unknown) => {
+  private onDelivery(delivery: Delivery): void {
+    void this.receive(delivery).catch((error: unknown) => {
       this.logger.error({ err: error }, 'unexpected error handling a message; returning it to the queue');
-      settle(channel, message, 'requeue');
+      delivery.acks.settle(delivery.message, 'requeue');
     });
   }
 
-  private async receive(channel: Channel, message: ConsumeMessage): Promise<void> {
+  private async receive(delivery: Delivery): Promise<void> {
+    const { message, acks } = delivery;
     if (this.lifecycle === 'closing' || this.lifecycle === 'closed') {
-      settle(channel, message, 'requeue');
+      acks.settle(message, 'requeue');
       return;
     }
-    const parsed = parseTaskMessage(message);
-    if (!parsed.ok) {
+    const received = receiveMessage(message, (name) => this.registry.get(name) ?? this.builtins.get(name));
+    if (received.kind === 'invalid') {
       // Celery drops such messages (reject, no requeue) so they cannot loop.
-      this.logger.error({ reason: parsed.reason, detail: parsed.detail, taskId: parsed.taskId }, 'refusing invalid task message');
-      settle(channel, message, 'reject');
-      this.report(parsed.taskId ?? '', parsed.taskName ?? '', 'REJECTED', 0);
+      const { reason, detail, taskId } = received;
+      this.logger.error({ reason, detail, taskId }, 'refusing invalid task message');
+      acks.settle(message, 'reject');
+      this.report(received.taskId ?? '', received.taskName ?? '', 'REJECTED', 0);
       return;
     }
-    const task = parsed.task;
-    const definition = this.registry.get(task.taskName) ?? this.builtins.get(task.taskName);
-    if (definition === undefined) {
-      await this.refuseUnregistered(channel, message, task);
+    if (received.kind === 'unregistered') {
+      await this.refuseUnregistered(delivery, received.task);
       return;
     }
-    const delivery: Delivery = { message, channel, task, definition };
-
+    const { task } = received;
     const runningCopy = this.running.get(task.taskId);
     // A retry (same id, higher retries) is a new message, not a copy of the running one.
-    if (runningCopy !== undefined && runningCopy.delivery.task.retries === task.retries) {
+    if (runningCopy !== undefined && runningCopy.request.isCopyOf(task)) {
       // A redelivery of a task still running here (we reconnected): settle it with the original.
-      runningCopy.duplicates.push(delivery);
+      runningCopy.request.addDuplicate(delivery);
       return;
     }
-    if (await this.dropIfRevokedOrExpired(delivery)) return;
+    const request = new TaskRequest(delivery, task, received.definition);
+    if (await this.dropIfRevokedOrExpired(request)) return;
 
-    this.events.sendTaskEvent('task-received', {
-      uuid: task.taskId,
-      name: task.taskName,
-      args: task.argsrepr ?? pythonRepr(task.args),
-      kwargs: task.kwargsrepr ?? pythonRepr(task.kwargs),
-      root_id: task.rootId,
-      parent_id: task.parentId,
-      retries: task.retries,
-      eta: task.eta ? formatCeleryTimestamp(task.eta) : null,
-      expires: task.expires ? formatCeleryTimestamp(task.expires) : null,
-    });
+    if (this.events.taskEventsEnabled)
+      this.events.sendTaskEvent('task-received', {
+        uuid: task.taskId,
+        name: task.taskName,
+        args: task.argsrepr ?? pythonRepr(task.args),
+        kwargs: task.kwargsrepr ?? pythonRepr(task.kwargs),
+        root_id: task.rootId,
+        parent_id: task.parentId,
+        retries: task.retries,
+        eta: task.eta ? formatCeleryTimestamp(task.eta) : null,
+        expires: task.expires ? formatCeleryTimestamp(task.expires) : null,
+      });
 
     const delayMs = task.eta ? task.eta.getTime() - Date.now() : 0;
-    if (delayMs > 0) this.schedule(delivery, delayMs);
-    else this.enqueue(delivery);
+    if (delayMs > 0) this.schedule(request, delayMs);
+    else this.pool.submit(request);
   }
 
   /** Unknown task: FAILURE(NotRegistered) stored and the message rejected, as Celery does. */
-  private async refuseUnregistered(channel: Channel, message: ConsumeMessage, task: IncomingTask): Promise<void> {
+  private async refuseUnregistered(delivery: Delivery, task: IncomingTask): Promise<void> {
     this.logger.error({ task: task.taskName, taskId: task.taskId }, 'received unregistered task; rejecting');
     const exception = toExceptionInfo(new NotRegistered(task.taskName));
-    await this.storeOutcome(task.taskId, (store) => store.markFailure(task.taskId, exception, null, this.requestMeta(task))).catch(
-      (error: unknown) => this.logger.error({ err: error, taskId: task.taskId }, 'could not store NotRegistered failure'),
-    );
+    await this.recorder
+      .write(task.taskId, (store) => store.markFailure(task.taskId, exception, null, this.requestMeta(task)))
+      .catch((error: unknown) => this.logger.error({ err: error, taskId: task.taskId }, 'could not store NotRegistered failure'));
     this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(exception), traceback: null });
-    settle(channel, message, 'reject');
+    delivery.acks.settle(delivery.message, 'reject');
     this.report(task.taskId, task.taskName, 'NOT_REGISTERED', 0);
   }
 
   /** Revoked or expired: REVOKED stored, message acknowledged. */
-  private async dropIfRevokedOrExpired(delivery: Delivery): Promise<boolean> {
-    const { task } = delivery;
+  private async dropIfRevokedOrExpired(request: TaskRequest): Promise<boolean> {
+    const { task } = request;
     const expired = task.expires !== null && task.expires.getTime() <= Date.now();
     if (!expired && !this.revoked.has(task.taskId)) return false;
     const reason = expired ? 'expired' : 'revoked';
     this.logger.info({ taskId: task.taskId, task: task.taskName, reason }, 'discarding revoked task');
     try {
       const meta = this.requestMeta(task);
-      await this.storeFinalOutcome(
+      await this.recorder.writeFinal(
         task,
         meta,
         (store, m) => store.markRevoked(task.taskId, reason, m),
@@ -434,105 +437,103 @@ export class Worker extends EventEmitter<WorkerEvents> {
       );
     } catch (error) {
       this.logger.error({ err: error, taskId: task.taskId }, 'could not store REVOKED; returning the message');
-      settle(delivery.channel, delivery.message, 'requeue');
+      request.settle('requeue');
       return true;
     }
     this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: false, signum: null, expired });
-    settle(delivery.channel, delivery.message, 'ack');
+    request.settle('ack');
     this.report(task.taskId, task.taskName, 'REVOKED', 0);
     return true;
   }
 
   /** Holds an ETA task (unacknowledged, like Celery) until it is due. */
-  private schedule(delivery: Delivery, delayMs: number): void {
+  private schedule(request: TaskRequest, delayMs: number): void {
     // setTimeout overflows past ~24.8 days; wake up and re-check instead.
     const timer = setTimeout(
       () => {
         this.scheduled.delete(timer);
-        const remaining = (delivery.task.eta?.getTime() ?? 0) - Date.now();
-        if (remaining > 0) this.schedule(delivery, remaining);
-        else this.enqueue(delivery);
+        const remaining = (request.task.eta?.getTime() ?? 0) - Date.now();
+        if (remaining > 0) this.schedule(request, remaining);
+        else this.pool.submit(request);
       },
       Math.min(delayMs, 2 ** 31 - 1),
     );
-    this.scheduled.set(timer, delivery);
-  }
-
-  private enqueue(delivery: Delivery): void {
-    this.waiting.push(delivery);
-    this.pump();
-  }
-
-  private pump(): void {
-    while (this.running.size < this.concurrency && this.lifecycle !== 'closing' && this.lifecycle !== 'closed') {
-      const next = this.waiting.shift();
-      if (next === undefined) return;
-      void this.execute(next);
-    }
+    this.scheduled.set(timer, request);
   }
 
   // ---------------------------------------------------------------- executing
 
-  private async execute(delivery: Delivery): Promise<void> {
-    const { task, definition } = delivery;
+  /**
+   * Runs a request in the pool slot it was given. The slot is released as soon as the body is
+   * done, so the next task runs while this one's outcome is written; the request stays among the
+   * running ones (what revoke, inspect and shutdown see) until its message is settled.
+   */
+  private async execute(request: TaskRequest, release: () => void): Promise<void> {
+    const { task, definition } = request;
     const runningCopy = this.running.get(task.taskId);
     if (runningCopy !== undefined) {
-      if (runningCopy.delivery.task.retries === task.retries) runningCopy.duplicates.push(delivery);
+      release();
+      if (runningCopy.request.isCopyOf(task)) runningCopy.request.addDuplicate(request.delivery);
       // The retry of a task whose previous run is still being recorded: wait for it to finish.
-      else this.schedule(delivery, 50);
+      else this.schedule(request, 50);
       return;
     }
     const execution = new TaskExecution();
-    const entry: RunningTask = { delivery, execution, startedAt: new Date(), duplicates: [] };
+    const entry: RunningTask = { request, execution, startedAt: new Date() };
     this.running.set(task.taskId, entry);
     try {
       // Revoked or expired while it waited for a free slot?
-      if (await this.dropIfRevokedOrExpired(delivery)) return;
-      if (await this.dropIfAlreadyFinished(delivery)) return;
+      if (await this.dropIfRevokedOrExpired(request)) return;
+      if (await this.dropIfAlreadyFinished(request)) return;
       const meta = this.requestMeta(task);
       const storesResults = !(definition.ignoreResult || task.ignoreResult);
       const counted = await this.countDelivery(task, meta, this.trackStarted && storesResults);
       if (this.graceOver.signal.aborted) {
         // Shut down while counting: not started, so back to the queue without running.
-        [delivery, ...entry.duplicates].forEach((d) => settle(d.channel, d.message, 'requeue'));
+        request.settle('requeue');
         this.report(task.taskId, task.taskName, 'REQUEUED', 0);
         return;
       }
       if (counted?.finalState != null) {
-        this.discardFinished(entry, counted.finalState);
+        this.discardFinished(request, counted.finalState);
         return;
       }
       const starts = counted?.count ?? null;
       if (starts !== null && starts > this.maxDeliveries) {
-        await this.park(entry, starts, meta);
+        await this.park(request, starts, meta);
         return;
       }
       this.events.sendTaskEvent('task-started', { uuid: task.taskId });
 
-      const outcome = await execution.run(
-        definition,
-        {
-          taskId: task.taskId,
-          taskName: task.taskName,
-          authenticatedUser: task.authenticatedUser,
-          args: task.args,
-          kwargs: task.kwargs,
-          headers: task.customHeaders,
-          retries: task.retries,
-          rootId: task.rootId,
-          parentId: task.parentId,
-          retry: (options) => requestRetry(task, definition, options),
-          hostname: this.nodeName,
-          dataStore: this.requireDataStore().forTask(decodeSubmitterAccess(task.customHeaders, task.authenticatedUser)),
-          logger: this.logger.child({ task: task.taskName, taskId: task.taskId }),
-        },
-        this.timeLimits(delivery),
-      );
-      await this.finish(entry, outcome, meta, storesResults);
+      let outcome: TaskOutcome;
+      try {
+        outcome = await execution.run(
+          definition,
+          {
+            taskId: task.taskId,
+            taskName: task.taskName,
+            authenticatedUser: task.authenticatedUser,
+            args: task.args,
+            kwargs: task.kwargs,
+            headers: task.customHeaders,
+            retries: task.retries,
+            rootId: task.rootId,
+            parentId: task.parentId,
+            retry: (options) => requestRetry(task, definition, options),
+            hostname: this.nodeName,
+            dataStore: this.requireDataStore().forTask(decodeSubmitterAccess(task.customHeaders, task.authenticatedUser)),
+            logger: this.logger.child({ task: task.taskName, taskId: task.taskId }),
+          },
+          this.timeLimits(request),
+        );
+      } finally {
+        release();
+      }
+      await this.finish(request, outcome, meta, storesResults);
     } finally {
+      release();
       this.running.delete(task.taskId);
       if (this.running.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
-      this.pump();
     }
   }
 
@@ -542,8 +543,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Acknowledged without running again. A redelivery of a task still running elsewhere cannot
    * be told apart from one whose worker died, and runs again (at-least-once).
    */
-  private async dropIfAlreadyFinished(delivery: Delivery): Promise<boolean> {
-    const { task, message, channel } = delivery;
+  private async dropIfAlreadyFinished(request: TaskRequest): Promise<boolean> {
+    const { task, message } = request;
     const store = this.results;
     if (!message.fields.redelivered || store === null) return false;
     const finished = await store.isReady(task.taskId).catch(() => false);
@@ -552,7 +553,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       { taskId: task.taskId, task: task.taskName },
       'redelivered task already finished; acknowledging without running it again',
     );
-    settle(channel, message, 'ack');
+    request.settle('ack');
     this.report(task.taskId, task.taskName, 'ALREADY_FINISHED', 0);
     return true;
   }
@@ -568,12 +569,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * it waited, with no worker online to hear the broadcast), or finished elsewhere. Acknowledged
    * without running, the state left as it is.
    */
-  private discardFinished(entry: RunningTask, state: TaskState): void {
-    const { task } = entry.delivery;
+  private discardFinished(request: TaskRequest, state: TaskState): void {
+    const { task } = request;
     const revoked = state === 'REVOKED';
     this.logger.info({ taskId: task.taskId, task: task.taskName, state }, 'task already has a final state; not running it');
     if (revoked) this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: false, signum: null, expired: false });
-    [entry.delivery, ...entry.duplicates].forEach((d) => settle(d.channel, d.message, 'ack'));
+    request.settle('ack');
     this.report(task.taskId, task.taskName, revoked ? 'REVOKED' : 'ALREADY_FINISHED', 0);
   }
 
@@ -597,9 +598,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * (after the broker's confirm), recorded as a FAILURE, and acknowledged, so it stops running.
    * When the copy cannot be made the message goes back to its queue to be tried again.
    */
-  private async park(entry: RunningTask, starts: number, meta: RequestMeta): Promise<void> {
-    const { task, message } = entry.delivery;
-    const deliveries = [entry.delivery, ...entry.duplicates];
+  private async park(request: TaskRequest, starts: number, meta: RequestMeta): Promise<void> {
+    const { task, message } = request;
     const log = this.logger.child({ taskId: task.taskId, task: task.taskName });
     const reason = `delivered ${starts} times without finishing; parked in ${DEAD_LETTER_QUEUE}`;
     try {
@@ -614,14 +614,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
     } catch (error) {
       log.error({ err: error }, 'could not park the message in the dead-letter queue; returning it to its queue');
-      deliveries.forEach((d) => settle(d.channel, d.message, 'requeue'));
+      request.settle('requeue');
       this.report(task.taskId, task.taskName, 'REQUEUED', 0);
       return;
     }
     log.error({ starts, maxDeliveries: this.maxDeliveries }, `task ${reason}`);
     const exception = toExceptionInfo(new PythonException('WorkerLostError', [reason], 'billiard.exceptions'));
     try {
-      await this.storeFinalOutcome(
+      await this.recorder.writeFinal(
         task,
         meta,
         (store, m) => store.markFailure(task.taskId, exception, null, m),
@@ -632,34 +632,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
       log.error({ err: error }, 'could not store the FAILURE of a parked task');
     }
     this.events.sendTaskEvent('task-failed', { uuid: task.taskId, exception: exceptionRepr(exception), traceback: null });
-    deliveries.forEach((d) => settle(d.channel, d.message, 'ack'));
+    request.settle('ack');
     this.report(task.taskId, task.taskName, 'DEAD_LETTERED', 0);
   }
 
-  private timeLimits(delivery: Delivery): { hardSeconds: number | null; softSeconds: number | null } {
+  private timeLimits(request: TaskRequest): { hardSeconds: number | null; softSeconds: number | null } {
     // The message's limits win over the task's, as in Celery.
-    const { task, definition } = delivery;
+    const { task, definition } = request;
     return {
       hardSeconds: task.timeLimit.hard ?? definition.timeLimitSeconds ?? this.defaultTimeLimitSeconds,
       softSeconds: task.timeLimit.soft ?? definition.softTimeLimitSeconds,
     };
   }
 
-  private async finish(entry: RunningTask, outcome: TaskOutcome, meta: RequestMeta, storesResults: boolean): Promise<void> {
-    const { task } = entry.delivery;
-    const deliveries = [entry.delivery, ...entry.duplicates];
-    const settleAll = (how: 'ack' | 'requeue'): void => deliveries.forEach((d) => settle(d.channel, d.message, how));
-    const log = this.logger.child({ taskId: task.taskId, task: task.taskName });
+  private async finish(request: TaskRequest, outcome: TaskOutcome, meta: RequestMeta, storesResults: boolean): Promise<void> {
+    const { task } = request;
+    const settleAll = (how: Settlement): void => void request.settle(how);
+    // Bound lazily: a child logger per task costs more than a no-op task on a busy worker.
+    let child: Logger | null = null;
+    const log = (): Logger => (child ??= this.logger.child({ taskId: task.taskId, task: task.taskName }));
 
     if (outcome.state === 'ABANDONED') {
-      log.warn('task abandoned at shutdown; returning it to the queue');
+      log().warn('task abandoned at shutdown; returning it to the queue');
       settleAll('requeue');
       this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
       return;
     }
 
     if (outcome.state === 'RETRY') {
-      await this.retryLater(entry, outcome.retry, meta, storesResults, outcome.runtimeMs);
+      await this.retryLater(request, outcome.retry, meta, storesResults, outcome.runtimeMs);
       return;
     }
     if (outcome.state === 'SUCCESS') {
@@ -669,12 +670,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await this.publishAll(this.successSteps(task, outcome.value));
       } catch (error) {
         if (!(error instanceof InvalidSignatureError)) {
-          log.error({ err: error }, 'could not send the callbacks or next chain step; returning the message so it runs again');
+          log().error({ err: error }, 'could not send the callbacks or next chain step; returning the message so it runs again');
           settleAll('requeue');
           this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
           return;
         }
-        log.error({ err: error.message }, 'the task message carries an unusable canvas; the task fails');
+        log().error({ err: error.message }, 'the task message carries an unusable canvas; the task fails');
         outcome = { state: 'FAILURE', error, exception: toExceptionInfo(error), traceback: '', runtimeMs: outcome.runtimeMs };
       }
     }
@@ -685,7 +686,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // Only the start count was written for a task whose result is not kept: remove it.
         if (!storesResults) void this.results?.forgetDeliveries(task.taskId).catch(() => undefined);
         if (storesResults) {
-          stored = await this.storeFinalOutcome(
+          stored = await this.recorder.writeFinal(
             task,
             meta,
             (store, m) => store.markSuccess(task.taskId, outcome.value, m),
@@ -693,14 +694,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
           );
         }
       } else if (outcome.state === 'FAILURE') {
-        stored = await this.storeFinalOutcome(
+        stored = await this.recorder.writeFinal(
           task,
           meta,
           (store, m) => store.markFailure(task.taskId, outcome.exception, outcome.traceback, m),
           () => ['exception', exceptionRepr(outcome.exception)],
         );
       } else {
-        stored = await this.storeFinalOutcome(
+        stored = await this.recorder.writeFinal(
           task,
           meta,
           (store, m) => store.markRevoked(task.taskId, 'terminated', m),
@@ -708,7 +709,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         );
       }
     } catch (error) {
-      log.error({ err: error }, 'could not store the task outcome; returning the message so it runs again');
+      log().error({ err: error }, 'could not store the task outcome; returning the message so it runs again');
       settleAll('requeue');
       this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
       return;
@@ -721,7 +722,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           typeof stored === 'object' ? stored.replacedBy : outcome.state === 'FAILURE' ? outcome.exception : null,
         );
       } catch (error) {
-        log.error({ err: error }, 'could not send the errbacks; returning the message so it runs again');
+        log().error({ err: error }, 'could not send the errbacks; returning the message so it runs again');
         settleAll('requeue');
         this.report(task.taskId, task.taskName, 'REQUEUED', outcome.runtimeMs);
         return;
@@ -738,17 +739,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     if (outcome.state === 'SUCCESS') {
-      log.info({ runtime }, 'task succeeded');
-      this.events.sendTaskEvent('task-succeeded', { uuid: task.taskId, result: pythonRepr(toJsonValue(outcome.value)), runtime });
+      if (this.logger.isLevelEnabled('info')) log().info({ runtime }, 'task succeeded');
+      if (this.events.taskEventsEnabled)
+        this.events.sendTaskEvent('task-succeeded', { uuid: task.taskId, result: pythonRepr(toJsonValue(outcome.value)), runtime });
     } else if (outcome.state === 'FAILURE') {
-      log.warn({ runtime, exception: exceptionRepr(outcome.exception) }, 'task failed');
+      log().warn({ runtime, exception: exceptionRepr(outcome.exception) }, 'task failed');
       this.events.sendTaskEvent('task-failed', {
         uuid: task.taskId,
         exception: exceptionRepr(outcome.exception),
         traceback: outcome.traceback,
       });
     } else {
-      log.info('task terminated by revoke');
+      log().info('task terminated by revoke');
       this.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: true, signum: 15, expired: false });
     }
     settleAll('ack');
@@ -761,9 +763,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * stored and the current message acknowledged, as Celery does. Not sent: the message goes
    * back to the queue and the task runs again now.
    */
-  private async retryLater(entry: RunningTask, retry: Retry, meta: RequestMeta, storesResults: boolean, runtimeMs: number): Promise<void> {
-    const { task } = entry.delivery;
-    const deliveries = [entry.delivery, ...entry.duplicates];
+  private async retryLater(
+    request: TaskRequest,
+    retry: Retry,
+    meta: RequestMeta,
+    storesResults: boolean,
+    runtimeMs: number,
+  ): Promise<void> {
+    const { task } = request;
     const log = this.logger.child({ taskId: task.taskId, task: task.taskName });
     const { [AUTHENTICATED_USER]: _user, ...headers } = task.customHeaders;
     try {
@@ -790,17 +797,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
       });
     } catch (error) {
       log.error({ err: error }, 'could not send the retry; returning the message so it runs again');
-      deliveries.forEach((d) => settle(d.channel, d.message, 'requeue'));
+      request.settle('requeue');
       this.report(task.taskId, task.taskName, 'REQUEUED', runtimeMs);
       return;
     }
     const exception = retry.exc === null ? null : toExceptionInfo(retry.exc);
     const traceback = retry.exc === null ? null : formatTraceback(retry.exc);
     if (storesResults) {
-      await this.storeOutcome(task.taskId, (store) => store.markRetry(task.taskId, exception, traceback, meta)).catch((error: unknown) =>
-        // The retry is on its way; only the intermediate state is missing.
-        log.warn({ err: error }, 'could not store RETRY'),
-      );
+      await this.recorder
+        .write(task.taskId, (store) => store.markRetry(task.taskId, exception, traceback, meta))
+        .catch((error: unknown) =>
+          // The retry is on its way; only the intermediate state is missing.
+          log.warn({ err: error }, 'could not store RETRY'),
+        );
     }
     log.info({ retries: task.retries + 1, eta: retry.when.toISOString() }, 'task retry scheduled');
     this.events.sendTaskEvent('task-retried', {
@@ -808,7 +817,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       exception: exception ? exceptionRepr(exception) : 'Retry()',
       traceback,
     });
-    deliveries.forEach((d) => settle(d.channel, d.message, 'ack'));
+    request.settle('ack');
     this.report(task.taskId, task.taskName, 'RETRY', runtimeMs);
   }
 
@@ -831,7 +840,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async afterFailure(task: IncomingTask, exception: CeleryExceptionInfo | null): Promise<void> {
     if (exception !== null) {
       for (const id of chainTaskIds(task.embed.chain)) {
-        await this.storeOutcome(id, (store) =>
+        await this.recorder.write(id, (store) =>
           store.markFailure(id, exception, null, { ...this.requestMeta(task), name: null, args: null, kwargs: null }),
         );
       }
@@ -870,66 +879,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.results;
   }
 
-  /**
-   * Writes a result, retrying while the database restarts (bounded; cut short when the shutdown
-   * grace period ends). A refusal that no retry can change is thrown at once.
-   */
-  private storeOutcome(taskId: string, write: (store: ResultStore) => Promise<void>): Promise<void> {
-    const store = this.results;
-    if (store === null) return Promise.reject(new Error('result store not connected'));
-    const signal = this.graceOver.signal;
-    return retrying(() => abortable(write(store), signal), {
-      deadlineMs: this.lifecycle === 'closing' ? Math.min(this.resultWriteDeadlineMs, 5_000) : this.resultWriteDeadlineMs,
-      signal,
-      retryIf: isTransientWriteError,
-      onRetry: (error, attempt, delayMs) =>
-        this.logger.warn({ err: (error as Error).message, taskId, attempt, retryInMs: delayMs }, 'result write failed, retrying'),
-    });
-  }
-
-  /**
-   * Stores a final outcome so that the message can be acknowledged. When the database refuses
-   * the outcome for good, a FAILURE naming the refusal is stored instead (and if even that is
-   * refused, one without the arguments, which may be what the database objects to); when
-   * nothing can be stored the loss is logged and the message still acknowledged, since running
-   * the task again would end the same way. Transient failures and shutdowns are thrown: the
-   * message then goes back to the queue.
-   */
-  private async storeFinalOutcome(
-    task: IncomingTask,
-    meta: RequestMeta,
-    write: (store: ResultStore, meta: RequestMeta) => Promise<void>,
-    refused: () => [what: string, repr: string],
-  ): Promise<StoredAs> {
-    try {
-      await this.storeOutcome(task.taskId, (store) => write(store, meta));
-      return 'stored';
-    } catch (error) {
-      if (!isPermanentWriteError(error)) throw error;
-      const [what, repr] = refused();
-      const replacedBy = unstorableOutcome(error, what, repr);
-      this.logger.error(
-        { err: error, taskId: task.taskId, task: task.taskName },
-        `the database refused the task's ${what}; storing a FAILURE instead`,
-      );
-      let lastError: unknown = error;
-      for (const fallbackMeta of [meta, { ...meta, args: null, kwargs: null }]) {
-        try {
-          await this.storeOutcome(task.taskId, (store) => store.markFailure(task.taskId, replacedBy, null, fallbackMeta));
-          return { replacedBy };
-        } catch (fallbackError) {
-          if (!isPermanentWriteError(fallbackError)) throw fallbackError;
-          lastError = fallbackError;
-        }
-      }
-      this.logger.error(
-        { err: lastError, taskId: task.taskId, task: task.taskName },
-        'the database refused even the FAILURE result; acknowledging the message without a stored result',
-      );
-      return { replacedBy };
-    }
-  }
-
   private requireDataStore(): DataStore {
     if (this.dataStore === null) throw new Error('data store not connected');
     return this.dataStore;
@@ -966,12 +915,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
       for (const tag of consumer.consumerTags) await consumer.channel.cancel(tag).catch(() => undefined);
     }
     // 2. Messages we hold but have not started go back to the queue.
-    for (const [timer, delivery] of this.scheduled) {
+    this.pool.close();
+    for (const [timer, request] of this.scheduled) {
       clearTimeout(timer);
-      settle(delivery.channel, delivery.message, 'requeue');
+      request.settle('requeue');
     }
     this.scheduled.clear();
-    for (const delivery of this.waiting.splice(0)) settle(delivery.channel, delivery.message, 'requeue');
+    for (const request of this.pool.takeWaiting()) request.settle('requeue');
 
     // 3. Running tasks get the grace period, then are abandoned (unacknowledged → redelivered).
     const drained = this.whenIdle();
@@ -983,7 +933,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await drained;
     }
 
-    // 4. Say goodbye and disconnect.
+    // 4. Say goodbye and disconnect (the last acknowledgements first).
+    this.taskChannel?.acks.flush();
     this.stopHeartbeat();
     if (wasStarted) {
       this.events.sendWorkerEvent('worker-offline', this.status());
@@ -1040,7 +991,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       revokedIds: () => this.revoked.ids(),
       helloPayload: () => this.revoked.toHelloPayload(),
       mergeRevoked: (payload) => this.revoked.mergeHelloPayload(payload),
-      activeRequests: () => [...this.running.values()].map((entry) => requestInfo(entry.delivery.task, entry.startedAt, this.nodeName)),
+      activeRequests: () => [...this.running.values()].map((entry) => requestInfo(entry.request.task, entry.startedAt, this.nodeName)),
       stats: () =>
         workerStats({
           processedByTask: this.processed,
@@ -1063,23 +1014,5 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (peer > 0) this.clockValue = Math.max(this.clockValue, peer) + 1;
       },
     };
-  }
-}
-
-/** How a final outcome ended up in the database: as it was, or replaced by a FAILURE saying why it could not be. */
-type StoredAs = 'stored' | { replacedBy: CeleryExceptionInfo };
-
-/** A refusal that retrying cannot change (not an outage, not a shutdown cutting the write short). */
-function isPermanentWriteError(error: unknown): boolean {
-  return !(error instanceof OperationAborted) && !isTransientWriteError(error);
-}
-
-/** Acknowledge, reject (dead) or return a message; a closed channel means the broker already took it back. */
-function settle(channel: Channel, message: ConsumeMessage, how: 'ack' | 'reject' | 'requeue'): void {
-  try {
-    if (how === 'ack') channel.ack(message);
-    else channel.nack(message, false, how === 'requeue');
-  } catch {
-    // Channel gone (connection lost): the broker requeues unacknowledged messages itself.
   }
 }

@@ -121,20 +121,12 @@ export class ResultStore {
     started?: { pid: number; hostname: string },
   ): Promise<DeliveryCount> {
     void this.ensureIndex();
-    const key = `r${retries}`;
-    const { _id: _ignored, ...fields } = started ? startedDocument(taskId, started, meta) : pendingDocument(taskId, meta);
-    const update: Document = { $inc: { [`${DELIVERIES_FIELD}.${key}`]: 1 } };
-    update[started ? '$set' : '$setOnInsert'] = fields;
+    const { filter, update, key } = deliveryUpdate(taskId, retries, meta, started);
     const collection = this.collection as unknown as Collection<{ _id: string }>;
     for (let attempt = 0; ; attempt++) {
       try {
-        const doc = await collection.findOneAndUpdate({ _id: taskId, status: { $nin: [...READY_STATES] } } as Document, update, {
-          upsert: true,
-          returnDocument: 'after',
-        });
-        const counts: unknown = (doc as Document | null)?.[DELIVERIES_FIELD];
-        const count = counts !== null && typeof counts === 'object' ? (counts as Record<string, unknown>)[key] : undefined;
-        return { count: typeof count === 'number' ? count : 1, finalState: null };
+        const doc = await collection.findOneAndUpdate(filter, update, { upsert: true, returnDocument: 'after' });
+        return { count: countedDeliveries(doc as Document | null, key), finalState: null };
       } catch (error) {
         // The filter missed a document with a final state and the upsert clashed on its _id; or
         // another worker's first start created the document meanwhile (then try once more).
@@ -202,7 +194,7 @@ export class ResultStore {
   }
 
   /** Celery indexes `date_done` (its clean-up deletes by it); failures are harmless. */
-  private ensureIndex(): Promise<void> {
+  protected ensureIndex(): Promise<void> {
     this.indexed ??= this.collection
       .createIndex({ date_done: 1 })
       .then(() => undefined)
@@ -211,4 +203,28 @@ export class ResultStore {
       });
     return this.indexed;
   }
+}
+
+/**
+ * The write behind `countDelivery`: one more start of retry `retries` counted (the filter skips a
+ * document with a final state), the document created PENDING or made STARTED with it.
+ */
+export function deliveryUpdate(
+  taskId: string,
+  retries: number,
+  meta: RequestMeta,
+  started?: { pid: number; hostname: string },
+): { filter: Document; update: Document; key: string } {
+  const key = `r${retries}`;
+  const { _id: _ignored, ...fields } = started ? startedDocument(taskId, started, meta) : pendingDocument(taskId, meta);
+  const update: Document = { $inc: { [`${DELIVERIES_FIELD}.${key}`]: 1 } };
+  update[started ? '$set' : '$setOnInsert'] = fields;
+  return { filter: { _id: taskId, status: { $nin: [...READY_STATES] } }, update, key };
+}
+
+/** The count `deliveryUpdate` left in a document (1 when it is gone: a final state replaced it meanwhile). */
+export function countedDeliveries(doc: Document | null | undefined, key: string): number {
+  const counts: unknown = doc?.[DELIVERIES_FIELD];
+  const count = counts !== null && typeof counts === 'object' ? (counts as Record<string, unknown>)[key] : undefined;
+  return typeof count === 'number' ? count : 1;
 }

@@ -1,0 +1,62 @@
+/**
+ * One task message the worker took on (Celery's Request): the parsed task, its definition, the
+ * delivery it came in, and the copies of it the broker redelivered while it ran (after a
+ * reconnect). Settling it settles all of them, once: whatever path ends the request (stored,
+ * refused, handed back at shutdown), the first settlement wins and later ones do nothing, so no
+ * message is ever acknowledged twice or both acknowledged and returned.
+ */
+import type { ConsumeMessage } from 'amqplib';
+import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
+import type { ChannelAcknowledgements, Settlement } from './acknowledgements.js';
+import type { TaskDefinition } from './task-definition.js';
+
+/** A message as it arrived, with the acknowledgements of the channel it arrived on. */
+export interface Delivery {
+  message: ConsumeMessage;
+  acks: ChannelAcknowledgements;
+}
+
+export class TaskRequest {
+  private readonly duplicates: Delivery[] = [];
+  private settledAs: Settlement | null = null;
+
+  constructor(
+    readonly delivery: Delivery,
+    readonly task: IncomingTask,
+    readonly definition: TaskDefinition,
+  ) {}
+
+  get taskId(): string {
+    return this.task.taskId;
+  }
+
+  get message(): ConsumeMessage {
+    return this.delivery.message;
+  }
+
+  /** How the request was settled, or null while it is open. */
+  get settlement(): Settlement | null {
+    return this.settledAs;
+  }
+
+  /** A redelivered copy of this request's message: settled together with it. */
+  addDuplicate(duplicate: Delivery): void {
+    if (this.settledAs !== null) duplicate.acks.settle(duplicate.message, this.settledAs);
+    else this.duplicates.push(duplicate);
+  }
+
+  /** Whether `other` is this very message again (not a retry, which has the same id but a new count). */
+  isCopyOf(other: IncomingTask): boolean {
+    return other.taskId === this.task.taskId && other.retries === this.task.retries;
+  }
+
+  /** Settles the message and its copies; only the first call does anything. Answers whether it was that one. */
+  settle(how: Settlement): boolean {
+    if (this.settledAs !== null) return false;
+    this.settledAs = how;
+    this.delivery.acks.settle(this.delivery.message, how);
+    for (const duplicate of this.duplicates) duplicate.acks.settle(duplicate.message, how);
+    this.duplicates.length = 0;
+    return true;
+  }
+}
