@@ -10,7 +10,7 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
- * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000]
+ * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -34,6 +34,8 @@ const { values: args } = parseArgs({
     submissions: { type: 'string', default: '3000' },
     tasks: { type: 'string', default: '2000' },
     latency: { type: 'string', default: '300' },
+    /** `submissions`: only part 1 (the API beside its baselines), for profiling a submission. */
+    only: { type: 'string' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -209,6 +211,11 @@ async function main(): Promise<void> {
     report(
       `   plain amqplib confirms (no HTTP, no database) ${ceilingRate.toFixed(0)}/s | API ratio ${(submitted.rps / ceilingRate).toFixed(2)}`,
     );
+
+    if (args.only === 'submissions') {
+      await channel.close();
+      return;
+    }
 
     // 2. end-to-end latency with ?wait=
     await drained();

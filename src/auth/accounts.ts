@@ -50,10 +50,30 @@ export function toPrincipal(account: Account, authMethod: AuthMethod): Principal
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 
+/**
+ * The lookup of `key` under way, or `load` started as it; forgotten once settled (or when the
+ * entry is dropped meanwhile, so a lookup after a change never shares one begun before it).
+ */
+function shared<V>(loading: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
+  const underWay = loading.get(key);
+  if (underWay !== undefined) return underWay;
+  const started = load().finally(() => {
+    if (loading.get(key) === started) loading.delete(key);
+  });
+  loading.set(key, started);
+  return started;
+}
+
 export class AccountDirectory {
   private readonly byIdCache = new TtlCache<string, Account>(ACCOUNT_CACHE_MS);
   /** token key hash → user id (keyed by hash, so this process's memory holds no key either) */
   private readonly tokenCache = new TtlCache<string, string>(ACCOUNT_CACHE_MS);
+  /**
+   * Lookups under way, by user id and by token key hash: when an entry expires under load, every
+   * request that arrives before the database answers shares the one query instead of sending its own.
+   */
+  private readonly loadingIds = new Map<string, Promise<Account | null>>();
+  private readonly loadingTokens = new Map<string, Promise<string | null>>();
 
   constructor(
     private readonly models: AuthModels,
@@ -69,24 +89,28 @@ export class AccountDirectory {
     if (!OBJECT_ID.test(id)) return null;
     const cached = this.byIdCache.get(id);
     if (cached !== undefined) return cached;
-    const user = await this.models.User.findById(id).select('+password').lean<UserRecord>().exec();
-    if (user === null) return null;
-    const account = await this.toAccount(user);
-    this.byIdCache.set(id, account);
-    return account;
+    return shared(this.loadingIds, id, async () => {
+      const user = await this.models.User.findById(id).select('+password').lean<UserRecord>().exec();
+      if (user === null) return null;
+      const account = await this.toAccount(user);
+      this.byIdCache.set(id, account);
+      return account;
+    });
   }
 
   /** The account owning API token `key`, or null for an unknown key. */
   async byTokenKey(key: string): Promise<Account | null> {
     const keyHash = hashTokenKey(key);
-    let userId = this.tokenCache.get(keyHash);
-    if (userId === undefined) {
-      const token = await this.models.Token.findOne({ key_hash: keyHash }, { user: 1 }).lean().exec();
-      if (token === null) return null;
-      userId = token.user.toString();
-      this.tokenCache.set(keyHash, userId);
-    }
-    return this.byId(userId);
+    const userId =
+      this.tokenCache.get(keyHash) ??
+      (await shared(this.loadingTokens, keyHash, async () => {
+        const token = await this.models.Token.findOne({ key_hash: keyHash }, { user: 1 }).lean().exec();
+        if (token === null) return null;
+        const owner = token.user.toString();
+        this.tokenCache.set(keyHash, owner);
+        return owner;
+      }));
+    return userId === null ? null : this.byId(userId);
   }
 
   /**
@@ -107,17 +131,21 @@ export class AccountDirectory {
 
   forgetUser(userId: string): void {
     this.byIdCache.delete(userId);
+    this.loadingIds.delete(userId);
   }
 
   /** After a rotation: `keyHash` is the stored hash of the key that no longer works. */
   forgetToken(keyHash: string): void {
     this.tokenCache.delete(keyHash);
+    this.loadingTokens.delete(keyHash);
   }
 
   /** After group changes: any cached account may hold stale group permissions. */
   forgetAll(): void {
     this.byIdCache.clear();
     this.tokenCache.clear();
+    this.loadingIds.clear();
+    this.loadingTokens.clear();
   }
 
   private async toAccount(user: UserRecord): Promise<Account> {

@@ -141,8 +141,7 @@ export class QueueService {
 
   private async settleRefusedSubmission(taskId: string, mayHaveRun: boolean): Promise<void> {
     try {
-      if (mayHaveRun) await this.log.markUnconfirmed(taskId);
-      else await this.log.forget(taskId);
+      await this.log.settleRefused(taskId, mayHaveRun);
     } catch (error) {
       this.logger.error({ err: error, taskId, mayHaveRun }, 'could not settle the history entry of a submission the broker did not take');
     }

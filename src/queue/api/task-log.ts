@@ -92,6 +92,11 @@ export interface TaskLogEntry {
   publish_unconfirmed?: boolean;
 }
 
+interface Settlement {
+  taskId: string;
+  mayHaveRun: boolean;
+}
+
 export interface HistoryFilter {
   user: string;
   taskNames?: string[];
@@ -106,6 +111,11 @@ export class TaskLog {
   private statesBackfilled = false;
   /** Concurrent submissions share one insert: the log write is on every submission's path. */
   private readonly inserts: WriteBatcher<TaskLogEntry>;
+  /**
+   * The entries of submissions the broker did not take, settled together: a channel that closes
+   * fails every publish in flight on it at once, and each of them settles its own entry.
+   */
+  private readonly settlements: WriteBatcher<Settlement>;
 
   constructor(db: Db) {
     this.collection = db.collection<TaskLogEntry>('task_log');
@@ -115,6 +125,20 @@ export class TaskLog {
         return bulkInsertOutcomes(entries.length, undefined);
       } catch (error) {
         return bulkInsertOutcomes(entries.length, error);
+      }
+    });
+    this.settlements = new WriteBatcher(async (settlements) => {
+      const operations = settlements.map(({ taskId, mayHaveRun }): AnyBulkWriteOperation<TaskLogEntry> =>
+        mayHaveRun
+          ? { updateOne: { filter: { _id: taskId }, update: { $set: { publish_unconfirmed: true } } } }
+          : { deleteOne: { filter: { _id: taskId } } },
+      );
+      // An unordered bulk write reports the operations that failed the way an unordered insert does.
+      try {
+        await this.collection.bulkWrite(operations, { ordered: false });
+        return bulkInsertOutcomes(settlements.length, undefined);
+      } catch (error) {
+        return bulkInsertOutcomes(settlements.length, error);
       }
     });
   }
@@ -252,13 +276,12 @@ export class TaskLog {
     await this.collection.bulkWrite(updates, { ordered: false });
   }
 
-  /** Removes the entry of a submission that was refused before its message reached the broker. */
-  async forget(taskId: string): Promise<void> {
-    await this.collection.deleteOne({ _id: taskId });
-  }
-
-  /** Marks the entry of a submission the broker may or may not have queued (it never confirmed). */
-  async markUnconfirmed(taskId: string): Promise<void> {
-    await this.collection.updateOne({ _id: taskId }, { $set: { publish_unconfirmed: true } });
+  /**
+   * Settles the entry of a submission the broker did not confirm: removed when its message
+   * certainly never reached the broker, marked (`publish_unconfirmed`) when the broker may or may
+   * not have queued it, so the task can still be found and revoked.
+   */
+  settleRefused(taskId: string, mayHaveRun: boolean): Promise<void> {
+    return this.settlements.write({ taskId, mayHaveRun });
   }
 }

@@ -5,7 +5,7 @@
  * after declaring the queue the way Celery does (or only checking it, when told to).
  */
 import { randomUUID } from 'node:crypto';
-import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
 import {
@@ -61,14 +61,32 @@ export interface PublishedTask {
 }
 
 /**
- * A confirm channel with what this publisher knows about it: the queues it has checked, and the
- * messages the broker returned as unroutable (by correlation id) whose confirm is still due.
+ * A confirm channel with what this publisher knows about it: the queues it has checked (or is
+ * checking), the messages the broker returned as unroutable (by correlation id) whose confirm is
+ * still due, and whether its connection's write buffer is full.
+ *
+ * Any number of messages are in flight on it at once, each settled by its own confirm: the
+ * broker confirms them in batches (`multiple`), so N concurrent submissions cost about one
+ * confirm round trip, not N.
  */
 interface PublisherChannel {
   connection: ChannelModel;
   channel: Promise<ConfirmChannel>;
-  declared: Set<string>;
+  /** One check per queue, shared by every publish that needs it meanwhile. */
+  declared: Map<string, Promise<void>>;
   returned: Set<string>;
+  /** Set while `publish` has said the buffer is full; resolves on 'drain' (or when the channel closes). */
+  full: Promise<void> | null;
+}
+
+/**
+ * A plain channel for queue declarations and checks. A failed check (404) or declaration (406)
+ * closes the channel it was made on; made on the confirm channel it would fail every other
+ * publish in flight there, with an outcome nobody can know.
+ */
+interface DeclarationChannel {
+  connection: ChannelModel;
+  channel: Promise<Channel>;
 }
 
 /**
@@ -94,6 +112,7 @@ export class TaskPublisher {
   /** Python's per-client "oid", carried in `reply_to`. */
   private readonly oid = randomUUID();
   private channel: PublisherChannel | null = null;
+  private declarations: DeclarationChannel | null = null;
 
   constructor(options: TaskPublisherOptions) {
     this.session = options.session;
@@ -130,20 +149,57 @@ export class TaskPublisher {
     const channel = await slot.channel.catch(() => {
       throw brokerUnavailable();
     });
-    if (this.declareQueues !== 'none' && !slot.declared.has(queue)) {
-      await declareTaskQueue(channel, queue, this.declareQueues === 'passive').catch((error: unknown) => {
-        throw new QueueUnavailableError('queue_unavailable', `Queue "${queue}" could not be declared: ${(error as Error).message}`);
-      });
-      slot.declared.add(queue);
-    }
+    if (this.declareQueues !== 'none') await this.declared(slot, queue);
+    while (slot.full !== null) await slot.full;
     await this.confirmedPublish(slot, channel, queue, message);
     return { taskId: message.headers.id, queue, message };
   }
 
   async close(): Promise<void> {
     const slot = this.channel;
+    const declarations = this.declarations;
     this.channel = null;
+    this.declarations = null;
     if (slot) await (await slot.channel.catch(() => null))?.close().catch(() => undefined);
+    if (declarations) await (await declarations.channel.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  /** Resolves once `queue` is known to exist (declared or checked) on this channel's connection. */
+  private declared(slot: PublisherChannel, queue: string): Promise<void> {
+    let known = slot.declared.get(queue);
+    if (known === undefined) {
+      known = this.declare(slot.connection, queue).catch((error: unknown) => {
+        slot.declared.delete(queue);
+        throw error instanceof QueueUnavailableError
+          ? error
+          : new QueueUnavailableError('queue_unavailable', `Queue "${queue}" could not be declared: ${(error as Error).message}`);
+      });
+      slot.declared.set(queue, known);
+    }
+    return known;
+  }
+
+  private async declare(connection: ChannelModel, queue: string): Promise<void> {
+    if (this.declarations?.connection !== connection) {
+      const declarations: DeclarationChannel = {
+        connection,
+        channel: connection.createChannel().then((channel) => {
+          channel.on('error', () => undefined);
+          channel.once('close', () => {
+            if (this.declarations === declarations) this.declarations = null;
+          });
+          return channel;
+        }),
+      };
+      declarations.channel.catch(() => {
+        if (this.declarations === declarations) this.declarations = null;
+      });
+      this.declarations = declarations;
+    }
+    const channel = await this.declarations.channel.catch(() => {
+      throw brokerUnavailable();
+    });
+    await declareTaskQueue(channel, queue, this.declareQueues === 'passive');
   }
 
   /** The confirm channel of the current connection, (re)opened when the connection changed or it closed. */
@@ -152,10 +208,11 @@ export class TaskPublisher {
     if (this.channel && this.channel.connection === connection) return this.channel;
     const slot: PublisherChannel = {
       connection,
-      declared: new Set<string>(),
+      declared: new Map<string, Promise<void>>(),
       returned: new Set<string>(),
+      full: null,
       channel: connection.createConfirmChannel().then((channel) => {
-        // A failed declaration or publish closes the channel; the next publish opens a new one.
+        // A broker that closes the channel fails its unconfirmed publishes; the next publish opens a new one.
         channel.on('error', () => undefined);
         // The broker returns a mandatory message no queue took before it confirms it.
         channel.on('return', (returned: { properties: { correlationId?: string } }) => {
@@ -188,21 +245,43 @@ export class TaskPublisher {
       );
       try {
         // Default exchange, routing key = queue: what Celery does for direct-exchange routes.
-        channel.publish('', queue, encodeTaskBody(message), { ...taskPublishOptions(message), mandatory: true }, (error: unknown) => {
-          clearTimeout(timer);
-          if (error) {
-            reject(unknownOutcome(brokerUnavailable()));
-          } else if (slot.returned.delete(id)) {
-            slot.declared.delete(queue);
-            reject(new QueueUnavailableError('queue_unavailable', `Queue "${queue}" no longer exists; no worker consumes it now.`));
-          } else {
-            resolve();
-          }
-        });
+        const writable = channel.publish(
+          '',
+          queue,
+          encodeTaskBody(message),
+          { ...taskPublishOptions(message), mandatory: true },
+          (error: unknown) => {
+            clearTimeout(timer);
+            if (error) {
+              reject(unknownOutcome(brokerUnavailable()));
+            } else if (slot.returned.delete(id)) {
+              slot.declared.delete(queue);
+              reject(new QueueUnavailableError('queue_unavailable', `Queue "${queue}" no longer exists; no worker consumes it now.`));
+            } else {
+              resolve();
+            }
+          },
+        );
+        // The message is buffered either way; later ones wait until the socket takes more.
+        if (!writable) this.waitForDrain(slot, channel);
       } catch {
         clearTimeout(timer);
         reject(brokerUnavailable());
       }
+    });
+  }
+
+  private waitForDrain(slot: PublisherChannel, channel: ConfirmChannel): void {
+    if (slot.full !== null) return;
+    slot.full = new Promise<void>((resolve) => {
+      const done = (): void => {
+        channel.off('drain', done);
+        channel.off('close', done);
+        slot.full = null;
+        resolve();
+      };
+      channel.on('drain', done);
+      channel.on('close', done);
     });
   }
 }

@@ -31,11 +31,28 @@ export interface SubmitterAccess {
 }
 
 /** The access to send for a user, from what the API resolved for the request (a Principal's fields). */
+/**
+ * The data-store codenames of each permission set seen, for as long as the set lives: an account
+ * is loaded once and reused for a while, so its submissions share one filtered, sorted list
+ * instead of building it again for every task they run.
+ */
+const dataStoreCodes = new WeakMap<Iterable<string>, string[]>();
+
+/** Shared by every submission of the account: read, never changed. */
+function dataStorePermissionsOf(permissions: Iterable<string>): string[] {
+  let codes = dataStoreCodes.get(permissions);
+  if (codes === undefined) {
+    codes = [...permissions].filter((code) => code.startsWith(DATA_STORE_PREFIX)).sort();
+    dataStoreCodes.set(permissions, codes);
+  }
+  return codes;
+}
+
 export function submitterAccessOf(facts: { username: string; isSuperuser: boolean; permissions: Iterable<string> }): SubmitterAccess {
   return {
     username: facts.username,
     isSuperuser: facts.isSuperuser,
-    dataStorePermissions: [...facts.permissions].filter((code) => code.startsWith(DATA_STORE_PREFIX)).sort(),
+    dataStorePermissions: dataStorePermissionsOf(facts.permissions),
   };
 }
 

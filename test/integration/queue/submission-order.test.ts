@@ -105,6 +105,43 @@ describe('the order of logging and publishing', () => {
   });
 });
 
+describe('submissions in flight together', () => {
+  it('a broker nack fails exactly the refused submissions with 503, kept in the history as unconfirmed', async () => {
+    // The queue now holds at most 2 messages and refuses (nacks) the rest.
+    const channel = await broker.createChannel();
+    await channel.deleteQueue(queue);
+    await channel.assertQueue(queue, {
+      durable: true,
+      autoDelete: false,
+      arguments: { 'x-max-length': 2, 'x-overflow': 'reject-publish' },
+    });
+    try {
+      const marker = uniqueName('nacked');
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => submit({ marker, i })));
+      const accepted = answers.filter((a) => a.status === 202);
+      const refused = answers.filter((a) => a.status !== 202);
+      expect(accepted).toHaveLength(2);
+      expect(refused).toHaveLength(6);
+      for (const answer of refused) {
+        expect(answer.status, JSON.stringify(answer.json)).toBe(503);
+        expect(typeof answer.json.error.detail.task_id).toBe('string');
+      }
+      expect(await messagesOn(queue)).toBe(2);
+      const log = app.ctx.serviceDb.collection('task_log');
+      // Every submission is in the history; exactly the refused ones are marked.
+      expect(await loggedWith(marker)).toBe(8);
+      const unconfirmed = await log.find({ 'kwargs.marker': marker, publish_unconfirmed: true }).toArray();
+      expect(unconfirmed.map((e) => e._id).sort()).toEqual(refused.map((a) => a.json.error.detail.task_id as string).sort());
+      const acceptedIds = accepted.map((a) => a.json.task_id as string);
+      expect(await log.countDocuments({ _id: { $in: acceptedIds as never[] }, publish_unconfirmed: { $exists: false } })).toBe(2);
+    } finally {
+      await channel.deleteQueue(queue);
+      await channel.assertQueue(queue, { durable: true });
+      await channel.close();
+    }
+  });
+});
+
 describe('a publish whose confirm is lost', () => {
   it('keeps the history entry, marked unconfirmed, and says the task may still run', async () => {
     const proxy = await new TcpProxy(testServices().broker.port).start();
