@@ -32,7 +32,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await mongo?.db(DATABASE).collection(collection).drop().catch(() => undefined);
+  await mongo
+    ?.db(DATABASE)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
   await mongo?.close();
 });
 
