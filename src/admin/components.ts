@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 export const ADMIN_COMPONENTS = {
   Dashboard: 'Dashboard.jsx',
+  Indexes: 'Indexes.jsx',
   Operations: 'Operations.jsx',
   PermissionPicker: 'PermissionPicker.jsx',
   PermissionsEdit: 'PermissionsEdit.jsx',

@@ -15,6 +15,7 @@ import { ADMIN_ROOT, LOGOUT_PATH, adminAccessGate, loginRedirect } from './acces
 import { adminCsrf } from './admin-csrf.js';
 import { defaultBundleDir } from './bundle.js';
 import { operationsRouter } from './operations/routes.js';
+import { indexesAdminRouter } from './indexes/routes.js';
 
 export { ADMIN_ROOT } from './access.js';
 
@@ -77,6 +78,8 @@ export function adminSite(ctx: ServiceContext, options: AdminSiteOptions = {}): 
   router.use(adminCsrf(ADMIN_ROOT));
   // The Operations page's own JSON endpoints, which need nothing of AdminJS.
   router.use('/operations', operationsRouter(ctx));
+  // The Indexes page's endpoints: a collection's indexes through the documents' own service.
+  router.use('/indexes', indexesAdminRouter(ctx.documents));
   router.use((req, res, next) => {
     load().then((admin) => admin(req, res, next), next);
   });

@@ -48,7 +48,11 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
       },
     },
     // Workers, queues, task outcomes and failures; its data comes from operations/routes.ts.
-    pages: { operations: { component: component('Operations'), icon: 'Activity' } },
+    // A data-store or catalog collection's indexes; data from indexes/routes.ts.
+    pages: {
+      operations: { component: component('Operations'), icon: 'Activity' },
+      indexes: { component: component('Indexes'), icon: 'List' },
+    },
   };
 }
 

@@ -1,6 +1,5 @@
 /** Databases and collections: list (envelope), create and delete (POST with `action`). */
 import type { Request, Response } from 'express';
-import { canSeeCollection, canSeeDatabase } from '../auth/permissions.js';
 import { badRequest, notFound } from '../errors.js';
 import { absoluteUrl } from '../http/base-url.js';
 import { paginate } from '../http/paginate.js';
@@ -8,7 +7,8 @@ import { parsePaging } from '../http/paging.js';
 import { PAGE_PARAMS, checkParams, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import type { DocumentArea } from './area.js';
-import { requireListDatabases, requireManage, requireSeeDatabase } from './guards.js';
+import { requireManage } from './guards.js';
+import { DocumentService } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 
 type Action = 'create' | 'delete';
@@ -30,10 +30,10 @@ export function containerHandlers(area: DocumentArea, mountPath: string, default
   const colUrl = (req: Request, db: string, col: string): string =>
     absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`);
 
+  const documents = new DocumentService(area);
   return {
     async listDatabases(req: Request, res: Response): Promise<void> {
-      requireListDatabases(req.principal, area);
-      const names = (await area.databaseNames()).filter((db) => canSeeDatabase(req.principal, area.name, db, area.policy));
+      const names = await documents.databaseNames(req.principal);
       await respondList(
         req,
         res,
@@ -66,11 +66,7 @@ export function containerHandlers(area: DocumentArea, mountPath: string, default
 
     async listCollections(req: Request, res: Response): Promise<void> {
       const db = validateDatabaseName(req.params.db);
-      requireSeeDatabase(req.principal, area, db);
-      if (!(await area.databaseExists(db))) throw notFound(`Database "${db}" does not exist.`, 'no_such_database');
-      const names = (await area.store.collectionNames(db)).filter((col) =>
-        canSeeCollection(req.principal, area.name, db, col, area.policy),
-      );
+      const names = await documents.collectionNames(req.principal, db);
       await respondList(
         req,
         res,

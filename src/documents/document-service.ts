@@ -7,12 +7,12 @@
  * the routes.
  */
 import type { Document } from 'mongodb';
-import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
+import { canAccessCollection, canManageContainers, canSeeCollection, canSeeDatabase, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { badRequest, conflict, forbidden, notFound } from '../errors.js';
 import type { DocumentArea } from './area.js';
 import type { BudgetedCursor } from './budgeted-cursor.js';
-import { denied, requireCollection, requireManage } from './guards.js';
+import { denied, requireCollection, requireListDatabases, requireManage, requireSeeDatabase } from './guards.js';
 import { describeIndex, ID_INDEX, type IndexDefinition } from './index-spec.js';
 import { isHeavyRead } from './heavy-reads.js';
 import { lookupTargets } from './operators.js';
@@ -80,6 +80,26 @@ export class DocumentService {
     if (await this.area.store.collectionExists(db, col)) return;
     if (!(await this.area.databaseExists(db))) throw noDatabase(db);
     throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+  }
+
+  /** The area's databases `principal` may see, by name. */
+  async databaseNames(principal: Principal): Promise<string[]> {
+    requireListDatabases(principal, this.area);
+    return (await this.area.databaseNames()).filter((db) => canSeeDatabase(principal, this.area.name, db, this.area.policy));
+  }
+
+  /** The collections of `db` that `principal` may see, by name (404 when the database does not exist). */
+  async collectionNames(principal: Principal, db: string): Promise<string[]> {
+    requireSeeDatabase(principal, this.area, db);
+    if (!(await this.area.databaseExists(db))) throw noDatabase(db);
+    return (await this.area.store.collectionNames(db)).filter((col) =>
+      canSeeCollection(principal, this.area.name, db, col, this.area.policy),
+    );
+  }
+
+  /** Whether `principal` may create and drop the area's indexes (the admin page shows its forms by it). */
+  mayManageIndexes(principal: Principal): boolean {
+    return canManageContainers(principal, this.area.name);
   }
 
   /** The collection's indexes; reading them needs read permission on the collection. */

@@ -298,8 +298,8 @@ export function openApiDocument(serverUrl: string): object {
         parameters: [path('task_id')],
         get: {
           tags: ['queue'],
-          summary: 'One run: submission log, state, result or error',
-          parameters: common,
+          summary: 'One run: submission log, state, result or error (?wait=<s> answers once it finished or the time is up)',
+          parameters: [...common, p('wait', 'Seconds to hold the answer until the run finished (max TASK_WAIT_MAX_S)', { type: 'number' })],
           responses: { 200: ok('Run'), ...errors },
         },
       },

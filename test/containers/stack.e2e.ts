@@ -217,6 +217,12 @@ async function main(): Promise<number> {
         const body = await site.expect<{ status?: string }>(200, 'GET', '/api/health/');
         assert(JSON.stringify(body).includes('ok'), `health: ${JSON.stringify(body)}`);
       });
+      await report.check('the Python client wheel is served for pip install', async () => {
+        const about = await site.expect<{ wheel?: string }>(200, 'GET', '/api/client/python/');
+        const path = new URL(about.wheel ?? '', site.origin).pathname;
+        const wheel = await site.request('GET', path, { headers: { accept: '*/*' } });
+        assert(wheel.status === 200 && /\.whl$/.test(path) && wheel.text.startsWith('PK'), `wheel ${path}: ${wheel.status}`);
+      });
       await report.check('plain HTTP is redirected to HTTPS', async () => {
         const res = await fetch(`http://127.0.0.1:${ports.http}/api/health/`, { redirect: 'manual', headers: { host: PUBLIC_HOST } });
         assert(

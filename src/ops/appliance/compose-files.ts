@@ -113,6 +113,10 @@ export async function writeComposeServiceFiles(layout: InstallLayout, config: In
     await writeOwned(join(dir, 'client-combined.pem'), await read(client, 'combinedFile'), SERVICE_UID[client]);
   }
 
+  // Mounted into the API containers whether or not a wheel could be built into it (a missing
+  // bind-mount source fails the container on Podman); nothing secret, readable by the API's user.
+  await mkdir(join(layout.composeClientDir, 'python'), { recursive: true, mode: 0o755 });
+
   const proxy = await serviceDir(layout, 'proxy');
   if (config.https === 'files' && config.publicHost !== '') {
     await copyFile(config.tlsCertFile, join(proxy, 'cert.pem'));

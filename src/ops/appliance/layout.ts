@@ -33,6 +33,11 @@ export interface InstallLayout {
   privateDatabaseDir: string;
   /** Compose runtime: per-service copies of keys and secrets, owned by the user each image runs as. */
   composeFilesDir: string;
+  /**
+   * Compose runtime: the Python client's wheel (in its python/ folder), built on this host by the
+   * installer and mounted read-only into the API containers, which serve it at /api/client/python/.
+   */
+  composeClientDir: string;
   logsDir: string;
   installLog: string;
   /** Local runtime supervisor: pid file and status. */
@@ -66,6 +71,7 @@ export function installLayout(root: string): InstallLayout {
     databaseDir: join(dataDir, 'database'),
     privateDatabaseDir: join(dataDir, 'private-database'),
     composeFilesDir: join(dir, 'compose'),
+    composeClientDir: join(dir, 'compose', 'client'),
     logsDir,
     installLog: join(logsDir, 'install.log'),
     runDir,

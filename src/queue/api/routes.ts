@@ -3,7 +3,8 @@
  *   GET  /                      available tasks (envelope) and live queues
  *   GET  /run/<task>/           task description and an example curl line
  *   POST /run/<task>/           submit (202 after the broker's confirm; ?wait=<s> for the result)
- *   GET  /task/<id>/            one run: log, state, result or error (submitter, task admin, superuser)
+ *   GET  /task/<id>/            one run: log, state, result or error (submitter, task admin, superuser;
+ *                               ?wait=<s> holds the answer until the run finished)
  *   POST /task/<id>/revoke/     revoke (submitter or task admin)
  *   GET  /usertasks/            the caller's history, newest first
  *   GET, DELETE /dead-letters/  parked task messages: list, purge (task admins; dead-letter-routes.ts)
@@ -209,9 +210,14 @@ export function queueRouter(ctx: ServiceContext): Router {
     '/task/:id/',
     methods({
       GET: async (req, res) => {
-        checkParams(req, ['format', 'callback', '_']);
+        const params = checkParams(req, ['format', 'callback', '_', 'wait']);
+        const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
         const entry = await readableRun(req);
-        respond(req, res, 200, describeRun(req, entry, await service().results.get(entry.task_id)));
+        // ?wait=<s>: the answer is held until the run finished or the time is up (a long poll,
+        // which answers sooner than a client polling at its own interval, with fewer requests).
+        const result =
+          wait !== undefined && wait > 0 ? await service().waitForResult(entry.task_id, wait) : await service().results.get(entry.task_id);
+        respond(req, res, 200, describeRun(req, entry, result));
       },
     }),
   );

@@ -3,6 +3,7 @@
  * pending state, through the real HTTP server with a slow task on the TypeScript worker: while
  * the task is queued, while it is STARTED, and while its result document holds a state of the
  * task's own (what Celery's `update_state(state='PROGRESS', meta=...)` writes during a run).
+ * `GET /api/queue/task/<id>/?wait=<s>` holds the run's page the same way (a long poll).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
@@ -88,5 +89,41 @@ describe('?wait= shorter than the task', () => {
     const again = await submitSleep(0.1, 10);
     expect(again.status, again.text).toBe(200);
     expect(again.json).toMatchObject({ status: 'SUCCESS', result: 0.1 });
+  });
+});
+
+describe('GET /api/queue/task/<id>/?wait=', () => {
+  const runPage = (id: string, wait?: string) =>
+    call(app.url, 'GET', `/api/queue/task/${id}/${wait === undefined ? '' : `?wait=${wait}`}`, { token });
+
+  it('answers as soon as the run finished, with the whole run page', async () => {
+    const submitted = await submitSleep(1.5, 0);
+    expect(submitted.status, submitted.text).toBe(202);
+    const id = submitted.json.task_id as string;
+    const { value: res, ms } = await timed(() => runPage(id, '20'));
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toMatchObject({ task_id: id, task_name: 'tasks.sleep', status: 'SUCCESS', result: 1.5, user: 'root' });
+    expect(ms).toBeGreaterThanOrEqual(1_000);
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('answers the current state when the wait runs out first', async () => {
+    const submitted = await submitSleep(3, 0);
+    const id = submitted.json.task_id as string;
+    const { value: res, ms } = await timed(() => runPage(id, '0.5'));
+    expect(res.status, res.text).toBe(200);
+    expect(['PENDING', 'STARTED']).toContain(res.json.status);
+    expect(ms).toBeGreaterThanOrEqual(450);
+    expect(ms).toBeLessThan(2_500);
+  });
+
+  it('refuses a wait that is not a number or is above TASK_WAIT_MAX_S', async () => {
+    const submitted = await submitSleep(0.1, 0);
+    const id = submitted.json.task_id as string;
+    for (const wait of ['soon', '31']) {
+      const res = await runPage(id, wait);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error.code).toBe('invalid_wait');
+    }
   });
 });

@@ -145,7 +145,9 @@ class Cursor:
         yield from col._session.results(col.path, params, size)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        records = (ejson.decode_record(r, typed=self.typed) for r in self._raw())
+        typed = self.typed
+        # Each record was just parsed and is only ever seen by the caller: decoded in place.
+        records = (ejson.decode_parsed_record(r, typed=typed) for r in self._raw())
         if self.limit is not None:
             return itertools.islice(records, self.limit)
         return records

@@ -22,7 +22,7 @@ import math
 import re
 import uuid
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import orjson
 
@@ -232,22 +232,71 @@ _WRAPPER_KEYS: dict[str, frozenset[str]] = {key: frozenset({key}) for key in _DE
 _WRAPPER_KEYS["$binary"] = frozenset({"$binary", "$type"})
 
 
-def decode(value: Any, *, typed: bool = True) -> Any:
-    """Python values for a parsed JSON tree: Extended JSON wrappers (and, with ``typed``, ISO dates)."""
+def _is_iso_utc(text: str) -> bool:
+    # The cheap tests first: almost every string of a record is not a date.
+    return len(text) == 24 and text[23] == "Z" and text[10] == "T" and _ISO_UTC.match(text) is not None
+
+
+def _wrapper(value: dict[str, Any]) -> tuple[bool, Any]:
+    """(True, the Python value) when ``value`` is an Extended JSON wrapper, else (False, None)."""
+    for key in value:
+        if key in _DECODERS and set(value) <= _WRAPPER_KEYS[key]:
+            try:
+                return True, _DECODERS[key](value)
+            except (KeyError, TypeError, ValueError):
+                return False, None
+    return False, None
+
+
+def _decode_in(value: Any, typed: bool) -> Any:
+    """``value`` decoded; containers in which nothing changes are returned as they are (not
+    copied), and a container in which something changes is copied, never modified. Scalars are
+    checked by exact type first: a record's fields are mostly numbers and plain strings."""
+    kind = type(value)
+    if kind is str:
+        return parse_iso_datetime(value) if typed and _is_iso_utc(value) else value
+    if kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, dict):
         if len(value) <= 2:
-            for key in value:
-                if key in _DECODERS and set(value) <= _WRAPPER_KEYS[key]:
-                    try:
-                        return _DECODERS[key](value)
-                    except (KeyError, TypeError, ValueError):
-                        break
-        return {k: decode(v, typed=typed) for k, v in value.items()}
+            found, decoded = _wrapper(value)
+            if found:
+                return decoded
+        changed: Optional[dict[str, Any]] = None
+        for key, item in value.items():
+            # The scalar tests of _decode_in, inlined: this loop runs for every field of every record.
+            kind = type(item)
+            if kind is str:
+                if not (typed and len(item) == 24 and _is_iso_utc(item)):
+                    continue
+                new = parse_iso_datetime(item)
+            elif kind is int or kind is float or kind is bool or item is None:
+                continue
+            else:
+                new = _decode_in(item, typed)
+            if new is not item:
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = new
+        return value if changed is None else changed
     if isinstance(value, list):
-        return [decode(v, typed=typed) for v in value]
-    if typed and isinstance(value, str) and len(value) == 24 and _ISO_UTC.match(value):
+        copy: Optional[list[Any]] = None
+        for index, item in enumerate(value):
+            new = _decode_in(item, typed)
+            if new is not item:
+                if copy is None:
+                    copy = list(value)
+                copy[index] = new
+        return value if copy is None else copy
+    if typed and isinstance(value, str) and _is_iso_utc(value):
         return parse_iso_datetime(value)
     return value
+
+
+def decode(value: Any, *, typed: bool = True) -> Any:
+    """Python values for a parsed JSON tree: Extended JSON wrappers (and, with ``typed``, ISO dates).
+    The tree given is never modified; parts of it that need no conversion are shared, not copied."""
+    return _decode_in(value, typed)
 
 
 def decode_record(value: Any, *, typed: bool = True) -> Any:
@@ -255,8 +304,21 @@ def decode_record(value: Any, *, typed: bool = True) -> Any:
     out = decode(value, typed=typed)
     if typed and isinstance(out, dict):
         rid = out.get("_id")
-        if isinstance(rid, str) and not isinstance(rid, ObjectId) and _HEX24.match(rid):
+        if type(rid) is str and _HEX24.match(rid):
+            if out is value:
+                out = dict(value)
             out["_id"] = ObjectId(rid)
+    return out
+
+
+def decode_parsed_record(value: Any, *, typed: bool = True) -> Any:
+    """:func:`decode_record` for a record just parsed and owned by the caller (a streamed read):
+    its ``_id`` is set in place rather than on a copy."""
+    out = _decode_in(value, typed)
+    if typed and type(out) is dict:
+        rid = out.get("_id")
+        if type(rid) is str and _HEX24.match(rid):
+            out["_id"] = str.__new__(ObjectId, rid.lower())  # checked just above
     return out
 
 

@@ -39,13 +39,16 @@ def columns_of(
             column = columns.get(key)
             if column is None:
                 column = columns[key] = [None] * rows
-            if isinstance(value, ObjectId):
+            if type(value) is ObjectId:
                 value = str(value)
             column.append(value)
         rows += 1
-        for column in columns.values():
-            if len(column) < rows:
-                column.append(None)
+        # A row with every known field (the usual case) filled every column; only a row that
+        # lacks some needs the columns searched for the short ones.
+        if len(row) != len(columns):
+            for column in columns.values():
+                if len(column) < rows:
+                    column.append(None)
     return columns, rows
 
 
@@ -62,7 +65,7 @@ def records_to_dataframe(records: Iterable[Mapping[str, Any]], *, flatten: bool 
 
 def _dtype_of(values: list[Any]) -> Optional[str]:
     # Let pandas infer, except for all-None columns (object, not float NaN).
-    return "object" if all(v is None for v in values) else None
+    return "object" if values.count(None) == len(values) else None
 
 
 def records_to_arrow(records: Iterable[Mapping[str, Any]]) -> Any:

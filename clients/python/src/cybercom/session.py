@@ -20,6 +20,9 @@ log = logging.getLogger("cybercom")
 
 Params = dict[str, Union[str, int]]
 
+#: How much of a streamed answer is read at a time (many records per chunk, a bounded buffer).
+STREAM_CHUNK_BYTES = 256 * 1024
+
 
 class Session:
     """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions."""
@@ -131,9 +134,17 @@ class Session:
         """The non-empty lines of a streamed answer (NDJSON), read with bounded memory."""
         response = self.send("GET", path, params=params, stream=True)
         try:
-            for line in response.iter_lines():
-                if line.strip():
-                    yield line.encode("utf-8")
+            # Split as bytes, chunk by chunk: iter_lines() would decode every line to text only
+            # for the JSON parser to take it as bytes again.
+            rest = b""
+            for chunk in response.iter_bytes(STREAM_CHUNK_BYTES):
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    if line.strip():
+                        yield line
+            if rest.strip():
+                yield rest
         except httpx.RemoteProtocolError as exc:
             raise ProtocolError(f"the stream of {path} was cut off: {exc}", code="stream_cut") from exc
         finally:

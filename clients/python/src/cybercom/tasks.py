@@ -9,11 +9,13 @@ from typing import Any, Callable, Optional
 from urllib.parse import quote
 
 from . import ejson
-from .errors import TaskFailed, TaskTimeout
+from .errors import BadRequest, TaskFailed, TaskTimeout
 from .session import Params, Session
 
 READY_STATES = frozenset({"SUCCESS", "FAILURE", "REVOKED"})
 FAILED_STATES = frozenset({"FAILURE", "REVOKED"})
+#: The longest a single request of ``result()`` asks the server to hold its answer.
+LONG_POLL_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -80,9 +82,13 @@ class TaskRun:
     def ready(self) -> bool:
         return self.status in READY_STATES
 
-    def refresh(self) -> dict[str, Any]:
-        """Reads the run's page: state, result or error, traceback, worker, tags, ..."""
-        self._update(self._tasks._session.json("GET", f"/api/queue/task/{quote(self.id, safe='')}/"))
+    def refresh(self, *, wait: Optional[float] = None) -> dict[str, Any]:
+        """Reads the run's page: state, result or error, traceback, worker, tags, ...
+        ``wait`` seconds: the server holds the answer until the run finished or the time is up."""
+        params: Optional[Params] = {"wait": wait_param(wait)} if wait else None
+        self._update(
+            self._tasks._session.json("GET", f"/api/queue/task/{quote(self.id, safe='')}/", params=params)
+        )
         return self.info
 
     def _update(self, answer: dict[str, Any]) -> None:
@@ -96,23 +102,50 @@ class TaskRun:
     ) -> Any:
         """Waits for the run to finish and returns its result; re-raises a failure as
         :class:`TaskFailed` (with the task's exception type, message and traceback).
-        ``timeout=None`` waits indefinitely; :class:`TaskTimeout` when it runs out."""
-        deadline = None if timeout is None else self._tasks._clock() + timeout
+        ``timeout=None`` waits indefinitely; :class:`TaskTimeout` when it runs out.
+
+        The server is asked to hold each answer until the run finished (a long poll), so the
+        result arrives as soon as it is stored; a server that cannot hold them is polled every
+        ``interval`` seconds (growing to ``max_interval``)."""
+        tasks = self._tasks
+        deadline = None if timeout is None else tasks._clock() + timeout
         while self.state not in READY_STATES:
-            self.refresh()
+            asked_at = tasks._clock()
+            held = self._refresh_waiting(None if deadline is None else max(deadline - asked_at, 0.0))
             if self.state in READY_STATES:
                 break
-            now = self._tasks._clock()
+            now = tasks._clock()
             if deadline is not None and now >= deadline:
                 raise TaskTimeout(
                     f"task {self.id} is still {self.state} after {timeout} s", code="task_timeout"
                 )
+            if held is not None and now - asked_at >= held / 2:
+                continue  # the server held the answer as asked: ask again at once
             wait = interval if deadline is None else min(interval, max(deadline - now, 0.0))
-            self._tasks._sleep(wait)
+            tasks._sleep(wait)
             interval = min(interval * 1.5, max_interval)
         if self.state in FAILED_STATES:
             raise self.failure()
         return ejson.decode(self.info.get("result"), typed=False)
+
+    def _refresh_waiting(self, remaining: Optional[float]) -> Optional[float]:
+        """Refreshes, held by the server for up to ``remaining`` seconds (a long poll) when it
+        can; returns the seconds asked for, or None after a plain refresh."""
+        tasks = self._tasks
+        wait = tasks._long_poll_seconds if remaining is None else min(remaining, tasks._long_poll_seconds)
+        if tasks._long_poll is False or wait < 0.001:
+            self.refresh()
+            return None
+        try:
+            self.refresh(wait=wait)
+        except BadRequest as exc:
+            # A server from before ?wait= on a run's page, or one whose TASK_WAIT_MAX_S is lower.
+            if exc.code not in ("unknown_parameter", "invalid_wait"):
+                raise
+            tasks._long_poll = False
+            self.refresh()
+            return None
+        return wait
 
     def failure(self) -> TaskFailed:
         error = self.info.get("error") or {}
@@ -148,6 +181,13 @@ class Tasks:
         self._session = session
         self._sleep = sleep
         self._clock = clock
+        # Learned on first use: whether the server holds a run's page (?wait=) for result().
+        self._long_poll: Optional[bool] = None
+        # Each hold well inside the HTTP read timeout.
+        read_timeout = session.http.timeout.read
+        self._long_poll_seconds = (
+            LONG_POLL_SECONDS if read_timeout is None else min(LONG_POLL_SECONDS, read_timeout / 2)
+        )
 
     def catalog(self, *, refresh: bool = False) -> list[TaskInfo]:
         """Every task live workers offer, by name (``refresh``: task admins ask the workers anew)."""

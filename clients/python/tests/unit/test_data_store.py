@@ -6,7 +6,7 @@ import httpx
 import orjson
 import pytest
 
-from cybercom import InsertError, InvalidQuery, NotFound, ObjectId, ServiceUnavailable
+from cybercom import InsertError, InvalidQuery, NotFound, ObjectId, ServiceUnavailable, session
 from cybercom.data_store import query_param, sort_document
 
 from .recorded import body_of, envelope, error_response, json_response, make_client
@@ -74,6 +74,20 @@ def test_find_streams_ndjson_when_the_server_offers_it() -> None:
 
     client, _ = make_client(handler)
     assert list(client.data_store["d"]["c"].find({"n": 1})) == [{"_id": "a", "n": 1}, {"_id": "b", "n": 2}]
+
+
+def test_find_reassembles_records_cut_across_stream_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "STREAM_CHUNK_BYTES", 997)
+    records = [{"_id": f"{n:024x}", "note": "x" * (n * 700)} for n in range(8)]
+    body = b"\n".join(orjson.dumps(r) for r in records)  # the last line has no newline
+    # Read in chunks of an odd size: records start and end anywhere in a chunk, some span several.
+    pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=iter(pieces), headers={"content-type": "application/x-ndjson"})
+
+    client, _ = make_client(handler)
+    assert list(client.data_store["d"]["c"].find()) == records
 
 
 def test_find_limit_reads_only_what_it_needs() -> None:

@@ -89,6 +89,28 @@ def test_decode_record_turns_hex_id_into_object_id_that_still_equals_the_string(
     assert ejson.decode_record({"_id": "plain"}) == {"_id": "plain"}
 
 
+def test_decode_leaves_its_input_alone_and_shares_what_needs_no_conversion() -> None:
+    plain = {"site": "a", "values": [1, 2.5, None, True]}
+    amounts = [{"$numberDecimal": "1.5"}]
+    wire = {"_id": OID, "at": "2001-04-01T00:00:00.000Z", "plain": plain, "amounts": amounts}
+    before = {**wire, "amounts": [dict(amounts[0])]}
+    record = ejson.decode_record(wire)
+    assert wire == before  # nothing decoded in place
+    assert record["at"] == dt.datetime(2001, 4, 1, tzinfo=UTC)
+    assert record["amounts"] == [Decimal("1.5")]
+    assert isinstance(record["_id"], ObjectId)
+    assert record["plain"] is plain  # unchanged parts are not copied
+    assert ejson.decode(plain) is plain
+
+
+def test_decode_parsed_record_sets_the_id_on_the_record_it_was_given() -> None:
+    parsed = {"_id": OID.upper(), "n": 1}
+    record = ejson.decode_parsed_record(parsed)
+    assert record is parsed
+    assert isinstance(record["_id"], ObjectId)
+    assert record["_id"] == OID.upper().lower()
+
+
 def test_round_trip_through_json_text() -> None:
     value = {
         "when": dt.datetime(2020, 1, 2, 3, 4, 5, 6000, tzinfo=UTC),

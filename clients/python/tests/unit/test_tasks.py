@@ -3,7 +3,7 @@ import pytest
 from cybercom import TaskFailed, TaskTimeout
 from cybercom.tasks import wait_param
 
-from .recorded import body_of, envelope, json_response, make_client
+from .recorded import body_of, envelope, error_response, json_response, make_client
 
 SIGNATURE = {
     "text": "(x, y=1, *, scale: float = 1.0)",
@@ -79,6 +79,51 @@ def test_result_polls_until_done() -> None:
     run = client.tasks.submit("tasks.add", 2, 3)
     assert run.result(timeout=30) == 5
     assert [r.url.path for r in recorder.requests[1:]] == ["/api/queue/task/t2/"] * 3
+
+
+def test_result_long_polls_the_run_page_without_sleeping_between_held_answers() -> None:
+    now = [0.0]
+    states = iter(["STARTED", "STARTED", "SUCCESS"])
+
+    def handler(request):  # type: ignore[no-untyped-def]
+        if request.method == "POST":
+            return json_response(202, {"task_id": "t6", "status": "PENDING", "result_url": "u"})
+        state = next(states)
+        if state != "SUCCESS":
+            now[0] += float(request.url.params["wait"])  # held for as long as asked
+        return json_response(
+            200, {"task_id": "t6", "status": state, "result": 7 if state == "SUCCESS" else None}
+        )
+
+    client, recorder = make_client(handler)
+    client.tasks._clock = lambda: now[0]
+    slept: list[float] = []
+    client.tasks._sleep = slept.append
+    run = client.tasks.submit("tasks.add", 3, 4)
+    assert run.result(timeout=25) == 7
+    assert [r.url.params.get("wait") for r in recorder.requests[1:]] == ["10", "10", "5"]
+    assert slept == []
+
+
+def test_result_polls_a_server_that_cannot_hold_the_run_page() -> None:
+    states = iter(["STARTED", "SUCCESS", "STARTED", "SUCCESS"])
+
+    def handler(request):  # type: ignore[no-untyped-def]
+        if request.method == "POST":
+            return json_response(202, {"task_id": "t7", "status": "PENDING", "result_url": "u"})
+        if "wait" in request.url.params:
+            return error_response(400, "unknown_parameter", 'Unknown query parameter "wait".')
+        return json_response(200, {"task_id": "t7", "status": next(states), "result": 1})
+
+    client, recorder = make_client(handler)
+    slept: list[float] = []
+    client.tasks._sleep = slept.append
+    assert client.tasks.submit("tasks.add", 0, 1).result(timeout=30) == 1
+    assert slept == [0.2]
+    # Remembered: the next run polls at once.
+    assert client.tasks.submit("tasks.add", 0, 1).result(timeout=30) == 1
+    waits = [r.url.params.get("wait") for r in recorder.requests if r.method == "GET"]
+    assert waits == ["10", None, None, None, None]
 
 
 def test_result_reraises_the_task_failure() -> None:
