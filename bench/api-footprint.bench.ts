@@ -3,7 +3,8 @@
  * Prints numbers and ratios; asserts nothing.
  *   start-up  from spawning `serve` to its first authenticated answer (GET /api/data_store/data/
  *             with a token: settings, database and broker connections, the auth stack, a route)
- *   idle RSS  of every process of the API (the primary and its API processes), 5 s after start-up
+ *   idle RSS  of every process of the API (the primary and its API processes), 5 s after start-up;
+ *             also their PSS, which counts the pages they share (the Node binary's) once
  *   load      5 rounds of the same load (record reads by _id, listings, inserts, concurrency 16);
  *             RSS of all processes 3 s after each round, and the last against idle
  * The baseline, measured in the same run: a plain node:http server answering "ok" (the floor a
@@ -40,13 +41,20 @@ const REQUESTS = Number(args.requests);
 const SERVICE_DB = 'bench_footprint';
 const DB = 'bench';
 const COL = 'footprint';
-/** The replaced system (gunicorn with 5 sync workers), measured side by side on this machine kind. */
+/**
+ * Constants, not measured by this run: the replaced Django system (gunicorn with 5 sync workers)
+ * as measured earlier on this machine, side by side with the API on the same engine and broker.
+ */
 const OLD_SYSTEM = { idleMb: 344, startupS: 3.1 };
 
 const PAGE_SIZE = 4096;
 
-/** RSS in MB of `pid` and all its descendants, from /proc. */
-async function treeRssMb(pid: number): Promise<number> {
+/**
+ * Memory in MB of `pid` and all its descendants, from /proc: the sum of their RSS (what the goals
+ * are stated in), and of their PSS, which counts a page shared by several processes (the Node
+ * binary's own, about 40 MB in each) once in all.
+ */
+async function treeMemoryMb(pid: number): Promise<{ rss: number; pss: number }> {
   const parents = new Map<number, number>();
   const rss = new Map<number, number>();
   for (const name of await readdir('/proc')) {
@@ -58,11 +66,13 @@ async function treeRssMb(pid: number): Promise<number> {
     parents.set(Number(name), Number(fields[1]));
     rss.set(Number(name), (Number(fields[21]) * PAGE_SIZE) / 1024 / 1024);
   }
-  let total = 0;
+  const total = { rss: 0, pss: 0 };
   const queue = [pid];
   while (queue.length > 0) {
     const current = queue.pop() as number;
-    total += rss.get(current) ?? 0;
+    total.rss += rss.get(current) ?? 0;
+    const rollup = await readFile(`/proc/${current}/smaps_rollup`, 'utf8').catch(() => '');
+    total.pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) / 1024;
     for (const [child, parent] of parents) if (parent === current) queue.push(child);
   }
   return total;
@@ -123,7 +133,8 @@ async function main(): Promise<void> {
     const base = await startTimed([process.execPath, '-e', plain], {}, { method: 'GET', url: `http://127.0.0.1:${basePort}/` });
     baseline = base.child;
     await sleep(2000);
-    const baseRss = await treeRssMb(base.child.pid as number);
+    const baseMem = await treeMemoryMb(base.child.pid as number);
+    const baseRss = baseMem.rss;
 
     // The API, as the local runtime starts it.
     const command =
@@ -143,7 +154,8 @@ async function main(): Promise<void> {
     );
     api = started.child;
     await sleep(5000);
-    const idle = await treeRssMb(api.pid as number);
+    const idleMem = await treeMemoryMb(api.pid as number);
+    const idle = idleMem.rss;
     const make = (i: number): RequestSpec => {
       switch (i % 4) {
         case 0:
@@ -160,23 +172,28 @@ async function main(): Promise<void> {
       }
     };
     const after: number[] = [];
+    const afterPss: number[] = [];
     const rates: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const r = await runLoad(REQUESTS, 16, make, 200, 60_000);
       rates.push(r.rps);
       await sleep(3000);
-      after.push(await treeRssMb(api.pid as number));
+      const mem = await treeMemoryMb(api.pid as number);
+      after.push(mem.rss);
+      afterPss.push(mem.pss);
     }
 
     const lines = [
       '',
       `API footprint (${runner === 'tsx' ? 'sources through tsx' : 'compiled build'}, API_PROCESSES=${env.API_PROCESSES ?? 'default'}, NODE_ENV=production)`,
-      `  plain node:http server     start ${(base.ms / 1000).toFixed(2)} s   idle ${mb(baseRss)}`,
-      `  API                        start ${(started.ms / 1000).toFixed(2)} s   idle ${mb(idle)}   (${(idle / baseRss).toFixed(1)}x the plain server)`,
-      `  old system (reference)     start ${OLD_SYSTEM.startupS.toFixed(2)} s   idle ${mb(OLD_SYSTEM.idleMb)}`,
+      `  plain node:http server     start ${(base.ms / 1000).toFixed(2)} s   idle ${mb(baseRss)}   (PSS ${mb(baseMem.pss)})`,
+      `  API                        start ${(started.ms / 1000).toFixed(2)} s   idle ${mb(idle)}   (${(idle / baseRss).toFixed(1)}x the plain server; PSS ${mb(idleMem.pss)})`,
+      `  old system (measured earlier on this machine, not in this run)`,
+      `    gunicorn, 5 workers      start ${OLD_SYSTEM.startupS.toFixed(2)} s   idle ${mb(OLD_SYSTEM.idleMb)}`,
       `  API / old system           start ${(started.ms / 1000 / OLD_SYSTEM.startupS).toFixed(2)}     idle ${(idle / OLD_SYSTEM.idleMb).toFixed(2)}   (goals: start <= 2 s, idle <= 0.60)`,
       ...after.map(
-        (rss, i) => `  after load round ${i + 1}         ${mb(rss)}   (${(rss / idle).toFixed(2)} of idle, ${rates[i]?.toFixed(0)} req/s)`,
+        (rss, i) =>
+          `  after load round ${i + 1}         ${mb(rss)}   (${(rss / idle).toFixed(2)} of idle, ${rates[i]?.toFixed(0)} req/s; PSS ${mb(afterPss[i] ?? 0)})`,
       ),
       `  after ${ROUNDS} rounds / idle       ${((after.at(-1) ?? idle) / idle).toFixed(2)}   (goal <= 1.10)`,
     ];

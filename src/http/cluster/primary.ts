@@ -21,6 +21,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../../log/logger.js';
+import { apiExecArgv, apiProcessEnv } from '../../config/api-memory.js';
 import { isGatherRequest, isPeerAnswer } from './gather-messages.js';
 import { ProcessGatherer } from './gatherer.js';
 import { isWorkerReady } from './messages.js';
@@ -48,14 +49,16 @@ interface Slot {
 
 export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
   const { processes, logger } = options;
-  const env = Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const given = Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const env = { ...given, ...apiProcessEnv(given) };
   // Every worker accepts connections on the shared socket itself, unless the operator chose
   // otherwise (NODE_CLUSTER_SCHED_POLICY=rr). With round robin the primary accepts and passes
   // each connection on: one more hop, and a connection being passed to a worker as it dies is
   // left open by the primary until the client gives up, instead of failing at once.
   if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
-  // Workers run `serve` whatever this process was started as (`dev` starts the services first).
-  cluster.setupPrimary({ args: ['serve'] });
+  // Workers run `serve` whatever this process was started as (`dev` starts the services first),
+  // with the API's memory settings however the primary itself was started.
+  cluster.setupPrimary({ args: ['serve'], execArgv: apiExecArgv(process.execArgv, process.env.NODE_OPTIONS) });
   const slots: Slot[] = Array.from({ length: processes }, (_, index) => ({
     index,
     worker: undefined,

@@ -23,6 +23,7 @@ import { hasPrivateStore, hostPrivateMongoClient, moveServiceData, privateStoreL
 import { installLayout, type InstallLayout } from '../appliance/layout.js';
 import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
+import { apiExecArgv, apiProcessEnv } from '../../config/api-memory.js';
 import {
   readPidFile,
   writeSupervisorStatus,
@@ -182,11 +183,14 @@ function nodeService(name: 'api' | 'worker', layout: InstallLayout, envFile: str
     logFile,
     port,
     async start() {
-      const { command, args: fullArgs, cwd } = cliCommand(...args);
+      const { command, args: cliArgs, cwd } = cliCommand(...args);
+      // The API runs with its memory settings also as a single process (API_PROCESSES=1).
+      const fullArgs = name === 'api' ? [...apiExecArgv([]), ...cliArgs] : cliArgs;
+      const memoryEnv = name === 'api' ? apiProcessEnv({}) : {};
       const child = await spawnManaged(command, fullArgs, {
         logFile,
         cwd,
-        env: baseEnvironment({ ENV_FILE: envFile, NODE_ENV: 'production' }),
+        env: baseEnvironment({ ENV_FILE: envFile, NODE_ENV: 'production', ...memoryEnv }),
       });
       return { pid: child.pid, exited: child.exited, stop: async () => void (await child.terminate(name === 'worker' ? 35_000 : 10_000)) };
     },

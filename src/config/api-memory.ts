@@ -1,0 +1,32 @@
+/**
+ * The memory settings of an API process: Node flags and allocator environment that keep an idle
+ * process small and let it give memory back after a burst of requests (docs/memory-budget.md
+ * has the measurements behind each value).
+ *
+ * - `--max-semi-space-size`: V8's young generation grows to 16 MB per semi-space under load (up
+ *   to about 48 MB of RSS) and shrinks only after a long quiet spell. The API's requests allocate
+ *   small, short-lived objects, for which a few MB is plenty.
+ * - `MALLOC_ARENA_MAX`: glibc gives every thread that allocates (V8's GC helpers, libuv's pool)
+ *   an arena of its own and rarely returns their pages; two arenas serve an event loop well.
+ *
+ * An operator's own value (a flag in the command line or NODE_OPTIONS, a variable in the
+ * environment) always wins over these defaults.
+ */
+
+/** The young generation's semi-space, in MB. */
+export const API_SEMI_SPACE_MB = 2;
+/** glibc's malloc arenas per process. */
+export const API_MALLOC_ARENAS = 2;
+
+const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(=|$)/;
+
+/** The Node flags for an API process, given the flags (and NODE_OPTIONS) it would otherwise get. */
+export function apiExecArgv(execArgv: readonly string[], nodeOptions = ''): string[] {
+  const given = [...execArgv, ...nodeOptions.split(/\s+/)].some((flag) => SEMI_SPACE_FLAG.test(flag));
+  return given ? [...execArgv] : [...execArgv, `--max-semi-space-size=${API_SEMI_SPACE_MB}`];
+}
+
+/** The environment variables an API process needs at exec time (read by the C library). */
+export function apiProcessEnv(env: Record<string, string | undefined>): Record<string, string> {
+  return env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) } : {};
+}
