@@ -334,7 +334,7 @@ export const OPTIONS: readonly AnyOptionSpec[] = [
     flag: '--api-processes',
     env: 'CYBERCOM_API_PROCESSES',
     kind: 'integer',
-    help: `API processes sharing the port, each restarted on its own if it ends (compose: API containers behind the proxy; local: processes of the API service); default: one per core, at most one per GiB of memory (${defaultApiProcesses()} here)`,
+    help: `API processes sharing the port, each restarted on its own if it ends (compose: API containers behind the proxy; local: processes of the API service); default: one per core but one, at most one per GiB of memory (${defaultApiProcesses()} here)`,
     defaultValue: (ctx) => ctx.previous?.apiProcesses ?? defaultApiProcesses(),
     validate: (v) =>
       Number.isInteger(v) && v >= 1 && v <= MAX_API_PROCESSES ? undefined : `a whole number from 1 to ${MAX_API_PROCESSES}`,

@@ -6,9 +6,11 @@ const GiB = 1024 ** 3;
 describe('defaultApiProcesses', () => {
   it.each([
     // cores, memory, processes
-    [2, 24 * GiB, 2],
+    [2, 24 * GiB, 1],
+    [3, 24 * GiB, 2],
     [16, 4 * GiB, 4],
-    [8, 8.5 * GiB, 8],
+    [8, 8.5 * GiB, 7],
+    [9, 8.5 * GiB, 8],
     [4, 0.5 * GiB, 1],
     [1, 64 * GiB, 1],
   ])('%i cores and %f bytes -> %i', (cores, memory, expected) => {
@@ -16,7 +18,7 @@ describe('defaultApiProcesses', () => {
   });
 
   it('says which of the two limits chose the number', () => {
-    expect(apiProcessesReason(2, 24 * GiB)).toBe('one per core (2 cores, 24.0 GiB)');
+    expect(apiProcessesReason(2, 24 * GiB)).toBe('one per core but one, left to the database and the broker (2 cores, 24.0 GiB)');
     expect(apiProcessesReason(16, 4 * GiB)).toBe('limited by memory: 4.0 GiB, one process per GiB');
   });
 });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultApiProcesses } from '../../../src/config/api-processes.js';
 import { brokerDefinitions, rabbitPasswordHash } from '../../../src/ops/appliance/broker-definitions.js';
 import { composeEnv } from '../../../src/ops/appliance/compose-files.js';
 import { hostServiceEnv, renderEnvFile, serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
@@ -143,9 +144,9 @@ describe('rendered configuration', () => {
     expect(serviceEnv(layout, { ...config, apiProcesses: 3 }, secrets).API_PROCESSES).toBe('3');
     expect(serviceEnv(layout, { ...config, runtime: 'compose', apiProcesses: 3 }, secrets).API_PROCESSES).toBe('1');
     expect(composeEnv(layout, { ...config, runtime: 'compose', apiProcesses: 3 }, {}).API_REPLICAS).toBe('3');
-    // install.json from before the option: one per core.
-    expect(serviceEnv(layout, config, secrets).API_PROCESSES).toBe(String(availableParallelism()));
-    expect(composeEnv(layout, { ...config, runtime: 'compose' }, {}).API_REPLICAS).toBe(String(availableParallelism()));
+    // install.json from before the option: the machine's default.
+    expect(serviceEnv(layout, config, secrets).API_PROCESSES).toBe(String(defaultApiProcesses()));
+    expect(composeEnv(layout, { ...config, runtime: 'compose' }, {}).API_REPLICAS).toBe(String(defaultApiProcesses()));
   });
 
   it('writes env files that quote only what needs quoting and refuse line breaks', () => {
