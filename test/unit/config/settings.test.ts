@@ -1,5 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
+import { defaultApiProcesses } from '../../../src/config/api-processes.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, environmentWithFile, loadSettings } from '../../../src/config/settings.js';
@@ -115,8 +116,8 @@ describe('HTTPS served by the API itself', () => {
 });
 
 describe('API_PROCESSES', () => {
-  it('defaults to the number of cores', () => {
-    expect(loadSettings(minimal).apiProcesses).toBe(availableParallelism());
+  it("defaults to the machine's default (one per core but one, at most one per GiB)", () => {
+    expect(loadSettings(minimal).apiProcesses).toBe(defaultApiProcesses());
   });
 
   it('takes a whole number from 1 to 256, and reports anything else', () => {

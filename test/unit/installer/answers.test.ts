@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { defaultApiProcesses } from '../../../src/config/api-processes.js';
 import { describe, expect, it } from 'vitest';
 import { collectAnswers, InvalidAnswersError, MissingAnswersError, toInstallConfig } from '../../../src/installer/answers.js';
 import { parseInstallerArguments, UsageError, valuesFromEnvironment } from '../../../src/installer/arguments.js';
@@ -182,10 +182,10 @@ describe('--topology', () => {
 });
 
 describe('--api-processes', () => {
-  it('defaults to the number of cores (then not written, so the previous version still reads install.json), is stored and kept on re-runs', async () => {
+  it("defaults to the machine's default (then not written, so the previous version still reads install.json), is stored and kept on re-runs", async () => {
     const config = toInstallConfig(await collectAnswers({ ...base, given: {}, acceptDefaults: true }));
     expect(config).not.toHaveProperty('apiProcesses');
-    expect(apiProcessesOf(config)).toBe(availableParallelism());
+    expect(apiProcessesOf(config)).toBe(defaultApiProcesses());
     const given = toInstallConfig(
       await collectAnswers({ ...base, given: parseInstallerArguments(['--api-processes', '3']).values, acceptDefaults: true }),
     );
