@@ -4,10 +4,12 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import eslintReact from '@eslint-react/eslint-plugin';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', '.cache/**', '.venv*/**', 'coverage/**', 'src/admin/components/**', '**/node_modules/**'],
+    ignores: ['dist/**', 'node_modules/**', '.cache/**', '.venv*/**', 'coverage/**', 'src/admin/components/*.jsx', '**/node_modules/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -22,12 +24,23 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
     },
+  },
+  {
+    // The admin site's React components run in the browser (bundled by AdminJS).
+    files: ['src/admin/components/*.tsx'],
+    ...eslintReact.configs['recommended-typescript'],
+    languageOptions: { globals: { ...globals.browser }, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+  },
+  {
+    files: ['src/admin/components/*.tsx'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: reactHooks.configs.recommended.rules,
   },
 );

@@ -46,6 +46,8 @@ docker)
 local)
   command -v node >/dev/null 2>&1 || { echo "run-worker: Node.js >= 20.19 is needed for the local mode" >&2; exit 1; }
   set -a
+  # worker.env is written when the bundle is installed, so it is not there to check.
+  # shellcheck source=/dev/null
   . ./worker.env
   set +a
   # worker.env names the in-container paths; point at this bundle's files instead.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Debian package helpers shared by ops/prepare-local.sh and ops/build-engine.sh (sourced; the
 # sourcing script defines `fail`). Services in the packages must not start on install (the
 # runtime starts its own private instances), hence the policy-rc.d guard, added only when the

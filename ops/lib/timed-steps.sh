@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Timed sub-steps for ops/prepare-local.sh and ops/build-engine.sh (sourced; the sourcing script
 # sets STEP_PREFIX). Each step prints one line as it starts and one with its time as it ends, in
 # a fixed shape the installer reads to show them as they happen:

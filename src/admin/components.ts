@@ -1,5 +1,5 @@
 /**
- * The admin site's own React components (src/admin/components/*.jsx) by the name AdminJS knows
+ * The admin site's own React components (src/admin/components/*.tsx, two still .jsx) by the name AdminJS knows
  * them by. Resource options refer to these names; the browser finds the code in the components
  * bundle (bundle.ts), so the sources are needed only to build that bundle.
  */
@@ -7,13 +7,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ADMIN_COMPONENTS = {
-  Dashboard: 'Dashboard.jsx',
+  Dashboard: 'Dashboard.tsx',
   Indexes: 'Indexes.jsx',
   Operations: 'Operations.jsx',
   PermissionPicker: 'PermissionPicker.jsx',
-  PermissionsEdit: 'PermissionsEdit.jsx',
-  SetPassword: 'SetPassword.jsx',
-  TokenKey: 'TokenKey.jsx',
+  PermissionsEdit: 'PermissionsEdit.tsx',
+  SetPassword: 'SetPassword.tsx',
+  TokenKey: 'TokenKey.tsx',
 } as const;
 
 export type AdminComponent = keyof typeof ADMIN_COMPONENTS;
@@ -21,8 +21,8 @@ export type AdminComponent = keyof typeof ADMIN_COMPONENTS;
 export const COMPONENT_NAMES = Object.keys(ADMIN_COMPONENTS) as AdminComponent[];
 
 /**
- * The directory with the .jsx sources: next to this module when run from src/ (tsx, tests), or
- * back in src/ when run from the compiled dist/src/admin/ (tsc does not copy .jsx files).
+ * The directory with the component sources: next to this module when run from src/ (tsx, tests), or
+ * back in src/ when run from the compiled dist/src/admin/ (tsc does not emit .tsx sources there).
  * Null when neither exists (an image that ships only a prebuilt bundle).
  */
 export function componentSourceDir(): string | null {

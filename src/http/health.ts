@@ -6,27 +6,14 @@
  * notices before users do.
  */
 import { Router } from 'express';
+import pTimeout from 'p-timeout';
 import type { ServiceContext } from '../service.js';
 import { methods } from './methods.js';
 import { respond } from './respond.js';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
-function withTimeout<T>(probe: () => Promise<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
-    probe().then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
-}
+const withTimeout = <T>(probe: () => Promise<T>): Promise<T> => pTimeout(probe(), { milliseconds: PROBE_TIMEOUT_MS, message: 'timeout' });
 
 export function healthRouter(ctx: ServiceContext): Router {
   const router = Router({ strict: true });

@@ -5,16 +5,13 @@
  * slow broker slows a scrape down by at most that.
  */
 import type { Channel, ChannelModel } from 'amqplib';
+import pTimeout from 'p-timeout';
 import type { BrokerSession } from '../queue/control/broker-session.js';
 
 export const SCRAPE_TIMEOUT_MS = 2_000;
 
 export function withTimeout<T>(work: Promise<T>, timeoutMs = SCRAPE_TIMEOUT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  return pTimeout(work, { milliseconds: timeoutMs, message: `no answer within ${timeoutMs} ms` });
 }
 
 export class ScrapeChannel {

@@ -3,7 +3,7 @@
  * the database, client certificates for the API and the workers. This is the only module that
  * creates certificates; the installer, the rotation script and the tests all go through it.
  *
- * Field choices follow what the peers check (see notes/tls-admin-containers.md 2.5): no EKU on the
+ * Field choices follow what the peers (RabbitMQ on Erlang, the Go and OpenSSL clients) check: no EKU on the
  * CA (Erlang checks a CA's EKU too), exact EKU on leaves (Go/OpenSSL/Erlang reject a client
  * certificate without clientAuth), SHA-256 everywhere (OpenSSL 3 refuses SHA-1), positive serials.
  */

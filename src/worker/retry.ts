@@ -1,4 +1,5 @@
 /** Retrying an operation against a service that may be restarting (the database, mostly). */
+import { Backoff } from '../lib/backoff.js';
 
 export interface RetryOptions {
   /** Give up after this long (ms) and rethrow the last error. */
@@ -22,7 +23,7 @@ export class OperationAborted extends Error {
 
 export async function retrying<T>(operation: () => Promise<T>, options: RetryOptions): Promise<T> {
   const deadline = Date.now() + options.deadlineMs;
-  let delay = options.initialDelayMs ?? 200;
+  const backoff = new Backoff({ initialMs: options.initialDelayMs ?? 200, maxMs: options.maxDelayMs ?? 5_000 });
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation();
@@ -30,11 +31,10 @@ export async function retrying<T>(operation: () => Promise<T>, options: RetryOpt
       if (options.retryIf !== undefined && !options.retryIf(error)) throw error;
       const remaining = deadline - Date.now();
       if (remaining <= 0 || options.signal?.aborted) throw error;
-      const wait = Math.min(delay, remaining);
+      const wait = Math.min(backoff.next(), remaining);
       options.onRetry?.(error, attempt, wait);
       await sleep(wait, options.signal);
       if (options.signal?.aborted) throw error;
-      delay = Math.min(delay * 2, options.maxDelayMs ?? 5_000);
     }
   }
 }

@@ -29,7 +29,7 @@ prepare_venv() {
   echo "python-client: creating $venv with $("$python_bin" --version 2>&1)" >&2
   "$python_bin" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check hatchling -e "$package[dev,celery,geo]"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check hatchling -e "${package}[dev,celery,geo]"
   cp "$package/pyproject.toml" "$stamp"
 }
 

@@ -21,6 +21,7 @@ import { MinuteCounts, MINUTES, type MinuteCount } from './minute-counts.js';
 import type { ProcessOperations } from './process-merge.js';
 import { RateWindow } from './rate-window.js';
 import { WorkerBoard, concurrencyOf, type ControlFacts, type OperationsWorker } from './worker-board.js';
+import isPlainObject from 'is-plain-obj';
 
 export interface OperationsQueue {
   name: string;
@@ -69,24 +70,24 @@ function remember<V>(store: Map<string, V> | Set<string>, key: string, value: V)
   }
 }
 
-const isRecord = (v: JsonValue): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function runningTasks(node: string, reply: JsonValue | undefined): RunningTask[] {
   if (!Array.isArray(reply)) return [];
-  return reply.filter(isRecord).flatMap((t) => {
-    if (typeof t.id !== 'string') return [];
-    const started = typeof t.time_start === 'number' ? new Date(t.time_start * 1000).toISOString() : null;
-    return [
-      {
-        id: t.id,
-        name: typeof t.name === 'string' ? t.name : '',
-        worker: node,
-        args: (t.args ?? null) as JsonValue,
-        kwargs: (t.kwargs ?? null) as JsonValue,
-        started,
-      },
-    ];
-  });
+  return reply
+    .filter((v): v is JsonObject => isPlainObject(v))
+    .flatMap((t) => {
+      if (typeof t.id !== 'string') return [];
+      const started = typeof t.time_start === 'number' ? new Date(t.time_start * 1000).toISOString() : null;
+      return [
+        {
+          id: t.id,
+          name: typeof t.name === 'string' ? t.name : '',
+          worker: node,
+          args: (t.args ?? null) as JsonValue,
+          kwargs: (t.kwargs ?? null) as JsonValue,
+          started,
+        },
+      ];
+    });
 }
 
 export class OperationsMonitor {

@@ -17,6 +17,7 @@ import type { ClusterPeer } from '../../http/cluster/peer.js';
 import type { MinuteCount } from './minute-counts.js';
 import type { ClusterView } from './operations-monitor.js';
 import type { OperationsWorker } from './worker-board.js';
+import isPlainObject from 'is-plain-obj';
 
 /** What one API process's monitor knows that others do not, as it answers the primary. */
 export interface ProcessOperations {
@@ -32,14 +33,12 @@ export interface ProcessOperations {
 /** The question every API process answers with its own ProcessOperations. */
 export const OPERATIONS_TOPIC = 'admin-operations';
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Whether an answer from another process has the shape this version sends (a process mid-upgrade may not). */
 export function isProcessOperations(value: unknown): value is ProcessOperations {
   return (
-    isRecord(value) &&
-    isRecord(value.publishRates) &&
-    isRecord(value.deliverRates) &&
+    isPlainObject(value) &&
+    isPlainObject(value.publishRates) &&
+    isPlainObject(value.deliverRates) &&
     Array.isArray(value.minutes) &&
     Array.isArray(value.workers) &&
     typeof value.listeningSince === 'string'

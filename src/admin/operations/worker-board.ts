@@ -11,6 +11,7 @@
  */
 import type { JsonValue } from '../../queue/protocol/json.js';
 import { DEFAULT_TRACKED_WORKERS, WorkerTracker } from '../../metrics/worker-tracker.js';
+import isPlainObject from 'is-plain-obj';
 
 export interface OperationsWorker {
   node: string;
@@ -45,15 +46,13 @@ interface Details {
   failed: number;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function loadOf(value: unknown): number[] | null {
   return Array.isArray(value) && value.every((n) => typeof n === 'number') ? (value as number[]).slice(0, 3) : null;
 }
 
 /** The pool size from a `stats` answer. */
 export function concurrencyOf(stats: JsonValue | undefined): number | null {
-  if (!isRecord(stats) || !isRecord(stats.pool)) return null;
+  if (!isPlainObject(stats) || !isPlainObject(stats.pool)) return null;
   const n = stats.pool['max-concurrency'];
   return typeof n === 'number' && Number.isFinite(n) ? n : null;
 }

@@ -4,6 +4,7 @@
  * groups and users to grant to. Lists are capped so a huge deployment still gets a quick page;
  * names beyond the cap can still be typed.
  */
+import pTimeout from 'p-timeout';
 import type { AdminDeps } from '../deps.js';
 import { validateDatabaseName } from '../../documents/names.js';
 import { badRequest } from '../../errors.js';
@@ -25,17 +26,11 @@ const cap = (names: string[]): string[] => names.slice(0, MAX_CHOICES);
 
 async function taskNames(deps: AdminDeps): Promise<{ tasks: string[]; error: string | null }> {
   if (deps.taskNames === undefined) return { tasks: [], error: 'the task queue is not connected to the admin site' };
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('no answer from the workers in time')), TASK_LIST_TIMEOUT_MS);
-  });
   try {
-    const names = await Promise.race([deps.taskNames(), timeout]);
+    const names = await pTimeout(deps.taskNames(), { milliseconds: TASK_LIST_TIMEOUT_MS, message: 'no answer from the workers in time' });
     return { tasks: cap([...new Set(names)].sort()), error: null };
   } catch (err) {
     return { tasks: [], error: err instanceof Error ? err.message : String(err) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -11,7 +11,7 @@
  *     every worker has listened once ends the whole service with status 1, as a single process
  *     failing to start would, so the runtime's own restart policy and logs apply.
  *   - Afterwards a worker that ends, for whatever reason, is started again on its own after a
- *     backoff (restart-backoff.ts); the others keep answering meanwhile. Only the requests the
+ *     backoff (lib/backoff.ts); the others keep answering meanwhile. Only the requests the
  *     ended worker was handling fail.
  *   - A question about all of them (a metrics scrape, the admin's Operations data), whichever
  *     worker gets it, is answered from all of them: that worker asks here, the primary puts the
@@ -25,7 +25,14 @@ import { apiExecArgv, apiProcessEnv } from '../../config/api-memory.js';
 import { isGatherRequest, isPeerAnswer } from './gather-messages.js';
 import { ProcessGatherer } from './gatherer.js';
 import { isWorkerReady } from './messages.js';
-import { RestartBackoff } from './restart-backoff.js';
+import { Backoff, type BackoffOptions } from '../../lib/backoff.js';
+
+/**
+ * Restarting a worker that ended: one that dies once after running a while comes back almost at
+ * once; one that keeps dying soon after starting (the database refusing it, a bad deployment)
+ * waits twice as long each time.
+ */
+const RESTART_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000, stableMs: 30_000 };
 
 /** Longer than a worker's own forced close (10 s) plus closing its clients. */
 const SHUTDOWN_GRACE_MS = 20_000;
@@ -43,7 +50,7 @@ interface Slot {
   /** Listening: it answers the questions of a gather. */
   ready: boolean;
   startedAt: number;
-  backoff: RestartBackoff;
+  backoff: Backoff;
   restartTimer: NodeJS.Timeout | undefined;
 }
 
@@ -64,7 +71,7 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
     worker: undefined,
     ready: false,
     startedAt: 0,
-    backoff: new RestartBackoff(),
+    backoff: new Backoff(RESTART_BACKOFF),
     restartTimer: undefined,
   }));
   let stopping = false;
@@ -103,7 +110,7 @@ export async function runApiPrimary(options: PrimaryOptions): Promise<void> {
       failStart(new Error(`API process ${slot.index} (pid ${worker.process.pid}) ended during start-up (code ${code}, signal ${signal})`));
       return;
     }
-    const delay = slot.backoff.next(lived);
+    const delay = slot.backoff.afterRun(lived);
     logger.error(
       { worker: slot.index, workerPid: worker.process.pid, code, signal, livedMs: lived, restartInMs: delay },
       'API process ended; restarting it',

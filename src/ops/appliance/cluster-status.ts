@@ -13,6 +13,7 @@ import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
 import { eventsOf } from '../../queue/control/worker-events.js';
 import { readQueues, type QueueState } from '../../metrics/queue-collector.js';
 import { ScrapeChannel } from '../../metrics/scrape-channel.js';
+import isPlainObject from 'is-plain-obj';
 
 export interface WorkerRow {
   node: string;
@@ -31,10 +32,8 @@ export interface ClusterStatus {
   queues: QueueState[];
 }
 
-const isRecord = (v: JsonValue | undefined): v is { [key: string]: JsonValue } => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function processedOf(stats: JsonValue | undefined): number | null {
-  if (!isRecord(stats) || !isRecord(stats.total)) return null;
+  if (!isPlainObject(stats) || !isPlainObject(stats.total)) return null;
   return Object.values(stats.total).reduce<number>((sum, n) => sum + (typeof n === 'number' ? n : 0), 0);
 }
 

@@ -9,6 +9,7 @@ import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MongoClient } from 'mongodb';
+import { Backoff, type BackoffOptions } from '../../lib/backoff.js';
 import { startMongoWire, startPrivateFerretDb, type MongoWireHandle, type MongoWireKind } from '../../runtime/local/mongo-wire.js';
 import { waitForPortFree } from '../../runtime/local/ports.js';
 import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js';
@@ -47,15 +48,7 @@ export interface ServiceDefinition {
 }
 
 /** How long the supervisor waits before starting a service again. */
-export interface RestartBackoff {
-  /** The first wait, and the wait after a service that ran at least `stableMs`. */
-  initialMs: number;
-  /** Each quick failure in a row doubles the wait, up to this. */
-  maxMs: number;
-  stableMs: number;
-}
-
-const DEFAULT_BACKOFF: RestartBackoff = { initialMs: 1000, maxMs: 30_000, stableMs: 60_000 };
+const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1000, maxMs: 30_000, stableMs: 60_000 };
 /** How long a service waits for its port to be released by a process still shutting down. */
 const PORT_FREE_TIMEOUT_MS = 60_000;
 /** How often the supervisor checks that its pid file still names it. */
@@ -209,7 +202,7 @@ export class LocalSupervisor {
   constructor(
     private readonly layout: InstallLayout,
     private readonly services: ServiceDefinition[],
-    private readonly backoff: RestartBackoff = DEFAULT_BACKOFF,
+    private readonly backoff: BackoffOptions = DEFAULT_BACKOFF,
   ) {
     this.status = { pid: process.pid, startedAt: new Date().toISOString(), ready: false, stopping: false, services: {} };
     const abort = new AbortController();
@@ -230,7 +223,7 @@ export class LocalSupervisor {
 
   /** Starts one service and keeps it running until the supervisor stops. */
   private async keepRunning(def: ServiceDefinition, firstStart: () => void, firstFailure: (err: Error) => void): Promise<void> {
-    let backoff = this.backoff.initialMs;
+    const backoff = new Backoff(this.backoff);
     let started = false;
     for (let attempt = 0; !this.stopping; attempt++) {
       await this.mark(def.name, {
@@ -255,8 +248,7 @@ export class LocalSupervisor {
           firstFailure(err as Error);
           return;
         }
-        await Promise.race([sleep(backoff), this.stopRequested]);
-        backoff = Math.min(backoff * 2, this.backoff.maxMs);
+        await Promise.race([sleep(backoff.next()), this.stopRequested]);
         continue;
       }
       if (this.stopping) {
@@ -286,9 +278,7 @@ export class LocalSupervisor {
         lastError: 'exited unexpectedly',
       });
       // A service that ran for a while gets a fresh backoff; a crash loop backs off.
-      if (Date.now() - upSince >= this.backoff.stableMs) backoff = this.backoff.initialMs;
-      await Promise.race([sleep(backoff), this.stopRequested]);
-      backoff = Math.min(backoff * 2, this.backoff.maxMs);
+      await Promise.race([sleep(backoff.afterRun(Date.now() - upSince)), this.stopRequested]);
     }
   }
 

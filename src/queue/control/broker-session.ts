@@ -9,6 +9,7 @@
 import { EventEmitter } from 'node:events';
 import type { ChannelModel } from 'amqplib';
 import type { BrokerSettings } from '../../config/connections.js';
+import { Backoff } from '../../lib/backoff.js';
 import { QueueUnavailableError } from '../errors.js';
 import { brokerAddresses, connectBroker } from '../broker-connection.js';
 
@@ -32,19 +33,17 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
   private current: ChannelModel | null = null;
   private closing = false;
   private started = false;
-  private attempt = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   /** Index (in brokerAddresses) of the node tried first on the next attempt. */
   private nextAddress = 0;
   private currentAddress: string | null = null;
-  private readonly initialDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly backoff: Backoff;
   private readonly connectFn: (settings: BrokerSettings) => Promise<ChannelModel>;
 
   constructor(private readonly options: BrokerSessionOptions) {
     super();
-    this.initialDelayMs = options.initialDelayMs ?? 500;
-    this.maxDelayMs = options.maxDelayMs ?? 15_000;
+    // Jittered: every API process and worker loses the broker at the same instant.
+    this.backoff = new Backoff({ initialMs: options.initialDelayMs ?? 500, maxMs: options.maxDelayMs ?? 15_000, jitter: 0.2 });
     this.connectFn = options.connect ?? connectBroker;
   }
 
@@ -115,7 +114,7 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
       await connection.close().catch(() => undefined);
       return;
     }
-    this.attempt = 0;
+    this.backoff.reset();
     this.current = connection;
     const addresses = brokerAddresses(this.options.settings);
     this.currentAddress = addresses[index] ?? null;
@@ -127,7 +126,7 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
       if (this.current !== connection) return;
       this.current = null;
       this.emit('disconnected', error);
-      if (!this.closing) this.scheduleRetry(error ?? new Error('connection closed'), true);
+      if (!this.closing) this.scheduleRetry(error ?? new Error('connection closed'));
     });
     this.emit('connected', connection);
   }
@@ -151,11 +150,10 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
     throw new AggregateError(errors, `no broker node reachable: ${errors.map((e) => e.message).join('; ')}`);
   }
 
-  private scheduleRetry(error: Error, immediate = false): void {
+  /** After losing a connection (the backoff was reset when it opened) the first retry waits the initial delay. */
+  private scheduleRetry(error: Error): void {
     if (this.closing) return;
-    const base = immediate ? this.initialDelayMs : Math.min(this.maxDelayMs, this.initialDelayMs * 2 ** this.attempt);
-    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-    this.attempt += 1;
+    const delay = this.backoff.next();
     this.emit('retrying', error, delay);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;

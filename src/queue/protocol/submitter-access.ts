@@ -17,6 +17,7 @@
  * through the permission check.
  */
 import type { HeaderValue } from './task-message.js';
+import isPlainObject from 'is-plain-obj';
 
 export const SUBMITTER_ACCESS_HEADER = 'authenticated_user_access';
 
@@ -66,15 +67,13 @@ export function encodeSubmitterAccess(access: SubmitterAccess): Record<string, H
   };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /**
  * The access the message carries for `authenticatedUser`, or null when there is none, it is
  * malformed, or it names another user. Anything not exactly as the API writes it counts as absent.
  */
 export function decodeSubmitterAccess(headers: Record<string, HeaderValue>, authenticatedUser: string | null): SubmitterAccess | null {
   const value = headers[SUBMITTER_ACCESS_HEADER];
-  if (authenticatedUser === null || !isRecord(value)) return null;
+  if (authenticatedUser === null || !isPlainObject(value)) return null;
   const { user, is_superuser: isSuperuser, data_store_permissions: permissions } = value;
   if (user !== authenticatedUser || typeof isSuperuser !== 'boolean' || !Array.isArray(permissions)) return null;
   if (!permissions.every((code): code is string => typeof code === 'string' && code.startsWith(DATA_STORE_PREFIX))) return null;

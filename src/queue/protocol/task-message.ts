@@ -1,6 +1,6 @@
 /**
  * Celery task messages, protocol v2 with the JSON serializer, built exactly as Celery 5.2.6's
- * `send_task` builds them (shared/notes/celery-protocol.md §1): every protocol header present
+ * `send_task` builds them (as captured from that version on the wire): every protocol header present
  * (null when unused), the same AMQP properties, and the three-element body.
  */
 import { randomUUID } from 'node:crypto';

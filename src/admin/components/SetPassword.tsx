@@ -3,20 +3,20 @@
  * and stores only the scrypt hash (src/admin/resources/users.ts); nothing is shown back.
  */
 import React, { useState } from 'react';
-import { ApiClient, useNotice } from 'adminjs';
+import { ApiClient, useNotice, type ActionProps } from 'adminjs';
 import { Box, Text, Label, Input, Button, MessageBox } from '@adminjs/design-system';
 
 const api = new ApiClient();
 
-const SetPassword = ({ record, resource }) => {
+const SetPassword = ({ record, resource }: ActionProps) => {
   const addNotice = useNotice();
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState(null);
+  const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
 
-  const submit = (event) => {
+  const submit = (event: React.FormEvent) => {
     event.preventDefault();
     setError(null);
     if (password !== confirm) {
@@ -25,7 +25,7 @@ const SetPassword = ({ record, resource }) => {
     }
     setBusy(true);
     api
-      .recordAction({ resourceId: resource.id, recordId: record.id, actionName: 'setPassword', data: { password, confirm } })
+      .recordAction({ resourceId: resource.id, recordId: record?.id ?? '', actionName: 'setPassword', data: { password, confirm } })
       .then((r) => {
         const failure = r.data.record && r.data.record.errors && r.data.record.errors.password;
         if (failure) {
@@ -37,7 +37,7 @@ const SetPassword = ({ record, resource }) => {
         setConfirm('');
         if (r.data.notice) addNotice(r.data.notice);
       })
-      .catch((e) => setError(String(e && e.message ? e.message : e)))
+      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)))
       .finally(() => setBusy(false));
   };
 
@@ -45,7 +45,7 @@ const SetPassword = ({ record, resource }) => {
     <Box variant="grey">
       <Box as="form" variant="white" onSubmit={submit} data-testid="set-password">
         <Text mb="xl">
-          New password for <strong>{record.params.username}</strong>. It is stored as a scrypt hash; the user's other sessions end.
+          New password for <strong>{record?.params.username}</strong>. It is stored as a scrypt hash; the user's other sessions end.
         </Text>
         <Box mb="lg">
           <Label htmlFor="new-password" required>
@@ -58,7 +58,7 @@ const SetPassword = ({ record, resource }) => {
             width={1}
             autoComplete="new-password"
             value={password}
-            onChange={(e) => setPassword(e.target.value)}
+            onChange={(e: React.ChangeEvent<HTMLInputElement>) => setPassword(e.target.value)}
           />
         </Box>
         <Box mb="lg">
@@ -72,7 +72,7 @@ const SetPassword = ({ record, resource }) => {
             width={1}
             autoComplete="new-password"
             value={confirm}
-            onChange={(e) => setConfirm(e.target.value)}
+            onChange={(e: React.ChangeEvent<HTMLInputElement>) => setConfirm(e.target.value)}
           />
         </Box>
         {error ? <MessageBox mb="lg" variant="danger" message={error} /> : null}

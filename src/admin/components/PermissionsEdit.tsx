@@ -3,27 +3,43 @@
  * permission catalog instead of free text. New codenames come from the permission picker.
  */
 import React, { useEffect, useState } from 'react';
-import { ApiClient, flat } from 'adminjs';
+import { ApiClient, flat, type EditPropertyProps } from 'adminjs';
 import { Box, FormGroup, Label, Select, Text } from '@adminjs/design-system';
 
 const api = new ApiClient();
 
-const PermissionsEdit = ({ property, record, onChange }) => {
-  const [known, setKnown] = useState([]);
-  const current = flat.get(record.params, property.path) || [];
+/** A permission the catalog knows: its codename and human name. */
+interface KnownPermission {
+  codename: string;
+  name: string;
+}
+
+declare global {
+  interface Window {
+    /** AdminJS's initial state; the site's root path is what links need. */
+    REDUX_STATE?: { paths?: { rootPath?: string } };
+  }
+}
+
+const PermissionsEdit = ({ property, record, onChange }: EditPropertyProps) => {
+  const [known, setKnown] = useState<KnownPermission[]>([]);
+  const current = ((record && flat.get(record.params, property.path)) || []) as string[];
 
   useEffect(() => {
     api
       .resourceAction({ resourceId: 'Permission', actionName: 'codenames' })
-      .then((r) => setKnown(r.data.codenames || []))
+      .then((r) => setKnown((r.data.codenames as KnownPermission[] | undefined) || []))
       .catch(() => setKnown([]));
   }, []);
 
   const names = new Map(known.map((p) => [p.codename, p.name]));
-  const option = (codename) => ({ value: codename, label: names.has(codename) ? `${codename} (${names.get(codename)})` : codename });
+  const option = (codename: string) => ({
+    value: codename,
+    label: names.has(codename) ? `${codename} (${names.get(codename)})` : codename,
+  });
   const options = known.map((p) => option(p.codename));
   const value = current.map(option);
-  const root = window.REDUX_STATE && window.REDUX_STATE.paths ? window.REDUX_STATE.paths.rootPath : '';
+  const root = window.REDUX_STATE?.paths?.rootPath ?? '';
 
   return (
     <FormGroup>
@@ -37,7 +53,7 @@ const PermissionsEdit = ({ property, record, onChange }) => {
           onChange={(selected) =>
             onChange(
               property.path,
-              (selected || []).map((s) => s.value),
+              ((selected as { value: string }[] | null) || []).map((s) => s.value),
             )
           }
         />

@@ -3,12 +3,18 @@
  * The new key is shown here once; lists and detail pages only ever show its first characters.
  */
 import React, { useState } from 'react';
-import { ApiClient, useNotice } from 'adminjs';
+import { ApiClient, useNotice, type ActionProps } from 'adminjs';
 import { Box, Text, Label, Input, Button, MessageBox } from '@adminjs/design-system';
 
 const api = new ApiClient();
 
-const KeyBox = ({ issued }) => (
+/** The key the server issued, shown once. */
+interface IssuedToken {
+  username: string;
+  key: string;
+}
+
+const KeyBox = ({ issued }: { issued: IssuedToken }) => (
   <Box mt="xl" p="lg" style={{ border: '1px solid #C0C0CA', borderRadius: '4px', background: '#F6F7FB' }} data-testid="token-key-box">
     <Text mb="sm">
       API token of <strong>{issued.username}</strong>. Copy it now: it is not shown again.
@@ -22,30 +28,31 @@ const KeyBox = ({ issued }) => (
   </Box>
 );
 
-const errorText = (e) => {
-  const data = e && e.response && e.response.data;
-  if (data && data.error && data.error.message) return data.error.message;
-  return String(e && e.message ? e.message : e);
+/** The server's own message when the API answered with an error, else the error's. */
+const errorText = (e: unknown): string => {
+  const message = (e as { response?: { data?: { error?: { message?: unknown } } } } | null)?.response?.data?.error?.message;
+  if (typeof message === 'string' && message !== '') return message;
+  return e instanceof Error ? e.message : String(e);
 };
 
-const TokenKey = ({ record, resource, action }) => {
+const TokenKey = ({ record, resource, action }: ActionProps) => {
   const addNotice = useNotice();
   const [username, setUsername] = useState('');
-  const [issued, setIssued] = useState(null);
-  const [error, setError] = useState(null);
+  const [issued, setIssued] = useState<IssuedToken | null>(null);
+  const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const rotating = action.name === 'rotate';
 
-  const submit = (event) => {
+  const submit = (event: React.FormEvent) => {
     event.preventDefault();
     setBusy(true);
     setError(null);
     const call = rotating
-      ? api.recordAction({ resourceId: resource.id, recordId: record.id, actionName: 'rotate', data: { confirm: 'yes' } })
+      ? api.recordAction({ resourceId: resource.id, recordId: record?.id ?? '', actionName: 'rotate', data: { confirm: 'yes' } })
       : api.resourceAction({ resourceId: resource.id, actionName: 'issue', data: { username } });
     call
       .then((r) => {
-        if (r.data.issued) setIssued(r.data.issued);
+        if (r.data.issued) setIssued(r.data.issued as IssuedToken);
         if (r.data.notice) addNotice(r.data.notice);
       })
       .catch((e) => setError(errorText(e)))
@@ -71,7 +78,7 @@ const TokenKey = ({ record, resource, action }) => {
               width={1}
               autoComplete="off"
               value={username}
-              onChange={(e) => setUsername(e.target.value)}
+              onChange={(e: React.ChangeEvent<HTMLInputElement>) => setUsername(e.target.value)}
             />
           </Box>
         )}

@@ -1,7 +1,7 @@
 /*
  * The admin dashboard: how many users, groups, permissions, tokens and task runs there are, with
  * links to where an administrator usually goes next. Data from the dashboard handler
- * (src/admin/dashboard.ts). Plain JSX: bundled by AdminJS (see src/admin/bundle.ts).
+ * (src/admin/dashboard.ts). Bundled by AdminJS (see src/admin/bundle.ts).
  */
 import React, { useEffect, useState } from 'react';
 import { ApiClient } from 'adminjs';
@@ -9,7 +9,21 @@ import { Box, H2, H4, Text, MessageBox, Loader } from '@adminjs/design-system';
 
 const api = new ApiClient();
 
-const Card = ({ label, count, href, testId }) => (
+/** What the dashboard handler answers. */
+interface DashboardData {
+  title: string;
+  rootPath: string;
+  counts: { users: number; groups: number; permissions: number; tokens: number; taskRuns: number };
+}
+
+interface CardProps {
+  label: string;
+  count: number;
+  href: string;
+  testId: string;
+}
+
+const Card = ({ label, count, href, testId }: CardProps) => (
   <Box
     as="a"
     href={href}
@@ -29,14 +43,14 @@ const Card = ({ label, count, href, testId }) => (
 );
 
 const Dashboard = () => {
-  const [data, setData] = useState(null);
-  const [error, setError] = useState(null);
+  const [data, setData] = useState<DashboardData | null>(null);
+  const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
     api
       .getDashboard()
-      .then((response) => setData(response.data))
-      .catch((e) => setError(String(e && e.message ? e.message : e)));
+      .then((response) => setData(response.data as DashboardData))
+      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
   }, []);
 
   if (error)
