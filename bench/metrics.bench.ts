@@ -27,7 +27,7 @@ import { connectBroker } from '../src/queue/broker-connection.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
+import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { runLoad, type LoadResult } from './load.js';
 import { readFileSync } from 'node:fs';

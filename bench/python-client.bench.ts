@@ -20,7 +20,7 @@ import { parseArgs, promisify } from 'node:util';
 import { startLocalServices } from '../src/runtime/local/services.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
+import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { ensureServiceBuild } from '../src/ops/runtime/service-build.js';
 import { benchServiceEnv, startChild, stop } from './processes.js';

@@ -19,7 +19,7 @@ import { startLocalServices } from '../src/runtime/local/services.js';
 import { loadSettings } from '../src/config/settings.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
+import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { benchServiceEnv } from './processes.js';
 import { runLoad } from './load.js';

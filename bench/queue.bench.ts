@@ -22,7 +22,7 @@ import { loadSettings } from '../src/config/settings.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { connectBroker } from '../src/queue/broker-connection.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
+import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/runtime/local/ports.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';

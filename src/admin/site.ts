@@ -7,7 +7,7 @@
  */
 import AdminJS, { type AdminJSOptions } from 'adminjs';
 import type { Router } from 'express';
-import type { ServiceContext } from '../service.js';
+import type { ServiceContext } from '../app/service-context.js';
 import { ADMIN_ROOT, LOGIN_PATH, LOGOUT_PATH } from './access.js';
 import { ensureComponentsBundle } from './bundle.js';
 import { component } from './components.js';

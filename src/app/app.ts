@@ -7,16 +7,16 @@
  * its own form parsing, and its URLs have no trailing-slash rule, hence its early place.
  */
 import express, { type Express, type Router } from 'express';
-import type { ServiceContext } from '../service.js';
-import { allowedHosts } from './allowed-hosts.js';
-import { jsonBody } from './body.js';
+import type { ServiceContext } from './service-context.js';
+import { allowedHosts } from '../http/allowed-hosts.js';
+import { jsonBody } from '../http/body.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
-import { negotiateFormat } from './format.js';
-import { requestLog } from './request-log.js';
-import { securityHeaders } from './security-headers.js';
+import { negotiateFormat } from '../http/format.js';
+import { requestLog } from '../http/request-log.js';
+import { securityHeaders } from '../http/security-headers.js';
 import { ADMIN_ROOT, adminSite, type AdminSiteOptions } from '../admin/index.js';
 import { BROWSABLE_SCRIPT_PATH, browsableScript } from '../render/html-script.js';
-import { canonicalTrailingSlash } from './trailing-slash.js';
+import { canonicalTrailingSlash } from '../http/trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
 import { documentsRouter } from '../documents/routes.js';

@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeFileAtomic } from '../../pki/files.js';
-import { loadSettings } from '../../config/settings.js';
-import { createLogger } from '../../log/logger.js';
-import { createServiceContext } from '../../service.js';
-import { startLocalServices } from './services.js';
+import { writeFileAtomic } from '../pki/files.js';
+import { loadSettings } from '../config/settings.js';
+import { createLogger } from '../log/logger.js';
+import { createServiceContext } from './service-context.js';
+import { startLocalServices } from '../runtime/local/services.js';
 
 const HELP = `Usage: cybercom dev [--state-dir DIR] [--port N] [--broker-nodes N]
 

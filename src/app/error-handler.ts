@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.js';
 import { classifyDatabaseError, STORAGE_FULL_CODE, type DatabaseError, type DatabaseErrorKind } from '../db/errors.js';
 import { QueueUnavailableError } from '../queue/errors.js';
 import { isRecordFormat } from '../render/index.js';
-import { respond } from './respond.js';
+import { respond } from '../http/respond.js';
 
 export function notFoundHandler(): RequestHandler {
   return (req, _res, next) => next(notFound(`No endpoint at ${req.path}.`, 'no_such_endpoint'));

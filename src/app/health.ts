@@ -6,9 +6,9 @@
  * notices before users do.
  */
 import { Router } from 'express';
-import type { ServiceContext } from '../service.js';
-import { methods } from './methods.js';
-import { respond } from './respond.js';
+import type { ServiceContext } from './service-context.js';
+import { methods } from '../http/methods.js';
+import { respond } from '../http/respond.js';
 
 const PROBE_TIMEOUT_MS = 3_000;
 

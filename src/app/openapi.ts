@@ -3,7 +3,7 @@
  * in docs/api-behaviour.md) so clients (and schemathesis-style fuzzers) can discover every endpoint and parameter.
  */
 import { Router } from 'express';
-import { requestBaseUrl } from './base-url.js';
+import { requestBaseUrl } from '../http/base-url.js';
 
 const errorBody = {
   type: 'object',

@@ -1,8 +1,8 @@
 /** GET /api/ — the entry point: links to every part of the API. */
 import { Router } from 'express';
-import type { ServiceContext } from '../service.js';
-import { absoluteUrl } from './base-url.js';
-import { respond } from './respond.js';
+import type { ServiceContext } from './service-context.js';
+import { absoluteUrl } from '../http/base-url.js';
+import { respond } from '../http/respond.js';
 
 export function rootRouter(_ctx: ServiceContext): Router {
   const router = Router({ strict: true });

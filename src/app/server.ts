@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { ServiceContext } from '../service.js';
+import type { ServiceContext } from './service-context.js';
 import { createApp, type ExtraRouters } from './app.js';
-import { createHttpsRedirectServer } from './https-redirect.js';
-import { answerClientErrors } from './client-errors.js';
+import { createHttpsRedirectServer } from '../http/https-redirect.js';
+import { answerClientErrors } from '../http/client-errors.js';
 
 export interface RunningServer {
   server: Server;

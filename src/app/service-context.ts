@@ -4,17 +4,17 @@
  */
 import cluster from 'node:cluster';
 import type { Db, MongoClient } from 'mongodb';
-import type { Settings } from './config/settings.js';
-import type { Logger } from './log/logger.js';
-import { connectServiceClients } from './db/mongo-client.js';
-import { StorageState } from './db/storage-state.js';
-import { createAuthModule, type AuthModule } from './auth/index.js';
-import { grantTargets } from './auth/grant-targets.js';
-import { DocumentArea, createDocumentAreas } from './documents/area.js';
-import { QueueService } from './queue/api/queue-service.js';
-import { WorkerPrivileges } from './db/worker-privileges.js';
-import { ServiceMetrics } from './metrics/index.js';
-import { ClusterPeer } from './http/cluster/peer.js';
+import type { Settings } from '../config/settings.js';
+import type { Logger } from '../log/logger.js';
+import { connectServiceClients } from '../db/mongo-client.js';
+import { StorageState } from '../db/storage-state.js';
+import { createAuthModule, type AuthModule } from '../auth/index.js';
+import { grantTargets } from '../auth/grant-targets.js';
+import { DocumentArea, createDocumentAreas } from '../documents/area.js';
+import { QueueService } from '../queue/api/queue-service.js';
+import { WorkerPrivileges } from '../db/worker-privileges.js';
+import { ServiceMetrics } from '../metrics/index.js';
+import { ClusterPeer } from '../runtime/cluster/peer.js';
 
 export interface ServiceContext {
   settings: Settings;

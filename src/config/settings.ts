@@ -19,7 +19,7 @@ import {
   type MongoSettings,
 } from './connections.js';
 import { WORKER_ROLE } from '../db/worker-role.js';
-import { allowListEntryProblem } from '../metrics/ip-allowlist.js';
+import { allowListEntryProblem } from './ip-allowlist.js';
 
 const positiveInt = z.coerce.number().int().positive();
 

@@ -16,7 +16,7 @@ import { parsePaging } from '../http/paging.js';
 import { COMMON_PARAMS, PAGE_PARAMS, checkParams } from '../http/params.js';
 import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
 import { setPageForm, type PageFormKind } from '../render/html-forms.js';
-import type { ServiceContext } from '../service.js';
+import type { ServiceContext } from '../app/service-context.js';
 import type { DocumentArea } from './area.js';
 import { containerHandlers } from './containers.js';
 import { DocumentService, type CollectionTarget } from './document-service.js';

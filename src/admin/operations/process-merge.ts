@@ -13,7 +13,7 @@
  *     it asked the workers just now).
  */
 import { unavailable } from '../../errors.js';
-import type { ClusterPeer } from '../../http/cluster/peer.js';
+import type { ClusterPeer } from '../../runtime/cluster/peer.js';
 import type { MinuteCount } from './minute-counts.js';
 import type { ClusterView } from './operations-monitor.js';
 import type { OperationsWorker } from './worker-board.js';

@@ -15,7 +15,7 @@ import { methods } from '../../http/methods.js';
 import { jsonBody } from '../../http/body.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { badRequest, notFound, unavailable } from '../../errors.js';
-import type { ServiceContext } from '../../service.js';
+import type { ServiceContext } from '../../app/service-context.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
 import { TASK_ID } from '../../queue/api/routes.js';
 import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';

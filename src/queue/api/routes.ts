@@ -20,7 +20,7 @@ import { parsePaging } from '../../http/paging.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
 import { setPageForm } from '../../render/html-forms.js';
-import type { ServiceContext } from '../../service.js';
+import type { ServiceContext } from '../../app/service-context.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
 import type { QueueService } from './queue-service.js';

@@ -1,7 +1,7 @@
 import { MongoServerError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { DatabaseError, classifyDatabaseError, queryTimeout, storageFull, type DatabaseErrorKind } from '../../../src/db/errors.js';
-import { databaseApiError } from '../../../src/http/error-handler.js';
+import { databaseApiError } from '../../../src/app/error-handler.js';
 
 describe('database errors as HTTP answers', () => {
   it.each<[DatabaseErrorKind, number, string]>([

@@ -3,7 +3,7 @@
  * primary's gatherer and each process's peer over in-memory channels, as over IPC.
  */
 import { describe, expect, it } from 'vitest';
-import { GatherFailed } from '../../../src/http/cluster/peer.js';
+import { GatherFailed } from '../../../src/runtime/cluster/peer.js';
 import { memoryCluster, type MemoryProcess } from '../../support/memory-cluster.js';
 
 describe('gathering an answer from every API process', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RestartBackoff } from '../../../src/http/cluster/restart-backoff.js';
+import { RestartBackoff } from '../../../src/runtime/cluster/restart-backoff.js';
 
 describe('RestartBackoff (restarting an ended API process)', () => {
   const options = { initialMs: 500, maxMs: 30_000, stableMs: 30_000 };
