@@ -20,7 +20,8 @@ import type { QueueService } from '../../queue/api/queue-service.js';
 import { TASK_ID } from '../../queue/api/routes.js';
 import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
 import { ensureFailureIndex, latestFailures } from './latest-failures.js';
-import { OperationsMonitor, type RunningTask } from './operations-monitor.js';
+import { OperationsMonitor } from './operations-monitor.js';
+import type { RunningTask } from './views.js';
 import { OPERATIONS_TOPIC, gatherProcessOperations, mergeProcesses } from './process-merge.js';
 import { logEntries, mayReadTask } from './task-visibility.js';
 
