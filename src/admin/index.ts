@@ -10,7 +10,7 @@
  *   CSRF check of the admin's own requests → AdminJS.
  */
 import { Router, type RequestHandler } from 'express';
-import type { ServiceContext } from '../app/service-context.js';
+import type { AdminContext } from './context.js';
 import { ADMIN_ROOT, LOGOUT_PATH, adminAccessGate, loginRedirect } from './access.js';
 import { adminCsrf } from './admin-csrf.js';
 import { defaultBundleDir } from './bundle.js';
@@ -47,7 +47,7 @@ function djangoPaths(): RequestHandler {
   };
 }
 
-export function adminSite(ctx: ServiceContext, options: AdminSiteOptions = {}): Router {
+export function adminSite(ctx: AdminContext, options: AdminSiteOptions = {}): Router {
   const bundleDir = options.bundleDir ?? defaultBundleDir();
   let site: Promise<Router> | undefined;
   const load = (): Promise<Router> => {
