@@ -100,6 +100,6 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
-    exclude: { path: '[.]d[.]ts$' },
+    exclude: { path: '^src/.*[.]d[.]ts$' },
   },
 };
