@@ -4,20 +4,20 @@
  *
  *   app, cli.ts                      composition root: assembles routes, services, processes
  *   installer, ops                   operator programs, beside app, on the installation library
- *   installation library             ops/appliance: what installer and ops share
+ *   installation library             installation/ (and its runner/): what installer and ops share
  *   worker                           its own program, on queue, db, log
  *   features                         admin, auth, documents, queue, metrics, links, client-downloads
  *   helpers                          http, render: no feature imports
- *   foundations                      db, pki, runtime (local services, API process supervision)
+ *   foundations                      db, pki, runtime (API process supervision), local-services
  *   base                             config, log, errors.ts
  * Each layer imports only layers below it (features may import each other, without cycles).
  */
 const FEATURES = '^src/(admin|auth|documents|queue|metrics|links|client-downloads)/';
 const HELPERS = '^src/(http|render)/';
-const FOUNDATIONS = '^src/(db|pki|runtime)/';
+const FOUNDATIONS = '^src/(db|pki|runtime|local-services)/';
 const BASE = '^src/(config/|log/|errors[.]ts$)';
 const PROGRAMS = '^src/(app/|cli[.]ts$|installer/|ops/|worker/)';
-const INSTALLATION_LIBRARY = '^src/ops/appliance/';
+const INSTALLATION_LIBRARY = '^src/installation/';
 const FRONT_ENDS = '^src/(app/|cli[.]ts$|installer/|ops/(cli[.]ts$|commands/))';
 const DRIVER = '^node_modules/(mongodb|bson)/';
 
@@ -81,7 +81,7 @@ module.exports = {
         'the installation library, the local services and the worker. Everything else may at most name its types (next rule).',
       from: {
         path: '^src/',
-        pathNot: '^src/(db|documents|auth|queue/api|queue/results|ops/appliance|runtime/local|worker)/',
+        pathNot: '^src/(db|documents|auth|queue/api|queue/results|installation|local-services|worker)/',
       },
       to: { path: DRIVER, dependencyTypesNot: ['type-only'] },
     },

@@ -37,7 +37,10 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
   }
   // The service is loaded only by the process that serves: a primary that only supervises
   // API processes never holds the web stack (tens of MB per process) in memory.
-  const [{ createServiceContext }, { startHttpServer }] = await Promise.all([import('./app/service-context.js'), import('./app/server.js')]);
+  const [{ createServiceContext }, { startHttpServer }] = await Promise.all([
+    import('./app/service-context.js'),
+    import('./app/server.js'),
+  ]);
   const ctx = await createServiceContext(settings, logger);
   const running = await startHttpServer(ctx);
   if (cluster.isWorker) {
@@ -89,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
       return runWorkerProcess(rest, env as NodeJS.ProcessEnv);
     }
     case 'local': {
-      const { runLocalCli } = await import('./ops/runtime/local-cli.js');
+      const { runLocalCli } = await import('./installation/runner/local-cli.js');
       return runLocalCli(rest);
     }
     case undefined:

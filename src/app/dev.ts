@@ -14,7 +14,7 @@ import { writeFileAtomic } from '../pki/files.js';
 import { loadSettings } from '../config/settings.js';
 import { createLogger } from '../log/logger.js';
 import { createServiceContext } from './service-context.js';
-import { startLocalServices } from '../runtime/local/services.js';
+import { startLocalServices } from '../local-services/services.js';
 
 const HELP = `Usage: cybercom dev [--state-dir DIR] [--port N] [--broker-nodes N]
 

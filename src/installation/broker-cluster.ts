@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../pki/files.js';
-import type { TaskQueueType } from '../../config/connections.js';
+import { writeFileAtomic } from '../pki/files.js';
+import type { TaskQueueType } from '../config/connections.js';
 import type { InstallLayout } from './layout.js';
 import { ACCOUNTS } from './secrets.js';
 

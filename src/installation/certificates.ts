@@ -19,9 +19,9 @@ import {
   issueClientCertificate,
   issueServerCertificate,
   type PemPair,
-} from '../../pki/certificates.js';
-import { keyMaterialPaths, readPemPair, writeKeyMaterial, type KeyMaterialPaths } from '../../pki/files.js';
-import { daysUntilExpiry, inspectCertificate, keyMatches, leafProblem, verifyIssuedBy } from '../../pki/inspect.js';
+} from '../pki/certificates.js';
+import { keyMaterialPaths, readPemPair, writeKeyMaterial, type KeyMaterialPaths } from '../pki/files.js';
+import { daysUntilExpiry, inspectCertificate, keyMatches, leafProblem, verifyIssuedBy } from '../pki/inspect.js';
 import { isIP } from 'node:net';
 import type { Topology } from './install-config.js';
 import { REPLICA_SET_MEMBERS } from './replica-set.js';

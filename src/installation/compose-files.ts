@@ -7,7 +7,7 @@
  */
 import { chmod, chown, copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../pki/files.js';
+import { writeFileAtomic } from '../pki/files.js';
 import { renderBrokerDefinitions } from './broker-definitions.js';
 import { certificatePaths } from './certificates.js';
 import { apiProcessesOf, topologyOf, type InstallConfig } from './install-config.js';
@@ -26,7 +26,7 @@ export const COMPOSE_OVERRIDES_VARIABLE = 'CYBERCOM_COMPOSE_OVERRIDES';
 const KEPT_VARIABLES = [...IMAGE_VARIABLES, COMPOSE_OVERRIDES_VARIABLE] as const;
 /**
  * `cluster` in compose.env makes every compose command layer compose.cluster.yaml over
- * compose.yaml (ops/runtime/compose-runtime.ts). Absent for a single node, whose compose.env is
+ * compose.yaml (installation/runner/compose-runtime.ts). Absent for a single node, whose compose.env is
  * unchanged by the option.
  */
 export const TOPOLOGY_VARIABLE = 'CYBERCOM_TOPOLOGY';

@@ -18,8 +18,8 @@
  * and the users keep the built-in roles below.
  */
 import { MongoServerError, type MongoClient } from 'mongodb';
-import { DEFAULT_RESULT_COLLECTION } from '../../queue/results/result-store.js';
-import { isReservedDatabase } from '../../documents/names.js';
+import { DEFAULT_RESULT_COLLECTION } from '../queue/results/result-store.js';
+import { isReservedDatabase } from '../documents/names.js';
 import {
   API_GRANTS_ROLE,
   apiGrantsPrivileges,
@@ -29,7 +29,7 @@ import {
   ROLE_DATABASE,
   WORKER_ROLE,
   workerRoleDocument,
-} from '../../db/worker-role.js';
+} from '../db/worker-role.js';
 import { SERVICE_DATABASE } from './env-files.js';
 import { ACCOUNTS, type Secrets } from './secrets.js';
 

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { MAX_API_PROCESSES, defaultApiProcesses } from '../../config/api-processes.js';
+import { MAX_API_PROCESSES, defaultApiProcesses } from '../config/api-processes.js';
 
 export const CURRENT_CONFIG_VERSION = 1;
 

@@ -77,11 +77,11 @@ export function installLayout(root: string): InstallLayout {
   };
 }
 
-/** The repository checkout this code runs from (src/ops/appliance → three levels up; same from dist/src/...). */
+/** The repository checkout this code runs from (src/installation → two levels up; dist/src/installation → three). */
 export function repositoryRoot(): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
-  // dist/src/ops/appliance/ has one more level than src/ops/appliance/.
-  const up = here.includes(`${'/dist/src/'}`) ? '../../../..' : '../../..';
+  // dist/src/installation/ has one more level than src/installation/.
+  const up = here.includes(`${'/dist/src/'}`) ? '../../..' : '../..';
   return resolve(here, up);
 }
 

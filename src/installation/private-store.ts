@@ -8,15 +8,15 @@
  * session and write users. The private store is a second FerretDB on its own PostgreSQL cluster,
  * listening only on a Unix socket in a 0700 directory; its cluster has no role but its engine's
  * and the API's, so a worker's login does not authenticate there at all (see
- * runtime/local/mongo-wire.ts, startPrivateFerretDb). The main engine keeps the data store, the
+ * local-services/mongo-wire.ts, startPrivateFerretDb). The main engine keeps the data store, the
  * catalog and the task results the workers write. MongoDB enforces the workers' role, so
  * installations on mongod (and compose) keep one engine.
  */
 import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
-import { findExecutable } from '../../runtime/local/processes.js';
-import { privateSocketPath, unixSocketUri } from '../../runtime/local/mongo-wire.js';
-import { PROBE_COLLECTION_PREFIX } from '../../db/storage-state.js';
-import { DEFAULT_RESULT_COLLECTION } from '../../queue/results/result-store.js';
+import { findExecutable } from '../local-services/processes.js';
+import { privateSocketPath, unixSocketUri } from '../local-services/mongo-wire.js';
+import { PROBE_COLLECTION_PREFIX } from '../db/storage-state.js';
+import { DEFAULT_RESULT_COLLECTION } from '../queue/results/result-store.js';
 import type { InstallConfig } from './install-config.js';
 import type { InstallLayout } from './layout.js';
 import { ACCOUNTS, type Secrets } from './secrets.js';
@@ -24,7 +24,7 @@ import { ACCOUNTS, type Secrets } from './secrets.js';
 /** Whether this installation keeps its service data in a private store. */
 export function hasPrivateStore(config: Pick<InstallConfig, 'runtime' | 'dbEngine'>): boolean {
   if (config.runtime !== 'local') return false;
-  // 'auto' runs mongod when it is on PATH (runtime/local/mongo-wire.ts), and mongod enforces roles.
+  // 'auto' runs mongod when it is on PATH (local-services/mongo-wire.ts), and mongod enforces roles.
   return config.dbEngine === 'ferretdb' || (config.dbEngine === 'auto' && findExecutable('mongod') === undefined);
 }
 

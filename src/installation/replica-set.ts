@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../../pki/files.js';
+import { writeFileAtomic } from '../pki/files.js';
 
 /** `replication.replSetName` in docker/mongod.cluster.conf and `_id` of the replica set's configuration. */
 export const REPLICA_SET_NAME = 'cybercom';

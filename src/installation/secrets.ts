@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
-import { writeFileAtomic } from '../../pki/files.js';
+import { writeFileAtomic } from '../pki/files.js';
 
 export const SECRET_KEYS = [
   'SECRET_KEY',

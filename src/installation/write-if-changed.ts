@@ -1,6 +1,6 @@
 /** Atomic writes that leave an identical file untouched (its bytes and its mtime). */
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../../pki/files.js';
+import { writeFileAtomic } from '../pki/files.js';
 
 export async function writeIfChanged(path: string, content: string, mode: number): Promise<boolean> {
   const current = await readFile(path, 'utf8').catch(() => undefined);

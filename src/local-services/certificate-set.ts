@@ -11,9 +11,9 @@ import {
   issueServerCertificate,
   serverSubjectAltNames,
   type PemPair,
-} from '../../pki/certificates.js';
-import { keyMaterialPaths, readPemPair, writeKeyMaterial, type KeyMaterialPaths } from '../../pki/files.js';
-import { daysUntilExpiry, inspectCertificate, keyMatches, leafProblem } from '../../pki/inspect.js';
+} from '../pki/certificates.js';
+import { keyMaterialPaths, readPemPair, writeKeyMaterial, type KeyMaterialPaths } from '../pki/files.js';
+import { daysUntilExpiry, inspectCertificate, keyMatches, leafProblem } from '../pki/inspect.js';
 
 export const CLIENT_NAMES = ['api', 'worker'] as const;
 export type ClientName = (typeof CLIENT_NAMES)[number];

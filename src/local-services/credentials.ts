@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../pki/files.js';
+import { writeFileAtomic } from '../pki/files.js';
 
 export interface LocalCredentials {
   mongo: { username: string; password: string };

@@ -348,7 +348,7 @@ export function privateSocketPath(dir: string): string {
  * A FerretDB v2 server on its own PostgreSQL cluster that listens only on a Unix socket in a 0700
  * directory, with one login: for data no network client may reach, whatever credentials it holds.
  * FerretDB has no authorization (every login may read and write everything, see the header of
- * src/ops/appliance/database-users.ts) and its logins are the roles of its cluster; a cluster of
+ * src/installation/database-users.ts) and its logins are the roles of its cluster; a cluster of
  * its own is what keeps the logins made on another engine from authenticating here at all.
  * Plaintext on the socket: only this user (and root) can open it, and nothing crosses a network.
  */

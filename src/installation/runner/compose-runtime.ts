@@ -5,10 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { COMPOSE_OVERRIDES_VARIABLE, TOPOLOGY_VARIABLE } from '../appliance/compose-files.js';
-import { repositoryRoot, type InstallLayout } from '../appliance/layout.js';
-import type { Topology } from '../appliance/install-config.js';
-import { CLUSTER_COMPOSE_FILE, REPLICA_SET_SERVICES } from '../appliance/replica-set.js';
+import { COMPOSE_OVERRIDES_VARIABLE, TOPOLOGY_VARIABLE } from '../compose-files.js';
+import { repositoryRoot, type InstallLayout } from '../layout.js';
+import type { Topology } from '../install-config.js';
+import { CLUSTER_COMPOSE_FILE, REPLICA_SET_SERVICES } from '../replica-set.js';
 import { detectCompose, run, type ComposeCommand } from './compose-command.js';
 import type { ProcessState, ServiceRuntime } from './service-runtime.js';
 

@@ -4,8 +4,8 @@
  * background). Exit codes: 0 ok, 1 failure, 2 usage, 3 not running (status).
  */
 import { parseArgs } from 'node:util';
-import { loadInstallConfig } from '../appliance/install-config.js';
-import { defaultInstallDir, installLayout } from '../appliance/layout.js';
+import { loadInstallConfig } from '../install-config.js';
+import { defaultInstallDir, installLayout } from '../layout.js';
 import { LocalRuntime } from './local-runtime.js';
 import { runLocalSupervisor } from './local-supervisor.js';
 

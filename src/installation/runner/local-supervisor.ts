@@ -2,26 +2,26 @@
  * The local runtime's supervisor (`cybercom local run`): one long-lived process that runs the
  * database (mongod or FerretDB), RabbitMQ, the API and one worker as child processes with the
  * installation's configuration and certificates, restarts any of them that dies (with backoff),
- * and stops them all, in order, on SIGTERM. Children never outlive it (see runtime/local/processes).
+ * and stops them all, in order, on SIGTERM. Children never outlive it (see local-services/processes).
  * `cybercom local start` launches it in the background; its state goes to run/supervisor.json.
  */
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MongoClient } from 'mongodb';
-import { startMongoWire, startPrivateFerretDb, type MongoWireHandle, type MongoWireKind } from '../../runtime/local/mongo-wire.js';
-import { waitForPortFree } from '../../runtime/local/ports.js';
-import { spawnManaged, type ExitStatus } from '../../runtime/local/processes.js';
-import { startRabbitMq } from '../../runtime/local/rabbitmq.js';
-import { certificatePaths } from '../appliance/certificates.js';
-import { legacyMigrationPending } from '../appliance/database-migration.js';
-import { ensureDatabaseUsers } from '../appliance/database-users.js';
-import { apiListenPort, localListenAddress, SERVICE_DATABASE } from '../appliance/env-files.js';
-import { hostMongoClient } from '../appliance/host-connections.js';
-import { loadInstallConfig, type InstallConfig } from '../appliance/install-config.js';
-import { hasPrivateStore, hostPrivateMongoClient, moveServiceData, privateStoreLogin } from '../appliance/private-store.js';
-import { installLayout, type InstallLayout } from '../appliance/layout.js';
-import { ACCOUNTS, loadSecrets, type Secrets } from '../appliance/secrets.js';
+import { startMongoWire, startPrivateFerretDb, type MongoWireHandle, type MongoWireKind } from '../../local-services/mongo-wire.js';
+import { waitForPortFree } from '../../local-services/ports.js';
+import { spawnManaged, type ExitStatus } from '../../local-services/processes.js';
+import { startRabbitMq } from '../../local-services/rabbitmq.js';
+import { certificatePaths } from '../certificates.js';
+import { legacyMigrationPending } from '../database-migration.js';
+import { ensureDatabaseUsers } from '../database-users.js';
+import { apiListenPort, localListenAddress, SERVICE_DATABASE } from '../env-files.js';
+import { hostMongoClient } from '../host-connections.js';
+import { loadInstallConfig, type InstallConfig } from '../install-config.js';
+import { hasPrivateStore, hostPrivateMongoClient, moveServiceData, privateStoreLogin } from '../private-store.js';
+import { installLayout, type InstallLayout } from '../layout.js';
+import { ACCOUNTS, loadSecrets, type Secrets } from '../secrets.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
 import {
   readPidFile,
@@ -361,7 +361,7 @@ export async function runLocalSupervisor(root: string): Promise<number> {
   ]);
   const onSignal = (): void => void supervisor.stop();
   // SIGUSR2 (what `local stop` sends) stops in order: worker, API, broker, database. SIGTERM and
-  // friends also reach every child group at once (runtime/local/processes), a faster stop.
+  // friends also reach every child group at once (local-services/processes), a faster stop.
   for (const signal of ['SIGUSR2', 'SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, onSignal);
   await writeFile(layout.supervisorPidFile, `${process.pid}\n`, { mode: 0o644 });
   // The pid file is how `local stop` (and the installer) find us. Once it is gone or names another

@@ -5,7 +5,7 @@
  * before the runtime starts).
  */
 import { join } from 'node:path';
-import { repositoryRoot } from '../appliance/layout.js';
+import { repositoryRoot } from '../layout.js';
 
 export function cliCommand(...args: string[]): { command: string; args: string[]; cwd: string } {
   const root = repositoryRoot();

@@ -3,8 +3,8 @@
  * local installation and the other way round. Kept apart from the ServiceRuntime interface, which
  * both runtimes implement, so the dependencies point one way.
  */
-import { topologyOf, type InstallConfig } from '../appliance/install-config.js';
-import type { InstallLayout } from '../appliance/layout.js';
+import { topologyOf, type InstallConfig } from '../install-config.js';
+import type { InstallLayout } from '../layout.js';
 import type { ServiceRuntime } from './service-runtime.js';
 
 export async function openRuntime(layout: InstallLayout, config: InstallConfig): Promise<ServiceRuntime> {

@@ -11,7 +11,7 @@
  */
 import { mkdir, readdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { repositoryRoot } from '../appliance/layout.js';
+import { repositoryRoot } from '../layout.js';
 
 /** What a build was made from: the stamp's mtime is the build's time. */
 const STAMP = '.service-build';

@@ -41,7 +41,7 @@ export async function writeSupervisorStatus(file: string, status: SupervisorStat
 }
 
 /** Whether the process runs (a zombie, exited but not yet collected, does not). */
-export { isProcessAlive } from '../../runtime/local/processes.js';
+export { isProcessAlive } from '../../local-services/processes.js';
 
 export async function readPidFile(file: string): Promise<number | undefined> {
   try {

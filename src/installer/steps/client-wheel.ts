@@ -6,8 +6,8 @@
  * serves the repository's .cache/client; a compose API container does not see it.
  */
 import { join } from 'node:path';
-import { repositoryRoot } from '../../ops/appliance/layout.js';
-import { run } from '../../ops/runtime/compose-command.js';
+import { repositoryRoot } from '../../installation/layout.js';
+import { run } from '../../installation/runner/compose-command.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const clientWheel: Step = {

@@ -15,7 +15,7 @@ import { call, startTestApp, testSettings, uniqueName, type TestApp } from '../.
 import { startHttpServer, type RunningServer } from '../../../src/app/server.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
-import { freePort } from '../../../src/runtime/local/ports.js';
+import { freePort } from '../../../src/local-services/ports.js';
 import { createServiceContext } from '../../../src/app/service-context.js';
 import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import type { Worker } from '../../../src/worker/worker.js';

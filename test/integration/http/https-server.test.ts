@@ -10,7 +10,7 @@ import { startHttpServer, type RunningServer } from '../../../src/app/server.js'
 import { createLogger } from '../../../src/log/logger.js';
 import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
 import { createServiceContext } from '../../../src/app/service-context.js';
-import { freePort } from '../../../src/runtime/local/ports.js';
+import { freePort } from '../../../src/local-services/ports.js';
 import { testSettings } from '../../support/app.js';
 import { requestWithHost, type HostAnswer } from '../../support/host-request.js';
 
