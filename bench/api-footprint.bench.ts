@@ -18,13 +18,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalServices } from '../src/runtime/local/services.js';
+import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
-import { freePort } from '../src/runtime/local/ports.js';
-import { ensureServiceBuild } from '../src/ops/runtime/service-build.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { benchServiceEnv, stop } from './processes.js';
 

@@ -18,14 +18,14 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalServices } from '../src/runtime/local/services.js';
+import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { connectBroker } from '../src/queue/broker-connection.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
-import { freePort } from '../src/runtime/local/ports.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { benchServiceEnv, startChild, stop } from './processes.js';
 import { cpuShares, cpuSnapshot } from './cpu-share.js';

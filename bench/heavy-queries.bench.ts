@@ -10,12 +10,12 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalServices } from '../src/runtime/local/services.js';
+import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
-import { freePort } from '../src/runtime/local/ports.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult } from './load.js';
 import { startChild, stop, benchServiceEnv } from './processes.js';
 

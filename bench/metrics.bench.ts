@@ -21,14 +21,14 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { startLocalServices } from '../src/runtime/local/services.js';
+import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { connectBroker } from '../src/queue/broker-connection.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
-import { freePort } from '../src/runtime/local/ports.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult } from './load.js';
 import { readFileSync } from 'node:fs';
 import { startChild, stop, benchServiceEnv } from './processes.js';

@@ -17,12 +17,12 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { startLocalServices } from '../src/runtime/local/services.js';
+import { startLocalServices } from '../src/local-services/services.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
-import { freePort } from '../src/runtime/local/ports.js';
-import { ensureServiceBuild } from '../src/ops/runtime/service-build.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 import { benchServiceEnv, startChild, stop } from './processes.js';
 
 const execFileAsync = promisify(execFile);

@@ -15,12 +15,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Document } from 'mongodb';
-import { startLocalServices } from '../src/runtime/local/services.js';
+import { startLocalServices } from '../src/local-services/services.js';
 import { loadSettings } from '../src/config/settings.js';
 import { connectMongo } from '../src/db/mongo-client.js';
 import { createLogger } from '../src/log/logger.js';
-import { createServiceContext } from '../src/service.js';
-import { freePort } from '../src/runtime/local/ports.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
 import { benchServiceEnv } from './processes.js';
 import { runLoad } from './load.js';
 

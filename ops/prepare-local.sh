@@ -68,11 +68,11 @@ step_node_modules() {
 }
 
 # The local runtime runs compiled JavaScript (dist/src/cli.js); the build is redone only when a
-# source file is newer than it (src/ops/runtime/service-build.ts).
+# source file is newer than it (src/installation/runner/service-build.ts).
 step_service_build() {
   local outcome
   outcome="$(node --import tsx --input-type=module -e "
-    const { ensureServiceBuild } = await import('./src/ops/runtime/service-build.ts');
+    const { ensureServiceBuild } = await import('./src/installation/runner/service-build.ts');
     const b = await ensureServiceBuild();
     console.log(b.built ? 'compiled ' + b.files + ' modules into dist/' : 'current (' + b.files + ' modules)');
   ")"

@@ -10,7 +10,7 @@
 import cluster from 'node:cluster';
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
-import { WORKER_READY, type WorkerReadyMessage } from './http/cluster/messages.js';
+import { WORKER_READY, type WorkerReadyMessage } from './runtime/cluster/messages.js';
 
 const USAGE = `Usage: cybercom <command> [options]
 
@@ -31,13 +31,16 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
   const settings = loadSettings(env);
   const logger = createLogger(settings.logLevel);
   if (cluster.isPrimary && settings.apiProcesses > 1) {
-    const { runApiPrimary } = await import('./http/cluster/primary.js');
+    const { runApiPrimary } = await import('./runtime/cluster/primary.js');
     await runApiPrimary({ processes: settings.apiProcesses, env, logger });
     return;
   }
   // The service is loaded only by the process that serves: a primary that only supervises
   // API processes never holds the web stack (tens of MB per process) in memory.
-  const [{ createServiceContext }, { startHttpServer }] = await Promise.all([import('./service.js'), import('./http/server.js')]);
+  const [{ createServiceContext }, { startHttpServer }] = await Promise.all([
+    import('./app/service-context.js'),
+    import('./app/server.js'),
+  ]);
   const ctx = await createServiceContext(settings, logger);
   const running = await startHttpServer(ctx);
   if (cluster.isWorker) {
@@ -76,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
       await serve(env);
       return -1;
     case 'dev': {
-      const { runDev } = await import('./runtime/local/dev.js');
+      const { runDev } = await import('./app/dev.js');
       await runDev(rest, serve);
       return -1;
     }
@@ -89,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
       return runWorkerProcess(rest, env as NodeJS.ProcessEnv);
     }
     case 'local': {
-      const { runLocalCli } = await import('./ops/runtime/local-cli.js');
+      const { runLocalCli } = await import('./installation/runner/local-cli.js');
       return runLocalCli(rest);
     }
     case undefined:

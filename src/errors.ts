@@ -2,7 +2,7 @@
  * The error type of the request-facing areas (auth, documents, the queue API): a status and a
  * code callers see. The database and the broker layers, which the worker shares, raise their own
  * errors (DatabaseError, QueueUnavailableError) that name what failed, not a status. The handler
- * in src/http/error-handler.ts is the only place that maps any of them to a response body:
+ * in src/app/error-handler.ts is the only place that maps any of them to a response body:
  *   {"error": {"status", "code", "message", "detail"?}}
  * Nothing here knows about express.
  */

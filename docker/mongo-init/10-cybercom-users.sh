@@ -3,7 +3,7 @@
 # while a loopback-only mongod without TLS or authentication runs. Creates the two custom roles
 # and the API's and the workers' users (the administrator comes from MONGO_INITDB_ROOT_*). The
 # installer brings roles and passwords up to date on every run afterwards
-# (src/ops/appliance/database-users.ts, whose documents these are; a unit test compares them).
+# (src/installation/database-users.ts, whose documents these are; a unit test compares them).
 #
 # Workers get only the result collection of the service database; the API adds each data-store
 # database to their role as it creates it. They get nothing on users, groups, tokens or sessions.

@@ -1,6 +1,6 @@
 /**
  * The administration site at /api/admin (AdminJS on @adminjs/mongoose's models of the auth
- * module), mounted by src/http/app.ts.
+ * module), mounted by src/app/app.ts.
  *
  * Cheap to mount: AdminJS is imported and set up on the first request that passes the access
  * check (or at once with `eager`), once per process, so test apps and API-only processes pay
@@ -10,7 +10,7 @@
  *   CSRF check of the admin's own requests → AdminJS.
  */
 import { Router, type RequestHandler } from 'express';
-import type { ServiceContext } from '../service.js';
+import type { AdminContext } from './context.js';
 import { ADMIN_ROOT, LOGOUT_PATH, adminAccessGate, loginRedirect } from './access.js';
 import { adminCsrf } from './admin-csrf.js';
 import { defaultBundleDir } from './bundle.js';
@@ -48,7 +48,7 @@ function djangoPaths(): RequestHandler {
   };
 }
 
-export function adminSite(ctx: ServiceContext, options: AdminSiteOptions = {}): Router {
+export function adminSite(ctx: AdminContext, options: AdminSiteOptions = {}): Router {
   const bundleDir = options.bundleDir ?? defaultBundleDir();
   let site: Promise<Router> | undefined;
   const load = (): Promise<Router> => {

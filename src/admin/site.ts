@@ -7,7 +7,7 @@
  */
 import AdminJS, { type AdminJSOptions } from 'adminjs';
 import type { Router } from 'express';
-import type { ServiceContext } from '../service.js';
+import type { AdminContext } from './context.js';
 import { ADMIN_ROOT, LOGIN_PATH, LOGOUT_PATH } from './access.js';
 import { ensureComponentsBundle } from './bundle.js';
 import { component } from './components.js';
@@ -61,7 +61,7 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
  * stands when revoking fails (it is logged): the revocation is recorded in the results first,
  * which workers read before starting a task, so only the broadcast to running workers can miss.
  */
-function revokeQueuedTasks(ctx: ServiceContext): RightsLostListener | undefined {
+function revokeQueuedTasks(ctx: AdminContext): RightsLostListener | undefined {
   const queue = ctx.queue;
   if (queue === undefined) return undefined;
   return async (usernames) => {
@@ -73,7 +73,7 @@ function revokeQueuedTasks(ctx: ServiceContext): RightsLostListener | undefined 
   };
 }
 
-export async function createAdminRouter(ctx: ServiceContext, config: AdminSiteConfig): Promise<Router> {
+export async function createAdminRouter(ctx: AdminContext, config: AdminSiteConfig): Promise<Router> {
   const { models } = ctx.auth;
   const deps: AdminDeps = {
     title: ctx.settings.applicationTitle,

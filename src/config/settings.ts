@@ -18,8 +18,8 @@ import {
   type BrokerSettings,
   type MongoSettings,
 } from './connections.js';
-import { WORKER_ROLE } from '../db/worker-role.js';
-import { allowListEntryProblem } from '../metrics/ip-allowlist.js';
+import { WORKER_ROLE } from './database-roles.js';
+import { allowListEntryProblem } from './ip-allowlist.js';
 
 const positiveInt = z.coerce.number().int().positive();
 

@@ -16,9 +16,10 @@
  * Pure documents here; worker-privileges.ts and the installer apply them.
  */
 import type { Document } from 'mongodb';
+import { WORKER_ROLE } from '../config/database-roles.js';
 
 /** The custom role on `admin` that workers hold. */
-export const WORKER_ROLE = 'cybercom-worker-data';
+export { WORKER_ROLE };
 /** The custom role on `admin` that lets the API maintain WORKER_ROLE. */
 export const API_GRANTS_ROLE = 'cybercom-api-grants';
 export const ROLE_DATABASE = 'admin';

@@ -16,7 +16,7 @@ import { parsePaging } from '../http/paging.js';
 import { COMMON_PARAMS, PAGE_PARAMS, checkParams } from '../http/params.js';
 import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
 import { setPageForm, type PageFormKind } from '../render/html-forms.js';
-import type { ServiceContext } from '../service.js';
+import type { Settings } from '../config/settings.js';
 import type { DocumentArea } from './area.js';
 import { containerHandlers } from './containers.js';
 import { DocumentService, type CollectionTarget } from './document-service.js';
@@ -43,7 +43,7 @@ function callerKey(req: Request): string {
   return userId ? `user:${userId}` : `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
 }
 
-export function documentsRouter(ctx: ServiceContext, area: DocumentArea): Router {
+export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' | 'defaultPageSize'> }, area: DocumentArea): Router {
   const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
   const { maxQueryBytes, defaultPageSize } = ctx.settings;
   const containers = containerHandlers(area, mountPath, defaultPageSize);

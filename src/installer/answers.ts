@@ -8,8 +8,8 @@ import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { weakPasswordError } from '../auth/password-strength.js';
-import type { InstallConfig } from '../ops/appliance/install-config.js';
-import { CURRENT_CONFIG_VERSION } from '../ops/appliance/install-config.js';
+import type { InstallConfig } from '../installation/install-config.js';
+import { CURRENT_CONFIG_VERSION } from '../installation/install-config.js';
 import { OPTIONS, optionProblem, type AnswerKey, type Answers, type AnyOptionSpec, type DefaultContext } from './options.js';
 import type { Prompter } from './prompter.js';
 import { defaultApiProcesses } from '../config/api-processes.js';

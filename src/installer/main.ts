@@ -7,9 +7,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readPreviousAnswers, type InstallConfig } from '../ops/appliance/install-config.js';
-import { defaultInstallDir, installLayout } from '../ops/appliance/layout.js';
-import { compareVersions, detectCompose, detectEngine, MIN_COMPOSE_VERSION } from '../ops/runtime/compose-command.js';
+import { readPreviousAnswers, type InstallConfig } from '../installation/install-config.js';
+import { defaultInstallDir, installLayout } from '../installation/layout.js';
+import { compareVersions, detectCompose, detectEngine, MIN_COMPOSE_VERSION } from '../installation/runner/compose-command.js';
 import {
   adminPasswordProblem,
   askAdminPassword,

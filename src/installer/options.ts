@@ -6,11 +6,11 @@
  */
 import { isIP } from 'node:net';
 import { parseBoolean } from '../config/env-values.js';
-import { validateHostName } from '../ops/appliance/host-names.js';
+import { validateHostName } from '../installation/host-names.js';
 import { isValidEmail } from '../auth/user-fields.js';
 import { MAX_API_PROCESSES, defaultApiProcesses } from '../config/api-processes.js';
 import { USERNAME_PATTERN } from '../auth/models.js';
-import { CERT_RENEWAL_MODES, DB_ENGINES, TOPOLOGIES, type InstallConfig, type Topology } from '../ops/appliance/install-config.js';
+import { CERT_RENEWAL_MODES, DB_ENGINES, TOPOLOGIES, type InstallConfig, type Topology } from '../installation/install-config.js';
 
 export type OptionKind = 'string' | 'boolean' | 'integer' | 'choice' | 'list';
 

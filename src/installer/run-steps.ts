@@ -4,7 +4,7 @@
  * names the step, shows the last lines of the logs of the services that step depends on, and
  * stops: every step is idempotent, so running the installer again resumes where it failed.
  */
-import { openRuntime } from '../ops/runtime/open-runtime.js';
+import { openRuntime } from '../installation/runner/open-runtime.js';
 import { seconds } from './progress.js';
 import { StepFailure, type InstallContext, type Step } from './step.js';
 

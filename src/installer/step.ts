@@ -2,10 +2,10 @@
  * One installer step: a small module with one job, idempotent (checks before it acts), in the
  * preflight phase (changes nothing) or the apply phase. Steps share an InstallContext.
  */
-import type { InstallConfig } from '../ops/appliance/install-config.js';
-import type { InstallLayout } from '../ops/appliance/layout.js';
-import type { Secrets } from '../ops/appliance/secrets.js';
-import type { ServiceRuntime } from '../ops/runtime/service-runtime.js';
+import type { InstallConfig } from '../installation/install-config.js';
+import type { InstallLayout } from '../installation/layout.js';
+import type { Secrets } from '../installation/secrets.js';
+import type { ServiceRuntime } from '../installation/runner/service-runtime.js';
 import type { Progress } from './progress.js';
 
 export interface InstallContext {

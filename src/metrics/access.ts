@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal.js';
 import { isAuthenticated } from '../auth/principal.js';
 import { hasRole } from '../auth/permissions.js';
 import { forbidden, unauthenticated } from '../errors.js';
-import type { IpAllowList } from './ip-allowlist.js';
+import type { IpAllowList } from '../config/ip-allowlist.js';
 
 export function checkMetricsAccess(principal: Principal, clientAddress: string | undefined, allowList: IpAllowList): void {
   if (allowList.allows(clientAddress)) return;

@@ -5,7 +5,7 @@
  */
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client';
 import { unavailable } from '../errors.js';
-import type { ClusterPeer } from '../http/cluster/peer.js';
+import type { ClusterPeer } from '../runtime/cluster/peer.js';
 
 const METRICS_TOPIC = 'metrics';
 type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];

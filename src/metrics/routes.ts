@@ -5,7 +5,7 @@
 import { Router } from 'express';
 import { methods } from '../http/methods.js';
 import { checkMetricsAccess } from './access.js';
-import type { IpAllowList } from './ip-allowlist.js';
+import type { IpAllowList } from '../config/ip-allowlist.js';
 
 /** Where the text comes from: this process's registries, or under the cluster all processes'. */
 export interface MetricsExposition {

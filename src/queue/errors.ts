@@ -1,7 +1,7 @@
 /**
  * Why the task queue could not do something, for the API and the worker alike: the broker is not
  * reachable, did not confirm a message in time, or a queue is missing. The API answers these
- * with 503 (src/http/error-handler.ts, the one place that maps errors to HTTP); the worker waits
+ * with 503 (src/app/error-handler.ts, the one place that maps errors to HTTP); the worker waits
  * and retries.
  */
 export type QueueUnavailableCode = 'broker_unavailable' | 'broker_timeout' | 'queue_unavailable';

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { startLocalServices } from '../../src/runtime/local/services.js';
+import { startLocalServices } from '../../src/local-services/services.js';
 import type { ClusterServices } from './support.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -7,8 +7,8 @@
 import { inject } from 'vitest';
 import { loadSettings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { LocalServices } from '../../src/runtime/local/services.js';
-import { createServiceContext } from '../../src/service.js';
+import type { LocalServices } from '../../src/local-services/services.js';
+import { createServiceContext } from '../../src/app/service-context.js';
 import { spawnWorker, TASK_MODULE, type WorkerProcess } from '../integration/worker/support.js';
 import { spawnServe, type ServeLogLine } from '../support/serve-process.js';
 

@@ -8,7 +8,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { startLocalServices, type LocalServices } from '../../src/runtime/local/services.js';
+import { startLocalServices, type LocalServices } from '../../src/local-services/services.js';
 import type { TestServices } from './services.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -2,8 +2,8 @@
  * An installation's configuration and secrets as the installer would have written them, for
  * tests of the files generated from them: a compose install on a single node by default.
  */
-import { CURRENT_CONFIG_VERSION, type InstallConfig } from '../../src/ops/appliance/install-config.js';
-import type { Secrets } from '../../src/ops/appliance/secrets.js';
+import { CURRENT_CONFIG_VERSION, type InstallConfig } from '../../src/installation/install-config.js';
+import type { Secrets } from '../../src/installation/secrets.js';
 
 export function composeInstallConfig(overrides: Partial<InstallConfig> = {}): InstallConfig {
   return {

@@ -4,9 +4,9 @@
  * delivered asynchronously, none once a process is dead).
  */
 import { EventEmitter } from 'node:events';
-import { isGatherRequest, isPeerAnswer } from '../../src/http/cluster/gather-messages.js';
-import { ProcessGatherer, type GatherPeer } from '../../src/http/cluster/gatherer.js';
-import { ClusterPeer, type PrimaryChannel } from '../../src/http/cluster/peer.js';
+import { isGatherRequest, isPeerAnswer } from '../../src/runtime/cluster/gather-messages.js';
+import { ProcessGatherer, type GatherPeer } from '../../src/runtime/cluster/gatherer.js';
+import { ClusterPeer, type PrimaryChannel } from '../../src/runtime/cluster/peer.js';
 
 /** One API process: its IPC channel seen from both ends and its peer. */
 export class MemoryProcess implements GatherPeer {

@@ -9,11 +9,11 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { legacyFerretDbArgs } from '../../src/ops/appliance/database-migration.js';
+import { legacyFerretDbArgs } from '../../src/installation/database-migration.js';
 import { keyMaterialPaths } from '../../src/pki/files.js';
-import { freePort, waitForPort } from '../../src/runtime/local/ports.js';
-import { startMongoWire, type MongoWireHandle } from '../../src/runtime/local/mongo-wire.js';
-import { spawnManaged, type ManagedProcess } from '../../src/runtime/local/processes.js';
+import { freePort, waitForPort } from '../../src/local-services/ports.js';
+import { startMongoWire, type MongoWireHandle } from '../../src/local-services/mongo-wire.js';
+import { spawnManaged, type ManagedProcess } from '../../src/local-services/processes.js';
 
 export type KillTarget = 'front' | 'storage';
 

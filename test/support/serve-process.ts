@@ -9,7 +9,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { request } from 'node:http';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../src/runtime/local/ports.js';
+import { freePort } from '../../src/local-services/ports.js';
 import { TEST_SECRET_KEY, uniqueName } from './app.js';
 import { testServices } from './services.js';
 

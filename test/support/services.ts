@@ -3,11 +3,11 @@
  * services started once per run. Plain JSON, because vitest serialises provided values.
  */
 import { inject } from 'vitest';
-import type { LocalServices } from '../../src/runtime/local/services.js';
+import type { LocalServices } from '../../src/local-services/services.js';
 
 export interface TestServices {
   stateDir: string;
-  /** ca.pem, server.*, api.*, worker.* (see src/runtime/local/certificate-set.ts). */
+  /** ca.pem, server.*, api.*, worker.* (see src/local-services/certificate-set.ts). */
   certDir: string;
   mongo: LocalServices['mongo'];
   broker: LocalServices['broker'];

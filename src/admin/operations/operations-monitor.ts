@@ -17,39 +17,11 @@ import type { JsonObject, JsonValue } from '../../queue/protocol/json.js';
 import { formatNaiveUtcIsoformat, parseIsoTimestamp } from '../../queue/protocol/timestamps.js';
 import { readQueues } from '../../metrics/queue-collector.js';
 import { ScrapeChannel } from '../../metrics/scrape-channel.js';
-import { MinuteCounts, MINUTES, type MinuteCount } from './minute-counts.js';
-import type { ProcessOperations } from './process-merge.js';
+import { MinuteCounts, MINUTES } from './minute-counts.js';
+import type { ClusterView, ProcessOperations, RunningTask } from './views.js';
 import { RateWindow } from './rate-window.js';
-import { WorkerBoard, concurrencyOf, type ControlFacts, type OperationsWorker } from './worker-board.js';
+import { WorkerBoard, concurrencyOf, type ControlFacts } from './worker-board.js';
 import isPlainObject from 'is-plain-obj';
-
-export interface OperationsQueue {
-  name: string;
-  messages: number;
-  consumers: number;
-  /** Per second over the last minute. */
-  publishRate: number;
-  deliverRate: number;
-}
-
-export interface RunningTask {
-  id: string;
-  name: string;
-  worker: string;
-  args: JsonValue;
-  kwargs: JsonValue;
-  /** When the worker started it (ISO time), if it said. */
-  started: string | null;
-}
-
-export interface ClusterView {
-  workers: OperationsWorker[];
-  queues: OperationsQueue[];
-  running: RunningTask[];
-  minutes: MinuteCount[];
-  /** Since when outcomes are counted from events (ISO time); earlier minutes come from the result store. */
-  listeningSince: string;
-}
 
 /** How long the workers' answers to a broadcast are gathered. */
 const BROADCAST_MS = 1_000;

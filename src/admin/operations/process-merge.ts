@@ -13,22 +13,11 @@
  *     it asked the workers just now).
  */
 import { unavailable } from '../../errors.js';
-import type { ClusterPeer } from '../../http/cluster/peer.js';
+import type { ClusterPeer } from '../../runtime/cluster/peer.js';
 import type { MinuteCount } from './minute-counts.js';
-import type { ClusterView } from './operations-monitor.js';
+import type { ClusterView, ProcessOperations } from './views.js';
 import type { OperationsWorker } from './worker-board.js';
 import isPlainObject from 'is-plain-obj';
-
-/** What one API process's monitor knows that others do not, as it answers the primary. */
-export interface ProcessOperations {
-  /** Queue → tasks per second this process submitted over the last minute. */
-  publishRates: Record<string, number>;
-  /** Queue → of those, tasks per second a worker reported receiving. */
-  deliverRates: Record<string, number>;
-  minutes: MinuteCount[];
-  workers: OperationsWorker[];
-  listeningSince: string;
-}
 
 /** The question every API process answers with its own ProcessOperations. */
 export const OPERATIONS_TOPIC = 'admin-operations';

@@ -15,12 +15,13 @@ import { methods } from '../../http/methods.js';
 import { jsonBody } from '../../http/body.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { badRequest, notFound, unavailable } from '../../errors.js';
-import type { ServiceContext } from '../../service.js';
+import type { AdminContext } from '../context.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
 import { TASK_ID } from '../../queue/api/routes.js';
 import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
 import { ensureFailureIndex, latestFailures } from './latest-failures.js';
-import { OperationsMonitor, type RunningTask } from './operations-monitor.js';
+import { OperationsMonitor } from './operations-monitor.js';
+import type { RunningTask } from './views.js';
 import { OPERATIONS_TOPIC, gatherProcessOperations, mergeProcesses } from './process-merge.js';
 import { logEntries, mayReadTask } from './task-visibility.js';
 
@@ -44,7 +45,7 @@ async function visibleRunning(
   return running.filter((t) => mayReadTask(req.principal, entries.get(t.id))).map((t) => ({ ...t, user: entries.get(t.id)?.user ?? null }));
 }
 
-export function operationsRouter(ctx: ServiceContext): Router {
+export function operationsRouter(ctx: AdminContext): Router {
   let monitor: OperationsMonitor | undefined;
   const service = (): { queue: QueueService; monitor: OperationsMonitor } => {
     if (ctx.queue === undefined) throw unavailable('No task broker is configured (BROKER_URL).', 'broker_not_configured');

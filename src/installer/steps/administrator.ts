@@ -10,7 +10,7 @@ import { createAuthModule } from '../../auth/index.js';
 import { loadSettings } from '../../config/settings.js';
 import { connectMongo } from '../../db/mongo-client.js';
 import { createLogger } from '../../log/logger.js';
-import { hostServiceEnv } from '../../ops/appliance/env-files.js';
+import { hostServiceEnv } from '../../installation/env-files.js';
 import type { InstallContext, Step } from '../step.js';
 
 export function generatePassword(): string {

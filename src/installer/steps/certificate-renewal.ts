@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repositoryRoot } from '../../ops/appliance/layout.js';
-import { writeIfChanged } from '../../ops/appliance/write-if-changed.js';
-import { run } from '../../ops/runtime/compose-command.js';
+import { repositoryRoot } from '../../installation/layout.js';
+import { writeIfChanged } from '../../installation/write-if-changed.js';
+import { run } from '../../installation/runner/compose-command.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const RENEWAL_WITHIN_DAYS = 30;

@@ -3,8 +3,8 @@
  * client certificates, issued with the one PKI module. Valid ones are kept (byte for byte) unless
  * --force-certs; missing, expiring or mis-named ones (e.g. after a new public host) are issued.
  */
-import { ensureCertificates } from '../../ops/appliance/certificates.js';
-import { topologyOf } from '../../ops/appliance/install-config.js';
+import { ensureCertificates } from '../../installation/certificates.js';
+import { topologyOf } from '../../installation/install-config.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const certificates: Step = {

@@ -8,8 +8,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repositoryRoot } from '../../ops/appliance/layout.js';
-import { run } from '../../ops/runtime/compose-command.js';
+import { repositoryRoot } from '../../installation/layout.js';
+import { run } from '../../installation/runner/compose-command.js';
 import type { InstallContext, Step } from '../step.js';
 
 /** Where the wheel is built for this installation (CLIENT_DOWNLOADS_DIR of the build script). */

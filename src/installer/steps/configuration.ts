@@ -6,10 +6,10 @@
  * 0600 and only when its content changes, so a re-run with the same answers touches nothing.
  */
 import { chmod, mkdir } from 'node:fs/promises';
-import { writeDerivedConfig } from '../../ops/appliance/derived-config.js';
-import { serializeInstallConfig } from '../../ops/appliance/install-config.js';
-import { ensureSecrets } from '../../ops/appliance/secrets.js';
-import { writeIfChanged } from '../../ops/appliance/write-if-changed.js';
+import { writeDerivedConfig } from '../../installation/derived-config.js';
+import { serializeInstallConfig } from '../../installation/install-config.js';
+import { ensureSecrets } from '../../installation/secrets.js';
+import { writeIfChanged } from '../../installation/write-if-changed.js';
 import type { InstallContext, Step } from '../step.js';
 
 async function ensureDirectory(path: string, mode: number): Promise<void> {

@@ -3,8 +3,8 @@
  * passwords in secrets.env (the image's init script creates them only on a blank volume). In the
  * local runtime the supervisor does this each time it starts the database.
  */
-import { ensureDatabaseUsers } from '../../ops/appliance/database-users.js';
-import { hostMongoClient } from '../../ops/appliance/host-connections.js';
+import { ensureDatabaseUsers } from '../../installation/database-users.js';
+import { hostMongoClient } from '../../installation/host-connections.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const databaseUsers: Step = {

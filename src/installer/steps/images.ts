@@ -3,7 +3,7 @@
  * worker-image/Dockerfile); the build output goes to the install log. The local runtime runs
  * from this checkout and needs no images.
  */
-import { ComposeRuntime } from '../../ops/runtime/compose-runtime.js';
+import { ComposeRuntime } from '../../installation/runner/compose-runtime.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const images: Step = {

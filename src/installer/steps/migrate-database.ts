@@ -1,13 +1,13 @@
 /**
  * Local runtime, upgrade from an installation whose database is in FerretDB v1's SQLite files:
  * copies every application database into the current engine and verifies it (see
- * ops/appliance/database-migration) before services start, so the new engine never serves an
+ * installation/database-migration) before services start, so the new engine never serves an
  * empty database. Running services of the previous version are stopped first. The old files are
  * kept; the outcome and the summary say where, and that the operator may delete them.
  */
 import { existsSync } from 'node:fs';
-import { legacyDatabasePaths, legacyMigrationPending, migrateLegacyDatabase } from '../../ops/appliance/database-migration.js';
-import { openRuntime } from '../../ops/runtime/open-runtime.js';
+import { legacyDatabasePaths, legacyMigrationPending, migrateLegacyDatabase } from '../../installation/database-migration.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import type { InstallContext, Step } from '../step.js';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -4,8 +4,8 @@
  * reachable by remote workers; the HTTP(S) ports by users.
  */
 import { createServer } from 'node:net';
-import { openRuntime } from '../../ops/runtime/open-runtime.js';
-import { apiServesHttps } from '../../ops/appliance/env-files.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
+import { apiServesHttps } from '../../installation/env-files.js';
 import type { InstallContext, Step } from '../step.js';
 
 /** Resolves with why the port cannot be bound, or undefined when it is free. */

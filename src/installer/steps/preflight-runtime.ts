@@ -7,9 +7,9 @@
  * altered source stops the installation before anything is changed.
  */
 import { existsSync } from 'node:fs';
-import { missingEngineParts, verifyEngineSources } from '../../ops/appliance/database-engine.js';
-import { compareVersions, detectCompose, detectEngine, MIN_COMPOSE_VERSION } from '../../ops/runtime/compose-command.js';
-import { findExecutable } from '../../runtime/local/processes.js';
+import { missingEngineParts, verifyEngineSources } from '../../installation/database-engine.js';
+import { compareVersions, detectCompose, detectEngine, MIN_COMPOSE_VERSION } from '../../installation/runner/compose-command.js';
+import { findExecutable } from '../../local-services/processes.js';
 import type { InstallContext, Step } from '../step.js';
 
 export function missingLocalPrerequisites(config: { dbEngine: string }): string[] {

@@ -5,8 +5,8 @@
  * engine build takes minutes on a fresh machine) are shown as they start and end.
  */
 import { join } from 'node:path';
-import { repositoryRoot } from '../../ops/appliance/layout.js';
-import { run } from '../../ops/runtime/compose-command.js';
+import { repositoryRoot } from '../../installation/layout.js';
+import { run } from '../../installation/runner/compose-command.js';
 import type { InstallContext, Step } from '../step.js';
 import { SubStepReporter } from '../sub-steps.js';
 import { missingLocalPrerequisites } from './preflight-runtime.js';

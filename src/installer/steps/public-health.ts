@@ -4,8 +4,8 @@
  * machine, so the check does not depend on DNS. A certificate that is not (yet) trusted, e.g.
  * while ACME issuance is pending, is reported as a warning; any other failure fails the install.
  */
-import { getWithHost } from '../../ops/appliance/health.js';
-import { publicBaseUrl } from '../../ops/appliance/install-config.js';
+import { getWithHost } from '../../installation/health.js';
+import { publicBaseUrl } from '../../installation/install-config.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const publicHealth: Step = {

@@ -1,8 +1,8 @@
 /**
  * Compose runtime: each container's copy of the keys and secrets it needs, owned by the user its
- * image runs as (see ops/appliance/compose-files.ts).
+ * image runs as (see installation/compose-files.ts).
  */
-import { writeComposeServiceFiles } from '../../ops/appliance/compose-files.js';
+import { writeComposeServiceFiles } from '../../installation/compose-files.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const serviceFiles: Step = {

@@ -2,7 +2,7 @@
  * Starts the services, or restarts them on a re-run so changed configuration and certificates
  * take effect. Data stays where it is (named volumes, or data/ of the install directory).
  */
-import { openRuntime } from '../../ops/runtime/open-runtime.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const startServices: Step = {

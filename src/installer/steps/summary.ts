@@ -1,6 +1,6 @@
 /** The closing summary: where the service is, where its secrets and certificates are, what next. */
 import { apiProcessesReason } from '../../config/api-processes.js';
-import { apiProcessesOf, publicBaseUrl } from '../../ops/appliance/install-config.js';
+import { apiProcessesOf, publicBaseUrl } from '../../installation/install-config.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const summary: Step = {

@@ -2,7 +2,7 @@
  * Waits until every service is healthy as a user sees it: database and broker logins over TLS,
  * the API's health endpoint, a worker answering a ping.
  */
-import { waitUntilHealthy } from '../../ops/appliance/health.js';
+import { waitUntilHealthy } from '../../installation/health.js';
 import type { InstallContext, Step } from '../step.js';
 
 export const HEALTH_TIMEOUT_MS = 180_000;

@@ -6,11 +6,11 @@
 import { chmod, cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { create as createTar } from 'tar';
-import { checksumLines } from '../appliance/checksums.js';
-import { dumpDatabases } from '../appliance/database-archive.js';
-import { SERVICE_DATABASE } from '../appliance/env-files.js';
-import { hostMongoClient } from '../appliance/host-connections.js';
-import { hasPrivateStore, hostPrivateMongoClient, inPrivateStore } from '../appliance/private-store.js';
+import { checksumLines } from '../../installation/checksums.js';
+import { dumpDatabases } from '../../installation/database-archive.js';
+import { SERVICE_DATABASE } from '../../installation/env-files.js';
+import { hostMongoClient } from '../../installation/host-connections.js';
+import { hasPrivateStore, hostPrivateMongoClient, inPrivateStore } from '../../installation/private-store.js';
 import { DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const BACKUP_FORMAT = 'cybercom-backup';

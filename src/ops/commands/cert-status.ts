@@ -4,8 +4,8 @@
  * chain to the CA), 2 usage, 3 no certificates.
  */
 import { existsSync } from 'node:fs';
-import { inspectCertificates, type CertificateReport } from '../appliance/certificates.js';
-import { installLayout } from '../appliance/layout.js';
+import { inspectCertificates, type CertificateReport } from '../../installation/certificates.js';
+import { installLayout } from '../../installation/layout.js';
 import { CommandError, DIR_HELP, EXIT, installDir, parseCommandArgs, type Command } from './common.js';
 
 export const DEFAULT_WARN_DAYS = 30;

@@ -3,10 +3,10 @@
  * and turning a thrown error into a one-line message instead of a stack trace.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Installation } from '../appliance/health.js';
-import { loadInstallConfig } from '../appliance/install-config.js';
-import { defaultInstallDir, installLayout } from '../appliance/layout.js';
-import { loadSecrets } from '../appliance/secrets.js';
+import type { Installation } from '../../installation/health.js';
+import { loadInstallConfig } from '../../installation/install-config.js';
+import { defaultInstallDir, installLayout } from '../../installation/layout.js';
+import { loadSecrets } from '../../installation/secrets.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, notInstalled: 3 } as const;
 

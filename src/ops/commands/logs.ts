@@ -1,5 +1,5 @@
 /** ops/logs: the logs of one service, or the recent lines of all, for either runtime. */
-import { openRuntime } from '../runtime/open-runtime.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const LOGS_HELP = `Usage: ops/logs [--dir DIR] [--service NAME] [--lines N] [--follow]
@@ -38,7 +38,7 @@ export const logs: Command = async (argv) => {
     await runtime.followLogs(values.service, lines);
     return EXIT.ok;
   }
-  const { tailFile } = await import('../runtime/log-files.js');
+  const { tailFile } = await import('../../installation/runner/log-files.js');
   const read = (service: string): Promise<string> =>
     service === 'install' ? tailFile(inst.layout.installLog, lines) : runtime.logTail(service, lines);
   for (const service of values.service ? [values.service] : known) {

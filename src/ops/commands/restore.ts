@@ -12,18 +12,18 @@ import { cp, mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { extract } from 'tar';
-import { writeComposeServiceFiles } from '../appliance/compose-files.js';
-import { ensureCertificates } from '../appliance/certificates.js';
-import { verifyChecksums } from '../appliance/checksums.js';
-import { loadDatabases } from '../appliance/database-archive.js';
-import { writeDerivedConfig } from '../appliance/derived-config.js';
-import { waitUntilHealthy, type Installation } from '../appliance/health.js';
-import { SERVICE_DATABASE } from '../appliance/env-files.js';
-import { hostMongoClient } from '../appliance/host-connections.js';
-import { hasPrivateStore, hostPrivateMongoClient, inPrivateStore } from '../appliance/private-store.js';
-import { topologyOf } from '../appliance/install-config.js';
-import { loadSecrets } from '../appliance/secrets.js';
-import { openRuntime } from '../runtime/open-runtime.js';
+import { writeComposeServiceFiles } from '../../installation/compose-files.js';
+import { ensureCertificates } from '../../installation/certificates.js';
+import { verifyChecksums } from '../../installation/checksums.js';
+import { loadDatabases } from '../../installation/database-archive.js';
+import { writeDerivedConfig } from '../../installation/derived-config.js';
+import { waitUntilHealthy, type Installation } from '../../installation/health.js';
+import { SERVICE_DATABASE } from '../../installation/env-files.js';
+import { hostMongoClient } from '../../installation/host-connections.js';
+import { hasPrivateStore, hostPrivateMongoClient, inPrivateStore } from '../../installation/private-store.js';
+import { topologyOf } from '../../installation/install-config.js';
+import { loadSecrets } from '../../installation/secrets.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import { BACKUP_FORMAT, BACKUP_VERSION, type BackupManifest } from './backup.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
@@ -114,7 +114,7 @@ export const restore: Command = async (argv) => {
       say(`Secrets and certificates restored (previous ones in ${aside}). Starting the services ...`);
       await (await openRuntime(layout, inst.config)).startOrRestart();
       if (inst.config.runtime === 'compose') {
-        const { ensureDatabaseUsers } = await import('../appliance/database-users.js');
+        const { ensureDatabaseUsers } = await import('../../installation/database-users.js');
         const admin = hostMongoClient(layout, inst.config, inst.secrets, { who: 'admin', timeoutMs: 30_000 });
         await ensureDatabaseUsers(admin, inst.secrets).finally(() => admin.close());
       }

@@ -9,11 +9,11 @@
  */
 import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeComposeServiceFiles } from '../appliance/compose-files.js';
-import { inspectCertificates, reissueCertificates } from '../appliance/certificates.js';
-import { waitUntilHealthy, type Installation } from '../appliance/health.js';
-import { topologyOf } from '../appliance/install-config.js';
-import { openRuntime } from '../runtime/open-runtime.js';
+import { writeComposeServiceFiles } from '../../installation/compose-files.js';
+import { inspectCertificates, reissueCertificates } from '../../installation/certificates.js';
+import { waitUntilHealthy, type Installation } from '../../installation/health.js';
+import { topologyOf } from '../../installation/install-config.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import { rebuildRecordedBundles } from './worker-bundle.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 

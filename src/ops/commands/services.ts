@@ -1,6 +1,6 @@
 /** ops/services start|stop|restart: the whole stack, for either runtime. */
-import { waitUntilHealthy } from '../appliance/health.js';
-import { openRuntime } from '../runtime/open-runtime.js';
+import { waitUntilHealthy } from '../../installation/health.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const SERVICES_HELP = `Usage: ops/services <start|stop|restart> [--dir DIR]

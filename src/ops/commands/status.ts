@@ -4,9 +4,9 @@
  * the workers (active and processed tasks, last heartbeat) and the task queues (depth, consumers).
  * Exit codes: 0 all healthy, 1 something is unhealthy, 2 usage, 3 no installation.
  */
-import { formatClusterStatus, readClusterStatus, type ClusterStatus } from '../appliance/cluster-status.js';
-import { apiBrokerSession, checkAll, type Installation } from '../appliance/health.js';
-import { openRuntime } from '../runtime/open-runtime.js';
+import { formatClusterStatus, readClusterStatus, type ClusterStatus } from '../../installation/cluster-status.js';
+import { apiBrokerSession, checkAll, type Installation } from '../../installation/health.js';
+import { openRuntime } from '../../installation/runner/open-runtime.js';
 import { DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 
 export const STATUS_HELP = `Usage: ops/status [--dir DIR] [--json]

@@ -21,9 +21,9 @@ import { parsePaging } from '../../http/paging.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
 import { setPageForm } from '../../render/html-forms.js';
-import type { ServiceContext } from '../../service.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
+import type { Settings } from '../../config/settings.js';
 import type { QueueService } from './queue-service.js';
 import { defaultQueue, signatureJson, type CatalogTask } from './task-catalog.js';
 import type { TaskLogEntry } from './task-log.js';
@@ -84,7 +84,16 @@ function outcome(result: TaskResult): Record<string, unknown> {
   return body;
 }
 
-export function queueRouter(ctx: ServiceContext): Router {
+/** What the queue's routes need of the running service (the composition root hands over its context). */
+export interface QueueRouterContext {
+  settings: Pick<Settings, 'defaultPageSize' | 'taskWaitMaxSeconds'>;
+  /** Absent when no broker is configured (the routes then answer 503). */
+  queue: QueueService | undefined;
+  /** Told of each submitted task; absent with METRICS_ENABLED=false. */
+  metrics?: { taskSubmitted(name: string): void };
+}
+
+export function queueRouter(ctx: QueueRouterContext): Router {
   const router = Router({ strict: true });
   const { settings } = ctx;
   const runUrl = (req: Request, name: string) => absoluteUrl(req, `/api/queue/run/${encodeURIComponent(name)}/`);

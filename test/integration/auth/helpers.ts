@@ -11,8 +11,8 @@ import { pino } from 'pino';
 import { BSON } from 'mongodb';
 import { expect } from 'vitest';
 import { REDACTED_PATHS } from '../../../src/log/logger.js';
-import { createServiceContext } from '../../../src/service.js';
-import { createApp } from '../../../src/http/app.js';
+import { createServiceContext } from '../../../src/app/service-context.js';
+import { createApp } from '../../../src/app/app.js';
 import { readResponse, testSettings, uniqueName, type CallResult, type TestApp } from '../../support/app.js';
 
 /** A browser: keeps cookies between requests, never follows redirects. */

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MongoClient } from 'mongodb';
 import { connectMongo } from '../../../src/db/mongo-client.js';
-import { ensureDatabaseUsers } from '../../../src/ops/appliance/database-users.js';
-import { ACCOUNTS, type Secrets } from '../../../src/ops/appliance/secrets.js';
+import { ensureDatabaseUsers } from '../../../src/installation/database-users.js';
+import { ACCOUNTS, type Secrets } from '../../../src/installation/secrets.js';
 import { call, testSettings } from '../../support/app.js';
 import { startAppWithCapturedLogs, type LoggedApp } from '../auth/helpers.js';
 

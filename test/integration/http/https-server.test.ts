@@ -6,11 +6,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpServer, type RunningServer } from '../../../src/http/server.js';
+import { startHttpServer, type RunningServer } from '../../../src/app/server.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
-import { createServiceContext } from '../../../src/service.js';
-import { freePort } from '../../../src/runtime/local/ports.js';
+import { createServiceContext } from '../../../src/app/service-context.js';
+import { freePort } from '../../../src/local-services/ports.js';
 import { testSettings } from '../../support/app.js';
 import { requestWithHost, type HostAnswer } from '../../support/host-request.js';
 

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeDerivedConfig } from '../../../src/ops/appliance/derived-config.js';
-import { installLayout } from '../../../src/ops/appliance/layout.js';
-import { REPLICA_SET_MEMBERS, replicaSetUri } from '../../../src/ops/appliance/replica-set.js';
-import { SECRET_KEYS, type Secrets } from '../../../src/ops/appliance/secrets.js';
-import { ComposeRuntime } from '../../../src/ops/runtime/compose-runtime.js';
+import { writeDerivedConfig } from '../../../src/installation/derived-config.js';
+import { installLayout } from '../../../src/installation/layout.js';
+import { REPLICA_SET_MEMBERS, replicaSetUri } from '../../../src/installation/replica-set.js';
+import { SECRET_KEYS, type Secrets } from '../../../src/installation/secrets.js';
+import { ComposeRuntime } from '../../../src/installation/runner/compose-runtime.js';
 import { REPO } from './support.js';
 import { composeInstallConfig } from '../../support/install-fixtures.js';
 

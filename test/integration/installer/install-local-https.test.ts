@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueServerCertificate } from '../../../src/pki/certificates.js';
-import { freePort } from '../../../src/runtime/local/ports.js';
+import { freePort } from '../../../src/local-services/ports.js';
 import { requestWithHost, type HostAnswer } from '../../support/host-request.js';
 import { ADMIN_PASSWORD, install, prepareInstall, runTool, type TestInstall } from './support.js';
 

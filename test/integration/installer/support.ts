@@ -7,7 +7,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../../src/runtime/local/ports.js';
+import { freePort } from '../../../src/local-services/ports.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const ADMIN_PASSWORD = 'Correct-Horse-Battery-9';

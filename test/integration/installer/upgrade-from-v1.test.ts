@@ -14,10 +14,10 @@ import { copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostMongoClient } from '../../../src/ops/appliance/host-connections.js';
-import { loadInstallConfig } from '../../../src/ops/appliance/install-config.js';
-import { installLayout } from '../../../src/ops/appliance/layout.js';
-import { loadSecrets } from '../../../src/ops/appliance/secrets.js';
+import { hostMongoClient } from '../../../src/installation/host-connections.js';
+import { loadInstallConfig } from '../../../src/installation/install-config.js';
+import { installLayout } from '../../../src/installation/layout.js';
+import { loadSecrets } from '../../../src/installation/secrets.js';
 import { adminLogin, call, prepareInstall, REPO, runTool, type RunResult, type TestInstall } from './support.js';
 
 const execFileAsync = promisify(execFile);

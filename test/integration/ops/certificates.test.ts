@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCertificate } from '../../../src/pki/certificates.js';
 import { readPemPair, writeKeyMaterial } from '../../../src/pki/files.js';
 import { inspectCertificate } from '../../../src/pki/inspect.js';
-import { loadSecrets, type Secrets } from '../../../src/ops/appliance/secrets.js';
+import { loadSecrets, type Secrets } from '../../../src/installation/secrets.js';
 import { adminLogin, call, install, prepareInstall, runTool, type TestInstall } from '../installer/support.js';
 
 const execFileAsync = promisify(execFile);

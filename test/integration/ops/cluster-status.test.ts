@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerEnvSchema, toBrokerSettings } from '../../../src/config/connections.js';
-import { formatClusterStatus, readClusterStatus } from '../../../src/ops/appliance/cluster-status.js';
+import { formatClusterStatus, readClusterStatus } from '../../../src/installation/cluster-status.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import type { Worker } from '../../../src/worker/worker.js';

@@ -1,6 +1,6 @@
 /**
  * Moving an installation's service data from the shared engine into the private store (see
- * src/ops/appliance/private-store.ts), against real engines: the suite's shared one and a private
+ * src/installation/private-store.ts), against real engines: the suite's shared one and a private
  * FerretDB of this file's own on a Unix socket. Interrupted moves are taken up where they stopped,
  * and once the move is done the shared engine is never read again.
  */
@@ -12,8 +12,8 @@ import { MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
 import { toMongoSettings, mongoEnvSchema } from '../../../src/config/connections.js';
-import { LAYOUT_COLLECTION, moveServiceData } from '../../../src/ops/appliance/private-store.js';
-import { startPrivateFerretDb, type MongoWireHandle } from '../../../src/runtime/local/mongo-wire.js';
+import { LAYOUT_COLLECTION, moveServiceData } from '../../../src/installation/private-store.js';
+import { startPrivateFerretDb, type MongoWireHandle } from '../../../src/local-services/mongo-wire.js';
 import { testServices } from '../../support/services.js';
 
 let dir: string;

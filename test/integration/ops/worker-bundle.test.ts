@@ -91,7 +91,7 @@ describe('ops/worker-bundle', () => {
     const envFile = join(dir, 'worker.env');
     await writeFile(envFile, (await readFile(envFile, 'utf8')).replace('WORKER_QUEUES=celery', 'WORKER_QUEUES=lab'));
     const sums = join(dir, 'SHA256SUMS');
-    const { checksumLines } = await import('../../../src/ops/appliance/checksums.js');
+    const { checksumLines } = await import('../../../src/installation/checksums.js');
     await writeFile(sums, await checksumLines(dir));
     remote = spawn(join(dir, 'run-worker.sh'), ['local'], {
       cwd: dir,

@@ -10,10 +10,9 @@ import {
   isProcessOperations,
   mergeProcesses,
   mergeWorkers,
-  type ProcessOperations,
 } from '../../../src/admin/operations/process-merge.js';
 import { ApiError } from '../../../src/errors.js';
-import type { ClusterView } from '../../../src/admin/operations/operations-monitor.js';
+import type { ClusterView, ProcessOperations } from '../../../src/admin/operations/views.js';
 import type { OperationsWorker } from '../../../src/admin/operations/worker-board.js';
 import { memoryCluster } from '../../support/memory-cluster.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { collectAnswers, InvalidAnswersError, MissingAnswersError, toInstallConfig } from '../../../src/installer/answers.js';
 import { parseInstallerArguments, UsageError, valuesFromEnvironment } from '../../../src/installer/arguments.js';
 import type { Prompter } from '../../../src/installer/prompter.js';
-import { apiProcessesOf } from '../../../src/ops/appliance/install-config.js';
+import { apiProcessesOf } from '../../../src/installation/install-config.js';
 
 const warnings: string[] = [];
 const base = { detectedRuntime: 'local' as const, previous: undefined, warn: (t: string) => warnings.push(t) };

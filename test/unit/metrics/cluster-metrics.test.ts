@@ -5,7 +5,7 @@
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/errors.js';
-import { ClusterPeer } from '../../../src/http/cluster/peer.js';
+import { ClusterPeer } from '../../../src/runtime/cluster/peer.js';
 import { answerMetrics, gatherMetrics } from '../../../src/metrics/process-metrics.js';
 import { PROCESS_WIDE, createCoreMetrics, type CoreMetrics } from '../../../src/metrics/registry.js';
 import { memoryCluster, type MemoryProcess } from '../../support/memory-cluster.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CertificateExpiries, daysLeft } from '../../../src/metrics/certificate-collector.js';
-import { allowListEntryProblem, ipAllowList } from '../../../src/metrics/ip-allowlist.js';
+import { allowListEntryProblem, ipAllowList } from '../../../src/config/ip-allowlist.js';
 import { OTHER } from '../../../src/metrics/labels.js';
 import { BatchedCounter } from '../../../src/metrics/registry.js';
 import { TaskOutcomes } from '../../../src/metrics/task-outcomes.js';

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCertificates, inspectCertificates, reissueCertificates } from '../../../src/ops/appliance/certificates.js';
+import { ensureCertificates, inspectCertificates, reissueCertificates } from '../../../src/installation/certificates.js';
 import { createCertificateAuthority, issueClientCertificate, issueServerCertificate } from '../../../src/pki/certificates.js';
 import { readPemPair, writeKeyMaterial } from '../../../src/pki/files.js';
 import { verifyIssuedBy } from '../../../src/pki/inspect.js';

@@ -4,18 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultApiProcesses } from '../../../src/config/api-processes.js';
-import { brokerDefinitions, rabbitPasswordHash } from '../../../src/ops/appliance/broker-definitions.js';
-import { composeEnv } from '../../../src/ops/appliance/compose-files.js';
-import { hostServiceEnv, renderEnvFile, serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
+import { brokerDefinitions, rabbitPasswordHash } from '../../../src/installation/broker-definitions.js';
+import { composeEnv } from '../../../src/installation/compose-files.js';
+import { hostServiceEnv, renderEnvFile, serviceEnv, workerEnv } from '../../../src/installation/env-files.js';
 import {
   CURRENT_CONFIG_VERSION,
   InstallConfigError,
   readPreviousAnswers,
   serializeInstallConfig,
   type InstallConfig,
-} from '../../../src/ops/appliance/install-config.js';
-import { installLayout } from '../../../src/ops/appliance/layout.js';
-import { ensureSecrets, SECRET_KEYS } from '../../../src/ops/appliance/secrets.js';
+} from '../../../src/installation/install-config.js';
+import { installLayout } from '../../../src/installation/layout.js';
+import { ensureSecrets, SECRET_KEYS } from '../../../src/installation/secrets.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -3,7 +3,7 @@
  * configuration (client TLS as on a single node, classic-config peer discovery naming every
  * node, Erlang distribution over TLS, one shared cookie), the files the installer writes for
  * them, and clients told about every node with quorum task queues
- * (src/ops/appliance/broker-cluster.ts).
+ * (src/installation/broker-cluster.ts).
  */
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerEnvSchema, toBrokerSettings } from '../../../src/config/connections.js';
-import { BROKER_CLUSTER_NODES, brokerClusterUrl, ensureErlangCookie, erlangCookieFile } from '../../../src/ops/appliance/broker-cluster.js';
-import { CERTIFICATE_SPECS, ensureCertificates, serverNames } from '../../../src/ops/appliance/certificates.js';
-import { writeComposeServiceFiles } from '../../../src/ops/appliance/compose-files.js';
-import { serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
-import { installLayout } from '../../../src/ops/appliance/layout.js';
-import { CLUSTER_COMPOSE_FILE } from '../../../src/ops/appliance/replica-set.js';
+import { BROKER_CLUSTER_NODES, brokerClusterUrl, ensureErlangCookie, erlangCookieFile } from '../../../src/installation/broker-cluster.js';
+import { CERTIFICATE_SPECS, ensureCertificates, serverNames } from '../../../src/installation/certificates.js';
+import { writeComposeServiceFiles } from '../../../src/installation/compose-files.js';
+import { serviceEnv, workerEnv } from '../../../src/installation/env-files.js';
+import { installLayout } from '../../../src/installation/layout.js';
+import { CLUSTER_COMPOSE_FILE } from '../../../src/installation/replica-set.js';
 import { composeInstallConfig, TEST_SECRETS } from '../../support/install-fixtures.js';
 
 const repo = join(__dirname, '..', '..', '..');

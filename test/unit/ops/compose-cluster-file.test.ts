@@ -2,13 +2,13 @@
  * compose.cluster.yaml, the MongoDB side: three members of the official image with the cluster
  * configuration, TLS and client certificates as on a single node, the keyFile and member
  * certificate the installer writes, a one-shot replica-set initiation the API and the worker wait
- * for, and names that agree with what the installer generates (src/ops/appliance/replica-set.ts).
+ * for, and names that agree with what the installer generates (src/installation/replica-set.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { REPLICA_SET_MEMBERS, REPLICA_SET_NAME, CLUSTER_COMPOSE_FILE } from '../../../src/ops/appliance/replica-set.js';
+import { REPLICA_SET_MEMBERS, REPLICA_SET_NAME, CLUSTER_COMPOSE_FILE } from '../../../src/installation/replica-set.js';
 
 const repo = join(__dirname, '..', '..', '..');
 const read = (file: string): string => readFileSync(join(repo, file), 'utf8');

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ROLES } from '../../../src/ops/appliance/database-users.js';
-import { SERVICE_DATABASE } from '../../../src/ops/appliance/env-files.js';
+import { ROLES } from '../../../src/installation/database-users.js';
+import { SERVICE_DATABASE } from '../../../src/installation/env-files.js';
 import { DEFAULT_RESULT_COLLECTION } from '../../../src/queue/results/result-store.js';
 import {
   API_GRANTS_ROLE,

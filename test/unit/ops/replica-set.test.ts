@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureCertificates } from '../../../src/ops/appliance/certificates.js';
-import { composeEnv, writeComposeServiceFiles } from '../../../src/ops/appliance/compose-files.js';
-import { writeDerivedConfig } from '../../../src/ops/appliance/derived-config.js';
-import { serviceEnv, workerEnv } from '../../../src/ops/appliance/env-files.js';
-import { serializeInstallConfig, topologyOf, type InstallConfig } from '../../../src/ops/appliance/install-config.js';
-import { installLayout } from '../../../src/ops/appliance/layout.js';
+import { ensureCertificates } from '../../../src/installation/certificates.js';
+import { composeEnv, writeComposeServiceFiles } from '../../../src/installation/compose-files.js';
+import { writeDerivedConfig } from '../../../src/installation/derived-config.js';
+import { serviceEnv, workerEnv } from '../../../src/installation/env-files.js';
+import { serializeInstallConfig, topologyOf, type InstallConfig } from '../../../src/installation/install-config.js';
+import { installLayout } from '../../../src/installation/layout.js';
 import {
   ensureKeyFile,
   generateKeyFile,
@@ -25,9 +25,9 @@ import {
   REPLICA_SET_MEMBERS,
   REPLICA_SET_NAME,
   replicaSetUri,
-} from '../../../src/ops/appliance/replica-set.js';
+} from '../../../src/installation/replica-set.js';
 import { remoteWorkerEnv } from '../../../src/ops/commands/worker-bundle.js';
-import { COMPOSE_SERVICES, ComposeRuntime } from '../../../src/ops/runtime/compose-runtime.js';
+import { COMPOSE_SERVICES, ComposeRuntime } from '../../../src/installation/runner/compose-runtime.js';
 import { composeInstallConfig, TEST_SECRETS } from '../../support/install-fixtures.js';
 
 let dir: string;

@@ -1,0 +1,107 @@
+/**
+ * Assembles the express application. Order matters and is the architecture:
+ * request id → allowed hosts → security headers → format → (browsable-page script, admin site) →
+ * canonical slash → session → authentication → CSRF → JSON body → routes → 404 → error mapping.
+ *
+ * The admin site (src/admin) brings its own session/authentication step, its own CSRF check and
+ * its own form parsing, and its URLs have no trailing-slash rule, hence its early place.
+ */
+import express, { type Express, type Router } from 'express';
+import type { ServiceContext } from './service-context.js';
+import { allowedHosts } from '../http/allowed-hosts.js';
+import { jsonBody } from '../http/body.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { negotiateFormat } from '../http/format.js';
+import { requestLog } from '../http/request-log.js';
+import { securityHeaders } from '../http/security-headers.js';
+import { ADMIN_ROOT, adminSite, type AdminSiteOptions } from '../admin/index.js';
+import { BROWSABLE_SCRIPT_PATH, browsableScript } from '../render/html-script.js';
+import { canonicalTrailingSlash } from '../http/trailing-slash.js';
+import { ANONYMOUS } from '../auth/principal.js';
+import { rootRouter } from './root.js';
+import { documentsRouter } from '../documents/routes.js';
+import { indexesRouter } from '../documents/index-routes.js';
+import { queueRouter } from '../queue/api/routes.js';
+import { healthRouter } from './health.js';
+import { clientDownloadsRouter } from '../client-downloads/routes.js';
+import { schemaRouter } from './openapi.js';
+import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
+import { metricsRouter } from '../metrics/routes.js';
+import { linkAuthentication, linksRouter } from '../links/routes.js';
+import './request-context.js';
+
+export interface ExtraRouters {
+  /** The admin site at /api/admin (on unless `false`); set up on its first request. */
+  admin?: AdminSiteOptions | false;
+  /** Mounted before the session and the body parsers. */
+  beforeBody?: { path: string; router: Router }[];
+  /** Mounted under /api after authentication. */
+  api?: { path: string; router: Router }[];
+}
+
+export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Express {
+  const { settings, logger } = ctx;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.set('trust proxy', settings.trustProxy ? 1 : false);
+  app.set('json spaces', 0);
+
+  app.use((req, res, next) => {
+    req.principal = ANONYMOUS;
+    res.locals.pageOptions = { title: settings.applicationTitle };
+    next();
+  });
+  if (ctx.metrics !== undefined) {
+    recordRouteTemplates(app);
+    app.use(httpMetrics(ctx.metrics.core.httpDuration));
+  }
+  app.use(requestLog(logger));
+  app.use(allowedHosts(settings.allowedHosts));
+  // HSTS only where this process itself terminates TLS (behind a proxy, the proxy decides).
+  app.use(securityHeaders({ https: settings.https !== undefined }));
+  app.use(negotiateFormat());
+  app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
+  if (extra.admin !== false) {
+    const taskNames = async (): Promise<string[]> => {
+      if (ctx.queue === undefined) throw new Error('no broker configured');
+      return [...(await ctx.queue.catalog.get()).tasks.keys()];
+    };
+    app.use(ADMIN_ROOT, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, ...extra.admin }));
+  }
+  // Ahead of the trailing-slash redirect: scrapers ask for the literal path they were given.
+  // Only the authentication steps run, as for a GET under /api (no body, no CSRF for GET).
+  if (ctx.metrics !== undefined) {
+    app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
+  }
+  app.use('/api/client', clientDownloadsRouter(settings.clientDownloadsDir));
+  app.use(canonicalTrailingSlash('/api'));
+  const links = { secretKey: settings.secretKey, principalById: (id: string) => ctx.auth.principalById(id) };
+  app.use('/api/health', healthRouter(ctx));
+  app.use('/api/schema', schemaRouter());
+
+  for (const { path, router } of extra.beforeBody ?? []) app.use(path, router);
+
+  app.use('/api', ctx.auth.session);
+  app.use('/api', ctx.auth.authenticate);
+  app.use('/api', linkAuthentication(links));
+  app.use('/api', ctx.auth.csrf);
+  // HTML forms are accepted only by the login page; everything else takes JSON.
+  app.use('/api/auth', ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
+  app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
+
+  app.use('/api', ctx.auth.router);
+  app.use('/api/links', linksRouter(links));
+  app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
+  app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
+  app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));
+  app.use('/api/catalog/indexes', indexesRouter(ctx.documents.catalog));
+  app.use('/api/queue', queueRouter(ctx));
+  for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
+  app.use('/api', rootRouter(ctx));
+  app.get('/', (_req, res) => res.redirect(302, '/api/'));
+
+  app.use(notFoundHandler());
+  app.use(errorHandler(logger, settings.debug, ctx.storage));
+  return app;
+}

@@ -1,0 +1,111 @@
+/**
+ * The running service's shared parts, built once at start-up and handed to every router:
+ * settings, logger, the database client, the auth module and the two document areas.
+ */
+import cluster from 'node:cluster';
+import type { Db, MongoClient } from 'mongodb';
+import type { Settings } from '../config/settings.js';
+import type { Logger } from '../log/logger.js';
+import { connectServiceClients } from '../db/mongo-client.js';
+import { StorageState } from '../db/storage-state.js';
+import { createAuthModule, type AuthModule } from '../auth/index.js';
+import { grantTargets } from '../auth/grant-targets.js';
+import { DocumentArea, createDocumentAreas } from '../documents/area.js';
+import { QueueService } from '../queue/api/queue-service.js';
+import { WorkerPrivileges } from '../db/worker-privileges.js';
+import { ServiceMetrics } from '../metrics/index.js';
+import { ClusterPeer } from '../runtime/cluster/peer.js';
+
+export interface ServiceContext {
+  settings: Settings;
+  logger: Logger;
+  /** The data store's and the catalog's engine, which also holds the workers' task results. */
+  mongo: MongoClient;
+  /** The service's own data (users, tokens, sessions, task history), on `settings.privateMongo`. */
+  serviceDb: Db;
+  auth: AuthModule;
+  documents: { dataStore: DocumentArea; catalog: DocumentArea };
+  /** Absent when no broker is configured (the queue endpoints then answer 503). */
+  queue: QueueService | undefined;
+  /** Extra health probes registered by optional parts (the broker). */
+  healthProbes: Map<string, () => Promise<void>>;
+  /** Whether the database can still store anything (a full disk leaves it reachable). */
+  storage: StorageState;
+  /** Prometheus metrics; absent with METRICS_ENABLED=false. */
+  metrics?: ServiceMetrics;
+  /** Under the cluster (API_PROCESSES > 1): the way to the other API processes' answers, through the primary. */
+  cluster?: ClusterPeer;
+  close(): Promise<void>;
+}
+
+/**
+ * On MongoDB, workers reach only the data-store databases their role names (src/db/worker-role.ts):
+ * add the ones that exist now, then each one created or deleted through the API.
+ */
+async function keepWorkerRoleInStep(dataStore: DocumentArea, privileges: WorkerPrivileges): Promise<void> {
+  await privileges.reconcile(() => dataStore.databaseNames());
+  dataStore.databaseHooks = { created: (db) => privileges.grant(db), dropped: (db) => privileges.revoke(db) };
+}
+
+export async function createServiceContext(settings: Settings, logger: Logger): Promise<ServiceContext> {
+  const { mongo, privateMongo } = await connectServiceClients(settings);
+  const serviceDb = privateMongo.db(settings.serviceDatabase);
+  const documents = createDocumentAreas(settings, mongo, serviceDb);
+  await keepWorkerRoleInStep(
+    documents.dataStore,
+    new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger),
+  );
+  // The auth module migrates legacy permission codenames against what exists in these areas.
+  const auth = await createAuthModule({
+    settings,
+    logger,
+    mongo: privateMongo,
+    db: serviceDb,
+    grantTargets: grantTargets(documents, serviceDb),
+  });
+  const healthProbes = new Map<string, () => Promise<void>>();
+  healthProbes.set('database', async () => {
+    await Promise.all([serviceDb.command({ ping: 1 }), mongo.db(settings.serviceDatabase).command({ ping: 1 })]);
+  });
+  const queue =
+    settings.broker === undefined
+      ? undefined
+      : new QueueService({
+          broker: settings.broker,
+          // The workers write the results on the main engine; the history is the service's own.
+          mongo,
+          serviceDb,
+          resultCollection: settings.resultCollection,
+          catalogCacheSeconds: settings.taskListCacheSeconds,
+          catalogReplyTimeoutMs: settings.taskListReplyTimeoutMs,
+          logger,
+        }).start();
+  if (queue !== undefined) {
+    healthProbes.set('broker', async () => {
+      await queue.session.waitUntilConnected(2_000);
+    });
+  }
+  const peers = cluster.isWorker ? new ClusterPeer().start() : undefined;
+  const metrics = settings.metrics.enabled ? new ServiceMetrics({ settings, serviceDb, queue, logger, cluster: peers }).start() : undefined;
+  return {
+    settings,
+    logger,
+    mongo,
+    serviceDb,
+    auth,
+    documents,
+    queue,
+    healthProbes,
+    storage: new StorageState(serviceDb),
+    metrics,
+    cluster: peers,
+    async close() {
+      peers?.close();
+      await metrics?.close();
+      await queue?.close();
+      await auth.close();
+      await mongo.close();
+      if (privateMongo !== mongo) await privateMongo.close();
+    },
+  };
+}

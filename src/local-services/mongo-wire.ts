@@ -1,0 +1,413 @@
+/**
+ * A MongoDB-wire server reachable only over TLS with a client certificate and SCRAM credentials.
+ * `mongod` when installed (production parity); otherwise FerretDB v2 on a private PostgreSQL
+ * cluster with the DocumentDB extension (ops/build-engine.sh builds both), which is what these
+ * machines have (Debian packages no MongoDB server). Either way, the health check is a real driver
+ * connection with the client certificate that authenticates and runs `ping`.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { freePort, waitForPort } from './ports.js';
+import { startPostgres, type PostgresHandle } from './postgres.js';
+import { findExecutable, retryUntilReady, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+
+export type MongoWireKind = 'mongod' | 'ferretdb';
+
+export interface MongoWireOptions {
+  /** Working directory of this server (data, state, log). */
+  dir: string;
+  /** The CA that signed the server certificate (trusted by this module's own set-up client). */
+  caFile: string;
+  /**
+   * The CA client certificates must chain to (default: caFile). The appliance passes its client
+   * CA here, which it replaces at every rotation, so that old client certificates are refused.
+   */
+  clientCaFile?: string;
+  /** Server certificate, key, and certificate+key combined (for mongod). */
+  certFile: string;
+  keyFile: string;
+  certKeyFile: string;
+  /** Client certificate+key (combined) issued by the same CA, used for set-up and the health check. */
+  clientCertKeyFile: string;
+  port?: number;
+  username: string;
+  password: string;
+  /** Force one implementation; default: mongod if on PATH, else FerretDB. */
+  kind?: MongoWireKind;
+  /** Listen address; default 127.0.0.1. '0.0.0.0' listens on every interface (remote workers). */
+  bindHost?: string;
+  startTimeoutMs?: number;
+  /** Told about processes of the storage engine that were killed as leftovers (see postgres.ts). */
+  log?: (message: string) => void;
+}
+
+export interface MongoWireHandle extends ServerHandle {
+  kind: MongoWireKind;
+  /** mongodb://localhost:<port>/, without credentials. */
+  uri: string;
+  /** The database the user is defined in. */
+  authSource: string;
+}
+
+/** Users live in `admin` for both servers, as with MongoDB's root users. */
+const AUTH_SOURCE = 'admin';
+
+/** .cache/bin/ferretdb of the repository, found from this module whether run from src/ or dist/. */
+function repositoryFerretDb(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, '.cache', 'bin', 'ferretdb');
+    if (existsSync(candidate)) return candidate;
+    if (dir === dirname(dir)) return undefined;
+    dir = dirname(dir);
+  }
+}
+
+function chooseServer(kind: MongoWireKind | undefined): { kind: MongoWireKind; command: string } {
+  const mongod = kind === 'ferretdb' ? undefined : findExecutable('mongod');
+  if (mongod) return { kind: 'mongod', command: mongod };
+  if (kind === 'mongod') throw new Error('mongod is not on PATH');
+  const ferretdb = process.env.FERRETDB_BIN ?? repositoryFerretDb() ?? findExecutable('ferretdb');
+  if (!ferretdb) {
+    throw new Error('neither mongod nor FerretDB found: run `npm run prepare-test-env` to build .cache/bin/ferretdb');
+  }
+  return { kind: 'ferretdb', command: ferretdb };
+}
+
+function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[] {
+  return [
+    '--dbpath',
+    dbPath,
+    '--bind_ip',
+    o.bindHost ?? '127.0.0.1',
+    '--port',
+    String(port),
+    '--auth',
+    '--tlsMode',
+    'requireTLS',
+    '--tlsCertificateKeyFile',
+    o.certKeyFile,
+    // A CA file and no --tlsAllowConnectionsWithoutCertificates: client certificates are required.
+    '--tlsCAFile',
+    o.caFile,
+    // Incoming client certificates are verified against the cluster CA file when one is given.
+    ...(o.clientCaFile ? ['--tlsClusterCAFile', o.clientCaFile] : []),
+    '--tlsDisabledProtocols',
+    'TLS1_0,TLS1_1',
+    // Keep the Unix socket (and its file) out of /tmp, which parallel instances share.
+    '--unixSocketPrefix',
+    dirname(dbPath),
+  ];
+}
+
+/** host:port as Go's net.Listen wants it (IPv6 literals in brackets). */
+function hostPort(host: string, port: number): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
+}
+
+function ferretDbArgs(o: MongoWireOptions, port: number, dir: string, urlFile: string): string[] {
+  return [
+    // The PostgreSQL URL carries a password: a 0600 file, not argv (public in `ps`) or the environment.
+    `--postgresql-url-file=${urlFile}`,
+    `--state-dir=${join(dir, 'state')}`,
+    // An empty TCP address disables the plaintext listener: TLS only.
+    '--listen-addr=',
+    `--listen-tls=${hostPort(o.bindHost ?? '127.0.0.1', port)}`,
+    `--listen-tls-cert-file=${o.certFile}`,
+    `--listen-tls-key-file=${o.keyFile}`,
+    // With a CA file FerretDB requires and verifies client certificates (tls.RequireAndVerifyClientCert).
+    `--listen-tls-ca-file=${o.clientCaFile ?? o.caFile}`,
+    // SCRAM authentication is on by default in v2; users are the cluster's (createUser).
+    '--telemetry=disable',
+    // '-' turns off the debug HTTP listener (default 127.0.0.1:8088), which would collide between instances.
+    '--debug-addr=-',
+    '--log-level=info',
+    '--log-format=text',
+  ];
+}
+
+/** How this module's own set-up client reaches the server: TCP with TLS, or a Unix socket. */
+type Endpoint = { port: number; caFile: string; clientCertKeyFile: string } | { socket: string };
+
+/** The driver's address of a Unix socket: the path, percent-encoded, as the host. */
+export function unixSocketUri(socket: string): string {
+  return `mongodb://${encodeURIComponent(socket)}/`;
+}
+
+function client(endpoint: Endpoint, auth?: { username: string; password: string }): MongoClient {
+  const timeouts = { directConnection: true, serverSelectionTimeoutMS: 3000, connectTimeoutMS: 3000 };
+  const login = auth ? { auth, authSource: AUTH_SOURCE } : {};
+  if ('socket' in endpoint) return new MongoClient(unixSocketUri(endpoint.socket), { ...timeouts, ...login });
+  return new MongoClient(`mongodb://localhost:${endpoint.port}/`, {
+    tls: true,
+    tlsCAFile: endpoint.caFile,
+    tlsCertificateKeyFile: endpoint.clientCertKeyFile,
+    ...timeouts,
+    ...login,
+  });
+}
+
+function tlsEndpoint(o: MongoWireOptions, port: number): Endpoint {
+  return { port, caFile: o.caFile, clientCertKeyFile: o.clientCertKeyFile };
+}
+
+/**
+ * mongod has no "setup user" flag: create the first user through the localhost exception (allowed
+ * while no user exists). On a data directory that already has users, this is refused and the
+ * existing user is used.
+ */
+async function ensureMongodUser(o: MongoWireOptions, port: number): Promise<void> {
+  const c = client(tlsEndpoint(o, port));
+  try {
+    await c.db(AUTH_SOURCE).command({ createUser: o.username, pwd: o.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
+  } catch (err) {
+    // 13 Unauthorized: the localhost exception is closed because a user exists already.
+    // 51003 "User already exists".
+    if (!(err instanceof MongoServerError && (err.code === 13 || err.code === 51003))) throw err;
+  } finally {
+    await c.close();
+  }
+}
+
+/** FerretDB's own login to PostgreSQL: internal, never given to a client. */
+const ENGINE_ROLE = 'cybercom_engine';
+
+/** The engine role's password, generated once per data directory (0600). */
+async function enginePassword(stateDir: string): Promise<string> {
+  const file = join(stateDir, 'engine-password');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  return password;
+}
+
+/**
+ * FerretDB v2: the administrator is a SCRAM user made with createUser (as the API's and the
+ * workers' users are), logged in as the engine role; its password follows the options on every
+ * start, so a rotated password takes effect without touching PostgreSQL by hand.
+ */
+async function ensureFerretDbAdmin(endpoint: Endpoint, user: Login, engine: Login): Promise<void> {
+  const c = client(endpoint, engine);
+  try {
+    const db = c.db(AUTH_SOURCE);
+    const info = (await db.command({ usersInfo: user.username })) as { users?: unknown[] };
+    if ((info.users?.length ?? 0) > 0) await db.command({ updateUser: user.username, pwd: user.password });
+    else await db.command({ createUser: user.username, pwd: user.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
+  } finally {
+    await c.close();
+  }
+}
+
+async function pingWithCredentials(endpoint: Endpoint, user: Login): Promise<void> {
+  const c = client(endpoint, user);
+  try {
+    await c.connect();
+    // `ping` needs no privileges; listCollections on authSource proves the login really happened.
+    await c.db(AUTH_SOURCE).command({ ping: 1 });
+    await c.db(AUTH_SOURCE).command({ listCollections: 1, nameOnly: true });
+  } finally {
+    await c.close();
+  }
+}
+
+interface Login {
+  username: string;
+  password: string;
+}
+
+/** FerretDB's storage: the PostgreSQL cluster in <dir>/postgres and the URL file FerretDB reads. */
+interface FerretDbStorage {
+  postgres: PostgresHandle;
+  engine: Login;
+  urlFile: string;
+}
+
+async function startFerretDbStorage(dir: string, timeoutMs: number, log?: (message: string) => void): Promise<FerretDbStorage> {
+  await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
+  // PostgreSQL runs as its own user and must pass through; everything inside is protected by
+  // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
+  await chmod(dir, 0o711);
+  const engine = { username: ENGINE_ROLE, password: await enginePassword(join(dir, 'state')) };
+  const postgres = await startPostgres({
+    dir: join(dir, 'postgres'),
+    role: engine.username,
+    password: engine.password,
+    startTimeoutMs: timeoutMs,
+    log,
+  });
+  const urlFile = join(dir, 'state', 'postgresql-url');
+  await writeFile(urlFile, `${postgres.url}\n`, { mode: 0o600 });
+  return { postgres, engine, urlFile };
+}
+
+const LOG_ERRORS = /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/;
+
+export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireHandle> {
+  const { kind, command } = chooseServer(opts.kind);
+  const dir = resolve(opts.dir);
+  const port = opts.port ?? (await freePort());
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const logFile = join(dir, `${kind}.log`);
+  const endpoint = tlsEndpoint(opts, port);
+  const user = { username: opts.username, password: opts.password };
+
+  const started = Date.now();
+  let storage: FerretDbStorage | undefined;
+  let server: ManagedProcess | undefined;
+  const stopServer = async (): Promise<void> => {
+    // Both servers shut down cleanly on SIGTERM (mongod flushes its journal); FerretDB goes
+    // first, then the cluster under it.
+    await server?.terminate(15_000);
+    await storage?.postgres.stop();
+  };
+  try {
+    let args: string[];
+    if (kind === 'mongod') {
+      const dataDir = join(dir, 'data');
+      await mkdir(dataDir, { recursive: true, mode: 0o700 });
+      args = mongodArgs(opts, port, dataDir);
+    } else {
+      storage = await startFerretDbStorage(dir, timeoutMs, opts.log);
+      args = ferretDbArgs(opts, port, dir, storage.urlFile);
+    }
+    server = await spawnManaged(command, args, { logFile, cwd: dir });
+    const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]) : server.exitSignal;
+    await waitForPort('127.0.0.1', port, timeoutMs, { signal: stopped });
+    if (kind === 'mongod') await ensureMongodUser(opts, port);
+    const engine = storage?.engine;
+    await retryUntilReady(
+      async () => {
+        if (engine) await ensureFerretDbAdmin(endpoint, user, engine);
+        await pingWithCredentials(endpoint, user);
+      },
+      { started, timeoutMs, stopped },
+    );
+  } catch (err) {
+    await stopServer().catch(() => undefined);
+    throw await startupError(`${kind} on port ${port}`, err, logFile, LOG_ERRORS);
+  }
+  return handle(kind, server as ManagedProcess, storage, port, `mongodb://localhost:${port}/`, logFile, stopServer);
+}
+
+function handle(
+  kind: MongoWireKind,
+  front: ManagedProcess,
+  storage: FerretDbStorage | undefined,
+  port: number,
+  uri: string,
+  logFile: string,
+  stopServer: () => Promise<void>,
+): MongoWireHandle {
+  let stopping: Promise<void> | undefined;
+  return {
+    kind,
+    pid: front.pid,
+    port,
+    uri,
+    authSource: AUTH_SOURCE,
+    logFile,
+    // The service is down when either process is: the supervisor then restarts both.
+    exited: storage ? Promise.race([front.exited, storage.postgres.exited]) : front.exited,
+    stop: () => (stopping ??= stopServer()),
+  };
+}
+
+export interface PrivateFerretDbOptions {
+  /** Working directory of this server (data, state, log, and the socket's directory). */
+  dir: string;
+  /** Its only login (besides the internal engine role): created, or given this password, at every start. */
+  username: string;
+  password: string;
+  startTimeoutMs?: number;
+  /** Told what was killed of a dead earlier instance of its PostgreSQL cluster. */
+  log?: (message: string) => void;
+}
+
+/**
+ * The Unix socket's path must fit in sockaddr_un.sun_path (108 bytes with the terminating NUL on
+ * Linux); a longer one fails in FerretDB with a message that does not say why.
+ */
+const MAX_SOCKET_PATH = 107;
+
+/** Where a private server in `dir` listens. */
+export function privateSocketPath(dir: string): string {
+  return join(resolve(dir), 'socket', 'ferretdb.sock');
+}
+
+/**
+ * A FerretDB v2 server on its own PostgreSQL cluster that listens only on a Unix socket in a 0700
+ * directory, with one login: for data no network client may reach, whatever credentials it holds.
+ * FerretDB has no authorization (every login may read and write everything, see the header of
+ * src/installation/database-users.ts) and its logins are the roles of its cluster; a cluster of
+ * its own is what keeps the logins made on another engine from authenticating here at all.
+ * Plaintext on the socket: only this user (and root) can open it, and nothing crosses a network.
+ */
+export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promise<MongoWireHandle> {
+  const { command } = chooseServer('ferretdb');
+  const dir = resolve(opts.dir);
+  const socket = privateSocketPath(dir);
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+    throw new Error(`the socket path ${socket} is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter install directory`);
+  }
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dirname(socket), { recursive: true, mode: 0o700 });
+  await chmod(dirname(socket), 0o700);
+  // A socket file left by a killed server would make the listener fail with "address already in use".
+  await rm(socket, { force: true });
+  const logFile = join(dir, 'ferretdb.log');
+  const endpoint: Endpoint = { socket };
+  const user = { username: opts.username, password: opts.password };
+
+  const started = Date.now();
+  let storage: FerretDbStorage | undefined;
+  let server: ManagedProcess | undefined;
+  const stopServer = async (): Promise<void> => {
+    await server?.terminate(15_000);
+    await storage?.postgres.stop();
+  };
+  try {
+    storage = await startFerretDbStorage(dir, timeoutMs, opts.log);
+    const args = [
+      `--postgresql-url-file=${storage.urlFile}`,
+      `--state-dir=${join(dir, 'state')}`,
+      // No TCP listener at all, plaintext or TLS: the socket is the only way in.
+      '--listen-addr=',
+      `--listen-unix=${socket}`,
+      '--telemetry=disable',
+      '--debug-addr=-',
+      '--log-level=info',
+      '--log-format=text',
+    ];
+    server = await spawnManaged(command, args, { logFile, cwd: dir });
+    const stopped = AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]);
+    const engine = storage.engine;
+    await retryUntilReady(
+      async () => {
+        await ensureFerretDbAdmin(endpoint, user, engine);
+        await pingWithCredentials(endpoint, user);
+      },
+      { started, timeoutMs, stopped },
+    );
+  } catch (err) {
+    await stopServer().catch(() => undefined);
+    throw await startupError(`ferretdb on ${socket}`, err, logFile, LOG_ERRORS);
+  }
+  return handle('ferretdb', server as ManagedProcess, storage, 0, unixSocketUri(socket), logFile, stopServer);
+}
+
+function storageExitSignal(storage: PostgresHandle): AbortSignal {
+  const controller = new AbortController();
+  void storage.exited.then((status) => controller.abort(new Error(`PostgreSQL exited (code ${status.code}, signal ${status.signal})`)));
+  return controller.signal;
+}
