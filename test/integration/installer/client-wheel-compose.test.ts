@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { installLayout, type InstallLayout } from '../../../src/ops/appliance/layout.js';
+import { installLayout, type InstallLayout } from '../../../src/installation/layout.js';
 import { Progress } from '../../../src/installer/progress.js';
 import type { InstallContext } from '../../../src/installer/step.js';
 import { clientWheel } from '../../../src/installer/steps/client-wheel.js';
