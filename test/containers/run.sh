@@ -2,7 +2,8 @@
 # The container test (npm run test:containers, also run by .ci/run): prepares this machine
 # (Podman, its Docker API, Compose v2), builds the base and stand-in images (cached while their
 # inputs are unchanged), then runs the end-to-end test of the compose stack through the installer
-# (test/containers/stack.e2e.ts). Prints how long each phase took; the e2e test ends with
+# (test/containers/stack.e2e.ts; containers are driven with testcontainers, see
+# support/testcontainers.ts). Prints how long each phase took; the e2e test ends with
 # `N passed, N failed`. Needs root (Podman rootful, network namespaces, iptables).
 #
 #   CYBERCOM_E2E_SMOKE=1   also run smoke.ts (the stand-ins alone) before the stack test

@@ -1,13 +1,14 @@
 /**
  * Proves the stand-in images on their own, before (and independently of) the product's
- * compose.yaml: the broker and the MongoDB-wire server come up healthy with TLS and client
- * certificates on a user network, a container reaches both by service name, and from the host
- * the published ports accept only TLS sessions with a client certificate of our CA.
+ * compose.yaml: the broker and the MongoDB-wire server come up with TLS and client certificates
+ * on a user network, a container reaches both by their names there, and from the host the
+ * published ports (on loopback) accept only TLS sessions with a client certificate of our CA.
+ * Driven by testcontainers (a Network, GenericContainers, wait strategies).
  *
  *   DOCKER_HOST=unix:///run/podman/podman.sock npx tsx test/containers/smoke.ts
  *
- * Needs the images of build-standins.sh. Removes its containers, network and volumes at the end,
- * unless SMOKE_KEEP=1 (to look at a failure; `docker compose -p cybercom-smoke down -v` later).
+ * Needs the images of build-standins.sh. Removes its containers, their volumes and the network at
+ * the end, unless SMOKE_KEEP=1 (to look at a failure; the next run removes them).
  */
 import { randomBytes } from 'node:crypto';
 import { chownSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,8 +21,10 @@ import {
   issueServerCertificate,
   serverSubjectAltNames,
 } from '../../src/pki/certificates.js';
-import { run, runToCompletion } from './support/engine.js';
+import { Network, Wait, type StartedNetwork, type StartedTestContainer } from 'testcontainers';
+import { removeTestContainers } from './support/leftovers.js';
 import { Report, assert } from './support/phases.js';
+import { CapturedLogs, LocalContainer, stopAll } from './support/testcontainers.js';
 import {
   AMQP_HEADER,
   amqpSession,
@@ -35,7 +38,18 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..', '..');
-const composeFile = join(here, 'smoke', 'compose.yaml');
+/**
+ * The user network's name prefix, so a run can remove what a killed one left. A fresh name each
+ * run: Podman 4 keeps a network's DNS records under its name, and a record a killed run left
+ * would answer for the next network of that name.
+ */
+const NETWORK_PREFIX = 'cybercom-smoke-';
+const TEST = 'smoke';
+const IMAGES = {
+  rabbitmq: 'localhost/cybercom-test/rabbitmq:latest',
+  mongo: 'localhost/cybercom-test/ferretdb:latest',
+  node: 'localhost/cybercom-test/node:latest',
+};
 /** uid/gid the official rabbitmq and mongo images (and our stand-ins) run their servers as. */
 const SERVICE_UID = 999;
 
@@ -46,10 +60,14 @@ function writeOwned(path: string, data: string, mode: number, uid = SERVICE_UID)
 
 async function main(): Promise<number> {
   const report = new Report();
+  await removeTestContainers(TEST, NETWORK_PREFIX);
   const dir = mkdtempSync(join(tmpdir(), 'cybercom-smoke-'));
-  const env = { SMOKE_DIR: dir, REPO_ROOT: repoRoot };
-  const compose = (...args: string[]) => run('docker', ['compose', '-f', composeFile, ...args], { env, timeoutMs: 300_000 });
   const password = randomBytes(12).toString('hex');
+  const logs = { rabbitmq: new CapturedLogs('rabbitmq'), mongo: new CapturedLogs('mongo') };
+  let network: StartedNetwork | undefined;
+  let rabbitmq: StartedTestContainer | undefined;
+  let mongo: StartedTestContainer | undefined;
+  let probe: StartedTestContainer | undefined;
   try {
     const tls = await report.phase('certificates and configuration', async () => {
       const ca = await createCertificateAuthority({ commonName: 'smoke CA' });
@@ -93,21 +111,80 @@ async function main(): Promise<number> {
       return { ca: ca.certPem, client, stranger };
     });
 
-    await report.phase('services up (healthchecks)', async () => {
-      await report.check('broker and database healthy (compose up --wait)', async () => {
-        await compose('up', '-d', '--wait', 'rabbitmq', 'mongo');
-      });
+    await report.phase('services up', async () => {
+      const net = await new Network({ nextUuid: () => `${NETWORK_PREFIX}${randomBytes(4).toString('hex')}` }).start();
+      network = net;
+      const started = await Promise.all(
+        [
+          report.check('broker up: TLS listener and startup complete', async () => {
+            rabbitmq = await new LocalContainer(IMAGES.rabbitmq, TEST)
+              .withNetwork(net)
+              .withNetworkAliases('rabbitmq')
+              .withHostname('rabbitmq')
+              .withBindMounts([
+                { source: join(dir, 'rabbitmq.conf'), target: '/etc/rabbitmq/rabbitmq.conf', mode: 'ro' },
+                { source: join(dir, 'broker-certs'), target: '/etc/rabbitmq/certs', mode: 'ro' },
+              ])
+              // Every port the image exposes (see withLoopbackPorts); only 5671 is the broker's
+              // (listeners.tcp = none, no management plugin), 4369 and 25672 are Erlang's own.
+              .withLoopbackPorts(5671, 4369, 5672, 15671, 15672, 25672)
+              .withLogConsumer(logs.rabbitmq.consumer)
+              // Not the listening-ports strategy: most published ports never listen. The broker logs
+              // "startup complete" after its TLS listener started and its default user and vhost exist.
+              .withWaitStrategy(Wait.forLogMessage(/Server startup complete/))
+              .withStartupTimeout(180_000)
+              .start();
+          }),
+          report.check('database up: TLS port open inside and published', async () => {
+            mongo = await new LocalContainer(IMAGES.mongo, TEST)
+              .withNetwork(net)
+              .withNetworkAliases('mongo')
+              .withEnvironment({ MONGO_INITDB_ROOT_USERNAME: 'smoke', MONGO_INITDB_ROOT_PASSWORD_FILE: '/run/secrets/mongo-password' })
+              .withCommand([
+                'ferretdb',
+                '--listen-addr=',
+                '--listen-tls=:27017',
+                '--listen-tls-cert-file=/etc/mongo/certs/server.pem',
+                '--listen-tls-key-file=/etc/mongo/certs/server.key',
+                '--listen-tls-ca-file=/etc/mongo/certs/ca.pem',
+              ])
+              .withBindMounts([
+                { source: join(dir, 'db-certs'), target: '/etc/mongo/certs', mode: 'ro' },
+                { source: join(dir, 'mongo-password'), target: '/run/secrets/mongo-password', mode: 'ro' },
+              ])
+              .withLoopbackPorts(27017)
+              .withLogConsumer(logs.mongo.consumer)
+              // The first start runs a set-up server on the container's loopback only; the
+              // published port answers once the real (TLS) server listens.
+              .withWaitStrategy(Wait.forListeningPorts())
+              .withStartupTimeout(180_000)
+              .start();
+          }),
+        ].map((p) =>
+          p.then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      assert(started.every(Boolean), 'a service did not come up');
     });
 
     await report.phase('in-network probe', async () => {
-      await report.check('a container reaches both by service name over TLS', async () => {
-        const { code, output } = await runToCompletion({
-          image: 'localhost/cybercom-test/node:latest',
-          cmd: ['node', 'probe.mjs'],
-          workingDir: '/probe',
-          network: 'cybercom-smoke_default',
-          binds: [`${join(dir, 'probe')}:/probe:ro`, `${join(repoRoot, 'node_modules')}:/probe/node_modules:ro`],
-        });
+      await report.check('a container reaches both by name over TLS', async () => {
+        assert(network, 'no network');
+        probe = await new LocalContainer(IMAGES.node, TEST)
+          .withNetwork(network)
+          .withBindMounts([
+            { source: join(dir, 'probe'), target: '/probe', mode: 'ro' },
+            { source: join(repoRoot, 'node_modules'), target: '/probe/node_modules', mode: 'ro' },
+          ])
+          .withWorkingDir('/probe')
+          // Kept running for the probe's exec; with no port to wait for, it is ready once running.
+          .withCommand(['sleep', 'infinity'])
+          .withWaitStrategy(Wait.forListeningPorts())
+          .start();
+        const { exitCode, output } = await probe.exec(['node', 'probe.mjs']);
         console.log(
           output
             .trim()
@@ -115,19 +192,17 @@ async function main(): Promise<number> {
             .map((l) => `       ${l}`)
             .join('\n'),
         );
-        assert(code === 0, `probe exited with ${code}`);
+        assert(exitCode === 0, `probe exited with ${exitCode}`);
       });
     });
 
     await report.phase('published ports from the host', async () => {
-      const published = async (service: string, port: number): Promise<Endpoint> => {
-        const out = (await compose('port', service, String(port))).stdout.trim();
-        const m = /:(\d+)$/.exec(out);
-        assert(m, `no published port for ${service}:${port} (${out})`);
-        return { host: '127.0.0.1', port: Number(m[1]), servername: 'localhost' };
+      const published = (container: StartedTestContainer | undefined, port: number): Endpoint => {
+        assert(container, `no container for port ${port}`);
+        return { host: container.getHost(), port: container.getMappedPort(port), servername: 'localhost' };
       };
-      const broker = await published('rabbitmq', 5671);
-      const db = await published('mongo', 27017);
+      const broker = published(rabbitmq, 5671);
+      const db = published(mongo, 27017);
       const good = { ca: tls.ca, cert: tls.client.certPem, key: tls.client.keyPem };
       await report.check('broker: AMQPS session with client certificate', () => amqpSession(broker, 'smoke', password, '/', good));
       await report.check('broker: refused without client certificate', async () => {
@@ -152,15 +227,15 @@ async function main(): Promise<number> {
       });
     });
   } catch {
-    await compose('logs', '--no-color', '--tail', '60')
-      .then((r) => console.log(r.stdout + r.stderr))
-      .catch(() => undefined);
+    console.log(`\n${logs.rabbitmq.tail()}\n\n${logs.mongo.tail()}`);
   } finally {
     if (process.env.SMOKE_KEEP === '1') {
-      console.log(`kept: SMOKE_DIR=${dir} REPO_ROOT=${repoRoot} docker compose -f ${composeFile} ...`);
+      console.log(`kept: ${dir}, the network ${network?.getName()} and its containers (the next run removes them)`);
     } else
       await report.phase('clean-up', async () => {
-        await compose('down', '--volumes', '--remove-orphans', '--timeout', '10').catch((err: Error) => console.log(err.message));
+        await stopAll([probe, rabbitmq, mongo]);
+        await network?.stop().catch((err: Error) => console.log(`  network: ${err.message}`));
+        await removeTestContainers(TEST, NETWORK_PREFIX).catch((err: Error) => console.log(`  left over: ${err.message}`));
         rmSync(dir, { recursive: true, force: true });
       });
     console.log(`\n${report.summary()}`);

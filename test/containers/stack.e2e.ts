@@ -33,11 +33,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ACCOUNTS } from '../../src/installation/secrets.js';
 import { COMPOSE_PROJECT } from '../../src/installation/runner/compose-runtime.js';
 import { createCertificateAuthority, issueClientCertificate, issueServerCertificate } from '../../src/pki/certificates.js';
-import { docker, dockerHost, run } from './support/engine.js';
+import { DockerComposeEnvironment, ImageName, Wait, getContainerRuntimeClient, type StartedDockerComposeEnvironment } from 'testcontainers';
+import { dockerHost, run } from './support/engine.js';
 import { Site } from './support/http-client.js';
 import { Report, assert } from './support/phases.js';
 import { removeLeftovers, WORK_PREFIX } from './support/leftovers.js';
 import { RemoteHost } from './support/remote-host.js';
+import { LOCAL_IMAGES } from './support/testcontainers.js';
 import {
   AMQP_HEADER,
   amqpSession,
@@ -81,6 +83,10 @@ function readEnvFile(path: string): Record<string, string> {
   return parseEnv(readFileSync(path, 'utf8')) as Record<string, string>;
 }
 
+/**
+ * Waits for a condition of the application (a task offered, a worker's queue listed by the API),
+ * not of a container: no testcontainers wait strategy reads the API's answers.
+ */
 async function poll<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -109,7 +115,8 @@ async function main(): Promise<number> {
     // Before the work directory exists: leftovers include earlier work directories.
     await report.phase('preflight', async () => {
       await report.check('stand-in images present', async () => {
-        for (const image of Object.values(STAND_INS)) await docker().getImage(image).inspect();
+        const images = (await getContainerRuntimeClient()).image;
+        for (const image of Object.values(STAND_INS)) assert(await images.exists(ImageName.fromString(image)), `no image ${image}`);
       });
       await report.check('nothing of an earlier run left (removed if there was)', () =>
         removeLeftovers(PROJECT, newRemoteHost([]), COMPOSE_FILES),
@@ -124,7 +131,7 @@ async function main(): Promise<number> {
   const ports = { http: await freePort(), https: await freePort(), broker: await freePort(), db: await freePort() };
   // What a Podman user sets: the engine's socket, and Compose's classic builder (Podman's Docker
   // API has no BuildKit; Compose would otherwise start a BuildKit container from a registry).
-  const env: NodeJS.ProcessEnv = {
+  const env: Record<string, string> = {
     DOCKER_HOST: dockerHost(),
     COMPOSE_BAKE: 'false',
     DOCKER_BUILDKIT: '0',
@@ -140,6 +147,19 @@ async function main(): Promise<number> {
     PROJECT,
   ];
   const compose = (...args: string[]) => run('docker', [...composeArgs, ...args], { env, timeoutMs: 300_000 });
+  // The installer's compose project as testcontainers sees it: `up` without recreating anything
+  // the installer started (nor pulling: every image is built here), then each container's own
+  // healthcheck as the wait strategy; its handles answer for the containers, its `down` removes
+  // the project.
+  const stackEnvironment = new DockerComposeEnvironment(repoRoot, COMPOSE_FILES)
+    .withNoRecreate()
+    .withProjectName(PROJECT)
+    .withEnvironmentFile(join(installDir, 'config', 'compose.env'))
+    .withEnvironment(env)
+    .withPullPolicy(LOCAL_IMAGES)
+    .withDefaultWaitStrategy(Wait.forHealthCheck())
+    .withStartupTimeout(300_000);
+  let stack: StartedDockerComposeEnvironment | undefined;
   const remote = newRemoteHost([ports.broker, ports.db]);
   let stackStarted = false;
   let remoteStarted = false;
@@ -196,19 +216,8 @@ async function main(): Promise<number> {
         );
       });
       await report.check('every service running and healthy', async () => {
-        const out = (await compose('ps', '--all', '--format', 'json')).stdout.trim();
-        const rows = (
-          out.startsWith('[')
-            ? JSON.parse(out)
-            : out
-                .split('\n')
-                .filter(Boolean)
-                .map((l) => JSON.parse(l))
-        ) as Array<{ Service: string; State: string; Health: string }>;
-        for (const service of ['proxy', 'api', 'worker', 'rabbitmq', 'mongo']) {
-          const row = rows.find((r) => r.Service === service);
-          assert(row?.State === 'running' && row.Health === 'healthy', `${service}: ${row ? `${row.State} (${row.Health})` : 'absent'}`);
-        }
+        stack = await stackEnvironment.up();
+        for (const service of ['proxy', 'api', 'worker', 'rabbitmq', 'mongo']) stack.getContainer(`${service}-1`);
       });
     });
 
@@ -387,8 +396,9 @@ async function main(): Promise<number> {
       await report.check('the remote reaches nothing else (HTTP, HTTPS, the API container)', async () => {
         assert(!(await remote.canConnect(ports.http)), 'HTTP port reachable');
         assert(!(await remote.canConnect(ports.https)), 'HTTPS port reachable');
-        const api = await docker().getContainer(`${PROJECT}-api-1`).inspect();
-        const apiAddress = Object.values(api.NetworkSettings.Networks)[0]?.IPAddress;
+        assert(stack, 'the stack was not started');
+        const api = stack.getContainer('api-1');
+        const apiAddress = api.getIpAddress(api.getNetworkNames()[0] ?? '');
         assert(apiAddress, 'no address for the api container');
         assert(!(await remote.canConnect(8080, apiAddress)), `api container ${apiAddress}:8080 reachable`);
       });
@@ -481,11 +491,14 @@ async function main(): Promise<number> {
     } else {
       await report.phase('clean-up', async () => {
         if (remoteStarted) await remote.tearDown();
-        if (stackStarted) {
-          await compose('down', '--volumes', '--remove-orphans', '--timeout', '20').catch((err: Error) =>
-            console.log(`  compose down: ${err.message}`),
-          );
-        }
+        // Through testcontainers once it took the stack over; otherwise (the installer or that
+        // `up` failed, which takes the project down already) with the compose CLI, to be sure.
+        const down = stack
+          ? stack.down({ removeVolumes: true, timeout: 20_000 })
+          : stackStarted
+            ? compose('down', '--volumes', '--remove-orphans', '--timeout', '20')
+            : undefined;
+        await down?.catch((err: Error) => console.log(`  compose down: ${err.message}`));
         rmSync(work, { recursive: true, force: true });
       });
     }
