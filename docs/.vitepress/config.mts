@@ -46,6 +46,7 @@ export default defineConfig({
           { text: 'Security model', link: '/security' },
           { text: 'Architecture', link: '/architecture' },
           { text: 'Layers', link: '/architecture/layers' },
+          { text: 'Packages', link: '/architecture/packages' },
           { text: 'Benchmarks', link: '/benchmarks' },
         ],
       },
