@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { call, startTestApp, type TestApp } from '../support/app.js';
-import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
+import { externalRequests, launchChromium, screenshot, signInThrough, watchedPage, type Watched } from './support.js';
 
 const PAGE = '/api/admin/pages/indexes';
 
@@ -47,12 +47,7 @@ afterAll(async () => {
 describe('the Indexes page', () => {
   it('opens a collection from a link and lists its indexes', async () => {
     const { page } = admin;
-    await page.goto(`${app.url}${PAGE}`);
-    expect(new URL(page.url()).pathname).toBe('/api/auth/login/');
-    await page.fill('#id_username', 'root');
-    await page.fill('#id_password', 'root-pass-123');
-    // Generous: the first admin page of a process may build the components bundle first.
-    await Promise.all([page.waitForNavigation({ timeout: 100_000 }), page.click('button[type=submit]')]);
+    await signInThrough(page, `${app.url}${PAGE}`, 'root', 'root-pass-123');
     await page.goto(`${app.url}${PAGE}?area=data_store&db=${encodeURIComponent(db)}&col=stations`);
     await page.getByTestId('indexes-title').waitFor();
     await page.locator('[data-testid="index-row"][data-name="_id_"]').waitFor({ timeout: 30_000 });

@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import type { Worker } from '../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../support/app.js';
 import { startWorker, until } from '../integration/queue/support.js';
-import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
+import { externalRequests, launchChromium, screenshot, signInThrough, watchedPage, type Watched } from './support.js';
 
 const PAGE = '/api/admin/pages/operations';
 
@@ -61,12 +61,7 @@ const workerRow = (node: string) => admin.page.locator(`[data-testid="worker-row
 describe('the Operations page', () => {
   it('is reached through the login and lists the running workers and their queues', async () => {
     const { page } = admin;
-    await page.goto(`${app.url}${PAGE}`);
-    expect(new URL(page.url()).pathname).toBe('/api/auth/login/');
-    await page.fill('#id_username', 'root');
-    await page.fill('#id_password', 'root-pass-123');
-    // Generous: the first admin page of a process may build the components bundle first.
-    await Promise.all([page.waitForNavigation({ timeout: 100_000 }), page.click('button[type=submit]')]);
+    await signInThrough(page, `${app.url}${PAGE}`, 'root', 'root-pass-123');
     expect(new URL(page.url()).pathname).toBe(PAGE);
     await page.getByTestId('operations-title').waitFor();
     // The sidebar links to it.

@@ -73,3 +73,16 @@ export async function screenshot(page: Page, name: string, options: { fullPage?:
   }
   return file;
 }
+
+/**
+ * Opens an admin page as a person would: the page sends the browser to the login form, which
+ * brings it back once the password is accepted. The wait is generous because the first admin
+ * page of a process may build the components bundle first.
+ */
+export async function signInThrough(page: Page, url: string, username: string, password: string): Promise<void> {
+  await page.goto(url);
+  if (new URL(page.url()).pathname !== '/api/auth/login/') throw new Error(`expected the login form, got ${page.url()}`);
+  await page.fill('#id_username', username);
+  await page.fill('#id_password', password);
+  await Promise.all([page.waitForNavigation({ timeout: 100_000 }), page.click('button[type=submit]')]);
+}
