@@ -105,6 +105,26 @@ function unknownOutcome<E extends object>(error: E): E {
   return error;
 }
 
+/**
+ * A channel being opened, which calls `forget` when it closes or fails to open, so that its holder
+ * drops it and the next use opens a new one. Its errors are left to that close: a channel error
+ * always closes the channel, and an unhandled 'error' event would end the process.
+ */
+function forgottenWhenGone<C extends Channel>(
+  opening: Promise<C>,
+  forget: () => void,
+  setUp: (channel: C) => void = () => undefined,
+): Promise<C> {
+  const channel = opening.then((opened) => {
+    opened.on('error', () => undefined);
+    setUp(opened);
+    opened.once('close', forget);
+    return opened;
+  });
+  channel.catch(forget);
+  return channel;
+}
+
 export class TaskPublisher {
   private readonly session: BrokerSession;
   private readonly declareQueues: QueueDeclaration;
@@ -183,17 +203,10 @@ export class TaskPublisher {
     if (this.declarations?.connection !== connection) {
       const declarations: DeclarationChannel = {
         connection,
-        channel: connection.createChannel().then((channel) => {
-          channel.on('error', () => undefined);
-          channel.once('close', () => {
-            if (this.declarations === declarations) this.declarations = null;
-          });
-          return channel;
+        channel: forgottenWhenGone(connection.createChannel(), () => {
+          if (this.declarations === declarations) this.declarations = null;
         }),
       };
-      declarations.channel.catch(() => {
-        if (this.declarations === declarations) this.declarations = null;
-      });
       this.declarations = declarations;
     }
     const channel = await this.declarations.channel.catch(() => {
@@ -211,22 +224,20 @@ export class TaskPublisher {
       declared: new Map<string, Promise<void>>(),
       returned: new Set<string>(),
       full: null,
-      channel: connection.createConfirmChannel().then((channel) => {
-        // A broker that closes the channel fails its unconfirmed publishes; the next publish opens a new one.
-        channel.on('error', () => undefined);
-        // The broker returns a mandatory message no queue took before it confirms it.
-        channel.on('return', (returned: { properties: { correlationId?: string } }) => {
-          if (returned.properties.correlationId !== undefined) slot.returned.add(returned.properties.correlationId);
-        });
-        channel.once('close', () => {
+      // A broker that closes the channel fails its unconfirmed publishes; the next publish opens a new one.
+      channel: forgottenWhenGone(
+        connection.createConfirmChannel(),
+        () => {
           if (this.channel === slot) this.channel = null;
-        });
-        return channel;
-      }),
+        },
+        (channel) => {
+          // The broker returns a mandatory message no queue took before it confirms it.
+          channel.on('return', (returned: { properties: { correlationId?: string } }) => {
+            if (returned.properties.correlationId !== undefined) slot.returned.add(returned.properties.correlationId);
+          });
+        },
+      ),
     };
-    slot.channel.catch(() => {
-      if (this.channel === slot) this.channel = null;
-    });
     this.channel = slot;
     return slot;
   }
