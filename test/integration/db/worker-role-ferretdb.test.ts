@@ -3,7 +3,7 @@
  * so cannot enforce roles: the API notices once, says so in one log line, and creating and
  * deleting data-store databases works as before; the installer's user set-up falls back to the
  * built-in roles. (Enforcement itself needs the official MongoDB image, which cannot run here:
- * the role documents are checked by test/unit/ops/database-roles.test.ts.)
+ * the role documents are checked by test/unit/installation/database-roles.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MongoClient } from 'mongodb';

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensureServiceBuild } from '../../../src/installation/runner/service-build.js';
+import { ensureServiceBuild } from '../../../../src/installation/runner/service-build.js';
 
 describe('ensureServiceBuild', () => {
   let root: string;

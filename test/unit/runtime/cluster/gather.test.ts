@@ -3,8 +3,8 @@
  * primary's gatherer and each process's peer over in-memory channels, as over IPC.
  */
 import { describe, expect, it } from 'vitest';
-import { GatherFailed } from '../../../src/runtime/cluster/peer.js';
-import { memoryCluster, type MemoryProcess } from '../../support/memory-cluster.js';
+import { GatherFailed } from '../../../../src/runtime/cluster/peer.js';
+import { memoryCluster, type MemoryProcess } from '../../../support/memory-cluster.js';
 
 describe('gathering an answer from every API process', () => {
   it('gives every asker the answers of all processes, itself included, by topic', async () => {

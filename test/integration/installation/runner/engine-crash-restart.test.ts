@@ -18,16 +18,16 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installLayout, type InstallLayout } from '../../../src/installation/layout.js';
-import { LocalSupervisor, type ServiceDefinition } from '../../../src/installation/runner/local-supervisor.js';
-import { readSupervisorStatus } from '../../../src/installation/runner/supervisor-status.js';
-import { keyMaterialPaths } from '../../../src/pki/files.js';
-import { startMongoWire } from '../../../src/local-services/mongo-wire.js';
-import { freePort } from '../../../src/local-services/ports.js';
-import { isProcessAlive } from '../../../src/local-services/processes.js';
-import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
-import { postmasterPid, waitForChild } from '../../support/postgres-processes.js';
-import { testServices } from '../../support/services.js';
+import { installLayout, type InstallLayout } from '../../../../src/installation/layout.js';
+import { LocalSupervisor, type ServiceDefinition } from '../../../../src/installation/runner/local-supervisor.js';
+import { readSupervisorStatus } from '../../../../src/installation/runner/supervisor-status.js';
+import { keyMaterialPaths } from '../../../../src/pki/files.js';
+import { startMongoWire } from '../../../../src/local-services/mongo-wire.js';
+import { freePort } from '../../../../src/local-services/ports.js';
+import { isProcessAlive } from '../../../../src/local-services/processes.js';
+import { call, startTestApp, uniqueName, type TestApp } from '../../../support/app.js';
+import { postmasterPid, waitForChild } from '../../../support/postgres-processes.js';
+import { testServices } from '../../../support/services.js';
 
 const KILLS = 20;
 /** Every how many kills a child of the postmaster is held alive (SIGSTOP) across the kill. */
