@@ -100,8 +100,7 @@ step_service() {
   # --time=0: never exit for inactivity (the test has quiet phases longer than the default 5 s).
   nohup podman system service --time=0 "unix://$socket" >"$socket_dir/cybercom-test-service.log" 2>&1 &
   echo $! >"$pid_file"
-  local i
-  for i in $(seq 1 50); do
+  for _ in {1..50}; do
     api_answers && { log "API socket: started at $socket (pid $(cat "$pid_file"))"; return 0; }
     sleep 0.2
   done

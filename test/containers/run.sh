@@ -26,6 +26,7 @@ print_timings() {
 }
 trap print_timings EXIT
 
+# shellcheck disable=SC2317 # called through phase, which shellcheck does not follow
 prepare() {
   local out
   out="$(bash "$here/prepare-podman.sh")"

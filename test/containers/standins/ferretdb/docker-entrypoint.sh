@@ -13,7 +13,7 @@
 # with a fast shutdown (a clean checkpoint); if either server dies, the other is stopped and the
 # container exits, for the restart policy to bring both back.
 set -euo pipefail
-self="$(readlink -f "$BASH_SOURCE")"
+self="$(readlink -f "${BASH_SOURCE[0]}")"
 
 if [[ "${1:-}" == mongod* || "${1:-}" == -* ]]; then
   echo "error: this is the FerretDB stand-in for the mongo image; it cannot run mongod." >&2
@@ -69,7 +69,7 @@ if [[ -n $root_user || -n $root_password ]] && [[ -z $root_user || -z $root_pass
   exit 1
 fi
 
-psql_local() { psql -X -q -v ON_ERROR_STOP=1 -h "$run_dir" -p "$pg_port" -U "$bootstrap_role" -d postgres "$@"; }
+psql_local() { psql -X -q -v ON_ERROR_STOP=1 -h "$run_dir" -p "$pg_port" -U "$bootstrap_role" -d postgres; }
 
 # --- PostgreSQL --------------------------------------------------------------------------------
 mkdir -p "$run_dir"
@@ -162,11 +162,11 @@ fi
 # FerretDB's connection: as the root user over TCP when there is one (as the local runtime does),
 # else as the bootstrap role over the socket. A 0600 file, not argv (which `ps` shows).
 if [[ -n $root_user ]]; then
-  STANDIN_U="$root_user" STANDIN_P="$root_password" STANDIN_PORT="$pg_port" node -e '
-    const { STANDIN_U: user, STANDIN_P: password, STANDIN_PORT: port } = process.env;
-    const e = encodeURIComponent;
-    process.stdout.write(`postgres://${e(user)}:${e(password)}@127.0.0.1:${port}/postgres\n`);
-  ' >"$url_file"
+  STANDIN_U="$root_user" STANDIN_P="$root_password" STANDIN_PORT="$pg_port" node - >"$url_file" <<'JS'
+const { STANDIN_U: user, STANDIN_P: password, STANDIN_PORT: port } = process.env;
+const e = encodeURIComponent;
+process.stdout.write(`postgres://${e(user)}:${e(password)}@127.0.0.1:${port}/postgres\n`);
+JS
 else
   printf 'postgres://%s@/postgres?host=%s&port=%s\n' "$bootstrap_role" "$run_dir" "$pg_port" >"$url_file"
 fi
@@ -192,7 +192,11 @@ if [[ $new_cluster == 1 ]] && compgen -G '/docker-entrypoint-initdb.d/*' >/dev/n
     if [[ -n $root_user ]]; then export MONGO_INITDB_ROOT_USERNAME="$root_user" MONGO_INITDB_ROOT_PASSWORD="$root_password"; fi
     for f in /docker-entrypoint-initdb.d/*; do
       case "$f" in
-        *.sh) log "running $f"; . "$f" ;;
+        *.sh)
+          log "running $f"
+          # shellcheck source=/dev/null # the image's init scripts, known only when the container runs
+          . "$f"
+          ;;
         *.js) log "running $f"; mongosh --quiet --host 127.0.0.1 --port 27017 "$MONGO_INITDB_DATABASE" "$f" ;;
         *) [[ -e $f ]] && log "ignoring $f" ;;
       esac

@@ -10,7 +10,7 @@ if [[ "${1:-}" == rabbitmq* ]] && [[ "$(id -u)" == 0 ]]; then
   if [[ "$1" == rabbitmq-server ]]; then
     find /var/lib/rabbitmq \! -user rabbitmq -exec chown rabbitmq:rabbitmq '{}' +
   fi
-  exec setpriv --reuid=999 --regid=999 --init-groups "$BASH_SOURCE" "$@"
+  exec setpriv --reuid=999 --regid=999 --init-groups "${BASH_SOURCE[0]}" "$@"
 fi
 
 deprecated=()
