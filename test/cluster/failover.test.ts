@@ -24,12 +24,12 @@ import {
   killNode,
   spawnClusterWorker,
   startClusterApi,
-  until,
   type ClusterApi,
   type ClusterNode,
   type ClusterWorker,
   type ServeLogLine,
 } from './support.js';
+import { until } from '../support/until.js';
 
 const SUBMISSIONS = 2_000;
 const IN_FLIGHT = 16;

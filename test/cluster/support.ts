@@ -11,6 +11,7 @@ import type { LocalServices } from '../../src/local-services/services.js';
 import { createServiceContext } from '../../src/app/service-context.js';
 import { spawnWorker, TASK_MODULE, type WorkerProcess } from '../integration/worker/support.js';
 import { spawnServe, type ServeLogLine } from '../support/serve-process.js';
+import { until } from '../support/until.js';
 
 export type { ServeLogLine };
 
@@ -165,14 +166,4 @@ export interface ClusterWorker {
   brokerAddress(): string | null;
   /** How often it became ready (1 + reconnects). */
   readyCount(): number;
-}
-
-export async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { Worker } from '../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../support/app.js';
-import { startWorker, until } from '../integration/queue/support.js';
+import { startWorker } from '../integration/queue/support.js';
+import { until } from '../support/until.js';
 import { externalRequests, launchChromium, screenshot, signInThrough, watchedPage, type Watched } from './support.js';
 
 const PAGE = '/api/admin/pages/operations';

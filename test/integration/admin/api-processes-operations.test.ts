@@ -9,7 +9,8 @@ import type { Worker } from '../../../src/worker/worker.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { requestOnNewConnection, spawnServe, type ServeProcess } from '../../support/serve-process.js';
 import { closeAndDrop } from '../auth/helpers.js';
-import { startWorker, until } from '../queue/support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from '../queue/support.js';
 import { Browser } from './support.js';
 
 const DATA = '/api/admin/operations/data';

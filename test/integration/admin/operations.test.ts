@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { EVENT_EXCHANGE } from '../../../src/queue/protocol/entities.js';
-import { startWorker, until } from '../queue/support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from '../queue/support.js';
 import { closeAndDrop } from '../auth/helpers.js';
 import { Browser, ROOT, ensureRoot, loggedIn } from './support.js';
 

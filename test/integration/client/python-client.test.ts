@@ -19,7 +19,8 @@ import { freePort } from '../../../src/local-services/ports.js';
 import { createServiceContext } from '../../../src/app/service-context.js';
 import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { startWorker, until } from '../queue/support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from '../queue/support.js';
 import { repoRoot } from '../worker/support.js';
 
 const run = promisify(execFile);

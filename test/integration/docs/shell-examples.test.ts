@@ -11,7 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { startWorker, until } from '../queue/support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from '../queue/support.js';
 import { shellExamples } from '../../support/doc-examples.js';
 
 const run = promisify(execFile);

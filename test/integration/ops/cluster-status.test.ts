@@ -11,7 +11,8 @@ import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { uniqueName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
-import { startWorker, until } from '../queue/support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from '../queue/support.js';
 
 let session: BrokerSession;
 let worker: Worker;

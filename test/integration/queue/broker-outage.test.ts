@@ -8,7 +8,8 @@ import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 import { testServices } from '../../support/services.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { startWorker, until } from './support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
 
 let app: TestApp;
 let proxy: TcpProxy;

@@ -13,7 +13,8 @@ import type { Worker } from '../../../src/worker/worker.js';
 import { uniqueName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
-import { startWorker, until } from './support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
 
 let proxy: TcpProxy;
 let session: BrokerSession;

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import type { QueueService } from '../../../src/queue/api/queue-service.js';
-import { startWorker, until } from './support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
 
 let app: TestApp;
 let worker: Worker;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { repoRoot, unique } from '../worker/support.js';
 import { celeryDir, celeryEnv } from '../../support/celery-env.js';
-import { until } from './support.js';
+import { until } from '../../support/until.js';
 
 const STACKS = [
   { name: 'celery 5.2.6', venv: join(repoRoot, '.venv'), sendsDocstrings: true },

@@ -11,7 +11,8 @@ import { defineTask } from '../../../src/worker/task-definition.js';
 import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings } from '../../../src/config/connections.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { testServices } from '../../support/services.js';
-import { startWorker, until } from './support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
 
 const CACHE_S = 1;
 const REPLY_TIMEOUT_MS = 3_000;

@@ -11,7 +11,8 @@ import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { repoRoot, unique } from '../worker/support.js';
 import { celeryDir, celeryEnv } from '../../support/celery-env.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { startWorker, until } from './support.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
 
 const STACKS = [
   { name: 'celery 5.2.6', venv: join(repoRoot, '.venv'), sendsDocstrings: true },

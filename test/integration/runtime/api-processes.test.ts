@@ -6,18 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestOnNewConnection, spawnServe, type ServeLogLine, type ServeProcess } from '../../support/serve-process.js';
+import { until } from '../../support/until.js';
 
 const CLIENTS = 6;
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function alive(pid: number): boolean {
   try {
@@ -69,21 +60,21 @@ describe('serve with API_PROCESSES=2', () => {
     });
     const answeredSince = (t: number) => outcomes.filter((o) => o.at > t && o.status === 200).length;
     try {
-      await waitFor(() => (answeredSince(0) >= 20 ? true : undefined), 30_000, 'load to start');
+      await until(() => (answeredSince(0) >= 20 ? true : undefined), 30_000, 'load to start');
 
       const firstKill = Date.now();
       process.kill(firstPid as number, 'SIGKILL');
       // The other worker answers while the killed one is being replaced.
-      await waitFor(() => (answeredSince(firstKill + 200) >= 20 ? true : undefined), 30_000, 'the surviving worker to answer');
-      const replacement = await waitFor(() => readyPids(0)[1], 60_000, `a new worker 0; output:\n${output()}`);
+      await until(() => (answeredSince(firstKill + 200) >= 20 ? true : undefined), 30_000, 'the surviving worker to answer');
+      const replacement = await until(() => readyPids(0)[1], 60_000, `a new worker 0; output:\n${output()}`);
       expect(replacement).not.toBe(firstPid);
       expect(alive(replacement)).toBe(true);
 
       // Kill the other original: only the replacement is left to answer.
       const secondKill = Date.now();
       process.kill(secondPid as number, 'SIGKILL');
-      await waitFor(() => (answeredSince(secondKill + 200) >= 20 ? true : undefined), 30_000, 'the replacement worker to answer');
-      await waitFor(() => readyPids(1)[1], 60_000, `a new worker 1; output:\n${output()}`);
+      await until(() => (answeredSince(secondKill + 200) >= 20 ? true : undefined), 30_000, 'the replacement worker to answer');
+      await until(() => readyPids(1)[1], 60_000, `a new worker 1; output:\n${output()}`);
     } finally {
       running = false;
       await Promise.all(loops);
@@ -107,6 +98,6 @@ describe('serve with API_PROCESSES=2', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    await waitFor(() => (pids.some(alive) ? undefined : true), 30_000, 'the workers to end');
+    await until(() => (pids.some(alive) ? undefined : true), 30_000, 'the workers to end');
   });
 });
