@@ -5,19 +5,20 @@
  * worker and on the TS worker, and reads every result with AsyncResult / GroupResult. The TS
  * results are also read through the API. Runs once per installed Celery (newest and baseline).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
-import { Worker } from '../../../src/worker/worker.js';
+import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
-import { brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { brokerSettings, deleteQueues, repoRoot, unique } from './support.js';
+import { prepareCelery, startCeleryWorker, testWorker, waitForPing, type CeleryWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const run = promisify(execFile);
 const tsQueue = unique('canvas-ts');
@@ -65,26 +66,22 @@ let tsWorker: Worker;
 let rootToken: string;
 
 beforeAll(async () => {
-  await run('bash', [join(repoRoot, 'test/support/python-celery.sh')], { cwd: repoRoot, timeout: 110_000 });
+  await prepareCelery(110_000);
   app = await startTestApp({ TASK_WAIT_MAX_S: '30' });
   database = app.ctx.settings.serviceDatabase;
   results = new ResultStore(app.ctx.mongo, { database, collection: 'tombstone' });
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   rootToken = await app.users.tokenFor('root');
-  tsWorker = new Worker({
+  tsWorker = await testWorker({
     nodeName: tsNode,
     queues: [tsQueue],
     tasks: canvasTasks,
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
     resultDatabase: database,
     resultCollection: 'tombstone',
     concurrency: 2,
-    mingle: false,
     // STARTED is stored (Celery's task_track_started), so a scenario can wait for a task to be
     // running before it terminates it, instead of guessing.
     trackStarted: true,
-    logger: pino({ level: 'silent' }),
   });
   await tsWorker.run();
 }, 180_000);
@@ -103,8 +100,7 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   const venvBin = join(repoRoot, venv, 'bin');
   const pyQueue = unique('canvas-py');
   const pyNode = `${unique('canvas-py')}@test`;
-  let pyWorker: ChildProcess;
-  let pyWorkerLog = '';
+  let pyWorker: CeleryWorker;
 
   function pythonEnv(): NodeJS.ProcessEnv {
     return celeryEnv({ venv: join(repoRoot, venv), queue: pyQueue, resultDatabase: database });
@@ -116,31 +112,18 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
       env: pythonEnv(),
       timeout: 90_000,
     }).catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`scenario ${name} failed: ${error.stderr ?? ''}\nworker log:\n${pyWorkerLog.slice(-3000)}`);
+      throw new Error(`scenario ${name} failed: ${error.stderr ?? ''}\nworker log:\n${pyWorker.log().slice(-3000)}`);
     });
     return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, any>;
   }
 
   beforeAll(async () => {
-    pyWorker = spawn(
-      join(venvBin, 'celery'),
-      ['-A', 'canvas_tasks', 'worker', '-P', 'solo', '-Q', pyQueue, '-n', pyNode, '--without-mingle', '--without-gossip', '-l', 'INFO'],
-      { cwd: celeryDir, env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    pyWorker.stdout?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
-    pyWorker.stderr?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
+    pyWorker = startCeleryWorker({ venv: join(repoRoot, venv), app: 'canvas_tasks', queue: pyQueue, node: pyNode, env: pythonEnv() });
     const session = new BrokerSession({ settings: brokerSettings() });
     const control = new ControlClient({ session });
     try {
       await session.waitUntilConnected(20_000);
-      await waitFor(
-        async () => {
-          if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
-          return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
-        },
-        60_000,
-        'the Python worker to answer ping',
-      );
+      await waitForPing(control, pyNode, 60_000, pyWorker);
     } finally {
       await control.close();
       await session.close();
@@ -148,7 +131,7 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   }, 90_000);
 
   afterAll(async () => {
-    if (pyWorker) await stopProcess(pyWorker, 10_000);
+    await pyWorker?.stop();
     await deleteQueues(brokerSettings(), [pyQueue]).catch(() => undefined);
   });
 
@@ -253,7 +236,7 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
 
 describe('through the API', () => {
   it('shows RETRY, then the retried task’s SUCCESS with its retry count', async () => {
-    await waitFor(
+    await until(
       async () => {
         const res = await call(app.url, 'GET', '/api/queue/?refresh=true&page_size=0', { token: rootToken });
         return res.json?.queues?.includes(tsQueue) === true;
@@ -268,7 +251,7 @@ describe('through the API', () => {
     expect(res.status).toBe(202);
     const path = `/api/queue/task/${res.json.task_id}/`;
     const seen = new Set<string>();
-    const done = await waitFor(
+    const done = await until(
       async () => {
         const r = await call(app.url, 'GET', path, { token: rootToken });
         if (typeof r.json?.status === 'string') seen.add(r.json.status);

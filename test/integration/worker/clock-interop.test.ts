@@ -9,20 +9,20 @@
  * The clocks are raised the way a peer with a high clock raises them: one request carrying it,
  * after which the TypeScript worker and the control client move past it (Lamport).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Channel, ChannelModel } from 'amqplib';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBroker } from '../../../src/queue/broker-connection.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { PIDBOX_EXCHANGE, declarePidboxExchange } from '../../../src/queue/protocol/entities.js';
-import { loadTaskModules } from '../../../src/worker/task-modules.js';
-import { Worker } from '../../../src/worker/worker.js';
-import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
-import { TASK_MODULE, brokerSettings, deleteQueues, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { brokerSettings, deleteQueues, repoRoot, unique } from './support.js';
+import { prepareCelery, startCeleryWorker, testWorker, waitForPing, type CeleryWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const run = promisify(execFile);
 const STACKS = [
@@ -84,7 +84,7 @@ async function sendRequestWithClock(clock: number): Promise<void> {
 /** Raises the TS worker's clock past `floor`, and the control client's past the worker's. */
 async function raiseClocks(floor: number): Promise<number> {
   await sendRequestWithClock(floor);
-  const reply = await waitFor(
+  const reply = await until(
     async () => {
       const replies = await control.broadcast('clock', {}, { destination: [tsNode], timeoutMs: 2_000 });
       const value = (replies[tsNode] as { clock?: number } | undefined)?.clock;
@@ -96,36 +96,16 @@ async function raiseClocks(floor: number): Promise<number> {
   return reply;
 }
 
-interface PythonWorker {
-  child: ChildProcess;
-  node: string;
-  log(): string;
-  stop(): Promise<number | string | null>;
-}
-
-function startPythonWorker(venv: string): PythonWorker {
+function startPythonWorker(venv: string): CeleryWorker {
   const queue = unique('py-clock');
   pyQueues.push(queue);
   const node = `${unique('py-clock')}@test`;
   // Mingle stays on: at start the worker asks every worker (the TS one among them) for `hello`.
-  const child = spawn(join(venv, 'bin/celery'), ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', node, '-l', 'INFO'], {
-    cwd: celeryDir,
-    env: pythonEnv(venv, queue),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  return {
-    child,
-    node,
-    log: () => log,
-    stop: () => stopProcess(child, 15_000),
-  };
+  return startCeleryWorker({ venv, queue, node, env: pythonEnv(venv, queue), mingle: true });
 }
 
 beforeAll(async () => {
-  await run('bash', [join(repoRoot, 'test/support/python-celery.sh')], { cwd: repoRoot, timeout: 300_000 });
+  await prepareCelery(300_000);
   session = new BrokerSession({ settings: brokerSettings() });
   await session.waitUntilConnected(20_000);
   control = new ControlClient({ session });
@@ -147,24 +127,15 @@ beforeAll(async () => {
     { noAck: true },
   );
 
-  tsWorker = new Worker({
+  tsWorker = await testWorker({
     nodeName: tsNode,
     queues: [tsQueue],
-    tasks: await loadTaskModules([TASK_MODULE], repoRoot),
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
     resultDatabase: database,
     resultCollection: collection,
     concurrency: 1,
-    mingle: false,
-    logger: pino({ level: 'silent' }),
   });
   await tsWorker.run();
-  await waitFor(
-    async () => (await control.ping({ destination: [tsNode], timeoutMs: 1_000 }))[tsNode],
-    20_000,
-    'the TS worker to answer ping',
-  );
+  await waitForPing(control, tsNode, 20_000);
 }, 360_000);
 
 afterAll(async () => {
@@ -199,14 +170,7 @@ describe.each([
     async ({ venv }) => {
       const worker = startPythonWorker(venv);
       try {
-        const pong = await waitFor(
-          async () => {
-            if (worker.child.exitCode !== null) throw new Error(`Python worker exited (${worker.child.exitCode}):\n${worker.log()}`);
-            return (await control.ping({ destination: [worker.node], timeoutMs: 1_000 }))[worker.node];
-          },
-          60_000,
-          'the Python worker to answer ping',
-        );
+        const pong = await waitForPing(control, worker.node, 60_000, worker);
         expect(pong).toEqual({ ok: 'pong' });
         // It went through mingle (the TS worker's hello reply carried the high clock) and is still up.
         expect(worker.log()).toMatch(/mingle: all alone|mingle: sync complete/);
@@ -219,7 +183,7 @@ describe.each([
         expect(worker.child.exitCode).toBeNull();
         expect(worker.log()).not.toMatch(/IndexError|UnexpectedFrame|FrameSyntaxError|Unrecoverable error/);
       } finally {
-        await worker.stop();
+        await worker.stop(15_000);
       }
     },
     120_000,

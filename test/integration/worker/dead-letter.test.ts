@@ -3,7 +3,6 @@
  * again and again) is run at most maxDeliveries times, then parked in cybercom.dead_letter with
  * a FAILURE result; task admins see and purge parked messages through the API.
  */
-import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
@@ -11,9 +10,11 @@ import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
-import { Worker, type TaskReport } from '../../../src/worker/worker.js';
+import type { Worker, TaskReport } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
+import { testWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const database = 'cybercom_test';
 const collection = unique('tombstone');
@@ -38,18 +39,14 @@ const hang = defineTask({
   },
 });
 
-function newWorker(): Worker {
-  return new Worker({
+function newWorker(): Promise<Worker> {
+  return testWorker({
     nodeName: `${unique('dead-letter')}@test`,
     queues: [queue],
     tasks: [hang],
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
     resultDatabase: database,
     resultCollection: collection,
-    mingle: false,
     maxDeliveries: 2,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
   });
 }
 
@@ -63,7 +60,7 @@ beforeAll(async () => {
   session = new BrokerSession({ settings: brokerSettings() });
   await session.waitUntilConnected(20_000);
   publisher = new TaskPublisher({ session });
-  await waitFor(
+  await until(
     async () => (await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin })).status === 200,
     20_000,
     'the API to reach the broker',
@@ -80,7 +77,7 @@ afterAll(async () => {
 
 describe('dead-letter queue', () => {
   it('parks a message started more than maxDeliveries times, and task admins list and purge it', async () => {
-    const worker0 = newWorker();
+    const worker0 = await newWorker();
     await worker0.run();
     // The queue exists once a worker declared it; publish only then.
     const { taskId } = await publisher.publish({ taskName: 'test.hang', args: [42], kwargs: { k: 'v' }, queue });
@@ -89,20 +86,20 @@ describe('dead-letter queue', () => {
     let worker = worker0;
     for (let start = 1; start <= 2; start++) {
       if (start > 1) {
-        worker = newWorker();
+        worker = await newWorker();
         await worker.run();
       }
-      await waitFor(() => runs.get(taskId) === start, 20_000, `start ${start}`);
+      await until(() => runs.get(taskId) === start, 20_000, `start ${start}`);
       await worker.close(100);
     }
 
     // The third delivery is not run: it is parked.
-    worker = newWorker();
+    worker = await newWorker();
     const reports: TaskReport[] = [];
     worker.on('task-finished', (report) => reports.push(report));
     await worker.run();
     try {
-      await waitFor(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
+      await until(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
       expect(reports.map((r) => r.state)).toEqual(['DEAD_LETTERED']);
       expect(runs.get(taskId)).toBe(2);
 

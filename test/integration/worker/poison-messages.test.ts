@@ -3,7 +3,6 @@
  * stored FAILURE (the task ran once), and close() keeps its grace period even while a result
  * write is being retried against a database that is away.
  */
-import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
@@ -11,8 +10,9 @@ import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask, type TaskDefinition } from '../../../src/worker/task-definition.js';
-import { Worker, type WorkerOptions } from '../../../src/worker/worker.js';
+import type { Worker, WorkerOptions } from '../../../src/worker/worker.js';
 import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
+import { testWorker } from './fixtures.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const database = 'cybercom_test';
@@ -63,16 +63,12 @@ const testTasks: TaskDefinition[] = [tooLarge, gated];
 async function startWorker(overrides: Partial<WorkerOptions> = {}): Promise<{ worker: Worker; queue: string }> {
   const queue = unique('ts-poison');
   queues.push(queue);
-  const worker = new Worker({
+  const worker = await testWorker({
     nodeName: `${unique('poison')}@test`,
     queues: [queue],
     tasks: testTasks,
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
     resultDatabase: database,
     resultCollection: collection,
-    mingle: false,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...overrides,
   });
   workers.push(worker);

@@ -8,10 +8,9 @@
  *   (d) Celery's event receiver (as `celery events` and Flower use it) reads the TS worker's task
  *       events, which it sends several to a `task.multi` message.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
@@ -19,10 +18,11 @@ import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
-import { loadTaskModules } from '../../../src/worker/task-modules.js';
-import { Worker } from '../../../src/worker/worker.js';
-import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, unique } from './support.js';
+import { prepareCelery, startCeleryWorker, testWorker, waitForPing, type CeleryWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const run = promisify(execFile);
 const venvBin = join(repoRoot, '.venv/bin');
@@ -39,8 +39,7 @@ let session: BrokerSession;
 let publisher: TaskPublisher;
 let control: ControlClient;
 let tsWorker: Worker;
-let pyWorker: ChildProcess;
-let pyWorkerLog = '';
+let pyWorker: CeleryWorker;
 
 /** Environment of every Python process: the service settings plus the test's queue and collection. */
 function pythonEnv(queue: string): NodeJS.ProcessEnv {
@@ -68,7 +67,7 @@ function inspectJson(stdout: string): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  await run('bash', [join(repoRoot, 'test/support/python-celery.sh')], { cwd: repoRoot, timeout: 110_000 });
+  await prepareCelery(110_000);
   mongo = await connectMongo(mongoSettings());
   results = new ResultStore(mongo, { database, collection });
   session = new BrokerSession({ settings: brokerSettings() });
@@ -76,40 +75,21 @@ beforeAll(async () => {
   publisher = new TaskPublisher({ session });
   control = new ControlClient({ session });
 
-  tsWorker = new Worker({
+  tsWorker = await testWorker({
     nodeName: tsNode,
     queues: [tsQueue],
-    tasks: await loadTaskModules([TASK_MODULE], repoRoot),
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
     resultDatabase: database,
     resultCollection: collection,
     concurrency: 2,
-    mingle: false,
-    logger: pino({ level: 'silent' }),
   });
-
-  pyWorker = spawn(
-    join(venvBin, 'celery'),
-    ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', pyQueue, '-n', pyNode, '--without-mingle', '--without-gossip', '-l', 'INFO'],
-    { cwd: celeryDir, env: pythonEnv(pyQueue), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  pyWorker.stdout?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
-  pyWorker.stderr?.on('data', (chunk: Buffer) => (pyWorkerLog += chunk.toString()));
+  pyWorker = startCeleryWorker({ venv: join(repoRoot, '.venv'), queue: pyQueue, node: pyNode, env: pythonEnv(pyQueue) });
 
   await tsWorker.run();
-  await waitFor(
-    async () => {
-      if (pyWorker.exitCode !== null) throw new Error(`Python worker exited (${pyWorker.exitCode}):\n${pyWorkerLog}`);
-      return (await control.ping({ destination: [pyNode], timeoutMs: 1_000 }))[pyNode];
-    },
-    60_000,
-    'the Python worker to answer ping',
-  );
+  await waitForPing(control, pyNode, 60_000, pyWorker);
 });
 
 afterAll(async () => {
-  if (pyWorker) await stopProcess(pyWorker, 10_000);
+  await pyWorker?.stop();
   await tsWorker?.close(1_000);
   await publisher?.close();
   await control?.close();
@@ -242,7 +222,7 @@ describe('(d) Celery event receiver ← TS worker task events', () => {
     receiver.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => receiver.once('exit', (code) => resolve(code)));
     try {
-      await waitFor(
+      await until(
         async () => {
           if (receiver.exitCode !== null) throw new Error(`event receiver exited (${receiver.exitCode}):\n${err}`);
           return out.startsWith('ready\n') || undefined;

@@ -5,7 +5,6 @@
  * worker left at its default (classic) is refused by RabbitMQ with PRECONDITION_FAILED, which is
  * why the manual (docs/scaling-out.md, "The broker cluster") tells Python workers what to set.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,8 +13,10 @@ import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
-import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, unique, waitFor } from './support.js';
+import { celeryEnv } from '../../support/celery-env.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, unique } from './support.js';
+import { until } from '../../support/until.js';
+import { startCeleryWorker, type CeleryWorker } from './fixtures.js';
 
 const venv = join(repoRoot, '.venv-celery-latest');
 const queue = unique('py-quorum');
@@ -26,27 +27,16 @@ let mongo: MongoClient;
 let results: ResultStore;
 let session: BrokerSession;
 let publisher: TaskPublisher;
-const workers: ChildProcess[] = [];
+const workers: CeleryWorker[] = [];
 
-function startCeleryWorker(nodeName: string, queueType: string | undefined): { child: ChildProcess; log: () => string } {
+function startQuorumWorker(node: string, queueType: string | undefined): CeleryWorker {
   const env = {
     ...celeryEnv({ venv, queue, resultDatabase: database, resultCollection: collection }),
     ...(queueType ? { INTEROP_QUEUE_TYPE: queueType } : {}),
   };
-  const child = spawn(
-    join(venv, 'bin', 'celery'),
-    ['-A', 'interop_app', 'worker', '-P', 'solo', '-Q', queue, '-n', nodeName, '--without-mingle', '--without-gossip', '-l', 'INFO'],
-    {
-      cwd: celeryDir,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let log = '';
-  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  workers.push(child);
-  return { child, log: () => log };
+  const worker = startCeleryWorker({ venv, queue, node, env });
+  workers.push(worker);
+  return worker;
 }
 
 beforeAll(async () => {
@@ -63,7 +53,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(workers.map((w) => stopProcess(w, 10_000)));
+  await Promise.all(workers.map((w) => w.stop()));
   await publisher?.close();
   await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
   await session?.close();
@@ -72,9 +62,9 @@ afterAll(async () => {
 
 describe('quorum task queues and the newest Celery', () => {
   it('a Celery worker with task_default_queue_type = "quorum" consumes the quorum queue', async () => {
-    const worker = startCeleryWorker(`${unique('py-quorum')}@test`, 'quorum');
+    const worker = startQuorumWorker(`${unique('py-quorum')}@test`, 'quorum');
     const { taskId } = await publisher.publish({ taskName: 'interop.add', args: [20, 22], queue });
-    const result = await waitFor(
+    const result = await until(
       async () => {
         if (worker.child.exitCode !== null) throw new Error(`Celery worker exited (${worker.child.exitCode}):\n${worker.log()}`);
         const r = await results.get(taskId);
@@ -93,8 +83,8 @@ describe('quorum task queues and the newest Celery', () => {
   });
 
   it('a Celery worker at its default (classic) is refused with PRECONDITION_FAILED', async () => {
-    const worker = startCeleryWorker(`${unique('py-classic')}@test`, undefined);
-    await waitFor(() => /PRECONDITION_FAILED/.test(worker.log()) || undefined, 90_000, 'the classic declaration to be refused');
+    const worker = startQuorumWorker(`${unique('py-classic')}@test`, undefined);
+    await until(() => /PRECONDITION_FAILED/.test(worker.log()) || undefined, 90_000, 'the classic declaration to be refused');
     expect(worker.log()).toMatch(/inequivalent arg 'x-queue-type'/);
   });
 });

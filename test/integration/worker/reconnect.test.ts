@@ -2,7 +2,6 @@
  * Losing the broker or the database: the worker and the publisher notice, report it, and recover
  * by themselves once the service is back. Connections go through a relay the test cuts.
  */
-import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
@@ -10,9 +9,10 @@ import { QueueUnavailableError } from '../../../src/queue/errors.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
-import { loadTaskModules } from '../../../src/worker/task-modules.js';
-import { Worker } from '../../../src/worker/worker.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
+import { testWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const queue = unique('ts-reconnect');
@@ -40,17 +40,14 @@ beforeAll(async () => {
   await directSession.waitUntilConnected(20_000);
   publisher = new TaskPublisher({ session: directSession });
 
-  worker = new Worker({
+  worker = await testWorker({
     nodeName: `${unique('reconnect')}@test`,
     queues: [queue],
-    tasks: await loadTaskModules([TASK_MODULE], repoRoot),
     broker: { ...broker, url: withPort(broker.url, brokerProxy.port) },
     mongo: { ...db, uri: withPort(db.uri, mongoProxy.port) },
     resultDatabase: database,
     resultCollection: collection,
-    mingle: false,
     trackStarted: true,
-    logger: pino({ level: 'silent' }),
   });
   worker.on('ready', () => (readyCount.value += 1));
   await worker.run();
@@ -77,13 +74,13 @@ describe('reconnection', () => {
     await disconnected;
     // Published while the worker is away: waits in the durable queue.
     const during = await publisher.publish({ taskName: 'tasks.add', args: [2, 2], queue });
-    await waitFor(() => readyCount.value > readyBefore, 30_000, 'worker ready again');
+    await until(() => readyCount.value > readyBefore, 30_000, 'worker ready again');
     expect((await results.waitForReady(during.taskId, { timeoutMs: 15_000 })).result).toBe(4);
   });
 
   it('the worker keeps a result it could not write while the database was away', async () => {
     const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [1], queue });
-    await waitFor(async () => (await results.get(taskId)).status === 'STARTED', 10_000, 'task started');
+    await until(async () => (await results.get(taskId)).status === 'STARTED', 10_000, 'task started');
     // Longer than the driver's 5 s server selection: the worker's own retry has to carry it.
     mongoProxy.cut(7_000);
     const result = await results.waitForReady(taskId, { timeoutMs: 40_000, intervalMs: 250 });
@@ -99,7 +96,7 @@ describe('reconnection', () => {
     try {
       await session.waitUntilConnected(20_000);
       brokerProxy.cut(2_000);
-      await waitFor(() => !session.connected, 5_000, 'session to notice');
+      await until(() => !session.connected, 5_000, 'session to notice');
       const error = await viaProxy.publish({ taskName: 'tasks.noop', queue }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(QueueUnavailableError);
       expect(error).toMatchObject({ code: 'broker_unavailable' });

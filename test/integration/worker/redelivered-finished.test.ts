@@ -4,16 +4,16 @@
  * worker acknowledges it without running the task again; a redelivered task without a final
  * state still runs.
  */
-import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
-import { loadTaskModules } from '../../../src/worker/task-modules.js';
-import { Worker, type TaskReport } from '../../../src/worker/worker.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
+import type { Worker, TaskReport } from '../../../src/worker/worker.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
+import { testWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const queue = unique('ts-redelivered');
 const collection = unique('tombstone');
@@ -69,21 +69,16 @@ describe('redelivered messages', () => {
     await makeRedelivered(2);
 
     const reports = new Map<string, TaskReport>();
-    worker = new Worker({
+    worker = await testWorker({
       nodeName: `${unique('redelivered')}@test`,
       queues: [queue],
-      tasks: await loadTaskModules([TASK_MODULE], repoRoot),
-      broker: brokerSettings(),
-      mongo: mongoSettings(),
       resultDatabase: database,
       resultCollection: collection,
-      mingle: false,
-      logger: pino({ level: 'silent' }),
     });
     worker.on('task-finished', (report) => reports.set(report.taskId, report));
     await worker.run();
 
-    await waitFor(() => reports.has(finished.taskId) && reports.has(unfinished.taskId), 20_000, 'both messages to be handled');
+    await until(() => reports.has(finished.taskId) && reports.has(unfinished.taskId), 20_000, 'both messages to be handled');
     expect(reports.get(finished.taskId)?.state).toBe('ALREADY_FINISHED');
     expect(reports.get(unfinished.taskId)?.state).toBe('SUCCESS');
     // Not run again: the stored result is the first worker's.

@@ -18,6 +18,7 @@ import {
 } from '../../../src/config/connections.js';
 import { connectBroker } from '../../../src/queue/broker-connection.js';
 import { testServices } from '../../support/services.js';
+import { until } from '../../support/until.js';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export const TASK_MODULE = './worker-image/tasks/index.ts';
@@ -37,20 +38,6 @@ export function mongoSettings(env = serviceEnv()): MongoSettings {
 /** A name no other test file uses (queues, collections, node names). */
 export function unique(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
-}
-
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** Removes test queues from the shared broker. */
@@ -119,6 +106,6 @@ export function spawnWorker(env: Record<string, string>): WorkerProcess {
         // already gone
       }
     },
-    waitForLog: (pattern, timeoutMs) => waitFor(() => pattern.test(output), timeoutMs, `worker log ${pattern}`).then(() => undefined),
+    waitForLog: (pattern, timeoutMs) => until(() => pattern.test(output), timeoutMs, `worker log ${pattern}`).then(() => undefined),
   };
 }

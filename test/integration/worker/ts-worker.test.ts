@@ -2,7 +2,6 @@
  * TS publisher → TS worker against the real TLS RabbitMQ and MongoDB-wire server: results,
  * failures, time limits, revocation, the authenticated user, the data store and remote control.
  */
-import { pino } from 'pino';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
@@ -11,12 +10,13 @@ import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { declareEventReceiverQueue } from '../../../src/queue/protocol/entities.js';
-import { loadTaskModules } from '../../../src/worker/task-modules.js';
-import { Worker } from '../../../src/worker/worker.js';
+import type { Worker } from '../../../src/worker/worker.js';
 import { collectionCodename, databaseCodename } from '../../../src/auth/permissions.js';
 import { encodeSubmitterAccess, submitterAccessOf } from '../../../src/queue/protocol/submitter-access.js';
 import type { HeaderValue } from '../../../src/queue/protocol/task-message.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE, unique, waitFor } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
+import { testWorker } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const queue = unique('ts-worker');
 const collection = unique('tombstone');
@@ -50,18 +50,13 @@ beforeAll(async () => {
     },
     { noAck: true },
   );
-  worker = new Worker({
+  worker = await testWorker({
     nodeName,
     queues: [queue],
-    tasks: await loadTaskModules([TASK_MODULE], repoRoot),
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
     resultDatabase: database,
     resultCollection: collection,
     concurrency: 3,
     trackStarted: true,
-    mingle: false,
-    logger: pino({ level: 'silent' }),
   });
   await worker.run();
 });
@@ -172,7 +167,7 @@ describe('TS worker', () => {
 
   it('records STARTED while a task runs', async () => {
     const taskId = await submit('tasks.sleep', [1.5]);
-    const started = await waitFor(
+    const started = await until(
       async () => {
         const r = await results.get(taskId);
         return r.status === 'STARTED' ? r : null;
@@ -195,7 +190,7 @@ describe('TS worker', () => {
     const taskId = crypto.randomUUID();
     await control.revoke(taskId);
     // The broadcast is fire-and-forget; give the worker a moment to receive it.
-    await waitFor(
+    await until(
       async () => {
         const replies = await control.broadcast('revoked', {}, { destination: [nodeName], timeoutMs: 2_000 });
         return (replies[nodeName] as string[] | undefined)?.includes(taskId);
@@ -211,7 +206,7 @@ describe('TS worker', () => {
 
   it('terminates a running task on revoke(terminate=true)', async () => {
     const taskId = await submit('tasks.sleep', [30]);
-    await waitFor(async () => (await results.get(taskId)).status === 'STARTED', 10_000, 'task started');
+    await until(async () => (await results.get(taskId)).status === 'STARTED', 10_000, 'task started');
     const replies = await control.revoke(taskId, { terminate: true, reply: true, destination: [nodeName], timeoutMs: 5_000 });
     expect(replies[nodeName]).toEqual({ ok: `terminate: ${taskId}` });
     const result = await results.waitForReady(taskId, { timeoutMs: 10_000 });
@@ -261,7 +256,7 @@ describe('events', () => {
   it('announces the worker and sends heartbeats every 2 s', async () => {
     expect(ofType('worker-online')).toHaveLength(1);
     expect(ofType('worker-online')[0]).toMatchObject({ hostname: nodeName, freq: 2, sw_ident: 'cybercom-ts', pid: process.pid });
-    await waitFor(() => ofType('worker-heartbeat').length >= 1, 5_000, 'a heartbeat');
+    await until(() => ofType('worker-heartbeat').length >= 1, 5_000, 'a heartbeat');
   });
 
   it('sends task events after enable_events, and stops after disable_events', async () => {
@@ -270,7 +265,7 @@ describe('events', () => {
     });
     const taskId = await submit('tasks.add', [20, 22]);
     await results.waitForReady(taskId, { timeoutMs: 15_000 });
-    await waitFor(() => events.some((e) => e.type === 'task-succeeded' && e.uuid === taskId), 5_000, 'task-succeeded');
+    await until(() => events.some((e) => e.type === 'task-succeeded' && e.uuid === taskId), 5_000, 'task-succeeded');
     const mine = events.filter((e) => e.uuid === taskId);
     expect(mine.map((e) => e.type)).toEqual(['task-received', 'task-started', 'task-succeeded']);
     expect(mine[0]).toMatchObject({ name: 'tasks.add', args: '[20, 22]', kwargs: '{}' });
@@ -285,6 +280,6 @@ describe('events', () => {
 
   it('says goodbye with worker-offline when closed', async () => {
     await worker.close(1_000);
-    await waitFor(() => ofType('worker-offline').length === 1, 5_000, 'worker-offline');
+    await until(() => ofType('worker-offline').length === 1, 5_000, 'worker-offline');
   });
 });

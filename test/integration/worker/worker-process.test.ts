@@ -20,8 +20,9 @@ import {
   TASK_MODULE,
   type WorkerProcess,
   unique,
-  waitFor,
 } from './support.js';
+import { waitForPing } from './fixtures.js';
+import { until } from '../../support/until.js';
 
 const queue = unique('ts-proc');
 const collection = unique('tombstone');
@@ -52,7 +53,7 @@ function startWorker(nodeName: string, extra: Record<string, string> = {}): Work
 }
 
 async function waitUntilOnline(nodeName: string): Promise<void> {
-  await waitFor(async () => (await control.ping({ destination: [nodeName], timeoutMs: 1_000 }))[nodeName], 30_000, `${nodeName} online`);
+  await waitForPing(control, nodeName, 30_000);
 }
 
 beforeAll(async () => {
@@ -95,7 +96,7 @@ describe('worker process', () => {
     await waitUntilOnline(firstNode);
 
     const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
-    const started = await waitFor(
+    const started = await until(
       async () => {
         const r = await results.get(taskId);
         return r.status === 'STARTED' ? r : null;
@@ -120,7 +121,7 @@ describe('worker process', () => {
     await waitUntilOnline(nodeName);
 
     const running = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
-    await waitFor(async () => (await results.get(running.taskId)).status === 'STARTED', 15_000, 'task started');
+    await until(async () => (await results.get(running.taskId)).status === 'STARTED', 15_000, 'task started');
     // Concurrency 1 and prefetch 1: this one waits in the broker.
     const queued = await publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
 
@@ -142,14 +143,14 @@ describe('worker process', () => {
     await waitUntilOnline(nodeName);
 
     const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [60], queue });
-    await waitFor(async () => (await results.get(taskId)).status === 'STARTED', 15_000, 'task started');
+    await until(async () => (await results.get(taskId)).status === 'STARTED', 15_000, 'task started');
     const stopAt = Date.now();
     worker.terminate();
     expect(await worker.exited).toBe(0);
     expect(Date.now() - stopAt).toBeLessThan(10_000);
     // Not recorded as finished, and back in the queue for another worker.
     expect((await results.get(taskId)).status).toBe('STARTED');
-    await waitFor(async () => (await queueDepth()) === 1, 5_000, 'message back in the queue');
+    await until(async () => (await queueDepth()) === 1, 5_000, 'message back in the queue');
     await control.revoke(taskId); // nobody should run the 60 s sleep after this test
   });
 });
