@@ -6,7 +6,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { until } from './until.js';
 
 export interface PostgresProcess {
   pid: number;
@@ -40,13 +40,7 @@ export function childrenOf(parent: number): PostgresProcess[] {
 
 /** Waits until `parent` has a child whose title matches (background workers start a moment late). */
 export async function waitForChild(parent: number, title: RegExp, timeoutMs = 30_000): Promise<PostgresProcess> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const child = childrenOf(parent).find((c) => title.test(c.title));
-    if (child) return child;
-    if (Date.now() > deadline) throw new Error(`no child of ${parent} matching ${title} after ${timeoutMs} ms`);
-    await sleep(100);
-  }
+  return until(() => childrenOf(parent).find((c) => title.test(c.title)), timeoutMs, `a child of ${parent} matching ${title}`);
 }
 
 /** The state letter of a process from /proc/<pid>/stat ('T': stopped), or undefined once it is gone. */

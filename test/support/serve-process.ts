@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/local-services/ports.js';
+import { until } from './until.js';
 import { TEST_SECRET_KEY, uniqueName } from './app.js';
 import { testServices } from './services.js';
 
@@ -100,14 +101,14 @@ export async function spawnServe(
     lines: () => lines,
     output: () => output,
     async listening(timeoutMs = 120_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const url = lines.find((l) => l.msg === 'API server listening')?.url;
-        if (url !== undefined) return url;
-        if (ended()) throw new Error(`serve ended with ${child.exitCode ?? child.signalCode}; output:\n${output}`);
-        if (Date.now() > deadline) throw new Error(`serve did not listen within ${timeoutMs} ms; output:\n${output}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      return until(
+        () => {
+          if (ended()) throw new Error(`serve ended with ${child.exitCode ?? child.signalCode}; output:\n${output}`);
+          return lines.find((l) => l.msg === 'API server listening')?.url;
+        },
+        timeoutMs,
+        () => `serve to listen; output:\n${output}`,
+      );
     },
     async kill() {
       if (child.pid === undefined || ended()) return;

@@ -7,7 +7,8 @@ type Absent = undefined | null | false;
  * false: 0 and '' count as answers) and returns that value. Past `timeoutMs` it fails with a
  * message naming what was awaited, so a red test says which condition never came. An error
  * thrown by the probe fails at once rather than being retried: a broken probe is not a
- * condition that has not come yet.
+ * condition that has not come yet. `what` may be a function, for a message that shows the state
+ * at the timeout (a screen, a log) rather than at the start.
  *
  * The polling is vitest's own `vi.waitUntil` (safe with fake timers); the probe's answer travels
  * boxed so that falsy answers such as 0 still end the wait.
@@ -15,7 +16,7 @@ type Absent = undefined | null | false;
 export async function until<T>(
   probe: () => Promise<T | Absent> | T | Absent,
   timeoutMs: number,
-  what: string,
+  what: string | (() => string),
   intervalMs = 100,
 ): Promise<T> {
   let probeError: { error: unknown } | undefined;
@@ -36,6 +37,7 @@ export async function until<T>(
     return answer.value;
   } catch (error) {
     if (probeError) throw probeError.error;
-    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: error });
+    const awaited = typeof what === 'function' ? what() : what;
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${awaited}`, { cause: error });
   }
 }

@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../support/until.js';
 import { prepareInstall, REPO, type TestInstall } from './support.js';
 
 const execFileAsync = promisify(execFile);
@@ -32,13 +32,16 @@ async function screen(): Promise<string> {
  * earlier, already answered question.
  */
 async function waitFor(text: string, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const content = await screen();
-    if (content.includes(text)) return content;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(text)}; screen:\n${content}`);
-    await sleep(150);
-  }
+  let content = '';
+  return until(
+    async () => {
+      content = await screen();
+      return content.includes(text) ? content : undefined;
+    },
+    timeoutMs,
+    () => `${text}; screen:\n${content}`,
+    150,
+  );
 }
 
 async function type(text: string): Promise<void> {

@@ -16,6 +16,15 @@ describe('until', () => {
     );
   });
 
+  it('describes the state at the timeout when `what` is a function', async () => {
+    let polls = 0;
+    const probe = (): undefined => {
+      polls++;
+      return undefined;
+    };
+    await expect(until(probe, 50, () => `a screen after ${polls} polls`, 5)).rejects.toThrow(/waiting for a screen after [1-9]\d* polls/);
+  });
+
   it('fails at once with the probe’s own error instead of retrying it', async () => {
     let calls = 0;
     const started = Date.now();
