@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pageLinks, pageWindow, parsePaging } from '../../../src/http/paging.js';
-import type { PageWindow } from '../../../src/http/paging.js';
+import { pageWindow, type PageWindow } from '../../../src/lib/paging.js';
+import { pageLinks, parsePaging } from '../../../src/http/paging.js';
 import { apiError } from '../documents/api-error.js';
 
 describe('parsePaging', () => {
