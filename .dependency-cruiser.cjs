@@ -9,13 +9,13 @@
  *   features                         admin, auth, documents, queue, metrics, links, client-downloads
  *   helpers                          http, render: no feature imports
  *   foundations                      db, pki, runtime (API process supervision), local-services
- *   base                             config, log, errors.ts
+ *   base                             config, log, lib (shared helpers), errors.ts
  * Each layer imports only layers below it (features may import each other, without cycles).
  */
 const FEATURES = '^src/(admin|auth|documents|queue|metrics|links|client-downloads)/';
 const HELPERS = '^src/(http|render)/';
 const FOUNDATIONS = '^src/(db|pki|runtime|local-services)/';
-const BASE = '^src/(config/|log/|errors[.]ts$)';
+const BASE = '^src/(config/|log/|lib/|errors[.]ts$)';
 const PROGRAMS = '^src/(app/|cli[.]ts$|installer/|ops/|worker/)';
 const INSTALLATION_LIBRARY = '^src/installation/';
 const FRONT_ENDS = '^src/(app/|cli[.]ts$|installer/|ops/(cli[.]ts$|commands/))';
@@ -27,7 +27,7 @@ module.exports = {
     {
       name: 'base-imports-nothing-above',
       severity: 'error',
-      comment: 'config, log and errors.ts are the bottom: they import no other layer of src/.',
+      comment: 'config, log, lib and errors.ts are the bottom: they import no other layer of src/.',
       from: { path: BASE },
       to: { path: `${FOUNDATIONS}|${HELPERS}|${FEATURES}|${PROGRAMS}|${INSTALLATION_LIBRARY}` },
     },

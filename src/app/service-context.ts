@@ -10,7 +10,7 @@ import { connectServiceClients } from '../db/mongo-client.js';
 import { StorageState } from '../db/storage-state.js';
 import { createAuthModule, type AuthModule } from '../auth/index.js';
 import { grantTargets } from '../auth/grant-targets.js';
-import { DocumentArea, createDocumentAreas } from '../documents/area.js';
+import { createDocumentAreas, type DocumentArea } from '../documents/area.js';
 import { QueueService } from '../queue/api/queue-service.js';
 import { WorkerPrivileges } from '../db/worker-privileges.js';
 import { ServiceMetrics } from '../metrics/index.js';
@@ -38,23 +38,20 @@ export interface ServiceContext {
   close(): Promise<void>;
 }
 
-/**
- * On MongoDB, workers reach only the data-store databases their role names (src/db/worker-role.ts):
- * add the ones that exist now, then each one created or deleted through the API.
- */
-async function keepWorkerRoleInStep(dataStore: DocumentArea, privileges: WorkerPrivileges): Promise<void> {
-  await privileges.reconcile(() => dataStore.databaseNames());
-  dataStore.databaseHooks = { created: (db) => privileges.grant(db), dropped: (db) => privileges.revoke(db) };
-}
-
 export async function createServiceContext(settings: Settings, logger: Logger): Promise<ServiceContext> {
   const { mongo, privateMongo } = await connectServiceClients(settings);
   const serviceDb = privateMongo.db(settings.serviceDatabase);
-  const documents = createDocumentAreas(settings, mongo, serviceDb);
-  await keepWorkerRoleInStep(
-    documents.dataStore,
-    new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger),
-  );
+  // On MongoDB, workers reach only the data-store databases their role names (src/db/worker-role.ts):
+  // the ones that exist now are added before any request is served, then each one created or
+  // deleted through the API.
+  const privileges = new WorkerPrivileges(mongo.db('admin'), settings.workerDbRole, settings.serviceDatabase, logger);
+  const documents = createDocumentAreas({
+    settings,
+    mongo,
+    serviceDb,
+    dataStoreHooks: { created: (db) => privileges.grant(db), dropped: (db) => privileges.revoke(db) },
+  });
+  await privileges.reconcile(() => documents.dataStore.databaseNames());
   // The auth module migrates legacy permission codenames against what exists in these areas.
   const auth = await createAuthModule({
     settings,

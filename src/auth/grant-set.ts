@@ -3,7 +3,7 @@
  * each permission check is a set lookup on structured values and never a string comparison
  * that two different names could both satisfy.
  */
-import { decodeGrant, grantKey, type DocumentArea, type Grant, type Role } from './grants.js';
+import { decodeGrant, grantKey, type AreaName, type Grant, type Role } from './grants.js';
 import { flattenTaskName, parseLegacyCodename } from './legacy-grants.js';
 
 export class GrantSet {
@@ -55,7 +55,7 @@ export class GrantSet {
   }
 
   /** Any collection grant inside `db` of `area` (database grants are asked for separately). */
-  hasCollectionGrantIn(area: DocumentArea, db: string): boolean {
+  hasCollectionGrantIn(area: AreaName, db: string): boolean {
     return this.databasesWithCollectionGrants.has(JSON.stringify([area, db]));
   }
 

@@ -4,7 +4,7 @@
  * submission log (`task_log`), which is cheap to ask at start-up, unlike the live workers.
  */
 import type { Db } from 'mongodb';
-import type { DocumentArea } from './grants.js';
+import type { AreaName } from './grants.js';
 import type { GrantTargets } from './legacy-grants.js';
 
 /** The part of a document area the lookups need. */
@@ -14,7 +14,7 @@ export interface ListableArea {
 }
 
 export function grantTargets(areas: { dataStore: ListableArea; catalog: ListableArea }, serviceDb: Db): GrantTargets {
-  const area = (name: DocumentArea): ListableArea => (name === 'data_store' ? areas.dataStore : areas.catalog);
+  const area = (name: AreaName): ListableArea => (name === 'data_store' ? areas.dataStore : areas.catalog);
   return {
     databases: (name) => area(name).databaseNames(),
     collections: (name, db) => area(name).store.collectionNames(db),

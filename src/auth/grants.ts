@@ -19,7 +19,7 @@ import { validateCollectionName, validateDatabaseName } from '../documents/names
 
 export const PERMISSION_AREAS = ['data_store', 'catalog', 'cybercom_queue'] as const;
 export type PermissionArea = (typeof PERMISSION_AREAS)[number];
-export type DocumentArea = 'data_store' | 'catalog';
+export type AreaName = 'data_store' | 'catalog';
 export type DocumentAction = 'safe' | 'add' | 'update' | 'delete';
 export const DOCUMENT_ACTIONS: readonly DocumentAction[] = ['safe', 'add', 'update', 'delete'];
 
@@ -39,7 +39,7 @@ export type Grant =
   | { kind: 'role'; role: Role }
   /** Database grants exist only in the data store. */
   | { kind: 'database'; db: string; action: DocumentAction }
-  | { kind: 'collection'; area: DocumentArea; db: string; col: string; action: DocumentAction }
+  | { kind: 'collection'; area: AreaName; db: string; col: string; action: DocumentAction }
   | { kind: 'task'; task: string }
   /**
    * Deprecated: an old-style task codename `cybercom_queue.<name with . → _>` that matched no task
@@ -147,7 +147,7 @@ export function decodeGrant(codename: string): Exclude<Grant, { kind: 'legacy_ta
 }
 
 const ACTION_NAMES: Record<DocumentAction, string> = { safe: 'read', add: 'add to', update: 'update', delete: 'delete from' };
-const AREA_NAMES: Record<DocumentArea, string> = { data_store: 'data store', catalog: 'catalog' };
+const AREA_NAMES: Record<AreaName, string> = { data_store: 'data store', catalog: 'catalog' };
 
 /** A readable description of a grant, offered next to its codename in the admin site. */
 export function describeGrant(grant: Grant): string {

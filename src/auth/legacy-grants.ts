@@ -5,10 +5,10 @@
  * lists what a legacy codename could mean and picks the meanings that exist now; grants-migration
  * and the permission catalog decide what to do with them.
  */
-import { DOCUMENT_ACTIONS, ROLES, isCollectionName, isDatabaseName, type DocumentAction, type DocumentArea, type Grant } from './grants.js';
+import { DOCUMENT_ACTIONS, ROLES, isCollectionName, isDatabaseName, type DocumentAction, type AreaName, type Grant } from './grants.js';
 
 export type LegacyCodename =
-  { kind: 'document'; area: DocumentArea; joined: string; action: DocumentAction } | { kind: 'task'; flattened: string };
+  { kind: 'document'; area: AreaName; joined: string; action: DocumentAction } | { kind: 'task'; flattened: string };
 
 const DOCUMENT = new RegExp(`^(data_store|catalog)\\.(.+)_(${DOCUMENT_ACTIONS.join('|')})$`);
 /** A task name with its dots turned into underscores, as the old codenames stored it. */
@@ -21,7 +21,7 @@ const FLATTENED_TASK = /^cybercom_queue\.([A-Za-z_][A-Za-z0-9_:-]{0,199})$/;
 export function parseLegacyCodename(codename: string): LegacyCodename | null {
   const document = DOCUMENT.exec(codename);
   if (document !== null) {
-    return { kind: 'document', area: document[1] as DocumentArea, joined: document[2] as string, action: document[3] as DocumentAction };
+    return { kind: 'document', area: document[1] as AreaName, joined: document[2] as string, action: document[3] as DocumentAction };
   }
   const task = FLATTENED_TASK.exec(codename);
   if (task !== null && !Object.hasOwn(ROLES, task[1] as string)) return { kind: 'task', flattened: task[1] as string };
@@ -46,8 +46,8 @@ export const flattenTaskName = (task: string): string => task.replace(/\./g, '_'
 /** What exists now, to narrow legacy codenames down to the grants that can have been meant. */
 export interface GrantTargets {
   /** The databases of an area (for the catalog: the configured catalog databases). */
-  databases(area: DocumentArea): Promise<readonly string[]>;
-  collections(area: DocumentArea, db: string): Promise<readonly string[]>;
+  databases(area: AreaName): Promise<readonly string[]>;
+  collections(area: AreaName, db: string): Promise<readonly string[]>;
   /** Task names the service has seen or knows of. */
   taskNames(): Promise<readonly string[]>;
 }
@@ -71,7 +71,7 @@ export interface Resolution {
  *   codename stays a `legacy_task` grant, matched the old way.
  */
 export class LegacyGrantResolver {
-  private readonly databases = new Map<DocumentArea, Promise<ReadonlySet<string>>>();
+  private readonly databases = new Map<AreaName, Promise<ReadonlySet<string>>>();
   private readonly collections = new Map<string, Promise<ReadonlySet<string>>>();
   private tasks: Promise<readonly string[]> | null = null;
 
@@ -98,7 +98,7 @@ export class LegacyGrantResolver {
     return grant.kind === 'database' || (await this.collectionSet(area, grant.db)).has(grant.col);
   }
 
-  private databaseSet(area: DocumentArea): Promise<ReadonlySet<string>> {
+  private databaseSet(area: AreaName): Promise<ReadonlySet<string>> {
     let found = this.databases.get(area);
     if (found === undefined) {
       found = this.targets === undefined ? Promise.resolve(new Set()) : this.targets.databases(area).then((names) => new Set(names));
@@ -107,7 +107,7 @@ export class LegacyGrantResolver {
     return found;
   }
 
-  private collectionSet(area: DocumentArea, db: string): Promise<ReadonlySet<string>> {
+  private collectionSet(area: AreaName, db: string): Promise<ReadonlySet<string>> {
     const key = JSON.stringify([area, db]);
     let found = this.collections.get(key);
     if (found === undefined) {

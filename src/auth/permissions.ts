@@ -5,9 +5,9 @@
  */
 import type { Principal } from './principal.js';
 import { isAuthenticated } from './principal.js';
-import { DOCUMENT_ACTIONS, encodeGrant, type DocumentAction, type DocumentArea, type Role } from './grants.js';
+import { DOCUMENT_ACTIONS, encodeGrant, type DocumentAction, type AreaName, type Role } from './grants.js';
 
-export type { DocumentAction, DocumentArea } from './grants.js';
+export type { DocumentAction, AreaName } from './grants.js';
 
 /** Who may read without credentials, per area (DATA_STORE_ANONYMOUS / CATALOG_ANONYMOUS). */
 export interface ReadPolicy {
@@ -20,8 +20,8 @@ export interface ReadPolicy {
   safeMethodPermRequired: ReadonlySet<string>;
 }
 
-const ADMIN_ROLE: Record<DocumentArea, Role> = { data_store: 'datastore_admin', catalog: 'catalog_admin' };
-const CREATE_ROLE: Record<DocumentArea, Role> = { data_store: 'datastore_create', catalog: 'catalog_create' };
+const ADMIN_ROLE: Record<AreaName, Role> = { data_store: 'datastore_admin', catalog: 'catalog_admin' };
+const CREATE_ROLE: Record<AreaName, Role> = { data_store: 'datastore_create', catalog: 'catalog_create' };
 
 export function actionForMethod(method: string): DocumentAction {
   switch (method.toUpperCase()) {
@@ -45,17 +45,17 @@ export function hasRole(p: Principal, role: Role): boolean {
   return p.isSuperuser || p.grants.hasRole(role);
 }
 
-export function isAreaAdmin(p: Principal, area: DocumentArea): boolean {
+export function isAreaAdmin(p: Principal, area: AreaName): boolean {
   return hasRole(p, ADMIN_ROLE[area]);
 }
 
 /** Create or delete databases (data store) and collections (both areas). */
-export function canManageContainers(p: Principal, area: DocumentArea): boolean {
+export function canManageContainers(p: Principal, area: AreaName): boolean {
   return isAreaAdmin(p, area) || hasRole(p, CREATE_ROLE[area]);
 }
 
 /** The canonical codename granting `action` on records of one collection. */
-export function collectionCodename(area: DocumentArea, db: string, col: string, action: DocumentAction): string {
+export function collectionCodename(area: AreaName, db: string, col: string, action: DocumentAction): string {
   return encodeGrant({ kind: 'collection', area, db, col, action });
 }
 
@@ -74,7 +74,7 @@ function anonymousReadAllowed(db: string, col: string | null, policy: ReadPolicy
 /** May `p` perform `action` on records of `db.col`? A data-store database grant covers its collections. */
 export function canAccessCollection(
   p: Principal,
-  area: DocumentArea,
+  area: AreaName,
   db: string,
   col: string,
   action: DocumentAction,
@@ -91,7 +91,7 @@ export function canAccessCollection(
  * May `p` see that `db` exists and list its collections? Yes when it may read something in it:
  * a database grant, any collection grant inside it, anonymous reads, or an admin role.
  */
-export function canSeeDatabase(p: Principal, area: DocumentArea, db: string, policy: ReadPolicy): boolean {
+export function canSeeDatabase(p: Principal, area: AreaName, db: string, policy: ReadPolicy): boolean {
   if (p.isSuperuser || isAreaAdmin(p, area) || canManageContainers(p, area)) return true;
   if (anonymousReadAllowed(db, null, policy)) return true;
   if (!isAuthenticated(p)) return false;
@@ -100,7 +100,7 @@ export function canSeeDatabase(p: Principal, area: DocumentArea, db: string, pol
 }
 
 /** Collections are listed when the caller holds any grant on them (or on their database). */
-export function canSeeCollection(p: Principal, area: DocumentArea, db: string, col: string, policy: ReadPolicy): boolean {
+export function canSeeCollection(p: Principal, area: AreaName, db: string, col: string, policy: ReadPolicy): boolean {
   return DOCUMENT_ACTIONS.some((a) => canAccessCollection(p, area, db, col, a, policy));
 }
 

@@ -4,7 +4,7 @@
  */
 import type { Db, MongoClient } from 'mongodb';
 import type { Settings } from '../config/settings.js';
-import type { DocumentArea as AreaName, ReadPolicy } from '../auth/permissions.js';
+import type { AreaName, ReadPolicy } from '../auth/permissions.js';
 import { DocumentStore } from './store.js';
 import { HeavyQueryLimiter } from './heavy-queries.js';
 import { isReservedDatabase } from './names.js';
@@ -17,21 +17,41 @@ export interface DatabaseHooks {
 
 const NO_HOOKS: DatabaseHooks = { created: async () => undefined, dropped: async () => undefined };
 
-export class DocumentArea {
-  databaseHooks: DatabaseHooks = NO_HOOKS;
+/** What distinguishes an area; everything but the hooks is required. */
+export interface DocumentAreaOptions {
+  name: AreaName;
+  store: DocumentStore;
+  policy: ReadPolicy;
+  /** Which database names belong to this area. */
+  owns: (db: string) => boolean;
+  /** Databases always shown (the catalog databases exist by configuration). */
+  fixedDatabases: readonly string[];
+  canCreateDatabases: boolean;
+  /** Shared by both areas: the engine they would overload is the same. */
+  heavyQueries: HeavyQueryLimiter;
+  databaseHooks?: DatabaseHooks;
+}
 
-  constructor(
-    readonly name: AreaName,
-    readonly store: DocumentStore,
-    readonly policy: ReadPolicy,
-    /** Which database names belong to this area. */
-    private readonly owns: (db: string) => boolean,
-    /** Databases always shown (the catalog databases exist by configuration). */
-    private readonly fixedDatabases: readonly string[],
-    readonly canCreateDatabases: boolean,
-    /** Shared by both areas: the engine they would overload is the same. */
-    readonly heavyQueries: HeavyQueryLimiter,
-  ) {}
+export class DocumentArea {
+  readonly name: AreaName;
+  readonly store: DocumentStore;
+  readonly policy: ReadPolicy;
+  readonly canCreateDatabases: boolean;
+  readonly heavyQueries: HeavyQueryLimiter;
+  readonly databaseHooks: DatabaseHooks;
+  private readonly owns: (db: string) => boolean;
+  private readonly fixedDatabases: readonly string[];
+
+  constructor(options: DocumentAreaOptions) {
+    this.name = options.name;
+    this.store = options.store;
+    this.policy = options.policy;
+    this.canCreateDatabases = options.canCreateDatabases;
+    this.heavyQueries = options.heavyQueries;
+    this.databaseHooks = options.databaseHooks ?? NO_HOOKS;
+    this.owns = options.owns;
+    this.fixedDatabases = options.fixedDatabases;
+  }
 
   ownsDatabase(db: string): boolean {
     return this.owns(db);
@@ -48,11 +68,18 @@ export class DocumentArea {
   }
 }
 
-export function createDocumentAreas(
-  settings: Settings,
-  mongo: MongoClient,
-  serviceDb: Db,
-): { dataStore: DocumentArea; catalog: DocumentArea } {
+export interface DocumentAreasOptions {
+  settings: Settings;
+  mongo: MongoClient;
+  serviceDb: Db;
+  /** Told about the data store's databases created and deleted through the API. */
+  dataStoreHooks?: DatabaseHooks;
+}
+
+export function createDocumentAreas({ settings, mongo, serviceDb, dataStoreHooks }: DocumentAreasOptions): {
+  dataStore: DocumentArea;
+  catalog: DocumentArea;
+} {
   const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs);
   const heavyQueries = new HeavyQueryLimiter({
     perCaller: settings.heavyQueriesPerUser,
@@ -66,23 +93,24 @@ export function createDocumentAreas(
   // the catalog database (or fail): never the data store's.
   const isCatalogInAnyCase = (db: string): boolean => catalogNames.some((name) => name.toLowerCase() === db.toLowerCase());
   const safeRequired = new Set(settings.safeMethodPermRequired);
-  const dataStore = new DocumentArea(
-    'data_store',
+  const dataStore = new DocumentArea({
+    name: 'data_store',
     store,
-    { anonymousRead: settings.dataStoreAnonymous, safeMethodPermRequired: safeRequired },
-    (db) => !isReservedDatabase(db, internal) && !isCatalogInAnyCase(db),
-    [],
-    true,
+    policy: { anonymousRead: settings.dataStoreAnonymous, safeMethodPermRequired: safeRequired },
+    owns: (db) => !isReservedDatabase(db, internal) && !isCatalogInAnyCase(db),
+    fixedDatabases: [],
+    canCreateDatabases: true,
     heavyQueries,
-  );
-  const catalog = new DocumentArea(
-    'catalog',
+    databaseHooks: dataStoreHooks,
+  });
+  const catalog = new DocumentArea({
+    name: 'catalog',
     store,
-    { anonymousRead: settings.catalogAnonymous, safeMethodPermRequired: safeRequired },
-    (db) => isCatalog(db) && !isReservedDatabase(db, internal),
-    catalogNames.filter((db) => !isReservedDatabase(db, internal)),
-    false,
+    policy: { anonymousRead: settings.catalogAnonymous, safeMethodPermRequired: safeRequired },
+    owns: (db) => isCatalog(db) && !isReservedDatabase(db, internal),
+    fixedDatabases: catalogNames.filter((db) => !isReservedDatabase(db, internal)),
+    canCreateDatabases: false,
     heavyQueries,
-  );
+  });
   return { dataStore, catalog };
 }

@@ -1,14 +1,12 @@
 /** Databases and collections: list (envelope), create and delete (POST with `action`). */
 import type { Request, Response } from 'express';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { absoluteUrl } from '../http/base-url.js';
 import { paginate } from '../http/paginate.js';
 import { parsePaging } from '../http/paging.js';
 import { PAGE_PARAMS, checkParams, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
-import type { DocumentArea } from './area.js';
-import { requireManage } from './guards.js';
-import { DocumentService } from './document-service.js';
+import type { DocumentService } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 
 type Action = 'create' | 'delete';
@@ -25,12 +23,11 @@ async function respondList<T>(req: Request, res: Response, items: readonly T[], 
   await paginate(req, res, items, parsePaging(checkParams(req, PAGE_PARAMS), defaultPageSize));
 }
 
-export function containerHandlers(area: DocumentArea, mountPath: string, defaultPageSize: number) {
+export function containerHandlers(documents: DocumentService, mountPath: string, defaultPageSize: number) {
   const dbUrl = (req: Request, db: string): string => absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/`);
   const colUrl = (req: Request, db: string, col: string): string =>
     absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`);
 
-  const documents = new DocumentService(area);
   return {
     async listDatabases(req: Request, res: Response): Promise<void> {
       const names = await documents.databaseNames(req.principal);
@@ -44,22 +41,17 @@ export function containerHandlers(area: DocumentArea, mountPath: string, default
 
     async postDatabases(req: Request, res: Response): Promise<void> {
       checkParams(req, ['format', 'callback']);
-      requireManage(req.principal, area);
+      const containers = documents.containers(req.principal);
       const body = objectBody(req.body, ['database', 'action']);
       const action = parseAction(body);
       if (body.database === undefined) throw badRequest('missing_field', 'The "database" field is required.');
       const db = validateDatabaseName(body.database);
-      if (!area.ownsDatabase(db)) {
-        throw badRequest('reserved_name', `"${db}" is reserved and cannot be used through this API.`);
-      }
       if (action === 'create') {
-        await area.store.createDatabase(db);
-        await area.databaseHooks.created(db);
+        await containers.createDatabase(db);
         res.setHeader('Location', dbUrl(req, db));
         respond(req, res, 201, { database: db, url: dbUrl(req, db) });
       } else {
-        await area.store.dropDatabase(db);
-        await area.databaseHooks.dropped(db);
+        await containers.dropDatabase(db);
         respond(req, res, 200, { deleted: db });
       }
     },
@@ -78,18 +70,17 @@ export function containerHandlers(area: DocumentArea, mountPath: string, default
     async postCollections(req: Request, res: Response): Promise<void> {
       checkParams(req, ['format', 'callback']);
       const db = validateDatabaseName(req.params.db);
-      requireManage(req.principal, area);
+      const containers = documents.containers(req.principal);
       const body = objectBody(req.body, ['collection', 'action']);
       const action = parseAction(body);
       if (body.collection === undefined) throw badRequest('missing_field', 'The "collection" field is required.');
       const col = validateCollectionName(body.collection);
-      if (!(await area.databaseExists(db))) throw notFound(`Database "${db}" does not exist.`, 'no_such_database');
       if (action === 'create') {
-        await area.store.createCollection(db, col);
+        await containers.createCollection(db, col);
         res.setHeader('Location', colUrl(req, db, col));
         respond(req, res, 201, { database: db, collection: col, url: colUrl(req, db, col) });
       } else {
-        await area.store.dropCollection(db, col);
+        await containers.dropCollection(db, col);
         respond(req, res, 200, { deleted: col });
       }
     },

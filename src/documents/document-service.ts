@@ -1,31 +1,56 @@
 /**
- * The document area's side of a collection read: given who asks, which collection and the parsed
- * query, it checks the combination and the permissions of every collection the read touches, and
- * returns the rows as a count and a cursor (or, for a single-field distinct, the values). All
- * database work of one read shares one query time budget; heavy reads also hold a slot of the
- * caller's share while their rows are delivered. HTTP (parameters, paging, rendering) stays in
- * the routes.
+ * What the document API of one area does, given who asks and the parsed request, in plain values:
+ * - collection reads: checks the combination and the permissions of every collection the read
+ *   touches, and returns the rows as a count and a cursor (or, for a single-field distinct, the
+ *   values). All database work of one read shares one query time budget; heavy reads also hold
+ *   a slot of the caller's share while their rows are delivered;
+ * - records: inserts, and reads, replaces, merges and removes one record by its id;
+ * - databases, collections and indexes: lists, creates and drops them.
+ * HTTP (parameters, bodies, paging, rendering) stays in the routes.
  */
 import type { Document } from 'mongodb';
 import { canAccessCollection, canManageContainers, canSeeCollection, canSeeDatabase, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
-import { badRequest, conflict, forbidden, notFound } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
 import type { DocumentArea } from './area.js';
 import type { BudgetedCursor } from './budgeted-cursor.js';
+import { indexExists, noSuchCollection, noSuchDatabase, noSuchIndex, noSuchRecord, reservedDatabase } from './errors.js';
 import { denied, requireCollection, requireListDatabases, requireManage, requireSeeDatabase } from './guards.js';
 import { describeIndex, ID_INDEX, type IndexDefinition } from './index-spec.js';
 import { isHeavyRead } from './heavy-reads.js';
 import { lookupTargets } from './operators.js';
-import { buildAggregationPipeline, buildDistinctPipeline, distinctRowToObject, type CollectionQuery } from './query-params.js';
+import {
+  buildAggregationPipeline,
+  buildDistinctPipeline,
+  distinctRowToObject,
+  recordIdCandidates,
+  validateRecordId,
+  type CollectionQuery,
+} from './query-params.js';
 import type { QueryBudget } from './query-budget.js';
-import type { WhenEmpty } from './records.js';
+import { assertStorableRecord } from './record-rules.js';
+import { mergeUpdate, replacementFor } from './record-writes.js';
 
-/** A collection named in a request, its names already validated. */
+/**
+ * Throws the 404 of a missing collection or database. Reads (collection views, the record
+ * operations) call it only after finding nothing, since anything found proves the collection exists.
+ */
+export type WhenEmpty = () => Promise<void>;
+
+/** A collection named in a request, its names already validated and the caller's permission checked. */
 export interface CollectionTarget {
   db: string;
   col: string;
   /** Throws the 404 of a missing collection (or database); called only when nothing was found. */
   whenEmpty: WhenEmpty;
+}
+
+/** Creating and deleting the databases and collections of an area (see DocumentService.containers). */
+export interface ContainerManager {
+  createDatabase(db: string): Promise<void>;
+  dropDatabase(db: string): Promise<void>;
+  createCollection(db: string, col: string): Promise<void>;
+  dropCollection(db: string, col: string): Promise<void>;
 }
 
 /** What a collection read asks for, parsed from the request. */
@@ -51,8 +76,6 @@ interface PlannedRead {
   rows(budget: QueryBudget): CollectionRows | Promise<CollectionRows>;
 }
 
-const noDatabase = (db: string) => notFound(`Database "${db}" does not exist.`, 'no_such_database');
-
 function pagingStages(window: RowWindow): Document[] {
   const stages: Document[] = [];
   if (window.skip > 0) stages.push({ $skip: window.skip });
@@ -71,15 +94,111 @@ export class DocumentService {
    */
   target(principal: Principal, db: string, col: string, action: DocumentAction): CollectionTarget {
     requireCollection(principal, this.area, db, col, action);
-    if (!this.area.ownsDatabase(db)) throw noDatabase(db);
+    if (!this.area.ownsDatabase(db)) throw noSuchDatabase(db);
     return { db, col, whenEmpty: () => this.requireExisting(db, col) };
   }
 
   /** 404 unless the collection exists. A collection implies its database: one round trip, two only for a 404. */
   async requireExisting(db: string, col: string): Promise<void> {
     if (await this.area.store.collectionExists(db, col)) return;
-    if (!(await this.area.databaseExists(db))) throw noDatabase(db);
-    throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
+    if (!(await this.area.databaseExists(db))) throw noSuchDatabase(db);
+    throw noSuchCollection(db, col);
+  }
+
+  /** Stores one record and answers its `_id`. The collection must exist (requireExisting): an insert would create it. */
+  async insert({ db, col }: CollectionTarget, record: unknown): Promise<unknown> {
+    return this.area.store.insertOne(db, col, assertStorableRecord(record, 'The record'));
+  }
+
+  /**
+   * Stores records in order and answers their ids; a failure part-way says which were written
+   * (see insertBatch). The collection must exist (requireExisting).
+   */
+  async insertMany({ db, col }: CollectionTarget, records: readonly unknown[]): Promise<unknown[]> {
+    if (records.length === 0) throw badRequest('empty_array', 'The array of records is empty.');
+    const docs = records.map((record, i) => assertStorableRecord(record, `Record ${i}`));
+    return this.area.store.insertMany(db, col, docs);
+  }
+
+  /** The record `id` names (see recordIdCandidates), or the 404 of the record, its collection or its database. */
+  async get(target: CollectionTarget, id: string): Promise<Document> {
+    return this.found(target, id);
+  }
+
+  /** Replaces the record `id` names by `record` (which keeps its `_id`), and answers the record as stored. */
+  async replace(target: CollectionTarget, id: string, record: unknown): Promise<Document> {
+    const doc = assertStorableRecord(record, 'The record');
+    const existing = await this.found(target, id, { _id: 1 });
+    const replacement = replacementFor(doc, existing._id);
+    await this.area.store.replaceById(target.db, target.col, existing._id, replacement);
+    return { _id: existing._id, ...replacement };
+  }
+
+  /**
+   * Merges `changes` (plain fields, or update operators, see mergeUpdate) into the record `id`
+   * names, and answers the record as it is afterwards (null when it was removed in between).
+   */
+  async merge(target: CollectionTarget, id: string, changes: unknown): Promise<Document | null> {
+    const update = mergeUpdate(changes);
+    const existing = await this.found(target, id, { _id: 1 });
+    await this.area.store.updateById(target.db, target.col, existing._id, update);
+    return this.area.store.findById(target.db, target.col, [existing._id]);
+  }
+
+  /** Removes the record `id` names and answers its `_id`. */
+  async remove(target: CollectionTarget, id: string): Promise<unknown> {
+    const existing = await this.found(target, id, { _id: 1 });
+    await this.area.store.deleteById(target.db, target.col, existing._id);
+    return existing._id;
+  }
+
+  /**
+   * The record a URL id names, looked up as each type the id may stand for (an ObjectId for 24 hex
+   * digits, then the string); when there is none, the 404 of a missing collection or database,
+   * else of the record.
+   */
+  private async found({ db, col, whenEmpty }: CollectionTarget, id: string, projection?: Document): Promise<Document> {
+    const doc = await this.area.store.findById(db, col, recordIdCandidates(validateRecordId(id)), projection);
+    if (doc !== null) return doc;
+    await whenEmpty();
+    throw noSuchRecord(id);
+  }
+
+  /**
+   * Creating and deleting the area's databases and collections, for whoever may manage them (401
+   * or 403 otherwise). Asked for before a request's body is read, so that a caller who may not
+   * manage them is refused whatever the body holds.
+   */
+  containers(principal: Principal): ContainerManager {
+    requireManage(principal, this.area);
+    const { area } = this;
+    const { store } = area;
+    const requireOwned = (db: string): void => {
+      if (!area.ownsDatabase(db)) throw reservedDatabase(db);
+    };
+    const requireDatabase = async (db: string): Promise<void> => {
+      if (!(await area.databaseExists(db))) throw noSuchDatabase(db);
+    };
+    return {
+      async createDatabase(db) {
+        requireOwned(db);
+        await store.createDatabase(db);
+        await area.databaseHooks.created(db);
+      },
+      async dropDatabase(db) {
+        requireOwned(db);
+        await store.dropDatabase(db);
+        await area.databaseHooks.dropped(db);
+      },
+      async createCollection(db, col) {
+        await requireDatabase(db);
+        await store.createCollection(db, col);
+      },
+      async dropCollection(db, col) {
+        await requireDatabase(db);
+        await store.dropCollection(db, col);
+      },
+    };
   }
 
   /** The area's databases `principal` may see, by name. */
@@ -91,7 +210,7 @@ export class DocumentService {
   /** The collections of `db` that `principal` may see, by name (404 when the database does not exist). */
   async collectionNames(principal: Principal, db: string): Promise<string[]> {
     requireSeeDatabase(principal, this.area, db);
-    if (!(await this.area.databaseExists(db))) throw noDatabase(db);
+    if (!(await this.area.databaseExists(db))) throw noSuchDatabase(db);
     return (await this.area.store.collectionNames(db)).filter((col) =>
       canSeeCollection(principal, this.area.name, db, col, this.area.policy),
     );
@@ -117,7 +236,7 @@ export class DocumentService {
     this.requireIndexManager(principal, db);
     await this.requireExisting(db, col);
     if (index.name !== undefined && (await this.indexNames(db, col)).includes(index.name)) {
-      throw conflict(`An index named "${index.name}" already exists on "${col}".`, 'index_exists');
+      throw indexExists(`An index named "${index.name}" already exists on "${col}".`);
     }
     return this.area.store.createIndex(db, col, index);
   }
@@ -127,13 +246,13 @@ export class DocumentService {
     if (name === ID_INDEX) throw badRequest('invalid_index', 'The "_id_" index cannot be dropped.');
     await this.requireExisting(db, col);
     // Looked up first: the engine reads some names ("*") as "every index".
-    if (!(await this.indexNames(db, col)).includes(name)) throw notFound(`Index "${name}" does not exist on "${col}".`, 'no_such_index');
+    if (!(await this.indexNames(db, col)).includes(name)) throw noSuchIndex(name, col);
     await this.area.store.dropIndex(db, col, name);
   }
 
   private requireIndexManager(principal: Principal, db: string): void {
     requireManage(principal, this.area);
-    if (!this.area.ownsDatabase(db)) throw noDatabase(db);
+    if (!this.area.ownsDatabase(db)) throw noSuchDatabase(db);
   }
 
   private async indexNames(db: string, col: string): Promise<string[]> {

@@ -22,7 +22,7 @@ import { containerHandlers } from './containers.js';
 import { DocumentService, type CollectionTarget } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
-import { recordHandlers, type WhenEmpty } from './records.js';
+import { recordHandlers, type RecordRequest } from './records.js';
 
 const COLLECTION_PARAMS = [...PAGE_PARAMS, 'query', 'distinct', 'aggregate', 'fields'];
 
@@ -46,9 +46,9 @@ function callerKey(req: Request): string {
 export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' | 'defaultPageSize'> }, area: DocumentArea): Router {
   const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
   const { maxQueryBytes, defaultPageSize } = ctx.settings;
-  const containers = containerHandlers(area, mountPath, defaultPageSize);
-  const records = recordHandlers(area);
   const documents = new DocumentService(area);
+  const containers = containerHandlers(documents, mountPath, defaultPageSize);
+  const records = recordHandlers(documents);
   const router = Router({ strict: true });
 
   /**
@@ -61,11 +61,11 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
     return documents.target(req.principal, db, col, actionForMethod(req.method));
   }
 
-  /** For inserts: the collection must exist before anything is written (an insert would create it). */
-  async function target(req: Request): Promise<{ db: string; col: string }> {
-    const { db, col } = lazyTarget(req);
-    await documents.requireExisting(db, col);
-    return { db, col };
+  /** For inserts: the collection must exist before the body is read (an insert would create it). */
+  async function existingTarget(req: Request): Promise<CollectionTarget> {
+    const target = lazyTarget(req);
+    await documents.requireExisting(target.db, target.col);
+    return target;
   }
 
   const mayManage = (req: Request) => canManageContainers(req.principal, area.name);
@@ -109,18 +109,16 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
       },
       POST: async (req, res) => {
         checkParams(req, COMMON_PARAMS);
-        const { db, col } = await target(req);
-        await records.insert(req, res, db, col);
+        await records.insert(req, res, await existingTarget(req));
       },
     }),
   );
   /** One record by id: each handler looks the record up first, so existence is checked only when it is not found. */
   const onRecord =
-    (fn: (req: Request, res: Response, db: string, col: string, id: string, whenEmpty: WhenEmpty) => Promise<void>): AsyncHandler =>
+    (fn: (req: Request, res: Response, record: RecordRequest) => Promise<void>): AsyncHandler =>
     async (req, res) => {
       checkParams(req, COMMON_PARAMS);
-      const { db, col, whenEmpty } = lazyTarget(req);
-      await fn(req, res, db, col, req.params.id as string, whenEmpty);
+      await fn(req, res, { target: lazyTarget(req), id: req.params.id as string });
     };
   router.all(
     '/:db/:col/:id/',

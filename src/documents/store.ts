@@ -13,9 +13,11 @@ import {
 } from 'mongodb';
 import { detectEngineTraits, type EngineTraits } from '../db/engine-traits.js';
 import { serverMessage } from '../db/errors.js';
-import { badRequest, conflict, notFound, type ApiError } from '../errors.js';
+import { badRequest, type ApiError } from '../errors.js';
 import type { IndexDefinition } from './index-spec.js';
+import { insertBatch } from './batch-insert.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
+import { collectionExists, databaseExists, duplicateValues, indexExists, noSuchCollection, noSuchDatabase, noSuchIndex } from './errors.js';
 import { QueryBudget } from './query-budget.js';
 
 export interface FindOptions {
@@ -69,23 +71,26 @@ function isUniqueBuildFailure(err: MongoServerError): boolean {
 function indexCommandError(err: unknown, name: string | undefined): ApiError | undefined {
   if (!(err instanceof MongoServerError) || typeof err.code !== 'number') return undefined;
   if (isUniqueBuildFailure(err)) {
-    return conflict('The records already hold duplicate values for this unique index; remove the duplicates first.', 'duplicate_values');
+    return duplicateValues('The records already hold duplicate values for this unique index; remove the duplicates first.');
   }
   switch (err.code) {
     case 11000:
-      return conflict(`The records already hold duplicate values for a unique index: ${serverMessage(err)}`, 'duplicate_values');
+      return duplicateValues(`The records already hold duplicate values for a unique index: ${serverMessage(err)}`);
     case 68: // IndexAlreadyExists
     case 85: // IndexOptionsConflict: the same keys under another name or options
     case 86: // IndexKeySpecsConflict: the same name with other keys
-      return conflict(`An index like this already exists: ${serverMessage(err)}`, 'index_exists');
+      return indexExists(`An index like this already exists: ${serverMessage(err)}`);
     case 27: // IndexNotFound
-      return notFound(`Index "${name ?? ''}" does not exist.`, 'no_such_index');
+      return noSuchIndex(name ?? '');
     default:
       return INDEX_REFUSED_CODES.has(err.code)
         ? badRequest('invalid_index', `The database refused the index: ${serverMessage(err)}`)
         : undefined;
   }
 }
+
+/** The filter of one record's `_id` (any type: an ObjectId, a string, a number, ...). */
+const byId = (id: unknown): Document => ({ _id: id });
 
 /** Enough for every database of a research group; names beyond it are simply not cached. */
 const MAX_CACHED_DATABASES = 1_000;
@@ -130,17 +135,17 @@ export class DocumentStore {
   }
 
   async createDatabase(name: string): Promise<void> {
-    if (await this.databaseExists(name)) throw conflict(`Database "${name}" already exists.`, 'database_exists');
+    if (await this.databaseExists(name)) throw databaseExists(name);
     try {
       await this.registry.insertOne({ _id: name, created: new Date() });
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) throw conflict(`Database "${name}" already exists.`, 'database_exists');
+      if ((err as { code?: number }).code === 11000) throw databaseExists(name);
       throw err;
     }
   }
 
   async dropDatabase(name: string): Promise<void> {
-    if (!(await this.databaseExists(name))) throw notFound(`Database "${name}" does not exist.`, 'no_such_database');
+    if (!(await this.databaseExists(name))) throw noSuchDatabase(name);
     await this.db(name).dropDatabase();
     await this.registry.deleteOne({ _id: name });
   }
@@ -159,22 +164,18 @@ export class DocumentStore {
   }
 
   async createCollection(db: string, col: string): Promise<void> {
-    if (await this.collectionExists(db, col)) {
-      throw conflict(`Collection "${col}" already exists in "${db}".`, 'collection_exists');
-    }
+    if (await this.collectionExists(db, col)) throw collectionExists(db, col);
     try {
       await this.db(db).createCollection(col);
     } catch (err) {
       // 48 = NamespaceExists: another request created it in between.
-      if ((err as { code?: number }).code === 48) throw conflict(`Collection "${col}" already exists in "${db}".`, 'collection_exists');
+      if ((err as { code?: number }).code === 48) throw collectionExists(db, col);
       throw err;
     }
   }
 
   async dropCollection(db: string, col: string): Promise<void> {
-    if (!(await this.collectionExists(db, col))) {
-      throw notFound(`Collection "${col}" does not exist in "${db}".`, 'no_such_collection');
-    }
+    if (!(await this.collectionExists(db, col))) throw noSuchCollection(db, col);
     await this.db(db).collection(col).drop();
   }
 
@@ -214,7 +215,44 @@ export class DocumentStore {
     }
   }
 
-  collection(db: string, col: string): Collection<Document> {
+  /**
+   * The first record whose `_id` equals one of `ids`, tried in order: one equality per id, so each
+   * lookup is a point query on the `_id` index. A `$in` over them would be one query, but engines
+   * such as FerretDB/DocumentDB plan it as a scan.
+   */
+  async findById(db: string, col: string, ids: readonly unknown[], projection?: Document): Promise<Document | null> {
+    const collection = this.collection(db, col);
+    for (const id of ids) {
+      const doc = await collection.findOne(byId(id), projection === undefined ? undefined : { projection });
+      if (doc !== null) return doc;
+    }
+    return null;
+  }
+
+  /** Stores one record and answers its `_id` (the driver assigns one when the record has none). */
+  async insertOne(db: string, col: string, record: Document): Promise<unknown> {
+    return (await this.collection(db, col).insertOne(record)).insertedId;
+  }
+
+  /** Stores records in order and answers their ids; a failure part-way says which were written (see insertBatch). */
+  insertMany(db: string, col: string, records: Document[]): Promise<unknown[]> {
+    return insertBatch(this.collection(db, col), records);
+  }
+
+  async replaceById(db: string, col: string, id: unknown, replacement: Document): Promise<void> {
+    await this.collection(db, col).replaceOne(byId(id), replacement);
+  }
+
+  async updateById(db: string, col: string, id: unknown, update: Document): Promise<void> {
+    await this.collection(db, col).updateOne(byId(id), update);
+  }
+
+  async deleteById(db: string, col: string, id: unknown): Promise<void> {
+    await this.collection(db, col).deleteOne(byId(id));
+  }
+
+  /** Only the store calls the driver: routes and services speak in names and plain values. */
+  private collection(db: string, col: string): Collection<Document> {
     return this.db(db).collection(col);
   }
 

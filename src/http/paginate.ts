@@ -1,35 +1,17 @@
 /**
  * The paged envelope every listing answers with: `count`, `meta` (page, page_size, pages), the
  * absolute `next`/`previous` links, then `results` (docs/api-behaviour.md, "Paging"). Routes hand
- * over the rows in one of three shapes and never build the envelope themselves.
+ * over the rows as a list or a counted result and never build the envelope themselves.
  */
 import type { Request, Response } from 'express';
 import type { EnvelopeHead } from '../render/index.js';
 import { requestUrl } from './base-url.js';
-import { pageLinks, pageWindow, type PageRequest, type PageWindow } from './paging.js';
+import { pageWindow, type CountedRows, type PageCursor, type PageRequest, type PageWindow } from '../lib/paging.js';
+import { pageLinks } from './paging.js';
 import { fromArray, respond, respondEnvelope } from './respond.js';
 
-/** Rows read from a database cursor, closed once the page is answered. */
-export interface PageCursor<T> extends AsyncIterable<T> {
-  hasNext(): Promise<boolean>;
-  close(): Promise<void>;
-}
-
-/** A result the database counts and reads: its count, and a cursor opened on one window. */
-export interface CountedRows<T> {
-  count: Promise<number>;
-  open(window: PageWindow): PageCursor<T>;
-}
-
-/** A page already cut by its source: where it lies in the whole result, and its rows. */
-export interface CutPage<T> {
-  total: number;
-  window: PageWindow;
-  rows: readonly T[];
-}
-
-/** An in-memory list (paged here), a counted cursor, or a page already cut. */
-export type PageSource<T> = readonly T[] | CountedRows<T> | CutPage<T>;
+/** An in-memory list (paged here), or a result counted and read by its source (a database). */
+export type PageSource<T> = readonly T[] | CountedRows<T>;
 
 export interface PaginateOptions<T> {
   /** Runs when the result is empty, to throw the 404 of a missing container: any row proves it exists. */
@@ -69,7 +51,7 @@ export async function paginate<T>(
     }
     return;
   }
-  const { total, window, rows } = isCut(source) ? source : sliceList(source, paging);
+  const { total, window, rows } = sliceList(source, paging);
   if (total === 0) await options.whenEmpty?.();
   const results = options.map === undefined ? rows : rows.map(options.map);
   if (options.trailing !== undefined) {
@@ -83,11 +65,7 @@ function isCounted<T>(source: PageSource<T>): source is CountedRows<T> {
   return !Array.isArray(source) && 'open' in source;
 }
 
-function isCut<T>(source: PageSource<T>): source is CutPage<T> {
-  return !Array.isArray(source) && 'window' in source;
-}
-
-function sliceList<T>(items: readonly T[], paging: PageRequest): CutPage<T> {
+function sliceList<T>(items: readonly T[], paging: PageRequest): { total: number; window: PageWindow; rows: readonly T[] } {
   const window = pageWindow(items.length, paging);
   const rows = window.limit === 0 ? items : items.slice(window.skip, window.skip + window.limit);
   return { total: items.length, window, rows };

@@ -1,23 +1,9 @@
 /**
- * Paging for every envelope (docs/api-behaviour.md, "Paging"): parse `page`/`page_size`, turn a
- * total into a window (skip/limit), and build the `next`/`previous` links.
+ * Paging for every envelope (docs/api-behaviour.md, "Paging"): parse `page`/`page_size` and build
+ * the `next`/`previous` links. Where a page lies in a result (its window) is src/lib/paging.ts's.
  */
 import { badRequest } from '../errors.js';
-
-export interface PageRequest {
-  page: number;
-  /** 0 = all records. */
-  pageSize: number;
-}
-
-export interface PageWindow {
-  page: number;
-  pageSize: number;
-  pages: number;
-  skip: number;
-  /** 0 = no limit. */
-  limit: number;
-}
+import type { PageRequest, PageWindow } from '../lib/paging.js';
 
 /** Digits only: "+1", " 1", "1e3", "0x10" and "1.0" are all refused, unlike with Number(). */
 const UNSIGNED = /^\d+$/;
@@ -65,16 +51,6 @@ export function parsePaging(params: { page?: unknown; page_size?: unknown }, def
     pageSize = toCappedInteger(rawSize);
   }
   return { page, pageSize };
-}
-
-/** Where a page lies in a result of `total` records; a page beyond the last is the last page. */
-export function pageWindow(total: number, req: PageRequest): PageWindow {
-  const count = Math.max(0, Math.floor(total));
-  if (req.pageSize <= 0) return { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 };
-  // An empty result still has one (empty) page.
-  const pages = Math.max(1, Math.ceil(count / req.pageSize));
-  const page = Math.min(Math.max(1, Math.floor(req.page)), pages);
-  return { page, pageSize: req.pageSize, pages, skip: (page - 1) * req.pageSize, limit: req.pageSize };
 }
 
 /**

@@ -15,7 +15,7 @@ import { ControlClient } from '../control/control-client.js';
 import { TaskPublisher, mayHaveBeenPublished } from '../control/task-publisher.js';
 import { ResultStore } from '../results/result-store.js';
 import type { RequestMeta, TaskResult } from '../results/result-document.js';
-import { pageWindow, type PageRequest, type PageWindow } from '../../http/paging.js';
+import { cursorOver, type CountedRows } from '../../lib/paging.js';
 import { READY_STATES, type TaskState } from '../results/states.js';
 import { TaskCatalog } from './task-catalog.js';
 import { TaskLog, loggedState, type HistoryFilter, type TaskLogEntry } from './task-log.js';
@@ -41,6 +41,12 @@ const RIGHTS_RESWEEP_MS = 3_000;
 export interface SubmittedTask {
   taskId: string;
   queue: string;
+}
+
+/** One run of the history: its log entry and its current state. */
+export interface HistoryRow {
+  entry: TaskLogEntry;
+  status: TaskState;
 }
 
 /** Told of every task the broker accepted from this process (the admin's Operations page counts them). */
@@ -250,41 +256,45 @@ export class QueueService {
     return changed.length > 0;
   }
 
-  /** The caller's history, newest first, optionally only runs in one state, paged. */
-  async history(
-    filter: HistoryFilter,
-    status: TaskState | undefined,
-    paging: PageRequest,
-  ): Promise<{ total: number; window: PageWindow; entries: { entry: TaskLogEntry; status: TaskState }[] }> {
-    // The count and the requested page are read at the same time (the page read is told the
-    // count, see TaskLog.page); the page is read again only when it lies past the last one (the
-    // window then moves to the last page).
-    const requested = pageWindow(Number.MAX_SAFE_INTEGER, paging);
-    const read = async (): Promise<[number, TaskLogEntry[]]> => {
-      const total = this.log.count(filter, status);
-      return Promise.all([total, this.log.page(filter, requested.skip, requested.limit, status, total)]);
-    };
-    const inWindow = async ([total, firstTry]: [number, TaskLogEntry[]]): Promise<{
-      total: number;
-      window: PageWindow;
-      entries: TaskLogEntry[];
-    }> => {
-      const window = pageWindow(total, paging);
-      const entries =
-        window.skip === requested.skip ? firstTry : await this.log.page(filter, window.skip, window.limit, status, Promise.resolve(total));
-      return { total, window, entries };
-    };
+  /**
+   * The caller's history, newest first, optionally only runs in one state: counted and read a
+   * page at a time by the paginator, which reads the count and the page it guesses at the same
+   * time (each page read is told the count, see TaskLog.page).
+   */
+  history(filter: HistoryFilter, status: TaskState | undefined): CountedRows<HistoryRow> {
     if (status === undefined) {
-      const { total, window, entries } = await inWindow(await read());
-      const states = await this.states(entries.map((e) => e._id));
-      return { total, window, entries: entries.map((entry) => ({ entry, status: states.get(entry._id) ?? 'PENDING' })) };
+      const count = this.log.count(filter);
+      return {
+        count,
+        open: (window) =>
+          cursorOver(
+            this.log.page(filter, window.skip, window.limit, undefined, count).then(async (entries) => {
+              const states = await this.states(entries.map((e) => e._id));
+              return entries.map((entry) => ({ entry, status: states.get(entry._id) ?? 'PENDING' }));
+            }),
+          ),
+      };
     }
     // Filtered, counted and paged in the database, by the state the log keeps for each entry.
-    // The count and the page are read while the states are brought up to date, and read again
-    // only when a state changed meanwhile.
-    const [changed, early] = await Promise.all([this.settleStates(filter.user), read()]);
-    const { total, window, entries } = await inWindow(changed ? await read() : early);
-    return { total, window, entries: entries.map((entry) => ({ entry, status })) };
+    // The count and the first page are read while the states are brought up to date, and read
+    // again only when a state changed meanwhile; a page opened later reads the settled states.
+    let settledAlready = false;
+    const settled = this.settleStates(filter.user).then((changed) => {
+      settledAlready = true;
+      return changed;
+    });
+    const earlyCount = this.log.count(filter, status);
+    const count = Promise.all([settled, earlyCount]).then(([changed, early]) => (changed ? this.log.count(filter, status) : early));
+    return {
+      count,
+      open: (window) => {
+        const read = (matches: Promise<number>) => this.log.page(filter, window.skip, window.limit, status, matches);
+        const entries = settledAlready
+          ? read(count)
+          : Promise.all([settled, read(earlyCount)]).then(([changed, early]) => (changed ? read(count) : early));
+        return cursorOver(entries.then((rows) => rows.map((entry) => ({ entry, status }))));
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -264,8 +264,7 @@ export function queueRouter(ctx: QueueRouterContext): Router {
         }
         const paging = parsePaging(params, settings.defaultPageSize);
         const filter = { user, taskNames, tag: params.tag === '' ? undefined : params.tag };
-        const { total, window, entries } = await service().history(filter, status, paging);
-        await paginate(req, res, { total, window, rows: entries }, paging, {
+        await paginate(req, res, service().history(filter, status), paging, {
           map: ({ entry, status: state }) => ({ ...taskRow(entry, state, false), url: taskUrl(req, entry.task_id) }),
         });
       },

@@ -249,7 +249,7 @@ describe('a long index build', () => {
   beforeAll(async () => {
     path = await collection('large');
     // Fixture data written straight into the engine: 100,000 records through HTTP would only slow the suite.
-    const store = app.ctx.documents.dataStore.store.collection(db, 'large');
+    const store = app.ctx.mongo.db(db).collection('large');
     for (let start = 0; start < TOTAL; start += 10_000) {
       await store.insertMany(
         Array.from({ length: 10_000 }, (_, i) => ({ n: start + i, s: `value-${((start + i) * 7919) % TOTAL}`, t: `${i % 97}-${start}` })),

@@ -16,7 +16,7 @@ import {
   isTaskAdmin,
   taskCodename,
   type DocumentAction,
-  type DocumentArea,
+  type AreaName,
   type ReadPolicy,
 } from '../../../src/auth/permissions.js';
 import { GrantSet } from '../../../src/auth/grant-set.js';
@@ -53,7 +53,7 @@ const nobody = user([]);
 interface AccessRow {
   who: string;
   p: Principal;
-  area: DocumentArea;
+  area: AreaName;
   db: string;
   col: string;
   action: DocumentAction;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pageLinks, pageWindow, parsePaging } from '../../../src/http/paging.js';
-import type { PageWindow } from '../../../src/http/paging.js';
+import { pageWindow, type PageWindow } from '../../../src/lib/paging.js';
+import { pageLinks, parsePaging } from '../../../src/http/paging.js';
 import { apiError } from '../documents/api-error.js';
 
 describe('parsePaging', () => {
@@ -70,31 +70,6 @@ describe('parsePaging', () => {
     expect(apiError(() => parsePaging({ page_size: ['10', '20'] })).code).toBe('invalid_page_size');
     expect(apiError(() => parsePaging({ page: { a: '1' } })).code).toBe('invalid_page');
     expect(apiError(() => parsePaging({ page_size: ['10'] })).code).toBe('invalid_page_size');
-  });
-});
-
-describe('pageWindow', () => {
-  const cases: [string, number, { page: number; pageSize: number }, PageWindow][] = [
-    ['first page', 95, { page: 1, pageSize: 10 }, { page: 1, pageSize: 10, pages: 10, skip: 0, limit: 10 }],
-    ['middle page', 95, { page: 4, pageSize: 10 }, { page: 4, pageSize: 10, pages: 10, skip: 30, limit: 10 }],
-    ['partial last page', 95, { page: 10, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
-    ['beyond the last page', 95, { page: 11, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
-    ['far beyond', 95, { page: 9_000_000, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
-    ['page 0', 95, { page: 0, pageSize: 10 }, { page: 1, pageSize: 10, pages: 10, skip: 0, limit: 10 }],
-    ['exact multiple, last page', 100, { page: 10, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
-    ['exact multiple, one beyond', 100, { page: 11, pageSize: 10 }, { page: 10, pageSize: 10, pages: 10, skip: 90, limit: 10 }],
-    ['one more than a multiple', 101, { page: 11, pageSize: 10 }, { page: 11, pageSize: 10, pages: 11, skip: 100, limit: 10 }],
-    ['empty collection', 0, { page: 1, pageSize: 10 }, { page: 1, pageSize: 10, pages: 1, skip: 0, limit: 10 }],
-    ['empty collection, page 5', 0, { page: 5, pageSize: 10 }, { page: 1, pageSize: 10, pages: 1, skip: 0, limit: 10 }],
-    ['fewer records than a page', 3, { page: 2, pageSize: 10 }, { page: 1, pageSize: 10, pages: 1, skip: 0, limit: 10 }],
-    ['page size 1', 3, { page: 3, pageSize: 1 }, { page: 3, pageSize: 1, pages: 3, skip: 2, limit: 1 }],
-    ['page_size 0 = everything', 95, { page: 1, pageSize: 0 }, { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 }],
-    ['page_size 0 with page 3', 95, { page: 3, pageSize: 0 }, { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 }],
-    ['page_size 0, empty', 0, { page: 1, pageSize: 0 }, { page: 1, pageSize: 0, pages: 1, skip: 0, limit: 0 }],
-  ];
-
-  it.each(cases)('%s', (_what, total, req, expected) => {
-    expect(pageWindow(total, req)).toEqual(expected);
   });
 });
 
