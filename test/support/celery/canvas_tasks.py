@@ -50,6 +50,11 @@ def _wait(result, timeout):
     try:
         return {"status": "SUCCESS", "result": result.get(timeout=timeout, interval=POLL_S)}
     except Exception as exc:  # the task's exception, rebuilt from the result document
+        # get() raises as soon as a parent has failed; the state this result ends in (the rest of
+        # a failed chain is marked FAILURE by the worker that failed) may be written a moment later.
+        deadline = time.time() + timeout
+        while not result.ready() and time.time() < deadline:
+            time.sleep(POLL_S)
         return {"status": result.state, "exc_type": type(exc).__name__, "exc_message": [str(a) for a in exc.args]}
 
 
