@@ -144,7 +144,7 @@ describe('./installer --yes (local runtime)', () => {
     const list = await call(target.api, '/api/data_store/data/e2e/records/', { bearer: await adminLogin(target.api) });
     expect(list.status).toBe(200);
     expect(list.json.count).toBe(1);
-  });
+  }, 300_000); // a whole install again (services restarted): the time `install` gives the installer
 });
 
 describe('./installer failures', () => {
@@ -166,21 +166,22 @@ describe('./installer failures', () => {
 
   it('fails fast listing missing settings, and refuses invalid ones', async () => {
     const other = await prepareInstall('missing');
-    const missing = await runTool('installer', [
-      '--yes',
-      ...other.args('--runtime', 'compose', '--public-host', 'data.example.org', '--https', 'files'),
+    // Three runs that each stop before touching anything: side by side, as each is mostly the
+    // installer's own start-up.
+    const [missing, invalid, noTerminal] = await Promise.all([
+      runTool('installer', ['--yes', ...other.args('--runtime', 'compose', '--public-host', 'data.example.org', '--https', 'files')]),
+      runTool('installer', ['--yes', ...other.args('--cert-days', 'many', '--runtime', 'podman')]),
+      runTool('installer', other.args()),
     ]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--tls-cert-file');
     expect(missing.stderr).toContain('--tls-key-file');
-    const invalid = await runTool('installer', ['--yes', ...other.args('--cert-days', 'many', '--runtime', 'podman')]);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('--cert-days: "many" is not a whole number');
     expect(invalid.stderr).toContain('--runtime: "podman" is not one of compose, local');
-    const noTerminal = await runTool('installer', other.args());
     expect(noTerminal.code).toBe(2);
     expect(noTerminal.stderr).toContain('pass --yes');
     expect(existsSync(other.dir)).toBe(false);
     await other.cleanup();
-  });
+  }, 120_000); // three installer start-ups at once: seconds on a quiet machine, far more on a loaded one
 });

@@ -187,19 +187,89 @@ async function createLowUser(inst: Installation, store: 'private' | 'shared'): P
   }
 }
 
+/** A fresh installation of this version. */
+async function setUpFresh(): Promise<Installation> {
+  freshTarget = await prepareInstall('private');
+  await install(freshTarget);
+  return installation(freshTarget.dir);
+}
+
+interface PreviousVersion {
+  target: TestInstall;
+  inst: Installation;
+  apiToken: string;
+  taskId: string;
+  lowSession: Browser;
+}
+
+/**
+ * An installation made by the previous version, with the low user, the administrator's API token,
+ * the low user's browser session and a finished task in its history.
+ */
+async function setUpPrevious(): Promise<PreviousVersion> {
+  previousTarget = await prepareInstall('private-upgrade');
+  const target = previousTarget;
+  const previous = join(dirname(target.dir), 'previous-version');
+  await execFileAsync('bash', [
+    '-c',
+    'mkdir -p "$3" && git -C "$1" archive "$2" | tar -x -C "$3"',
+    'archive',
+    REPO,
+    PREVIOUS_COMMIT,
+    previous,
+  ]);
+  // Its dependencies and engine build are this checkout's (the same versions).
+  await symlink(join(REPO, 'node_modules'), join(previous, 'node_modules'));
+  await symlink(join(REPO, '.cache'), join(previous, '.cache'));
+  const old = await runTool('installer', ['--yes', ...target.args()], {}, LONG, previous);
+  if (old.code !== 0) throw new Error(`the previous version's installer exited ${old.code}:\n${old.output.slice(-6000)}`);
+  const inst = await installation(target.dir);
+
+  const api = apiOf(inst);
+  await createLowUser(inst, 'shared');
+  const session = new Browser(api);
+  await session.loginJson('admin', ADMIN_PASSWORD);
+  const apiToken = (await session.get('/api/user/')).json.authentication['auth-token'] as string;
+  // The low user's browser session (the installer's re-run sets the administrator's password
+  // again, which ends the administrator's sessions by design).
+  const lowSession = new Browser(api);
+  await lowSession.loginJson(LOW.username, LOW.password);
+  const run = await call(api, '/api/queue/run/tasks.add/?wait=60', {
+    method: 'POST',
+    token: apiToken,
+    body: { function: 'tasks.add', queue: 'celery', args: [2, 3], kwargs: {}, tags: ['before-upgrade'] },
+  });
+  if (run.status !== 200) throw new Error(`task failed: ${run.status} ${run.text}`);
+  return { target, inst, apiToken, taskId: run.json.task_id as string, lowSession };
+}
+
+let freshTarget: TestInstall | undefined;
+let previousTarget: TestInstall | undefined;
+let freshReady: Promise<Installation>;
+let previousReady: Promise<PreviousVersion>;
+
+// The two installations share nothing (own directories, ports and processes) and most of an
+// install is waiting for services to come up: both are made side by side from the start, each
+// describe block waiting for its own. A failure is reported by the block that waits for it.
+beforeAll(() => {
+  freshReady = setUpFresh();
+  previousReady = setUpPrevious();
+  // Marked handled here; the describe block's beforeAll still fails with the error.
+  freshReady.catch(() => undefined);
+  previousReady.catch(() => undefined);
+});
+
+afterAll(async () => {
+  await Promise.allSettled([freshReady, previousReady]);
+  await Promise.all([freshTarget?.cleanup(), previousTarget?.cleanup()]);
+}, LONG);
+
 describe('a fresh local installation', () => {
-  let target: TestInstall;
   let inst: Installation;
 
   beforeAll(async () => {
-    target = await prepareInstall('private');
-    await install(target);
-    inst = await installation(target.dir);
+    inst = await freshReady;
   }, LONG);
-
-  afterAll(async () => {
-    await target?.cleanup();
-  }, 120_000);
 
   it('serves logins, tokens, sessions and task history from the private store, and the worker writes its results', async () => {
     const api = apiOf(inst);
@@ -253,48 +323,11 @@ describe('an installation made by the previous version (service data on the shar
   let inst: Installation;
   let apiToken: string;
   let taskId: string;
-  let session: Browser;
   let lowSession: Browser;
 
   beforeAll(async () => {
-    target = await prepareInstall('private-upgrade');
-    const previous = join(dirname(target.dir), 'previous-version');
-    await execFileAsync('bash', [
-      '-c',
-      'mkdir -p "$3" && git -C "$1" archive "$2" | tar -x -C "$3"',
-      'archive',
-      REPO,
-      PREVIOUS_COMMIT,
-      previous,
-    ]);
-    // Its dependencies and engine build are this checkout's (the same versions).
-    await symlink(join(REPO, 'node_modules'), join(previous, 'node_modules'));
-    await symlink(join(REPO, '.cache'), join(previous, '.cache'));
-    const old = await runTool('installer', ['--yes', ...target.args()], {}, LONG, previous);
-    if (old.code !== 0) throw new Error(`the previous version's installer exited ${old.code}:\n${old.output.slice(-6000)}`);
-    inst = await installation(target.dir);
-
-    const api = apiOf(inst);
-    await createLowUser(inst, 'shared');
-    session = new Browser(api);
-    await session.loginJson('admin', ADMIN_PASSWORD);
-    apiToken = (await session.get('/api/user/')).json.authentication['auth-token'] as string;
-    // The low user's browser session (the installer's re-run sets the administrator's password
-    // again, which ends the administrator's sessions by design).
-    lowSession = new Browser(api);
-    await lowSession.loginJson(LOW.username, LOW.password);
-    const run = await call(api, '/api/queue/run/tasks.add/?wait=60', {
-      method: 'POST',
-      token: apiToken,
-      body: { function: 'tasks.add', queue: 'celery', args: [2, 3], kwargs: {}, tags: ['before-upgrade'] },
-    });
-    if (run.status !== 200) throw new Error(`task failed: ${run.status} ${run.text}`);
-    taskId = run.json.task_id as string;
+    ({ target, inst, apiToken, taskId, lowSession } = await previousReady);
   }, LONG);
-
-  afterAll(async () => {
-    await target?.cleanup();
-  }, 120_000);
 
   it(
     'starts out where the workers’ login reads hashes and tokens, gets SQL, and makes superusers (the layout being replaced)',

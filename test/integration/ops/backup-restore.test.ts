@@ -14,9 +14,8 @@ let fresh: TestInstall;
 let archive: string;
 let taskId: string;
 
-beforeAll(async () => {
-  source = await prepareInstall('backup-src');
-  fresh = await prepareInstall('backup-dst');
+/** The source installation, with records, a finished task and its history to back up. */
+async function installSource(): Promise<void> {
   await install(source);
   const token = await adminLogin(source.api);
   await call(source.api, '/api/data_store/data/', { method: 'POST', bearer: token, body: { database: 'field' } });
@@ -37,12 +36,26 @@ beforeAll(async () => {
   });
   expect(task.status, task.text).toBe(200);
   taskId = task.json.task_id as string;
+}
+
+/** The fresh installation the backup is restored onto: its own ports, directory and password. */
+async function installFresh(): Promise<void> {
   // A different administrator password on the fresh installation: the restore must bring back the old one.
   const other = join(fresh.passwordFile, '..', 'other-password');
   await writeFile(other, 'Another-Password-77\n', { mode: 0o600 });
   const freshArgs = fresh.args().map((a) => (a === fresh.passwordFile ? other : a));
   const result = await runTool('installer', ['--yes', ...freshArgs]);
   expect(result.code, result.output).toBe(0);
+}
+
+beforeAll(async () => {
+  source = await prepareInstall('backup-src');
+  fresh = await prepareInstall('backup-dst');
+  // Two independent installations (own directories, ports and processes): installed side by side,
+  // as most of an install is waiting for services to come up. allSettled: both are left whole
+  // (and stopped by afterAll) even when one of them fails.
+  const installed = await Promise.allSettled([installSource(), installFresh()]);
+  for (const outcome of installed) if (outcome.status === 'rejected') throw outcome.reason;
 }, 420_000);
 
 afterAll(async () => {

@@ -5,9 +5,9 @@
  * worker and on the TS worker, and reads every result with AsyncResult / GroupResult. The TS
  * results are also read through the API. Runs once per installed Celery (newest and baseline).
  */
-import { execFile } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlClient } from '../../../src/queue/control/control-client.js';
 import { BrokerSession } from '../../../src/queue/control/broker-session.js';
@@ -15,12 +15,11 @@ import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
-import { celeryDir, celeryEnv } from '../../support/celery-env.js';
+import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import { brokerSettings, deleteQueues, repoRoot, unique } from './support.js';
 import { prepareCelery, startCeleryWorker, testWorker, waitForPing, type CeleryWorker } from './fixtures.js';
 import { until } from '../../support/until.js';
 
-const run = promisify(execFile);
 const tsQueue = unique('canvas-ts');
 const tsNode = `${unique('canvas-ts')}@test`;
 
@@ -58,6 +57,83 @@ const canvasTasks = [
       }),
   }),
 ];
+
+/**
+ * The Python client of one Celery version: one `canvas_tasks.py --serve` process that runs the
+ * scenarios one at a time as they are asked for (a Python start and Celery's imports once, not
+ * once per scenario). A scenario that does not answer in time ends the process; the next one
+ * starts a new process.
+ */
+class ScenarioClient {
+  private child: ChildProcess | undefined;
+  private stderr = '';
+  private pending: ((line: string | Error) => void) | undefined;
+
+  constructor(
+    private readonly python: string,
+    private readonly args: string[],
+    private readonly env: () => NodeJS.ProcessEnv,
+  ) {}
+
+  /** Starts the process (Celery's imports) ahead of the first scenario; a no-op when running. */
+  start(): ChildProcess {
+    if (this.child !== undefined) return this.child;
+    const child = spawn(this.python, [join(celeryDir, 'canvas_tasks.py'), '--serve', ...this.args], {
+      cwd: celeryDir,
+      env: this.env(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    // Answers are the JSON lines; anything else a library printed is kept with stderr.
+    createInterface({ input: child.stdout! }).on('line', (line) =>
+      /^\{"(outcome|error)":/.test(line) ? this.answer(line) : (this.stderr += `${line}\n`),
+    );
+    // Writing to a process that has just exited: reported by the 'exit' handler instead.
+    child.stdin?.on('error', () => undefined);
+    child.on('exit', (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      this.answer(new Error(`the scenario client exited (${code ?? signal}):\n${this.stderr.slice(-3000)}`));
+    });
+    this.child = child;
+    return child;
+  }
+
+  private answer(line: string | Error): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    pending?.(line);
+  }
+
+  /** Runs one scenario; its JSON outcome, or an error with the traceback. */
+  async run(name: string, timeoutMs: number): Promise<Record<string, any>> {
+    const child = this.start();
+    const line = await new Promise<string | Error>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        child.kill('SIGKILL');
+        resolve(new Error(`no answer within ${timeoutMs} ms:\n${this.stderr.slice(-3000)}`));
+      }, timeoutMs);
+      this.pending = (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      };
+      child.stdin!.write(`${name}\n`);
+    });
+    if (line instanceof Error) throw line;
+    const answer = JSON.parse(line) as { outcome?: Record<string, any>; error?: string };
+    if (answer.error !== undefined) throw new Error(answer.error);
+    return answer.outcome ?? {};
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (child === undefined) return;
+    child.stdin?.end();
+    await stopProcess(child, 10_000);
+  }
+}
 
 let app: TestApp;
 let database: string;
@@ -101,24 +177,22 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   const pyQueue = unique('canvas-py');
   const pyNode = `${unique('canvas-py')}@test`;
   let pyWorker: CeleryWorker;
+  const client = new ScenarioClient(join(venvBin, 'python'), [tsQueue, pyQueue, '40'], pythonEnv);
 
   function pythonEnv(): NodeJS.ProcessEnv {
     return celeryEnv({ venv: join(repoRoot, venv), queue: pyQueue, resultDatabase: database });
   }
 
   async function scenario(name: string): Promise<Record<string, any>> {
-    const { stdout } = await run(join(venvBin, 'python'), [join(celeryDir, 'canvas_tasks.py'), name, tsQueue, pyQueue, '40'], {
-      cwd: celeryDir,
-      env: pythonEnv(),
-      timeout: 90_000,
-    }).catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`scenario ${name} failed: ${error.stderr ?? ''}\nworker log:\n${pyWorker.log().slice(-3000)}`);
+    return client.run(name, 90_000).catch((error: Error) => {
+      throw new Error(`scenario ${name} failed: ${error.message}\nworker log:\n${pyWorker.log().slice(-3000)}`);
     });
-    return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, any>;
   }
 
   beforeAll(async () => {
     pyWorker = startCeleryWorker({ venv: join(repoRoot, venv), app: 'canvas_tasks', queue: pyQueue, node: pyNode, env: pythonEnv() });
+    // The client's imports meanwhile.
+    client.start();
     const session = new BrokerSession({ settings: brokerSettings() });
     const control = new ControlClient({ session });
     try {
@@ -131,6 +205,7 @@ describe.each(['.venv-celery-latest', '.venv'])('Celery in %s', (venv) => {
   }, 90_000);
 
   afterAll(async () => {
+    await client.close();
     await pyWorker?.stop();
     await deleteQueues(brokerSettings(), [pyQueue]).catch(() => undefined);
   });

@@ -4,10 +4,16 @@ tests' task list is unchanged. The worker runs as `celery -A canvas_tasks worker
 
 Client usage: canvas_tasks.py SCENARIO TS_QUEUE PY_QUEUE TIMEOUT_S
 Prints one JSON line describing the outcome of the scenario.
+
+Or: canvas_tasks.py --serve TS_QUEUE PY_QUEUE TIMEOUT_S
+Reads scenario names, one a line, from standard input and answers each with one JSON line,
+{"outcome": ...} or {"error": traceback}: a test file runs its scenarios without paying for a
+Python start and Celery's imports every time.
 """
 import json
 import sys
 import time
+import traceback
 import uuid
 
 from celery import chain, chord, group, signature
@@ -35,10 +41,20 @@ def py_errback(task_id):
     return {"failed": task_id, "state": failed.state}
 
 
+# How often a client looks for a result: Celery's default (0.5 s) would add up to half a second
+# to every wait, and nothing here depends on the pace of the polling.
+POLL_S = 0.05
+
+
 def _wait(result, timeout):
     try:
-        return {"status": "SUCCESS", "result": result.get(timeout=timeout)}
+        return {"status": "SUCCESS", "result": result.get(timeout=timeout, interval=POLL_S)}
     except Exception as exc:  # the task's exception, rebuilt from the result document
+        # get() raises as soon as a parent has failed; the state this result ends in (the rest of
+        # a failed chain is marked FAILURE by the worker that failed) may be written a moment later.
+        deadline = time.time() + timeout
+        while not result.ready() and time.time() < deadline:
+            time.sleep(POLL_S)
         return {"status": result.state, "exc_type": type(exc).__name__, "exc_message": [str(a) for a in exc.args]}
 
 
@@ -74,8 +90,8 @@ def _revoked_errbacks(on_ts, ts, pyq, timeout):
     return out
 
 
-def main() -> None:
-    scenario, tsq, pyq, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+def run_scenario(scenario, tsq, pyq, timeout):
+    """Runs one scenario and returns what it found (the JSON-able outcome)."""
     ts = lambda name, *args, **options: signature(name, args=args, queue=tsq, app=app, **options)  # noqa: E731
     out = {}
     if scenario == "chain":
@@ -104,7 +120,7 @@ def main() -> None:
         restored = GroupResult.restore(res.id, app=app)
         if isinstance(restored, list):  # what the MongoDB backend's restore_group gives back
             restored = GroupResult(res.id, restored, app=app)
-        out = {"group_id": res.id, "result": restored.get(timeout=timeout), "ids": [r.id for r in restored.results]}
+        out = {"group_id": res.id, "result": restored.get(timeout=timeout, interval=POLL_S), "ids": [r.id for r in restored.results]}
     elif scenario == "errback":
         errback_id = str(uuid.uuid4())
         res = ts("canvas.ts_fail").apply_async(link_error=signature("canvas.py_errback", queue=pyq, task_id=errback_id, app=app))
@@ -133,8 +149,28 @@ def main() -> None:
         res = ts("canvas.ts_always_retry").apply_async()
         out = _wait(res, timeout)
     else:
-        raise SystemExit(f"unknown scenario {scenario}")
-    print(json.dumps(out), flush=True)
+        raise ValueError(f"unknown scenario {scenario}")
+    return out
+
+
+def serve(tsq, pyq, timeout):
+    for line in sys.stdin:
+        scenario = line.strip()
+        if not scenario:
+            continue
+        try:
+            answer = {"outcome": run_scenario(scenario, tsq, pyq, timeout)}
+        except Exception:
+            answer = {"error": traceback.format_exc()}
+        print(json.dumps(answer), flush=True)
+
+
+def main() -> None:
+    if sys.argv[1] == "--serve":
+        serve(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        return
+    scenario, tsq, pyq, timeout = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    print(json.dumps(run_scenario(scenario, tsq, pyq, timeout)), flush=True)
 
 
 if __name__ == "__main__":
