@@ -103,6 +103,24 @@ def test_decode_leaves_its_input_alone_and_shares_what_needs_no_conversion() -> 
     assert ejson.decode(plain) is plain
 
 
+def test_encode_shares_plain_records_and_copies_those_it_changes() -> None:
+    plain = {"n": 1, "site": "a", "value": 0.5, "flag": True, "none": None, "tags": ["x", 2]}
+    assert ejson.encode(plain) is plain
+    when = dt.datetime(2001, 4, 1, tzinfo=UTC)
+    record = {"n": 2**60, "at": when, "nested": plain, 3: "key", "bad": float("nan")}
+    before = dict(record)
+    encoded = ejson.encode(record)
+    assert record == before  # never encoded in place
+    assert encoded == {
+        "n": {"$numberLong": str(2**60)},
+        "at": {"$date": "2001-04-01T00:00:00.000Z"},
+        "nested": plain,
+        "3": "key",
+        "bad": {"$numberDouble": "NaN"},
+    }
+    assert encoded["nested"] is plain
+
+
 def test_decode_parsed_record_sets_the_id_on_the_record_it_was_given() -> None:
     parsed = {"_id": OID.upper(), "n": 1}
     record = ejson.decode_parsed_record(parsed)
