@@ -146,7 +146,8 @@ class Cursor:
         self.stream = stream
         self.typed = typed
 
-    def _raw(self) -> Iterator[Any]:
+    def _records(self) -> Iterator[Any]:
+        """Every record, decoded (see ejson.decode_line and ejson.decode_parsed_record)."""
         col = self._collection
         query = query_param(self.filter, self.projection, self.sort)
         params: Params = {} if query is None else {"query": query}
@@ -165,17 +166,18 @@ class Cursor:
                 col._area._ndjson_supported = True
                 if first is None:
                     return
-                yield orjson.loads(first)
+                typed = self.typed
+                yield ejson.decode_line(first, typed=typed)
                 for line in lines:
-                    yield orjson.loads(line)
+                    yield ejson.decode_line(line, typed=typed)
                 return
         size = self.page_size if self.limit is None else min(self.page_size, max(self.limit, 1))
-        yield from col._session.results(col.path, params, size)
+        for record in col._session.results(col.path, params, size):
+            # Each record was just parsed and is only ever seen by the caller: decoded in place.
+            yield ejson.decode_parsed_record(record, typed=self.typed)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        typed = self.typed
-        # Each record was just parsed and is only ever seen by the caller: decoded in place.
-        records = (ejson.decode_parsed_record(r, typed=typed) for r in self._raw())
+        records = self._records()
         if self.limit is not None:
             return itertools.islice(records, self.limit)
         return records

@@ -348,6 +348,22 @@ def decode_parsed_record(value: Any, *, typed: bool = True) -> Any:
     return out
 
 
+def decode_line(line: bytes, *, typed: bool = True) -> Any:
+    """:func:`decode_parsed_record` of one record's JSON text (a line of NDJSON). Most records hold
+    no Extended JSON wrapper (its keys start with ``$``) and no ISO date (its text ends in ``Z``);
+    their text says so, found by byte searches (memchr) far cheaper than walking the parsed record,
+    and then only the ``_id`` is typed. Text with a backslash (an escape, perhaps of ``$``) always
+    takes the full walk."""
+    value = orjson.loads(line)
+    if b"$" in line or b"\\" in line or (typed and b"Z" in line):
+        return decode_parsed_record(value, typed=typed)
+    if typed and type(value) is dict:
+        rid = value.get("_id")
+        if type(rid) is str and _HEX24.match(rid):
+            value["_id"] = str.__new__(ObjectId, rid.lower())  # checked just above
+    return value
+
+
 def dumps(value: Any) -> bytes:
     """JSON bytes of ``value`` in Extended JSON."""
     return orjson.dumps(encode(value))
