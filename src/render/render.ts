@@ -80,7 +80,8 @@ export async function renderEnvelopeStream(
   try {
     await out.push(writer.envelopeOpen(head));
     for await (const record of records) {
-      await out.push(writer.envelopeRecord(toPlainValue(record), index));
+      // Awaited once a chunk (about 64 KB), not once a record: a long download is mostly records.
+      if (out.add(writer.envelopeRecord(toPlainValue(record), index))) await out.flush();
       index += 1;
     }
     await out.push(writer.envelopeClose(index));

@@ -37,9 +37,17 @@ export class SinkWriter {
   }
 
   async push(piece: string): Promise<void> {
+    if (this.add(piece)) await this.flush();
+  }
+
+  /**
+   * Adds a piece without writing; true when a chunk is full and `flush` is due. Lets a caller
+   * that writes many pieces await only once a chunk, not once a piece.
+   */
+  add(piece: string): boolean {
     this.pending.push(piece);
     this.pendingLength += piece.length;
-    if (this.pendingLength >= this.chunkSize) await this.flush();
+    return this.pendingLength >= this.chunkSize;
   }
 
   /** Writes what is pending and waits for 'drain' if the sink asks for it. */

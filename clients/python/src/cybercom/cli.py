@@ -23,7 +23,7 @@ from . import ejson, records_io
 from ._version import __version__
 from .client import Client
 from .config import config_path, save_config
-from .data_store import Area, Collection, InsertError
+from .data_store import INSERT_CHUNK_RECORDS, Area, Collection, InsertError
 from .errors import (
     AuthenticationFailed,
     CybercomError,
@@ -379,7 +379,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("collection")
     p.add_argument("file")
     p.add_argument("--format", "-f", choices=records_io.FILE_FORMATS, help="default: from the file name")
-    p.add_argument("--chunk-size", type=int, default=1000, help="records per request (default 1000)")
+    p.add_argument(
+        "--chunk-size",
+        type=int,
+        default=INSERT_CHUNK_RECORDS,
+        help=f"at most this many records per request (default {INSERT_CHUNK_RECORDS}; "
+        "a request also stays under about 4 MB)",
+    )
     p.add_argument("--create", action="store_true", help="create the collection when it does not exist")
     p.add_argument(
         "--report", help="where to write the report when the import stops (default FILE.import-report.json)"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Optional, Union
 from urllib.parse import quote, urlencode
 
@@ -54,6 +55,33 @@ def query_param(
     if sort_doc:
         query["sort"] = sort_doc
     return orjson.dumps(query).decode("utf-8") if query else None
+
+
+#: The most records one insert request carries (the engine refuses write batches far larger).
+INSERT_CHUNK_RECORDS = 10_000
+#: About the most JSON one insert request carries: large enough that the cost of a request is
+#: spread over thousands of records, well under the service's request body limit (16 MB).
+INSERT_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def encoded_chunks(
+    records: Iterable[Mapping[str, Any]], max_records: int, max_bytes: int
+) -> Generator[tuple[int, bytes], None, None]:
+    """The records as JSON array bodies of at most ``max_records`` records and, unless a single
+    record is larger, at most ``max_bytes``: (record count, body) per chunk. Each record is
+    serialised once, and the body is joined from those bytes."""
+    parts: list[bytes] = []
+    size = 2
+    for record in records:
+        data = ejson.dumps(record if type(record) is dict else dict(record))
+        if parts and (len(parts) >= max_records or size + len(data) + 1 > max_bytes):
+            yield len(parts), b"[" + b",".join(parts) + b"]"
+            parts = []
+            size = 2
+        parts.append(data)
+        size += len(data) + 1
+    if parts:
+        yield len(parts), b"[" + b",".join(parts) + b"]"
 
 
 class InsertError(CybercomError):
@@ -118,7 +146,8 @@ class Cursor:
         self.stream = stream
         self.typed = typed
 
-    def _raw(self) -> Iterator[Any]:
+    def _records(self) -> Iterator[Any]:
+        """Every record, decoded (see ejson.decode_line and ejson.decode_parsed_record)."""
         col = self._collection
         query = query_param(self.filter, self.projection, self.sort)
         params: Params = {} if query is None else {"query": query}
@@ -137,17 +166,18 @@ class Cursor:
                 col._area._ndjson_supported = True
                 if first is None:
                     return
-                yield orjson.loads(first)
+                typed = self.typed
+                yield ejson.decode_line(first, typed=typed)
                 for line in lines:
-                    yield orjson.loads(line)
+                    yield ejson.decode_line(line, typed=typed)
                 return
         size = self.page_size if self.limit is None else min(self.page_size, max(self.limit, 1))
-        yield from col._session.results(col.path, params, size)
+        for record in col._session.results(col.path, params, size):
+            # Each record was just parsed and is only ever seen by the caller: decoded in place.
+            yield ejson.decode_parsed_record(record, typed=self.typed)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        typed = self.typed
-        # Each record was just parsed and is only ever seen by the caller: decoded in place.
-        records = (ejson.decode_parsed_record(r, typed=typed) for r in self._raw())
+        records = self._records()
         if self.limit is not None:
             return itertools.islice(records, self.limit)
         return records
@@ -266,11 +296,12 @@ class Collection:
         self,
         records: Union[Mapping[str, Any], Iterable[Mapping[str, Any]]],
         *,
-        chunk_size: int = 1000,
+        chunk_size: int = INSERT_CHUNK_RECORDS,
         progress: Optional[bool] = None,
         total: Optional[int] = None,
     ) -> list[Any]:
-        """Inserts records in ordered chunks and returns their ``_id`` values in order.
+        """Inserts records in ordered chunks and returns their ``_id`` values in order. A chunk is
+        at most ``chunk_size`` records and about :data:`INSERT_CHUNK_BYTES` of JSON.
 
         When a chunk fails part-way, raises :class:`InsertError` with exactly what was written."""
         if isinstance(records, Mapping):
@@ -284,20 +315,27 @@ class Collection:
         bar = progress_bar(
             total=total, unit="rec", disable=not show, desc=f"{self.database.name}.{self.name}"
         )
-        try:
-            iterator = iter(records)
-            while True:
-                chunk = [dict(r) for r in itertools.islice(iterator, chunk_size)]
-                if not chunk:
-                    return written
-                try:
-                    answer = self._session.json("POST", self.path, json=chunk)
-                except CybercomError as exc:
-                    raise self._partial(exc, written) from exc
-                written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
-                bar.update(len(chunk))
-        finally:
-            bar.close()
+        chunks = encoded_chunks(records, chunk_size, INSERT_CHUNK_BYTES)
+        # One request at a time, so that what is written is always a prefix of the records and a
+        # failure can be reported exactly; but the next chunk is serialised while the current
+        # one is on its way (the request runs on a thread, mostly waiting on the socket).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cybercom-insert") as sender:
+            try:
+                chunk = next(chunks, None)
+                while chunk is not None:
+                    count, body = chunk
+                    sent = sender.submit(self._session.json, "POST", self.path, content=body)
+                    chunk = next(chunks, None)
+                    try:
+                        answer = sent.result()
+                    except CybercomError as exc:
+                        raise self._partial(exc, written) from exc
+                    written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
+                    bar.update(count)
+                return written
+            finally:
+                chunks.close()
+                bar.close()
 
     @staticmethod
     def _partial(error: CybercomError, written: list[Any]) -> InsertError:

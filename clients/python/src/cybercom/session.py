@@ -78,11 +78,13 @@ class Session:
         *,
         params: Optional[Params] = None,
         json: Any = None,
+        content: Optional[bytes] = None,
         authenticated: bool = True,
         stream: bool = False,
     ) -> httpx.Response:
-        """A successful response (2xx/3xx); errors raise. Retries per the retry policy."""
-        body = ejson.dumps(json) if json is not None else None
+        """A successful response (2xx/3xx); errors raise. Retries per the retry policy. The body is
+        ``json`` (encoded to Extended JSON here) or ``content`` (JSON bytes encoded by the caller)."""
+        body = ejson.dumps(json) if json is not None else content
         attempt = 0
         while True:
             attempt += 1
@@ -116,10 +118,13 @@ class Session:
         *,
         params: Optional[Params] = None,
         json: Any = None,
+        content: Optional[bytes] = None,
         authenticated: bool = True,
     ) -> Any:
         """The answer's JSON (not yet decoded from Extended JSON)."""
-        response = self.send(method, path, params=params, json=json, authenticated=authenticated)
+        response = self.send(
+            method, path, params=params, json=json, content=content, authenticated=authenticated
+        )
         try:
             return orjson.loads(response.content)
         except orjson.JSONDecodeError as exc:

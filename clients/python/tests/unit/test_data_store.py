@@ -6,7 +6,7 @@ import httpx
 import orjson
 import pytest
 
-from cybercom import InsertError, InvalidQuery, NotFound, ObjectId, ServiceUnavailable, session
+from cybercom import InsertError, InvalidQuery, NotFound, ObjectId, ServiceUnavailable, data_store, session
 from cybercom.data_store import query_param, sort_document
 
 from .recorded import body_of, envelope, error_response, json_response, make_client
@@ -121,6 +121,27 @@ def test_insert_in_chunks_returns_ids_and_reports_exactly_what_was_written() -> 
     assert err.status == 409 and err.code == "duplicate_key"
     assert err.report()["inserted_count"] == 5
     assert len(recorder.requests) == 3  # nothing after the failing chunk
+
+
+def test_insert_cuts_chunks_at_a_byte_budget_and_at_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(data_store, "INSERT_CHUNK_BYTES", 1000)
+    client, recorder = make_client(
+        lambda r: json_response(201, {"inserted_ids": [f"id{x['n']}" for x in body_of(r)]})
+    )
+    # About 113 bytes a record: 8 fit in 1,000 bytes; chunk_size caps the chunk below that.
+    records = [{"n": i, "note": "x" * 95} for i in range(20)]
+    ids = client.data_store["d"]["c"].insert(records, progress=False)
+    assert ids == [f"id{i}" for i in range(20)]
+    bodies = [r.content for r in recorder.requests]
+    assert [len(orjson.loads(b)) for b in bodies] == [8, 8, 4]
+    assert all(len(b) <= 1000 for b in bodies)
+    recorder.requests.clear()
+    client.data_store["d"]["c"].insert(records, chunk_size=4, progress=False)
+    assert [len(body_of(r)) for r in recorder.requests] == [4, 4, 4, 4, 4]
+    # A record larger than the budget goes alone rather than not at all.
+    recorder.requests.clear()
+    client.data_store["d"]["c"].insert([{"n": 0}, {"n": 1, "note": "y" * 2000}, {"n": 2}], progress=False)
+    assert [len(body_of(r)) for r in recorder.requests] == [1, 1, 1]
 
 
 def test_insert_reports_unconfirmed_ids_of_a_lost_connection() -> None:

@@ -3,6 +3,7 @@ import re
 import uuid
 from decimal import Decimal
 
+import orjson
 import pytest
 
 from cybercom import ejson
@@ -103,12 +104,52 @@ def test_decode_leaves_its_input_alone_and_shares_what_needs_no_conversion() -> 
     assert ejson.decode(plain) is plain
 
 
+def test_encode_shares_plain_records_and_copies_those_it_changes() -> None:
+    plain = {"n": 1, "site": "a", "value": 0.5, "flag": True, "none": None, "tags": ["x", 2]}
+    assert ejson.encode(plain) is plain
+    when = dt.datetime(2001, 4, 1, tzinfo=UTC)
+    record = {"n": 2**60, "at": when, "nested": plain, 3: "key", "bad": float("nan")}
+    before = dict(record)
+    encoded = ejson.encode(record)
+    assert record == before  # never encoded in place
+    assert encoded == {
+        "n": {"$numberLong": str(2**60)},
+        "at": {"$date": "2001-04-01T00:00:00.000Z"},
+        "nested": plain,
+        "3": "key",
+        "bad": {"$numberDouble": "NaN"},
+    }
+    assert encoded["nested"] is plain
+
+
 def test_decode_parsed_record_sets_the_id_on_the_record_it_was_given() -> None:
     parsed = {"_id": OID.upper(), "n": 1}
     record = ejson.decode_parsed_record(parsed)
     assert record is parsed
     assert isinstance(record["_id"], ObjectId)
     assert record["_id"] == OID.upper().lower()
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_decode_line_equals_decoding_the_parsed_record(typed: bool) -> None:
+    lines = [
+        b'{"_id":"%s","n":1,"site":"a","tags":["x",2.5,null]}' % OID.encode(),
+        b'{"_id":"%s","at":"2001-04-01T00:00:00.000Z"}' % OID.encode(),
+        b'{"_id":1,"amount":{"$numberDecimal":"1.5"}}',
+        b'{"_id":"x","amount":{"\\u0024numberDecimal":"1.5"}}',
+        b'{"_id":"x","text":"ends in Z"}',
+        b'["2001-04-01T00:00:00.000Z"]',
+    ]
+    for line in lines:
+        assert ejson.decode_line(line, typed=typed) == ejson.decode_parsed_record(
+            orjson.loads(line), typed=typed
+        )
+    plain = ejson.decode_line(lines[0], typed=typed)
+    assert type(plain["_id"]) is (ObjectId if typed else str)
+    assert plain["tags"] == ["x", 2.5, None]
+    dated = ejson.decode_line(lines[1], typed=typed)
+    assert dated["at"] == (dt.datetime(2001, 4, 1, tzinfo=UTC) if typed else "2001-04-01T00:00:00.000Z")
+    assert ejson.decode_line(lines[3], typed=typed)["amount"] == Decimal("1.5")  # an escaped "$"
 
 
 def test_round_trip_through_json_text() -> None:
