@@ -12,7 +12,7 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
- * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions]
+ * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions] [-- --generator http]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -29,7 +29,7 @@ import { freePort } from '../src/local-services/ports.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
 import { benchServiceEnv } from './processes.js';
-import { runLoad } from './load.js';
+import { runLoad, runPooledLoad } from './load.js';
 import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
 
 const { values: args } = parseArgs({
@@ -39,6 +39,11 @@ const { values: args } = parseArgs({
     latency: { type: 'string', default: '300' },
     /** `submissions`: only part 1 (the API beside its baselines), for profiling a submission. */
     only: { type: 'string' },
+    /**
+     * Part 1's HTTP client: `undici` (default, a connection pool) or `http` (node:http's client,
+     * as before, which costs about as much CPU per request as the server under test).
+     */
+    generator: { type: 'string', default: 'undici' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -158,24 +163,34 @@ async function main(): Promise<void> {
       'API and worker',
     );
 
+    const submitLoad = args.generator === 'http' ? runLoad : runPooledLoad;
     // 1. submissions/s: each run starts on an empty queue that the worker keeps draining.
     const drained = () =>
       waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
-    await runLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    await submitLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
     await drained();
     // CPU per request of each process (pid-based, so other work on the machine does not count):
     // the server under test, the task worker draining the queue, and this process generating the load.
-    const roles = (server: ChildProcess) => ({ server: [server.pid ?? -1], worker: [worker.pid ?? -1], generator: [process.pid] });
+    const roles = (server: ChildProcess) => ({ server: [server.pid ?? -1], worker: [worker.pid ?? -1] });
+    /** This process's own CPU (its children, the servers and the worker, are not part of it). */
+    const generatorMs = (since: NodeJS.CpuUsage, requests: number) => {
+      const used = process.cpuUsage(since);
+      return (used.user + used.system) / 1000 / requests;
+    };
     const cpuLine = (ms: Record<string, number>) =>
       `CPU ms/request: server ${ms.server?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, load generator ${ms.generator?.toFixed(2)}`;
     let cpuBefore = cpuSnapshot();
-    const submitted = await runLoad(
+    let ownBefore = process.cpuUsage();
+    const submitted = await submitLoad(
       SUBMISSIONS,
       32,
       () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }),
       202,
     );
-    const apiCpu = cpuMsPer(cpuBefore, cpuSnapshot(), roles(api), submitted.requests);
+    const apiCpu = {
+      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(api), submitted.requests),
+      generator: generatorMs(ownBefore, submitted.requests),
+    };
     await drained();
     const baselinePort = await freePort();
     const baseline = await startListening(process.execPath, [tsx, 'bench/queue-baseline-server.ts'], {
@@ -191,11 +206,15 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json' },
       body,
     });
-    await runLoad(200, 32, baselineRequest, 202);
+    await submitLoad(200, 32, baselineRequest, 202);
     await drained();
     cpuBefore = cpuSnapshot();
-    const plain = await runLoad(SUBMISSIONS, 32, baselineRequest, 202);
-    const plainCpu = cpuMsPer(cpuBefore, cpuSnapshot(), roles(baseline), plain.requests);
+    ownBefore = process.cpuUsage();
+    const plain = await submitLoad(SUBMISSIONS, 32, baselineRequest, 202);
+    const plainCpu = {
+      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(baseline), plain.requests),
+      generator: generatorMs(ownBefore, plain.requests),
+    };
     await stop(baseline);
     await drained();
     /** Publishes SUBMISSIONS messages with confirms, 32 in flight, as fast as the broker confirms them. */
