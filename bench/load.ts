@@ -90,9 +90,8 @@ export async function runLoad(
 
 /**
  * The same closed loop as `runLoad`, on an undici connection pool (one keep-alive connection per
- * worker) instead of node:http's client. All requests must go to one origin. It takes a fraction
- * of node:http's CPU per request, which matters when the load generator shares a small machine's
- * cores with the server it measures (see bench:queue, part 1).
+ * worker) instead of node:http's client. All requests must go to one origin. A second client to
+ * check that the load generator is not what a rate measures (bench:queue, part 1).
  */
 export async function runPooledLoad(
   total: number,
