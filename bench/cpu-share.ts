@@ -53,6 +53,24 @@ const GROUPS: Array<[string, RegExp]> = [
 ];
 
 /**
+ * CPU milliseconds per request of each process tree in `roots` (its descendants count too: tsx's
+ * command line runs the script in a child) between two snapshots. Measured per process, so it
+ * stays meaningful on a machine that other work shares, unlike a rate.
+ */
+export function cpuMsPer(before: Snapshot, after: Snapshot, roots: Record<string, number[]>, requests: number): Record<string, number> {
+  const ms: Record<string, number> = {};
+  for (const [name, pids] of Object.entries(roots)) {
+    let ticks = 0;
+    for (const pid of descendants(pids, after.processes)) {
+      ticks += (after.processes.get(pid)?.ticks ?? 0) - (before.processes.get(pid)?.ticks ?? 0);
+    }
+    // Clock ticks are 10 ms on Linux (USER_HZ = 100).
+    ms[name] = (ticks * 10) / requests;
+  }
+  return ms;
+}
+
+/**
  * Shares (percent of all cores) between two snapshots. `api` are the API's top process ids (their
  * descendants count too); `worker` likewise, if a task worker ran.
  */

@@ -1,5 +1,6 @@
 /** A small closed-loop HTTP load generator: N workers issue requests back to back. */
 import { Agent, request } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
 
 export interface LoadResult {
   requests: number;
@@ -74,6 +75,64 @@ export async function runLoad(
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    errors,
+    seconds,
+    rps: latencies.length / seconds,
+    p50ms: percentile(latencies, 50),
+    p95ms: percentile(latencies, 95),
+    p99ms: percentile(latencies, 99),
+    bytes,
+  };
+}
+
+/**
+ * The same closed loop as `runLoad`, on an undici connection pool (one keep-alive connection per
+ * worker) instead of node:http's client. All requests must go to one origin. A second client to
+ * check that the load generator is not what a rate measures (bench:queue, part 1).
+ */
+export async function runPooledLoad(
+  total: number,
+  concurrency: number,
+  make: (i: number) => RequestSpec,
+  okStatus = 200,
+  budgetMs = Number.POSITIVE_INFINITY,
+): Promise<LoadResult> {
+  const origin = new URL(make(0).url).origin;
+  const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  let bytes = 0;
+  const started = process.hrtime.bigint();
+  const deadline = Date.now() + budgetMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total && Date.now() < deadline) {
+        const i = next++;
+        const spec = make(i);
+        if (!spec.url.startsWith(origin)) throw new Error(`${spec.url} is not on ${origin}`);
+        const t0 = process.hrtime.bigint();
+        try {
+          const response = await pool.request({
+            method: spec.method as Dispatcher.HttpMethod,
+            path: spec.url.slice(origin.length) || '/',
+            headers: spec.headers,
+            body: spec.body,
+          });
+          for await (const chunk of response.body) bytes += (chunk as Buffer).length;
+          if (response.statusCode !== okStatus) errors++;
+        } catch {
+          errors++;
+        }
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await pool.close();
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,

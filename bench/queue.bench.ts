@@ -4,13 +4,15 @@
  *   1. submissions/s through POST /api/queue/run/ at concurrency 32 (202 after the publisher
  *      confirm), beside a plain node:http server doing the same publish + task-log insert without
  *      the API's layers (bench/queue-baseline-server.ts), and a plain amqplib publisher with
- *      confirms (the ceiling: no HTTP, no database);
+ *      confirms (the ceiling: no HTTP, no database), once onto a queue nobody consumes and once
+ *      onto the benchmark queue while the worker drains it, as during the API's run; with the
+ *      CPU milliseconds per request of the server, the worker and the load generator;
  *   2. end-to-end latency p50/p99 of a no-op task with ?wait= through the API, and the round trip
  *      of a chain of 3 tasks on the TypeScript worker;
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
- * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions]
+ * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions] [-- --generator undici]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +29,8 @@ import { freePort } from '../src/local-services/ports.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
 import { benchServiceEnv } from './processes.js';
-import { runLoad } from './load.js';
+import { runLoad, runPooledLoad } from './load.js';
+import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,6 +39,12 @@ const { values: args } = parseArgs({
     latency: { type: 'string', default: '300' },
     /** `submissions`: only part 1 (the API beside its baselines), for profiling a submission. */
     only: { type: 'string' },
+    /**
+     * Part 1's HTTP client: `http` (default, node:http's client) or `undici` (a connection pool), to
+     * check that the load generator is not what limits the rate (both measured at about 1 ms of CPU
+     * per request here, a third of the API's).
+     */
+    generator: { type: 'string', default: 'http' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -155,17 +164,34 @@ async function main(): Promise<void> {
       'API and worker',
     );
 
+    const submitLoad = args.generator === 'undici' ? runPooledLoad : runLoad;
     // 1. submissions/s: each run starts on an empty queue that the worker keeps draining.
     const drained = () =>
       waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
-    await runLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
+    await submitLoad(200, 32, () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }), 202);
     await drained();
-    const submitted = await runLoad(
+    // CPU per request of each process (pid-based, so other work on the machine does not count):
+    // the server under test, the task worker draining the queue, and this process generating the load.
+    const roles = (server: ChildProcess) => ({ server: [server.pid ?? -1], worker: [worker.pid ?? -1] });
+    /** This process's own CPU (its children, the servers and the worker, are not part of it). */
+    const generatorMs = (since: NodeJS.CpuUsage, requests: number) => {
+      const used = process.cpuUsage(since);
+      return (used.user + used.system) / 1000 / requests;
+    };
+    const cpuLine = (ms: Record<string, number>) =>
+      `CPU ms/request: server ${ms.server?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, load generator ${ms.generator?.toFixed(2)}`;
+    let cpuBefore = cpuSnapshot();
+    let ownBefore = process.cpuUsage();
+    const submitted = await submitLoad(
       SUBMISSIONS,
       32,
       () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }),
       202,
     );
+    const apiCpu = {
+      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(api), submitted.requests),
+      generator: generatorMs(ownBefore, submitted.requests),
+    };
     await drained();
     const baselinePort = await freePort();
     const baseline = await startListening(process.execPath, [tsx, 'bench/queue-baseline-server.ts'], {
@@ -181,35 +207,52 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json' },
       body,
     });
-    await runLoad(200, 32, baselineRequest, 202);
+    await submitLoad(200, 32, baselineRequest, 202);
     await drained();
-    const plain = await runLoad(SUBMISSIONS, 32, baselineRequest, 202);
+    cpuBefore = cpuSnapshot();
+    ownBefore = process.cpuUsage();
+    const plain = await submitLoad(SUBMISSIONS, 32, baselineRequest, 202);
+    const plainCpu = {
+      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(baseline), plain.requests),
+      generator: generatorMs(ownBefore, plain.requests),
+    };
     await stop(baseline);
     await drained();
-    const ceilingStart = process.hrtime.bigint();
-    let inflight: Promise<void>[] = [];
-    for (let i = 0; i < SUBMISSIONS; i++) {
-      const m = buildTaskMessage({ taskName: 'tasks.noop', authenticatedUser: 'bench' });
-      inflight.push(
-        new Promise<void>((ok, fail) =>
-          channel.publish('', 'bench-ceiling', encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
-        ),
-      );
-      if (inflight.length >= 32) {
-        await Promise.all(inflight);
-        inflight = [];
+    /** Publishes SUBMISSIONS messages with confirms, 32 in flight, as fast as the broker confirms them. */
+    const barePublisher = async (queue: string): Promise<number> => {
+      const started = process.hrtime.bigint();
+      let inflight: Promise<void>[] = [];
+      for (let i = 0; i < SUBMISSIONS; i++) {
+        const m = buildTaskMessage({ taskName: 'tasks.noop', authenticatedUser: 'bench' });
+        inflight.push(
+          new Promise<void>((ok, fail) =>
+            channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
+          ),
+        );
+        if (inflight.length >= 32) {
+          await Promise.all(inflight);
+          inflight = [];
+        }
       }
-    }
-    await Promise.all(inflight);
-    const ceilingRate = SUBMISSIONS / (Number(process.hrtime.bigint() - ceilingStart) / 1e9);
+      await Promise.all(inflight);
+      return SUBMISSIONS / (Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    // The ceiling as first defined: a queue nobody consumes, so the broker only stores.
+    const ceilingRate = await barePublisher('bench-ceiling');
     await channel.purgeQueue('bench-ceiling');
+    // The same publisher under the API's conditions: onto the benchmark queue while the worker
+    // runs what arrives (and writes its results), as it does during the API's run.
+    const drainedCeilingRate = await barePublisher(QUEUE);
+    await drained();
     report(
       `1. submissions  API ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
         ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
+    report(`   API ${cpuLine(apiCpu)} | plain HTTP ${cpuLine(plainCpu)}`);
     report(
-      `   plain amqplib confirms (no HTTP, no database) ${ceilingRate.toFixed(0)}/s | API ratio ${(submitted.rps / ceilingRate).toFixed(2)}`,
+      `   plain amqplib confirms (no HTTP, no database): onto an unconsumed queue ${ceilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / ceilingRate).toFixed(2)})` +
+        ` | onto the drained benchmark queue ${drainedCeilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / drainedCeilingRate).toFixed(2)})`,
     );
 
     if (args.only === 'submissions') {

@@ -10,6 +10,8 @@ export function requestLog(logger: Logger): RequestHandler {
     const incoming = req.headers['x-request-id'];
     req.requestId = typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.requestId);
+    // Nothing to build or listen for when the access log is off (LOG_LEVEL above info).
+    if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;

@@ -77,11 +77,21 @@ export function pageContext(req: Request, res: Response): RenderContext {
   // What a signed-in caller receives is theirs: no shared or browser cache may keep it.
   if (req.principal?.username && !res.headersSent && !res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
   const opts = pageOptions(res);
+  // The request's URL and the breadcrumbs only appear on the browsable page: worked out when it
+  // reads them, not for every JSON answer.
+  let url: string | undefined;
+  let crumbs: RenderContext['breadcrumbs'] | undefined;
+  // baseUrl + path: the full path, also inside routers mounted below /api (read now: express
+  // changes baseUrl as a request leaves a router).
+  const path = req.baseUrl + req.path;
   const ctx: RenderContext = {
     title: opts.title,
-    requestUrl: requestUrl(req).toString(),
-    // baseUrl + path: the full path, also inside routers mounted below /api.
-    breadcrumbs: breadcrumbs(req.baseUrl + req.path),
+    get requestUrl() {
+      return (url ??= requestUrl(req).toString());
+    },
+    get breadcrumbs() {
+      return (crumbs ??= breadcrumbs(path));
+    },
     user: req.principal?.username ? { username: req.principal.username } : null,
     method: req.method,
     cspNonce: res.locals.cspNonce as string | undefined,

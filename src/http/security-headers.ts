@@ -4,8 +4,12 @@
  *
  * The policy is written here rather than by helmet so that the admin site can send the same
  * policy with one relaxation (see contentSecurityPolicy's `inlineStyles`) from its own router.
+ *
+ * Both run on every request, so what does not change between requests is worked out once: the
+ * policy's text around the nonce, and the headers helmet sets (helmet's own middleware is run
+ * once against a recorder at start-up; without the CSP, everything it sets is fixed).
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
@@ -18,11 +22,33 @@ export interface CspOptions {
   inlineStyles?: boolean;
 }
 
-export function contentSecurityPolicy(nonce: string, options: CspOptions = {}): string {
+const NONCE_BYTES = 16;
+/** Nonces drawn from one filled buffer of this many bytes, as node:crypto's randomUUID does for ids. */
+const NONCE_POOL_BYTES = NONCE_BYTES * 256;
+const noncePool = Buffer.alloc(NONCE_POOL_BYTES);
+let nonceOffset = NONCE_POOL_BYTES;
+
+/**
+ * A fresh 128-bit nonce from the operating system's CSPRNG, base64. One system call fills the
+ * pool for 256 nonces, and no byte is used twice, so each nonce is as unpredictable as one
+ * read on its own.
+ */
+export function newNonce(): string {
+  if (nonceOffset === NONCE_POOL_BYTES) {
+    randomFillSync(noncePool);
+    nonceOffset = 0;
+  }
+  const nonce = noncePool.toString('base64', nonceOffset, nonceOffset + NONCE_BYTES);
+  nonceOffset += NONCE_BYTES;
+  return nonce;
+}
+
+/** The policy's text with NONCE where the nonce goes. */
+function policyTemplate(options: CspOptions): string {
   const directives: [string, string[]][] = [
     ['default-src', ["'self'"]],
-    ['script-src', ["'self'", `'nonce-${nonce}'`]],
-    ['style-src', ["'self'", options.inlineStyles === true ? "'unsafe-inline'" : `'nonce-${nonce}'`]],
+    ['script-src', ["'self'", `'nonce-NONCE'`]],
+    ['style-src', ["'self'", options.inlineStyles === true ? "'unsafe-inline'" : `'nonce-NONCE'`]],
     ['img-src', ["'self'", 'data:']],
     ['font-src', ["'self'", 'data:']],
     ['connect-src', ["'self'"]],
@@ -34,14 +60,19 @@ export function contentSecurityPolicy(nonce: string, options: CspOptions = {}): 
   return directives.map(([name, values]) => `${name} ${values.join(' ')}`).join('; ');
 }
 
-export function securityHeaders(options: { https: boolean }): RequestHandler[] {
-  const csp: RequestHandler = (_req, res, next) => {
-    const nonce = randomBytes(16).toString('base64');
-    res.locals.cspNonce = nonce;
-    res.setHeader('Content-Security-Policy', contentSecurityPolicy(nonce));
-    next();
-  };
-  const headers = helmet({
+/** The policy split around its nonces, once per kind of policy. */
+const POLICY_PARTS = {
+  strict: policyTemplate({}).split('NONCE'),
+  inlineStyles: policyTemplate({ inlineStyles: true }).split('NONCE'),
+};
+
+export function contentSecurityPolicy(nonce: string, options: CspOptions = {}): string {
+  return (options.inlineStyles === true ? POLICY_PARTS.inlineStyles : POLICY_PARTS.strict).join(nonce);
+}
+
+/** The headers helmet sets with these options, recorded by running it once. */
+function helmetHeaders(options: { https: boolean }): [string, string][] {
+  const middleware = helmet({
     contentSecurityPolicy: false,
     strictTransportSecurity: options.https ? { maxAge: 31536000 } : false,
     crossOriginEmbedderPolicy: false,
@@ -49,5 +80,32 @@ export function securityHeaders(options: { https: boolean }): RequestHandler[] {
     xFrameOptions: { action: 'deny' },
     referrerPolicy: { policy: 'same-origin' },
   });
-  return [csp, headers];
+  const recorded: [string, string][] = [];
+  const recorder = {
+    setHeader(name: string, value: string) {
+      recorded.push([name, value]);
+    },
+    // helmet removes X-Powered-By, which express is told never to send (app.disable).
+    removeHeader() {},
+  };
+  let done = false;
+  middleware({} as never, recorder as never, (error?: unknown) => {
+    if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+    done = true;
+  });
+  // helmet sets its headers synchronously; anything else would make the recording incomplete.
+  if (!done) throw new Error('helmet did not finish synchronously');
+  return recorded;
+}
+
+export function securityHeaders(options: { https: boolean }): RequestHandler[] {
+  const fixed = helmetHeaders(options);
+  const headers: RequestHandler = (_req, res, next) => {
+    const nonce = newNonce();
+    res.locals.cspNonce = nonce;
+    res.setHeader('Content-Security-Policy', contentSecurityPolicy(nonce));
+    for (const [name, value] of fixed) res.setHeader(name, value);
+    next();
+  };
+  return [headers];
 }

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import express from 'express';
+import helmet from 'helmet';
+import type { AddressInfo } from 'node:net';
+import { contentSecurityPolicy, securityHeaders } from '../../../src/http/security-headers.js';
+
+/** Serves `app` on a free port for the duration of `use`. */
+async function serving<T>(app: express.Express, use: (base: string) => Promise<T>): Promise<T> {
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    return await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** The response headers of GET / on an app with `middleware` in front of a 204 answer. */
+async function headersOf(middleware: express.RequestHandler[], requests = 1): Promise<Headers[]> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(...middleware);
+  app.get('/', (_req, res) => res.status(204).end());
+  return serving(app, async (base) => {
+    const all: Headers[] = [];
+    for (let i = 0; i < requests; i++) all.push((await fetch(`${base}/`)).headers);
+    return all;
+  });
+}
+
+const helmetOptions = (https: boolean) => ({
+  contentSecurityPolicy: false,
+  strictTransportSecurity: https ? { maxAge: 31536000 } : false,
+  crossOriginEmbedderPolicy: false,
+  xFrameOptions: { action: 'deny' as const },
+  referrerPolicy: { policy: 'same-origin' as const },
+});
+
+describe('security headers', () => {
+  it.each([false, true])('sends exactly the headers helmet itself sends (https: %s), plus the policy', async (https) => {
+    const [ours] = await headersOf(securityHeaders({ https }));
+    const [helmets] = await headersOf([helmet(helmetOptions(https))]);
+    const without = (h: Headers | undefined, ...names: string[]) =>
+      [...(h?.entries() ?? [])].filter(([name]) => !['date', 'connection', 'keep-alive', ...names].includes(name));
+    expect(without(ours, 'content-security-policy')).toEqual(without(helmets));
+    expect(ours?.get('strict-transport-security')?.startsWith('max-age=31536000') ?? false).toBe(https);
+    expect(ours?.get('x-frame-options')).toBe('DENY');
+  });
+
+  it('gives every response a nonce of its own: 16 random bytes, never repeated (also past a refill of the pool)', async () => {
+    const responses = await headersOf(securityHeaders({ https: false }), 600);
+    const nonces = responses.map((h) => /'nonce-([^']+)'/.exec(h.get('content-security-policy') ?? '')?.[1]);
+    for (const nonce of nonces) expect(Buffer.from(nonce ?? '', 'base64')).toHaveLength(16);
+    expect(new Set(nonces).size).toBe(nonces.length);
+    const [first] = nonces;
+    expect(responses[0]?.get('content-security-policy')).toBe(contentSecurityPolicy(first ?? ''));
+  });
+
+  it('writes the policy around the nonce, with inline styles only when asked', () => {
+    expect(contentSecurityPolicy('abc')).toBe(
+      "default-src 'self'; script-src 'self' 'nonce-abc'; style-src 'self' 'nonce-abc'; img-src 'self' data:; font-src 'self' data:; " +
+        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
+    );
+    expect(contentSecurityPolicy('abc', { inlineStyles: true })).toContain(
+      "script-src 'self' 'nonce-abc'; style-src 'self' 'unsafe-inline';",
+    );
+  });
+});
