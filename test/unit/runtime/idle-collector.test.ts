@@ -118,6 +118,7 @@ describe('collectAfterBursts', () => {
       });
     for (let i = 0; i < 20; i++) await get();
     const ref = new WeakRef(held as object[]);
+    // eslint-disable-next-line no-useless-assignment -- drops the last strong reference
     held = undefined;
     // A few quiet intervals after the burst the collector has run (only a major collection
     // clears a WeakRef).
