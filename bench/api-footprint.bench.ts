@@ -26,7 +26,7 @@ import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 import { runLoad, type RequestSpec } from './load.js';
-import { benchServiceEnv, stop } from './processes.js';
+import { benchServiceEnv, installedApiProcess, stop } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -137,15 +137,16 @@ async function main(): Promise<void> {
     const baseRss = baseMem.rss;
 
     // The API, as the local runtime starts it.
-    const command =
+    const installed = installedApiProcess(
       runner === 'tsx'
-        ? [process.execPath, '--import', resolve('node_modules/tsx/dist/loader.mjs'), resolve('src/cli.ts'), 'serve']
-        : [process.execPath, (await ensureServiceBuild()).entry, 'serve'];
+        ? ['--import', resolve('node_modules/tsx/dist/loader.mjs'), resolve('src/cli.ts'), 'serve']
+        : [(await ensureServiceBuild()).entry, 'serve'],
+    );
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
     const started = await startTimed(
-      command,
-      { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
+      installed.command,
+      { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
       {
         method: 'GET',
         url: `${baseUrl}/api/data_store/data/`,

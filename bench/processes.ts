@@ -1,6 +1,7 @@
 /** Child processes of the benchmarks: the API and baseline servers, started and stopped cleanly. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { apiExecArgv, apiProcessEnv } from '../src/config/api-memory.js';
 
 /** Starts `command` and resolves once a line of its stdout matches `readyPattern`. */
 export async function startChild(
@@ -50,4 +51,13 @@ export function benchServiceEnv(
     API_PROCESSES: '1',
     ...extra,
   };
+}
+
+/**
+ * An API process as an installation starts it (the local runtime's supervisor does, and the
+ * cluster primary for each process it forks): Node with the API's memory flags, then `args`
+ * (the entry point and `serve`), and the allocator settings its environment needs.
+ */
+export function installedApiProcess(args: string[]): { command: string[]; env: Record<string, string> } {
+  return { command: [process.execPath, ...apiExecArgv([], process.env.NODE_OPTIONS), ...args], env: apiProcessEnv(process.env) };
 }

@@ -23,7 +23,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
-import { benchServiceEnv, startChild, stop } from './processes.js';
+import { benchServiceEnv, installedApiProcess, startChild, stop } from './processes.js';
 
 const execFileAsync = promisify(execFile);
 const { values: args } = parseArgs({
@@ -85,9 +85,10 @@ async function main(): Promise<void> {
     await ctx.close();
     const { entry } = await ensureServiceBuild();
     const port = await freePort();
+    const installed = installedApiProcess([entry, 'serve']);
     const api = await startChild(
-      [process.execPath, entry, 'serve'],
-      { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      installed.command,
+      { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
       /API server listening/,
     );
     api.child.stdout?.resume();

@@ -11,6 +11,7 @@ import cluster from 'node:cluster';
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
 import { WORKER_READY, type WorkerReadyMessage } from './runtime/cluster/messages.js';
+import { collectAfterBursts } from './runtime/idle-collector.js';
 
 const USAGE = `Usage: cybercom <command> [options]
 
@@ -43,6 +44,8 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
   ]);
   const ctx = await createServiceContext(settings, logger);
   const running = await startHttpServer(ctx);
+  // A serving process gives the garbage of a burst of requests back as soon as the burst ends.
+  collectAfterBursts(running.server);
   if (cluster.isWorker) {
     logger.info({ url: running.url }, 'API process listening');
     process.send?.({ type: WORKER_READY, url: running.url } satisfies WorkerReadyMessage);

@@ -1,0 +1,129 @@
+import { once } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IdleCollector, collectAfterBursts, majorCollection } from '../../../src/runtime/idle-collector.js';
+
+const MB = 1024 * 1024;
+
+/** A collector over a heap size the test sets, counting the collections it asks for. */
+function fakeCollector(growth = 8 * MB) {
+  const state = { heap: 30 * MB, collections: 0, afterCollection: 30 * MB };
+  let finish: () => void = () => undefined;
+  const collector = new IdleCollector(
+    () => state.heap,
+    () => {
+      state.collections += 1;
+      return new Promise<void>((resolve) => {
+        finish = () => {
+          state.heap = state.afterCollection;
+          resolve();
+        };
+      });
+    },
+    growth,
+  );
+  return { collector, state, finish: () => finish() };
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('IdleCollector', () => {
+  it('collects once the process has been quiet for a whole check and the heap grew', async () => {
+    const { collector, state, finish } = fakeCollector();
+    collector.requestStarted();
+    state.heap = 90 * MB;
+    expect(collector.check()).toBe(false); // a request in flight
+    collector.requestEnded();
+    expect(collector.check()).toBe(false); // a request started since the last check
+    expect(collector.check()).toBe(true); // quiet for a whole interval
+    expect(state.collections).toBe(1);
+    finish();
+    await settle();
+    expect(collector.check()).toBe(false); // the garbage is gone: nothing to do
+    expect(state.collections).toBe(1);
+  });
+
+  it('leaves a heap that grew less than the threshold alone', () => {
+    const { collector, state } = fakeCollector(8 * MB);
+    state.heap += 7 * MB;
+    collector.check();
+    expect(collector.check()).toBe(false);
+    expect(state.collections).toBe(0);
+  });
+
+  it('counts growth from what the last collection left, so a heap that stays larger is not collected again', async () => {
+    const { collector, state, finish } = fakeCollector();
+    state.heap = 120 * MB;
+    state.afterCollection = 60 * MB; // live data the burst left (caches, compiled code)
+    expect(collector.check()).toBe(true);
+    finish();
+    await settle();
+    for (let i = 0; i < 5; i++) expect(collector.check()).toBe(false);
+    state.heap = 69 * MB;
+    expect(collector.check()).toBe(true);
+  });
+
+  it('never starts a second collection while one runs', () => {
+    const { collector, state } = fakeCollector();
+    state.heap = 90 * MB;
+    expect(collector.check()).toBe(true);
+    expect(collector.check()).toBe(false);
+    expect(state.collections).toBe(1);
+  });
+});
+
+describe('majorCollection', () => {
+  it("frees what is unreachable with V8's own collector, without --expose-gc", async () => {
+    expect(process.execArgv).not.toContain('--expose-gc');
+    const collect = majorCollection();
+    // An object old enough to live in the old generation: only a major collection frees it.
+    let garbage: object[] | undefined = Array.from({ length: 1000 }, (_, i) => ({ i }));
+    const ref = new WeakRef(garbage);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    garbage = undefined;
+    // WeakRef targets survive until the end of the current job: collect in a later one.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await collect();
+    expect(garbage).toBeUndefined();
+    expect(ref.deref()).toBeUndefined();
+  });
+});
+
+describe('collectAfterBursts', () => {
+  let server: Server | undefined;
+  let stop: (() => void) | undefined;
+  afterEach(async () => {
+    stop?.();
+    server?.close();
+    if (server) await once(server, 'close');
+  });
+
+  it('collects the garbage of a burst of requests a quiet interval after it', async () => {
+    let held: object[] | undefined;
+    server = createServer((_req, res) => {
+      // What a request leaves behind: unreachable as soon as the next one replaces it.
+      held = Array.from({ length: 20_000 }, (_, i) => ({ i, text: `record ${i}` }));
+      res.end('ok');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    stop = collectAfterBursts(server, { intervalMs: 50, growthBytes: MB });
+    const { port } = server.address() as AddressInfo;
+    const get = (): Promise<void> =>
+      new Promise((resolve, reject) => {
+        request({ port, host: '127.0.0.1' }, (res) => res.resume().on('end', resolve))
+          .on('error', reject)
+          .end();
+      });
+    for (let i = 0; i < 20; i++) await get();
+    const ref = new WeakRef(held as object[]);
+    // eslint-disable-next-line no-useless-assignment -- drops the last strong reference
+    held = undefined;
+    // A few quiet intervals after the burst the collector has run (only a major collection
+    // clears a WeakRef).
+    const deadline = Date.now() + 5000;
+    while (ref.deref() !== undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ref.deref()).toBeUndefined();
+  });
+});
