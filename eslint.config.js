@@ -9,7 +9,7 @@ import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'node_modules/**', '.cache/**', '.venv*/**', 'coverage/**', 'src/admin/components/*.jsx', '**/node_modules/**'],
+    ignores: ['dist/**', 'node_modules/**', '.cache/**', '.venv*/**', 'coverage/**', '**/node_modules/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -34,12 +34,12 @@ export default tseslint.config(
   },
   {
     // The admin site's React components run in the browser (bundled by AdminJS).
-    files: ['src/admin/components/*.tsx'],
+    files: ['src/admin/components/**/*.{ts,tsx}'],
     ...eslintReact.configs['recommended-typescript'],
     languageOptions: { globals: { ...globals.browser }, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },
   {
-    files: ['src/admin/components/*.tsx'],
+    files: ['src/admin/components/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: reactHooks.configs.recommended.rules,
   },

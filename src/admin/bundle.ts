@@ -13,7 +13,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ADMIN_COMPONENTS, COMPONENT_NAMES, componentSourceDir } from './components.js';
@@ -56,13 +56,23 @@ function packageVersion(name: string): string {
   return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-async function fingerprint(sourceDir: string, version: string): Promise<string> {
+/**
+ * What the bundle is made from: the components by name, and every file of their directory, the
+ * modules they share (in subfolders) included, so that a change to any of them builds anew.
+ */
+export async function sourcesFingerprint(sourceDir: string, version: string = adminjsVersion()): Promise<string> {
   const hash = createHash('sha256').update(`adminjs ${version}\0node_env ${process.env.NODE_ENV === 'production'}\0`);
   for (const name of BUNDLED_PACKAGES) hash.update(`${name} ${packageVersion(name)}\0`);
-  for (const name of COMPONENT_NAMES) {
+  for (const name of COMPONENT_NAMES) hash.update(`${name} ${ADMIN_COMPONENTS[name]}\0`);
+  const entries = await readdir(sourceDir, { recursive: true, withFileTypes: true });
+  const files = entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(sourceDir, join(entry.parentPath, entry.name)).split('\\').join('/'))
+    .sort();
+  for (const file of files) {
     hash
-      .update(`${name}\0`)
-      .update(await readFile(join(sourceDir, ADMIN_COMPONENTS[name])))
+      .update(`${file}\0`)
+      .update(await readFile(join(sourceDir, file)))
       .update('\0');
   }
   return hash.digest('hex');
@@ -126,7 +136,7 @@ export async function ensureComponentsBundle(dir: string = defaultBundleDir()): 
     );
   }
   const version = adminjsVersion();
-  const wanted = await fingerprint(sourceDir, version);
+  const wanted = await sourcesFingerprint(sourceDir, version);
   if (existing?.fingerprint === wanted && existsSync(file)) return { file, built: false };
   try {
     await mkdir(dir, { recursive: true });

@@ -1,5 +1,5 @@
 /**
- * The admin site's own React components (src/admin/components/*.tsx, two still .jsx) by the name AdminJS knows
+ * The admin site's own React components (src/admin/components/*.tsx) by the name AdminJS knows
  * them by. Resource options refer to these names; the browser finds the code in the components
  * bundle (bundle.ts), so the sources are needed only to build that bundle.
  */
@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 export const ADMIN_COMPONENTS = {
   Dashboard: 'Dashboard.tsx',
-  Indexes: 'Indexes.jsx',
-  Operations: 'Operations.jsx',
-  PermissionPicker: 'PermissionPicker.jsx',
+  Indexes: 'Indexes.tsx',
+  Operations: 'Operations.tsx',
+  PermissionPicker: 'PermissionPicker.tsx',
   PermissionsEdit: 'PermissionsEdit.tsx',
   SetPassword: 'SetPassword.tsx',
   TokenKey: 'TokenKey.tsx',

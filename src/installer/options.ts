@@ -68,14 +68,6 @@ export interface OptionSpec<K extends AnswerKey = AnswerKey> {
   validate?: (value: Answers[K], a: Partial<Answers>) => string | undefined;
 }
 
-function validatePort(value: number): string | undefined {
-  return Number.isInteger(value) && value >= 1 && value <= 65535 ? undefined : 'a port is a whole number from 1 to 65535';
-}
-
-function previousPort(ctx: DefaultContext, key: 'http' | 'https' | 'broker' | 'database'): number | undefined {
-  return ctx.previous?.ports?.[key];
-}
-
 /** localhost names plus the public host: what ALLOWED_HOSTS defaults to. */
 export function derivedAllowedHosts(publicHost: string): string[] {
   const local = ['localhost', '127.0.0.1', '[::1]'];
@@ -99,6 +91,22 @@ export type AnyOptionSpec = { [K in AnswerKey]: OptionSpec<K> }[AnswerKey];
 /** Checks each entry of the table against its own key's value type. */
 function option<K extends AnswerKey>(spec: OptionSpec<K>): OptionSpec<K> {
   return spec;
+}
+
+function validatePort(value: number): string | undefined {
+  return Number.isInteger(value) && value >= 1 && value <= 65535 ? undefined : 'a port is a whole number from 1 to 65535';
+}
+
+/**
+ * A port the installation publishes: by default the one the previous installation used for
+ * `service`, else `standard`.
+ */
+function portOption<K extends 'httpPort' | 'httpsPort' | 'brokerPort' | 'dbPort'>(
+  spec: Pick<OptionSpec<K>, 'key' | 'flag' | 'env' | 'help'>,
+  service: 'http' | 'https' | 'broker' | 'database',
+  standard: number,
+): OptionSpec<K> {
+  return { ...spec, kind: 'integer', defaultValue: (ctx) => ctx.previous?.ports?.[service] ?? standard, validate: validatePort };
 }
 
 /**
@@ -269,42 +277,32 @@ export const OPTIONS: readonly AnyOptionSpec[] = [
     question: 'Allow anonymous reads of the catalog?',
     defaultValue: (ctx) => ctx.previous?.catalogAnonymous ?? false,
   }),
-  option({
-    key: 'httpPort',
-    flag: '--http-port',
-    env: 'CYBERCOM_HTTP_PORT',
-    kind: 'integer',
-    help: 'public HTTP port (default 80)',
-    defaultValue: (ctx) => previousPort(ctx, 'http') ?? 80,
-    validate: validatePort,
-  }),
-  option({
-    key: 'httpsPort',
-    flag: '--https-port',
-    env: 'CYBERCOM_HTTPS_PORT',
-    kind: 'integer',
-    help: 'public HTTPS port (default 443): the compose proxy, or the API itself in the local runtime with --https files',
-    defaultValue: (ctx) => previousPort(ctx, 'https') ?? 443,
-    validate: validatePort,
-  }),
-  option({
-    key: 'brokerPort',
-    flag: '--broker-port',
-    env: 'CYBERCOM_BROKER_PORT',
-    kind: 'integer',
-    help: 'AMQPS port of RabbitMQ, dialled by remote workers (default 5671)',
-    defaultValue: (ctx) => previousPort(ctx, 'broker') ?? 5671,
-    validate: validatePort,
-  }),
-  option({
-    key: 'dbPort',
-    flag: '--db-port',
-    env: 'CYBERCOM_DB_PORT',
-    kind: 'integer',
-    help: 'TLS port of MongoDB, dialled by remote workers (default 27017)',
-    defaultValue: (ctx) => previousPort(ctx, 'database') ?? 27017,
-    validate: validatePort,
-  }),
+  portOption({ key: 'httpPort', flag: '--http-port', env: 'CYBERCOM_HTTP_PORT', help: 'public HTTP port (default 80)' }, 'http', 80),
+  portOption(
+    {
+      key: 'httpsPort',
+      flag: '--https-port',
+      env: 'CYBERCOM_HTTPS_PORT',
+      help: 'public HTTPS port (default 443): the compose proxy, or the API itself in the local runtime with --https files',
+    },
+    'https',
+    443,
+  ),
+  portOption(
+    {
+      key: 'brokerPort',
+      flag: '--broker-port',
+      env: 'CYBERCOM_BROKER_PORT',
+      help: 'AMQPS port of RabbitMQ, dialled by remote workers (default 5671)',
+    },
+    'broker',
+    5671,
+  ),
+  portOption(
+    { key: 'dbPort', flag: '--db-port', env: 'CYBERCOM_DB_PORT', help: 'TLS port of MongoDB, dialled by remote workers (default 27017)' },
+    'database',
+    27017,
+  ),
   option({
     key: 'dbEngine',
     flag: '--db-engine',

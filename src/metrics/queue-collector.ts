@@ -42,28 +42,19 @@ async function knownQueues(catalog: TaskCatalog): Promise<string[]> {
 
 export function registerQueueMetrics(registry: Registry, catalog: TaskCatalog, channel: ScrapeChannel): void {
   const probe = new SharedProbe(async () => readQueues(await knownQueues(catalog), channel));
-  new Gauge({
-    name: `${METRIC_PREFIX}queue_messages`,
-    help: 'Messages ready in a task queue (waiting for a worker)',
-    labelNames: ['queue'],
-    registers: [registry],
-    aggregator: PROCESS_WIDE,
-    async collect() {
-      const queues = await probe.run();
-      this.reset();
-      for (const q of queues) this.set({ queue: q.name }, q.messages);
-    },
-  });
-  new Gauge({
-    name: `${METRIC_PREFIX}queue_consumers`,
-    help: 'Consumers (worker channels) of a task queue',
-    labelNames: ['queue'],
-    registers: [registry],
-    aggregator: PROCESS_WIDE,
-    async collect() {
-      const queues = await probe.run();
-      this.reset();
-      for (const q of queues) this.set({ queue: q.name }, q.consumers);
-    },
-  });
+  const queueGauge = (name: string, help: string, value: (queue: QueueState) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['queue'],
+      registers: [registry],
+      aggregator: PROCESS_WIDE,
+      async collect() {
+        const queues = await probe.run();
+        this.reset();
+        for (const q of queues) this.set({ queue: q.name }, value(q));
+      },
+    });
+  queueGauge(`${METRIC_PREFIX}queue_messages`, 'Messages ready in a task queue (waiting for a worker)', (q) => q.messages);
+  queueGauge(`${METRIC_PREFIX}queue_consumers`, 'Consumers (worker channels) of a task queue', (q) => q.consumers);
 }

@@ -5,7 +5,9 @@
  */
 import React, { useEffect, useState } from 'react';
 import { ApiClient } from 'adminjs';
-import { Box, H2, H4, Text, MessageBox, Loader } from '@adminjs/design-system';
+import { Box, H2, H4, Text } from '@adminjs/design-system';
+import { errorMessage } from './shared/admin-fetch.js';
+import { LoadFailed, Loading } from './shared/page-state.js';
 
 const api = new ApiClient();
 
@@ -50,21 +52,11 @@ const Dashboard = () => {
     api
       .getDashboard()
       .then((response) => setData(response.data as DashboardData))
-      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e: unknown) => setError(errorMessage(e)));
   }, []);
 
-  if (error)
-    return (
-      <Box variant="grey">
-        <MessageBox message={`The dashboard could not be loaded: ${error}`} variant="danger" />
-      </Box>
-    );
-  if (!data)
-    return (
-      <Box variant="grey">
-        <Loader />
-      </Box>
-    );
+  if (error) return <LoadFailed message={`The dashboard could not be loaded: ${error}`} />;
+  if (!data) return <Loading />;
 
   const root = data.rootPath;
   return (

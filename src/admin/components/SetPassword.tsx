@@ -5,8 +5,34 @@
 import React, { useState } from 'react';
 import { ApiClient, useNotice, type ActionProps } from 'adminjs';
 import { Box, Text, Label, Input, Button, MessageBox } from '@adminjs/design-system';
+import { errorMessage } from './shared/admin-fetch.js';
 
 const api = new ApiClient();
+
+interface PasswordFieldProps {
+  id: string;
+  name: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+}
+
+const PasswordField = ({ id, name, label, value, onChange }: PasswordFieldProps) => (
+  <Box mb="lg">
+    <Label htmlFor={id} required>
+      {label}
+    </Label>
+    <Input
+      id={id}
+      name={name}
+      type="password"
+      width={1}
+      autoComplete="new-password"
+      value={value}
+      onChange={(e: React.ChangeEvent<HTMLInputElement>) => onChange(e.target.value)}
+    />
+  </Box>
+);
 
 const SetPassword = ({ record, resource }: ActionProps) => {
   const addNotice = useNotice();
@@ -37,7 +63,7 @@ const SetPassword = ({ record, resource }: ActionProps) => {
         setConfirm('');
         if (r.data.notice) addNotice(r.data.notice);
       })
-      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)))
+      .catch((e: unknown) => setError(errorMessage(e)))
       .finally(() => setBusy(false));
   };
 
@@ -47,34 +73,8 @@ const SetPassword = ({ record, resource }: ActionProps) => {
         <Text mb="xl">
           New password for <strong>{record?.params.username}</strong>. It is stored as a scrypt hash; the user's other sessions end.
         </Text>
-        <Box mb="lg">
-          <Label htmlFor="new-password" required>
-            New password
-          </Label>
-          <Input
-            id="new-password"
-            name="password"
-            type="password"
-            width={1}
-            autoComplete="new-password"
-            value={password}
-            onChange={(e: React.ChangeEvent<HTMLInputElement>) => setPassword(e.target.value)}
-          />
-        </Box>
-        <Box mb="lg">
-          <Label htmlFor="confirm-password" required>
-            New password (again)
-          </Label>
-          <Input
-            id="confirm-password"
-            name="confirm"
-            type="password"
-            width={1}
-            autoComplete="new-password"
-            value={confirm}
-            onChange={(e: React.ChangeEvent<HTMLInputElement>) => setConfirm(e.target.value)}
-          />
-        </Box>
+        <PasswordField id="new-password" name="password" label="New password" value={password} onChange={setPassword} />
+        <PasswordField id="confirm-password" name="confirm" label="New password (again)" value={confirm} onChange={setConfirm} />
         {error ? <MessageBox mb="lg" variant="danger" message={error} /> : null}
         {done ? <MessageBox mb="lg" variant="success" message="The password was changed." /> : null}
         <Button type="submit" variant="contained" disabled={busy || password === ''}>

@@ -5,6 +5,7 @@
 import React, { useState } from 'react';
 import { ApiClient, useNotice, type ActionProps } from 'adminjs';
 import { Box, Text, Label, Input, Button, MessageBox } from '@adminjs/design-system';
+import { errorMessage } from './shared/admin-fetch.js';
 
 const api = new ApiClient();
 
@@ -28,13 +29,6 @@ const KeyBox = ({ issued }: { issued: IssuedToken }) => (
   </Box>
 );
 
-/** The server's own message when the API answered with an error, else the error's. */
-const errorText = (e: unknown): string => {
-  const message = (e as { response?: { data?: { error?: { message?: unknown } } } } | null)?.response?.data?.error?.message;
-  if (typeof message === 'string' && message !== '') return message;
-  return e instanceof Error ? e.message : String(e);
-};
-
 const TokenKey = ({ record, resource, action }: ActionProps) => {
   const addNotice = useNotice();
   const [username, setUsername] = useState('');
@@ -55,7 +49,7 @@ const TokenKey = ({ record, resource, action }: ActionProps) => {
         if (r.data.issued) setIssued(r.data.issued as IssuedToken);
         if (r.data.notice) addNotice(r.data.notice);
       })
-      .catch((e) => setError(errorText(e)))
+      .catch((e: unknown) => setError(errorMessage(e)))
       .finally(() => setBusy(false));
   };
 

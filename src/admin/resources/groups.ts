@@ -3,50 +3,39 @@
  * takes it off its members. A permission added to a group is granted to its members, so it must
  * be the actor's to give (src/auth/delegation.ts).
  */
-import type { ActionContext, ActionRequest, ParamsType, ResourceOptions } from 'adminjs';
+import type { ActionContext, ActionRequest, ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { GroupRecord, UserRecord } from '../../auth/models.js';
 import type { RightsWatch } from '../../auth/rights-watch.js';
 import { component } from '../components.js';
 import type { AdminDeps } from '../deps.js';
-import { actingAdminId, added, refusedOnForm } from './granted.js';
-import { ServiceResource } from './mongoose-resource.js';
+import { GrantHolderResource, type GrantChecks } from './grant-holder-resource.js';
 import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions } from './permission-field.js';
 
-export class GroupResource extends ServiceResource<GroupRecord> {
+export class GroupResource extends GrantHolderResource<GroupRecord> {
   constructor(
     model: Model<GroupRecord>,
     private readonly users: Model<UserRecord>,
-    private readonly delegation: DelegationGuard,
-    private readonly watchRights: RightsWatch,
+    delegation: DelegationGuard,
+    watchRights: RightsWatch,
   ) {
-    super(model);
+    super(model, delegation, watchRights);
   }
 
-  protected override async checkWrite(
-    id: string | null,
-    fields: Record<string, unknown>,
-    context: ActionContext | undefined,
-  ): Promise<void> {
-    if (!('permissions' in fields)) return;
-    const actor = actingAdminId(context);
-    const current = id === null ? null : await this.model.findById(id, { permissions: 1 }).lean<GroupRecord>().exec();
-    const codenames = added(fields.permissions, current?.permissions);
-    await refusedOnForm('permissions', () => this.delegation.assertMayGrant(actor, codenames));
+  protected override readonly grantChecks: GrantChecks = {
+    permissions: (actor, codenames) => this.delegation.assertMayGrant(actor, codenames),
+  };
+
+  /** The group's members: a permission taken from the group revokes their queued tasks. */
+  protected override holders(id: string) {
+    return { groups: id };
   }
 
-  /** A permission taken from the group revokes the queued tasks of its members. */
-  override update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
-    return this.watchRights({ groups: id }, () => super.update(id, params, context));
-  }
-
-  override async delete(id: string): Promise<void> {
-    await this.watchRights({ groups: id }, async () => {
-      await super.delete(id);
-      await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
-    });
+  /** Its members leave the deleted group. */
+  protected override async deleteDependents(id: string): Promise<void> {
+    await this.users.updateMany({ groups: id }, { $pull: { groups: id } }).exec();
   }
 }
 

@@ -14,14 +14,7 @@
  * (src/auth/delegation.ts): checked in the resource's write itself, whichever action writes, and
  * in the "set password" action.
  */
-import {
-  ValidationError,
-  type ActionContext,
-  type ActionRequest,
-  type ParamsType,
-  type RecordActionResponse,
-  type ResourceOptions,
-} from 'adminjs';
+import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
@@ -33,8 +26,8 @@ import { isApiError } from '../../errors.js';
 import { component } from '../components.js';
 import { actorIsSuperuser, type ServiceAdmin } from '../current-admin.js';
 import type { AdminDeps } from '../deps.js';
-import { actingAdminId, added, groupIds, refusedAsNotice, refusedOnForm } from './granted.js';
-import { ServiceResource } from './mongoose-resource.js';
+import { GrantHolderResource, type GrantChecks } from './grant-holder-resource.js';
+import { actingAdminId, groupIds, refusedAsNotice, refusedOnForm } from './granted.js';
 import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions, type FormPayload } from './permission-field.js';
 
@@ -80,43 +73,44 @@ function revokeTokenAfterNewPassword(deps: AdminDeps) {
   };
 }
 
-export class UserResource extends ServiceResource<UserRecord> {
+export class UserResource extends GrantHolderResource<UserRecord> {
   constructor(
     model: Model<UserRecord>,
     private readonly tokens: Model<TokenRecord>,
-    private readonly delegation: DelegationGuard,
-    private readonly watchRights: RightsWatch,
+    delegation: DelegationGuard,
+    watchRights: RightsWatch,
   ) {
-    super(model);
+    super(model, delegation, watchRights);
   }
 
+  protected override readonly grantChecks: GrantChecks = {
+    permissions: (actor, codenames) => this.delegation.assertMayGrant(actor, codenames),
+    groups: (actor, groups) => this.delegation.assertMayAddToGroups(actor, groupIds(groups)),
+  };
+
   /**
-   * Permissions and groups the write adds must be the actor's to give (removing is always
-   * allowed), and a new password for an existing account the actor's to set.
+   * Besides the grants (see GrantHolderResource), a new password for an existing account must be
+   * the actor's to set.
    */
   protected override async checkWrite(
     id: string | null,
     fields: Record<string, unknown>,
     context: ActionContext | undefined,
   ): Promise<void> {
-    const settingPassword = id !== null && context !== undefined && pendingPasswords.has(context);
-    if (!('permissions' in fields) && !('groups' in fields) && !settingPassword) return;
-    const actor = actingAdminId(context);
-    if (settingPassword) await refusedOnForm('newPassword', () => this.delegation.assertMaySetPasswordOf(actor, id));
-    const current = id === null ? null : await this.model.findById(id, { permissions: 1, groups: 1 }).lean<UserRecord>().exec();
-    if ('permissions' in fields) {
-      const codenames = added(fields.permissions, current?.permissions);
-      await refusedOnForm('permissions', () => this.delegation.assertMayGrant(actor, codenames));
+    if (id !== null && context !== undefined && pendingPasswords.has(context)) {
+      await refusedOnForm('newPassword', () => this.delegation.assertMaySetPasswordOf(actingAdminId(context), id));
     }
-    if ('groups' in fields) {
-      const groups = groupIds(added(fields.groups, current?.groups));
-      await refusedOnForm('groups', () => this.delegation.assertMayAddToGroups(actor, groups));
-    }
+    await super.checkWrite(id, fields, context);
   }
 
-  /** Deactivating a user, or taking a permission, a group or superuser status away, revokes their queued tasks. */
-  override update(id: string, params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
-    return this.watchRights({ _id: id }, () => super.update(id, params, context));
+  /** The user: deactivating them, or taking a permission, a group or superuser status away, revokes their queued tasks. */
+  protected override holders(id: string) {
+    return { _id: id };
+  }
+
+  /** A deleted user's API token goes with it. */
+  protected override async deleteDependents(id: string): Promise<void> {
+    await this.tokens.deleteMany({ user: id }).exec();
   }
 
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
@@ -136,14 +130,6 @@ export class UserResource extends ServiceResource<UserRecord> {
   protected override serverFields(context: ActionContext | undefined): Record<string, unknown> {
     const hash = context === undefined ? undefined : pendingPasswords.get(context);
     return hash === undefined ? {} : { password: hash };
-  }
-
-  /** A deleted user's API token goes with it, and their queued tasks are revoked. */
-  override async delete(id: string): Promise<void> {
-    await this.watchRights({ _id: id }, async () => {
-      await super.delete(id);
-      await this.tokens.deleteMany({ user: id }).exec();
-    });
   }
 }
 

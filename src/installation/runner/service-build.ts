@@ -39,7 +39,7 @@ async function sourceFiles(dirs: string[]): Promise<{ files: string[]; newest: n
       const path = join(current, entry.name);
       if (entry.isDirectory()) await walk(path);
       else if (entry.isFile()) {
-        // The admin site's .jsx components stay sources: AdminJS bundles them itself.
+        // The admin site's .tsx components stay sources: AdminJS bundles them itself.
         if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(path);
         newest = Math.max(newest, (await stat(path)).mtimeMs);
       }

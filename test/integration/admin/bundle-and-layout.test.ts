@@ -3,12 +3,12 @@
  * once and reused by fingerprint (also by processes racing to build it), and AdminJS's page
  * shell is hardened (state escaped for the script element, nothing external, script nonces).
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUNDLE_FILE, ensureComponentsBundle } from '../../../src/admin/bundle.js';
-import { COMPONENT_NAMES } from '../../../src/admin/components.js';
+import { BUNDLE_FILE, ensureComponentsBundle, sourcesFingerprint } from '../../../src/admin/bundle.js';
+import { COMPONENT_NAMES, componentSourceDir } from '../../../src/admin/components.js';
 import { LayoutError, hardenLayout } from '../../../src/admin/layout.js';
 
 const dirs: string[] = [];
@@ -39,6 +39,15 @@ describe('the components bundle', () => {
     const manifest = JSON.parse(await readFile(join(dir, 'components.bundle.json'), 'utf8')) as { fingerprint: string };
     await writeFile(join(dir, 'components.bundle.json'), JSON.stringify({ ...manifest, fingerprint: 'old' }));
     expect((await ensureComponentsBundle(dir)).built).toBe(true);
+  });
+
+  it('is built again when a module the components share changes', async () => {
+    const sources = await tempDir();
+    await cp(componentSourceDir() ?? '', sources, { recursive: true });
+    const before = await sourcesFingerprint(sources);
+    expect(await sourcesFingerprint(sources)).toBe(before);
+    await appendFile(join(sources, 'shared', 'styles.ts'), '\n// changed\n');
+    expect(await sourcesFingerprint(sources)).not.toBe(before);
   });
 
   it('survives processes building it at the same time', async () => {

@@ -3,11 +3,17 @@
  * revoke/terminate (confirmed first), and the latest failures with their tracebacks. Data from
  * GET /api/admin/operations/data, read again every few seconds; actions POST to
  * /api/admin/operations/revoke with the admin's CSRF header. The chart is uPlot, bundled with
- * the rest of these components (nothing is loaded from elsewhere). Plain JSX: bundled by AdminJS.
+ * the rest of these components (nothing is loaded from elsewhere). Bundled by AdminJS.
  */
 import React, { useCallback, useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
-import { Box, Button, H2, H4, Text, MessageBox, Loader } from '@adminjs/design-system';
+import { Box, Button, H2, H4, Text, MessageBox } from '@adminjs/design-system';
+import type { FailureRow } from '../operations/latest-failures.js';
+import type { MinuteCount } from '../operations/minute-counts.js';
+import type { ClusterView } from '../operations/views.js';
+import { csrfToken, errorMessage, readJson } from './shared/admin-fetch.js';
+import { LoadFailed, Loading } from './shared/page-state.js';
+import { cell, confirmFrame, head, table } from './shared/styles.js';
 
 const ROOT = '/api/admin/operations';
 const POLL_MS = 3000;
@@ -17,11 +23,8 @@ const POLL_MS = 3000;
 const UPLOT_CSS =
   '.uplot, .uplot *, .uplot *::before, .uplot *::after {box-sizing: border-box;}.uplot {font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif;line-height: 1.5;width: min-content;}.u-title {text-align: center;font-size: 18px;font-weight: bold;}.u-wrap {position: relative;user-select: none;}.u-over, .u-under {position: absolute;}.u-under {overflow: hidden;}.uplot canvas {display: block;position: relative;width: 100%;height: 100%;}.u-axis {position: absolute;}.u-legend {font-size: 14px;margin: auto;text-align: center;}.u-inline {display: block;}.u-inline * {display: inline-block;}.u-inline tr {margin-right: 16px;}.u-legend th {font-weight: 600;}.u-legend th > * {vertical-align: middle;display: inline-block;}.u-legend .u-marker {width: 1em;height: 1em;margin-right: 4px;background-clip: padding-box !important;}.u-inline.u-live th::after {content: ":";vertical-align: middle;}.u-inline:not(.u-live) .u-value {display: none;}.u-series > * {padding: 4px;}.u-series th {cursor: pointer;}.u-legend .u-off > * {opacity: 0.3;}.u-select {background: rgba(0,0,0,0.07);position: absolute;pointer-events: none;}.u-cursor-x, .u-cursor-y {position: absolute;left: 0;top: 0;pointer-events: none;will-change: transform;}.u-hz .u-cursor-x, .u-vt .u-cursor-y {height: 100%;border-right: 1px dashed #607D8B;}.u-hz .u-cursor-y, .u-vt .u-cursor-x {width: 100%;border-bottom: 1px dashed #607D8B;}.u-cursor-pt {position: absolute;top: 0;left: 0;border-radius: 50%;border: 0 solid;pointer-events: none;will-change: transform;background-clip: padding-box !important;}.u-axis.u-off, .u-select.u-off, .u-cursor-x.u-off, .u-cursor-y.u-off, .u-cursor-pt.u-off {display: none;}';
 
-const table = { width: '100%', borderCollapse: 'collapse', fontSize: '14px' };
-const cell = { textAlign: 'left', padding: '6px 10px', borderBottom: '1px solid #eeeeef', verticalAlign: 'top' };
-const head = { ...cell, fontWeight: 600, color: '#454655' };
-const num = { ...cell, textAlign: 'right', fontVariantNumeric: 'tabular-nums' };
-const pre = {
+const num: React.CSSProperties = { ...cell, textAlign: 'right', fontVariantNumeric: 'tabular-nums' };
+const pre: React.CSSProperties = {
   whiteSpace: 'pre-wrap',
   wordBreak: 'break-word',
   fontSize: '12px',
@@ -32,42 +35,62 @@ const pre = {
   overflow: 'auto',
 };
 
-function csrfToken() {
-  const match = document.cookie.split('; ').find((c) => c.startsWith('XSRF-TOKEN='));
-  return match ? decodeURIComponent(match.slice('XSRF-TOKEN='.length)) : '';
+/** What GET /data answers (operations/routes.ts): the cluster's view with the failures this admin may see. */
+interface OperationsData extends ClusterView {
+  generatedAt: string;
+  offlineRule: string;
+  failures: FailureRow[];
 }
 
-async function readJson(response) {
-  const body = await response.json().catch(() => null);
-  if (!response.ok) throw new Error((body && body.error && body.error.message) || `HTTP ${response.status}`);
-  return body;
+/** What POST /revoke answers. */
+interface RevokeAnswer {
+  task_id: string;
+  terminate: boolean;
+  status: string | null;
 }
 
-const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '—');
-const json = (value) => (value === null || value === undefined ? '—' : JSON.stringify(value));
-const rate = (n) => (n === 0 ? '0' : n.toFixed(2));
+/** A revoke waiting for the admin's confirmation. */
+interface PendingRevoke {
+  id: string;
+  name: string | null;
+  terminate: boolean;
+}
 
-const StateBadge = ({ online }) => (
+interface Notice {
+  variant: 'success' | 'danger';
+  message: string;
+}
+
+const time = (iso: string | null) => (iso ? new Date(iso).toLocaleTimeString() : '—');
+const json = (value: unknown) => (value === null || value === undefined ? '—' : JSON.stringify(value));
+const rate = (n: number) => (n === 0 ? '0' : n.toFixed(2));
+
+const StateBadge = ({ online }: { online: boolean }) => (
   <span style={{ padding: '2px 8px', borderRadius: '10px', fontSize: '12px', color: '#fff', background: online ? '#007d66' : '#c20012' }}>
     {online ? 'online' : 'offline'}
   </span>
 );
 
-const Section = ({ title, children, testId }) => (
+const Section = ({ title, children, testId }: { title: string; children: React.ReactNode; testId: string }) => (
   <Box variant="white" mb="lg" data-testid={testId}>
     <H4>{title}</H4>
     {children}
   </Box>
 );
 
-const OutcomeChart = ({ minutes }) => {
-  const holder = useRef(null);
-  const plot = useRef(null);
-  const data = [minutes.map((m) => m.minute / 1000), minutes.map((m) => m.succeeded), minutes.map((m) => m.failed)];
+const OutcomeChart = ({ minutes }: { minutes: MinuteCount[] }) => {
+  const holderRef = useRef<HTMLDivElement>(null);
+  const plotRef = useRef<uPlot | null>(null);
+  const data: uPlot.AlignedData = [minutes.map((m) => m.minute / 1000), minutes.map((m) => m.succeeded), minutes.map((m) => m.failed)];
 
+  // The chart is made on the first render, as wide as its holder then; later renders give it their data.
   useEffect(() => {
-    const width = Math.max(320, (holder.current && holder.current.clientWidth) || 800);
-    plot.current = new uPlot(
+    if (plotRef.current) {
+      plotRef.current.setData(data);
+      return;
+    }
+    const width = Math.max(320, (holderRef.current && holderRef.current.clientWidth) || 800);
+    plotRef.current = new uPlot(
       {
         width,
         height: 220,
@@ -81,19 +104,22 @@ const OutcomeChart = ({ minutes }) => {
         legend: { live: false },
       },
       data,
-      holder.current,
+      holderRef.current ?? undefined,
     );
-    return () => plot.current && plot.current.destroy();
-  }, []);
-
-  useEffect(() => {
-    if (plot.current) plot.current.setData(data);
   });
+
+  useEffect(
+    () => () => {
+      plotRef.current?.destroy();
+      plotRef.current = null;
+    },
+    [],
+  );
 
   const total = minutes.reduce((sum, m) => ({ s: sum.s + m.succeeded, f: sum.f + m.failed }), { s: 0, f: 0 });
   return (
     <div>
-      <div ref={holder} data-testid="outcome-chart" />
+      <div ref={holderRef} data-testid="outcome-chart" />
       <Text mt="sm" data-testid="outcome-totals">
         Last hour: {total.s} succeeded, {total.f} failed.
       </Text>
@@ -101,8 +127,15 @@ const OutcomeChart = ({ minutes }) => {
   );
 };
 
-const Confirm = ({ action, onConfirm, onCancel, busy }) => (
-  <Box data-testid="revoke-confirm" p="lg" mb="lg" style={{ border: '2px solid #c20012', borderRadius: '4px', background: '#fff5f5' }}>
+interface ConfirmProps {
+  action: PendingRevoke;
+  onConfirm: () => void;
+  onCancel: () => void;
+  busy: boolean;
+}
+
+const Confirm = ({ action, onConfirm, onCancel, busy }: ConfirmProps) => (
+  <Box data-testid="revoke-confirm" p="lg" mb="lg" style={confirmFrame}>
     <Text mb="default">
       {action.terminate ? 'Terminate' : 'Revoke'} task <code>{action.id}</code>
       {action.name ? ` (${action.name})` : ''}?{' '}
@@ -120,21 +153,23 @@ const Confirm = ({ action, onConfirm, onCancel, busy }) => (
 );
 
 const Operations = () => {
-  const [data, setData] = useState(null);
-  const [error, setError] = useState(null);
-  const [pending, setPending] = useState(null);
+  const [data, setData] = useState<OperationsData | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [pending, setPending] = useState<PendingRevoke | null>(null);
   const [busy, setBusy] = useState(false);
-  const [notice, setNotice] = useState(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
   const [manualId, setManualId] = useState('');
 
   const load = useCallback(() => {
     fetch(`${ROOT}/data`, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-      .then(readJson)
-      .then((body) => {
-        setData(body);
-        setError(null);
-      })
-      .catch((e) => setError(String(e && e.message ? e.message : e)));
+      .then((response) => readJson<OperationsData>(response))
+      .then(
+        (body) => {
+          setData(body);
+          setError(null);
+        },
+        (e: unknown) => setError(errorMessage(e)),
+      );
   }, []);
 
   useEffect(() => {
@@ -144,6 +179,7 @@ const Operations = () => {
   }, [load]);
 
   const confirmAction = () => {
+    if (!pending) return;
     setBusy(true);
     fetch(`${ROOT}/revoke`, {
       method: 'POST',
@@ -151,7 +187,7 @@ const Operations = () => {
       headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-XSRF-TOKEN': csrfToken() },
       body: JSON.stringify({ task_id: pending.id, terminate: pending.terminate }),
     })
-      .then(readJson)
+      .then((response) => readJson<RevokeAnswer>(response))
       .then((body) => {
         setNotice({
           variant: 'success',
@@ -159,25 +195,15 @@ const Operations = () => {
         });
         load();
       })
-      .catch((e) => setNotice({ variant: 'danger', message: `Could not revoke ${pending.id}: ${e.message}` }))
+      .catch((e: unknown) => setNotice({ variant: 'danger', message: `Could not revoke ${pending.id}: ${errorMessage(e)}` }))
       .finally(() => {
         setBusy(false);
         setPending(null);
       });
   };
 
-  if (!data && error)
-    return (
-      <Box variant="grey">
-        <MessageBox message={`The operations data could not be loaded: ${error}`} variant="danger" />
-      </Box>
-    );
-  if (!data)
-    return (
-      <Box variant="grey">
-        <Loader />
-      </Box>
-    );
+  if (!data && error) return <LoadFailed message={`The operations data could not be loaded: ${error}`} />;
+  if (!data) return <Loading />;
 
   return (
     <Box variant="grey">

@@ -7,19 +7,38 @@
  */
 import React, { useEffect, useMemo, useState } from 'react';
 import { ApiClient, useNotice } from 'adminjs';
-import { Box, H5, Text, Label, Input, Button, MessageBox, Loader } from '@adminjs/design-system';
+import { Box, H5, Text, Label, Input, Button, MessageBox } from '@adminjs/design-system';
+import type { ParsedCodename } from '../../auth/codenames.js';
+import type { PickerChoices } from '../picker/choices.js';
+import type { GrantArea } from '../picker/grant-codenames.js';
+import { errorMessage } from './shared/admin-fetch.js';
+import { LoadFailed, Loading } from './shared/page-state.js';
 
 const api = new ApiClient();
 const RESOURCE = 'Permission';
 const ACTION = 'picker';
 
-const AREAS = [
+interface Option<T extends string = string> {
+  value: T;
+  label: string;
+}
+
+/** The codenames the current choice makes, or why it makes none. */
+interface Preview {
+  codenames: ParsedCodename[];
+  error: string | null;
+}
+
+type Result = { ok: true; data: { summary: string } } | { ok: false; message: string };
+
+const AREAS: Option<GrantArea>[] = [
   { value: 'data_store', label: 'Data store' },
   { value: 'catalog', label: 'Catalog' },
   { value: 'cybercom_queue', label: 'Task queue' },
 ];
 
-const SCOPES = {
+/** What can be granted in each area (the server's GRANT_SCOPES), the first being the default. */
+const SCOPES: Record<GrantArea, [Option, ...Option[]]> = {
   data_store: [
     { value: 'collection', label: 'One collection' },
     { value: 'database', label: 'A whole database (all its collections)' },
@@ -45,7 +64,7 @@ const ACTIONS = [
   { value: 'delete', label: 'delete (DELETE)' },
 ];
 
-const selectStyle = {
+const selectStyle: React.CSSProperties = {
   width: '100%',
   padding: '8px',
   border: '1px solid #C0C0CA',
@@ -54,7 +73,14 @@ const selectStyle = {
   fontSize: '14px',
 };
 
-const Radio = ({ name, options, value, onChange }) => (
+interface RadioProps<T extends string> {
+  name: string;
+  options: Option<T>[];
+  value: string;
+  onChange: (value: T) => void;
+}
+
+const Radio = <T extends string>({ name, options, value, onChange }: RadioProps<T>) => (
   <Box mb="lg">
     {options.map((option) => (
       <label key={option.value} style={{ display: 'block', margin: '4px 0', cursor: 'pointer' }}>
@@ -65,10 +91,27 @@ const Radio = ({ name, options, value, onChange }) => (
   </Box>
 );
 
-const NameField = ({ id, label, value, onChange, suggestions, hint }) => (
+interface NameFieldProps {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  suggestions?: string[];
+  hint?: string;
+}
+
+const NameField = ({ id, label, value, onChange, suggestions, hint }: NameFieldProps) => (
   <Box mb="lg">
     <Label htmlFor={id}>{label}</Label>
-    <Input id={id} name={id} width={1} list={`${id}-list`} value={value} autoComplete="off" onChange={(e) => onChange(e.target.value)} />
+    <Input
+      id={id}
+      name={id}
+      width={1}
+      list={`${id}-list`}
+      value={value}
+      autoComplete="off"
+      onChange={(e: React.ChangeEvent<HTMLInputElement>) => onChange(e.target.value)}
+    />
     <datalist id={`${id}-list`}>
       {(suggestions || []).map((s) => (
         <option key={s} value={s} />
@@ -82,42 +125,36 @@ const NameField = ({ id, label, value, onChange, suggestions, hint }) => (
   </Box>
 );
 
-const errorText = (e) => {
-  const data = e && e.response && e.response.data;
-  if (data && data.error && data.error.message) return data.error.message;
-  return String(e && e.message ? e.message : e);
-};
-
 const PermissionPicker = () => {
   const addNotice = useNotice();
-  const [choices, setChoices] = useState(null);
-  const [loadError, setLoadError] = useState(null);
-  const [area, setArea] = useState('data_store');
+  const [choices, setChoices] = useState<PickerChoices | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [area, setArea] = useState<GrantArea>('data_store');
   const [scope, setScope] = useState('collection');
   const [database, setDatabase] = useState('');
   const [collection, setCollection] = useState('');
-  const [collections, setCollections] = useState([]);
+  const [collections, setCollections] = useState<string[]>([]);
   const [task, setTask] = useState('');
-  const [actions, setActions] = useState(['safe']);
+  const [actions, setActions] = useState<string[]>(['safe']);
   const [group, setGroup] = useState('');
   const [user, setUser] = useState('');
-  const [preview, setPreview] = useState({ codenames: [], error: null });
-  const [result, setResult] = useState(null);
+  const [preview, setPreview] = useState<Preview>({ codenames: [], error: null });
+  const [result, setResult] = useState<Result | null>(null);
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     api
       .resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'choices' } })
-      .then((r) => setChoices(r.data))
-      .catch((e) => setLoadError(errorText(e)));
+      .then((r) => setChoices(r.data as PickerChoices))
+      .catch((e: unknown) => setLoadError(errorMessage(e)));
   }, []);
 
+  // The list is emptied where the database or area is chosen (chooseArea, chooseDatabase).
   useEffect(() => {
-    setCollections([]);
     if (!database || (area !== 'data_store' && area !== 'catalog')) return;
     api
       .resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'collections', area, database } })
-      .then((r) => setCollections(r.data.collections || []))
+      .then((r) => setCollections((r.data.collections as string[] | undefined) || []))
       .catch(() => setCollections([]));
   }, [area, database]);
 
@@ -128,28 +165,36 @@ const PermissionPicker = () => {
     api
       .resourceAction({ resourceId: RESOURCE, actionName: ACTION, params: { op: 'preview', spec: JSON.stringify(spec) } })
       .then((r) => {
-        if (current) setPreview({ codenames: r.data.codenames || [], error: r.data.error || null });
+        const answer = r.data as Partial<Preview>;
+        if (current) setPreview({ codenames: answer.codenames || [], error: answer.error || null });
       })
-      .catch((e) => {
-        if (current) setPreview({ codenames: [], error: errorText(e) });
+      .catch((e: unknown) => {
+        if (current) setPreview({ codenames: [], error: errorMessage(e) });
       });
     return () => {
       current = false;
     };
   }, [spec]);
 
-  const chooseArea = (value) => {
+  const chooseArea = (value: GrantArea) => {
     setArea(value);
     setScope(SCOPES[value][0].value);
     setDatabase('');
     setCollection('');
+    setCollections([]);
   };
 
-  const toggleAction = (value) => {
+  const chooseDatabase = (value: string) => {
+    setDatabase(value);
+    setCollection('');
+    setCollections([]);
+  };
+
+  const toggleAction = (value: string) => {
     setActions((old) => (old.includes(value) ? old.filter((a) => a !== value) : [...old, value]));
   };
 
-  const submit = (event) => {
+  const submit = (event: React.FormEvent) => {
     event.preventDefault();
     setBusy(true);
     setResult(null);
@@ -161,27 +206,17 @@ const PermissionPicker = () => {
         data: { spec: JSON.stringify(spec), group, user },
       })
       .then((r) => {
-        setResult({ ok: true, data: r.data });
+        setResult({ ok: true, data: r.data as { summary: string } });
         if (r.data.notice) addNotice(r.data.notice);
       })
-      .catch((e) => {
-        setResult({ ok: false, message: errorText(e) });
+      .catch((e: unknown) => {
+        setResult({ ok: false, message: errorMessage(e) });
       })
       .finally(() => setBusy(false));
   };
 
-  if (loadError)
-    return (
-      <Box variant="grey">
-        <MessageBox message={`The choices could not be loaded: ${loadError}`} variant="danger" />
-      </Box>
-    );
-  if (!choices)
-    return (
-      <Box variant="grey">
-        <Loader />
-      </Box>
-    );
+  if (loadError) return <LoadFailed message={`The choices could not be loaded: ${loadError}`} />;
+  if (!choices) return <Loading />;
 
   const databases = area === 'catalog' ? choices.areas.catalog.databases : choices.areas.data_store.databases;
   const needsDatabase = (area === 'data_store' || area === 'catalog') && (scope === 'collection' || scope === 'database');
@@ -206,10 +241,7 @@ const PermissionPicker = () => {
             id="picker-database"
             label="Database"
             value={database}
-            onChange={(v) => {
-              setDatabase(v);
-              setCollection('');
-            }}
+            onChange={chooseDatabase}
             suggestions={databases}
             hint={`${databases.length} existing database(s) offered; a name that does not exist yet can be typed too.`}
           />

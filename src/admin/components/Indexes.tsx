@@ -3,50 +3,81 @@
  * in order with their types, unique, TTL, a name) and drop one after confirming. Data and actions
  * from /api/admin/indexes/* (the documents' own service decides what this admin may see and do);
  * writes carry the admin's CSRF header. The chosen collection is kept in the page's query string
- * (?area=&db=&col=) so a collection's view can be linked to. Plain JSX: bundled by AdminJS.
+ * (?area=&db=&col=) so a collection's view can be linked to. Bundled by AdminJS.
  */
 import React, { useCallback, useEffect, useState } from 'react';
 import { Box, Button, H2, H4, Text, MessageBox, Label, Input, Select } from '@adminjs/design-system';
+import { csrfToken, errorMessage, readJson } from './shared/admin-fetch.js';
+import { cell, confirmFrame, head, table } from './shared/styles.js';
 
 const ROOT = '/api/admin/indexes';
 const KEY_TYPES = ['1', '-1', '2dsphere', 'text', 'hashed'];
 
-const table = { width: '100%', borderCollapse: 'collapse', fontSize: '14px' };
-const cell = { textAlign: 'left', padding: '6px 10px', borderBottom: '1px solid #eeeeef', verticalAlign: 'top' };
-const head = { ...cell, fontWeight: 600, color: '#454655' };
+type Area = 'data_store' | 'catalog';
 
-function csrfToken() {
-  const match = document.cookie.split('; ').find((c) => c.startsWith('XSRF-TOKEN='));
-  return match ? decodeURIComponent(match.slice('XSRF-TOKEN='.length)) : '';
+/** The collection on view, as in the page's query string. */
+interface Choice {
+  area: Area;
+  db: string;
+  col: string;
 }
 
-async function readJson(response) {
-  const body = await response.json().catch(() => null);
-  if (!response.ok) throw new Error((body && body.error && body.error.message) || `HTTP ${response.status}`);
-  return body;
+interface Option<T extends string = string> {
+  value: T;
+  label: string;
 }
 
-const seg = (name) => encodeURIComponent(name);
-const get = (path) => fetch(`${ROOT}/${path}`, { credentials: 'same-origin', headers: { Accept: 'application/json' } }).then(readJson);
-const send = (method, path, body) =>
+/** An index as the API lists it. */
+interface IndexInfo {
+  name: string;
+  key?: Record<string, unknown>;
+  unique?: boolean;
+  sparse?: boolean;
+  expireAfterSeconds?: number;
+  partialFilterExpression?: unknown;
+}
+
+/** What GET <area>/<db>/<col>/ answers. */
+interface CollectionIndexes {
+  indexes: IndexInfo[];
+  can_manage: boolean;
+}
+
+/** A new index as the API takes it: its fields in order, each with its type. */
+interface IndexDefinition {
+  keys: [string, number | string][];
+  name?: string;
+  unique?: boolean;
+  expireAfterSeconds?: number;
+}
+
+interface KeyRow {
+  field: string;
+  type: string;
+}
+
+const seg = (name: string) => encodeURIComponent(name);
+const get = <T,>(path: string) =>
+  fetch(`${ROOT}/${path}`, { credentials: 'same-origin', headers: { Accept: 'application/json' } }).then((r) => readJson<T>(r));
+const send = <T,>(method: string, path: string, body?: IndexDefinition) =>
   fetch(`${ROOT}/${path}`, {
     method,
     credentials: 'same-origin',
     headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-XSRF-TOKEN': csrfToken() },
     body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(readJson);
+  }).then((r) => readJson<T>(r));
 
-function initialChoice() {
+function initialChoice(): Choice {
   const params = new URLSearchParams(window.location.search);
   return { area: params.get('area') === 'catalog' ? 'catalog' : 'data_store', db: params.get('db') || '', col: params.get('col') || '' };
 }
 
-const options = (names) => names.map((n) => ({ value: n, label: n }));
-const keyText = (key) =>
+const options = (names: string[]): Option[] => names.map((n) => ({ value: n, label: n }));
+const keyText = (key: IndexInfo['key']) =>
   Object.entries(key || {})
     .map(([field, type]) => `${field}: ${type}`)
     .join(', ');
-const optionText = (index) =>
+const optionText = (index: IndexInfo) =>
   [
     index.unique ? 'unique' : null,
     index.sparse ? 'sparse' : null,
@@ -56,15 +87,20 @@ const optionText = (index) =>
     .filter(Boolean)
     .join(', ') || '—';
 
-const CreateForm = ({ onCreate, busy }) => {
-  const [keys, setKeys] = useState([{ field: '', type: '1' }]);
+interface CreateFormProps {
+  onCreate: (definition: IndexDefinition) => void;
+  busy: boolean;
+}
+
+const CreateForm = ({ onCreate, busy }: CreateFormProps) => {
+  const [keys, setKeys] = useState<KeyRow[]>([{ field: '', type: '1' }]);
   const [name, setName] = useState('');
   const [unique, setUnique] = useState(false);
   const [ttl, setTtl] = useState('');
-  const setKey = (i, change) => setKeys(keys.map((k, j) => (j === i ? { ...k, ...change } : k)));
-  const submit = (event) => {
+  const setKey = (i: number, change: Partial<KeyRow>) => setKeys(keys.map((k, j) => (j === i ? { ...k, ...change } : k)));
+  const submit = (event: React.FormEvent) => {
     event.preventDefault();
-    const body = {
+    const body: IndexDefinition = {
       keys: keys.filter((k) => k.field.trim() !== '').map((k) => [k.field.trim(), /^-?1$/.test(k.type) ? Number(k.type) : k.type]),
     };
     if (name.trim() !== '') body.name = name.trim();
@@ -75,11 +111,13 @@ const CreateForm = ({ onCreate, busy }) => {
   return (
     <form onSubmit={submit} data-testid="create-index">
       {keys.map((k, i) => (
+        // Rows are only ever added at the end, so a row's position is what identifies it.
+        // eslint-disable-next-line @eslint-react/no-array-index-key
         <Box key={i} flex flexDirection="row" mb="sm">
           <Input
             placeholder="field (a.b for nested)"
             value={k.field}
-            onChange={(e) => setKey(i, { field: e.target.value })}
+            onChange={(e: React.ChangeEvent<HTMLInputElement>) => setKey(i, { field: e.target.value })}
             data-testid={`key-field-${i}`}
             mr="default"
           />
@@ -97,7 +135,7 @@ const CreateForm = ({ onCreate, busy }) => {
       </Button>
       <Box mt="default">
         <Label>Name (optional)</Label>
-        <Input value={name} onChange={(e) => setName(e.target.value)} data-testid="index-name" />
+        <Input value={name} onChange={(e: React.ChangeEvent<HTMLInputElement>) => setName(e.target.value)} data-testid="index-name" />
       </Box>
       <Box mt="default">
         <label>
@@ -106,7 +144,7 @@ const CreateForm = ({ onCreate, busy }) => {
       </Box>
       <Box mt="default">
         <Label>Expire records after (seconds, TTL; optional)</Label>
-        <Input value={ttl} onChange={(e) => setTtl(e.target.value)} data-testid="index-ttl" />
+        <Input value={ttl} onChange={(e: React.ChangeEvent<HTMLInputElement>) => setTtl(e.target.value)} data-testid="index-ttl" />
       </Box>
       <Button mt="default" variant="primary" type="submit" disabled={busy} data-testid="create-index-submit">
         Create index
@@ -117,32 +155,38 @@ const CreateForm = ({ onCreate, busy }) => {
 
 const Indexes = () => {
   const [choice, setChoice] = useState(initialChoice);
-  const [databases, setDatabases] = useState([]);
-  const [collections, setCollections] = useState([]);
-  const [view, setView] = useState(null);
-  const [error, setError] = useState(null);
-  const [notice, setNotice] = useState(null);
-  const [pendingDrop, setPendingDrop] = useState(null);
+  const [databases, setDatabases] = useState<string[]>([]);
+  const [collections, setCollections] = useState<string[]>([]);
+  const [view, setView] = useState<CollectionIndexes | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [pendingDrop, setPendingDrop] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const fail = (e) => setError(String(e && e.message ? e.message : e));
+  const fail = (e: unknown) => setError(errorMessage(e));
 
   useEffect(() => {
     const params = new URLSearchParams(window.location.search);
     params.set('area', choice.area);
-    for (const key of ['db', 'col']) choice[key] ? params.set(key, choice[key]) : params.delete(key);
+    for (const key of ['db', 'col'] as const) {
+      if (choice[key]) params.set(key, choice[key]);
+      else params.delete(key);
+    }
     window.history.replaceState(null, '', `${window.location.pathname}?${params}`);
   }, [choice]);
 
   useEffect(() => {
-    get(`${choice.area}/`)
+    get<{ databases: string[] }>(`${choice.area}/`)
       .then((body) => setDatabases(body.databases))
       .catch(fail);
   }, [choice.area]);
 
+  /* eslint-disable react-hooks/set-state-in-effect, @eslint-react/hooks-extra/no-direct-set-state-in-use-effect --
+     Whichever control changes the choice (or the query string at first), what was shown for the
+     last one goes at once, before the next answer comes. */
   useEffect(() => {
     setCollections([]);
     if (!choice.db) return;
-    get(`${choice.area}/${seg(choice.db)}/`)
+    get<{ collections: string[] }>(`${choice.area}/${seg(choice.db)}/`)
       .then((body) => setCollections(body.collections))
       .catch(fail);
   }, [choice.area, choice.db]);
@@ -150,7 +194,7 @@ const Indexes = () => {
   const load = useCallback(() => {
     setView(null);
     if (!choice.db || !choice.col) return;
-    get(`${choice.area}/${seg(choice.db)}/${seg(choice.col)}/`)
+    get<CollectionIndexes>(`${choice.area}/${seg(choice.db)}/${seg(choice.col)}/`)
       .then((body) => {
         setView(body);
         setError(null);
@@ -158,11 +202,12 @@ const Indexes = () => {
       .catch(fail);
   }, [choice]);
   useEffect(load, [load]);
+  /* eslint-enable react-hooks/set-state-in-effect, @eslint-react/hooks-extra/no-direct-set-state-in-use-effect */
 
   const path = `${choice.area}/${seg(choice.db)}/${seg(choice.col)}/`;
-  const create = (body) => {
+  const create = (body: IndexDefinition) => {
     setBusy(true);
-    send('POST', path, body)
+    send<{ name: string }>('POST', path, body)
       .then((answer) => {
         setNotice(`Index ${answer.name} created.`);
         setError(null);
@@ -172,6 +217,7 @@ const Indexes = () => {
       .finally(() => setBusy(false));
   };
   const drop = () => {
+    if (pendingDrop === null) return;
     setBusy(true);
     send('DELETE', `${path}${seg(pendingDrop)}/`)
       .then(() => {
@@ -202,7 +248,7 @@ const Indexes = () => {
                 { value: 'data_store', label: 'Data store' },
                 { value: 'catalog', label: 'Catalog' },
               ]}
-              onChange={(o) => setChoice({ area: o ? o.value : 'data_store', db: '', col: '' })}
+              onChange={(o: Option<Area> | null) => setChoice({ area: o ? o.value : 'data_store', db: '', col: '' })}
             />
           </Box>
           <Box mr="lg" width={1 / 3} data-testid="pick-database">
@@ -210,7 +256,7 @@ const Indexes = () => {
             <Select
               value={choice.db ? { value: choice.db, label: choice.db } : null}
               options={options(databases)}
-              onChange={(o) => setChoice({ ...choice, db: o ? o.value : '', col: '' })}
+              onChange={(o: Option | null) => setChoice({ ...choice, db: o ? o.value : '', col: '' })}
             />
           </Box>
           <Box width={1 / 3} data-testid="pick-collection">
@@ -218,7 +264,7 @@ const Indexes = () => {
             <Select
               value={choice.col ? { value: choice.col, label: choice.col } : null}
               options={options(collections)}
-              onChange={(o) => setChoice({ ...choice, col: o ? o.value : '' })}
+              onChange={(o: Option | null) => setChoice({ ...choice, col: o ? o.value : '' })}
             />
           </Box>
         </Box>
@@ -229,12 +275,7 @@ const Indexes = () => {
             {choice.db}.{choice.col}
           </H4>
           {pendingDrop ? (
-            <Box
-              data-testid="drop-confirm"
-              p="lg"
-              mb="lg"
-              style={{ border: '2px solid #c20012', borderRadius: '4px', background: '#fff5f5' }}
-            >
+            <Box data-testid="drop-confirm" p="lg" mb="lg" style={confirmFrame}>
               <Text mb="default">
                 Drop the index <code>{pendingDrop}</code>? Queries that use it get slower; a unique index stops refusing duplicates.
               </Text>
