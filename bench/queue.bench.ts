@@ -12,7 +12,7 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
- * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions] [-- --generator undici]
+ * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions|workers] [-- --generator undici]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -37,7 +37,7 @@ const { values: args } = parseArgs({
     submissions: { type: 'string', default: '3000' },
     tasks: { type: 'string', default: '2000' },
     latency: { type: 'string', default: '300' },
-    /** `submissions`: only part 1 (the API beside its baselines), for profiling a submission. */
+    /** `submissions`: only part 1 (the API beside its baselines), for profiling a submission; `workers`: only part 3. */
     only: { type: 'string' },
     /**
      * Part 1's HTTP client: `http` (default, node:http's client) or `undici` (a connection pool), to
@@ -136,6 +136,11 @@ async function main(): Promise<void> {
       RESULT_COLLECTION: resultCollection,
       LOG_LEVEL: 'warn',
     });
+
+    if (args.only === 'workers') {
+      await workerThroughput();
+      return;
+    }
 
     // The API and one TS worker on the benchmark queue.
     const apiPort = await freePort();
@@ -315,101 +320,110 @@ async function main(): Promise<void> {
     await stop(worker);
     await stop(api);
 
-    // 3. worker throughput from a pre-filled queue
-    async function prefill(queue: string, taskName: string): Promise<void> {
-      for (let i = 0; i < TASKS; i += 500) {
-        const batch: Promise<void>[] = [];
-        for (let k = i; k < Math.min(TASKS, i + 500); k++) {
-          const m = buildTaskMessage({ taskName });
-          batch.push(
-            new Promise<void>((ok, fail) =>
-              channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
-            ),
-          );
-        }
-        await Promise.all(batch);
-      }
-    }
-    /** Each run writes to its own result collection, so counting its documents is cheap. */
-    async function measure(
-      label: string,
-      queue: string,
-      taskName: string,
-      start: (resultCollection: string) => ChildProcess,
-    ): Promise<number> {
-      const resultCollection = `results_${queue.replace(/-/g, '_')}_${Date.now()}`;
-      const results = mongo.db(SERVICE_DB).collection(resultCollection);
-      await prefill(queue, taskName);
-      const child = start(resultCollection);
-      children.push(child);
-      await waitFor(async () => (await results.estimatedDocumentCount()) >= TASKS, 600_000, `${label} to finish`);
-      await stop(child);
-      const docs = await results.find({}, { projection: { date_done: 1 } }).toArray();
-      const times = docs.map((d) => parseDateDone(d.date_done)).sort((a, b) => a - b);
-      const seconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
-      const rate = (TASKS - 1) / Math.max(seconds, 0.001);
-      report(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
-      return rate;
-    }
-    const tsRate1 = await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
-      spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
-    );
-    const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) =>
-      spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4, rc)),
-    );
-    const venvCelery = resolve('.venv/bin/celery');
-    if (!existsSync(venvCelery)) throw new Error('Python Celery is missing: run bash test/support/python-celery.sh');
-    const { BROKER_URL, ...pyServices } = env;
-    const pyEnv = (queue: string, resultCollection: string) => ({
-      PATH: `${resolve('.venv/bin')}:${process.env.PATH ?? ''}`,
-      HOME: process.env.HOME ?? '/tmp',
-      PYTHONPATH: resolve('test/support/celery'),
-      ...pyServices,
-      INTEROP_BROKER_URL: BROKER_URL,
-      RESULT_DATABASE: SERVICE_DB,
-      RESULT_COLLECTION: resultCollection,
-      INTEROP_QUEUE: queue,
-    });
-    const rates: number[] = [];
-    for (const [conc, queue] of [
-      [1, 'bench-py1'],
-      [2, 'bench-py2'],
-    ] as const) {
-      rates.push(
-        await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', (rc) =>
-          spawnLogged(
-            venvCelery,
-            [
-              '-A',
-              'interop_app',
-              'worker',
-              '-P',
-              'prefork',
-              '-c',
-              String(conc),
-              '-Q',
-              queue,
-              '-n',
-              `bench-py${conc}@localhost`,
-              '--without-gossip',
-              '--without-mingle',
-              '-l',
-              'WARNING',
-            ],
-            pyEnv(queue, rc),
-            join(resolve('test/support/celery')),
-          ),
-        ),
-      );
-    }
-    report(
-      `   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`,
-    );
-    report(`   ratio at the same concurrency, TypeScript conc. 1 / Python conc. 1: ${(tsRate1 / (rates[0] as number)).toFixed(2)}`);
-    await channel.close();
+    await workerThroughput();
 
-    process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);
-    for (const l of lines) process.stdout.write(`${l}\n`);
+    async function workerThroughput(): Promise<void> {
+      // 3. worker throughput from a pre-filled queue
+      async function prefill(queue: string, taskName: string): Promise<void> {
+        for (let i = 0; i < TASKS; i += 500) {
+          const batch: Promise<void>[] = [];
+          for (let k = i; k < Math.min(TASKS, i + 500); k++) {
+            const m = buildTaskMessage({ taskName });
+            batch.push(
+              new Promise<void>((ok, fail) =>
+                channel.publish('', queue, encodeTaskBody(m), taskPublishOptions(m), (e: unknown) => (e ? fail(e) : ok())),
+              ),
+            );
+          }
+          await Promise.all(batch);
+        }
+      }
+      /** Each run writes to its own result collection, so counting its documents is cheap. */
+      async function measure(
+        label: string,
+        queue: string,
+        taskName: string,
+        start: (resultCollection: string) => ChildProcess,
+      ): Promise<number> {
+        const resultCollection = `results_${queue.replace(/-/g, '_')}_${Date.now()}`;
+        const results = mongo.db(SERVICE_DB).collection(resultCollection);
+        await prefill(queue, taskName);
+        const child = start(resultCollection);
+        children.push(child);
+        await waitFor(async () => (await results.estimatedDocumentCount()) >= TASKS, 600_000, `${label} to finish`);
+        await stop(child);
+        const docs = await results.find({}, { projection: { date_done: 1 } }).toArray();
+        const times = docs.map((d) => parseDateDone(d.date_done)).sort((a, b) => a - b);
+        const seconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
+        const rate = (TASKS - 1) / Math.max(seconds, 0.001);
+        report(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
+        return rate;
+      }
+      const tsRate1 = await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
+        spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
+      );
+      const tsRate2 = await measure('TypeScript worker (1 process, conc. 2)', 'bench-ts', 'tasks.noop', (rc) =>
+        spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts2@localhost', 2, rc)),
+      );
+      const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) =>
+        spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4, rc)),
+      );
+      const venvCelery = resolve('.venv/bin/celery');
+      if (!existsSync(venvCelery)) throw new Error('Python Celery is missing: run bash test/support/python-celery.sh');
+      const { BROKER_URL, ...pyServices } = env;
+      const pyEnv = (queue: string, resultCollection: string) => ({
+        PATH: `${resolve('.venv/bin')}:${process.env.PATH ?? ''}`,
+        HOME: process.env.HOME ?? '/tmp',
+        PYTHONPATH: resolve('test/support/celery'),
+        ...pyServices,
+        INTEROP_BROKER_URL: BROKER_URL,
+        RESULT_DATABASE: SERVICE_DB,
+        RESULT_COLLECTION: resultCollection,
+        INTEROP_QUEUE: queue,
+      });
+      const rates: number[] = [];
+      for (const [conc, queue] of [
+        [1, 'bench-py1'],
+        [2, 'bench-py2'],
+      ] as const) {
+        rates.push(
+          await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', (rc) =>
+            spawnLogged(
+              venvCelery,
+              [
+                '-A',
+                'interop_app',
+                'worker',
+                '-P',
+                'prefork',
+                '-c',
+                String(conc),
+                '-Q',
+                queue,
+                '-n',
+                `bench-py${conc}@localhost`,
+                '--without-gossip',
+                '--without-mingle',
+                '-l',
+                'WARNING',
+              ],
+              pyEnv(queue, rc),
+              join(resolve('test/support/celery')),
+            ),
+          ),
+        );
+      }
+      report(
+        `   ratio TypeScript (conc. 4) / Python conc. 1: ${(tsRate / (rates[0] as number)).toFixed(2)}, / conc. 2: ${(tsRate / (rates[1] as number)).toFixed(2)}`,
+      );
+      report(
+        `   ratio at the same concurrency, TypeScript conc. 1 / Python conc. 1: ${(tsRate1 / (rates[0] as number)).toFixed(2)}, conc. 2 / conc. 2: ${(tsRate2 / (rates[1] as number)).toFixed(2)}`,
+      );
+      await channel.close();
+
+      process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);
+      for (const l of lines) process.stdout.write(`${l}\n`);
+    }
   } finally {
     for (const c of children) await stop(c);
     await broker.close().catch(() => undefined);

@@ -7,6 +7,7 @@
  */
 import type { ConsumeMessage } from 'amqplib';
 import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
+import type { TaskState } from '../queue/results/states.js';
 import type { ChannelAcknowledgements, Settlement } from './acknowledgements.js';
 import type { TaskDefinition } from './task-definition.js';
 
@@ -19,6 +20,11 @@ export interface Delivery {
 export class TaskRequest {
   private readonly duplicates: Delivery[] = [];
   private settledAs: Settlement | null = null;
+  /**
+   * The task's final state as read when the message arrived (null: none), for a first delivery
+   * the worker checks ahead of its slot; undefined when nobody asked yet.
+   */
+  finalStateRead: Promise<TaskState | null> | undefined;
 
   constructor(
     readonly delivery: Delivery,
@@ -32,6 +38,11 @@ export class TaskRequest {
 
   get message(): ConsumeMessage {
     return this.delivery.message;
+  }
+
+  /** The broker's first delivery of this message: no worker received it before (AMQP's `redelivered` is false). */
+  get firstDelivery(): boolean {
+    return !this.delivery.message.fields.redelivered;
   }
 
   /** How the request was settled, or null while it is open. */

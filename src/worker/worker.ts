@@ -155,7 +155,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private lifecycle: Lifecycle = 'new';
   private mongo: MongoClient | null = null;
-  private results: ResultStore | null = null;
+  private results: GroupedResultStore | null = null;
   private dataStore: DataStore | null = null;
   private taskChannel: TaskConsumer | null = null;
   private readonly recorder: OutcomeRecorder;
@@ -405,7 +405,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
     const delayMs = task.eta ? task.eta.getTime() - Date.now() : 0;
     if (delayMs > 0) this.schedule(request, delayMs);
-    else this.pool.submit(request);
+    else {
+      // Asked now, with the other messages of this delivery burst in one read, so the answer is
+      // there when a slot frees up. A revoke the API records after this read reaches this
+      // worker by its broadcast (the worker is consuming, so its mailbox is attached).
+      if (this.checksFinalStateOnly(request)) request.finalStateRead = this.readFinalState(request);
+      this.pool.submit(request);
+    }
+  }
+
+  /**
+   * A first delivery is not counted as a start before it runs (see `startCount`): it only needs
+   * to know whether the task already has a final state. With track_started it writes STARTED
+   * all the same, in the counting write.
+   */
+  private checksFinalStateOnly(request: TaskRequest): boolean {
+    return request.firstDelivery && !this.marksStarted(request);
+  }
+
+  private marksStarted(request: TaskRequest): boolean {
+    return this.trackStarted && !(request.definition.ignoreResult || request.task.ignoreResult);
+  }
+
+  private readFinalState(request: TaskRequest): Promise<TaskState | null> {
+    const store = this.results;
+    if (store === null) return Promise.resolve(null);
+    const read = store.finalState(request.taskId);
+    // Asked ahead of time: a failure must not go unhandled if the request never starts.
+    read.catch(() => undefined);
+    return read;
   }
 
   /** Unknown task: FAILURE(NotRegistered) stored and the message rejected, as Celery does. */
@@ -487,7 +515,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (await this.dropIfAlreadyFinished(request)) return;
       const meta = this.requestMeta(task);
       const storesResults = !(definition.ignoreResult || task.ignoreResult);
-      const counted = await this.countDelivery(task, meta, this.trackStarted && storesResults);
+      const counted = await this.startCount(request, meta);
       if (this.graceOver.signal.aborted) {
         // Shut down while counting: not started, so back to the queue without running.
         request.settle('requeue');
@@ -578,12 +606,41 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.report(task.taskId, task.taskName, revoked ? 'REVOKED' : 'ALREADY_FINISHED', 0);
   }
 
-  private async countDelivery(task: IncomingTask, meta: RequestMeta, markStarted: boolean): Promise<DeliveryCount | null> {
+  /**
+   * The starts of this message so far, this one included, or null when they could not be known
+   * (the task then runs uncounted, as it did before counting); or the final state the task
+   * already has.
+   *
+   * Only redeliveries are written down before they run: a message the broker delivers for the
+   * first time (`redelivered` false) has had no start anywhere, so its count is known without a
+   * write, and a database round trip before every task body is what bounded a worker at
+   * concurrency 1. A redelivered message counts its earlier first delivery as a start: one that
+   * went back unstarted (prefetched when its worker stopped) is counted one start too many, at
+   * most once, which a task that finishes never notices.
+   */
+  private async startCount(request: TaskRequest, meta: RequestMeta): Promise<DeliveryCount | null> {
+    const { task } = request;
+    if (this.checksFinalStateOnly(request)) {
+      request.finalStateRead ??= this.readFinalState(request);
+      try {
+        const finalState = await abortable(request.finalStateRead, this.graceOver.signal);
+        return finalState === null ? { count: 1, finalState: null } : { count: null, finalState };
+      } catch (error) {
+        this.logger.warn(
+          { err: (error as Error).message, taskId: task.taskId },
+          'could not read whether the task already finished; running it',
+        );
+        return null;
+      }
+    }
     const store = this.results;
     if (store === null) return null;
-    const started = markStarted ? { pid: process.pid, hostname: this.nodeName } : undefined;
+    const started = this.marksStarted(request) ? { pid: process.pid, hostname: this.nodeName } : undefined;
+    // A first delivery (with track_started) writes STARTED but adds nothing to the count.
+    const increment = request.firstDelivery ? 0 : 1;
     try {
-      return await abortable(store.countDelivery(task.taskId, task.retries, meta, started), this.graceOver.signal);
+      const counted = await abortable(store.countDelivery(task.taskId, task.retries, meta, started, increment), this.graceOver.signal);
+      return counted.count === null ? counted : { count: counted.count + 1, finalState: null };
     } catch (error) {
       this.logger.warn(
         { err: (error as Error).message, taskId: task.taskId },
@@ -684,7 +741,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       if (outcome.state === 'SUCCESS') {
         // Only the start count was written for a task whose result is not kept: remove it.
-        if (!storesResults) void this.results?.forgetDeliveries(task.taskId).catch(() => undefined);
+        if (!storesResults && !request.firstDelivery) void this.results?.forgetDeliveries(task.taskId).catch(() => undefined);
         if (storesResults) {
           stored = await this.recorder.writeFinal(
             task,

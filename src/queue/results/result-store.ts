@@ -105,8 +105,8 @@ export class ResultStore {
   }
 
   /**
-   * Counts one more start of the task (atomically, so every worker sees every start) and
-   * answers the count for this retry. With `started`, the document becomes STARTED in the same
+   * Adds `increment` (one start, or 0 to only read the count) to the task's start count
+   * (atomically, so every worker sees every start) and answers the count for this retry. With `started`, the document becomes STARTED in the same
    * write (track_started); otherwise a missing document is created PENDING, so readers never
    * meet a document without a state.
    *
@@ -119,14 +119,15 @@ export class ResultStore {
     retries: number,
     meta: RequestMeta,
     started?: { pid: number; hostname: string },
+    increment = 1,
   ): Promise<DeliveryCount> {
     void this.ensureIndex();
-    const { filter, update, key } = deliveryUpdate(taskId, retries, meta, started);
+    const { filter, update, key } = deliveryUpdate(taskId, retries, meta, started, increment);
     const collection = this.collection as unknown as Collection<{ _id: string }>;
     for (let attempt = 0; ; attempt++) {
       try {
         const doc = await collection.findOneAndUpdate(filter, update, { upsert: true, returnDocument: 'after' });
-        return { count: countedDeliveries(doc as Document | null, key), finalState: null };
+        return { count: countedDeliveries(doc as Document | null, key, increment), finalState: null };
       } catch (error) {
         // The filter missed a document with a final state and the upsert clashed on its _id; or
         // another worker's first start created the document meanwhile (then try once more).
@@ -214,17 +215,18 @@ export function deliveryUpdate(
   retries: number,
   meta: RequestMeta,
   started?: { pid: number; hostname: string },
+  increment = 1,
 ): { filter: Document; update: Document; key: string } {
   const key = `r${retries}`;
   const { _id: _ignored, ...fields } = started ? startedDocument(taskId, started, meta) : pendingDocument(taskId, meta);
-  const update: Document = { $inc: { [`${DELIVERIES_FIELD}.${key}`]: 1 } };
+  const update: Document = { $inc: { [`${DELIVERIES_FIELD}.${key}`]: increment } };
   update[started ? '$set' : '$setOnInsert'] = fields;
   return { filter: { _id: taskId, status: { $nin: [...READY_STATES] } }, update, key };
 }
 
-/** The count `deliveryUpdate` left in a document (1 when it is gone: a final state replaced it meanwhile). */
-export function countedDeliveries(doc: Document | null | undefined, key: string): number {
+/** The count `deliveryUpdate` left in a document (`increment` when it is gone: a final state replaced it meanwhile). */
+export function countedDeliveries(doc: Document | null | undefined, key: string, increment = 1): number {
   const counts: unknown = doc?.[DELIVERIES_FIELD];
   const count = counts !== null && typeof counts === 'object' ? (counts as Record<string, unknown>)[key] : undefined;
-  return typeof count === 'number' ? count : 1;
+  return typeof count === 'number' ? count : increment;
 }

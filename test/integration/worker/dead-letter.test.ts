@@ -75,6 +75,44 @@ afterAll(async () => {
   await app?.close();
 });
 
+describe('start counts', () => {
+  it('a first delivery runs without writing its start; a redelivery counts the first one too', async () => {
+    const worker0 = await newWorker();
+    await worker0.run();
+    const { taskId } = await publisher.publish({ taskName: 'test.hang', args: [], kwargs: {}, queue });
+    const document = () => results.collection.findOne({ _id: taskId });
+    let worker = worker0;
+    try {
+      // First delivery: nothing was written before the body started (no database round trip).
+      await until(() => runs.get(taskId) === 1, 20_000, 'the first start');
+      expect(await document()).toBeNull();
+      await worker.close(100);
+
+      // Redelivered: the start is counted before the body runs, the first one included.
+      worker = await newWorker();
+      await worker.run();
+      await until(() => runs.get(taskId) === 2, 20_000, 'the second start');
+      expect(await document()).toMatchObject({ status: 'PENDING', cybercom_deliveries: { r0: 1 } });
+    } finally {
+      await worker.close(100);
+    }
+    // maxDeliveries is 2: the next delivery would be the third start, so it is parked, not run.
+    worker = await newWorker();
+    const reports: TaskReport[] = [];
+    worker.on('task-finished', (report) => reports.push(report));
+    await worker.run();
+    try {
+      await until(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
+      expect(reports.map((r) => r.state)).toEqual(['DEAD_LETTERED']);
+      expect(runs.get(taskId)).toBe(2);
+    } finally {
+      await worker.close(500);
+    }
+    const purged = await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin });
+    expect(purged.json.purged).toBe(1);
+  }, 120_000);
+});
+
 describe('dead-letter queue', () => {
   it('parks a message started more than maxDeliveries times, and task admins list and purge it', async () => {
     const worker0 = await newWorker();
