@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
-import { connectBroker } from '../src/queue/broker-connection.js';
+import { connectBroker } from '../src/queue/connection/broker-connection.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
 import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';

@@ -9,7 +9,7 @@
 import { createServer } from 'node:http';
 import { loadSettings } from '../src/config/settings.js';
 import { connectMongo } from '../src/db/mongo-client.js';
-import { connectBroker } from '../src/queue/broker-connection.js';
+import { connectBroker } from '../src/queue/connection/broker-connection.js';
 import type { JsonObject, JsonValue } from '../src/queue/protocol/json.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 

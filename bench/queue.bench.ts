@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { startLocalServices } from '../src/local-services/services.js';
 import { loadSettings } from '../src/config/settings.js';
 import { connectMongo } from '../src/db/mongo-client.js';
-import { connectBroker } from '../src/queue/broker-connection.js';
+import { connectBroker } from '../src/queue/connection/broker-connection.js';
 import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';

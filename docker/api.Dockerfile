@@ -22,13 +22,17 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE}
+# The same memory settings an installed API process gets (a small young generation, two malloc
+# arenas); an operator's own values in the compose file win.
 ENV NODE_ENV=production \
     ADMIN_BUNDLE_DIR=/var/lib/cybercom/adminjs \
-    HTTP_PORT=8080
+    HTTP_PORT=8080 \
+    MALLOC_ARENA_MAX=2 \
+    NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-# The admin components' sources (.jsx are not compiled by tsc; AdminJS bundles them).
+# The admin components' sources: AdminJS bundles them itself (tsc does not emit them).
 COPY --from=build /src/src/admin/components ./src/admin/components
 COPY package.json ./
 COPY --from=build --chown=node:node /src/adminjs-bundle /var/lib/cybercom/adminjs

@@ -2,8 +2,8 @@
 // node name (WORKER_NODE_NAME) through the broker and exits 0 when it answers within 5 s. Uses the
 // worker's own configuration (env) and the compiled modules in /app/dist.
 import { loadWorkerConfig } from '/app/dist/src/worker/config.js';
-import { BrokerSession } from '/app/dist/src/queue/control/broker-session.js';
-import { ControlClient } from '/app/dist/src/queue/control/control-client.js';
+import { BrokerSession } from '/app/dist/src/queue/connection/broker-session.js';
+import { ControlClient } from '/app/dist/src/queue/remote-control/control-client.js';
 
 const config = loadWorkerConfig(process.env);
 const session = new BrokerSession({ settings: { ...config.broker, heartbeatSeconds: 0 } });

@@ -5,12 +5,12 @@
  * passive declare per queue for its depth and consumers.
  */
 import { randomUUID } from 'node:crypto';
-import type { BrokerSession } from '../queue/control/broker-session.js';
-import { ControlClient } from '../queue/control/control-client.js';
+import type { BrokerSession } from '../queue/connection/broker-session.js';
+import { ControlClient } from '../queue/remote-control/control-client.js';
 import type { JsonValue } from '../queue/protocol/json.js';
 import { declareEventReceiverQueue } from '../queue/protocol/entities.js';
 import { HEARTBEAT_INTERVAL_S } from '../queue/protocol/events.js';
-import { eventsOf } from '../queue/control/worker-events.js';
+import { eventsOf } from '../queue/events/worker-events.js';
 import { readQueues, type QueueState } from '../metrics/queue-collector.js';
 import { ScrapeChannel } from '../metrics/scrape-channel.js';
 import isPlainObject from 'is-plain-obj';

@@ -5,7 +5,7 @@
  */
 import type { Db } from 'mongodb';
 import { Gauge, type Registry } from 'prom-client';
-import type { BrokerSession } from '../queue/control/broker-session.js';
+import type { BrokerSession } from '../queue/connection/broker-session.js';
 import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
 import { withTimeout, type ScrapeChannel } from './scrape-channel.js';
 import { SharedProbe } from './shared-probe.js';

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import type { QueueService } from '../queue/api/queue-service.js';
-import type { CeleryEvent } from '../queue/control/worker-events.js';
+import type { CeleryEvent } from '../queue/events/worker-events.js';
 import type { TaskCatalog } from '../queue/api/task-catalog.js';
 import { registerCertificateMetrics, certificateFiles } from './certificate-collector.js';
 import { registerHealthMetrics } from './health-collector.js';

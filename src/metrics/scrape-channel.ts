@@ -6,7 +6,7 @@
  */
 import type { Channel, ChannelModel } from 'amqplib';
 import pTimeout from 'p-timeout';
-import type { BrokerSession } from '../queue/control/broker-session.js';
+import type { BrokerSession } from '../queue/connection/broker-session.js';
 
 export const SCRAPE_TIMEOUT_MS = 2_000;
 

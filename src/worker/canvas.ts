@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { isJsonObject, type JsonObject, type JsonValue } from '../queue/protocol/json.js';
 import type { HeaderValue, TaskEmbed } from '../queue/protocol/task-message.js';
 import { parseIsoTimestamp } from '../queue/protocol/timestamps.js';
-import type { PublishTaskInput } from '../queue/control/task-publisher.js';
+import type { PublishTaskInput } from '../queue/publishing/task-publisher.js';
 
 export interface Signature {
   task: string;

@@ -8,7 +8,7 @@
  * for the body and sends the body's errbacks.
  */
 import { isJsonObject, type JsonValue } from '../queue/protocol/json.js';
-import type { PublishTaskInput } from '../queue/control/task-publisher.js';
+import type { PublishTaskInput } from '../queue/publishing/task-publisher.js';
 import { PythonException, exceptionRepr, toExceptionInfo, type CeleryExceptionInfo } from '../queue/results/exceptions.js';
 import type { ResultStore } from '../queue/results/result-store.js';
 import { READY_STATES } from '../queue/results/states.js';

@@ -12,7 +12,7 @@
  */
 import type { Logger } from '../../log/logger.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
-import type { CeleryEvent } from '../../queue/control/worker-events.js';
+import type { CeleryEvent } from '../../queue/events/worker-events.js';
 import type { JsonObject, JsonValue } from '../../queue/protocol/json.js';
 import { formatNaiveUtcIsoformat, parseIsoTimestamp } from '../../queue/protocol/timestamps.js';
 import { readQueues } from '../../metrics/queue-collector.js';

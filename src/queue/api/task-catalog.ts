@@ -10,7 +10,7 @@
  * list. Only the very first request, an explicit refresh, and a cache lifetime of 0 (no cache)
  * wait for the answer.
  */
-import type { ControlClient, NodeReplies } from '../control/control-client.js';
+import type { ControlClient, NodeReplies } from '../remote-control/control-client.js';
 import type { TaskInfoReply, TaskSignature } from '../protocol/task-info.js';
 import type { JsonObject } from '../protocol/json.js';
 import { TaskInfoRefusals } from './task-info-refusals.js';

@@ -5,7 +5,7 @@
  * that broadcast for a while (a pcre pattern matching every other node name, so workers that
  * came up since are still asked), then asked again, in case it was restarted with the extension.
  */
-import type { BroadcastOptions, NodeReplies } from '../control/control-client.js';
+import type { BroadcastOptions, NodeReplies } from '../remote-control/control-client.js';
 import type { TaskInfoReply } from '../protocol/task-info.js';
 
 /** How long a refusal is believed. */

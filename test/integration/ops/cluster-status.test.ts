@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerEnvSchema, toBrokerSettings } from '../../../src/config/connections.js';
 import { formatClusterStatus, readClusterStatus } from '../../../src/installation/cluster-status.js';
-import { BrokerSession } from '../../../src/queue/control/broker-session.js';
-import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { uniqueName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokerEnvSchema, toBrokerSettings } from '../../../src/config/connections.js';
-import { BrokerSession } from '../../../src/queue/control/broker-session.js';
-import { ControlClient } from '../../../src/queue/control/control-client.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import { ControlClient } from '../../../src/queue/remote-control/control-client.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { uniqueName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelModel } from 'amqplib';
-import { BrokerSession } from '../../../src/queue/control/broker-session.js';
-import { TaskPublisher, mayHaveBeenPublished } from '../../../src/queue/control/task-publisher.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import { TaskPublisher, mayHaveBeenPublished } from '../../../src/queue/publishing/task-publisher.js';
 import { QueueUnavailableError } from '../../../src/queue/errors.js';
-import { connectBroker } from '../../../src/queue/broker-connection.js';
+import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
 import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
 import { brokerSettings, unique } from '../worker/support.js';
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelModel } from 'amqplib';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
-import { connectBroker } from '../../../src/queue/broker-connection.js';
+import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
 import { brokerSettings } from '../worker/support.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 import { testServices } from '../../support/services.js';

@@ -7,7 +7,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import type { ControlClient } from '../../../src/queue/control/control-client.js';
+import type { ControlClient } from '../../../src/queue/remote-control/control-client.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker, type WorkerOptions } from '../../../src/worker/worker.js';
 import { celeryDir, stopProcess } from '../../support/celery-env.js';

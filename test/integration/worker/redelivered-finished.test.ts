@@ -7,8 +7,8 @@
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/control/broker-session.js';
-import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import type { Worker, TaskReport } from '../../../src/worker/worker.js';
 import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';

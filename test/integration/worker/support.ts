@@ -16,7 +16,7 @@ import {
   type BrokerSettings,
   type MongoSettings,
 } from '../../../src/config/connections.js';
-import { connectBroker } from '../../../src/queue/broker-connection.js';
+import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
 import { testServices } from '../../support/services.js';
 import { until } from '../../support/until.js';
 

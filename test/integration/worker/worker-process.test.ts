@@ -6,9 +6,9 @@
 import type { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/control/broker-session.js';
-import { ControlClient } from '../../../src/queue/control/control-client.js';
-import { TaskPublisher } from '../../../src/queue/control/task-publisher.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import { ControlClient } from '../../../src/queue/remote-control/control-client.js';
+import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import {
   brokerSettings,

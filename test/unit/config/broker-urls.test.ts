@@ -8,7 +8,7 @@ import type { ChannelModel } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { brokerEnvSchema, splitBrokerUrls, toBrokerSettings, type BrokerSettings } from '../../../src/config/connections.js';
 import { ConfigError, loadSettings } from '../../../src/config/settings.js';
-import { BrokerSession } from '../../../src/queue/control/broker-session.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
 import { loadWorkerConfig } from '../../../src/worker/config.js';
 
 const minimal = { SECRET_KEY: 'k'.repeat(40), MONGO_URI: 'mongodb://localhost:27017/' };

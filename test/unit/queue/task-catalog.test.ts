@@ -1,7 +1,7 @@
 /** TaskCatalog over a stand-in remote-control client (pure merging/caching logic). */
 import { describe, expect, it } from 'vitest';
 import { TaskCatalog, defaultQueue } from '../../../src/queue/api/task-catalog.js';
-import type { BroadcastOptions, ControlClient } from '../../../src/queue/control/control-client.js';
+import type { BroadcastOptions, ControlClient } from '../../../src/queue/remote-control/control-client.js';
 import { parseTaskInfoReply } from '../../../src/queue/protocol/task-info.js';
 
 function control(

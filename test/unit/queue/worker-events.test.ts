@@ -7,9 +7,9 @@
 import { EventEmitter } from 'node:events';
 import type { ChannelModel, ConsumeMessage } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import type { BrokerSession } from '../../../src/queue/control/broker-session.js';
-import type { ControlClient } from '../../../src/queue/control/control-client.js';
-import { WorkerEvents, eventsOf, type CeleryEvent } from '../../../src/queue/control/worker-events.js';
+import type { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import type { ControlClient } from '../../../src/queue/remote-control/control-client.js';
+import { WorkerEvents, eventsOf, type CeleryEvent } from '../../../src/queue/events/worker-events.js';
 import { createLogger } from '../../../src/log/logger.js';
 
 function standIn() {

@@ -6,7 +6,7 @@
  * interop test.)
  */
 import { describe, expect, it } from 'vitest';
-import type { PublishTaskInput } from '../../../src/queue/control/task-publisher.js';
+import type { PublishTaskInput } from '../../../src/queue/publishing/task-publisher.js';
 import type { ResultStore } from '../../../src/queue/results/result-store.js';
 import type { CeleryExceptionInfo } from '../../../src/queue/results/exceptions.js';
 import { chordUnlockTask } from '../../../src/worker/chord-unlock.js';

@@ -11,7 +11,7 @@ import type { ChannelModel } from 'amqplib';
 import type { BrokerSettings } from '../../config/connections.js';
 import { Backoff } from '../../lib/backoff.js';
 import { QueueUnavailableError } from '../errors.js';
-import { brokerAddresses, connectBroker } from '../broker-connection.js';
+import { brokerAddresses, connectBroker } from './broker-connection.js';
 
 export interface BrokerSessionOptions {
   settings: BrokerSettings;

@@ -17,7 +17,7 @@ import {
 } from '../protocol/control-message.js';
 import { parseRegisteredTask, type ParsedRegisteredTask } from '../protocol/registered-tasks.js';
 import { parseTaskInfoReply, TASK_INFO_COMMAND, type TaskInfoReply } from '../protocol/task-info.js';
-import { brokerUnavailable, type BrokerSession } from './broker-session.js';
+import { brokerUnavailable, type BrokerSession } from '../connection/broker-session.js';
 
 export interface BroadcastOptions {
   /** How long to gather replies (Celery's CLI default is 1 s). */

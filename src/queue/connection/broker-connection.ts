@@ -1,7 +1,7 @@
 /** One place that turns BrokerSettings into an amqplib connection (AMQPS with a client certificate). */
 import { readFileSync } from 'node:fs';
 import amqp from 'amqplib';
-import type { BrokerSettings } from '../config/connections.js';
+import type { BrokerSettings } from '../../config/connections.js';
 
 export function brokerUrlWithCredentials(settings: BrokerSettings): string {
   const url = new URL(settings.url);

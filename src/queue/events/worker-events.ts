@@ -13,8 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { Logger } from '../../log/logger.js';
-import type { BrokerSession } from './broker-session.js';
-import type { ControlClient } from './control-client.js';
+import type { BrokerSession } from '../connection/broker-session.js';
+import type { ControlClient } from '../remote-control/control-client.js';
 import { EVENT_EXCHANGE, declareEventReceiverQueue } from '../protocol/entities.js';
 
 export interface CeleryEvent {

@@ -17,7 +17,7 @@ import {
   type TaskMessage,
 } from '../protocol/task-message.js';
 import { QueueUnavailableError } from '../errors.js';
-import { brokerUnavailable, type BrokerSession } from './broker-session.js';
+import { brokerUnavailable, type BrokerSession } from '../connection/broker-session.js';
 
 export type QueueDeclaration = 'assert' | 'passive' | 'none';
 
