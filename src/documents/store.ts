@@ -42,16 +42,6 @@ interface DatabaseRegistration {
 const MAX_FIRST_BATCH = 10_000;
 
 /**
- * Batch size of a read with no limit (a `page_size=0` download, an aggregation of unknown
- * length). Left to the engine, every batch after the first fills its 16 MiB maximum: with small
- * records that is tens of thousands of documents, held decoded while they are rendered, plus the
- * next batch fetched ahead (see BudgetedCursor), about 100 MB of the API's memory per download.
- * A thousand records (about 1 MB at 1 kB each) keep that to a few MB, and the batch fetched
- * ahead still hides the extra round trips.
- */
-const STREAM_BATCH = 1000;
-
-/**
  * Engine answers to an index command that are about the index asked for, not the engine's health:
  * a bad or unsupported definition (the local engine lacks some index types and options), or data
  * that does not fit it (geo keys that are not GeoJSON).
@@ -293,7 +283,7 @@ export class DocumentStore {
       maxTimeMS,
       signal,
       ...(limitsEachBatchSeparately ? { maxAwaitTimeMS: maxTimeMS } : {}),
-      batchSize: limit > 0 ? Math.min(limit, MAX_FIRST_BATCH) : STREAM_BATCH,
+      ...(limit > 0 ? { batchSize: Math.min(limit, MAX_FIRST_BATCH) } : {}),
     };
   }
 
