@@ -51,41 +51,11 @@ export async function runLoad(
   budgetMs = Number.POSITIVE_INFINITY,
 ): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies: number[] = [];
-  let next = 0;
-  let errors = 0;
-  let bytes = 0;
-  const started = process.hrtime.bigint();
-  const deadline = Date.now() + budgetMs;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total && Date.now() < deadline) {
-        const i = next++;
-        const t0 = process.hrtime.bigint();
-        try {
-          const r = await once(agent, make(i));
-          bytes += r.bytes;
-          if (r.status !== okStatus) errors++;
-        } catch {
-          errors++;
-        }
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    requests: latencies.length,
-    errors,
-    seconds,
-    rps: latencies.length / seconds,
-    p50ms: percentile(latencies, 50),
-    p95ms: percentile(latencies, 95),
-    p99ms: percentile(latencies, 99),
-    bytes,
-  };
+  try {
+    return await closedLoop(total, concurrency, budgetMs, okStatus, (i) => once(agent, make(i)));
+  } finally {
+    agent.destroy();
+  }
 }
 
 /**
@@ -102,6 +72,34 @@ export async function runPooledLoad(
 ): Promise<LoadResult> {
   const origin = new URL(make(0).url).origin;
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1 });
+  const send = async (i: number): Promise<{ status: number; bytes: number }> => {
+    const spec = make(i);
+    if (!spec.url.startsWith(origin)) throw new Error(`${spec.url} is not on ${origin}`);
+    const response = await pool.request({
+      method: spec.method as Dispatcher.HttpMethod,
+      path: spec.url.slice(origin.length) || '/',
+      headers: spec.headers,
+      body: spec.body,
+    });
+    let bytes = 0;
+    for await (const chunk of response.body) bytes += (chunk as Buffer).length;
+    return { status: response.statusCode, bytes };
+  };
+  try {
+    return await closedLoop(total, concurrency, budgetMs, okStatus, send);
+  } finally {
+    await pool.close();
+  }
+}
+
+/** `concurrency` workers each sending the next request as soon as their last one is answered. */
+async function closedLoop(
+  total: number,
+  concurrency: number,
+  budgetMs: number,
+  okStatus: number,
+  send: (i: number) => Promise<{ status: number; bytes: number }>,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let next = 0;
   let errors = 0;
@@ -112,18 +110,11 @@ export async function runPooledLoad(
     Array.from({ length: concurrency }, async () => {
       while (next < total && Date.now() < deadline) {
         const i = next++;
-        const spec = make(i);
-        if (!spec.url.startsWith(origin)) throw new Error(`${spec.url} is not on ${origin}`);
         const t0 = process.hrtime.bigint();
         try {
-          const response = await pool.request({
-            method: spec.method as Dispatcher.HttpMethod,
-            path: spec.url.slice(origin.length) || '/',
-            headers: spec.headers,
-            body: spec.body,
-          });
-          for await (const chunk of response.body) bytes += (chunk as Buffer).length;
-          if (response.statusCode !== okStatus) errors++;
+          const r = await send(i);
+          bytes += r.bytes;
+          if (r.status !== okStatus) errors++;
         } catch {
           errors++;
         }
@@ -132,7 +123,6 @@ export async function runPooledLoad(
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  await pool.close();
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
