@@ -39,6 +39,26 @@ const hang = defineTask({
   },
 });
 
+/**
+ * A worker for the next delivery of `taskId`, which must be parked after two starts, not run a
+ * third time. The caller closes the worker (it may check the parked message first).
+ */
+async function startWorkerThatParks(taskId: string): Promise<Worker> {
+  const worker = await newWorker();
+  const reports: TaskReport[] = [];
+  worker.on('task-finished', (report) => reports.push(report));
+  await worker.run();
+  try {
+    await until(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
+    expect(reports.map((r) => r.state)).toEqual(['DEAD_LETTERED']);
+    expect(runs.get(taskId)).toBe(2);
+  } catch (error) {
+    await worker.close(500);
+    throw error;
+  }
+  return worker;
+}
+
 function newWorker(): Promise<Worker> {
   return testWorker({
     nodeName: `${unique('dead-letter')}@test`,
@@ -97,17 +117,7 @@ describe('start counts', () => {
       await worker.close(100);
     }
     // maxDeliveries is 2: the next delivery would be the third start, so it is parked, not run.
-    worker = await newWorker();
-    const reports: TaskReport[] = [];
-    worker.on('task-finished', (report) => reports.push(report));
-    await worker.run();
-    try {
-      await until(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
-      expect(reports.map((r) => r.state)).toEqual(['DEAD_LETTERED']);
-      expect(runs.get(taskId)).toBe(2);
-    } finally {
-      await worker.close(500);
-    }
+    await (await startWorkerThatParks(taskId)).close(500);
     const purged = await call(app.url, 'DELETE', '/api/queue/dead-letters/', { token: tokens.taskadmin });
     expect(purged.json.purged).toBe(1);
   }, 120_000);
@@ -132,15 +142,8 @@ describe('dead-letter queue', () => {
     }
 
     // The third delivery is not run: it is parked.
-    worker = await newWorker();
-    const reports: TaskReport[] = [];
-    worker.on('task-finished', (report) => reports.push(report));
-    await worker.run();
+    worker = await startWorkerThatParks(taskId);
     try {
-      await until(() => reports.find((r) => r.taskId === taskId), 20_000, 'the message to be parked');
-      expect(reports.map((r) => r.state)).toEqual(['DEAD_LETTERED']);
-      expect(runs.get(taskId)).toBe(2);
-
       const result = await results.waitForReady(taskId, { timeoutMs: 10_000 });
       expect(result.status).toBe('FAILURE');
       expect(result.exception?.exc_type).toBe('WorkerLostError');
