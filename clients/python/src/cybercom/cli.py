@@ -215,15 +215,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _already_written(col: Collection, report: dict[str, Any]) -> int:
     """Records of the file written by the run that left ``report``: its prefix, plus those of its
     unconfirmed ids that the service now has (an ordered insert writes a prefix)."""
-    skip = int(report["failed_index"])
-    unconfirmed = list(report.get("unconfirmed_ids") or [])
-    if unconfirmed:
-        present = {str(r["_id"]) for r in col.find({"_id": {"$in": unconfirmed}}, {"_id": 1}, stream=False)}
-        for rid in unconfirmed:
-            if rid not in present:
-                break
-            skip += 1
-    return skip
+    unconfirmed = [ejson.decode(i, typed=False) for i in report.get("unconfirmed_ids") or []]
+    return int(report["failed_index"]) + col.present_prefix(unconfirmed)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -59,6 +59,10 @@ def query_param(
 
 #: The most records one insert request carries (the engine refuses write batches far larger).
 INSERT_CHUNK_RECORDS = 10_000
+#: How many ids one presence query names (see :meth:`Collection.present_prefix`): the query
+#: travels in the URL, which the service (16 KB of request headers) and httpx bound, while an
+#: interrupted insert may leave a whole chunk of unconfirmed ids.
+PRESENCE_QUERY_IDS = 100
 #: About the most JSON one insert request carries: large enough that the cost of a request is
 #: spread over thousands of records, well under the service's request body limit (16 MB).
 INSERT_CHUNK_BYTES = 4 * 1024 * 1024
@@ -86,8 +90,11 @@ def encoded_chunks(
 
 class InsertError(CybercomError):
     """An insert stopped part-way. ``inserted_ids`` were written (in order); the records from
-    ``failed_index`` on were not, except possibly those in ``unconfirmed_ids`` (the server could
-    not find out). ``cause`` is the error the server answered for the failing chunk."""
+    ``failed_index`` on were not, except possibly those in ``unconfirmed_ids`` (the records from
+    ``failed_index`` on whose write the server could not confirm; the insert is ordered, so those
+    written are a prefix of them). ``cause`` is the error the server answered for the failing chunk.
+
+    To resume: ``records[err.failed_index + col.present_prefix(err.unconfirmed_ids):]``."""
 
     def __init__(
         self,
@@ -112,11 +119,13 @@ class InsertError(CybercomError):
 
     def report(self) -> dict[str, Any]:
         """A JSON-ready account of what was written (``cybercom import --resume`` reads it)."""
+        # Ids as Extended JSON, so that they keep their type (an ObjectId is not its hex text):
+        # resuming looks the unconfirmed ones up by value.
         return {
             "inserted_count": len(self.inserted_ids),
-            "inserted_ids": [str(i) for i in self.inserted_ids],
+            "inserted_ids": [ejson.encode(i) for i in self.inserted_ids],
             "failed_index": self.failed_index,
-            "unconfirmed_ids": [str(i) for i in self.unconfirmed_ids],
+            "unconfirmed_ids": [ejson.encode(i) for i in self.unconfirmed_ids],
             "error": {"status": self.status, "code": self.code, "message": self.cause.message},
         }
 
@@ -278,6 +287,21 @@ class Collection:
         if query is not None:
             params["query"] = query
         return [ejson.decode(v) for v in self._session.results(self.path, params)]
+
+    def present_prefix(self, ids: Sequence[Any]) -> int:
+        """How many of ``ids``, from the first on, the collection holds, up to the first it lacks:
+        which of an interrupted insert's ``unconfirmed_ids`` were written after all (an ordered
+        insert writes a prefix). Asks about a bounded number of ids per request."""
+        count = 0
+        for start in range(0, len(ids), PRESENCE_QUERY_IDS):
+            batch = list(ids[start : start + PRESENCE_QUERY_IDS])
+            rows = self.find({"_id": {"$in": batch}}, {"_id": 1}, stream=False, typed=False)
+            present = {str(row["_id"]) for row in rows}
+            for rid in batch:
+                if str(rid) not in present:
+                    return count
+                count += 1
+        return count
 
     def get(self, id: Any, *, typed: bool = True) -> dict[str, Any]:
         """One record by ``_id`` (NotFound when there is none)."""

@@ -159,6 +159,43 @@ def test_insert_reports_unconfirmed_ids_of_a_lost_connection() -> None:
     assert isinstance(caught.value.cause, ServiceUnavailable)
 
 
+def test_report_keeps_the_type_of_server_assigned_ids() -> None:
+    oids = [f"{i:024x}" for i in range(3)]
+    client, _ = make_client(
+        lambda r: error_response(
+            503,
+            "database_unavailable",
+            "lost",
+            {"inserted_ids": oids[:1], "inserted_count": 1, "failed_index": 1, "unconfirmed_ids": oids[1:]},
+        )
+    )
+    with pytest.raises(InsertError) as caught:
+        client.data_store["d"]["c"].insert([{"n": 0}, {"n": 1}, {"n": 2}])
+    # Written as its hex text, an ObjectId would be looked up as a string on resuming, and missed.
+    report = orjson.loads(orjson.dumps(caught.value.report()))
+    assert report["inserted_ids"] == [{"$oid": oids[0]}]
+    assert report["unconfirmed_ids"] == [{"$oid": oids[1]}, {"$oid": oids[2]}]
+
+
+def test_present_prefix_asks_about_a_bounded_number_of_ids_per_request() -> None:
+    held = {f"r{i}" for i in range(250)}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked = orjson.loads(params(request)["query"])["filter"]["_id"]["$in"]
+        rows = [{"_id": i} for i in asked if i in held]
+        return json_response(200, envelope(rows, 1, 1, len(rows), 1000))
+
+    client, recorder = make_client(handler)
+    ids = [f"r{i}" for i in range(1000)]
+    assert client.data_store["d"]["c"].present_prefix(ids) == 250
+    # 10,000 ids in one URL would be refused (431); batches stop at the first missing id.
+    assert [len(orjson.loads(params(r)["query"])["filter"]["_id"]["$in"]) for r in recorder.requests] == [
+        100,
+        100,
+        100,
+    ]
+
+
 def test_single_record_insert_replace_update_delete_and_get() -> None:
     seen: list[tuple[str, str]] = []
 
