@@ -6,6 +6,11 @@ same user), CYBERCOM_TEST_PREFIX (database names), CYBERCOM_TEST_TS_QUEUE / CYBE
 permissions), CYBERCOM_TEST_CLI_USER / CYBERCOM_TEST_CLI_PASSWORD (a user that has no token yet),
 CYBERCOM_TEST_CATALOG_DB (a catalog database).
 
+Tests marked ``engine_restart`` kill and restart the service's database engine, so they run only
+against a service on an engine of its own whose restarts CYBERCOM_TEST_ENGINE_CONTROL offers
+(test/integration/client/python-client-restart.test.ts); without it they are deselected, not
+skipped: they belong to that other run.
+
 Parts of the interface a server gained after the basic data store (exports, signed links, indexes,
 task signatures) are marked ``@pytest.mark.server_feature(name)``: each is probed once against the
 server, and its tests fail at once with the reason ``server has no ...`` when the server lacks it
@@ -60,6 +65,21 @@ def _probe(name: str) -> str | None:
 
 
 _probed: dict[str, str | None] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "engine_restart: kills and restarts the service's database engine (see above)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if ENV.get("CYBERCOM_TEST_ENGINE_CONTROL"):
+        return
+    restarts = [item for item in items if item.get_closest_marker("engine_restart") is not None]
+    if restarts:
+        config.hook.pytest_deselected(items=restarts)
+        items[:] = [item for item in items if item.get_closest_marker("engine_restart") is None]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
