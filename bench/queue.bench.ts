@@ -12,7 +12,11 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
+ * The API and the worker that drains the benchmark queue run as an installation runs them: the
+ * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
+ * unless `--processes N` (`--processes default`: the count an installation chooses here).
  * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions|workers] [-- --generator undici]
+ *        [-- --processes N|default]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +32,9 @@ import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
-import { benchServiceEnv } from './processes.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
+import { benchServiceEnv, installedApiProcess } from './processes.js';
+import { defaultApiProcesses } from '../src/config/api-processes.js';
 import { runLoad, runPooledLoad } from './load.js';
 import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
 
@@ -45,6 +51,8 @@ const { values: args } = parseArgs({
      * per request here, a third of the API's).
      */
     generator: { type: 'string', default: 'http' },
+    /** API processes behind the port (API_PROCESSES); `default`: what an installation on this machine chooses. */
+    processes: { type: 'string', default: '1' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -99,7 +107,11 @@ function parseDateDone(v: unknown): number {
 async function main(): Promise<void> {
   process.stdout.write('Starting services (state in .state/bench)...\n');
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
-  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60' });
+  // The API and the worker of parts 1 and 2 run as an installation runs them: the compiled build
+  // in production mode (no loader, no development-only work).
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60', NODE_ENV: 'production' });
+  if (args.processes === 'default') delete env.API_PROCESSES;
+  else env.API_PROCESSES = String(args.processes);
   const settings = loadSettings(env);
   const mongo = await connectMongo(settings.mongo);
   const broker = await connectBroker(settings.broker!);
@@ -142,15 +154,22 @@ async function main(): Promise<void> {
       return;
     }
 
-    // The API and one TS worker on the benchmark queue.
+    // The API and one TS worker on the benchmark queue, compiled.
+    const { entry } = await ensureServiceBuild();
+    const profileFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+    const installed = installedApiProcess([...profileFlags, entry, 'serve']);
     const apiPort = await freePort();
-    const api = spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'serve'], {
+    const api = spawnLogged(installed.command[0] as string, installed.command.slice(1), {
       ...process.env,
       ...env,
+      ...installed.env,
       HTTP_PORT: String(apiPort),
       HTTP_HOST: '127.0.0.1',
     });
-    const worker = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'));
+    const worker = spawnLogged(process.execPath, [entry, 'worker'], {
+      ...workerEnv(QUEUE, 'bench-api-worker@localhost'),
+      WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
+    });
     children.push(api, worker);
     const base = `http://127.0.0.1:${apiPort}`;
     const headers = { authorization: `Token ${token}`, accept: 'application/json', 'content-type': 'application/json' };
@@ -250,7 +269,7 @@ async function main(): Promise<void> {
     const drainedCeilingRate = await barePublisher(QUEUE);
     await drained();
     report(
-      `1. submissions  API ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
+      `1. submissions  API (${env.API_PROCESSES ?? `${defaultApiProcesses()}, the installation default`} process(es)) ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
         ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
