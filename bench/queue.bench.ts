@@ -16,7 +16,7 @@
  * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
  * unless `--processes N` (`--processes default`: the count an installation chooses here).
  * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions|workers] [-- --generator undici]
- *        [-- --processes N|default]
+ *        [-- --processes N|default] [-- --api-flags=<node flags>]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -36,7 +36,7 @@ import { ensureServiceBuild } from '../src/installation/runner/service-build.js'
 import { benchServiceEnv, installedApiProcess } from './processes.js';
 import { defaultApiProcesses } from '../src/config/api-processes.js';
 import { runLoad, runPooledLoad } from './load.js';
-import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
+import { cpuMsPer, cpuSnapshot, serviceMsPer } from './cpu-share.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -53,6 +53,11 @@ const { values: args } = parseArgs({
     generator: { type: 'string', default: 'http' },
     /** API processes behind the port (API_PROCESSES); `default`: what an installation on this machine chooses. */
     processes: { type: 'string', default: '1' },
+    /**
+     * Node flags for the API processes after the installed ones (the last of a repeated V8 flag
+     * wins), e.g. `--api-flags=--max-semi-space-size=16` to weigh a memory setting's CPU cost.
+     */
+    'api-flags': { type: 'string', default: '' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -157,7 +162,8 @@ async function main(): Promise<void> {
     // The API and one TS worker on the benchmark queue, compiled.
     const { entry } = await ensureServiceBuild();
     const profileFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-    const installed = installedApiProcess([...profileFlags, entry, 'serve']);
+    const apiFlags = args['api-flags'].split(/\s+/).filter((flag) => flag.length > 0);
+    const installed = installedApiProcess([...profileFlags, ...apiFlags, entry, 'serve']);
     const apiPort = await freePort();
     const api = spawnLogged(installed.command[0] as string, installed.command.slice(1), {
       ...process.env,
@@ -203,7 +209,11 @@ async function main(): Promise<void> {
       return (used.user + used.system) / 1000 / requests;
     };
     const cpuLine = (ms: Record<string, number>) =>
-      `CPU ms/request: server ${ms.server?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, load generator ${ms.generator?.toFixed(2)}`;
+      `CPU ms/request: server ${ms.server?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, load generator ${ms.generator?.toFixed(2)}` +
+      `, database ${(ms.database ?? 0).toFixed(2)}, broker ${(ms.broker ?? 0).toFixed(2)}` +
+      ` (all ${Object.values(ms)
+        .reduce((a, b) => a + b, 0)
+        .toFixed(2)})`;
     let cpuBefore = cpuSnapshot();
     let ownBefore = process.cpuUsage();
     const submitted = await submitLoad(
@@ -212,8 +222,10 @@ async function main(): Promise<void> {
       () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }),
       202,
     );
+    let cpuAfter = cpuSnapshot();
     const apiCpu = {
-      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(api), submitted.requests),
+      ...cpuMsPer(cpuBefore, cpuAfter, roles(api), submitted.requests),
+      ...serviceMsPer(cpuBefore, cpuAfter, submitted.requests),
       generator: generatorMs(ownBefore, submitted.requests),
     };
     await drained();
@@ -236,15 +248,20 @@ async function main(): Promise<void> {
     cpuBefore = cpuSnapshot();
     ownBefore = process.cpuUsage();
     const plain = await submitLoad(SUBMISSIONS, 32, baselineRequest, 202);
+    cpuAfter = cpuSnapshot();
     const plainCpu = {
-      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(baseline), plain.requests),
+      ...cpuMsPer(cpuBefore, cpuAfter, roles(baseline), plain.requests),
+      ...serviceMsPer(cpuBefore, cpuAfter, plain.requests),
       generator: generatorMs(ownBefore, plain.requests),
     };
     await stop(baseline);
     await drained();
+    const publisherCpu = new Map<string, Record<string, number>>();
     /** Publishes SUBMISSIONS messages with confirms, 32 in flight, as fast as the broker confirms them. */
     const barePublisher = async (queue: string): Promise<number> => {
       const started = process.hrtime.bigint();
+      const before = cpuSnapshot();
+      const ownStart = process.cpuUsage();
       let inflight: Promise<void>[] = [];
       for (let i = 0; i < SUBMISSIONS; i++) {
         const m = buildTaskMessage({ taskName: 'tasks.noop', authenticatedUser: 'bench' });
@@ -259,7 +276,14 @@ async function main(): Promise<void> {
         }
       }
       await Promise.all(inflight);
-      return SUBMISSIONS / (Number(process.hrtime.bigint() - started) / 1e9);
+      const rate = SUBMISSIONS / (Number(process.hrtime.bigint() - started) / 1e9);
+      const after = cpuSnapshot();
+      publisherCpu.set(queue, {
+        ...cpuMsPer(before, after, { worker: [worker.pid ?? -1] }, SUBMISSIONS),
+        ...serviceMsPer(before, after, SUBMISSIONS),
+        publisher: generatorMs(ownStart, SUBMISSIONS),
+      });
+      return rate;
     };
     // The ceiling as first defined: a queue nobody consumes, so the broker only stores.
     const ceilingRate = await barePublisher('bench-ceiling');
@@ -269,7 +293,7 @@ async function main(): Promise<void> {
     const drainedCeilingRate = await barePublisher(QUEUE);
     await drained();
     report(
-      `1. submissions  API (${env.API_PROCESSES ?? `${defaultApiProcesses()}, the installation default`} process(es)) ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
+      `1. submissions  API (${env.API_PROCESSES ?? `${defaultApiProcesses()}, the installation default`} process(es)${apiFlags.length > 0 ? `, ${apiFlags.join(' ')}` : ''}) ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
         ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
@@ -277,6 +301,13 @@ async function main(): Promise<void> {
     report(
       `   plain amqplib confirms (no HTTP, no database): onto an unconsumed queue ${ceilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / ceilingRate).toFixed(2)})` +
         ` | onto the drained benchmark queue ${drainedCeilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / drainedCeilingRate).toFixed(2)})`,
+    );
+    const publisherLine = (ms: Record<string, number> | undefined) =>
+      ms === undefined
+        ? ''
+        : `publisher ${ms.publisher?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, database ${(ms.database ?? 0).toFixed(2)}, broker ${(ms.broker ?? 0).toFixed(2)}`;
+    report(
+      `   plain amqplib CPU ms/message: unconsumed ${publisherLine(publisherCpu.get('bench-ceiling'))} | drained ${publisherLine(publisherCpu.get(QUEUE))}`,
     );
 
     if (args.only === 'submissions') {
