@@ -16,7 +16,7 @@
  * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
  * unless `--processes N` (`--processes default`: the count an installation chooses here).
  * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions|workers] [-- --generator undici]
- *        [-- --processes N|default] [-- --api-flags=<node flags>]
+ *        [-- --processes N|default] [-- --api-flags=<node flags>] [-- --runner dist|tsx]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -58,6 +58,8 @@ const { values: args } = parseArgs({
      * wins), e.g. `--api-flags=--max-semi-space-size=16` to weigh a memory setting's CPU cost.
      */
     'api-flags': { type: 'string', default: '' },
+    /** `tsx`: the API and its worker run from the sources through tsx, without NODE_ENV=production (as before), for a before/after comparison. */
+    runner: { type: 'string', default: 'dist' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -114,7 +116,8 @@ async function main(): Promise<void> {
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
   // The API and the worker of parts 1 and 2 run as an installation runs them: the compiled build
   // in production mode (no loader, no development-only work).
-  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60', NODE_ENV: 'production' });
+  const fromSources = args.runner === 'tsx';
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60', ...(fromSources ? {} : { NODE_ENV: 'production' }) });
   if (args.processes === 'default') delete env.API_PROCESSES;
   else env.API_PROCESSES = String(args.processes);
   const settings = loadSettings(env);
@@ -159,11 +162,13 @@ async function main(): Promise<void> {
       return;
     }
 
-    // The API and one TS worker on the benchmark queue, compiled.
+    // The API and one TS worker on the benchmark queue, compiled (or, with --runner tsx, from the sources).
     const { entry } = await ensureServiceBuild();
     const profileFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
     const apiFlags = args['api-flags'].split(/\s+/).filter((flag) => flag.length > 0);
-    const installed = installedApiProcess([...profileFlags, ...apiFlags, entry, 'serve']);
+    const installed = fromSources
+      ? { command: [process.execPath, ...apiFlags, ...profiled, 'src/cli.ts', 'serve'], env: {} }
+      : installedApiProcess([...profileFlags, ...apiFlags, entry, 'serve']);
     const apiPort = await freePort();
     const api = spawnLogged(installed.command[0] as string, installed.command.slice(1), {
       ...process.env,
@@ -172,10 +177,12 @@ async function main(): Promise<void> {
       HTTP_PORT: String(apiPort),
       HTTP_HOST: '127.0.0.1',
     });
-    const worker = spawnLogged(process.execPath, [entry, 'worker'], {
-      ...workerEnv(QUEUE, 'bench-api-worker@localhost'),
-      WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
-    });
+    const worker = fromSources
+      ? spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'))
+      : spawnLogged(process.execPath, [entry, 'worker'], {
+          ...workerEnv(QUEUE, 'bench-api-worker@localhost'),
+          WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
+        });
     children.push(api, worker);
     const base = `http://127.0.0.1:${apiPort}`;
     const headers = { authorization: `Token ${token}`, accept: 'application/json', 'content-type': 'application/json' };
@@ -293,7 +300,7 @@ async function main(): Promise<void> {
     const drainedCeilingRate = await barePublisher(QUEUE);
     await drained();
     report(
-      `1. submissions  API (${env.API_PROCESSES ?? `${defaultApiProcesses()}, the installation default`} process(es)${apiFlags.length > 0 ? `, ${apiFlags.join(' ')}` : ''}) ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
+      `1. submissions  API (${fromSources ? 'sources through tsx' : 'compiled'}, ${env.API_PROCESSES ?? `${defaultApiProcesses()}, the installation default`} process(es)${apiFlags.length > 0 ? `, ${apiFlags.join(' ')}` : ''}) ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
         ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
