@@ -71,6 +71,25 @@ export function cpuMsPer(before: Snapshot, after: Snapshot, roots: Record<string
 }
 
 /**
+ * CPU milliseconds per request of the database engine and the broker (by process name, as in
+ * cpuShares) between two snapshots: with cpuMsPer's figures, what one request costs the machine.
+ * Only the services this process started count (its descendants): other work on the machine may
+ * run brokers and databases of its own.
+ */
+export function serviceMsPer(before: Snapshot, after: Snapshot, requests: number, root = process.pid): Record<string, number> {
+  const ms: Record<string, number> = {};
+  const own = descendants([root], after.processes);
+  for (const [pid, p] of after.processes) {
+    if (!own.has(pid)) continue;
+    const group = GROUPS.find(([, pattern]) => pattern.test(p.comm))?.[0];
+    if (group === undefined) continue;
+    const ticks = p.ticks - (before.processes.get(pid)?.ticks ?? 0);
+    ms[group] = (ms[group] ?? 0) + (ticks * 10) / requests;
+  }
+  return ms;
+}
+
+/**
  * Shares (percent of all cores) between two snapshots. `api` are the API's top process ids (their
  * descendants count too); `worker` likewise, if a task worker ran.
  */

@@ -12,7 +12,11 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
+ * The API and the worker that drains the benchmark queue run as an installation runs them: the
+ * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
+ * unless `--processes N` (`--processes default`: the count an installation chooses here).
  * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions|workers] [-- --generator undici]
+ *        [-- --processes N|default] [-- --api-flags=<node flags>] [-- --runner dist|tsx]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,9 +32,11 @@ import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { buildTaskMessage, encodeTaskBody, taskPublishOptions } from '../src/queue/protocol/task-message.js';
 import { declareTaskQueue } from '../src/queue/protocol/entities.js';
-import { benchServiceEnv } from './processes.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
+import { benchServiceEnv, installedApiProcess } from './processes.js';
+import { defaultApiProcesses } from '../src/config/api-processes.js';
 import { runLoad, runPooledLoad } from './load.js';
-import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
+import { cpuMsPer, cpuSnapshot, serviceMsPer } from './cpu-share.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,6 +51,15 @@ const { values: args } = parseArgs({
      * per request here, a third of the API's).
      */
     generator: { type: 'string', default: 'http' },
+    /** API processes behind the port (API_PROCESSES); `default`: what an installation on this machine chooses. */
+    processes: { type: 'string', default: '1' },
+    /**
+     * Node flags for the API processes after the installed ones (the last of a repeated V8 flag
+     * wins), e.g. `--api-flags=--max-semi-space-size=16` to weigh a memory setting's CPU cost.
+     */
+    'api-flags': { type: 'string', default: '' },
+    /** `tsx`: the API and its worker run from the sources through tsx, without NODE_ENV=production (as before), for a before/after comparison. */
+    runner: { type: 'string', default: 'dist' },
   },
 });
 const SUBMISSIONS = Number(args.submissions);
@@ -99,7 +114,12 @@ function parseDateDone(v: unknown): number {
 async function main(): Promise<void> {
   process.stdout.write('Starting services (state in .state/bench)...\n');
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
-  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60' });
+  // The API and the worker of parts 1 and 2 run as an installation runs them: the compiled build
+  // in production mode (no loader, no development-only work).
+  const fromSources = args.runner === 'tsx';
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { TASK_LIST_CACHE_S: '60', ...(fromSources ? {} : { NODE_ENV: 'production' }) });
+  if (args.processes === 'default') delete env.API_PROCESSES;
+  else env.API_PROCESSES = String(args.processes);
   const settings = loadSettings(env);
   const mongo = await connectMongo(settings.mongo);
   const broker = await connectBroker(settings.broker!);
@@ -142,15 +162,27 @@ async function main(): Promise<void> {
       return;
     }
 
-    // The API and one TS worker on the benchmark queue.
+    // The API and one TS worker on the benchmark queue, compiled (or, with --runner tsx, from the sources).
+    const { entry } = await ensureServiceBuild();
+    const profileFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+    const apiFlags = args['api-flags'].split(/\s+/).filter((flag) => flag.length > 0);
+    const installed = fromSources
+      ? { command: [process.execPath, ...apiFlags, ...profiled, 'src/cli.ts', 'serve'], env: {} }
+      : installedApiProcess([...profileFlags, ...apiFlags, entry, 'serve']);
     const apiPort = await freePort();
-    const api = spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'serve'], {
+    const api = spawnLogged(installed.command[0] as string, installed.command.slice(1), {
       ...process.env,
       ...env,
+      ...installed.env,
       HTTP_PORT: String(apiPort),
       HTTP_HOST: '127.0.0.1',
     });
-    const worker = spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'));
+    const worker = fromSources
+      ? spawnLogged(process.execPath, [tsx, 'src/cli.ts', 'worker'], workerEnv(QUEUE, 'bench-api-worker@localhost'))
+      : spawnLogged(process.execPath, [entry, 'worker'], {
+          ...workerEnv(QUEUE, 'bench-api-worker@localhost'),
+          WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
+        });
     children.push(api, worker);
     const base = `http://127.0.0.1:${apiPort}`;
     const headers = { authorization: `Token ${token}`, accept: 'application/json', 'content-type': 'application/json' };
@@ -184,7 +216,11 @@ async function main(): Promise<void> {
       return (used.user + used.system) / 1000 / requests;
     };
     const cpuLine = (ms: Record<string, number>) =>
-      `CPU ms/request: server ${ms.server?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, load generator ${ms.generator?.toFixed(2)}`;
+      `CPU ms/request: server ${ms.server?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, load generator ${ms.generator?.toFixed(2)}` +
+      `, database ${(ms.database ?? 0).toFixed(2)}, broker ${(ms.broker ?? 0).toFixed(2)}` +
+      ` (all ${Object.values(ms)
+        .reduce((a, b) => a + b, 0)
+        .toFixed(2)})`;
     let cpuBefore = cpuSnapshot();
     let ownBefore = process.cpuUsage();
     const submitted = await submitLoad(
@@ -193,8 +229,10 @@ async function main(): Promise<void> {
       () => ({ method: 'POST', url: `${base}/api/queue/run/tasks.noop/`, headers, body }),
       202,
     );
+    let cpuAfter = cpuSnapshot();
     const apiCpu = {
-      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(api), submitted.requests),
+      ...cpuMsPer(cpuBefore, cpuAfter, roles(api), submitted.requests),
+      ...serviceMsPer(cpuBefore, cpuAfter, submitted.requests),
       generator: generatorMs(ownBefore, submitted.requests),
     };
     await drained();
@@ -217,15 +255,20 @@ async function main(): Promise<void> {
     cpuBefore = cpuSnapshot();
     ownBefore = process.cpuUsage();
     const plain = await submitLoad(SUBMISSIONS, 32, baselineRequest, 202);
+    cpuAfter = cpuSnapshot();
     const plainCpu = {
-      ...cpuMsPer(cpuBefore, cpuSnapshot(), roles(baseline), plain.requests),
+      ...cpuMsPer(cpuBefore, cpuAfter, roles(baseline), plain.requests),
+      ...serviceMsPer(cpuBefore, cpuAfter, plain.requests),
       generator: generatorMs(ownBefore, plain.requests),
     };
     await stop(baseline);
     await drained();
+    const publisherCpu = new Map<string, Record<string, number>>();
     /** Publishes SUBMISSIONS messages with confirms, 32 in flight, as fast as the broker confirms them. */
     const barePublisher = async (queue: string): Promise<number> => {
       const started = process.hrtime.bigint();
+      const before = cpuSnapshot();
+      const ownStart = process.cpuUsage();
       let inflight: Promise<void>[] = [];
       for (let i = 0; i < SUBMISSIONS; i++) {
         const m = buildTaskMessage({ taskName: 'tasks.noop', authenticatedUser: 'bench' });
@@ -240,7 +283,14 @@ async function main(): Promise<void> {
         }
       }
       await Promise.all(inflight);
-      return SUBMISSIONS / (Number(process.hrtime.bigint() - started) / 1e9);
+      const rate = SUBMISSIONS / (Number(process.hrtime.bigint() - started) / 1e9);
+      const after = cpuSnapshot();
+      publisherCpu.set(queue, {
+        ...cpuMsPer(before, after, { worker: [worker.pid ?? -1] }, SUBMISSIONS),
+        ...serviceMsPer(before, after, SUBMISSIONS),
+        publisher: generatorMs(ownStart, SUBMISSIONS),
+      });
+      return rate;
     };
     // The ceiling as first defined: a queue nobody consumes, so the broker only stores.
     const ceilingRate = await barePublisher('bench-ceiling');
@@ -250,7 +300,7 @@ async function main(): Promise<void> {
     const drainedCeilingRate = await barePublisher(QUEUE);
     await drained();
     report(
-      `1. submissions  API ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
+      `1. submissions  API (${fromSources ? 'sources through tsx' : 'compiled'}, ${env.API_PROCESSES ?? `${defaultApiProcesses()}, the installation default`} process(es)${apiFlags.length > 0 ? `, ${apiFlags.join(' ')}` : ''}) ${submitted.rps.toFixed(0)}/s (p50 ${submitted.p50ms.toFixed(1)} ms, p99 ${submitted.p99ms.toFixed(1)} ms, errors ${submitted.errors})` +
         ` | plain HTTP publish + insert ${plain.rps.toFixed(0)}/s (p50 ${plain.p50ms.toFixed(1)} ms, p99 ${plain.p99ms.toFixed(1)} ms, errors ${plain.errors})` +
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
@@ -258,6 +308,13 @@ async function main(): Promise<void> {
     report(
       `   plain amqplib confirms (no HTTP, no database): onto an unconsumed queue ${ceilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / ceilingRate).toFixed(2)})` +
         ` | onto the drained benchmark queue ${drainedCeilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / drainedCeilingRate).toFixed(2)})`,
+    );
+    const publisherLine = (ms: Record<string, number> | undefined) =>
+      ms === undefined
+        ? ''
+        : `publisher ${ms.publisher?.toFixed(2)}, worker ${ms.worker?.toFixed(2)}, database ${(ms.database ?? 0).toFixed(2)}, broker ${(ms.broker ?? 0).toFixed(2)}`;
+    report(
+      `   plain amqplib CPU ms/message: unconsumed ${publisherLine(publisherCpu.get('bench-ceiling'))} | drained ${publisherLine(publisherCpu.get(QUEUE))}`,
     );
 
     if (args.only === 'submissions') {

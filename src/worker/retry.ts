@@ -1,4 +1,5 @@
 /** Retrying an operation against a service that may be restarting (the database, mostly). */
+import { setMaxListeners } from 'node:events';
 import { Backoff } from '../lib/backoff.js';
 
 export interface RetryOptions {
@@ -62,6 +63,18 @@ export function abortable<T>(operation: Promise<T>, signal: AbortSignal | undefi
       },
     );
   });
+}
+
+/**
+ * An AbortController whose signal every operation of a worker under way may wait on (through
+ * `abortable` or `sleep`). Each waiter adds a listener and removes it when it settles, so the
+ * number of listeners follows the tasks in flight; Node's warning past ten listeners, meant for
+ * listeners that are never removed, would fire at any concurrency above a handful.
+ */
+export function sharedAbortController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -48,7 +48,7 @@ import { chordUnlockTask } from './chord-unlock.js';
 import { requestRetry, type Retry } from './task-retry.js';
 import { EventDispatcher } from './event-dispatcher.js';
 import { requestInfo, workerStats } from './inspection.js';
-import { abortable, retrying, sleep } from './retry.js';
+import { abortable, retrying, sharedAbortController, sleep } from './retry.js';
 import { RevokedSet } from './revoked-set.js';
 import type { TaskDefinition } from './task-definition.js';
 import { TaskExecution, WorkerShutdown, type TaskOutcome } from './task-execution.js';
@@ -138,7 +138,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly processed = new Map<string, number>();
   private readonly closeSignal = new AbortController();
   /** Fires when close()'s grace period runs out: result writes still retrying give up then. */
-  private readonly graceOver = new AbortController();
+  private readonly graceOver = sharedAbortController();
   private readonly concurrency: number;
   private readonly prefetchCount: number;
   private readonly trackStarted: boolean;

@@ -2,7 +2,7 @@
 import { BSON, MongoInvalidArgumentError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { isTransientWriteError } from '../../../src/queue/results/write-errors.js';
-import { OperationAborted, abortable, retrying } from '../../../src/worker/retry.js';
+import { OperationAborted, abortable, retrying, sharedAbortController } from '../../../src/worker/retry.js';
 import { truncatedRepr, unstorableOutcome } from '../../../src/worker/unstorable-result.js';
 
 const serverError = (code: number, errmsg = 'refused'): MongoServerError => new MongoServerError({ code, errmsg, ok: 0 });
@@ -49,6 +49,34 @@ describe('retrying', () => {
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationAborted);
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('sharedAbortController', () => {
+  /** Starts `count` waits on `signal` that never settle by themselves; resolves with the warnings emitted meanwhile. */
+  async function warningsWhileWaiting(signal: AbortSignal, count: number): Promise<string[]> {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < count; i++) void abortable(new Promise<never>(() => undefined), signal).catch(() => undefined);
+      // Node emits the warning on a later tick.
+      await new Promise((r) => setImmediate(r));
+      return warnings;
+    } finally {
+      process.off('warning', onWarning);
+    }
+  }
+
+  it('lets as many operations wait on its signal as a worker has in flight, without a leak warning', async () => {
+    const plain = new AbortController();
+    expect(await warningsWhileWaiting(plain.signal, 32)).toContain('MaxListenersExceededWarning');
+    plain.abort();
+    const shared = sharedAbortController();
+    expect(await warningsWhileWaiting(shared.signal, 32)).toEqual([]);
+    shared.abort();
   });
 });
 
