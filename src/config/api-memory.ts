@@ -8,6 +8,12 @@
  *   small, short-lived objects, for which a few MB is plenty.
  * - `MALLOC_ARENA_MAX`: glibc gives every thread that allocates (V8's GC helpers, libuv's pool)
  *   an arena of its own and rarely returns their pages; two arenas serve an event loop well.
+ * - `MALLOC_MMAP_THRESHOLD_`: a burst of requests passes many short-lived buffers of 8 kB and
+ *   more through malloc (socket reads, TLS records, compiler zones). In the main heap their
+ *   freed space stays resident: glibc gives back only the top of the heap, and a few long-lived
+ *   blocks allocated during the burst hold it up (measured: 17 MB of heap, 9 MB in use, after a
+ *   load). Mapped on their own instead, each goes back to the system when freed. Setting the
+ *   threshold also stops glibc from raising it on its own after large frees.
  *
  * An operator's own value (a flag in the command line or NODE_OPTIONS, a variable in the
  * environment) always wins over these defaults.
@@ -17,6 +23,8 @@
 export const API_SEMI_SPACE_MB = 2;
 /** glibc's malloc arenas per process. */
 export const API_MALLOC_ARENAS = 2;
+/** Allocations of at least this many bytes get pages of their own (glibc's mmap threshold). */
+export const API_MALLOC_MMAP_THRESHOLD = 8192;
 
 const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size(=|$)/;
 
@@ -28,5 +36,9 @@ export function apiExecArgv(execArgv: readonly string[], nodeOptions = ''): stri
 
 /** The environment variables an API process needs at exec time (read by the C library). */
 export function apiProcessEnv(env: Record<string, string | undefined>): Record<string, string> {
-  return env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) } : {};
+  const defaults: Record<string, string> = {
+    MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS),
+    MALLOC_MMAP_THRESHOLD_: String(API_MALLOC_MMAP_THRESHOLD),
+  };
+  return Object.fromEntries(Object.entries(defaults).filter(([name]) => env[name] === undefined));
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { API_MALLOC_ARENAS, API_SEMI_SPACE_MB, apiExecArgv, apiProcessEnv } from '../../../src/config/api-memory.js';
+import {
+  API_MALLOC_ARENAS,
+  API_MALLOC_MMAP_THRESHOLD,
+  API_SEMI_SPACE_MB,
+  apiExecArgv,
+  apiProcessEnv,
+} from '../../../src/config/api-memory.js';
 
 describe('API process memory settings', () => {
   it('caps the young generation unless the operator set it', () => {
@@ -10,9 +16,11 @@ describe('API process memory settings', () => {
     expect(apiExecArgv([], '--max-old-space-size=512')).toEqual([`--max-semi-space-size=${API_SEMI_SPACE_MB}`]);
   });
 
-  it('bounds the malloc arenas unless the environment already does', () => {
-    expect(apiProcessEnv({})).toEqual({ MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) });
-    expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8' })).toEqual({});
+  it('bounds the malloc arenas and fixes the mmap threshold unless the environment already does', () => {
+    const mmap = { MALLOC_MMAP_THRESHOLD_: String(API_MALLOC_MMAP_THRESHOLD) };
+    expect(apiProcessEnv({})).toEqual({ MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS), ...mmap });
+    expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8' })).toEqual(mmap);
+    expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '131072' })).toEqual({});
   });
 
   it('starts Node with the flag it adds', async () => {
