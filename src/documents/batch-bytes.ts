@@ -14,7 +14,7 @@
 import { BSON, type Document } from 'mongodb';
 
 /** The bytes of records read before batches are sized: about one chunk of streamed output. */
-export const FULL_BATCHES_UNTIL_BYTES = 64 * 1024;
+const FULL_BATCHES_UNTIL_BYTES = 64 * 1024;
 /** Bytes of records (BSON) a sized batch aims at. */
 export const BATCH_BYTES = 1024 * 1024;
 /** Records of each batch whose size is measured (the rest are assumed alike). */
