@@ -4,6 +4,7 @@
  * then remaining as its server-side limit.
  */
 import type { AbstractCursor, Document } from 'mongodb';
+import { BatchSizer } from './batch-bytes.js';
 import type { QueryBudget } from './query-budget.js';
 
 export type CursorOpener = (maxTimeMS: number, signal: AbortSignal) => Promise<AbstractCursor<Document>>;
@@ -14,6 +15,7 @@ export class BudgetedCursor implements AsyncIterable<Document> {
   private readonly controller = new AbortController();
   /** The round trip asked for ahead of the reader (see the iterator). */
   private ahead: Promise<boolean> = Promise.resolve(false);
+  private readonly sizer = new BatchSizer();
 
   constructor(
     private readonly open: CursorOpener,
@@ -38,12 +40,16 @@ export class BudgetedCursor implements AsyncIterable<Document> {
    * for as soon as the current one is taken out of the driver, so the engine produces it while
    * this one is rendered and written, instead of the two taking turns (a long download then
    * costs about the slower of the two, not their sum). One batch ahead at most: memory stays
-   * bounded, and a client that stops reading stops the cursor one batch later.
+   * bounded, and a client that stops reading stops the cursor one batch later. Past the first
+   * chunk's worth of records the batches are sized in bytes (see BatchSizer).
    */
   async *[Symbol.asyncIterator](): AsyncIterator<Document> {
     let more = this.hasNext();
     while (await more) {
-      const batch = (this.cursor as AbstractCursor<Document>).readBufferedDocuments();
+      const cursor = this.cursor as AbstractCursor<Document>;
+      const batch = cursor.readBufferedDocuments();
+      const size = this.sizer.next(batch);
+      if (size !== undefined) setNextBatchSize(cursor, size);
       more = this.prefetch();
       for (const doc of batch) yield doc;
     }
@@ -65,4 +71,14 @@ export class BudgetedCursor implements AsyncIterable<Document> {
     if (this.controller.signal.aborted) return;
     await this.cursor.close();
   }
+}
+
+/**
+ * The driver sends each getMore with its cursor's batch size as it stands then, but offers no
+ * public way to change it once the cursor is open: the option is set where the driver keeps it.
+ * Should a driver version keep it elsewhere, batches simply stay at the engine's size.
+ */
+function setNextBatchSize(cursor: AbstractCursor<Document>, size: number): void {
+  const options = (cursor as unknown as { cursorOptions?: { batchSize?: number } }).cursorOptions;
+  if (typeof options === 'object' && options !== null) options.batchSize = size;
 }

@@ -5,6 +5,7 @@
  */
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BATCH_BYTES } from '../../../src/documents/batch-bytes.js';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
 import { DocumentStore } from '../../../src/documents/store.js';
 import { mongoSettings, unique } from '../worker/support.js';
@@ -15,6 +16,9 @@ const RECORDS = 450;
 
 let mongo: MongoClient;
 let collection: string;
+/** Records of about 1 kB: the first batch (101 of them) is more than one chunk of output. */
+let large: string;
+const LARGE_RECORDS = 2_500;
 const getMores: CommandStartedEvent[] = [];
 
 beforeAll(async () => {
@@ -29,12 +33,22 @@ beforeAll(async () => {
     .db(DATABASE)
     .collection(collection)
     .insertMany(Array.from({ length: RECORDS }, (_, n) => ({ n })));
+  large = unique('prefetch_large');
+  await mongo
+    .db(DATABASE)
+    .collection(large)
+    .insertMany(Array.from({ length: LARGE_RECORDS }, (_, n) => ({ n, note: 'x'.repeat(1000) })));
 });
 
 afterAll(async () => {
   await mongo
     ?.db(DATABASE)
     .collection(collection)
+    .drop()
+    .catch(() => undefined);
+  await mongo
+    ?.db(DATABASE)
+    .collection(large)
     .drop()
     .catch(() => undefined);
   await mongo?.close();
@@ -70,5 +84,32 @@ describe('BudgetedCursor', () => {
     }
     await cursor.close();
     expect(read).toBe(3);
+  });
+
+  it('keeps the engine batch size while less than a chunk of output was read', async () => {
+    const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
+    const cursor = store.find(DATABASE, collection, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
+    const before = getMores.length;
+    let read = 0;
+    for await (const _ of cursor) read += 1;
+    expect(read).toBe(RECORDS);
+    // 101 small records are a few kB: the batch after them is the engine's (the rest at once).
+    expect(getMores.slice(before).map((event) => event.command.batchSize)).toEqual([undefined]);
+  });
+
+  it('sizes the batches after the first chunk of output in bytes, not records', async () => {
+    const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
+    const cursor = store.find(DATABASE, large, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
+    const before = getMores.length;
+    const seen: number[] = [];
+    for await (const doc of cursor) seen.push(doc.n as number);
+    expect(seen).toEqual(Array.from({ length: LARGE_RECORDS }, (_, n) => n));
+    const sizes = getMores.slice(before).map((event) => Number(event.command.batchSize));
+    // Left alone the engine would send the 2,399 records after the first batch in one.
+    expect(sizes.length).toBeGreaterThan(1);
+    for (const size of sizes) {
+      expect(size).toBeGreaterThan(BATCH_BYTES / 1100);
+      expect(size).toBeLessThan(BATCH_BYTES / 1000);
+    }
   });
 });
