@@ -20,7 +20,7 @@ import { runInNewContext } from 'node:vm';
 
 /** How often the process looks for a finished burst. */
 export const IDLE_CHECK_INTERVAL_MS = 1000;
-/** Heap growth (V8 heap used plus off-heap buffers) since the last collection that is worth one. */
+/** Heap growth (V8's committed heap plus off-heap buffers) since the last collection that is worth one. */
 export const IDLE_COLLECT_GROWTH_BYTES = 8 * 1024 * 1024;
 
 /** What a check reads: the bytes a major collection could free part of. */
@@ -74,10 +74,15 @@ export class IdleCollector {
   }
 }
 
-/** V8 heap used plus the memory of ArrayBuffers and other objects held outside it. */
-export function heapInUse(): number {
-  const { heapUsed, external } = process.memoryUsage();
-  return heapUsed + external;
+/**
+ * V8's committed heap plus the memory of ArrayBuffers and other objects held outside it: what
+ * the heap holds of the process's RSS. Committed, not used: V8 collects a burst's garbage on its
+ * own while the burst runs, so right after it the used heap can be back near its baseline while
+ * the pages that held the garbage stay committed (and resident) until a compaction gives them back.
+ */
+export function heapCommitted(): number {
+  const { heapTotal, external } = process.memoryUsage();
+  return heapTotal + external;
 }
 
 type GcFunction = (options?: { type: 'major' | 'minor'; execution: 'sync' | 'async' }) => Promise<void> | undefined;
@@ -120,7 +125,7 @@ export function collectAfterBursts(
   server: Server,
   { intervalMs = IDLE_CHECK_INTERVAL_MS, growthBytes = IDLE_COLLECT_GROWTH_BYTES }: { intervalMs?: number; growthBytes?: number } = {},
 ): () => void {
-  const collector = new IdleCollector(heapInUse, majorCollection(), growthBytes);
+  const collector = new IdleCollector(heapCommitted, majorCollection(), growthBytes);
   const ended = (): void => collector.requestEnded();
   const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
     collector.requestStarted();
