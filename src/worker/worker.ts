@@ -276,7 +276,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         queues: this.queues,
         prefetchCount: this.prefetchCount,
         queueType: this.options.broker.queueType,
-        onMessage: (message, acks) => this.onDelivery({ message, acks }),
+        onMessage: (message, acks, window) => this.onDelivery({ message, acks, window }),
       });
     } catch (error) {
       // Typically a declaration clash (406). Start over on a new connection after a pause.
@@ -312,6 +312,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.events.attach(null);
     this.stopHeartbeat();
     this.taskChannel?.acks.close();
+    this.taskChannel?.window.close();
     this.taskChannel = null;
     // Unacknowledged messages return to the queue with the connection: forget our copies.
     this.pool.takeWaiting();
@@ -557,7 +558,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
       } finally {
         release();
       }
-      await this.finish(request, outcome, meta, storesResults);
+      // Done running, not yet acknowledged: its message gets room beside the prefetch window
+      // until it is settled, so the tasks behind it are not held back by its result write.
+      request.startRecording();
+      try {
+        await this.finish(request, outcome, meta, storesResults);
+      } finally {
+        request.stopRecording();
+      }
     } finally {
       release();
       this.running.delete(task.taskId);
