@@ -119,4 +119,16 @@ describe('PrefetchWindow', () => {
     await turn();
     expect(channel.frames).toEqual([]);
   });
+
+  it('sends a pending change at once when asked (just before the acknowledgements go out)', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true);
+    channel.frames.length = 0;
+    window.recordingStarted();
+    window.sendPending();
+    expect(channel.frames).toEqual(['qos 5 global']);
+    await turn();
+    window.sendPending();
+    expect(channel.frames).toEqual(['qos 5 global']);
+  });
 });
