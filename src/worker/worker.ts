@@ -71,7 +71,10 @@ export interface WorkerOptions {
   resultCollection: string;
   /** Tasks running at the same time (default 1). */
   concurrency?: number;
-  /** Unacknowledged messages per queue consumer = concurrency × this; 0 = unlimited (default 4). */
+  /**
+   * Unacknowledged messages = concurrency × this, plus one per task whose result is being written
+   * (see prefetch-window.ts); 0 = unlimited (default 4).
+   */
   prefetchMultiplier?: number;
   /** Store STARTED before a task runs (default false, as Celery's task_track_started). */
   trackStarted?: boolean;
