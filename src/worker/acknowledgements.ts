@@ -32,7 +32,11 @@ export class ChannelAcknowledgements {
   private flushScheduled = false;
   private closed = false;
 
-  constructor(private readonly channel: AckChannel) {}
+  /** `beforeFlush`: runs just before the acknowledgements of a turn go out (see prefetch-window.ts). */
+  constructor(
+    private readonly channel: AckChannel,
+    private readonly beforeFlush: () => void = () => undefined,
+  ) {}
 
   /** Every delivery of the channel must be announced here, in the order the broker sent them. */
   delivered(message: Message): void {
@@ -76,6 +80,7 @@ export class ChannelAcknowledgements {
   /** Sends the acknowledgements waiting for the end of this turn of the event loop. */
   flush(): void {
     this.flushScheduled = false;
+    if (!this.closed) this.beforeFlush();
     let lastOfRun: Message | null = null;
     let index = 0;
     for (; index < this.order.length; index++) {

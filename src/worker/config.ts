@@ -47,7 +47,8 @@ export const WORKER_ENVIRONMENT: Record<string, string> = {
   WORKER_NODE_NAME: 'Node name in remote control and events (default ts-worker@<hostname>)',
   WORKER_QUEUES: 'Comma-separated queues to consume (default celery)',
   WORKER_CONCURRENCY: 'Tasks run at the same time (default: number of CPUs)',
-  WORKER_PREFETCH_MULTIPLIER: 'Unacknowledged messages per consumer = concurrency × this (default 4; 0 = unlimited)',
+  WORKER_PREFETCH_MULTIPLIER:
+    'Unacknowledged messages = concurrency × this, plus one per task whose result is being written (default 4; 0 = unlimited)',
   WORKER_TASK_MODULES: 'Comma-separated task modules: local paths or installed package names',
   RESULT_DATABASE: 'Database of the result collection (default cybercom)',
   RESULT_COLLECTION: 'Celery result collection (default tombstone)',

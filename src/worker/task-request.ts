@@ -9,17 +9,20 @@ import type { ConsumeMessage } from 'amqplib';
 import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
 import type { TaskState } from '../queue/results/states.js';
 import type { ChannelAcknowledgements, Settlement } from './acknowledgements.js';
+import type { PrefetchWindow } from './prefetch-window.js';
 import type { TaskDefinition } from './task-definition.js';
 
-/** A message as it arrived, with the acknowledgements of the channel it arrived on. */
+/** A message as it arrived, with the acknowledgements and the prefetch window of the channel it arrived on. */
 export interface Delivery {
   message: ConsumeMessage;
   acks: ChannelAcknowledgements;
+  window?: PrefetchWindow;
 }
 
 export class TaskRequest {
   private readonly duplicates: Delivery[] = [];
   private settledAs: Settlement | null = null;
+  private recording = false;
   /**
    * The task's final state as read when the message arrived (null: none), for a first delivery
    * the worker checks ahead of its slot; undefined when nobody asked yet.
@@ -61,9 +64,27 @@ export class TaskRequest {
     return other.taskId === this.task.taskId && other.retries === this.task.retries;
   }
 
+  /**
+   * The task's body is done and its outcome is being written: until the message is settled it
+   * takes room beside the channel's prefetch window, not a place in it.
+   */
+  startRecording(): void {
+    if (this.recording || this.settledAs !== null) return;
+    this.recording = true;
+    this.delivery.window?.recordingStarted();
+  }
+
+  /** Gives the room back (settling does it too, before the acknowledgement goes out). */
+  stopRecording(): void {
+    if (!this.recording) return;
+    this.recording = false;
+    this.delivery.window?.recordingEnded();
+  }
+
   /** Settles the message and its copies; only the first call does anything. Answers whether it was that one. */
   settle(how: Settlement): boolean {
     if (this.settledAs !== null) return false;
+    this.stopRecording();
     this.settledAs = how;
     this.delivery.acks.settle(this.delivery.message, how);
     for (const duplicate of this.duplicates) duplicate.acks.settle(duplicate.message, how);

@@ -10,7 +10,7 @@
  * Delivery guarantees (late ack): a message is acknowledged only after its outcome is stored,
  * so a worker that dies mid-task leaves the message to the broker, which redelivers it.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
 import type { MongoClient } from 'mongodb';
 import { pino, type Logger } from 'pino';
@@ -71,7 +71,10 @@ export interface WorkerOptions {
   resultCollection: string;
   /** Tasks running at the same time (default 1). */
   concurrency?: number;
-  /** Unacknowledged messages per queue consumer = concurrency × this; 0 = unlimited (default 4). */
+  /**
+   * Unacknowledged messages = concurrency × this, plus one per task whose result is being written
+   * (see prefetch-window.ts); 0 = unlimited (default 4).
+   */
   prefetchMultiplier?: number;
   /** Store STARTED before a task runs (default false, as Celery's task_track_started). */
   trackStarted?: boolean;
@@ -191,6 +194,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
     this.mailbox = new ControlMailbox(this.controlTarget(), this.logger.child({ component: 'control' }));
     this.pool = new Pool(this.concurrency, (request, release) => void this.execute(request, release));
+    // Every result write in flight listens for the end of the grace period; a window of tasks
+    // waiting on their writes is many more than Node's default of 10, and not a leak.
+    setMaxListeners(0, this.graceOver.signal);
     this.recorder = new OutcomeRecorder({
       store: () => this.results,
       logger: this.logger,
@@ -276,7 +282,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         queues: this.queues,
         prefetchCount: this.prefetchCount,
         queueType: this.options.broker.queueType,
-        onMessage: (message, acks) => this.onDelivery({ message, acks }),
+        onMessage: (message, acks, window) => this.onDelivery({ message, acks, window }),
       });
     } catch (error) {
       // Typically a declaration clash (406). Start over on a new connection after a pause.
@@ -312,6 +318,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.events.attach(null);
     this.stopHeartbeat();
     this.taskChannel?.acks.close();
+    this.taskChannel?.window.close();
     this.taskChannel = null;
     // Unacknowledged messages return to the queue with the connection: forget our copies.
     this.pool.takeWaiting();
@@ -557,7 +564,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
       } finally {
         release();
       }
-      await this.finish(request, outcome, meta, storesResults);
+      // Done running, not yet acknowledged: its message gets room beside the prefetch window
+      // until it is settled, so the tasks behind it are not held back by its result write.
+      request.startRecording();
+      try {
+        await this.finish(request, outcome, meta, storesResults);
+      } finally {
+        request.stopRecording();
+      }
     } finally {
       release();
       this.running.delete(task.taskId);

@@ -3,6 +3,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import type { IncomingTask } from '../../../src/queue/protocol/task-message-parser.js';
 import type { ChannelAcknowledgements, Settlement } from '../../../src/worker/acknowledgements.js';
+import type { PrefetchWindow } from '../../../src/worker/prefetch-window.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
 import { TaskRequest, type Delivery } from '../../../src/worker/task-request.js';
 
@@ -42,5 +43,20 @@ describe('TaskRequest', () => {
     const request = new TaskRequest(delivery([], 'a', 1), task(0), noop);
     expect(request.isCopyOf(task(0))).toBe(true);
     expect(request.isCopyOf(task(1))).toBe(false);
+  });
+
+  it('takes room beside the prefetch window while its outcome is written, and gives it back before it is acknowledged', () => {
+    const log: string[] = [];
+    const window = {
+      recordingStarted: () => void log.push('room taken'),
+      recordingEnded: () => void log.push('room given back'),
+    } as unknown as PrefetchWindow;
+    const request = new TaskRequest({ ...delivery(log, 'a', 1), window }, task(), noop);
+    request.startRecording();
+    request.startRecording();
+    request.settle('ack');
+    request.stopRecording();
+    request.startRecording();
+    expect(log).toEqual(['room taken', 'room given back', 'a:1:ack']);
   });
 });

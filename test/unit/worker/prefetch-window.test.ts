@@ -1,0 +1,134 @@
+/** The prefetch window: Celery's window plus room for the tasks waiting on their result write. */
+import { describe, expect, it } from 'vitest';
+import { PrefetchWindow } from '../../../src/worker/prefetch-window.js';
+
+/** A channel whose `basic.qos` calls are recorded and answered when `answer()` is called (or at once). */
+function fakeChannel(answerAtOnce = true) {
+  const frames: string[] = [];
+  const waiting: Array<() => void> = [];
+  return {
+    frames,
+    failNext: false,
+    answer: (): void => void waiting.shift()?.(),
+    prefetch(count: number, global?: boolean): Promise<never> {
+      frames.push(`qos ${count}${global ? ' global' : ''}`);
+      if (this.failNext) return Promise.reject(new Error('channel closed'));
+      if (answerAtOnce) return Promise.resolve() as Promise<never>;
+      return new Promise((resolve) => waiting.push(() => resolve(undefined as never)));
+    },
+  };
+}
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('PrefetchWindow', () => {
+  it('opens with a channel-wide limit (per consumer unlimited) when it can grow', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true);
+    expect(channel.frames).toEqual(['qos 0', 'qos 4 global']);
+    expect(window.limit).toBe(4);
+  });
+
+  it('keeps the per-consumer limit, fixed, on quorum queues', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, false);
+    window.recordingStarted();
+    await turn();
+    expect(channel.frames).toEqual(['qos 4']);
+    expect(window.limit).toBe(4);
+  });
+
+  it('grows by the tasks waiting on their result write, with one update per turn of the event loop', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true);
+    channel.frames.length = 0;
+    window.recordingStarted();
+    window.recordingStarted();
+    window.recordingStarted();
+    expect(window.limit).toBe(7);
+    expect(channel.frames).toEqual([]);
+    await turn();
+    expect(channel.frames).toEqual(['qos 7 global']);
+  });
+
+  it('shrinks back as the messages are settled, and sends nothing when the limit ends where it was', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true);
+    channel.frames.length = 0;
+    window.recordingStarted();
+    window.recordingStarted();
+    await turn();
+    window.recordingEnded();
+    window.recordingEnded();
+    await turn();
+    expect(channel.frames).toEqual(['qos 6 global', 'qos 4 global']);
+    window.recordingStarted();
+    window.recordingEnded();
+    await turn();
+    expect(channel.frames).toEqual(['qos 6 global', 'qos 4 global']);
+    expect(window.limit).toBe(4);
+  });
+
+  it('has one update in flight at a time and then sends the latest limit', async () => {
+    const channel = fakeChannel(false);
+    const opening = PrefetchWindow.open(channel, 2, true);
+    channel.answer();
+    await turn();
+    channel.answer();
+    const window = await opening;
+    channel.frames.length = 0;
+    window.recordingStarted();
+    await turn();
+    expect(channel.frames).toEqual(['qos 3 global']);
+    window.recordingStarted();
+    window.recordingStarted();
+    await turn();
+    // Still waiting for the broker's answer to the first one.
+    expect(channel.frames).toEqual(['qos 3 global']);
+    channel.answer();
+    await turn();
+    await turn();
+    expect(channel.frames).toEqual(['qos 3 global', 'qos 5 global']);
+  });
+
+  it('never changes an unlimited window', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 0, true);
+    window.recordingStarted();
+    await turn();
+    expect(window.limit).toBe(0);
+    expect(channel.frames).toEqual(['qos 0', 'qos 0 global']);
+  });
+
+  it('sends nothing more once closed or once its channel failed', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true);
+    channel.frames.length = 0;
+    channel.failNext = true;
+    window.recordingStarted();
+    await turn();
+    await turn();
+    channel.failNext = false;
+    window.recordingStarted();
+    await turn();
+    expect(channel.frames).toEqual(['qos 5 global']);
+
+    const other = await PrefetchWindow.open(channel, 4, true);
+    channel.frames.length = 0;
+    other.close();
+    other.recordingStarted();
+    await turn();
+    expect(channel.frames).toEqual([]);
+  });
+
+  it('sends a pending change at once when asked (just before the acknowledgements go out)', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true);
+    channel.frames.length = 0;
+    window.recordingStarted();
+    window.sendPending();
+    expect(channel.frames).toEqual(['qos 5 global']);
+    await turn();
+    window.sendPending();
+    expect(channel.frames).toEqual(['qos 5 global']);
+  });
+});
