@@ -10,7 +10,7 @@
  * Delivery guarantees (late ack): a message is acknowledged only after its outcome is stored,
  * so a worker that dies mid-task leaves the message to the broker, which redelivers it.
  */
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { EventEmitter } from 'node:events';
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
 import type { MongoClient } from 'mongodb';
 import { pino, type Logger } from 'pino';
@@ -194,9 +194,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.events = new EventDispatcher(this.nodeName, () => this.tick(), { taskEvents: options.sendTaskEvents ?? false });
     this.mailbox = new ControlMailbox(this.controlTarget(), this.logger.child({ component: 'control' }));
     this.pool = new Pool(this.concurrency, (request, release) => void this.execute(request, release));
-    // Every result write in flight listens for the end of the grace period; a window of tasks
-    // waiting on their writes is many more than Node's default of 10, and not a leak.
-    setMaxListeners(0, this.graceOver.signal);
     this.recorder = new OutcomeRecorder({
       store: () => this.results,
       logger: this.logger,
