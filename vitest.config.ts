@@ -4,6 +4,11 @@ import { defineConfig } from 'vitest/config';
 // MongoDB-wire server over TLS, started once per run by test/support/global-setup.ts).
 export default defineConfig({
   test: {
+    // Test files run side by side in this many worker processes (one setting for every project).
+    // Vitest's default is one less than the CPUs: a single worker on a two-core machine.
+    // TEST_MAX_WORKERS overrides it, to try more files side by side where the machine has room
+    // (on a loaded two-core machine three pushed installation tests past their time limits).
+    ...(process.env.TEST_MAX_WORKERS ? { maxWorkers: Number(process.env.TEST_MAX_WORKERS) } : {}),
     projects: [
       {
         test: {

@@ -41,6 +41,11 @@ export interface MongoWireOptions {
   /** Listen address; default 127.0.0.1. '0.0.0.0' listens on every interface (remote workers). */
   bindHost?: string;
   startTimeoutMs?: number;
+  /**
+   * How often expired documents of TTL indexes are deleted, in seconds (1-59); default the
+   * server's own interval (a minute for both servers). Tests of TTL indexes shorten it.
+   */
+  ttlIntervalSeconds?: number;
   /** Told about processes of the storage engine that were killed as leftovers (see postgres.ts). */
   log?: (message: string) => void;
 }
@@ -101,6 +106,7 @@ function mongodArgs(o: MongoWireOptions, port: number, dbPath: string): string[]
     // Keep the Unix socket (and its file) out of /tmp, which parallel instances share.
     '--unixSocketPrefix',
     dirname(dbPath),
+    ...(o.ttlIntervalSeconds === undefined ? [] : ['--setParameter', `ttlMonitorSleepSecs=${o.ttlIntervalSeconds}`]),
   ];
 }
 
@@ -231,7 +237,12 @@ interface FerretDbStorage {
   urlFile: string;
 }
 
-async function startFerretDbStorage(dir: string, timeoutMs: number, log?: (message: string) => void): Promise<FerretDbStorage> {
+async function startFerretDbStorage(
+  dir: string,
+  timeoutMs: number,
+  log?: (message: string) => void,
+  ttlIntervalSeconds?: number,
+): Promise<FerretDbStorage> {
   await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
   // PostgreSQL runs as its own user and must pass through; everything inside is protected by
   // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
@@ -242,6 +253,7 @@ async function startFerretDbStorage(dir: string, timeoutMs: number, log?: (messa
     role: engine.username,
     password: engine.password,
     startTimeoutMs: timeoutMs,
+    ttlIntervalSeconds,
     log,
   });
   const urlFile = join(dir, 'state', 'postgresql-url');
@@ -277,7 +289,7 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
       await mkdir(dataDir, { recursive: true, mode: 0o700 });
       args = mongodArgs(opts, port, dataDir);
     } else {
-      storage = await startFerretDbStorage(dir, timeoutMs, opts.log);
+      storage = await startFerretDbStorage(dir, timeoutMs, opts.log, opts.ttlIntervalSeconds);
       args = ferretDbArgs(opts, port, dir, storage.urlFile);
     }
     server = await spawnManaged(command, args, { logFile, cwd: dir });

@@ -36,6 +36,11 @@ export interface PostgresOptions {
   password: string;
   startTimeoutMs?: number;
   /**
+   * How often DocumentDB deletes documents past their TTL index's expiry, in seconds (1-59);
+   * default its own schedule, once a minute. A test of TTL indexes waits for one run.
+   */
+  ttlIntervalSeconds?: number;
+  /**
    * Told which leftover processes of the cluster were killed (one line each time); the line goes
    * to postgres.log in any case.
    */
@@ -169,6 +174,17 @@ async function waitUntilAccepting(
   }
 }
 
+/**
+ * DocumentDB deletes expired documents in a pg_cron job (documentdb_ttl_task); pg_cron takes
+ * "N seconds" schedules for intervals under a minute.
+ */
+function ttlScheduleSql(seconds: number): string {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 59) {
+    throw new Error(`the TTL interval must be a whole number of seconds from 1 to 59, not ${seconds}`);
+  }
+  return `SELECT cron.alter_job(jobid, schedule => '${seconds} seconds') FROM cron.job WHERE jobname = 'documentdb_ttl_task';`;
+}
+
 export async function startPostgres(opts: PostgresOptions): Promise<PostgresHandle> {
   const runAs = await runAsServiceUser(SERVICE_USER, 'postgresql-15');
   const dir = resolve(opts.dir);
@@ -257,6 +273,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
       `    CREATE ROLE ${role} WITH LOGIN SUPERUSER PASSWORD ${password};`,
       '  END IF;',
       'END $do$;',
+      ...(opts.ttlIntervalSeconds === undefined ? [] : [ttlScheduleSql(opts.ttlIntervalSeconds)]),
       '',
     ].join('\n');
     const psql = commandAs(runAs, join(PG_BIN, 'psql'), [

@@ -28,6 +28,8 @@ export interface LocalServicesOptions {
    * With a fixed broker port, node i listens on that port + i.
    */
   brokerNodes?: number;
+  /** How often the database deletes documents past their TTL, in seconds (default a minute). */
+  ttlIntervalSeconds?: number;
 }
 
 export interface LocalServices {
@@ -127,6 +129,7 @@ export async function startLocalServices(opts: LocalServicesOptions): Promise<Lo
       port: opts.ports?.mongo,
       username: credentials.mongo.username,
       password: credentials.mongo.password,
+      ttlIntervalSeconds: opts.ttlIntervalSeconds,
     }),
     startBroker(),
   ]);

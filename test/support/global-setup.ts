@@ -52,7 +52,9 @@ async function startShared(): Promise<SharedServices> {
   const started = Date.now();
   let services: LocalServices;
   try {
-    services = await startLocalServices({ stateDir });
+    // Expired documents go within seconds instead of within a minute: the tests of TTL indexes
+    // (and of the browser sessions that expire through one) wait for the engine to delete them.
+    services = await startLocalServices({ stateDir, ttlIntervalSeconds: 2 });
   } catch (err) {
     if (!keep) await rm(stateDir, { recursive: true, force: true });
     throw err;

@@ -44,6 +44,12 @@ export interface ServiceDefinition {
   logFile: string;
   /** The port it listens on: must be free before it starts (see keepRunning). */
   port?: number;
+  /**
+   * The services (defined before it) that must have started before it starts. Services that
+   * need none of each other start side by side: the database and the broker take tens of
+   * seconds each, and an install or restart waits for the slower one instead of both in turn.
+   */
+  after?: readonly LocalServiceName[];
   start(): Promise<RunningService>;
 }
 
@@ -282,28 +288,36 @@ export class LocalSupervisor {
     }
   }
 
-  /** Starts the services in order (each waits for the previous one), then supervises them. */
+  /**
+   * Starts every service once the services it comes after have started (those that need none of
+   * each other side by side), then supervises them. A service that fails its first start fails
+   * the whole start-up: the others are stopped and the supervisor returns 1.
+   */
   async run(): Promise<number> {
     await this.save();
     const loops: Promise<void>[] = [];
+    const firstStarts = new Map<LocalServiceName, Promise<void>>();
     for (const def of this.services) {
-      const outcome = await new Promise<'started' | Error>((resolve) => {
-        loops.push(
-          this.keepRunning(
-            def,
-            () => resolve('started'),
-            (err) => resolve(err),
-          ),
-        );
-        void this.stopRequested.then(() => resolve(new Error('stopped during start-up')));
+      const needed = (def.after ?? []).map((name) => {
+        const started = firstStarts.get(name);
+        if (!started) throw new Error(`${def.name} comes after ${name}, which is not defined before it`);
+        return started;
       });
-      if (outcome instanceof Error) {
-        this.status.error = `${def.name}: ${outcome.message}`;
-        await this.save();
-        await this.stop();
-        await Promise.allSettled(loops);
-        return 1;
-      }
+      firstStarts.set(
+        def.name,
+        Promise.all(needed).then(() => this.startFirst(def, loops)),
+      );
+    }
+    const stopped = this.stopRequested.then(() => new Error('stopped during start-up'));
+    const failure = await Promise.race([Promise.all(firstStarts.values()).then(() => undefined), stopped]).catch(
+      (err: unknown) => err as Error,
+    );
+    if (failure !== undefined) {
+      this.status.error = failure.message;
+      await this.save();
+      await this.stop();
+      await Promise.allSettled(loops);
+      return 1;
     }
     this.status.ready = true;
     await this.save();
@@ -313,6 +327,19 @@ export class LocalSupervisor {
     await this.stop();
     await Promise.allSettled(loops);
     return 0;
+  }
+
+  /** Launches the service's keepRunning loop; settles when its first start succeeded or failed. */
+  private startFirst(def: ServiceDefinition, loops: Promise<void>[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      // Start-up already failed elsewhere or a stop came while this one waited for others.
+      if (this.stopping) return reject(new Error(`${def.name}: not started, the supervisor is stopping`));
+      loops.push(
+        this.keepRunning(def, resolve, (err) => reject(new Error(`${def.name}: ${err.message}`))).finally(() =>
+          reject(new Error(`${def.name}: stopped during start-up`)),
+        ),
+      );
+    });
   }
 
   /**
@@ -350,8 +377,8 @@ export async function runLocalSupervisor(root: string): Promise<number> {
   const supervisor = new LocalSupervisor(layout, [
     databaseService(layout, config, secrets),
     brokerService(layout, config, secrets),
-    nodeService('api', layout, layout.serviceEnvFile, ['serve'], apiListenPort(config)),
-    nodeService('worker', layout, layout.workerEnvFile, ['worker']),
+    { ...nodeService('api', layout, layout.serviceEnvFile, ['serve'], apiListenPort(config)), after: ['database', 'broker'] },
+    { ...nodeService('worker', layout, layout.workerEnvFile, ['worker']), after: ['api'] },
   ]);
   const onSignal = (): void => void supervisor.stop();
   // SIGUSR2 (what `local stop` sends) stops in order: worker, API, broker, database. SIGTERM and

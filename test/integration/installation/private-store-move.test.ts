@@ -57,7 +57,8 @@ describe('moveServiceData', () => {
     const from = shared.db(database);
     await from.collection('users').insertMany(users(2500));
     await from.collection('users').createIndex({ username: 1 }, { unique: true, name: 'username_unique' });
-    await from.collection('django_session').insertOne({ _id: 'abc' as never, expire_date: new Date() });
+    // A session that is still valid: the engine's TTL job would delete an expired one under the test.
+    await from.collection('django_session').insertOne({ _id: 'abc' as never, expire_date: new Date(Date.now() + 3_600_000) });
     await from.collection('django_session').createIndex({ expire_date: 1 }, { expireAfterSeconds: 0, name: 'expiry' });
     await from.collection('tombstone').insertOne({ _id: 'task-1' as never, status: 'SUCCESS' });
     await from.collection('health_probe_0011').insertOne({ at: new Date() });
