@@ -98,8 +98,9 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     cluster: peers,
     async close() {
       peers?.close();
-      await metrics?.close();
+      // The queue before the metrics: closing its broker connection settles the metrics' channel too.
       await queue?.close();
+      await metrics?.close();
       await auth.close();
       await mongo.close();
       if (privateMongo !== mongo) await privateMongo.close();

@@ -213,7 +213,10 @@ export class LoginThrottle {
         if (retryAfterMs > 0) break;
       }
     } catch (err) {
-      await release().catch(() => undefined);
+      // Not awaited: when the database is unreachable the release would wait out the driver's
+      // server selection again (5 s) before the caller got its 503. A place it fails to release
+      // stops counting once it is no longer live.
+      void release().catch(() => undefined);
       throw err;
     }
     if (retryAfterMs > 0) {

@@ -7,6 +7,7 @@
 import type { Channel, ChannelModel } from 'amqplib';
 import pTimeout from 'p-timeout';
 import type { BrokerSession } from '../queue/connection/broker-session.js';
+import { closeChannel } from '../queue/connection/bounded-close.js';
 
 export const SCRAPE_TIMEOUT_MS = 2_000;
 
@@ -36,7 +37,7 @@ export class ScrapeChannel {
     const slot = this.current;
     this.current = null;
     const channel = await slot?.channel.catch(() => null);
-    await channel?.close().catch(() => undefined);
+    if (channel) await closeChannel(channel);
   }
 
   private async open(connection: ChannelModel): Promise<Channel> {

@@ -12,11 +12,13 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
+import pTimeout from 'p-timeout';
 import type { MongoClient } from 'mongodb';
 import { pino, type Logger } from 'pino';
 import type { BrokerSettings, MongoSettings } from '../config/connections.js';
 import { connectMongo } from '../db/mongo-client.js';
 import { BrokerSession } from '../queue/connection/broker-session.js';
+import { BROKER_CLOSE_TIMEOUT_MS, closeChannel } from '../queue/connection/bounded-close.js';
 import { ControlClient } from '../queue/remote-control/control-client.js';
 import { TaskPublisher, type PublishTaskInput } from '../queue/publishing/task-publisher.js';
 import { DEFAULT_QUEUE, declareEventExchange } from '../queue/protocol/entities.js';
@@ -678,7 +680,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       try {
         await parkMessage(channel, message, { reason, deliveryCount: starts, queueType: this.options.broker.queueType });
       } finally {
-        await channel.close().catch(() => undefined);
+        await closeChannel(channel);
       }
     } catch (error) {
       log.error({ err: error }, 'could not park the message in the dead-letter queue; returning it to its queue');
@@ -980,7 +982,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // 1. No new deliveries.
     const consumer = this.taskChannel;
     if (consumer) {
-      for (const tag of consumer.consumerTags) await consumer.channel.cancel(tag).catch(() => undefined);
+      // Bounded: a broker that stopped answering would hold the reply (and the stop) until the
+      // heartbeat gave up; messages that still arrive go back to the queue with the connection.
+      const cancels = Promise.all(consumer.consumerTags.map((tag) => consumer.channel.cancel(tag))).catch(() => undefined);
+      await pTimeout(cancels, { milliseconds: BROKER_CLOSE_TIMEOUT_MS }).catch(() => undefined);
     }
     // 2. Messages we hold but have not started go back to the queue.
     this.pool.close();
@@ -1008,8 +1013,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.events.sendWorkerEvent('worker-offline', this.status());
       await this.events.flush();
     }
-    await this.publisher.close();
+    // The connection before the publisher: closing it ends the publisher's channels too, so the
+    // publisher's close cannot wait on a broker that no longer answers.
     await this.session.close();
+    await this.publisher.close();
     await this.mongo?.close().catch(() => undefined);
     this.lifecycle = 'closed';
     this.logger.info('worker stopped');

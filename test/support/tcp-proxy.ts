@@ -8,13 +8,23 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export class TcpProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  /** Connections accepted while frozen: held open, never relayed. */
+  private readonly held = new Set<Socket>();
   private refusingUntil = 0;
+  private frozen = false;
   port = 0;
 
   constructor(private readonly targetPort: number) {
     this.server = createServer((client) => {
       if (Date.now() < this.refusingUntil) {
         client.destroy();
+        return;
+      }
+      if (this.frozen) {
+        // Accepted and never answered, as by a host that stopped responding.
+        this.held.add(client);
+        client.on('error', () => undefined);
+        client.on('close', () => this.held.delete(client));
         return;
       }
       const upstream = connect(this.targetPort, '127.0.0.1');
@@ -41,7 +51,7 @@ export class TcpProxy {
               return;
             }
             clientBytes += chunk.length;
-            upstream.write(chunk);
+            if (!this.frozen) upstream.write(chunk);
           });
         } else {
           a.on('data', (chunk: Buffer) => {
@@ -52,7 +62,7 @@ export class TcpProxy {
               this.destroyPair(client, upstream, drop.refuseMs);
               return;
             }
-            client.write(chunk);
+            if (!this.frozen) client.write(chunk);
           });
         }
       }
@@ -89,7 +99,16 @@ export class TcpProxy {
   /** Drops every open connection and refuses new ones for `refuseMs`. */
   cut(refuseMs: number): void {
     this.refusingUntil = Date.now() + refuseMs;
-    for (const socket of this.sockets) socket.destroy();
+    for (const socket of [...this.sockets, ...this.held]) socket.destroy();
+  }
+
+  /**
+   * Keeps every connection open but passes nothing either way, and accepts new connections
+   * without ever answering: a service that stopped responding without closing its sockets (a
+   * paused process, a host that vanished, a partition). Only the clients' own timeouts end it.
+   */
+  freeze(): void {
+    this.frozen = true;
   }
 
   get openConnections(): number {
@@ -97,7 +116,7 @@ export class TcpProxy {
   }
 
   async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
+    for (const socket of [...this.sockets, ...this.held]) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -6,6 +6,7 @@
  * Anyone else gets 403 (401 when not logged in).
  */
 import type { Channel } from 'amqplib';
+import { closeChannel } from '../connection/bounded-close.js';
 import type { Request, Router } from 'express';
 import { isTaskAdmin } from '../../auth/permissions.js';
 import { isAuthenticated } from '../../auth/principal.js';
@@ -41,7 +42,7 @@ async function withChannel<T>(service: QueueService, use: (channel: Channel) => 
   try {
     return await use(channel);
   } finally {
-    await channel.close().catch(() => undefined);
+    await closeChannel(channel);
   }
 }
 

@@ -300,9 +300,10 @@ export class QueueService {
   async close(): Promise<void> {
     for (const sweep of this.pendingSweeps) clearTimeout(sweep);
     this.pendingSweeps.clear();
-    await this.events.close();
-    await this.publisher.close();
-    await this.control.close();
+    // The connection first: closing it ends every channel on it, so the parts' own closes then
+    // return at once, even when the broker no longer answers (a channel close, or a channel still
+    // being opened, would otherwise wait for it). The session bounds its own close.
     await this.session.close();
+    await Promise.all([this.events.close(), this.publisher.close(), this.control.close()]);
   }
 }

@@ -12,6 +12,7 @@ import type { BrokerSettings } from '../../config/connections.js';
 import { Backoff } from '../../lib/backoff.js';
 import { QueueUnavailableError } from '../errors.js';
 import { brokerAddresses, connectBroker } from './broker-connection.js';
+import { closeConnection } from './bounded-close.js';
 
 export interface BrokerSessionOptions {
   settings: BrokerSettings;
@@ -97,7 +98,7 @@ export class BrokerSession extends EventEmitter<BrokerSessionEvents> {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     const connection = this.current;
     this.current = null;
-    if (connection) await connection.close().catch(() => undefined);
+    if (connection) await closeConnection(connection);
   }
 
   private async connectOnce(): Promise<void> {

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { Logger } from '../../log/logger.js';
 import type { BrokerSession } from '../connection/broker-session.js';
+import { closeChannel } from '../connection/bounded-close.js';
 import type { ControlClient } from '../remote-control/control-client.js';
 import { EVENT_EXCHANGE, declareEventReceiverQueue } from '../protocol/entities.js';
 
@@ -90,7 +91,7 @@ export class WorkerEvents {
     this.options.session.off('connected', this.onConnected);
     const channel = this.channel;
     this.channel = null;
-    await channel?.close().catch(() => undefined);
+    if (channel) await closeChannel(channel);
   }
 
   private async subscribe(connection: ChannelModel, generation: number): Promise<void> {
@@ -98,12 +99,12 @@ export class WorkerEvents {
       const channel = await connection.createChannel();
       channel.on('error', () => undefined);
       if (generation !== this.generation) {
-        await channel.close().catch(() => undefined);
+        await closeChannel(channel);
         return;
       }
       const previous = this.channel;
       this.channel = channel;
-      await previous?.close().catch(() => undefined);
+      if (previous) await closeChannel(previous);
       const queue = await declareEventReceiverQueue(channel, `events.${randomUUID()}`, 'task.#');
       await channel.bindQueue(queue, EVENT_EXCHANGE, 'worker.#');
       await channel.consume(queue, (message) => this.onMessage(message), { noAck: true });

@@ -18,6 +18,7 @@ import {
 } from '../protocol/task-message.js';
 import { QueueUnavailableError } from '../errors.js';
 import { brokerUnavailable, type BrokerSession } from '../connection/broker-session.js';
+import { closeChannel } from '../connection/bounded-close.js';
 
 export type QueueDeclaration = 'assert' | 'passive' | 'none';
 
@@ -180,8 +181,10 @@ export class TaskPublisher {
     const declarations = this.declarations;
     this.channel = null;
     this.declarations = null;
-    if (slot) await (await slot.channel.catch(() => null))?.close().catch(() => undefined);
-    if (declarations) await (await declarations.channel.catch(() => null))?.close().catch(() => undefined);
+    for (const held of [slot, declarations]) {
+      const channel = await held?.channel.catch(() => null);
+      if (channel) await closeChannel(channel);
+    }
   }
 
   /** Resolves once `queue` is known to exist (declared or checked) on this channel's connection. */

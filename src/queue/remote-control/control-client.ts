@@ -18,6 +18,7 @@ import {
 import { parseRegisteredTask, type ParsedRegisteredTask } from '../protocol/registered-tasks.js';
 import { parseTaskInfoReply, TASK_INFO_COMMAND, type TaskInfoReply } from '../protocol/task-info.js';
 import { brokerUnavailable, type BrokerSession } from '../connection/broker-session.js';
+import { closeChannel } from '../connection/bounded-close.js';
 
 export interface BroadcastOptions {
   /** How long to gather replies (Celery's CLI default is 1 s). */
@@ -179,7 +180,8 @@ export class ControlClient {
     for (const collector of [...this.collectors.values()]) collector.finish();
     const slot = this.channel;
     this.channel = null;
-    if (slot) await (await slot.ready.catch(() => null))?.channel.close().catch(() => undefined);
+    const ready = await slot?.ready.catch(() => null);
+    if (ready) await closeChannel(ready.channel);
   }
 
   /** Publishes a request; the promise settles with the broker's confirm. */

@@ -22,6 +22,9 @@ function standIn() {
       let name = '';
       return {
         on: () => undefined,
+        // Closes wait for the channel's 'close' event as well as for close() (bounded-close.ts).
+        once: () => undefined,
+        off: () => undefined,
         assertExchange: async () => ({}),
         assertQueue: async (queue: string) => {
           name = queue;
