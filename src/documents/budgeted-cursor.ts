@@ -1,11 +1,13 @@
 /**
  * A driver cursor whose every round trip (the first batch and each later one) draws on the
  * request's query budget. The cursor is opened lazily, on the first round trip, with the budget
- * then remaining as its server-side limit.
+ * then remaining as its server-side limit. It is opened with RAW_RECORDS: each record is decoded
+ * only when it is handed on (see raw-records.ts).
  */
 import type { AbstractCursor, Document } from 'mongodb';
 import { BatchSizer } from './batch-bytes.js';
 import type { QueryBudget } from './query-budget.js';
+import type { RecordDecoder } from './raw-records.js';
 
 export type CursorOpener = (maxTimeMS: number, signal: AbortSignal) => Promise<AbstractCursor<Document>>;
 
@@ -20,6 +22,7 @@ export class BudgetedCursor implements AsyncIterable<Document> {
   constructor(
     private readonly open: CursorOpener,
     private readonly budget: QueryBudget,
+    private readonly decode: RecordDecoder,
   ) {}
 
   /** True when a record is ready; asks the database (within the budget) only when none is buffered. */
@@ -51,7 +54,7 @@ export class BudgetedCursor implements AsyncIterable<Document> {
       const size = this.sizer.next(batch);
       if (size !== undefined) setNextBatchSize(cursor, size);
       more = this.prefetch();
-      for (const doc of batch) yield doc;
+      for (const bytes of batch) yield this.decode(bytes as unknown as Uint8Array);
     }
   }
 

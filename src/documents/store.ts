@@ -19,6 +19,7 @@ import { insertBatch } from './batch-insert.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
 import { collectionExists, databaseExists, duplicateValues, indexExists, noSuchCollection, noSuchDatabase, noSuchIndex } from './errors.js';
 import { QueryBudget } from './query-budget.js';
+import { RAW_RECORDS, recordDecoder } from './raw-records.js';
 
 export interface FindOptions {
   filter: Document;
@@ -275,11 +276,12 @@ export class DocumentStore {
    * (and, on MongoDB, the batches after it); on an engine that limits each getMore separately,
    * the same limit as `maxAwaitTimeMS`, which the driver sends as each getMore's maxTimeMS. A
    * page is asked for in one batch (`batchSize`), so it is fetched by the command the engine
-   * limits most reliably.
+   * limits most reliably. Records come as bytes, for the BudgetedCursor to decode one by one.
    */
   private async cursorOptions(maxTimeMS: number, signal: AbortSignal, limit: number) {
     const { limitsEachBatchSeparately } = await this.engineTraits();
     return {
+      ...RAW_RECORDS,
       maxTimeMS,
       signal,
       ...(limitsEachBatchSeparately ? { maxAwaitTimeMS: maxTimeMS } : {}),
@@ -292,21 +294,28 @@ export class DocumentStore {
   }
 
   find(db: string, col: string, options: FindOptions, budget: QueryBudget): BudgetedCursor {
-    return new BudgetedCursor(async (maxTimeMS, signal) => {
-      const cursor = this.collection(db, col).find(options.filter, await this.cursorOptions(maxTimeMS, signal, options.limit));
-      if (options.projection !== undefined) cursor.project(options.projection);
-      if (options.sort !== undefined) cursor.sort(options.sort);
-      if (options.skip > 0) cursor.skip(options.skip);
-      if (options.limit > 0) cursor.limit(options.limit);
-      return cursor;
-    }, budget);
+    const collection = this.collection(db, col);
+    return new BudgetedCursor(
+      async (maxTimeMS, signal) => {
+        const cursor = collection.find(options.filter, await this.cursorOptions(maxTimeMS, signal, options.limit));
+        if (options.projection !== undefined) cursor.project(options.projection);
+        if (options.sort !== undefined) cursor.sort(options.sort);
+        if (options.skip > 0) cursor.skip(options.skip);
+        if (options.limit > 0) cursor.limit(options.limit);
+        return cursor;
+      },
+      budget,
+      recordDecoder(collection.bsonOptions),
+    );
   }
 
   /** `limit`: the number of records the pipeline ends with (its final $limit), 0 = unknown. */
   aggregate(db: string, col: string, pipeline: Document[], budget: QueryBudget, limit = 0): BudgetedCursor {
+    const collection = this.collection(db, col);
     return new BudgetedCursor(
-      async (maxTimeMS, signal) => this.collection(db, col).aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
+      async (maxTimeMS, signal) => collection.aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
       budget,
+      recordDecoder(collection.bsonOptions),
     );
   }
 

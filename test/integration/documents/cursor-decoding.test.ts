@@ -1,0 +1,122 @@
+/**
+ * The store's cursors read records as BSON bytes and decode each one only when it is handed on:
+ * a batch is never decoded whole. Records still come out exactly as the driver decodes them
+ * (every BSON type the API renders), for finds and aggregations alike. Real engine.
+ */
+import { Binary, BSON, Decimal128, Double, Int32, Long, MongoClient, ObjectId, UUID, type Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mongoClientOptions } from '../../../src/db/mongo-client.js';
+import { BudgetedCursor } from '../../../src/documents/budgeted-cursor.js';
+import { recordDecoder } from '../../../src/documents/raw-records.js';
+import { DocumentStore } from '../../../src/documents/store.js';
+import { mongoSettings, unique } from '../worker/support.js';
+
+const DATABASE = 'cybercom_test';
+/** More than one batch (the first holds 101 records). */
+const RECORDS = 250;
+
+let mongo: MongoClient;
+let collection: string;
+
+/** Every kind of value a stored record may hold. */
+function record(n: number): Document {
+  return {
+    n,
+    text: `record ${n} — ünïcödé`,
+    double: new Double(n + 0.5),
+    int: new Int32(n),
+    long: Long.fromString('9007199254740993'),
+    decimal: Decimal128.fromString('1234567890.123456789'),
+    when: new Date(Date.UTC(2001, 3, 1, 0, 0, n % 60)),
+    ref: new ObjectId(),
+    bytes: new Binary(Buffer.from([0, 1, 2, n % 256])),
+    uuid: new UUID(),
+    flag: n % 2 === 0,
+    nothing: null,
+    nested: { list: [1, 'two', { three: 3 }], deeper: { when: new Date(0) } },
+    pattern: /^site-\d+$/i,
+  };
+}
+
+beforeAll(async () => {
+  const settings = mongoSettings();
+  mongo = new MongoClient(settings.uri, mongoClientOptions(settings));
+  await mongo.connect();
+  collection = unique('decoding');
+  await mongo
+    .db(DATABASE)
+    .collection(collection)
+    .insertMany(Array.from({ length: RECORDS }, (_, n) => record(n)));
+});
+
+afterAll(async () => {
+  await mongo
+    ?.db(DATABASE)
+    .collection(collection)
+    .drop()
+    .catch(() => undefined);
+  await mongo?.close();
+});
+
+async function all(cursor: BudgetedCursor): Promise<Document[]> {
+  const out: Document[] = [];
+  for await (const doc of cursor) out.push(doc);
+  await cursor.close();
+  return out;
+}
+
+describe('records read through the store', () => {
+  it('come out of a find exactly as the driver decodes them', async () => {
+    const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
+    const expected = await mongo.db(DATABASE).collection(collection).find({}).sort({ n: 1 }).toArray();
+    const read = await all(store.find(DATABASE, collection, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget()));
+    expect(read).toHaveLength(RECORDS);
+    expect(read).toStrictEqual(expected);
+    expect(read[0]?.ref).toBeInstanceOf(ObjectId);
+    expect(read[0]?.when).toBeInstanceOf(Date);
+    expect(read[0]?.decimal).toBeInstanceOf(Decimal128);
+  });
+
+  it('come out of an aggregation exactly as the driver decodes them', async () => {
+    const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
+    const pipeline = [{ $match: { n: { $lt: 150 } } }, { $sort: { n: -1 } }];
+    const expected = await mongo.db(DATABASE).collection(collection).aggregate(pipeline).toArray();
+    const read = await all(store.aggregate(DATABASE, collection, pipeline, store.budget()));
+    expect(read).toHaveLength(150);
+    expect(read).toStrictEqual(expected);
+  });
+});
+
+describe('BudgetedCursor', () => {
+  it('decodes each record when it is handed on, not the whole batch with the first', async () => {
+    const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
+    const col = mongo.db(DATABASE).collection(collection);
+    const decode = recordDecoder(col.bsonOptions);
+    let decoded = 0;
+    const cursor = new BudgetedCursor(
+      async (maxTimeMS, signal) => col.find({}, { raw: true, maxTimeMS, signal }).sort({ n: 1 }),
+      store.budget(),
+      (bytes) => {
+        decoded += 1;
+        return decode(bytes);
+      },
+    );
+    const seen: number[] = [];
+    for await (const doc of cursor) {
+      seen.push(doc.n as number);
+      // The first batch holds 101 records; only those handed on so far were decoded.
+      expect(decoded).toBe(seen.length);
+    }
+    await cursor.close();
+    expect(seen).toEqual(Array.from({ length: RECORDS }, (_, n) => n));
+  });
+
+  it('decodes bytes with the client settings: without UTF-8 validation when the client turns it off', () => {
+    // Invalid UTF-8 in a string: refused when validating, read as U+FFFD when not.
+    const bytes = BSON.serialize({ s: 'x' });
+    const broken = Buffer.from(bytes);
+    broken[broken.length - 3] = 0xff;
+    expect(() => recordDecoder({ enableUtf8Validation: true })(broken)).toThrow();
+    expect(recordDecoder({ enableUtf8Validation: false })(broken)).toEqual({ s: '\ufffd' });
+  });
+});
