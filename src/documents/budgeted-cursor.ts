@@ -50,11 +50,12 @@ export class BudgetedCursor implements AsyncIterable<Document> {
     let more = this.hasNext();
     while (await more) {
       const cursor = this.cursor as AbstractCursor<Document>;
-      const batch = cursor.readBufferedDocuments();
+      // Opened with RAW_RECORDS: the driver hands out each record's bytes.
+      const batch = cursor.readBufferedDocuments() as unknown as Uint8Array[];
       const size = this.sizer.next(batch);
       if (size !== undefined) setNextBatchSize(cursor, size);
       more = this.prefetch();
-      for (const bytes of batch) yield this.decode(bytes as unknown as Uint8Array);
+      for (const bytes of batch) yield this.decode(bytes);
     }
   }
 
