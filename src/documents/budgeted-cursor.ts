@@ -5,7 +5,6 @@
  * only when it is handed on (see raw-records.ts).
  */
 import type { AbstractCursor, Document } from 'mongodb';
-import { BatchSizer } from './batch-bytes.js';
 import type { QueryBudget } from './query-budget.js';
 import type { RecordDecoder } from './raw-records.js';
 
@@ -17,7 +16,6 @@ export class BudgetedCursor implements AsyncIterable<Document> {
   private readonly controller = new AbortController();
   /** The round trip asked for ahead of the reader (see the iterator). */
   private ahead: Promise<boolean> = Promise.resolve(false);
-  private readonly sizer = new BatchSizer();
 
   constructor(
     private readonly open: CursorOpener,
@@ -42,9 +40,13 @@ export class BudgetedCursor implements AsyncIterable<Document> {
    * Whole batches at a time: no timer per record, only per round trip. The next batch is asked
    * for as soon as the current one is taken out of the driver, so the engine produces it while
    * this one is rendered and written, instead of the two taking turns (a long download then
-   * costs about the slower of the two, not their sum). One batch ahead at most: memory stays
-   * bounded, and a client that stops reading stops the cursor one batch later. Past the first
-   * chunk's worth of records the batches are sized in bytes (see BatchSizer).
+   * costs about the slower of the two, not their sum). The budget counts that round trip only
+   * from when the reader waits for it (QueryBudget.wait): time spent rendering is the API's, not
+   * the database's. One batch ahead at most: memory stays bounded, and a client that stops
+   * reading stops the cursor one batch later. The batches keep the engine's size (up to
+   * 16 MiB): they are held as BSON bytes, each record decoded only as it is handed on, so a
+   * large batch costs its bytes, not tens of MB of objects, and fewer round trips keep a long
+   * read close to the engine's own speed.
    */
   async *[Symbol.asyncIterator](): AsyncIterator<Document> {
     let more = this.hasNext();
@@ -52,19 +54,20 @@ export class BudgetedCursor implements AsyncIterable<Document> {
       const cursor = this.cursor as AbstractCursor<Document>;
       // Opened with RAW_RECORDS: the driver hands out each record's bytes.
       const batch = cursor.readBufferedDocuments() as unknown as Uint8Array[];
-      const size = this.sizer.next(batch);
-      if (size !== undefined) setNextBatchSize(cursor, size);
-      more = this.prefetch();
+      const waitForNext = this.prefetch(cursor);
       for (const bytes of batch) yield this.decode(bytes);
+      more = waitForNext();
     }
   }
 
-  private prefetch(): Promise<boolean> {
-    const next = this.hasNext();
-    // Awaited by the loop above, or by close() when the reader stops early (its failure is then
-    // of no interest, but must not surface as an unhandled rejection).
+  /** Starts the next round trip now; the function returned waits for it within the budget. */
+  private prefetch(cursor: AbstractCursor<Document>): () => Promise<boolean> {
+    if (cursor.closed) return () => Promise.resolve(false); // exhausted: no round trip
+    const next = this.budget.remainingMs() > 0 ? cursor.hasNext() : Promise.resolve(true);
+    // Awaited by the reader, or by close() when the reader stops early (its failure is then of
+    // no interest, but must not surface as an unhandled rejection).
     this.ahead = next.catch(() => false);
-    return next;
+    return () => this.budget.wait(next, this.controller);
   }
 
   async close(): Promise<void> {
@@ -75,14 +78,4 @@ export class BudgetedCursor implements AsyncIterable<Document> {
     if (this.controller.signal.aborted) return;
     await this.cursor.close();
   }
-}
-
-/**
- * The driver sends each getMore with its cursor's batch size as it stands then, but offers no
- * public way to change it once the cursor is open: the option is set where the driver keeps it.
- * Should a driver version keep it elsewhere, batches simply stay at the engine's size.
- */
-function setNextBatchSize(cursor: AbstractCursor<Document>, size: number): void {
-  const options = (cursor as unknown as { cursorOptions?: { batchSize?: number } }).cursorOptions;
-  if (typeof options === 'object' && options !== null) options.batchSize = size;
 }

@@ -39,6 +39,31 @@ export class QueryBudget {
   async run<T>(work: (maxTimeMS: number, signal: AbortSignal) => Promise<T>, controller = new AbortController()): Promise<T> {
     const left = this.remainingMs();
     if (left <= 0) throw queryTimeout();
+    return this.counted(left, controller, () => work(Math.max(1, Math.ceil(left)), controller.signal));
+  }
+
+  /**
+   * Waits for an operation already under way, counting only the time from now on: an operation
+   * started ahead of need (a cursor's next batch, asked for while the current one is rendered)
+   * costs the budget only for as long as a reader then waits for it. Counting it from its start
+   * would count the API's own rendering too: on a busy API a long download would run out of
+   * budget while the engine had long answered. Throws 503 `query_timeout` (and aborts
+   * `controller`) when the budget is used up or runs out while waiting.
+   */
+  async wait<T>(pending: Promise<T>, controller: AbortController): Promise<T> {
+    // Once given up on, the operation's own late failure (e.g. the abort) is of no interest.
+    pending.catch(() => undefined);
+    const left = this.remainingMs();
+    if (left <= 0) {
+      const err = queryTimeout();
+      controller.abort(err);
+      throw err;
+    }
+    return this.counted(left, controller, () => pending);
+  }
+
+  /** Waits for `operation()` with the clock running, giving up `left` ms (plus the grace) from now. */
+  private async counted<T>(left: number, controller: AbortController, operation: () => Promise<T>): Promise<T> {
     this.enter();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
@@ -51,10 +76,9 @@ export class QueryBudget {
         left + graceMs(this.limitMs),
       );
     });
-    const pending = work(Math.max(1, Math.ceil(left)), controller.signal);
-    // Once given up on, the operation's own late failure (e.g. the abort) is of no interest.
-    pending.catch(() => undefined);
     try {
+      const pending = operation();
+      pending.catch(() => undefined);
       return await Promise.race([pending, expired]);
     } finally {
       clearTimeout(timer);

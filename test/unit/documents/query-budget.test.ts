@@ -69,6 +69,28 @@ describe('QueryBudget', () => {
     expect(signal.aborted).toBe(true);
   });
 
+  it('counts an operation started ahead of need only from when it is waited for', async () => {
+    let now = 0;
+    const budget = new QueryBudget(1_000, () => now);
+    let answer!: (more: boolean) => void;
+    const ahead = new Promise<boolean>((r) => (answer = r));
+    now = 700; // the API renders the batch before; the engine answers meanwhile
+    answer(true);
+    await expect(budget.wait(ahead, new AbortController())).resolves.toBe(true);
+    expect(budget.remainingMs()).toBe(1_000);
+  });
+
+  it('aborts an operation started ahead when the budget is already used up by the time it is waited for', async () => {
+    let now = 0;
+    const budget = new QueryBudget(100, () => now);
+    await budget.run(async () => {
+      now = 150;
+    });
+    const controller = new AbortController();
+    await expect(budget.wait(Promise.resolve(true), controller)).rejects.toMatchObject({ code: 'query_timeout' });
+    expect(controller.signal.aborted).toBe(true);
+  });
+
   it('passes the engine’s own errors through', async () => {
     const budget = new QueryBudget(1_000);
     const engineError = Object.assign(new Error('operation exceeded time limit'), { code: 50 });
