@@ -12,7 +12,6 @@ import httpx
 import orjson
 
 from . import ejson
-from .ejson import ObjectId
 from .errors import BadRequest, CybercomError, NotFound
 from .progress import progress_bar
 from .session import Params, Session
@@ -83,17 +82,17 @@ def encoded_chunks(
     record is larger, at most ``max_bytes``: (record count, body) per chunk. Each record is
     serialised once, and the body is joined from those bytes.
 
-    A record without ``_id`` is sent with a new :class:`~cybercom.ejson.ObjectId` first (in a
-    shallow copy: the caller's record is left as it is), as MongoDB drivers do: when a chunk's
-    answer is lost, the ids of its records are known all the same, and can be looked up."""
+    A record without ``_id`` is sent with a new :class:`~cybercom.ejson.ObjectId` as its first
+    field, as MongoDB drivers do: when a chunk's answer is lost, the ids of its records are known
+    all the same, and can be looked up. The id is joined to the record's JSON bytes, so that the
+    caller's record is left as it is and not copied to add it."""
     parts: list[bytes] = []
     size = 2
-    new_id = ObjectId.new
+    new_id = ejson.new_object_id_bytes
     for record in records:
-        if "_id" in record:
-            data = ejson.dumps(record if type(record) is dict else dict(record))
-        else:
-            data = ejson.dumps({"_id": new_id(), **record})
+        data = ejson.dumps(record if type(record) is dict else dict(record))
+        if "_id" not in record:
+            data = b'{"_id":{"$oid":"' + new_id() + (b'"},' + data[1:] if len(data) > 2 else b'"}}')
         if parts and (len(parts) >= max_records or size + len(data) + 1 > max_bytes):
             yield len(parts), b"[" + b",".join(parts) + b"]"
             parts = []

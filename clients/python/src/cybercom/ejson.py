@@ -48,8 +48,8 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def _oid_process_part() -> str:
-    return os.urandom(5).hex()
+def _oid_process_part() -> bytes:
+    return os.urandom(5).hex().encode("ascii")
 
 
 #: The random and counter parts of :meth:`ObjectId.new`; a forked child draws its own, so that it
@@ -68,6 +68,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reseed_object_ids)
 
 
+def new_object_id_bytes() -> bytes:
+    """The 24 hex digits of a fresh id (see :meth:`ObjectId.new`) as ASCII bytes, for JSON bodies
+    assembled from bytes without making an :class:`ObjectId` first."""
+    return b"%08x%s%06x" % (int(time.time()), _oid_process, next(_oid_counter) & 0xFFFFFF)
+
+
 class ObjectId(str):
     """A MongoDB ObjectId: 24 lower-case hex digits. A ``str``, so it compares equal to its hex text."""
 
@@ -84,8 +90,7 @@ class ObjectId(str):
         """A fresh id, made as MongoDB drivers make them: four bytes of seconds since the epoch,
         five random bytes drawn once per process, and a three-byte counter that starts at random.
         Ids made in one process are unique, and ordered within a second."""
-        count = next(_oid_counter) & 0xFFFFFF
-        return str.__new__(cls, f"{int(time.time()):08x}{_oid_process}{count:06x}")
+        return str.__new__(cls, new_object_id_bytes().decode("ascii"))
 
     @property
     def generation_time(self) -> dt.datetime:

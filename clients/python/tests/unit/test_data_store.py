@@ -213,13 +213,14 @@ def test_a_chunk_lost_to_a_transport_error_is_reported_with_its_ids_unconfirmed(
 
 def test_insert_gives_records_without_id_a_client_objectid_and_leaves_the_callers_records() -> None:
     client, recorder = make_client(echo_ids)
-    records = [{"n": 0}, {"_id": "mine", "n": 1}, {"n": 2, "_id": None}, {"n": 3}]
+    records = [{"n": 0}, {"_id": "mine", "n": 1}, {"n": 2, "_id": None}, {"n": 3}, {}]
     before = orjson.dumps(records)
     ids = client.data_store["d"]["c"].insert(records, progress=False)
     assert orjson.dumps(records) == before  # not given an "_id" behind the caller's back
     sent = body_of(recorder.requests[0])
     assert sent[1] == {"_id": "mine", "n": 1} and sent[2] == {"n": 2, "_id": None}
-    assert [r["n"] for r in sent] == [0, 1, 2, 3]
+    assert [r.get("n") for r in sent] == [0, 1, 2, 3, None]
+    assert set(sent[4]) == {"_id"} and ids[4] == ObjectId(sent[4]["_id"]["$oid"])
     assert set(sent[0]) == {"_id", "n"} and set(sent[0]["_id"]) == {"$oid"}
     assert ids[0] == ObjectId(sent[0]["_id"]["$oid"]) and ids[3] == ObjectId(sent[3]["_id"]["$oid"])
     assert ids[0] != ids[3]
