@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Optional, Union
 from urllib.parse import quote, urlencode
 
+import httpx
 import orjson
 
 from . import ejson
@@ -68,16 +69,30 @@ PRESENCE_QUERY_IDS = 100
 INSERT_CHUNK_BYTES = 4 * 1024 * 1024
 
 
+def _ids_in(body: bytes) -> list[Any]:
+    """The ``_id`` of each record of an insert body, typed as the caller gave it. Read back from
+    the body only when a chunk's answer is lost, so that inserts that succeed pay nothing for it."""
+    return [ejson.decode(record["_id"], typed=False) for record in orjson.loads(body)]
+
+
 def encoded_chunks(
     records: Iterable[Mapping[str, Any]], max_records: int, max_bytes: int
 ) -> Generator[tuple[int, bytes], None, None]:
     """The records as JSON array bodies of at most ``max_records`` records and, unless a single
     record is larger, at most ``max_bytes``: (record count, body) per chunk. Each record is
-    serialised once, and the body is joined from those bytes."""
+    serialised once, and the body is joined from those bytes.
+
+    A record without ``_id`` is sent with a new :class:`~cybercom.ejson.ObjectId` as its first
+    field, as MongoDB drivers do: when a chunk's answer is lost, the ids of its records are known
+    all the same, and can be looked up. The id is joined to the record's JSON bytes, so that the
+    caller's record is left as it is and not copied to add it."""
     parts: list[bytes] = []
     size = 2
+    new_id = ejson.new_object_id_bytes
     for record in records:
         data = ejson.dumps(record if type(record) is dict else dict(record))
+        if "_id" not in record:
+            data = b'{"_id":{"$oid":"' + new_id() + (b'"},' + data[1:] if len(data) > 2 else b'"}}')
         if parts and (len(parts) >= max_records or size + len(data) + 1 > max_bytes):
             yield len(parts), b"[" + b",".join(parts) + b"]"
             parts = []
@@ -88,29 +103,45 @@ def encoded_chunks(
         yield len(parts), b"[" + b",".join(parts) + b"]"
 
 
+#: The ``code`` of an :class:`InsertError` whose chunk got no answer (its ``status`` is None).
+TRANSPORT_ERROR = "transport_error"
+
+
 class InsertError(CybercomError):
     """An insert stopped part-way. ``inserted_ids`` were written (in order); the records from
     ``failed_index`` on were not, except possibly those in ``unconfirmed_ids`` (the records from
     ``failed_index`` on whose write the server could not confirm; the insert is ordered, so those
-    written are a prefix of them). ``cause`` is the error the server answered for the failing chunk.
+    written are a prefix of them). ``cause`` is the error the server answered for the failing
+    chunk or, when no answer came (the connection failed or timed out), the
+    ``httpx.TransportError``: then ``code`` is ``"transport_error"`` and every id of that chunk is
+    unconfirmed.
 
     To resume: ``records[err.failed_index + col.present_prefix(err.unconfirmed_ids):]``."""
 
     def __init__(
         self,
-        cause: CybercomError,
+        cause: Union[CybercomError, httpx.TransportError],
         *,
         inserted_ids: list[Any],
         failed_index: int,
         unconfirmed_ids: list[Any],
     ) -> None:
+        if isinstance(cause, CybercomError):
+            reason = str(cause)
+            status, code, detail, url = cause.status, cause.code, cause.detail, cause.url
+            self.cause_message = cause.message
+        else:
+            # An httpx error's text may be empty (a bare ReadError): its class says what happened.
+            reason = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+            status, code, detail, url = None, TRANSPORT_ERROR, None, _request_url(cause)
+            self.cause_message = reason
         super().__init__(
             f"insert stopped at record {failed_index} after {len(inserted_ids)} records were written: "
-            f"{cause}",
-            status=cause.status,
-            code=cause.code,
-            detail=cause.detail,
-            url=cause.url,
+            f"{reason}",
+            status=status,
+            code=code,
+            detail=detail,
+            url=url,
         )
         self.cause = cause
         self.inserted_ids = inserted_ids
@@ -126,8 +157,15 @@ class InsertError(CybercomError):
             "inserted_ids": [ejson.encode(i) for i in self.inserted_ids],
             "failed_index": self.failed_index,
             "unconfirmed_ids": [ejson.encode(i) for i in self.unconfirmed_ids],
-            "error": {"status": self.status, "code": self.code, "message": self.cause.message},
+            "error": {"status": self.status, "code": self.code, "message": self.cause_message},
         }
+
+
+def _request_url(error: httpx.TransportError) -> Optional[str]:
+    try:
+        return str(error.request.url)
+    except RuntimeError:  # raised outside a request: httpx has none to give
+        return None
 
 
 class Cursor:
@@ -354,6 +392,14 @@ class Collection:
                         answer = sent.result()
                     except CybercomError as exc:
                         raise self._partial(exc, written) from exc
+                    except httpx.TransportError as exc:
+                        # No answer: the chunk may be written in full, in part or not at all.
+                        raise InsertError(
+                            exc,
+                            inserted_ids=written,
+                            failed_index=len(written),
+                            unconfirmed_ids=_ids_in(body),
+                        ) from exc
                     written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
                     bar.update(count)
                 return written

@@ -1,12 +1,22 @@
 import datetime as dt
 import io
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import orjson
 import pytest
 
-from cybercom import InsertError, InvalidQuery, NotFound, ObjectId, ServiceUnavailable, data_store, session
+from cybercom import (
+    InsertError,
+    InvalidQuery,
+    NotFound,
+    ObjectId,
+    ServiceUnavailable,
+    data_store,
+    ejson,
+    session,
+)
 from cybercom.data_store import query_param, sort_document
 
 from .recorded import body_of, envelope, error_response, json_response, make_client
@@ -128,8 +138,9 @@ def test_insert_cuts_chunks_at_a_byte_budget_and_at_chunk_size(monkeypatch: pyte
     client, recorder = make_client(
         lambda r: json_response(201, {"inserted_ids": [f"id{x['n']}" for x in body_of(r)]})
     )
-    # About 113 bytes a record: 8 fit in 1,000 bytes; chunk_size caps the chunk below that.
-    records = [{"n": i, "note": "x" * 95} for i in range(20)]
+    # About 113 bytes a record (with its own _id, so that no id is added to it): 8 fit in 1,000
+    # bytes; chunk_size caps the chunk below that.
+    records = [{"_id": i, "n": i, "note": "x" * 87} for i in range(20)]
     ids = client.data_store["d"]["c"].insert(records, progress=False)
     assert ids == [f"id{i}" for i in range(20)]
     bodies = [r.content for r in recorder.requests]
@@ -157,6 +168,62 @@ def test_insert_reports_unconfirmed_ids_of_a_lost_connection() -> None:
         client.data_store["d"]["c"].insert([{"_id": "x"}, {"_id": "y"}])
     assert caught.value.unconfirmed_ids == ["x", "y"]
     assert isinstance(caught.value.cause, ServiceUnavailable)
+
+
+def echo_ids(request: httpx.Request) -> httpx.Response:
+    """The service's answer to a chunk that was written whole: the ids it was sent, in order."""
+    return json_response(201, {"inserted_ids": [r["_id"] for r in body_of(request)]})
+
+
+def sent_ids(request: httpx.Request) -> list[Any]:
+    return [ejson.decode(r["_id"]) for r in body_of(request)]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [httpx.ConnectError("connection refused"), httpx.ReadError(""), httpx.ReadTimeout("timed out")],
+)
+def test_a_chunk_lost_to_a_transport_error_is_reported_with_its_ids_unconfirmed(
+    failure: httpx.TransportError,
+) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if len(recorder.requests) == 2:
+            raise failure
+        return echo_ids(request)
+
+    client, recorder = make_client(handler)
+    records = [{"n": i} for i in range(7)]
+    with pytest.raises(InsertError) as caught:
+        client.data_store["d"]["c"].insert(records, chunk_size=3, progress=False)
+    err = caught.value
+    first, second = (sent_ids(r) for r in recorder.requests)
+    # Ids made by the client: the records of the chunk whose answer never came can be looked up.
+    assert all(type(i) is ObjectId for i in first + second)
+    assert err.inserted_ids == first
+    assert err.failed_index == 3
+    assert err.unconfirmed_ids == second
+    assert err.cause is failure
+    assert err.status is None and err.code == "transport_error"
+    assert type(failure).__name__ in str(err)
+    report = orjson.loads(orjson.dumps(err.report()))
+    assert report["unconfirmed_ids"] == [{"$oid": i} for i in second]
+    assert report["error"]["code"] == "transport_error"
+    assert len(recorder.requests) == 2  # a POST is not repeated, and nothing follows the lost chunk
+
+
+def test_insert_gives_records_without_id_a_client_objectid_and_leaves_the_callers_records() -> None:
+    client, recorder = make_client(echo_ids)
+    records = [{"n": 0}, {"_id": "mine", "n": 1}, {"n": 2, "_id": None}, {"n": 3}, {}]
+    before = orjson.dumps(records)
+    ids = client.data_store["d"]["c"].insert(records, progress=False)
+    assert orjson.dumps(records) == before  # not given an "_id" behind the caller's back
+    sent = body_of(recorder.requests[0])
+    assert sent[1] == {"_id": "mine", "n": 1} and sent[2] == {"n": 2, "_id": None}
+    assert [r.get("n") for r in sent] == [0, 1, 2, 3, None]
+    assert set(sent[4]) == {"_id"} and ids[4] == ObjectId(sent[4]["_id"]["$oid"])
+    assert set(sent[0]) == {"_id", "n"} and set(sent[0]["_id"]) == {"$oid"}
+    assert ids[0] == ObjectId(sent[0]["_id"]["$oid"]) and ids[3] == ObjectId(sent[3]["_id"]["$oid"])
+    assert ids[0] != ids[3]
 
 
 def test_report_keeps_the_type_of_server_assigned_ids() -> None:

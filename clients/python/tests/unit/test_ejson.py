@@ -168,6 +168,17 @@ def test_object_id_validates_and_knows_its_time() -> None:
     assert ObjectId(OID).generation_time == dt.datetime.fromtimestamp(1595767918, UTC)  # 0x5f1d7c6e
 
 
+def test_new_object_ids_are_unique_ordered_and_carry_the_time_they_were_made() -> None:
+    before = dt.datetime.now(UTC).replace(microsecond=0)
+    ids = [ObjectId.new() for _ in range(1000)]
+    after = dt.datetime.now(UTC)
+    assert all(type(i) is ObjectId and ObjectId(i) == i for i in ids)
+    assert len(set(ids)) == 1000
+    assert ids == sorted(ids) or ids[0][:8] != ids[-1][:8]  # a counter orders those of one second
+    assert before <= ids[0].generation_time <= after
+    assert len({i[8:18] for i in ids}) == 1  # the process's random part, as MongoDB drivers do
+
+
 def test_numpy_scalars_and_arrays_encode_as_python_values() -> None:
     np = pytest.importorskip("numpy")
     assert ejson.encode({"n": np.int64(3), "a": np.array([1.5, 2.5])}) == {"n": 3, "a": [1.5, 2.5]}
