@@ -23,14 +23,11 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE}
 # The same memory settings an installed API process gets (a small young generation, two malloc
-# arenas, buffers of 8 kB and more mapped on their own; the old generation's growth limit is a
-# flag Node refuses in NODE_OPTIONS, so it is on the command line); an operator's own values in
-# the compose file win.
+# arenas); an operator's own values in the compose file win.
 ENV NODE_ENV=production \
     ADMIN_BUNDLE_DIR=/var/lib/cybercom/adminjs \
     HTTP_PORT=8080 \
     MALLOC_ARENA_MAX=2 \
-    MALLOC_MMAP_THRESHOLD_=8192 \
     NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
@@ -44,4 +41,4 @@ EXPOSE 8080
 VOLUME ["/var/lib/cybercom/adminjs"]
 HEALTHCHECK --interval=15s --timeout=10s --start-period=60s --retries=12 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/api/health/',{headers:{accept:'application/json'}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--heap-growing-percent=20", "dist/src/cli.js", "serve"]
+CMD ["node", "dist/src/cli.js", "serve"]
