@@ -82,7 +82,15 @@ export class LocalRuntime implements ServiceRuntime {
       await sleep(500);
       const status = await readSupervisorStatus(this.layout.supervisorStatusFile);
       if (status?.pid === pid && status.ready) return;
-      if (status?.pid === pid && status.error) throw new Error(await this.failureReport(status.error));
+      if (status?.pid === pid && status.error) {
+        const report = await this.failureReport(status.error);
+        // The supervisor is now stopping what it had started, and services that were still
+        // starting side by side with the one that failed (a broker takes seconds to boot) are
+        // stopped only once they are up: return once all of it is gone, so that the caller (or
+        // an operator's next command) never meets a supervisor still holding ports and files.
+        await this.stop();
+        throw new Error(report);
+      }
       if (!isProcessAlive(pid)) throw new Error(await this.failureReport('the supervisor exited during start-up'));
       if (Date.now() > deadline) {
         throw new Error(await this.failureReport(`services not started after ${Math.round(timeoutMs / 1000)} s`));
