@@ -6,7 +6,7 @@
  * (engine-control.ts), so the suite's shared engine and every other test stay undisturbed.
  * Prepared by test/support/python-client.sh (.venv-client), like python-client.test.ts.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { serveEngineControl, type EngineControl } from '../../support/engine-control.js';
 import { startPrivateMongo, type PrivateMongo } from '../../support/private-mongo.js';
 import { testServices } from '../../support/services.js';
+import { runClientPytest } from '../../support/client-pytest.js';
 import { repoRoot } from '../worker/support.js';
 
 const run = promisify(execFile);
@@ -59,30 +60,8 @@ describe('Python client during a database restart', () => {
       CYBERCOM_TEST_ENGINE_CONTROL: control.url,
       CYBERCOM_CONFIG: join(repoRoot, '.cache/client/unused-config.json'),
     };
-    const pytest = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(
-        join(repoRoot, '.venv-client/bin/python'),
-        [
-          '-m',
-          'pytest',
-          'tests/integration/test_insert_restart.py',
-          '-m',
-          'engine_restart',
-          '-s',
-          '-p',
-          'no:cacheprovider',
-          '-rs',
-          '-q',
-          '--durations=5',
-        ],
-        { cwd: join(repoRoot, 'clients/python'), env, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.on('exit', (code) => resolve({ code, output }));
-    });
-    const summary = pytest.output.trim().split('\n').slice(-40).join('\n');
+    const pytest = await runClientPytest(['tests/integration/test_insert_restart.py', '-m', 'engine_restart', '-s'], env);
+    const { summary } = pytest;
     console.log(`pytest -m engine_restart (clients/python):\n${summary}\nengine: ${control.log.join(', ')}`);
     expect(pytest.code, `${pytest.output}\nengine: ${control.log.join(', ')}`).toBe(0);
     expect(summary).toMatch(/\d+ passed/);

@@ -20,6 +20,7 @@ import { createServiceContext } from '../../../src/app/service-context.js';
 import { celeryDir, celeryEnv, stopProcess } from '../../support/celery-env.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { until } from '../../support/until.js';
+import { runClientPytest } from '../../support/client-pytest.js';
 import { startWorker } from '../queue/support.js';
 import { repoRoot } from '../worker/support.js';
 
@@ -139,18 +140,8 @@ describe('Python client', () => {
       CYBERCOM_TEST_CA_FILE: join(tlsDir, 'ca.pem'),
       CYBERCOM_CONFIG: join(repoRoot, '.cache/client/unused-config.json'),
     };
-    const pytest = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(
-        join(repoRoot, '.venv-client/bin/python'),
-        ['-m', 'pytest', 'tests', '-p', 'no:cacheprovider', '-rs', '-q', '--durations=5'],
-        { cwd: join(repoRoot, 'clients/python'), env, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.on('exit', (code) => resolve({ code, output }));
-    });
-    const summary = pytest.output.trim().split('\n').slice(-40).join('\n');
+    const pytest = await runClientPytest(['tests'], env);
+    const { summary } = pytest;
     console.log(`pytest (clients/python):\n${summary}`);
     expect(pytest.code, pytest.output).toBe(0);
     expect(summary).toMatch(/\d+ passed/);
