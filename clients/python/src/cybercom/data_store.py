@@ -350,8 +350,15 @@ class Collection:
 
     # ---- writing -------------------------------------------------------------------------
     def insert_one(self, record: Mapping[str, Any]) -> Any:
-        """Inserts one record; returns its ``_id``."""
-        answer = self._session.json("POST", self.path, json=dict(record))
+        """Inserts one record; returns its ``_id``. A record without one is sent with a new
+        :class:`~cybercom.ejson.ObjectId`, as :meth:`insert` does, so that when the answer is lost
+        the :class:`InsertError` names the id to look up (its ``unconfirmed_ids``)."""
+        ((_, body),) = encoded_chunks([record], 1, 0)
+        one = body[1:-1]  # the chunk's only record, sent as a record rather than a list of one
+        try:
+            answer = self._session.json("POST", self.path, content=one)
+        except httpx.TransportError as exc:
+            raise InsertError(exc, inserted_ids=[], failed_index=0, unconfirmed_ids=_ids_in(body)) from exc
         return ejson.decode_record({"_id": answer["_id"]})["_id"]
 
     def insert(

@@ -226,6 +226,31 @@ def test_insert_gives_records_without_id_a_client_objectid_and_leaves_the_caller
     assert ids[0] != ids[3]
 
 
+def test_insert_one_sends_a_client_objectid_and_reports_a_lost_answer_with_it() -> None:
+    client, recorder = make_client(lambda r: json_response(201, {"_id": body_of(r)["_id"]}))
+    record = {"n": 1}
+    rid = client.data_store["d"]["c"].insert_one(record)
+    assert record == {"n": 1}  # the caller's record is left as it is
+    sent = body_of(recorder.requests[0])
+    assert sent == {"_id": {"$oid": str(rid)}, "n": 1} and type(rid) is ObjectId
+    assert client.data_store["d"]["c"].insert_one({"_id": "mine"}) == "mine"
+
+    failure = httpx.ReadError("")
+
+    def lost(request: httpx.Request) -> httpx.Response:
+        raise failure
+
+    client, recorder = make_client(lost)
+    with pytest.raises(InsertError) as caught:
+        client.data_store["d"]["c"].insert_one({"n": 2})
+    err = caught.value
+    # The id the record was sent with: whether it was written can be looked up.
+    assert err.unconfirmed_ids == [ObjectId(body_of(recorder.requests[0])["_id"]["$oid"])]
+    assert err.inserted_ids == [] and err.failed_index == 0 and err.cause is failure
+    assert err.code == "transport_error"
+    assert len(recorder.requests) == 1  # a POST is not repeated
+
+
 def test_report_keeps_the_type_of_server_assigned_ids() -> None:
     oids = [f"{i:024x}" for i in range(3)]
     client, _ = make_client(
