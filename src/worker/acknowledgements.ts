@@ -32,11 +32,7 @@ export class ChannelAcknowledgements {
   private flushScheduled = false;
   private closed = false;
 
-  /** `beforeFlush`: runs just before the acknowledgements of a turn go out (see prefetch-window.ts). */
-  constructor(
-    private readonly channel: AckChannel,
-    private readonly beforeFlush: () => void = () => undefined,
-  ) {}
+  constructor(private readonly channel: AckChannel) {}
 
   /** Every delivery of the channel must be announced here, in the order the broker sent them. */
   delivered(message: Message): void {
@@ -80,7 +76,6 @@ export class ChannelAcknowledgements {
   /** Sends the acknowledgements waiting for the end of this turn of the event loop. */
   flush(): void {
     this.flushScheduled = false;
-    if (!this.closed) this.beforeFlush();
     let lastOfRun: Message | null = null;
     let index = 0;
     for (; index < this.order.length; index++) {

@@ -31,7 +31,7 @@ export interface ConsumeOptions {
 
 export async function startConsuming(channel: Channel, options: ConsumeOptions): Promise<TaskConsumer> {
   const window = await PrefetchWindow.open(channel, options.prefetchCount, options.queueType !== 'quorum');
-  const acks = new ChannelAcknowledgements(channel, () => window.sendPending());
+  const acks = new ChannelAcknowledgements(channel);
   const consumerTags: string[] = [];
   for (const queue of options.queues) {
     await declareTaskQueue(channel, queue, false, options.queueType);

@@ -1,7 +1,7 @@
 /**
  * The task channel's prefetch window on the real broker: a message whose task is done but whose
  * result is still being written makes room for one more delivery (RabbitMQ applies the grown
- * channel-wide limit to the running consumer), and the room goes when it is settled. On a quorum
+ * channel-wide limit to the running consumer), and the room goes a moment after it is settled. On a quorum
  * queue, which refuses a channel-wide limit, the window stays the fixed per-consumer one and the
  * consumer keeps working.
  */
@@ -11,6 +11,7 @@ import { connectBroker } from '../../../src/queue/connection/broker-connection.j
 import type { TaskQueueType } from '../../../src/config/connections.js';
 import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
 import { startConsuming, type TaskConsumer } from '../../../src/worker/consumer.js';
+import { ROOM_LINGER_MS } from '../../../src/worker/prefetch-window.js';
 import { until } from '../../support/until.js';
 import { brokerSettings, deleteQueues, unique } from './support.js';
 
@@ -48,7 +49,7 @@ async function consumeOneAtATime(queueType: TaskQueueType, count: number): Promi
 }
 
 describe('prefetch window', () => {
-  it('lets one more message in for each task waiting on its result write, and no more', async () => {
+  it('lets one more message in for each task waiting on its result write, and no more once its room is given back', async () => {
     const { consumer, received } = await consumeOneAtATime('classic', 4);
     await pause(300);
     expect(received).toHaveLength(1);
@@ -59,13 +60,17 @@ describe('prefetch window', () => {
     await pause(300);
     expect(received).toHaveLength(2);
 
-    // Settled: its room goes with it, and the window (one message) is taken by the second.
+    // Settled: its room lingers a moment, for the next task to finish (here a third message comes in)…
     consumer.acks.settle(received[0]!, 'ack');
     consumer.window.recordingEnded();
-    await pause(300);
-    expect(received).toHaveLength(2);
+    await until(() => received.length === 3, 5_000, 'a third delivery into the lingering room');
+    // …then goes: the window is one message again, taken by the third while the second is unsettled.
+    await pause(ROOM_LINGER_MS + 300);
     consumer.acks.settle(received[1]!, 'ack');
-    await until(() => received.length === 3, 5_000, 'a third delivery once the window was free');
+    await pause(300);
+    expect(received).toHaveLength(3);
+    consumer.acks.settle(received[2]!, 'ack');
+    await until(() => received.length === 4, 5_000, 'a fourth delivery once the window was free');
     await consumer.channel.close();
   });
 

@@ -102,14 +102,4 @@ describe('ChannelAcknowledgements', () => {
     expect(() => acks.flush()).not.toThrow();
     await turn();
   });
-
-  it('runs its before-flush hook ahead of the acknowledgement frames', async () => {
-    const channel = fakeChannel();
-    const acks = new ChannelAcknowledgements(channel as never, () => void channel.frames.push('qos'));
-    const m = message(1);
-    acks.delivered(m);
-    acks.settle(m, 'ack');
-    await turn();
-    expect(channel.frames).toEqual(['qos', 'ack 1 multiple']);
-  });
 });

@@ -1,4 +1,4 @@
-/** The prefetch window: Celery's window plus room for the tasks waiting on their result write. */
+/** The prefetch window: Celery's window plus room for the tasks waiting on their result write, given back lazily. */
 import { describe, expect, it } from 'vitest';
 import { PrefetchWindow } from '../../../src/worker/prefetch-window.js';
 
@@ -19,6 +19,7 @@ function fakeChannel(answerAtOnce = true) {
   };
 }
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('PrefetchWindow', () => {
   it('opens with a channel-wide limit (per consumer unlimited) when it can grow', async () => {
@@ -50,9 +51,9 @@ describe('PrefetchWindow', () => {
     expect(channel.frames).toEqual(['qos 7 global']);
   });
 
-  it('shrinks back as the messages are settled, and sends nothing when the limit ends where it was', async () => {
+  it('gives the room back once it was not needed for a whole linger period, and only then', async () => {
     const channel = fakeChannel();
-    const window = await PrefetchWindow.open(channel, 4, true);
+    const window = await PrefetchWindow.open(channel, 4, true, 20);
     channel.frames.length = 0;
     window.recordingStarted();
     window.recordingStarted();
@@ -60,12 +61,49 @@ describe('PrefetchWindow', () => {
     window.recordingEnded();
     window.recordingEnded();
     await turn();
-    expect(channel.frames).toEqual(['qos 6 global', 'qos 4 global']);
-    window.recordingStarted();
-    window.recordingEnded();
-    await turn();
+    expect(channel.frames).toEqual(['qos 6 global']);
+    expect(window.granted).toBe(6);
+    await sleep(40);
     expect(channel.frames).toEqual(['qos 6 global', 'qos 4 global']);
     expect(window.limit).toBe(4);
+  });
+
+  it('hands the room of a settled message to the next finished task without a basic.qos', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true, 20);
+    channel.frames.length = 0;
+    window.recordingStarted();
+    window.recordingStarted();
+    await turn();
+    for (let i = 0; i < 5; i++) {
+      window.recordingEnded();
+      window.recordingStarted();
+      await sleep(5);
+    }
+    expect(channel.frames).toEqual(['qos 6 global']);
+    window.recordingEnded();
+    window.recordingEnded();
+    await sleep(60);
+    expect(channel.frames).toEqual(['qos 6 global', 'qos 4 global']);
+  });
+
+  it('comes down to the largest need of the last linger period, not below', async () => {
+    const channel = fakeChannel();
+    const window = await PrefetchWindow.open(channel, 4, true, 30);
+    channel.frames.length = 0;
+    for (let i = 0; i < 4; i++) window.recordingStarted();
+    await turn();
+    expect(channel.frames).toEqual(['qos 8 global']);
+    // Two writes end; one more starts meanwhile: the period needed at most 7.
+    window.recordingEnded();
+    window.recordingEnded();
+    window.recordingStarted();
+    await sleep(45);
+    expect(channel.frames).toEqual(['qos 8 global', 'qos 7 global']);
+    // Nothing changes during the next period: it comes down to what is needed now.
+    await sleep(45);
+    expect(channel.frames).toEqual(['qos 8 global', 'qos 7 global']);
+    expect(window.limit).toBe(7);
   });
 
   it('has one update in flight at a time and then sends the latest limit', async () => {
@@ -118,17 +156,5 @@ describe('PrefetchWindow', () => {
     other.recordingStarted();
     await turn();
     expect(channel.frames).toEqual([]);
-  });
-
-  it('sends a pending change at once when asked (just before the acknowledgements go out)', async () => {
-    const channel = fakeChannel();
-    const window = await PrefetchWindow.open(channel, 4, true);
-    channel.frames.length = 0;
-    window.recordingStarted();
-    window.sendPending();
-    expect(channel.frames).toEqual(['qos 5 global']);
-    await turn();
-    window.sendPending();
-    expect(channel.frames).toEqual(['qos 5 global']);
   });
 });
