@@ -5,8 +5,10 @@
  * acknowledges only once the outcome is stored, so a task whose body is done but whose result
  * write is still on its way keeps its message, and with it a place in the window: at concurrency 1
  * the window filled with finished tasks and the next ones waited in the broker for a database
- * round trip. The window therefore grows by the tasks waiting on their result write, the way
- * Celery grows its own window for the ETA tasks it holds.
+ * round trip. The window therefore grows by the tasks waiting on their result write. It grows
+ * the same way by the tasks held until their ETA, as Celery's does: their messages stay
+ * unacknowledged until they run, and without that room a few tasks due tomorrow would fill the
+ * window and keep every task due now in the broker.
  *
  * Growing a window that consumers already use needs RabbitMQ's channel-wide limit (`basic.qos`
  * with `global`): the per-consumer limit is fixed when a consumer starts. Quorum queues refuse
@@ -34,7 +36,7 @@ export type QosChannel = Pick<Channel, 'prefetch'>;
 export const ROOM_LINGER_MS = 100;
 
 export class PrefetchWindow {
-  private recording = 0;
+  private beside = 0;
   /** The limit the broker applies (last sent) and the one to send next. */
   private sent: number;
   private wanted: number;
@@ -71,7 +73,7 @@ export class PrefetchWindow {
 
   /** The limit the window needs now. */
   get limit(): number {
-    return this.adjustable ? this.base + this.recording : this.base;
+    return this.adjustable ? this.base + this.beside : this.base;
   }
 
   /** The limit last granted to the broker (or on its way to it). */
@@ -79,10 +81,13 @@ export class PrefetchWindow {
     return this.wanted;
   }
 
-  /** A task's body is done and its outcome is being written: its message gets room beside the window. */
-  recordingStarted(): void {
+  /**
+   * A message that keeps no place in the window gets room beside it: a task whose body is done
+   * and whose outcome is being written, or a task held until its ETA.
+   */
+  takeRoom(): void {
     if (!this.adjustable) return;
-    this.recording++;
+    this.beside++;
     this.peak = Math.max(this.peak, this.limit);
     if (this.limit > this.wanted) {
       this.wanted = this.limit;
@@ -90,10 +95,10 @@ export class PrefetchWindow {
     }
   }
 
-  /** That task's message is settled (or the write ended otherwise): its room goes after the linger. */
-  recordingEnded(): void {
-    if (!this.adjustable || this.recording === 0) return;
-    this.recording--;
+  /** That message is settled, or its task is due and joins the window: its room goes after the linger. */
+  giveRoomBack(): void {
+    if (!this.adjustable || this.beside === 0) return;
+    this.beside--;
     if (this.limit < this.wanted) this.linger();
   }
 

@@ -23,6 +23,7 @@ export class TaskRequest {
   private readonly duplicates: Delivery[] = [];
   private settledAs: Settlement | null = null;
   private recording = false;
+  private held = false;
   /**
    * The task's final state as read when the message arrived (null: none), for a first delivery
    * the worker checks ahead of its slot; undefined when nobody asked yet.
@@ -71,20 +72,35 @@ export class TaskRequest {
   startRecording(): void {
     if (this.recording || this.settledAs !== null) return;
     this.recording = true;
-    this.delivery.window?.recordingStarted();
+    this.delivery.window?.takeRoom();
   }
 
   /** Gives the room back (settling does it too, before the acknowledgement goes out). */
   stopRecording(): void {
     if (!this.recording) return;
     this.recording = false;
-    this.delivery.window?.recordingEnded();
+    this.delivery.window?.giveRoomBack();
+  }
+
+  /** Held until its ETA: its message takes room beside the window until it is due (or settled). */
+  holdForEta(): void {
+    if (this.held || this.settledAs !== null) return;
+    this.held = true;
+    this.delivery.window?.takeRoom();
+  }
+
+  /** Due (or settled): it counts in the window's own places again. */
+  releaseHold(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.delivery.window?.giveRoomBack();
   }
 
   /** Settles the message and its copies; only the first call does anything. Answers whether it was that one. */
   settle(how: Settlement): boolean {
     if (this.settledAs !== null) return false;
     this.stopRecording();
+    this.releaseHold();
     this.settledAs = how;
     this.delivery.acks.settle(this.delivery.message, how);
     for (const duplicate of this.duplicates) duplicate.acks.settle(duplicate.message, how);

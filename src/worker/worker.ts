@@ -480,15 +480,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return true;
   }
 
-  /** Holds an ETA task (unacknowledged, like Celery) until it is due. */
+  /**
+   * Holds an ETA task (unacknowledged, like Celery) until it is due, with room beside the
+   * prefetch window meanwhile (see prefetch-window.ts).
+   */
   private schedule(request: TaskRequest, delayMs: number): void {
+    request.holdForEta();
     // setTimeout overflows past ~24.8 days; wake up and re-check instead.
     const timer = setTimeout(
       () => {
         this.scheduled.delete(timer);
         const remaining = (request.task.eta?.getTime() ?? 0) - Date.now();
         if (remaining > 0) this.schedule(request, remaining);
-        else this.pool.submit(request);
+        else {
+          request.releaseHold();
+          this.pool.submit(request);
+        }
       },
       Math.min(delayMs, 2 ** 31 - 1),
     );

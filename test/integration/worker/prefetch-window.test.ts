@@ -55,14 +55,14 @@ describe('prefetch window', () => {
     expect(received).toHaveLength(1);
 
     // The first task's body is done; its result is being written, its message still unacknowledged.
-    consumer.window.recordingStarted();
+    consumer.window.takeRoom();
     await until(() => received.length === 2, 5_000, 'a second delivery into the room of the first');
     await pause(300);
     expect(received).toHaveLength(2);
 
     // Settled: its room lingers a moment, for the next task to finish (here a third message comes in)…
     consumer.acks.settle(received[0]!, 'ack');
-    consumer.window.recordingEnded();
+    consumer.window.giveRoomBack();
     await until(() => received.length === 3, 5_000, 'a third delivery into the lingering room');
     // …then goes: the window is one message again, taken by the third while the second is unsettled.
     await pause(ROOM_LINGER_MS + 300);
@@ -76,11 +76,11 @@ describe('prefetch window', () => {
 
   it('keeps a fixed per-consumer window on a quorum queue', async () => {
     const { consumer, received } = await consumeOneAtATime('quorum', 3);
-    consumer.window.recordingStarted();
+    consumer.window.takeRoom();
     await pause(300);
     expect(received).toHaveLength(1);
     consumer.acks.settle(received[0]!, 'ack');
-    consumer.window.recordingEnded();
+    consumer.window.giveRoomBack();
     await until(() => received.length === 2, 5_000, 'the second delivery after the first was acknowledged');
     await consumer.channel.close();
   });

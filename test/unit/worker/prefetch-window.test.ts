@@ -32,7 +32,7 @@ describe('PrefetchWindow', () => {
   it('keeps the per-consumer limit, fixed, on quorum queues', async () => {
     const channel = fakeChannel();
     const window = await PrefetchWindow.open(channel, 4, false);
-    window.recordingStarted();
+    window.takeRoom();
     await turn();
     expect(channel.frames).toEqual(['qos 4']);
     expect(window.limit).toBe(4);
@@ -42,9 +42,9 @@ describe('PrefetchWindow', () => {
     const channel = fakeChannel();
     const window = await PrefetchWindow.open(channel, 4, true);
     channel.frames.length = 0;
-    window.recordingStarted();
-    window.recordingStarted();
-    window.recordingStarted();
+    window.takeRoom();
+    window.takeRoom();
+    window.takeRoom();
     expect(window.limit).toBe(7);
     expect(channel.frames).toEqual([]);
     await turn();
@@ -55,11 +55,11 @@ describe('PrefetchWindow', () => {
     const channel = fakeChannel();
     const window = await PrefetchWindow.open(channel, 4, true, 20);
     channel.frames.length = 0;
-    window.recordingStarted();
-    window.recordingStarted();
+    window.takeRoom();
+    window.takeRoom();
     await turn();
-    window.recordingEnded();
-    window.recordingEnded();
+    window.giveRoomBack();
+    window.giveRoomBack();
     await turn();
     expect(channel.frames).toEqual(['qos 6 global']);
     expect(window.granted).toBe(6);
@@ -72,17 +72,17 @@ describe('PrefetchWindow', () => {
     const channel = fakeChannel();
     const window = await PrefetchWindow.open(channel, 4, true, 20);
     channel.frames.length = 0;
-    window.recordingStarted();
-    window.recordingStarted();
+    window.takeRoom();
+    window.takeRoom();
     await turn();
     for (let i = 0; i < 5; i++) {
-      window.recordingEnded();
-      window.recordingStarted();
+      window.giveRoomBack();
+      window.takeRoom();
       await sleep(5);
     }
     expect(channel.frames).toEqual(['qos 6 global']);
-    window.recordingEnded();
-    window.recordingEnded();
+    window.giveRoomBack();
+    window.giveRoomBack();
     await sleep(60);
     expect(channel.frames).toEqual(['qos 6 global', 'qos 4 global']);
   });
@@ -91,13 +91,13 @@ describe('PrefetchWindow', () => {
     const channel = fakeChannel();
     const window = await PrefetchWindow.open(channel, 4, true, 30);
     channel.frames.length = 0;
-    for (let i = 0; i < 4; i++) window.recordingStarted();
+    for (let i = 0; i < 4; i++) window.takeRoom();
     await turn();
     expect(channel.frames).toEqual(['qos 8 global']);
     // Two writes end; one more starts meanwhile: the period needed at most 7.
-    window.recordingEnded();
-    window.recordingEnded();
-    window.recordingStarted();
+    window.giveRoomBack();
+    window.giveRoomBack();
+    window.takeRoom();
     await sleep(45);
     expect(channel.frames).toEqual(['qos 8 global', 'qos 7 global']);
     // Nothing changes during the next period: it comes down to what is needed now.
@@ -114,11 +114,11 @@ describe('PrefetchWindow', () => {
     channel.answer();
     const window = await opening;
     channel.frames.length = 0;
-    window.recordingStarted();
+    window.takeRoom();
     await turn();
     expect(channel.frames).toEqual(['qos 3 global']);
-    window.recordingStarted();
-    window.recordingStarted();
+    window.takeRoom();
+    window.takeRoom();
     await turn();
     // Still waiting for the broker's answer to the first one.
     expect(channel.frames).toEqual(['qos 3 global']);
@@ -131,7 +131,7 @@ describe('PrefetchWindow', () => {
   it('never changes an unlimited window', async () => {
     const channel = fakeChannel();
     const window = await PrefetchWindow.open(channel, 0, true);
-    window.recordingStarted();
+    window.takeRoom();
     await turn();
     expect(window.limit).toBe(0);
     expect(channel.frames).toEqual(['qos 0', 'qos 0 global']);
@@ -142,18 +142,18 @@ describe('PrefetchWindow', () => {
     const window = await PrefetchWindow.open(channel, 4, true);
     channel.frames.length = 0;
     channel.failNext = true;
-    window.recordingStarted();
+    window.takeRoom();
     await turn();
     await turn();
     channel.failNext = false;
-    window.recordingStarted();
+    window.takeRoom();
     await turn();
     expect(channel.frames).toEqual(['qos 5 global']);
 
     const other = await PrefetchWindow.open(channel, 4, true);
     channel.frames.length = 0;
     other.close();
-    other.recordingStarted();
+    other.takeRoom();
     await turn();
     expect(channel.frames).toEqual([]);
   });

@@ -48,8 +48,8 @@ describe('TaskRequest', () => {
   it('takes room beside the prefetch window while its outcome is written, and gives it back before it is acknowledged', () => {
     const log: string[] = [];
     const window = {
-      recordingStarted: () => void log.push('room taken'),
-      recordingEnded: () => void log.push('room given back'),
+      takeRoom: () => void log.push('room taken'),
+      giveRoomBack: () => void log.push('room given back'),
     } as unknown as PrefetchWindow;
     const request = new TaskRequest({ ...delivery(log, 'a', 1), window }, task(), noop);
     request.startRecording();
@@ -58,5 +58,24 @@ describe('TaskRequest', () => {
     request.stopRecording();
     request.startRecording();
     expect(log).toEqual(['room taken', 'room given back', 'a:1:ack']);
+  });
+
+  it('takes room beside the prefetch window while held for its ETA, once, until it is due or settled', () => {
+    const log: string[] = [];
+    const window = {
+      takeRoom: () => void log.push('room taken'),
+      giveRoomBack: () => void log.push('room given back'),
+    } as unknown as PrefetchWindow;
+    const due = new TaskRequest({ ...delivery(log, 'a', 1), window }, task(), noop);
+    due.holdForEta();
+    due.holdForEta(); // held again after a timer's wake-up: still one room
+    due.releaseHold();
+    due.releaseHold();
+    due.settle('ack');
+    const requeued = new TaskRequest({ ...delivery(log, 'b', 2), window }, task(), noop);
+    requeued.holdForEta();
+    requeued.settle('requeue');
+    requeued.holdForEta();
+    expect(log).toEqual(['room taken', 'room given back', 'a:1:ack', 'room taken', 'room given back', 'b:2:requeue']);
   });
 });
