@@ -11,6 +11,8 @@
  * Each phase runs in its own Python process (bench/python/client_bench.py), so the peak RSS it
  * prints is that phase's. The API and the worker run compiled, one API process.
  * Usage: npm run bench:client [-- --records 100000 --rounds 50]
+ * BENCH_API_CPU_PROF=<dir> runs the API with --cpu-prof, its profile written there when it stops
+ * (NODE_OPTIONS may not carry --cpu-prof).
  */
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -85,7 +87,8 @@ async function main(): Promise<void> {
     await ctx.close();
     const { entry } = await ensureServiceBuild();
     const port = await freePort();
-    const installed = installedApiProcess([entry, 'serve']);
+    const profileDir = process.env.BENCH_API_CPU_PROF;
+    const installed = installedApiProcess([...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), entry, 'serve']);
     const api = await startChild(
       installed.command,
       { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },

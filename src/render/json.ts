@@ -17,6 +17,8 @@ export const jsonDocument: DocumentWriter = {
 
   envelopeRecord: (record, index) => (index === 0 ? '' : ',') + stringify(record),
 
+  envelopeRecordJson: (json, index) => (index === 0 ? '' : ',') + json,
+
   envelopeClose: () => ']}',
 };
 

@@ -12,5 +12,6 @@ export const ndjsonDocument: DocumentWriter = {
       .join(''),
   envelopeOpen: () => '',
   envelopeRecord: (record) => `${JSON.stringify(record)}\n`,
+  envelopeRecordJson: (json) => `${json}\n`,
   envelopeClose: () => '',
 };

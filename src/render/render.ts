@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.js';
+import { BsonRecord } from './bson-record.js';
 import { contentTypeFor } from './content-types.js';
 import { csvDocument } from './csv.js';
 import type { DocumentWriter } from './document.js';
@@ -81,7 +82,7 @@ export async function renderEnvelopeStream(
     await out.push(writer.envelopeOpen(head));
     for await (const record of records) {
       // Awaited once a chunk (about 64 KB), not once a record: a long download is mostly records.
-      if (out.add(writer.envelopeRecord(toPlainValue(record), index))) await out.flush();
+      if (out.add(recordPiece(writer, record, index))) await out.flush();
       index += 1;
     }
     await out.push(writer.envelopeClose(index));
@@ -90,6 +91,15 @@ export async function renderEnvelopeStream(
     throw error;
   }
   out.end();
+}
+
+/** A record read as BSON goes to a JSON format as JSON text when it can, without becoming objects. */
+function recordPiece(writer: DocumentWriter, record: unknown, index: number): string {
+  if (record instanceof BsonRecord && writer.envelopeRecordJson !== undefined) {
+    const json = record.json();
+    if (json !== undefined) return writer.envelopeRecordJson(json, index);
+  }
+  return writer.envelopeRecord(toPlainValue(record), index);
 }
 
 function abort(sink: ResponseSink, out: SinkWriter, writer: DocumentWriter): void {
