@@ -248,10 +248,10 @@ describe('JSON from BSON bytes', () => {
       fc.property(topLevel, bsonSettings, (bytes, settings) => {
         if (expectSame(bytes, settings)) rendered += 1;
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
     // Declining everything would pass the comparison: a good share must be rendered here.
-    expect(rendered).toBeGreaterThan(300);
+    expect(rendered).toBeGreaterThan(150);
   });
 
   it('renders every type it covers itself (no fallback for ordinary records)', () => {
