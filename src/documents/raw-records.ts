@@ -11,7 +11,7 @@
  * render/bson-json.ts).
  */
 import { BSON, type BSONSerializeOptions, type Document } from 'mongodb';
-import { bsonToJson, type BsonJsonOptions } from '../render/bson-json.js';
+import { writeBsonJson, type BsonJsonOptions } from '../render/bson-json.js';
 import type { BsonRecordReader } from '../render/bson-record.js';
 
 /** Cursor option: the driver hands out each record's bytes (a view into its batch, not a copy). */
@@ -44,7 +44,7 @@ export function recordReader(bsonOptions: BSONSerializeOptions): BsonRecordReade
   const decode = (bytes: Uint8Array): Document => BSON.deserialize(bytes, deserializeOptions);
   const jsonOptions = shortcutOptions(bsonOptions);
   if (jsonOptions === undefined) return { decode };
-  return { decode, json: (bytes) => bsonToJson(bytes, jsonOptions) };
+  return { decode, writeJson: (bytes, target, offset) => writeBsonJson(bytes, jsonOptions, target, offset) };
 }
 
 /** undefined when a setting is one the shortcut does not know, or is one the decoder refuses. */

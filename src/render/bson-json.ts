@@ -1,8 +1,9 @@
 /**
- * JSON text written straight from a record's BSON bytes, in one pass: no BSON objects, no plain
- * tree. On a long JSON or NDJSON read, decoding each record into objects, converting them into
- * the plain tree and stringifying that took most of the API's CPU per record; this reads each
- * value once and writes its JSON.
+ * JSON written straight from a record's BSON bytes into an output buffer, in one pass: no BSON
+ * objects, no plain tree, and for the text of ASCII strings (most of a record) no JavaScript
+ * string either, only a copy of their bytes. On a long JSON or NDJSON read, decoding each record
+ * into objects, converting them into the plain tree, stringifying that and encoding the text for
+ * the socket took much of the API's CPU per record, and their garbage much of the rest.
  *
  * The text is exactly `JSON.stringify(toPlainValue(BSON.deserialize(bytes, options)))`, for the
  * decoder settings described by BsonJsonOptions. Whatever could make the two differ is not
@@ -64,33 +65,90 @@ const enum Type {
 const UNSUPPORTED: unique symbol = Symbol('needs the decoder');
 
 /**
- * The record's JSON, or undefined when it must be decoded instead (see the module comment).
+ * At most this many bytes of JSON per byte of BSON: a control character in a string becomes
+ * `\u00XX` (6 bytes); every other element writes less than 6 bytes per byte of its encoding.
+ */
+const JSON_BYTES_PER_BSON_BYTE = 6;
+const JSON_BYTES_SLACK = 64;
+
+/** The most JSON a record of `size` BSON bytes can write. */
+export function maxJsonBytes(size: number): number {
+  return size * JSON_BYTES_PER_BSON_BYTE + JSON_BYTES_SLACK;
+}
+
+/**
+ * Writes the record's JSON (UTF-8) into `target` from `offset`, which must have room for
+ * maxJsonBytes(bytes.length). Returns the offset after it, or -1 when the record must be decoded
+ * instead (see the module comment; what was written past `offset` is then to be ignored).
  * Never throws: malformed bytes are the decoder's to report.
  */
-export function bsonToJson(bytes: Uint8Array, options: BsonJsonOptions): string | undefined {
+export function writeBsonJson(bytes: Uint8Array, options: BsonJsonOptions, target: Buffer, offset: number): number {
   const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buffer.length < 5 || buffer.readInt32LE(0) !== buffer.length || buffer[buffer.length - 1] !== 0) return undefined;
+  if (buffer.length < 5 || buffer.readInt32LE(0) !== buffer.length || buffer[buffer.length - 1] !== 0) return -1;
+  const out: Output = { bytes: target, at: offset };
   try {
-    return documentJson(buffer, 0, buffer.length, options, 0, false);
+    writeDocument(buffer, 0, buffer.length, options, 0, false, out);
+    return out.at;
   } catch {
     // UNSUPPORTED, or bytes the reads above ran past: either way the decoder decides.
-    return undefined;
+    return -1;
   }
 }
 
+/** The record's JSON as text, or undefined when it must be decoded instead. */
+export function bsonToJson(bytes: Uint8Array, options: BsonJsonOptions): string | undefined {
+  const target = Buffer.allocUnsafe(maxJsonBytes(bytes.length));
+  const end = writeBsonJson(bytes, options, target, 0);
+  return end < 0 ? undefined : target.toString('utf8', 0, end);
+}
+
+/** Where the JSON goes: the buffer, and the offset of the next byte. */
+interface Output {
+  readonly bytes: Buffer;
+  at: number;
+}
+
+const QUOTE = 0x22;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+/** Text known to be ASCII (numbers, hex, base64, ISO dates, JSON escapes). */
+function ascii(out: Output, text: string): void {
+  const bytes = out.bytes;
+  let at = out.at;
+  for (let index = 0; index < text.length; index += 1) bytes[at++] = text.charCodeAt(index);
+  out.at = at;
+}
+
+/** Any text, as UTF-8 (JSON.stringify output of decoded strings: never a lone surrogate). */
+function utf8(out: Output, text: string): void {
+  out.at += out.bytes.write(text, out.at, 'utf8');
+}
+
 /** `start` is where the embedded document's length is; `end` is one past its last byte. */
-function documentJson(buffer: Buffer, start: number, end: number, options: BsonJsonOptions, depth: number, isArray: boolean): string {
+function writeDocument(
+  buffer: Buffer,
+  start: number,
+  end: number,
+  options: BsonJsonOptions,
+  depth: number,
+  isArray: boolean,
+  out: Output,
+): void {
   if (depth > MAX_DEPTH) throw UNSUPPORTED;
-  let out = isArray ? '[' : '{';
-  let separator = '';
+  out.bytes[out.at++] = isArray ? 0x5b : 0x7b;
+  let first = true;
   let seen: string[] | Set<string> | undefined;
   let index = start + 4;
   for (;;) {
     const type = buffer[index++];
     if (type === 0) {
       if (index !== end) throw UNSUPPORTED;
-      return out + (isArray ? ']' : '}');
+      out.bytes[out.at++] = isArray ? 0x5d : 0x7d;
+      return;
     }
+    if (!first) out.bytes[out.at++] = COMMA;
+    first = false;
     // The key: scanned to its NUL, noting whether it can be written as it is.
     const keyStart = index;
     let plain = true;
@@ -104,27 +162,32 @@ function documentJson(buffer: Buffer, start: number, end: number, options: BsonJ
     }
     const keyEnd = index;
     index += 1;
-    let key = '';
     if (!isArray) {
       // Array elements are positional (the decoder ignores their keys); object keys are not.
       if (buffer[keyStart] === 0x24 || (digits && isArrayIndex(buffer, keyStart, keyEnd))) throw UNSUPPORTED;
       const name = buffer.toString(plain ? 'latin1' : 'utf8', keyStart, keyEnd);
       seen = remember(seen, name);
-      key = plain ? `"${name}":` : `${JSON.stringify(name)}:`;
+      if (plain) {
+        out.bytes[out.at++] = QUOTE;
+        out.at += buffer.copy(out.bytes, out.at, keyStart, keyEnd);
+        out.bytes[out.at++] = QUOTE;
+      } else {
+        utf8(out, JSON.stringify(name));
+      }
+      out.bytes[out.at++] = COLON;
     }
-    let value: string;
     switch (type) {
       case Type.Double: {
         const number = buffer.readDoubleLE(index);
         index += 8;
-        value = Number.isFinite(number) ? String(number) : 'null';
+        ascii(out, Number.isFinite(number) ? String(number) : 'null');
         break;
       }
       case Type.String: {
         const size = buffer.readInt32LE(index);
         index += 4;
         if (size <= 0 || index + size > end || buffer[index + size - 1] !== 0) throw UNSUPPORTED;
-        value = stringJson(buffer, index, index + size - 1, options.validateUtf8);
+        writeString(buffer, index, index + size - 1, options.validateUtf8, out);
         index += size;
         break;
       }
@@ -132,7 +195,7 @@ function documentJson(buffer: Buffer, start: number, end: number, options: BsonJ
       case Type.Array: {
         const size = buffer.readInt32LE(index);
         if (size < 5 || index + size > end || buffer[index + size - 1] !== 0) throw UNSUPPORTED;
-        value = documentJson(buffer, index, index + size, options, depth + 1, type === Type.Array);
+        writeDocument(buffer, index, index + size, options, depth + 1, type === Type.Array, out);
         index += size;
         break;
       }
@@ -141,78 +204,83 @@ function documentJson(buffer: Buffer, start: number, end: number, options: BsonJ
         const subtype = buffer[index + 4];
         const data = index + 5;
         if (size < 0 || data + size > end || subtype === BINARY_SUBTYPE_OLD) throw UNSUPPORTED;
-        value =
+        ascii(
+          out,
           subtype === BINARY_SUBTYPE_UUID && size === UUID_BYTES && !options.buffersAsBytes
             ? `"${uuidText(buffer.toString('hex', data, data + size))}"`
-            : `"${buffer.toString('base64', data, data + size)}"`;
+            : `"${buffer.toString('base64', data, data + size)}"`,
+        );
         index = data + size;
         break;
       }
       case Type.ObjectId:
         if (index + 12 > end) throw UNSUPPORTED;
-        value = `"${buffer.toString('hex', index, index + 12)}"`;
+        ascii(out, `"${buffer.toString('hex', index, index + 12)}"`);
         index += 12;
         break;
       case Type.Boolean: {
         const flag = buffer[index++];
         if (flag !== 0 && flag !== 1) throw UNSUPPORTED;
-        value = flag === 1 ? 'true' : 'false';
+        ascii(out, flag === 1 ? 'true' : 'false');
         break;
       }
       case Type.Date: {
         // As the decoder computes it (Long.toNumber), then Date's own range check and ISO text.
         const date = new Date(buffer.readInt32LE(index + 4) * TWO_POW_32 + buffer.readUInt32LE(index));
         index += 8;
-        value = Number.isNaN(date.getTime()) ? 'null' : `"${date.toISOString()}"`;
+        ascii(out, Number.isNaN(date.getTime()) ? 'null' : `"${date.toISOString()}"`);
         break;
       }
       case Type.Null:
-        value = 'null';
+        ascii(out, 'null');
         break;
       case Type.Int32:
-        value = String(buffer.readInt32LE(index));
+        ascii(out, String(buffer.readInt32LE(index)));
         index += 4;
         break;
       case Type.Timestamp:
         // Low word: the increment; high word: the seconds.
-        value = `{"t":${buffer.readUInt32LE(index + 4)},"i":${buffer.readUInt32LE(index)}}`;
+        ascii(out, `{"t":${buffer.readUInt32LE(index + 4)},"i":${buffer.readUInt32LE(index)}}`);
         index += 8;
         break;
       case Type.Int64:
-        value = int64Json(buffer.readInt32LE(index + 4), buffer.readUInt32LE(index), options.longsAsNumbers);
+        ascii(out, int64Json(buffer.readInt32LE(index + 4), buffer.readUInt32LE(index), options.longsAsNumbers));
         index += 8;
         break;
       case Type.MinKey:
-        value = '"MinKey"';
+        ascii(out, '"MinKey"');
         break;
       case Type.MaxKey:
-        value = '"MaxKey"';
+        ascii(out, '"MaxKey"');
         break;
       default:
         throw UNSUPPORTED;
     }
     if (index > end) throw UNSUPPORTED;
-    out += separator + key + value;
-    separator = ',';
   }
 }
 
 /**
- * A string value's JSON. Decoded as the decoder decodes it (invalid bytes become U+FFFD); when
+ * A string value's JSON. ASCII with nothing to escape (most text) is its own JSON: its bytes
+ * are copied. Other text is decoded as the decoder decodes it (invalid bytes become U+FFFD); when
  * UTF-8 is validated, a U+FFFD may be the decoder's error to raise, so that string goes back to it.
  */
-function stringJson(buffer: Buffer, start: number, end: number, validateUtf8: boolean): string {
-  // Most text is ASCII with nothing to escape: then its bytes are its JSON, quoted.
+function writeString(buffer: Buffer, start: number, end: number, validateUtf8: boolean, out: Output): void {
   let index = start;
   while (index < end) {
     const byte = buffer[index] as number;
     if (byte < 0x20 || byte === 0x22 || byte === 0x5c || byte >= 0x80) break;
     index += 1;
   }
-  if (index === end) return `"${buffer.toString('latin1', start, end)}"`;
+  if (index === end) {
+    out.bytes[out.at++] = QUOTE;
+    out.at += buffer.copy(out.bytes, out.at, start, end);
+    out.bytes[out.at++] = QUOTE;
+    return;
+  }
   const text = buffer.toString('utf8', start, end);
   if (validateUtf8 && text.includes('\ufffd')) throw UNSUPPORTED;
-  return JSON.stringify(text);
+  utf8(out, JSON.stringify(text));
 }
 
 /**

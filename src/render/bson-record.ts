@@ -3,16 +3,19 @@
  * from the bytes) only when it is written. A long read then never holds decoded records, and a
  * JSON or NDJSON read skips the objects altogether.
  */
+import { maxJsonBytes } from './bson-json.js';
 
 /** How the records of one collection are read, with that collection's decoder settings. */
 export interface BsonRecordReader<T> {
   /** The record as the driver would have handed it out. */
   decode(bytes: Uint8Array): T;
   /**
-   * The record's JSON, exactly `JSON.stringify(toPlainValue(decode(bytes)))`, or undefined when
-   * only the decoder can say (see bson-json.ts). Absent when the settings rule the shortcut out.
+   * Writes the record's JSON, exactly the UTF-8 of `JSON.stringify(toPlainValue(decode(bytes)))`,
+   * into `target` at `offset` (room for maxJsonBytes(bytes.length) required), and returns the
+   * offset after it; -1 when only the decoder can say (see bson-json.ts). Absent when the
+   * settings rule the shortcut out.
    */
-  json?(bytes: Uint8Array): string | undefined;
+  writeJson?(bytes: Uint8Array, target: Buffer, offset: number): number;
 }
 
 export class BsonRecord<T = unknown> {
@@ -26,8 +29,15 @@ export class BsonRecord<T = unknown> {
     return this.reader.decode(this.bytes);
   }
 
-  /** See BsonRecordReader.json. */
+  /** See BsonRecordReader.writeJson; -1 as well when the reader has no shortcut. */
+  writeJson(target: Buffer, offset: number): number {
+    return this.reader.writeJson?.(this.bytes, target, offset) ?? -1;
+  }
+
+  /** The JSON that writeJson writes, as text (undefined for -1). */
   json(): string | undefined {
-    return this.reader.json?.(this.bytes);
+    const target = Buffer.allocUnsafe(maxJsonBytes(this.bytes.length));
+    const end = this.writeJson(target, 0);
+    return end < 0 ? undefined : target.toString('utf8', 0, end);
   }
 }

@@ -20,6 +20,11 @@ export interface DocumentWriter {
    * formats that write records as JSON: a record read as BSON is then never turned into objects.
    */
   envelopeRecordJson?(json: string, index: number): string;
+  /**
+   * For formats whose element is the record's JSON as it is, between fixed ASCII text: that text
+   * before and after the element at `index`. The JSON is then written as bytes, never as text.
+   */
+  recordJsonFrame?(index: number): readonly [before: string, after: string];
   /** Closes `results`, the envelope and the document after `recordCount` records. */
   envelopeClose(recordCount: number): string;
   /**

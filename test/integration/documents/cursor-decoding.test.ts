@@ -9,6 +9,7 @@ import { mongoClientOptions } from '../../../src/db/mongo-client.js';
 import { BudgetedCursor } from '../../../src/documents/budgeted-cursor.js';
 import { recordReader } from '../../../src/documents/raw-records.js';
 import { DocumentStore } from '../../../src/documents/store.js';
+import { BsonRecord } from '../../../src/render/bson-record.js';
 import { toPlainValue } from '../../../src/render/plain-value.js';
 import { mongoSettings, unique } from '../worker/support.js';
 
@@ -135,7 +136,7 @@ describe('BudgetedCursor', () => {
     expect(() => recordReader({ enableUtf8Validation: true }).decode(broken)).toThrow();
     expect(recordReader({ enableUtf8Validation: false }).decode(broken)).toEqual({ s: '\ufffd' });
     // Written as JSON straight from the bytes, the same: refused (left to the decoder), or U+FFFD.
-    expect(recordReader({ enableUtf8Validation: true }).json?.(broken)).toBeUndefined();
-    expect(recordReader({ enableUtf8Validation: false }).json?.(broken)).toBe('{"s":"\ufffd"}');
+    expect(new BsonRecord(broken, recordReader({ enableUtf8Validation: true })).json()).toBeUndefined();
+    expect(new BsonRecord(broken, recordReader({ enableUtf8Validation: false })).json()).toBe('{"s":"\ufffd"}');
   });
 });

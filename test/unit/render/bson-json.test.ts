@@ -228,7 +228,7 @@ function bothWays(bytes: Uint8Array, settings: BSONSerializeOptions): { expected
   } catch (error) {
     expected = error as Error;
   }
-  return { expected, fast: reader.json?.(bytes) };
+  return { expected, fast: new BsonRecord(bytes, reader).json() };
 }
 
 /** True when the shortcut rendered the record (then as the decoder path does). */
@@ -334,7 +334,7 @@ describe('JSON from BSON bytes', () => {
       expectSame(bytes, { enableUtf8Validation: false });
     }
     // Without validation, invalid UTF-8 renders as the decoder replaces it.
-    expect(recordReader({ enableUtf8Validation: false }).json?.(invalid)).toBe('{"s":"\ufffd\ufffd"}');
+    expect(new BsonRecord(invalid, recordReader({ enableUtf8Validation: false })).json()).toBe('{"s":"\ufffd\ufffd"}');
     // With it, the decoder refuses the record, and so the shortcut must not render it.
     expect(bothWays(invalid, {}).expected).toBeInstanceOf(Error);
   });
@@ -350,9 +350,9 @@ describe('JSON from BSON bytes', () => {
   });
 
   it('is not offered for settings it does not know', () => {
-    expect(recordReader({ fieldsAsRaw: { a: true } }).json).toBeUndefined();
-    expect(recordReader({ useBigInt64: true, promoteLongs: false }).json).toBeUndefined();
-    expect(recordReader({}).json).toBeDefined();
+    expect(recordReader({ fieldsAsRaw: { a: true } }).writeJson).toBeUndefined();
+    expect(recordReader({ useBigInt64: true, promoteLongs: false }).writeJson).toBeUndefined();
+    expect(recordReader({}).writeJson).toBeDefined();
   });
 });
 
