@@ -11,6 +11,8 @@
  * Each phase runs in its own Python process (bench/python/client_bench.py), so the peak RSS it
  * prints is that phase's. The API and the worker run compiled, one API process.
  * Usage: npm run bench:client [-- --records 100000 --rounds 50]
+ * BENCH_API_CPU_PROF=<dir> runs the API with --cpu-prof, its profile written there when it stops
+ * (NODE_OPTIONS may not carry --cpu-prof).
  */
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -69,6 +71,16 @@ async function rssMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / CLOCK_TICKS;
+}
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times. */
+const CLOCK_TICKS = 100;
+
 type Phase = Record<string, number | string>;
 
 async function main(): Promise<void> {
@@ -85,7 +97,8 @@ async function main(): Promise<void> {
     await ctx.close();
     const { entry } = await ensureServiceBuild();
     const port = await freePort();
-    const installed = installedApiProcess([entry, 'serve']);
+    const profileDir = process.env.BENCH_API_CPU_PROF;
+    const installed = installedApiProcess([...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), entry, 'serve']);
     const api = await startChild(
       installed.command,
       { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
@@ -147,8 +160,14 @@ async function main(): Promise<void> {
     const insertMongo = await run('insert-pymongo');
     const insertClient = await run('insert-client');
     const findMongo = await run('find-pymongo');
-    const findClient = await run('find-client');
-    const frameClient = await run('frame-client');
+    // The API's own CPU for a whole read (what the records/s of a read through it cost the server).
+    const apiCpu = async (phase: string): Promise<[Phase, number]> => {
+      const before = await cpuSeconds(api.child.pid as number);
+      const result = await run(phase);
+      return [result, (await cpuSeconds(api.child.pid as number)) - before];
+    };
+    const [findClient, findCpu] = await apiCpu('find-client');
+    const [frameClient, frameCpu] = await apiCpu('frame-client');
     const apiIdle = await rssMb(api.child.pid as number);
     let apiPeak = apiIdle;
     const sampler = setInterval(() => void rssMb(api.child.pid as number).then((mb) => (apiPeak = Math.max(apiPeak, mb))), 100);
@@ -161,8 +180,8 @@ async function main(): Promise<void> {
       '',
       `Python client, ${args.records} records of ~1 KB (ratios: client / baseline; goal in brackets)`,
       `  insert       client ${f(n(insertClient, 'rate'))} rec/s   pymongo insert_many ${f(n(insertMongo, 'rate'))} rec/s   ratio ${f(n(insertClient, 'rate') / n(insertMongo, 'rate'), 2)} (>= 0.70)`,
-      `  find         client ${f(n(findClient, 'rate'))} rec/s   pymongo find ${f(n(findMongo, 'rate'))} rec/s   ratio ${f(n(findClient, 'rate') / n(findMongo, 'rate'), 2)} (>= 0.50)   client peak RSS ${f(n(findClient, 'peak_rss_mb'))} MB`,
-      `  DataFrame    to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   pandas.DataFrame(pymongo) ${f(n(findMongo, 'frame_seconds'), 2)} s   ratio ${f(n(frameClient, 'seconds') / n(findMongo, 'frame_seconds'), 2)} (<= 1.5)   client peak RSS ${f(n(frameClient, 'peak_rss_mb'))} MB`,
+      `  find         client ${f(n(findClient, 'rate'))} rec/s   pymongo find ${f(n(findMongo, 'rate'))} rec/s   ratio ${f(n(findClient, 'rate') / n(findMongo, 'rate'), 2)} (>= 0.50)   client peak RSS ${f(n(findClient, 'peak_rss_mb'))} MB   API CPU ${f(findCpu, 2)} s`,
+      `  DataFrame    to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   pandas.DataFrame(pymongo) ${f(n(findMongo, 'frame_seconds'), 2)} s   ratio ${f(n(frameClient, 'seconds') / n(findMongo, 'frame_seconds'), 2)} (<= 1.5)   client peak RSS ${f(n(frameClient, 'peak_rss_mb'))} MB   API CPU ${f(frameCpu, 2)} s`,
       `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   ratio ${f(n(csv, 'seconds') / n(frameClient, 'seconds'), 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
       `  submit p50   client ${f(n(submitClient, 'p50_ms'), 1)} ms   Celery send_task().get() ${f(n(submitCelery, 'p50_ms'), 1)} ms   ratio ${f(n(submitClient, 'p50_ms') / n(submitCelery, 'p50_ms'), 2)} (<= 1.5)`,
     ];

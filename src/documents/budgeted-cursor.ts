@@ -1,16 +1,16 @@
 /**
  * A driver cursor whose every round trip (the first batch and each later one) draws on the
  * request's query budget. The cursor is opened lazily, on the first round trip, with the budget
- * then remaining as its server-side limit. It is opened with RAW_RECORDS: each record is decoded
- * only when it is handed on (see raw-records.ts).
+ * then remaining as its server-side limit. It is opened with RAW_RECORDS: each record is handed
+ * on as its bytes, decoded only by whoever needs its values (see raw-records.ts).
  */
 import type { AbstractCursor, Document } from 'mongodb';
+import { BsonRecord, type BsonRecordReader } from '../render/bson-record.js';
 import type { QueryBudget } from './query-budget.js';
-import type { RecordDecoder } from './raw-records.js';
 
 export type CursorOpener = (maxTimeMS: number, signal: AbortSignal) => Promise<AbstractCursor<Document>>;
 
-export class BudgetedCursor implements AsyncIterable<Document> {
+export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
   private cursor: AbstractCursor<Document> | undefined;
   /** Aborted when the budget runs out: the driver then closes the cursor on the server. */
   private readonly controller = new AbortController();
@@ -20,7 +20,7 @@ export class BudgetedCursor implements AsyncIterable<Document> {
   constructor(
     private readonly open: CursorOpener,
     private readonly budget: QueryBudget,
-    private readonly decode: RecordDecoder,
+    private readonly reader: BsonRecordReader<Document>,
   ) {}
 
   /** True when a record is ready; asks the database (within the budget) only when none is buffered. */
@@ -48,14 +48,14 @@ export class BudgetedCursor implements AsyncIterable<Document> {
    * large batch costs its bytes, not tens of MB of objects, and fewer round trips keep a long
    * read close to the engine's own speed.
    */
-  async *[Symbol.asyncIterator](): AsyncIterator<Document> {
+  async *[Symbol.asyncIterator](): AsyncIterator<BsonRecord<Document>> {
     let more = this.hasNext();
     while (await more) {
       const cursor = this.cursor as AbstractCursor<Document>;
       // Opened with RAW_RECORDS: the driver hands out each record's bytes.
       const batch = cursor.readBufferedDocuments() as unknown as Uint8Array[];
       const waitForNext = this.prefetch(cursor);
-      for (const bytes of batch) yield this.decode(bytes);
+      for (const bytes of batch) yield new BsonRecord(bytes, this.reader);
       more = waitForNext();
     }
   }

@@ -13,6 +13,7 @@ import { canAccessCollection, canManageContainers, canSeeCollection, canSeeDatab
 import type { Principal } from '../auth/principal.js';
 import { badRequest, forbidden } from '../errors.js';
 import type { DocumentArea } from './area.js';
+import type { BsonRecord } from '../render/bson-record.js';
 import type { BudgetedCursor } from './budgeted-cursor.js';
 import { indexExists, noSuchCollection, noSuchDatabase, noSuchIndex, noSuchRecord, reservedDatabase } from './errors.js';
 import { denied, requireCollection, requireListDatabases, requireManage, requireSeeDatabase } from './guards.js';
@@ -69,7 +70,8 @@ export interface RowWindow {
 
 /** The result of a read: a count and a cursor opened per window, or the values of a single-field distinct. */
 export type CollectionRows =
-  { values: readonly unknown[] } | { count: Promise<number>; open(window: RowWindow): BudgetedCursor; mapRow?: (row: Document) => unknown };
+  | { values: readonly unknown[] }
+  | { count: Promise<number>; open(window: RowWindow): BudgetedCursor; mapRow?: (row: BsonRecord<Document>) => unknown };
 
 interface PlannedRead {
   heavy: boolean;
@@ -334,7 +336,7 @@ export class DocumentService {
         rows: (budget) => ({
           count: store.aggregateCount(db, col, distinctPipeline, budget),
           open: (window) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)], budget, window.limit),
-          mapRow: (row) => distinctRowToObject(row, fields),
+          mapRow: (row) => distinctRowToObject(row.decode(), fields),
         }),
       };
     }

@@ -6,23 +6,60 @@
  * written. Records that live that long outlast the young generation and are copied into the old
  * one, so on a long download the garbage collector took more of the API's CPU than decoding,
  * rendering and writing together. Decoded one at a time, each record dies young, right after it
- * is rendered. Only the bytes of a batch are held, as the driver holds them anyway.
+ * is rendered. Only the bytes of a batch are held, as the driver holds them anyway. A JSON or
+ * NDJSON read goes further: its records are written from their bytes, never decoded (see
+ * render/bson-json.ts).
  */
 import { BSON, type BSONSerializeOptions, type Document } from 'mongodb';
-
-/** Turns one record's BSON bytes into the document the driver itself would have handed out. */
-export type RecordDecoder = (bytes: Uint8Array) => Document;
+import { writeBsonJson, type BsonJsonOptions } from '../render/bson-json.js';
+import type { BsonRecordReader } from '../render/bson-record.js';
 
 /** Cursor option: the driver hands out each record's bytes (a view into its batch, not a copy). */
 export const RAW_RECORDS = { raw: true } as const;
 
 /**
- * The decoder for records of a collection, with that collection's BSON settings (the client's
- * `enableUtf8Validation`, `promoteLongs` ...), so a record decodes exactly as the driver would
- * decode it.
+ * The settings the JSON shortcut understands. Any other one that changes decoding (fieldsAsRaw,
+ * per-key UTF-8 validation, an offset into the bytes ...) leaves records to the decoder.
  */
-export function recordDecoder(bsonOptions: BSONSerializeOptions): RecordDecoder {
+const SHORTCUT_SETTINGS: ReadonlySet<string> = new Set([
+  'promoteLongs',
+  'promoteValues',
+  'promoteBuffers',
+  'useBigInt64',
+  'bsonRegExp',
+  'ignoreUndefined',
+  'serializeFunctions',
+  'checkKeys',
+  'enableUtf8Validation',
+]);
+
+/**
+ * How records of a collection are read, with that collection's BSON settings (the client's
+ * `enableUtf8Validation`, `promoteLongs` ...), so a record decodes (or renders as JSON) exactly as
+ * the driver would decode it.
+ */
+export function recordReader(bsonOptions: BSONSerializeOptions): BsonRecordReader<Document> {
   const { enableUtf8Validation, raw: _raw, ...options } = bsonOptions;
   const deserializeOptions: BSON.DeserializeOptions = { ...options, validation: { utf8: enableUtf8Validation !== false } };
-  return (bytes) => BSON.deserialize(bytes, deserializeOptions);
+  const decode = (bytes: Uint8Array): Document => BSON.deserialize(bytes, deserializeOptions);
+  const jsonOptions = shortcutOptions(bsonOptions);
+  if (jsonOptions === undefined) return { decode };
+  return { decode, writeJson: (bytes, target, offset) => writeBsonJson(bytes, jsonOptions, target, offset) };
+}
+
+/** undefined when a setting is one the shortcut does not know, or is one the decoder refuses. */
+function shortcutOptions(bsonOptions: BSONSerializeOptions): BsonJsonOptions | undefined {
+  const { fieldsAsRaw, raw: _raw, ...rest } = bsonOptions;
+  if (fieldsAsRaw !== undefined && Object.keys(fieldsAsRaw).length > 0) return undefined;
+  if (Object.keys(rest).some((name) => !SHORTCUT_SETTINGS.has(name))) return undefined;
+  const promoteValues = rest.promoteValues ?? true;
+  const promoteLongs = rest.promoteLongs ?? true;
+  const useBigInt64 = rest.useBigInt64 ?? false;
+  // The decoder refuses bigint without promotion: every record then fails there, as it should.
+  if (useBigInt64 && !(promoteValues && promoteLongs)) return undefined;
+  return {
+    longsAsNumbers: promoteLongs && promoteValues && !useBigInt64,
+    buffersAsBytes: (rest.promoteBuffers ?? false) && promoteValues,
+    validateUtf8: rest.enableUtf8Validation !== false,
+  };
 }

@@ -19,7 +19,7 @@ import { insertBatch } from './batch-insert.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
 import { collectionExists, databaseExists, duplicateValues, indexExists, noSuchCollection, noSuchDatabase, noSuchIndex } from './errors.js';
 import { QueryBudget } from './query-budget.js';
-import { RAW_RECORDS, recordDecoder } from './raw-records.js';
+import { RAW_RECORDS, recordReader } from './raw-records.js';
 
 export interface FindOptions {
   filter: Document;
@@ -305,7 +305,7 @@ export class DocumentStore {
         return cursor;
       },
       budget,
-      recordDecoder(collection.bsonOptions),
+      recordReader(collection.bsonOptions),
     );
   }
 
@@ -315,7 +315,7 @@ export class DocumentStore {
     return new BudgetedCursor(
       async (maxTimeMS, signal) => collection.aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
       budget,
-      recordDecoder(collection.bsonOptions),
+      recordReader(collection.bsonOptions),
     );
   }
 

@@ -15,6 +15,16 @@ export interface DocumentWriter {
   envelopeOpen(head: EnvelopeHead): string;
   /** One element of `results`; `index` is its 0-based position (separators depend on it). */
   envelopeRecord(record: PlainValue, index: number): string;
+  /**
+   * The same element from the record's JSON text (`JSON.stringify` of its plain value), for the
+   * formats that write records as JSON: a record read as BSON is then never turned into objects.
+   */
+  envelopeRecordJson?(json: string, index: number): string;
+  /**
+   * For formats whose element is the record's JSON as it is, between fixed ASCII text: that text
+   * before and after the element at `index`. The JSON is then written as bytes, never as text.
+   */
+  recordJsonFrame?(index: number): readonly [before: string, after: string];
   /** Closes `results`, the envelope and the document after `recordCount` records. */
   envelopeClose(recordCount: number): string;
   /**

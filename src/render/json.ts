@@ -2,6 +2,9 @@ import type { DocumentWriter } from './document.js';
 import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
 import type { EnvelopeHead, PlainValue } from './types.js';
 
+const FIRST_FRAME = ['', ''] as const;
+const NEXT_FRAME = [',', ''] as const;
+
 /**
  * Compact JSON (no whitespace), as JSON.stringify writes it. Compact output is what makes the
  * streamed envelope trivially identical to the whole one: JSON.stringify of an object is the
@@ -16,6 +19,10 @@ export const jsonDocument: DocumentWriter = {
   },
 
   envelopeRecord: (record, index) => (index === 0 ? '' : ',') + stringify(record),
+
+  envelopeRecordJson: (json, index) => (index === 0 ? '' : ',') + json,
+
+  recordJsonFrame: (index) => (index === 0 ? FIRST_FRAME : NEXT_FRAME),
 
   envelopeClose: () => ']}',
 };

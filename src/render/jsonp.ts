@@ -173,6 +173,7 @@ export function jsonpDocument(callback: string): DocumentWriter {
     whole: (value) => prefix + escapeLineSeparators(jsonDocument.whole(value)) + suffix,
     envelopeOpen: (head) => prefix + escapeLineSeparators(jsonDocument.envelopeOpen(head)),
     envelopeRecord: (record, index) => escapeLineSeparators(jsonDocument.envelopeRecord(record, index)),
+    envelopeRecordJson: (json, index) => escapeLineSeparators((index === 0 ? '' : ',') + json),
     envelopeClose: (count) => escapeLineSeparators(jsonDocument.envelopeClose(count)) + suffix,
   };
 }

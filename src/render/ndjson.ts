@@ -1,6 +1,8 @@
 import type { DocumentWriter } from './document.js';
 import { recordsOf } from './records.js';
 
+const LINE_FRAME = ['', '\n'] as const;
+
 /**
  * Newline-delimited JSON: one record per line, as the JSON format renders records, without the
  * envelope. A whole value is written as its records (see recordsOf).
@@ -12,5 +14,7 @@ export const ndjsonDocument: DocumentWriter = {
       .join(''),
   envelopeOpen: () => '',
   envelopeRecord: (record) => `${JSON.stringify(record)}\n`,
+  envelopeRecordJson: (json) => `${json}\n`,
+  recordJsonFrame: () => LINE_FRAME,
   envelopeClose: () => '',
 };

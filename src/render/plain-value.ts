@@ -1,4 +1,5 @@
 import type { Binary, BSONRegExp, BSONSymbol, Code, DBRef, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'mongodb';
+import { BsonRecord } from './bson-record.js';
 import type { PlainValue } from './types.js';
 
 /**
@@ -23,7 +24,7 @@ const UUID_BYTES = 16;
  * - non-finite numbers → null; `undefined`, functions and symbols are dropped from objects and
  *   become null in arrays (JSON.stringify semantics, so every format agrees with JSON);
  * - other objects with toJSON (URL, ...) are converted through it; other objects by own keys.
- * Keys are copied so that a `__proto__` key stays an ordinary own property (no prototype
+ * A BsonRecord is its decoded document. Keys are copied so that a `__proto__` key stays an ordinary own property (no prototype
  * pollution of the output).
  */
 export function toPlainValue(value: unknown): PlainValue {
@@ -54,6 +55,8 @@ function convert(value: unknown, depth: number): PlainValue | undefined {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
 
   if (!hasPlainPrototype(value)) {
+    // A record still in its bytes (bson-record.ts) is the document it decodes to.
+    if (value instanceof BsonRecord) return convert(value.decode(), depth);
     // BSON classes carry `_bsontype` on their prototype. Plain objects are never dispatched on it:
     // a stored document may well contain a field called `_bsontype`.
     const tag = (value as { _bsontype?: unknown })._bsontype;

@@ -1,4 +1,6 @@
 import { ApiError } from '../errors.js';
+import { maxJsonBytes } from './bson-json.js';
+import { BsonRecord } from './bson-record.js';
 import { contentTypeFor } from './content-types.js';
 import { csvDocument } from './csv.js';
 import type { DocumentWriter } from './document.js';
@@ -81,7 +83,7 @@ export async function renderEnvelopeStream(
     await out.push(writer.envelopeOpen(head));
     for await (const record of records) {
       // Awaited once a chunk (about 64 KB), not once a record: a long download is mostly records.
-      if (out.add(writer.envelopeRecord(toPlainValue(record), index))) await out.flush();
+      if (addRecord(out, writer, record, index)) await out.flush();
       index += 1;
     }
     await out.push(writer.envelopeClose(index));
@@ -92,12 +94,33 @@ export async function renderEnvelopeStream(
   out.end();
 }
 
+/**
+ * Adds one record; true when a flush is due. A record read as BSON goes to a JSON format as JSON
+ * written from its bytes when it can, without becoming objects or text.
+ */
+function addRecord(out: SinkWriter, writer: DocumentWriter, record: unknown, index: number): boolean {
+  if (record instanceof BsonRecord) {
+    if (writer.recordJsonFrame !== undefined) {
+      const [before, after] = writer.recordJsonFrame(index);
+      const due = out.addBytes(before.length + maxJsonBytes(record.bytes.length) + after.length, (target, offset) => {
+        const end = record.writeJson(target, offset + target.write(before, offset, 'latin1'));
+        return end < 0 ? -1 : end + target.write(after, end, 'latin1');
+      });
+      if (due !== undefined) return due;
+    } else if (writer.envelopeRecordJson !== undefined) {
+      const json = record.json();
+      if (json !== undefined) return out.add(writer.envelopeRecordJson(json, index));
+    }
+  }
+  return out.add(writer.envelopeRecord(toPlainValue(record), index));
+}
+
 function abort(sink: ResponseSink, out: SinkWriter, writer: DocumentWriter): void {
   const pending = out.takePending();
   if (!out.hasStarted || sink.destroyed === true) return;
   if (writer.abortNotice !== undefined) {
     // Pending pieces are whole records, so the notice lands right after the last complete one.
-    sink.end(pending + writer.abortNotice);
+    sink.end(Buffer.concat([pending, Buffer.from(writer.abortNotice, 'utf8')]));
   } else if (typeof sink.destroy === 'function') {
     sink.destroy();
   } else {

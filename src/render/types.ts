@@ -19,8 +19,8 @@ export type Format = 'api' | 'json' | 'jsonp' | 'xml' | 'csv' | 'ndjson';
 export interface ResponseSink {
   status(code: number): unknown;
   setHeader(name: string, value: string): unknown;
-  write(chunk: string): boolean;
-  end(chunk?: string): unknown;
+  write(chunk: Uint8Array): boolean;
+  end(chunk?: string | Uint8Array): unknown;
   once(event: 'drain' | 'close', cb: () => void): unknown;
   destroy?(error?: Error): unknown;
   readonly destroyed?: boolean;

@@ -7,8 +7,10 @@ import { Binary, BSON, Decimal128, Double, Int32, Long, MongoClient, ObjectId, U
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
 import { BudgetedCursor } from '../../../src/documents/budgeted-cursor.js';
-import { recordDecoder } from '../../../src/documents/raw-records.js';
+import { recordReader } from '../../../src/documents/raw-records.js';
 import { DocumentStore } from '../../../src/documents/store.js';
+import { BsonRecord } from '../../../src/render/bson-record.js';
+import { toPlainValue } from '../../../src/render/plain-value.js';
 import { mongoSettings, unique } from '../worker/support.js';
 
 const DATABASE = 'cybercom_test';
@@ -60,7 +62,7 @@ afterAll(async () => {
 
 async function all(cursor: BudgetedCursor): Promise<Document[]> {
   const out: Document[] = [];
-  for await (const doc of cursor) out.push(doc);
+  for await (const record of cursor) out.push(record.decode());
   await cursor.close();
   return out;
 }
@@ -77,6 +79,19 @@ describe('records read through the store', () => {
     expect(read[0]?.decimal).toBeInstanceOf(Decimal128);
   });
 
+  it('render as JSON from their bytes exactly as the driver-decoded records render', async () => {
+    const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
+    // Without the Decimal128 and the regular expression (left to the decoder), each record is
+    // written straight from its bytes.
+    const projection = { decimal: 0, pattern: 0 };
+    const expected = await mongo.db(DATABASE).collection(collection).find({}, { projection }).sort({ n: 1 }).toArray();
+    const cursor = store.find(DATABASE, collection, { filter: {}, projection, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
+    const texts: string[] = [];
+    for await (const record of cursor) texts.push(record.json() ?? 'declined');
+    await cursor.close();
+    expect(texts).toStrictEqual(expected.map((doc) => JSON.stringify(toPlainValue(doc))));
+  });
+
   it('come out of an aggregation exactly as the driver decodes them', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
     const pipeline = [{ $match: { n: { $lt: 150 } } }, { $sort: { n: -1 } }];
@@ -91,19 +106,21 @@ describe('BudgetedCursor', () => {
   it('decodes each record when it is handed on, not the whole batch with the first', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
     const col = mongo.db(DATABASE).collection(collection);
-    const decode = recordDecoder(col.bsonOptions);
+    const reader = recordReader(col.bsonOptions);
     let decoded = 0;
     const cursor = new BudgetedCursor(
       async (maxTimeMS, signal) => col.find({}, { raw: true, maxTimeMS, signal }).sort({ n: 1 }),
       store.budget(),
-      (bytes) => {
-        decoded += 1;
-        return decode(bytes);
+      {
+        decode: (bytes) => {
+          decoded += 1;
+          return reader.decode(bytes);
+        },
       },
     );
     const seen: number[] = [];
-    for await (const doc of cursor) {
-      seen.push(doc.n as number);
+    for await (const record of cursor) {
+      seen.push(record.decode().n as number);
       // The first batch holds 101 records; only those handed on so far were decoded.
       expect(decoded).toBe(seen.length);
     }
@@ -116,7 +133,10 @@ describe('BudgetedCursor', () => {
     const bytes = BSON.serialize({ s: 'x' });
     const broken = Buffer.from(bytes);
     broken[broken.length - 3] = 0xff;
-    expect(() => recordDecoder({ enableUtf8Validation: true })(broken)).toThrow();
-    expect(recordDecoder({ enableUtf8Validation: false })(broken)).toEqual({ s: '\ufffd' });
+    expect(() => recordReader({ enableUtf8Validation: true }).decode(broken)).toThrow();
+    expect(recordReader({ enableUtf8Validation: false }).decode(broken)).toEqual({ s: '\ufffd' });
+    // Written as JSON straight from the bytes, the same: refused (left to the decoder), or U+FFFD.
+    expect(new BsonRecord(broken, recordReader({ enableUtf8Validation: true })).json()).toBeUndefined();
+    expect(new BsonRecord(broken, recordReader({ enableUtf8Validation: false })).json()).toBe('{"s":"\ufffd"}');
   });
 });

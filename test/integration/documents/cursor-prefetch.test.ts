@@ -61,8 +61,8 @@ describe('BudgetedCursor', () => {
     const cursor = store.find(DATABASE, collection, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
     const seen: number[] = [];
     const before = getMores.length;
-    for await (const doc of cursor) {
-      seen.push(doc.n as number);
+    for await (const record of cursor) {
+      seen.push(record.decode().n as number);
       if (seen.length === 1) {
         await settle();
         // Only the first of the 101 records of the first batch was read: the second batch is on its way.

@@ -1,6 +1,9 @@
 import { XMLParser } from 'fast-xml-parser';
 import type { PageContext, ResponseSink } from '../../../src/render/index.js';
 
+/** Chunks are whole pieces of UTF-8 (never a character cut in two), so each decodes on its own. */
+const text = (chunk: string | Uint8Array): string => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+
 /**
  * An in-memory ResponseSink. `accept` decides what each write returns (true = keep writing);
  * when a write returns false the sink counts as full until `emitDrain()`, and any write while full
@@ -30,18 +33,18 @@ export class FakeSink implements ResponseSink {
     return this;
   }
 
-  write(chunk: string): boolean {
+  write(chunk: string | Uint8Array): boolean {
     if (this.ended) this.writesAfterEnd += 1;
     if (this.full) this.violations += 1;
-    this.chunks.push(chunk);
+    this.chunks.push(text(chunk));
     const ok = this.accept(this.chunks.length);
     if (!ok) this.full = true;
     return ok;
   }
 
-  end(chunk?: string): this {
+  end(chunk?: string | Uint8Array): this {
     if (this.ended) this.writesAfterEnd += 1;
-    if (chunk !== undefined) this.chunks.push(chunk);
+    if (chunk !== undefined) this.chunks.push(text(chunk));
     this.ended = true;
     return this;
   }
