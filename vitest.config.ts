@@ -1,14 +1,36 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure logic, no services) and `integration` (real RabbitMQ and a real
-// MongoDB-wire server over TLS, started once per run by test/support/global-setup.ts).
+/**
+ * Test files that install and start a whole installation of their own (PostgreSQL, FerretDB and,
+ * for most, RabbitMQ, each start taking tens of seconds) or restart such an engine again and
+ * again. They make the `installations` project, which `npm test` runs one file at a time in a
+ * vitest process of its own, beside the other projects: two of them side by side on a two-core
+ * machine pushed their start-ups past their time limits (three files side by side on a loaded
+ * two-core machine did), while the other files mostly wait and run well side by side.
+ */
+const INSTALLATION_TESTS = [
+  'test/integration/installer/private-store.test.ts',
+  'test/integration/installer/upgrade-from-v1.test.ts',
+  'test/integration/installer/install-local.test.ts',
+  'test/integration/installer/install-local-https.test.ts',
+  'test/integration/ops/certificates.test.ts',
+  'test/integration/ops/backup-restore.test.ts',
+  'test/integration/ops/worker-bundle.test.ts',
+  'test/integration/installation/runner/engine-crash-restart.test.ts',
+];
+
+// Projects: `unit` (pure logic, no services), `integration` and `e2e` (real RabbitMQ and a real
+// MongoDB-wire server over TLS, started once per vitest process by test/support/global-setup.ts)
+// and `installations` (see above). `npm test` starts two vitest processes at once (see
+// package.json): one for `installations` with a single worker, one for every other project.
 export default defineConfig({
   test: {
-    // Test files run side by side in this many worker processes (one setting for every project).
-    // Vitest's default is one less than the CPUs: a single worker on a two-core machine.
-    // TEST_MAX_WORKERS overrides it, to try more files side by side where the machine has room
-    // (on a loaded two-core machine three pushed installation tests past their time limits).
-    ...(process.env.TEST_MAX_WORKERS ? { maxWorkers: Number(process.env.TEST_MAX_WORKERS) } : {}),
+    // Test files of one vitest process run side by side in this many worker processes (one
+    // setting for every project of the process; the `installations` process overrides it with
+    // --maxWorkers=1). Two, not vitest's default of one less than the CPUs (a single worker on
+    // two cores): the integration files mostly wait on services and timers, so two side by side
+    // nearly halve their time. TEST_MAX_WORKERS overrides it.
+    maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 2),
     projects: [
       {
         test: {
@@ -21,6 +43,16 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...INSTALLATION_TESTS],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'installations',
+          include: INSTALLATION_TESTS,
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -12,14 +12,21 @@
  * engine knows in every place a stage can stand, raw request lines over a TCP socket (malformed
  * request lines, odd methods and versions, huge headers, bad Content-Length, chunked garbage),
  * and the admin site's forms with prototype-pollution keys.
+ *
+ * "Nothing written anywhere" is checked over every database of the server, so the service runs
+ * on a database engine of this file's own: on the suite's shared engine, test files running side
+ * by side write their own databases meanwhile.
  */
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { gzipSync, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { startPrivateMongo, type PrivateMongo } from '../../support/private-mongo.js';
+import { testServices } from '../../support/services.js';
 import { DOCUMENTED_STAGES, INTERNAL_STAGES, VALID_STAGE_EXAMPLES } from '../../support/aggregation-stages.js';
 import { adminApiGet, adminApiPost, adminBrowser, ensureRoot, ROOT } from '../admin/support.js';
 
@@ -30,6 +37,7 @@ const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 400);
 const ADMIN_RUNS = Number(process.env.FUZZ_ADMIN_RUNS ?? 150);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 
+let engine: PrivateMongo | undefined;
 let app: TestApp;
 let readerToken: string;
 let ownerToken: string;
@@ -590,7 +598,14 @@ async function snapshot(client: MongoClient): Promise<Record<string, number>> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp();
+  const services = testServices();
+  engine = await startPrivateMongo({
+    dir: join(services.stateDir, uniqueName('fuzz-')),
+    certDir: services.certDir,
+    username: 'fuzz',
+    password: `pw-${uniqueName('')}-${uniqueName('')}`,
+  });
+  app = await startTestApp(engine.env());
   await app.users.createUser({ username: 'owner', password: 'owner-pass-1234', isSuperuser: true });
   const owner = await app.users.tokenFor('owner');
   ownerToken = owner;
@@ -614,6 +629,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
+  await engine?.stop();
 });
 
 describe('hostile requests', () => {

@@ -4,10 +4,10 @@
  * a rotation always replaces the client CA (so every earlier client certificate stops chaining
  * to what the servers trust), and replaces the server CA only with --new-ca.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureCertificates, inspectCertificates, reissueCertificates } from '../../../src/installation/certificates.js';
 import { createCertificateAuthority, issueClientCertificate, issueServerCertificate } from '../../../src/pki/certificates.js';
 import { readPemPair, writeKeyMaterial } from '../../../src/pki/files.js';
@@ -16,6 +16,12 @@ import { verifyIssuedBy } from '../../../src/pki/inspect.js';
 const OPTIONS = { publicHost: 'data.example.org', validityDays: 365 };
 const LEAVES = ['rabbitmq', 'mongodb', 'api', 'worker'] as const;
 let dir: string;
+/**
+ * One fresh installation's certificates, issued once: most tests start from an existing
+ * installation, and every key and signature costs CPU time (RSA 2048 keys, signatures in pure
+ * JavaScript), which made this file take half a minute when each test issued its own.
+ */
+let issued: string;
 
 const pem = (name: string): Promise<string> => readFile(join(dir, `${name}.pem`), 'utf8');
 async function snapshot(): Promise<Record<string, string>> {
@@ -26,6 +32,18 @@ async function signedBy(leaf: string, ca: string): Promise<boolean> {
   return verifyIssuedBy(await pem(leaf), await pem(ca));
 }
 
+/** `dir` holding the certificates of an installation made by ensureCertificates. */
+async function existingInstallation(): Promise<void> {
+  await cp(issued, dir, { recursive: true });
+}
+
+beforeAll(async () => {
+  issued = await mkdtemp(join(tmpdir(), 'cybercom-appliance-certs-issued-'));
+  await ensureCertificates(issued, OPTIONS);
+}, 60_000);
+afterAll(async () => {
+  await rm(issued, { recursive: true, force: true });
+});
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cybercom-appliance-certs-'));
 });
@@ -60,7 +78,7 @@ describe('ensureCertificates', () => {
   });
 
   it('keeps everything byte for byte on a second run', async () => {
-    await ensureCertificates(dir, OPTIONS);
+    await existingInstallation();
     const before = await snapshot();
     const actions = await ensureCertificates(dir, OPTIONS);
     expect(new Set(Object.values(actions))).toEqual(new Set(['kept']));
@@ -68,7 +86,7 @@ describe('ensureCertificates', () => {
   });
 
   it('re-issues only a client certificate that the client CA did not sign', async () => {
-    await ensureCertificates(dir, OPTIONS);
+    await existingInstallation();
     await writeKeyMaterial(dir, 'worker', await issueClientCertificate(await readPemPair(dir, 'ca'), { commonName: 'cybercom-worker' }));
     const actions = await ensureCertificates(dir, OPTIONS);
     expect(actions).toMatchObject({ ca: 'kept', 'client-ca': 'kept', api: 'kept', worker: 'issued', rabbitmq: 'kept' });
@@ -110,7 +128,7 @@ describe('ensureCertificates', () => {
   });
 
   it('with force, issues both CAs and every leaf again', async () => {
-    await ensureCertificates(dir, OPTIONS);
+    await existingInstallation();
     const before = await snapshot();
     const actions = await ensureCertificates(dir, { ...OPTIONS, force: true });
     expect(new Set(Object.values(actions))).toEqual(new Set(['issued']));
@@ -121,7 +139,7 @@ describe('ensureCertificates', () => {
 
 describe('reissueCertificates (rotation)', () => {
   it('keeps the server CA, replaces the client CA: old client certificates stop chaining to it', async () => {
-    await ensureCertificates(dir, OPTIONS);
+    await existingInstallation();
     const before = await snapshot();
     expect(await reissueCertificates(dir, { ...OPTIONS, validityDays: 90, newCa: false })).toEqual({ ca: 'kept', 'client-ca': 'issued' });
     const after = await snapshot();
@@ -138,7 +156,7 @@ describe('reissueCertificates (rotation)', () => {
   });
 
   it('with keepClientCa (renewal) issues new leaves from both existing CAs: earlier client certificates still chain', async () => {
-    await ensureCertificates(dir, OPTIONS);
+    await existingInstallation();
     const before = await snapshot();
     const kept = await reissueCertificates(dir, { ...OPTIONS, newCa: false, keepClientCa: true });
     expect(kept).toEqual({ ca: 'kept', 'client-ca': 'kept' });
@@ -151,7 +169,7 @@ describe('reissueCertificates (rotation)', () => {
   });
 
   it('with newCa replaces both CAs (keepClientCa cannot keep a client CA beside a new server CA)', async () => {
-    await ensureCertificates(dir, OPTIONS);
+    await existingInstallation();
     const before = await snapshot();
     expect(await reissueCertificates(dir, { ...OPTIONS, newCa: true, keepClientCa: true })).toEqual({
       ca: 'issued',

@@ -36,7 +36,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cybercom-replica-set-'));
   certs = join(dir, 'certs');
   await ensureCertificates(certs, { publicHost: '', validityDays: 365 });
-});
+  // Six RSA keys and signatures: a second or two alone, many more beside other CPU-bound files.
+}, 60_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
