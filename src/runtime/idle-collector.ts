@@ -17,11 +17,20 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { setTimeout as delay } from 'node:timers/promises';
+import { loadMallocTrim, type MallocTrim } from './malloc-trim.js';
 
 /** How often the process looks for a finished burst. */
 export const IDLE_CHECK_INTERVAL_MS = 1000;
 /** Heap growth (V8's committed heap plus off-heap buffers) since the last collection that is worth one. */
 export const IDLE_COLLECT_GROWTH_BYTES = 8 * 1024 * 1024;
+
+/**
+ * How long after a collection malloc's free pages are given back: V8 frees the native memory of
+ * the collected buffers (socket reads, TLS records) while it sweeps, which goes on after the
+ * collection itself has finished.
+ */
+export const TRIM_AFTER_COLLECTION_MS = 500;
 
 /** What a check reads: the bytes a major collection could free part of. */
 export type HeapMeasure = () => number;
@@ -118,6 +127,25 @@ export function majorCollection(): MajorCollection {
 }
 
 /**
+ * The whole clean-up after a burst: the compacting collection of V8's heap, then, once the
+ * collected buffers' native memory has been freed, malloc's free pages given back (`trim`,
+ * where the C library has one). Without the trim the process kept about 10 MB of malloc's
+ * free space after each burst (1.11-1.20 of its idle RSS, against 1.05 with it).
+ */
+export function collectAndTrim(
+  collect: MajorCollection,
+  trim: MallocTrim | undefined,
+  trimDelayMs = TRIM_AFTER_COLLECTION_MS,
+): MajorCollection {
+  return async () => {
+    await collect();
+    if (trim === undefined) return;
+    await delay(trimDelayMs, undefined, { ref: false });
+    trim();
+  };
+}
+
+/**
  * Watches `server`'s requests and checks every `intervalMs` (the timer never keeps the process
  * alive). Returns the function that stops it.
  */
@@ -125,7 +153,7 @@ export function collectAfterBursts(
   server: Server,
   { intervalMs = IDLE_CHECK_INTERVAL_MS, growthBytes = IDLE_COLLECT_GROWTH_BYTES }: { intervalMs?: number; growthBytes?: number } = {},
 ): () => void {
-  const collector = new IdleCollector(heapCommitted, majorCollection(), growthBytes);
+  const collector = new IdleCollector(heapCommitted, collectAndTrim(majorCollection(), loadMallocTrim()), growthBytes);
   const ended = (): void => collector.requestEnded();
   const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
     collector.requestStarted();

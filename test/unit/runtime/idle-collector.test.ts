@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IdleCollector, collectAfterBursts, majorCollection } from '../../../src/runtime/idle-collector.js';
+import { IdleCollector, collectAfterBursts, collectAndTrim, majorCollection } from '../../../src/runtime/idle-collector.js';
 
 const MB = 1024 * 1024;
 
@@ -87,6 +87,43 @@ describe('majorCollection', () => {
     await collect();
     expect(garbage).toBeUndefined();
     expect(ref.deref()).toBeUndefined();
+  });
+});
+
+describe('collectAndTrim', () => {
+  it("gives malloc's free pages back once the collection has finished, not before", async () => {
+    const steps: string[] = [];
+    let finish: () => void = () => undefined;
+    const collect = collectAndTrim(
+      () =>
+        new Promise<void>((resolve) => {
+          steps.push('collect');
+          finish = resolve;
+        }),
+      () => {
+        steps.push('trim');
+        return true;
+      },
+      20,
+    );
+    const done = collect();
+    await settle();
+    expect(steps).toEqual(['collect']);
+    finish();
+    await done;
+    expect(steps).toEqual(['collect', 'trim']);
+  });
+
+  it('only collects where the C library has no trim', async () => {
+    let collections = 0;
+    await collectAndTrim(
+      async () => {
+        collections += 1;
+      },
+      undefined,
+      0,
+    )();
+    expect(collections).toBe(1);
   });
 });
 
