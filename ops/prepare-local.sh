@@ -5,7 +5,7 @@
 #
 #   rabbitmq-server   Debian package; the tests start private nodes, never the system service
 #   database engine   FerretDB v2 + PostgreSQL 15 + DocumentDB (no mongod on Debian): ops/build-engine.sh
-#   node_modules      npm ci (never npm install: the lock file is the source of truth)
+#   node_modules      npm ci when missing or installed from another lock file (ops/lib/node-modules.sh)
 #   service build     src/ compiled to dist/src/ (what the local runtime runs), when sources changed
 set -euo pipefail
 
@@ -20,6 +20,8 @@ source "$repo_root/ops/lib/debian-packages.sh"
 STEP_PREFIX=prepare-local
 # shellcheck source=lib/timed-steps.sh
 source "$repo_root/ops/lib/timed-steps.sh"
+# shellcheck source=lib/node-modules.sh
+source "$repo_root/ops/lib/node-modules.sh"
 
 step_rabbitmq() {
   if deb_installed rabbitmq-server; then
@@ -59,10 +61,10 @@ step_engine() {
 }
 
 step_node_modules() {
-  if [[ -d node_modules ]]; then
-    log "node_modules: present"
+  if node_modules_current "$repo_root"; then
+    log "node_modules: present (installed from this package-lock.json)"
   else
-    npm ci --no-audit --no-fund
+    install_node_modules "$repo_root"
     log "node_modules: installed with npm ci"
   fi
 }

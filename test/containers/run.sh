@@ -40,7 +40,9 @@ prepare() {
 started_services=0
 [[ -S /run/podman/podman.sock ]] || started_services=1
 
-[[ -d node_modules ]] || npm ci --no-audit --no-fund
+# shellcheck source=../../ops/lib/node-modules.sh
+source ops/lib/node-modules.sh
+node_modules_current . || install_node_modules .
 phase "machine: Podman, API socket, Compose" prepare
 phase "base image (debootstrap, cached)" bash "$here/build-base-image.sh"
 phase "stand-in images (cached by content)" bash "$here/build-standins.sh"
