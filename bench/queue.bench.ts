@@ -12,7 +12,7 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done.
- * The API and the worker that drains the benchmark queue run as an installation runs them: the
+ * The API and the TypeScript workers (the one that drains the benchmark queue and the measured ones) run as an installation runs them: the
  * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
  * unless `--processes N` (`--processes default`: the count an installation chooses here).
  * Usage: npm run bench:queue [-- --submissions 3000 --tasks 2000] [-- --only submissions|workers] [-- --generator undici]
@@ -416,15 +416,25 @@ async function main(): Promise<void> {
         report(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
         return rate;
       }
-      const tsRate1 = await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) =>
-        spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts1@localhost', 1, rc)),
-      );
-      const tsRate2 = await measure('TypeScript worker (1 process, conc. 2)', 'bench-ts', 'tasks.noop', (rc) =>
-        spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts2@localhost', 2, rc)),
-      );
-      const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) =>
-        spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerEnv('bench-ts', 'bench-ts4@localhost', 4, rc)),
-      );
+      // The measured workers run as an installation runs them: the compiled build in production
+      // mode (or, with --runner tsx, the sources through tsx).
+      const compiled = fromSources ? undefined : await ensureServiceBuild();
+      const tsWorker = (concurrency: number, resultCollection: string): ChildProcess => {
+        const workerSettings = workerEnv('bench-ts', `bench-ts${concurrency}@localhost`, concurrency, resultCollection);
+        return compiled === undefined
+          ? spawnLogged(process.execPath, [...profiled, 'src/cli.ts', 'worker'], workerSettings)
+          : spawnLogged(
+              process.execPath,
+              [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), compiled.entry, 'worker'],
+              {
+                ...workerSettings,
+                WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
+              },
+            );
+      };
+      const tsRate1 = await measure('TypeScript worker (1 process, conc. 1)', 'bench-ts', 'tasks.noop', (rc) => tsWorker(1, rc));
+      const tsRate2 = await measure('TypeScript worker (1 process, conc. 2)', 'bench-ts', 'tasks.noop', (rc) => tsWorker(2, rc));
+      const tsRate = await measure('TypeScript worker (1 process, conc. 4)', 'bench-ts', 'tasks.noop', (rc) => tsWorker(4, rc));
       const venvCelery = resolve('.venv/bin/celery');
       if (!existsSync(venvCelery)) throw new Error('Python Celery is missing: run bash test/support/python-celery.sh');
       const { BROKER_URL, ...pyServices } = env;
