@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * again. They make the `installations` project, which `npm test` runs one file at a time in a
  * vitest process of its own, beside the other projects: two of them side by side on a two-core
  * machine pushed their start-ups past their time limits (three files side by side on a loaded
- * two-core machine did), while the other files mostly wait and run well side by side.
+ * two-core machine did).
  */
 const INSTALLATION_TESTS = [
   'test/integration/installer/private-store.test.ts',
@@ -25,12 +25,13 @@ const INSTALLATION_TESTS = [
 // package.json): one for `installations` with a single worker, one for every other project.
 export default defineConfig({
   test: {
-    // Test files of one vitest process run side by side in this many worker processes (one
-    // setting for every project of the process; the `installations` process overrides it with
-    // --maxWorkers=1). Two, not vitest's default of one less than the CPUs (a single worker on
-    // two cores): the integration files mostly wait on services and timers, so two side by side
-    // nearly halve their time. TEST_MAX_WORKERS overrides it.
-    maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 2),
+    // Test files of one vitest process run one at a time (TEST_MAX_WORKERS overrides it). The
+    // files of `unit`, `integration` and `e2e` share one broker and one engine, and a broker's
+    // remote control and task events reach every worker on it: with two files side by side, one
+    // file's `enable_events`, control broadcasts and per-caller limits changed what another
+    // file's tests saw (six of them failed). The `installations` files bring their own services,
+    // so their process runs beside this one instead.
+    maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 1),
     projects: [
       {
         test: {
