@@ -21,6 +21,17 @@ function fakeChannel(answerAtOnce = true) {
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A growable window of 4 (linger 20 ms) that granted room for two result writes: `qos 6` is sent. */
+async function windowOfFourWithTwoRoomsTaken(): Promise<{ channel: ReturnType<typeof fakeChannel>; window: PrefetchWindow }> {
+  const channel = fakeChannel();
+  const window = await PrefetchWindow.open(channel, 4, true, 20);
+  channel.frames.length = 0;
+  window.takeRoom();
+  window.takeRoom();
+  await turn();
+  return { channel, window };
+}
+
 describe('PrefetchWindow', () => {
   it('opens with a channel-wide limit (per consumer unlimited) when it can grow', async () => {
     const channel = fakeChannel();
@@ -52,12 +63,7 @@ describe('PrefetchWindow', () => {
   });
 
   it('gives the room back once it was not needed for a whole linger period, and only then', async () => {
-    const channel = fakeChannel();
-    const window = await PrefetchWindow.open(channel, 4, true, 20);
-    channel.frames.length = 0;
-    window.takeRoom();
-    window.takeRoom();
-    await turn();
+    const { channel, window } = await windowOfFourWithTwoRoomsTaken();
     window.giveRoomBack();
     window.giveRoomBack();
     await turn();
@@ -69,12 +75,7 @@ describe('PrefetchWindow', () => {
   });
 
   it('hands the room of a settled message to the next finished task without a basic.qos', async () => {
-    const channel = fakeChannel();
-    const window = await PrefetchWindow.open(channel, 4, true, 20);
-    channel.frames.length = 0;
-    window.takeRoom();
-    window.takeRoom();
-    await turn();
+    const { channel, window } = await windowOfFourWithTwoRoomsTaken();
     for (let i = 0; i < 5; i++) {
       window.giveRoomBack();
       window.takeRoom();
