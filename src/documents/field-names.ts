@@ -27,14 +27,19 @@ export function assertStorableFieldName(name: string, path = ''): void {
 
 /** Checks every field name inside a record or sub-document, arrays included. */
 export function assertStorableFieldNames(value: unknown, path = ''): void {
+  // Only objects and arrays hold field names: a path is built only for those (records are mostly plain values).
+  const within = (key: string | number): string => (path === '' ? String(key) : `${path}.${key}`);
   if (Array.isArray(value)) {
-    value.forEach((item, i) => assertStorableFieldNames(item, path === '' ? String(i) : `${path}.${i}`));
+    value.forEach((item, i) => {
+      if (typeof item === 'object') assertStorableFieldNames(item, within(i));
+    });
     return;
   }
   // Extended-JSON values (ObjectId, Date, Binary, ...) are class instances, not sub-documents.
   if (!isPlainObject(value)) return;
-  for (const [name, child] of Object.entries(value)) {
+  for (const name of Object.keys(value)) {
     assertStorableFieldName(name, path);
-    assertStorableFieldNames(child, path === '' ? name : `${path}.${name}`);
+    const child = value[name];
+    if (typeof child === 'object') assertStorableFieldNames(child, within(name));
   }
 }

@@ -24,13 +24,15 @@ export function assertNoForbiddenOperators(value: unknown, where: string): void 
   while (stack.length > 0) {
     const current = stack.pop();
     if (Array.isArray(current)) {
-      for (const item of current) stack.push(item); // not push(...current): huge arrays overflow the argument limit
+      for (const item of current) if (typeof item === 'object') stack.push(item); // not push(...current): huge arrays overflow the argument limit
     } else if (isPlainObject(current)) {
-      for (const [key, child] of Object.entries(current)) {
-        if (FORBIDDEN_OPERATORS.includes(key)) {
+      for (const key of Object.keys(current)) {
+        // Every forbidden operator starts with '$' (char code 36): other keys need no lookup.
+        if (key.charCodeAt(0) === 36 && FORBIDDEN_OPERATORS.includes(key)) {
           throw badRequest('forbidden_operator', `Operator "${key}" is not allowed in ${where}.`, { operator: key });
         }
-        stack.push(child);
+        const child = current[key];
+        if (typeof child === 'object') stack.push(child);
       }
     }
   }

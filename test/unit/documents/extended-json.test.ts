@@ -1,4 +1,5 @@
-import { BSONRegExp, Binary, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
+import fc from 'fast-check';
+import { BSON, BSONRegExp, Binary, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING_DEPTH, parseJsonBody, parseJsonParam } from '../../../src/documents/extended-json.js';
 import { apiError } from './api-error.js';
@@ -206,5 +207,80 @@ describe('parseJsonBody', () => {
     const body = { _id: { $oid: HEX } };
     parseJsonBody(body);
     expect(body).toEqual({ _id: { $oid: HEX } });
+  });
+
+  it.each([
+    [
+      'a "__proto__" key inside an array',
+      JSON.parse('[{"$match": {"__proto__": 1}}]'),
+      'forbidden_key',
+      '0.$match.__proto__',
+      ' (at 0.$match)',
+    ],
+    ['"constructor.prototype" at the top', { constructor: { prototype: {} } }, 'forbidden_key', 'constructor.prototype', 'body.'],
+    ['a NUL key in the second record', [{ a: 1 }, { b: { 'c\u0000': 1 } }], 'invalid_key', '1.b.c\u0000', 'NUL'],
+    ['a bad $oid in the second record', [{ x: 1 }, { _id: { $oid: 'nope' } }], 'malformed_json', '1._id', ' (at 1._id)'],
+    ['a bad $date deep in a record', [{ a: [{ d: { $date: 'never' } }] }], 'malformed_json', '0.a.0.d', ' (at 0.a.0.d)'],
+    ['a wrapper with a stray key', { a: { b: { $oid: HEX, x: 1 } } }, 'malformed_json', 'a.b', ' (at a.b)'],
+  ])('names the place of %s, in the message and the detail', (_what, body, code, path, inMessage) => {
+    const err = apiError(() => parseJsonBody(body));
+    expect(err.code).toBe(code);
+    expect((err.detail as { path: string }).path).toBe(path);
+    expect(err.message).toContain(inMessage);
+  });
+
+  it('reads $oid and $date exactly as bson reads Extended JSON, valid or not', () => {
+    const outcome = (read: () => unknown): unknown => {
+      try {
+        const value = read();
+        return value instanceof Date ? value.getTime() : value instanceof ObjectId ? value.toHexString() : value;
+      } catch {
+        return 'refused';
+      }
+    };
+    const dateText = fc.oneof(
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      fc.date({ noInvalidDate: true }).map((d) => d.toString()),
+      fc.string(),
+    );
+    const oidText = fc.oneof(fc.stringMatching(/^[0-9a-fA-F]{24}$/), fc.string());
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          dateText.map((t) => ({ $date: t })),
+          oidText.map((t) => ({ $oid: t })),
+        ),
+        (wrapper) => {
+          const ours = outcome(() => (parseJsonBody({ v: wrapper }) as { v: unknown }).v);
+          const theirs = outcome(() => {
+            const value = BSON.EJSON.deserialize(wrapper, { relaxed: true });
+            if (value instanceof Date && Number.isNaN(value.getTime())) throw new Error('invalid date');
+            return value;
+          });
+          expect(ours).toEqual(theirs);
+        },
+      ),
+    );
+  });
+
+  it('returns JSON without wrappers equal to its input, and leaves the input as it was', () => {
+    const plain = fc.jsonValue().filter((value) => !JSON.stringify(value).includes('"$') && !JSON.stringify(value).includes('__proto__'));
+    fc.assert(
+      fc.property(plain, (value) => {
+        const before = structuredClone(value);
+        expect(parseJsonBody(value)).toEqual(before);
+        expect(value).toEqual(before);
+      }),
+    );
+  });
+
+  it('copies only what it revives: a record with a wrapper is a new object, its plain members are not copied', () => {
+    const body = [{ _id: { $oid: HEX }, nested: { a: [1, 2] } }, { plain: { b: 1 } }];
+    const value = parseJsonBody(body) as Array<Record<string, unknown>>;
+    expect(value).not.toBe(body);
+    expect(value[0]).not.toBe(body[0]);
+    expect(value[0]!.nested).toBe(body[0]!.nested);
+    expect(value[1]).toBe(body[1]);
+    expect(body[0]!._id).toEqual({ $oid: HEX });
   });
 });
