@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Optional, Union
 from urllib.parse import quote, urlencode
 
@@ -387,13 +387,19 @@ class Collection:
         chunks = encoded_chunks(records, chunk_size, INSERT_CHUNK_BYTES)
         # One request at a time, so that what is written is always a prefix of the records and a
         # failure can be reported exactly; but the next chunk is serialised while the current
-        # one is on its way (the request runs on a thread, mostly waiting on the socket).
+        # one is on its way (the request runs on a thread, mostly waiting on the socket), and a
+        # chunk's answer is read while the next chunk is on its way, so the service never waits
+        # on this side.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cybercom-insert") as sender:
+
+            def send(body: bytes) -> Future[Any]:
+                return sender.submit(self._session.json, "POST", self.path, content=body)
+
             try:
                 chunk = next(chunks, None)
-                while chunk is not None:
+                sent = send(chunk[1]) if chunk is not None else None
+                while chunk is not None and sent is not None:
                     count, body = chunk
-                    sent = sender.submit(self._session.json, "POST", self.path, content=body)
                     chunk = next(chunks, None)
                     try:
                         answer = sent.result()
@@ -407,6 +413,8 @@ class Collection:
                             failed_index=len(written),
                             unconfirmed_ids=_ids_in(body),
                         ) from exc
+                    if chunk is not None:
+                        sent = send(chunk[1])
                     written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
                     bar.update(count)
                 return written
