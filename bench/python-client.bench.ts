@@ -83,16 +83,6 @@ async function rssMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / CLOCK_TICKS;
-}
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat times. */
-const CLOCK_TICKS = 100;
-
 type Phase = Record<string, number | string>;
 
 function median(values: number[]): number {
@@ -214,22 +204,19 @@ async function main(): Promise<void> {
       );
     }
     if (runs('read')) {
-      const findMongo = await run('find-pymongo');
-      // The API's own CPU for a whole read (what the records/s of a read through it cost the server).
-      const apiCpu = async (phase: string): Promise<[Phase, number]> => {
-        const before = await cpuSeconds(api.child.pid as number);
-        const result = await run(phase);
-        return [result, (await cpuSeconds(api.child.pid as number)) - before];
-      };
-      const [findClient, findCpu] = await apiCpu('find-client');
-      const [frameClient, frameCpu] = await apiCpu('frame-client');
+      // find-pymongo times list(find) and then pandas.DataFrame of another find: its CPU covers both.
+      const [findMongo, findMongoCpu] = await cpuOf('find-pymongo');
+      const [findClient, findCpu] = await cpuOf('find-client');
+      const [frameClient, frameCpu] = await cpuOf('frame-client');
       const apiIdle = await rssMb(api.child.pid as number);
       let apiPeak = apiIdle;
       const sampler = setInterval(() => void rssMb(api.child.pid as number).then((mb) => (apiPeak = Math.max(apiPeak, mb))), 100);
       const csv = await run('csv-pandas').finally(() => clearInterval(sampler));
       lines.push(
-        `  find         client ${f(n(findClient, 'rate'))} rec/s   pymongo find ${f(n(findMongo, 'rate'))} rec/s   ratio ${f(n(findClient, 'rate') / n(findMongo, 'rate'), 2)} (>= 0.50)   client peak RSS ${f(n(findClient, 'peak_rss_mb'))} MB   API CPU ${f(findCpu, 2)} s`,
-        `  DataFrame    to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   pandas.DataFrame(pymongo) ${f(n(findMongo, 'frame_seconds'), 2)} s   ratio ${f(n(frameClient, 'seconds') / n(findMongo, 'frame_seconds'), 2)} (<= 1.5)   client peak RSS ${f(n(frameClient, 'peak_rss_mb'))} MB   API CPU ${f(frameCpu, 2)} s`,
+        `  find         client ${f(n(findClient, 'rate'))} rec/s   pymongo find ${f(n(findMongo, 'rate'))} rec/s   ratio ${f(n(findClient, 'rate') / n(findMongo, 'rate'), 2)} (>= 0.50)   client peak RSS ${f(n(findClient, 'peak_rss_mb'))} MB`,
+        `               client ${findCpu}   pymongo (find, then DataFrame) ${findMongoCpu}`,
+        `  DataFrame    to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   pandas.DataFrame(pymongo) ${f(n(findMongo, 'frame_seconds'), 2)} s   ratio ${f(n(frameClient, 'seconds') / n(findMongo, 'frame_seconds'), 2)} (<= 1.5)   client peak RSS ${f(n(frameClient, 'peak_rss_mb'))} MB`,
+        `               client ${frameCpu}`,
         `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   ratio ${f(n(csv, 'seconds') / n(frameClient, 'seconds'), 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
       );
     }

@@ -138,7 +138,7 @@ function writeDocument(
   if (depth > MAX_DEPTH) throw UNSUPPORTED;
   out.bytes[out.at++] = isArray ? 0x5b : 0x7b;
   let first = true;
-  let seen: string[] | Set<string> | undefined;
+  let seen: SeenKeys | undefined;
   let index = start + 4;
   for (;;) {
     const type = buffer[index++];
@@ -165,13 +165,14 @@ function writeDocument(
     if (!isArray) {
       // Array elements are positional (the decoder ignores their keys); object keys are not.
       if (buffer[keyStart] === 0x24 || (digits && isArrayIndex(buffer, keyStart, keyEnd))) throw UNSUPPORTED;
-      const name = buffer.toString(plain ? 'latin1' : 'utf8', keyStart, keyEnd);
-      seen = remember(seen, name);
       if (plain) {
+        seen = rememberPlain(seen, buffer, keyStart, keyEnd);
         out.bytes[out.at++] = QUOTE;
-        out.at += buffer.copy(out.bytes, out.at, keyStart, keyEnd);
+        copySmall(buffer, keyStart, keyEnd, out);
         out.bytes[out.at++] = QUOTE;
       } else {
+        const name = buffer.toString('utf8', keyStart, keyEnd);
+        seen = remember(keyNames(seen, buffer), name);
         utf8(out, JSON.stringify(name));
       }
       out.bytes[out.at++] = COLON;
@@ -266,21 +267,63 @@ function writeDocument(
  * UTF-8 is validated, a U+FFFD may be the decoder's error to raise, so that string goes back to it.
  */
 function writeString(buffer: Buffer, start: number, end: number, validateUtf8: boolean, out: Output): void {
-  let index = start;
-  while (index < end) {
-    const byte = buffer[index] as number;
-    if (byte < 0x20 || byte === 0x22 || byte === 0x5c || byte >= 0x80) break;
-    index += 1;
-  }
-  if (index === end) {
+  if (plainTextEnd(buffer, start, end) === end) {
     out.bytes[out.at++] = QUOTE;
-    out.at += buffer.copy(out.bytes, out.at, start, end);
+    if (end - start <= SMALL_COPY) copySmall(buffer, start, end, out);
+    else out.at += buffer.copy(out.bytes, out.at, start, end);
     out.bytes[out.at++] = QUOTE;
     return;
   }
   const text = buffer.toString('utf8', start, end);
   if (validateUtf8 && text.includes('\ufffd')) throw UNSUPPORTED;
   utf8(out, JSON.stringify(text));
+}
+
+/** 1 for the bytes a JSON string cannot hold as they are: control characters, `"`, `\`, and non-ASCII. */
+const NOT_PLAIN = new Uint8Array(256).map((_, byte) => (byte < 0x20 || byte === 0x22 || byte === 0x5c || byte >= 0x80 ? 1 : 0));
+/** From this length a string is scanned four bytes at a time (below, setting that up costs more than it saves). */
+const WORD_SCAN_FROM = 32;
+/** Up to this many bytes are copied by a loop: Buffer#copy makes a view of its own for each call. */
+const SMALL_COPY = 24;
+const LOW_BITS = 0x01010101;
+const HIGH_BITS = 0x80808080 | 0;
+
+/**
+ * The index of the first byte in [start, end) that is not plain (see NOT_PLAIN), or `end`. Text
+ * is most of a record, so long text is scanned a 32-bit word at a time: a word holds such a byte
+ * when one of its bytes is 0x80 or more, less than 0x20, 0x22 or 0x5c, which the bit tricks below
+ * tell for all four bytes at once (each may report a word that holds none, never miss one: the
+ * bytes of a reported word are then looked at one by one).
+ */
+function plainTextEnd(buffer: Buffer, start: number, end: number): number {
+  let index = start;
+  if (end - start >= WORD_SCAN_FROM) {
+    // Int32Array views must start on a multiple of 4 of the underlying memory.
+    while ((buffer.byteOffset + index) & 3) {
+      if (NOT_PLAIN[buffer[index] as number]) return index;
+      index += 1;
+    }
+    const count = (end - index) >> 2;
+    const words = new Int32Array(buffer.buffer, buffer.byteOffset + index, count);
+    let word = 0;
+    for (; word < count; word += 1) {
+      const w = words[word] as number;
+      const quote = w ^ 0x22222222;
+      const backslash = w ^ 0x5c5c5c5c;
+      if ((w | ((w - 0x20202020) & ~w) | ((quote - LOW_BITS) & ~quote) | ((backslash - LOW_BITS) & ~backslash)) & HIGH_BITS) break;
+    }
+    index += word << 2;
+  }
+  while (index < end && NOT_PLAIN[buffer[index] as number] === 0) index += 1;
+  return index;
+}
+
+/** Copies bytes [start, end) of `buffer` to the output, byte by byte (for the short pieces of a record). */
+function copySmall(buffer: Buffer, start: number, end: number, out: Output): void {
+  const bytes = out.bytes;
+  let at = out.at;
+  for (let index = start; index < end; index += 1) bytes[at++] = buffer[index] as number;
+  out.at = at;
 }
 
 /**
@@ -291,6 +334,41 @@ function isArrayIndex(buffer: Buffer, start: number, end: number): boolean {
   const length = end - start;
   if (length === 0 || length > 10 || (length > 1 && buffer[start] === 0x30)) return false;
   return Number(buffer.toString('latin1', start, end)) < TWO_POW_32 - 1;
+}
+
+/**
+ * The keys of an object seen so far, to find a duplicate (which needs the decoder). While every
+ * key is plain ASCII and there are few, they are kept as the start and end of their bytes and
+ * compared byte by byte, so an ordinary record makes no key strings; otherwise as the names the
+ * decoder makes of them (two different invalid UTF-8 sequences can decode to the same name).
+ */
+type SeenKeys = number[] | string[] | Set<string>;
+
+function rememberPlain(seen: SeenKeys | undefined, buffer: Buffer, start: number, end: number): SeenKeys {
+  if (seen === undefined) return [start, end];
+  if (!isRangeList(seen) || seen.length >= KEY_LIST_LIMIT * 2)
+    return remember(keyNames(seen, buffer), buffer.toString('latin1', start, end));
+  const length = end - start;
+  for (let key = 0; key < seen.length; key += 2) {
+    const from = seen[key] as number;
+    if ((seen[key + 1] as number) - from !== length) continue;
+    let same = true;
+    for (let index = 0; index < length && same; index += 1) same = buffer[from + index] === buffer[start + index];
+    if (same) throw UNSUPPORTED;
+  }
+  seen.push(start, end);
+  return seen;
+}
+
+/** A list of byte ranges (numbers) rather than names; an empty list is never kept. */
+const isRangeList = (seen: SeenKeys): seen is number[] => Array.isArray(seen) && typeof seen[0] === 'number';
+
+/** The keys seen so far as names (byte ranges of plain keys are ASCII: their latin1 text is their name). */
+function keyNames(seen: SeenKeys | undefined, buffer: Buffer): string[] | Set<string> | undefined {
+  if (seen === undefined || !isRangeList(seen)) return seen;
+  const names: string[] = [];
+  for (let key = 0; key < seen.length; key += 2) names.push(buffer.toString('latin1', seen[key], seen[key + 1]));
+  return names;
 }
 
 /** Adds a key to an object's keys seen so far; a duplicate needs the decoder. */

@@ -121,7 +121,29 @@ const tricky = fc.constantFrom(
   '\u007f',
   '\ufffd',
 );
-const textBytes = fc.oneof(tricky.map(utf8), anyUnits.map(utf8), fc.string({ unit: 'binary' }).map(utf8), fc.uint8Array({ maxLength: 40 }));
+/**
+ * Long text, mostly plain, with a few bytes anywhere that need escaping or are not ASCII: long
+ * strings are scanned a word at a time, and the offsets of those words vary with what precedes.
+ */
+const longText = fc
+  .tuple(
+    fc.integer({ min: 28, max: 300 }),
+    fc.array(fc.tuple(fc.nat(), fc.constantFrom(0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7e, 0x7f, 0x80, 0xc3, 0xff)), {
+      maxLength: 3,
+    }),
+  )
+  .map(([length, specials]) => {
+    const bytes = Buffer.alloc(length, 'abcdefghij');
+    for (const [at, byte] of specials) bytes[at % length] = byte;
+    return new Uint8Array(bytes);
+  });
+const textBytes = fc.oneof(
+  tricky.map(utf8),
+  anyUnits.map(utf8),
+  fc.string({ unit: 'binary' }).map(utf8),
+  fc.uint8Array({ maxLength: 40 }),
+  longText,
+);
 
 const keyBytes = fc
   .oneof(
@@ -286,6 +308,45 @@ describe('JSON from BSON bytes', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('renders long text with characters to escape anywhere in it, wherever the text starts', () => {
+    // Long strings are scanned four bytes at a time from an aligned address: the key before the
+    // text moves where it starts, and the characters are put at every distance from a word edge.
+    const special = fc.constantFrom('\u0001', '\u001f', '"', '\\', '\u007f', 'é', '€', '😀', '\u2028');
+    const text = fc
+      .tuple(fc.integer({ min: 28, max: 200 }), fc.array(fc.tuple(fc.nat(), special), { maxLength: 3 }))
+      .map(([length, inserts]) => {
+        const chars = [...'abcdefghij'.repeat(Math.ceil(length / 10)).slice(0, length)];
+        for (const [at, char] of inserts) chars[at % length] = char;
+        return chars.join('');
+      });
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('k', 'l'), minLength: 1, maxLength: 7 }), text, (key, value) => {
+        const bytes = BSON.serialize({ [key]: value, [`${key}2`]: [value] });
+        expect(bsonToJson(bytes, DEFAULTS)).toBe(JSON.stringify(toPlainValue(BSON.deserialize(bytes))));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('tells duplicate keys apart from similar ones, in small and large objects', () => {
+    const keys = (count: number): string[] => Array.from({ length: count }, (_, i) => `key${i}`);
+    const document = (names: string[]): Buffer => {
+      const body = Buffer.concat(names.map((name, i) => Buffer.concat([Buffer.of(0x10), Buffer.from(`${name}\0`), int32Bytes(i)])));
+      return Buffer.concat([int32Bytes(body.length + 5), body, Buffer.of(0)]);
+    };
+    for (const count of [2, 16, 17, 40]) {
+      const distinct = keys(count);
+      expect(bsonToJson(document(distinct), DEFAULTS)).toBe(JSON.stringify(Object.fromEntries(distinct.map((k, i) => [k, i]))));
+      // The same name twice: the decoder keeps the last value at the first place, so the shortcut declines.
+      expect(bsonToJson(document([...distinct, distinct[1]!]), DEFAULTS)).toBeUndefined();
+      // A name that differs from an earlier one only in its last byte, or only in length, is not a duplicate.
+      expect(bsonToJson(document([...distinct, 'key1x', 'key']), DEFAULTS)).toBeDefined();
+    }
+    // Plain keys, then a non-ASCII one equal to none of them, then a repeat of a plain one.
+    expect(bsonToJson(document(['a', 'b', 'é', 'b']), DEFAULTS)).toBeUndefined();
+    expect(bsonToJson(document(['a', 'b', 'é', 'c']), DEFAULTS)).toBe('{"a":0,"b":1,"é":2,"c":3}');
   });
 
   it('writes a typical record exactly as the decoder path does', () => {
