@@ -10,7 +10,7 @@
  *               task run by one TypeScript worker, results in the same result store
  * Each phase runs in its own Python process (bench/python/client_bench.py), so the peak RSS it
  * prints is that phase's. The API and the worker run compiled, one API process.
- * Usage: npm run bench:client [-- --records 100000 --rounds 50 --insert-rounds 3 --only insert,read,submit --api-flags=<node flags>]
+ * Usage: npm run bench:client [-- --records 100000 --rounds 50 --repeats 3 --only insert,read,submit --api-flags=<node flags>]
  * BENCH_API_CPU_PROF=<dir> runs the API with --cpu-prof, its profile written there when it stops
  * (NODE_OPTIONS may not carry --cpu-prof).
  */
@@ -34,7 +34,8 @@ const { values: args } = parseArgs({
     records: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '50' },
     only: { type: 'string' },
-    'insert-rounds': { type: 'string', default: '3' },
+    /** Rounds of the insert and of the read phases, alternating between the client and its baseline. */
+    repeats: { type: 'string', default: '3' },
     /** Node flags for the API process, before the defaults (an operator's flag wins), e.g. `--api-flags=--max-semi-space-size=16`. */
     'api-flags': { type: 'string', default: '' },
   },
@@ -45,6 +46,7 @@ const only = args.only?.split(',');
 if (only?.some((part) => !(PARTS as readonly string[]).includes(part))) throw new Error(`--only takes ${PARTS.join(', ')}`);
 const runs = (part: (typeof PARTS)[number]): boolean =>
   only === undefined || only.includes(part) || (part === 'insert' && only.includes('read'));
+const repeats = Number(args.repeats);
 const apiFlags = args['api-flags'].split(/\s+/).filter((flag) => flag.length > 0);
 const SERVICE_DB = 'bench_client_service';
 const DB = 'bench_client';
@@ -75,6 +77,22 @@ async function benchVenv(): Promise<string> {
     await execFileAsync('touch', [join(VENV, '.bench-ready')]);
   }
   return python;
+}
+
+/**
+ * Waits until the database engine this process started uses under a tenth of a core for a second
+ * (at most a minute); returns the seconds waited.
+ */
+async function engineQuiet(): Promise<number> {
+  const started = Date.now();
+  let quietSamples = 0;
+  while (quietSamples < 2 && Date.now() - started < 60_000) {
+    const before = cpuSnapshot();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const busyMs = serviceMsPer(before, cpuSnapshot(), 1).database ?? 0;
+    quietSamples = busyMs < 50 ? quietSamples + 1 : 0;
+  }
+  return (Date.now() - started) / 1000;
 }
 
 /** RSS in MB of one process. */
@@ -189,7 +207,7 @@ async function main(): Promise<void> {
       // (the engine's own state: checkpoints, the write-ahead log): rounds alternate between the
       // two, and the medians are compared.
       const rounds: Array<{ mongo: Phase; client: Phase; mongoCpu: string; clientCpu: string }> = [];
-      for (let round = 0; round < Number(args['insert-rounds']); round += 1) {
+      for (let round = 0; round < repeats; round += 1) {
         const [mongo, mongoCpu] = await cpuOf('insert-pymongo');
         const [client, clientCpu] = await cpuOf('insert-client');
         rounds.push({ mongo, client, mongoCpu, clientCpu });
@@ -204,20 +222,36 @@ async function main(): Promise<void> {
       );
     }
     if (runs('read')) {
-      // find-pymongo times list(find) and then pandas.DataFrame of another find: its CPU covers both.
-      const [findMongo, findMongoCpu] = await cpuOf('find-pymongo');
-      const [findClient, findCpu] = await cpuOf('find-client');
-      const [frameClient, frameCpu] = await cpuOf('frame-client');
+      // The inserts leave the engine busy for a while (autovacuum, checkpoints): reads start once it is quiet.
+      const waited = await engineQuiet();
+      // Alternating rounds, medians compared, as for inserts. find-pymongo times list(find) and
+      // then pandas.DataFrame of another find: its CPU covers both.
+      const rounds: Array<{ mongo: Phase; find: Phase; frame: Phase; mongoCpu: string; findCpu: string; frameCpu: string }> = [];
+      for (let round = 0; round < repeats; round += 1) {
+        const [mongo, mongoCpu] = await cpuOf('find-pymongo');
+        const [find, findCpu] = await cpuOf('find-client');
+        const [frame, frameCpu] = await cpuOf('frame-client');
+        rounds.push({ mongo, find, frame, mongoCpu, findCpu, frameCpu });
+      }
+      const med = (pick: (r: (typeof rounds)[number]) => number): number => median(rounds.map(pick));
+      const findRate = med((r) => n(r.find, 'rate'));
+      const mongoRate = med((r) => n(r.mongo, 'rate'));
+      const frameSeconds = med((r) => n(r.frame, 'seconds'));
+      const mongoFrameSeconds = med((r) => n(r.mongo, 'frame_seconds'));
+      const last = rounds.at(-1)!;
       const apiIdle = await rssMb(api.child.pid as number);
       let apiPeak = apiIdle;
       const sampler = setInterval(() => void rssMb(api.child.pid as number).then((mb) => (apiPeak = Math.max(apiPeak, mb))), 100);
       const csv = await run('csv-pandas').finally(() => clearInterval(sampler));
       lines.push(
-        `  find         client ${f(n(findClient, 'rate'))} rec/s   pymongo find ${f(n(findMongo, 'rate'))} rec/s   ratio ${f(n(findClient, 'rate') / n(findMongo, 'rate'), 2)} (>= 0.50)   client peak RSS ${f(n(findClient, 'peak_rss_mb'))} MB`,
-        `               client ${findCpu}   pymongo (find, then DataFrame) ${findMongoCpu}`,
-        `  DataFrame    to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   pandas.DataFrame(pymongo) ${f(n(findMongo, 'frame_seconds'), 2)} s   ratio ${f(n(frameClient, 'seconds') / n(findMongo, 'frame_seconds'), 2)} (<= 1.5)   client peak RSS ${f(n(frameClient, 'peak_rss_mb'))} MB`,
-        `               client ${frameCpu}`,
-        `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(n(frameClient, 'seconds'), 2)} s   ratio ${f(n(csv, 'seconds') / n(frameClient, 'seconds'), 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
+        `  (reads began after ${f(waited, 1)} s waiting for the engine to be quiet; medians of ${rounds.length} alternating rounds)`,
+        `  find         client ${f(findRate)} rec/s   pymongo find ${f(mongoRate)} rec/s   ratio ${f(findRate / mongoRate, 2)} (>= 0.50)   client peak RSS ${f(n(last.find, 'peak_rss_mb'))} MB`,
+        `               each round: ${rounds.map((r) => f(n(r.find, 'rate') / n(r.mongo, 'rate'), 2)).join(', ')}`,
+        `               last round: client ${last.findCpu}   pymongo (find, then DataFrame) ${last.mongoCpu}`,
+        `  DataFrame    to_dataframe ${f(frameSeconds, 2)} s   pandas.DataFrame(pymongo) ${f(mongoFrameSeconds, 2)} s   ratio ${f(frameSeconds / mongoFrameSeconds, 2)} (<= 1.5)   client peak RSS ${f(n(last.frame, 'peak_rss_mb'))} MB`,
+        `               each round: ${rounds.map((r) => f(n(r.frame, 'seconds') / n(r.mongo, 'frame_seconds'), 2)).join(', ')}`,
+        `               last round: client ${last.frameCpu}`,
+        `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(frameSeconds, 2)} s   ratio ${f(n(csv, 'seconds') / frameSeconds, 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
       );
     }
     if (runs('submit')) {
