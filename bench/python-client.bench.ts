@@ -261,6 +261,10 @@ async function main(): Promise<void> {
         `  submit p50   client ${f(n(submitClient, 'p50_ms'), 1)} ms   Celery send_task().get() ${f(n(submitCelery, 'p50_ms'), 1)} ms   ratio ${f(n(submitClient, 'p50_ms') / n(submitCelery, 'p50_ms'), 2)} (<= 1.5)`,
       );
     }
+    // What the API keeps once the work is over: it gives a burst's memory back when it has been quiet for a while.
+    const apiBusy = await rssMb(api.child.pid as number);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    lines.push(`  API RSS      ${f(apiBusy)} MB right after the last phase, ${f(await rssMb(api.child.pid as number))} MB after 5 s idle`);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     for (const child of children) await stop(child);
