@@ -3,32 +3,20 @@
  * unacknowledged until it runs, but like Celery the worker makes room for it beside the window,
  * so tasks due later never stop the tasks due now from being delivered.
  */
-import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
-import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
-import { ResultStore } from '../../../src/queue/results/result-store.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
-import { testWorker } from './fixtures.js';
+import { unique } from './support.js';
+import { QueueRig, testWorker } from './fixtures.js';
 
 const queue = unique('eta-window');
 const collection = unique('tombstone');
 const database = 'cybercom_test';
 
-let mongo: MongoClient;
-let session: BrokerSession;
-let publisher: TaskPublisher;
-let results: ResultStore;
+let rig: QueueRig;
 let worker: Worker;
 
 beforeAll(async () => {
-  mongo = await connectMongo(mongoSettings());
-  results = new ResultStore(mongo, { database, collection });
-  session = new BrokerSession({ settings: brokerSettings() });
-  await session.waitUntilConnected(20_000);
-  publisher = new TaskPublisher({ session });
+  rig = await QueueRig.open({ queues: [queue], database, collection });
   // A window of two messages: two tasks held for later would fill it.
   worker = await testWorker({
     nodeName: `${unique('eta')}@test`,
@@ -43,22 +31,19 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.close(1_000);
-  await publisher?.close();
-  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
-  await session?.close();
-  await dropResultsAndClose(mongo, database, collection);
+  await rig?.close();
 });
 
 describe('tasks held for their ETA', () => {
   it('take room beside the prefetch window, so tasks due now still run', async () => {
     const later = new Date(Date.now() + 3_600_000);
     const held = [];
-    for (let i = 0; i < 3; i++) held.push((await publisher.publish({ taskName: 'tasks.add', args: [i, i], queue, eta: later })).taskId);
+    for (let i = 0; i < 3; i++) held.push((await rig.publisher.publish({ taskName: 'tasks.add', args: [i, i], queue, eta: later })).taskId);
     const now = [];
-    for (let i = 0; i < 3; i++) now.push((await publisher.publish({ taskName: 'tasks.add', args: [i, 10], queue })).taskId);
+    for (let i = 0; i < 3; i++) now.push((await rig.publisher.publish({ taskName: 'tasks.add', args: [i, 10], queue })).taskId);
 
     for (const [i, taskId] of now.entries())
-      expect(await results.waitForReady(taskId, { timeoutMs: 15_000 })).toMatchObject({ status: 'SUCCESS', result: i + 10 });
-    for (const taskId of held) expect((await results.get(taskId)).status).toBe('PENDING');
+      expect(await rig.results.waitForReady(taskId, { timeoutMs: 15_000 })).toMatchObject({ status: 'SUCCESS', result: i + 10 });
+    for (const taskId of held) expect((await rig.results.get(taskId)).status).toBe('PENDING');
   });
 });

@@ -1,18 +1,24 @@
 /**
  * The workers of the worker and queue tests: a TypeScript worker in this process, configured the
  * way the tests share, and a stock Python Celery worker as a child process (interop_app.py or
- * canvas_tasks.py from test/support/celery), plus the wait for either to answer a ping.
+ * canvas_tasks.py from test/support/celery), plus the wait for either to answer a ping; and the
+ * queue rig most of them set up beside their workers.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { MongoClient } from 'mongodb';
 import { pino } from 'pino';
+import { connectMongo } from '../../../src/db/mongo-client.js';
+import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
+import { TaskPublisher, type TaskPublisherOptions } from '../../../src/queue/publishing/task-publisher.js';
+import { ResultStore } from '../../../src/queue/results/result-store.js';
 import type { ControlClient } from '../../../src/queue/remote-control/control-client.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
 import { Worker, type WorkerOptions } from '../../../src/worker/worker.js';
 import { celeryDir, stopProcess } from '../../support/celery-env.js';
 import { until } from '../../support/until.js';
-import { brokerSettings, mongoSettings, repoRoot, TASK_MODULE } from './support.js';
+import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE } from './support.js';
 
 const run = promisify(execFile);
 
@@ -32,6 +38,50 @@ export async function testWorker(options: TestWorkerOptions): Promise<Worker> {
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...options,
   });
+}
+
+/** Where a test file's tasks go and where their results land: its own queues and result collection. */
+interface QueueRigPlaces {
+  queues: string[];
+  database: string;
+  collection: string;
+}
+
+/**
+ * What a worker test sets up beside its workers: a client of the test engine with the result
+ * store of the file's collection, a broker session and a task publisher on it (`publisher`
+ * options besides the session, e.g. `declareQueues`). `close` takes them down and removes the
+ * file's queues and results; the workers are the test's to stop first.
+ */
+export class QueueRig {
+  private constructor(
+    readonly mongo: MongoClient,
+    readonly results: ResultStore,
+    readonly session: BrokerSession,
+    readonly publisher: TaskPublisher,
+    private readonly places: QueueRigPlaces,
+  ) {}
+
+  static async open(places: QueueRigPlaces, publisher: Omit<TaskPublisherOptions, 'session'> = {}): Promise<QueueRig> {
+    const mongo = await connectMongo(mongoSettings());
+    const session = new BrokerSession({ settings: brokerSettings() });
+    try {
+      await session.waitUntilConnected(20_000);
+    } catch (err) {
+      await session.close();
+      await mongo.close();
+      throw err;
+    }
+    const results = new ResultStore(mongo, { database: places.database, collection: places.collection });
+    return new QueueRig(mongo, results, session, new TaskPublisher({ session, ...publisher }), places);
+  }
+
+  async close(): Promise<void> {
+    await this.publisher.close();
+    await deleteQueues(brokerSettings(), this.places.queues).catch(() => undefined);
+    await this.session.close();
+    await dropResultsAndClose(this.mongo, this.places.database, this.places.collection);
+  }
 }
 
 /** Creates the Celery virtualenvs when missing (test/support/python-celery.sh; quick when present). */

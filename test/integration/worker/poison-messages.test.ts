@@ -3,16 +3,11 @@
  * stored FAILURE (the task ran once), and close() keeps its grace period even while a result
  * write is being retried against a database that is away.
  */
-import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
-import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
-import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask, type TaskDefinition } from '../../../src/worker/task-definition.js';
 import type { Worker, WorkerOptions } from '../../../src/worker/worker.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
-import { testWorker } from './fixtures.js';
+import { mongoSettings, unique } from './support.js';
+import { QueueRig, testWorker } from './fixtures.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const database = 'cybercom_test';
@@ -20,10 +15,7 @@ const collection = unique('tombstone');
 const queues: string[] = [];
 const workers: Worker[] = [];
 
-let mongo: MongoClient;
-let results: ResultStore;
-let session: BrokerSession;
-let publisher: TaskPublisher;
+let rig: QueueRig;
 
 /** How often each test task body ran, by task id (the workers run in this process). */
 const runs = new Map<string, number>();
@@ -77,19 +69,12 @@ async function startWorker(overrides: Partial<WorkerOptions> = {}): Promise<{ wo
 }
 
 beforeAll(async () => {
-  mongo = await connectMongo(mongoSettings());
-  results = new ResultStore(mongo, { database, collection });
-  session = new BrokerSession({ settings: brokerSettings() });
-  await session.waitUntilConnected(20_000);
-  publisher = new TaskPublisher({ session });
+  rig = await QueueRig.open({ queues, database, collection });
 });
 
 afterAll(async () => {
   for (const worker of workers) await worker.close(500);
-  await publisher?.close();
-  await deleteQueues(brokerSettings(), queues).catch(() => undefined);
-  await session?.close();
-  await dropResultsAndClose(mongo, database, collection);
+  await rig?.close();
 });
 
 describe('poison messages', () => {
@@ -98,9 +83,9 @@ describe('poison messages', () => {
     const { worker, queue } = await startWorker({ resultWriteDeadlineMs: 1_000 });
     const finished: string[] = [];
     worker.on('task-finished', (report) => finished.push(report.state));
-    const { taskId } = await publisher.publish({ taskName: 'test.too_large_result', queue });
+    const { taskId } = await rig.publisher.publish({ taskName: 'test.too_large_result', queue });
 
-    const result = await results.waitForReady(taskId, { timeoutMs: 30_000, intervalMs: 200 });
+    const result = await rig.results.waitForReady(taskId, { timeoutMs: 30_000, intervalMs: 200 });
     expect(result.status).toBe('FAILURE');
     expect(result.exception).toMatchObject({ exc_type: 'EncodeError', exc_module: 'kombu.exceptions' });
     const message = String(result.exception?.exc_message[0]);
@@ -112,7 +97,7 @@ describe('poison messages', () => {
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     expect(runs.get(taskId)).toBe(1);
     expect(finished).toEqual(['FAILURE']);
-    const channel = await session.connection!.createChannel();
+    const channel = await rig.session.connection!.createChannel();
     try {
       expect((await channel.checkQueue(queue)).messageCount).toBe(0);
     } finally {
@@ -126,7 +111,7 @@ describe('poison messages', () => {
     try {
       const { worker, queue } = await startWorker({ mongo: { ...db, uri: withPort(db.uri, proxy.port) } });
       armGate();
-      await publisher.publish({ taskName: 'test.gated', queue });
+      await rig.publisher.publish({ taskName: 'test.gated', queue });
       await gateEntered;
       proxy.cut(60_000);
       releaseGate();

@@ -6,27 +6,19 @@
  * why the manual (docs/scaling-out.md, "The broker cluster") tells Python workers what to set.
  */
 import { join } from 'node:path';
-import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
-import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
 import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
-import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { celeryEnv } from '../../support/celery-env.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, unique } from './support.js';
+import { repoRoot, unique } from './support.js';
 import { until } from '../../support/until.js';
-import { startCeleryWorker, type CeleryWorker } from './fixtures.js';
+import { QueueRig, startCeleryWorker, type CeleryWorker } from './fixtures.js';
 
 const venv = join(repoRoot, '.venv-celery-latest');
 const queue = unique('py-quorum');
 const collection = unique('tombstone');
 const database = 'cybercom_test';
 
-let mongo: MongoClient;
-let results: ResultStore;
-let session: BrokerSession;
-let publisher: TaskPublisher;
+let rig: QueueRig;
 const workers: CeleryWorker[] = [];
 
 function startQuorumWorker(node: string, queueType: string | undefined): CeleryWorker {
@@ -40,34 +32,27 @@ function startQuorumWorker(node: string, queueType: string | undefined): CeleryW
 }
 
 beforeAll(async () => {
-  mongo = await connectMongo(mongoSettings());
-  results = new ResultStore(mongo, { database, collection });
-  session = new BrokerSession({ settings: brokerSettings() });
-  const connection = await session.waitUntilConnected(20_000);
+  // Like the API, the rig.publisher only checks that the queue exists.
+  rig = await QueueRig.open({ queues: [queue], database, collection }, { declareQueues: 'passive' });
   // What the TypeScript worker does with TASK_QUEUE_TYPE=quorum.
-  const channel = await connection.createChannel();
+  const channel = await rig.session.require().createChannel();
   await declareTaskQueue(channel, queue, false, 'quorum');
   await channel.close();
-  // Like the API: only checks that the queue exists.
-  publisher = new TaskPublisher({ session, declareQueues: 'passive' });
 });
 
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()));
-  await publisher?.close();
-  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
-  await session?.close();
-  await dropResultsAndClose(mongo, database, collection);
+  await rig?.close();
 });
 
 describe('quorum task queues and the newest Celery', () => {
   it('a Celery worker with task_default_queue_type = "quorum" consumes the quorum queue', async () => {
     const worker = startQuorumWorker(`${unique('py-quorum')}@test`, 'quorum');
-    const { taskId } = await publisher.publish({ taskName: 'interop.add', args: [20, 22], queue });
+    const { taskId } = await rig.publisher.publish({ taskName: 'interop.add', args: [20, 22], queue });
     const result = await until(
       async () => {
         if (worker.child.exitCode !== null) throw new Error(`Celery worker exited (${worker.child.exitCode}):\n${worker.log()}`);
-        const r = await results.get(taskId);
+        const r = await rig.results.get(taskId);
         return r.status === 'SUCCESS' ? r : undefined;
       },
       90_000,
@@ -76,7 +61,7 @@ describe('quorum task queues and the newest Celery', () => {
     expect(result.result).toBe(42);
     expect(worker.log()).not.toContain('PRECONDITION_FAILED');
     // The queue is still the quorum queue the TypeScript side declared.
-    const channel = await session.require().createChannel();
+    const channel = await rig.session.require().createChannel();
     channel.on('error', () => undefined);
     await expect(declareTaskQueue(channel, queue, false, 'quorum')).resolves.toBeUndefined();
     await channel.close();

@@ -4,46 +4,31 @@
  * worker acknowledges it without running the task again; a redelivered task without a final
  * state still runs.
  */
-import type { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
-import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
-import { ResultStore } from '../../../src/queue/results/result-store.js';
 import type { Worker, TaskReport } from '../../../src/worker/worker.js';
-import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';
-import { testWorker } from './fixtures.js';
+import { unique } from './support.js';
+import { QueueRig, testWorker } from './fixtures.js';
 import { until } from '../../support/until.js';
 
 const queue = unique('ts-redelivered');
 const collection = unique('tombstone');
 const database = 'cybercom_test';
 
-let mongo: MongoClient;
-let results: ResultStore;
-let session: BrokerSession;
-let publisher: TaskPublisher;
+let rig: QueueRig;
 let worker: Worker | undefined;
 
 beforeAll(async () => {
-  mongo = await connectMongo(mongoSettings());
-  results = new ResultStore(mongo, { database, collection });
-  session = new BrokerSession({ settings: brokerSettings() });
-  await session.waitUntilConnected(20_000);
-  publisher = new TaskPublisher({ session });
+  rig = await QueueRig.open({ queues: [queue], database, collection });
 });
 
 afterAll(async () => {
   await worker?.close(1_000);
-  await publisher?.close();
-  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
-  await session?.close();
-  await dropResultsAndClose(mongo, database, collection);
+  await rig?.close();
 });
 
 /** Takes every message of the queue without acknowledging it, then closes the channel: all come back redelivered. */
 async function makeRedelivered(expected: number): Promise<void> {
-  const channel = await session.require().createChannel();
+  const channel = await rig.session.require().createChannel();
   let taken = 0;
   while (taken < expected) {
     const message = await channel.get(queue, { noAck: false });
@@ -55,10 +40,10 @@ async function makeRedelivered(expected: number): Promise<void> {
 
 describe('redelivered messages', () => {
   it('acknowledges a redelivered task that already finished without running it, and runs one that did not', async () => {
-    const finished = await publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
-    const unfinished = await publisher.publish({ taskName: 'tasks.add', args: [3, 4], queue });
+    const finished = await rig.publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
+    const unfinished = await rig.publisher.publish({ taskName: 'tasks.add', args: [3, 4], queue });
     // The first one ran to the end elsewhere: its result is stored, its acknowledgement lost.
-    await results.markSuccess(finished.taskId, 'stored by the first worker', {
+    await rig.results.markSuccess(finished.taskId, 'stored by the first worker', {
       name: 'tasks.add',
       args: [1, 2],
       kwargs: {},
@@ -82,10 +67,10 @@ describe('redelivered messages', () => {
     expect(reports.get(finished.taskId)?.state).toBe('ALREADY_FINISHED');
     expect(reports.get(unfinished.taskId)?.state).toBe('SUCCESS');
     // Not run again: the stored result is the first worker's.
-    expect((await results.get(finished.taskId)).result).toBe('stored by the first worker');
-    expect((await results.get(unfinished.taskId)).result).toBe(7);
+    expect((await rig.results.get(finished.taskId)).result).toBe('stored by the first worker');
+    expect((await rig.results.get(unfinished.taskId)).result).toBe(7);
     // Both were acknowledged: nothing is left in the queue.
-    const channel = await session.require().createChannel();
+    const channel = await rig.session.require().createChannel();
     const { messageCount } = await channel.checkQueue(queue);
     await channel.close();
     expect(messageCount).toBe(0);

@@ -40,7 +40,6 @@ export function unique(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
 
-/** Removes test queues from the shared broker. */
 /** Drops a test's result collection (if it got that far) and closes its client. */
 export async function dropResultsAndClose(mongo: MongoClient | undefined, database: string, collection: string): Promise<void> {
   await mongo
@@ -51,6 +50,7 @@ export async function dropResultsAndClose(mongo: MongoClient | undefined, databa
   await mongo?.close();
 }
 
+/** Removes test queues from the shared broker. */
 export async function deleteQueues(settings: BrokerSettings, queues: string[]): Promise<void> {
   const connection = await connectBroker(settings);
   try {

@@ -3,36 +3,18 @@
  * acknowledgement survives a SIGKILL mid-task, and SIGTERM finishes the running task before a
  * clean exit.
  */
-import type { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectMongo } from '../../../src/db/mongo-client.js';
-import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
 import { ControlClient } from '../../../src/queue/remote-control/control-client.js';
-import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
-import { ResultStore } from '../../../src/queue/results/result-store.js';
-import {
-  brokerSettings,
-  deleteQueues,
-  dropResultsAndClose,
-  mongoSettings,
-  serviceEnv,
-  spawnWorker,
-  TASK_MODULE,
-  type WorkerProcess,
-  unique,
-} from './support.js';
-import { waitForPing } from './fixtures.js';
+import { serviceEnv, spawnWorker, TASK_MODULE, type WorkerProcess, unique } from './support.js';
+import { QueueRig, waitForPing } from './fixtures.js';
 import { until } from '../../support/until.js';
 
 const queue = unique('ts-proc');
 const collection = unique('tombstone');
 const database = 'cybercom_test';
 
-let mongo: MongoClient;
-let session: BrokerSession;
-let publisher: TaskPublisher;
+let rig: QueueRig;
 let control: ControlClient;
-let results: ResultStore;
 const workers: WorkerProcess[] = [];
 
 function startWorker(nodeName: string, extra: Record<string, string> = {}): WorkerProcess {
@@ -57,12 +39,8 @@ async function waitUntilOnline(nodeName: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  mongo = await connectMongo(mongoSettings());
-  results = new ResultStore(mongo, { database, collection });
-  session = new BrokerSession({ settings: brokerSettings() });
-  await session.waitUntilConnected(20_000);
-  publisher = new TaskPublisher({ session });
-  control = new ControlClient({ session });
+  rig = await QueueRig.open({ queues: [queue], database, collection });
+  control = new ControlClient({ session: rig.session });
 });
 
 afterEach(async () => {
@@ -73,15 +51,12 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await publisher?.close();
   await control?.close();
-  await deleteQueues(brokerSettings(), [queue]).catch(() => undefined);
-  await session?.close();
-  await dropResultsAndClose(mongo, database, collection);
+  await rig?.close();
 });
 
 async function queueDepth(): Promise<number> {
-  const channel = await session.require().createChannel();
+  const channel = await rig.session.require().createChannel();
   try {
     return (await channel.checkQueue(queue)).messageCount;
   } finally {
@@ -95,10 +70,10 @@ describe('worker process', () => {
     const first = startWorker(firstNode);
     await waitUntilOnline(firstNode);
 
-    const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
+    const { taskId } = await rig.publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
     const started = await until(
       async () => {
-        const r = await results.get(taskId);
+        const r = await rig.results.get(taskId);
         return r.status === 'STARTED' ? r : null;
       },
       15_000,
@@ -111,7 +86,7 @@ describe('worker process', () => {
 
     const secondNode = `${unique('second')}@test`;
     startWorker(secondNode);
-    const result = await results.waitForReady(taskId, { timeoutMs: 30_000 });
+    const result = await rig.results.waitForReady(taskId, { timeoutMs: 30_000 });
     expect(result).toMatchObject({ status: 'SUCCESS', result: 2, worker: secondNode });
   });
 
@@ -120,21 +95,21 @@ describe('worker process', () => {
     const worker = startWorker(nodeName, { WORKER_SHUTDOWN_GRACE_S: '20' });
     await waitUntilOnline(nodeName);
 
-    const running = await publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
-    await until(async () => (await results.get(running.taskId)).status === 'STARTED', 15_000, 'task started');
+    const running = await rig.publisher.publish({ taskName: 'tasks.sleep', args: [2], queue });
+    await until(async () => (await rig.results.get(running.taskId)).status === 'STARTED', 15_000, 'task started');
     // Concurrency 1 and prefetch 1: this one waits in the broker.
-    const queued = await publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
+    const queued = await rig.publisher.publish({ taskName: 'tasks.add', args: [1, 2], queue });
 
     worker.terminate();
     expect(await worker.exited).toBe(0);
     expect(worker.output()).toMatch(/worker stopped/);
-    expect(await results.get(running.taskId)).toMatchObject({ status: 'SUCCESS', result: 2, worker: nodeName });
-    expect((await results.get(queued.taskId)).status).toBe('PENDING');
+    expect(await rig.results.get(running.taskId)).toMatchObject({ status: 'SUCCESS', result: 2, worker: nodeName });
+    expect((await rig.results.get(queued.taskId)).status).toBe('PENDING');
     expect(await queueDepth()).toBe(1);
 
     // Someone else picks the queued task up.
     startWorker(`${unique('after')}@test`);
-    expect(await results.waitForReady(queued.taskId, { timeoutMs: 30_000 })).toMatchObject({ status: 'SUCCESS', result: 3 });
+    expect(await rig.results.waitForReady(queued.taskId, { timeoutMs: 30_000 })).toMatchObject({ status: 'SUCCESS', result: 3 });
   });
 
   it('after the grace period hands an unfinished task back to the broker and still exits 0', async () => {
@@ -142,14 +117,14 @@ describe('worker process', () => {
     const worker = startWorker(nodeName, { WORKER_SHUTDOWN_GRACE_S: '1' });
     await waitUntilOnline(nodeName);
 
-    const { taskId } = await publisher.publish({ taskName: 'tasks.sleep', args: [60], queue });
-    await until(async () => (await results.get(taskId)).status === 'STARTED', 15_000, 'task started');
+    const { taskId } = await rig.publisher.publish({ taskName: 'tasks.sleep', args: [60], queue });
+    await until(async () => (await rig.results.get(taskId)).status === 'STARTED', 15_000, 'task started');
     const stopAt = Date.now();
     worker.terminate();
     expect(await worker.exited).toBe(0);
     expect(Date.now() - stopAt).toBeLessThan(10_000);
     // Not recorded as finished, and back in the queue for another worker.
-    expect((await results.get(taskId)).status).toBe('STARTED');
+    expect((await rig.results.get(taskId)).status).toBe('STARTED');
     await until(async () => (await queueDepth()) === 1, 5_000, 'message back in the queue');
     await control.revoke(taskId); // nobody should run the 60 s sleep after this test
   });
