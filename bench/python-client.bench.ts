@@ -202,42 +202,51 @@ async function main(): Promise<void> {
     };
     const f = (x: number, digits = 0): string => x.toFixed(digits);
     const lines = ['', `Python client, ${args.records} records of ~1 KB (ratios: client / baseline; goal in brackets)`];
-    if (runs('insert')) {
-      // The baseline's rate swings by a quarter from one run to the next on this kind of machine
-      // (the engine's own state: checkpoints, the write-ahead log): rounds alternate between the
-      // two, and the medians are compared.
-      const rounds: Array<{ mongo: Phase; client: Phase; mongoCpu: string; clientCpu: string }> = [];
+    // The baseline's rate swings by a quarter from one run to the next on this kind of machine
+    // (the engine's own state: checkpoints, autovacuum): phases run `repeats` rounds, alternating
+    // between the client and its baseline, and the medians are compared.
+    type Round = Record<string, { result: Phase; cpu: string }>;
+    const alternate = async (phases: string[]): Promise<Round[]> => {
+      const rounds: Round[] = [];
       for (let round = 0; round < repeats; round += 1) {
-        const [mongo, mongoCpu] = await cpuOf('insert-pymongo');
-        const [client, clientCpu] = await cpuOf('insert-client');
-        rounds.push({ mongo, client, mongoCpu, clientCpu });
+        const measured: Round = {};
+        for (const phase of phases) {
+          const [result, cpu] = await cpuOf(phase);
+          measured[phase] = { result, cpu };
+        }
+        rounds.push(measured);
       }
-      const clientRate = median(rounds.map((r) => n(r.client, 'rate')));
-      const mongoRate = median(rounds.map((r) => n(r.mongo, 'rate')));
+      return rounds;
+    };
+    /** The value of `key` in `phase`'s output: each round's, and their median. */
+    const values = (rounds: Round[], phase: string, key: string): number[] => rounds.map((r) => n(r[phase]!.result, key));
+    const medianOf = (rounds: Round[], phase: string, key: string): number => median(values(rounds, phase, key));
+    const eachRatio = (rounds: Round[], [phase, key]: [string, string], [base, baseKey]: [string, string]): string => {
+      const baseline = values(rounds, base, baseKey);
+      return values(rounds, phase, key)
+        .map((value, i) => f(value / (baseline[i] as number), 2))
+        .join(', ');
+    };
+    if (runs('insert')) {
+      const rounds = await alternate(['insert-pymongo', 'insert-client']);
+      const clientRate = medianOf(rounds, 'insert-client', 'rate');
+      const mongoRate = medianOf(rounds, 'insert-pymongo', 'rate');
       const last = rounds.at(-1)!;
       lines.push(
         `  insert       client ${f(clientRate)} rec/s   pymongo insert_many ${f(mongoRate)} rec/s   ratio ${f(clientRate / mongoRate, 2)} (>= 0.70)   medians of ${rounds.length} alternating rounds`,
-        `               each round: ${rounds.map((r) => `${f(n(r.client, 'rate'))} / ${f(n(r.mongo, 'rate'))} = ${f(n(r.client, 'rate') / n(r.mongo, 'rate'), 2)}`).join(';  ')}`,
-        `               last round: client ${last.clientCpu}   pymongo ${last.mongoCpu}`,
+        `               each round: ${eachRatio(rounds, ['insert-client', 'rate'], ['insert-pymongo', 'rate'])}`,
+        `               last round: client ${last['insert-client']!.cpu}   pymongo ${last['insert-pymongo']!.cpu}`,
       );
     }
     if (runs('read')) {
       // The inserts leave the engine busy for a while (autovacuum, checkpoints): reads start once it is quiet.
       const waited = await engineQuiet();
-      // Alternating rounds, medians compared, as for inserts. find-pymongo times list(find) and
-      // then pandas.DataFrame of another find: its CPU covers both.
-      const rounds: Array<{ mongo: Phase; find: Phase; frame: Phase; mongoCpu: string; findCpu: string; frameCpu: string }> = [];
-      for (let round = 0; round < repeats; round += 1) {
-        const [mongo, mongoCpu] = await cpuOf('find-pymongo');
-        const [find, findCpu] = await cpuOf('find-client');
-        const [frame, frameCpu] = await cpuOf('frame-client');
-        rounds.push({ mongo, find, frame, mongoCpu, findCpu, frameCpu });
-      }
-      const med = (pick: (r: (typeof rounds)[number]) => number): number => median(rounds.map(pick));
-      const findRate = med((r) => n(r.find, 'rate'));
-      const mongoRate = med((r) => n(r.mongo, 'rate'));
-      const frameSeconds = med((r) => n(r.frame, 'seconds'));
-      const mongoFrameSeconds = med((r) => n(r.mongo, 'frame_seconds'));
+      // find-pymongo times list(find) and then pandas.DataFrame of another find: its CPU covers both.
+      const rounds = await alternate(['find-pymongo', 'find-client', 'frame-client']);
+      const findRate = medianOf(rounds, 'find-client', 'rate');
+      const mongoRate = medianOf(rounds, 'find-pymongo', 'rate');
+      const frameSeconds = medianOf(rounds, 'frame-client', 'seconds');
+      const mongoFrameSeconds = medianOf(rounds, 'find-pymongo', 'frame_seconds');
       const last = rounds.at(-1)!;
       const apiIdle = await rssMb(api.child.pid as number);
       let apiPeak = apiIdle;
@@ -245,12 +254,12 @@ async function main(): Promise<void> {
       const csv = await run('csv-pandas').finally(() => clearInterval(sampler));
       lines.push(
         `  (reads began after ${f(waited, 1)} s waiting for the engine to be quiet; medians of ${rounds.length} alternating rounds)`,
-        `  find         client ${f(findRate)} rec/s   pymongo find ${f(mongoRate)} rec/s   ratio ${f(findRate / mongoRate, 2)} (>= 0.50)   client peak RSS ${f(n(last.find, 'peak_rss_mb'))} MB`,
-        `               each round: ${rounds.map((r) => f(n(r.find, 'rate') / n(r.mongo, 'rate'), 2)).join(', ')}`,
-        `               last round: client ${last.findCpu}   pymongo (find, then DataFrame) ${last.mongoCpu}`,
-        `  DataFrame    to_dataframe ${f(frameSeconds, 2)} s   pandas.DataFrame(pymongo) ${f(mongoFrameSeconds, 2)} s   ratio ${f(frameSeconds / mongoFrameSeconds, 2)} (<= 1.5)   client peak RSS ${f(n(last.frame, 'peak_rss_mb'))} MB`,
-        `               each round: ${rounds.map((r) => f(n(r.frame, 'seconds') / n(r.mongo, 'frame_seconds'), 2)).join(', ')}`,
-        `               last round: client ${last.frameCpu}`,
+        `  find         client ${f(findRate)} rec/s   pymongo find ${f(mongoRate)} rec/s   ratio ${f(findRate / mongoRate, 2)} (>= 0.50)   client peak RSS ${f(n(last['find-client']!.result, 'peak_rss_mb'))} MB`,
+        `               each round: ${eachRatio(rounds, ['find-client', 'rate'], ['find-pymongo', 'rate'])}`,
+        `               last round: client ${last['find-client']!.cpu}   pymongo (find, then DataFrame) ${last['find-pymongo']!.cpu}`,
+        `  DataFrame    to_dataframe ${f(frameSeconds, 2)} s   pandas.DataFrame(pymongo) ${f(mongoFrameSeconds, 2)} s   ratio ${f(frameSeconds / mongoFrameSeconds, 2)} (<= 1.5)   client peak RSS ${f(n(last['frame-client']!.result, 'peak_rss_mb'))} MB`,
+        `               each round: ${eachRatio(rounds, ['frame-client', 'seconds'], ['find-pymongo', 'frame_seconds'])}`,
+        `               last round: client ${last['frame-client']!.cpu}`,
         `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(frameSeconds, 2)} s   ratio ${f(n(csv, 'seconds') / frameSeconds, 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
       );
     }

@@ -392,15 +392,18 @@ class Collection:
         # on this side.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cybercom-insert") as sender:
 
-            def send(body: bytes) -> Future[Any]:
-                return sender.submit(self._session.json, "POST", self.path, content=body)
+            def send(chunk: Optional[tuple[int, bytes]]) -> Optional[tuple[int, bytes, Future[Any]]]:
+                """The chunk's request, started (None when there is no chunk left)."""
+                if chunk is None:
+                    return None
+                count, body = chunk
+                return count, body, sender.submit(self._session.json, "POST", self.path, content=body)
 
             try:
-                chunk = next(chunks, None)
-                sent = send(chunk[1]) if chunk is not None else None
-                while chunk is not None and sent is not None:
-                    count, body = chunk
-                    chunk = next(chunks, None)
+                pending = send(next(chunks, None))
+                while pending is not None:
+                    count, body, sent = pending
+                    following = next(chunks, None)
                     try:
                         answer = sent.result()
                     except CybercomError as exc:
@@ -413,8 +416,7 @@ class Collection:
                             failed_index=len(written),
                             unconfirmed_ids=_ids_in(body),
                         ) from exc
-                    if chunk is not None:
-                        sent = send(chunk[1])
+                    pending = send(following)
                     written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
                     bar.update(count)
                 return written
