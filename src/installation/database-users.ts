@@ -12,10 +12,12 @@
  * upgrade from the former readWriteAnyDatabase seeds it with the databases that exist (the API
  * trims it to the data store's when it next starts).
  *
- * FerretDB v2 (the local runtime's engine) has no role commands, accepts roles on createUser but
- * grants every user everything (each is a PostgreSQL superuser underneath) and refuses roles on
- * updateUser: there the separation is of credentials only (rotation and revocation per client),
- * and the users keep the built-in roles below.
+ * FerretDB v2 has no role commands and no authorization at all: it runs every client's command,
+ * user management included, on its own PostgreSQL connection. The local runtime therefore turns
+ * its user management through the wire off and sets its logins in SQL as it starts
+ * (local-services/postgres.ts), and never calls this; on a FerretDB that still allows it (the
+ * container test's stand-in for mongod), the users get the built-in roles below, which it accepts
+ * on createUser and refuses on updateUser.
  */
 import { MongoServerError, type MongoClient } from 'mongodb';
 import { DEFAULT_RESULT_COLLECTION } from '../queue/results/result-store.js';

@@ -6,9 +6,10 @@
  * Why: the local runtime's engine (FerretDB v2) has no authorization, so every login to it (the
  * workers' one, shipped in every worker bundle, included) could read every password hash and
  * session and write users. The private store is a second FerretDB on its own PostgreSQL cluster,
- * listening only on a Unix socket in a 0700 directory; its cluster has no role but its engine's
- * and the API's, so a worker's login does not authenticate there at all (see
- * local-services/mongo-wire.ts, startPrivateFerretDb). The main engine keeps the data store, the
+ * run by an OS user of its own and listening only on a Unix socket in a 0700 directory; its
+ * cluster has no role but its engine's and the API's (with a password used nowhere else), so a
+ * worker's login does not authenticate there at all, and neither the main cluster's OS user nor
+ * its roles reach it (see local-services/mongo-wire.ts, startPrivateFerretDb). The main engine keeps the data store, the
  * catalog and the task results the workers write. MongoDB enforces the workers' role, so
  * installations on mongod (and compose) keep one engine.
  */
@@ -28,9 +29,9 @@ export function hasPrivateStore(config: Pick<InstallConfig, 'runtime' | 'dbEngin
   return config.dbEngine === 'ferretdb' || (config.dbEngine === 'auto' && findExecutable('mongod') === undefined);
 }
 
-/** The API's login to the private store: the API's own database identity. */
+/** The API's login to the private store: the API's name, with a password of its own. */
 export function privateStoreLogin(secrets: Secrets): { username: string; password: string } {
-  return { username: ACCOUNTS.database.api, password: secrets.DB_API_PASSWORD };
+  return { username: ACCOUNTS.database.api, password: secrets.DB_PRIVATE_API_PASSWORD };
 }
 
 /** The variables that point the API at the private store (config/connections.ts). */

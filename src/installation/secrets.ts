@@ -16,6 +16,9 @@ export const SECRET_KEYS = [
   'DB_ADMIN_PASSWORD',
   'DB_API_PASSWORD',
   'DB_WORKER_PASSWORD',
+  // The API's login to the local runtime's private store: not the one it uses on the main engine,
+  // so that learning one does not open the other.
+  'DB_PRIVATE_API_PASSWORD',
   'BROKER_ADMIN_PASSWORD',
   'BROKER_API_PASSWORD',
   'BROKER_WORKER_PASSWORD',

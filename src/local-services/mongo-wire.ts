@@ -5,8 +5,7 @@
  * machines have (Debian packages no MongoDB server). Either way, the health check is a real driver
  * connection with the client certificate that authenticates and runs `ping`.
  */
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -48,6 +47,12 @@ export interface MongoWireOptions {
   ttlIntervalSeconds?: number;
   /** Told about processes of the storage engine that were killed as leftovers (see postgres.ts). */
   log?: (message: string) => void;
+  /**
+   * FerretDB only: more logins (the API's, the workers'), created or given these passwords at
+   * every start as the administrator is. Role management through the wire is off on this engine
+   * (see postgres.ts); on mongod the installer manages its users with role commands instead.
+   */
+  logins?: readonly Login[];
 }
 
 export interface MongoWireHandle extends ServerHandle {
@@ -182,36 +187,11 @@ async function ensureMongodUser(o: MongoWireOptions, port: number): Promise<void
 
 /** FerretDB's own login to PostgreSQL: internal, never given to a client. */
 const ENGINE_ROLE = 'cybercom_engine';
-
-/** The engine role's password, generated once per data directory (0600). */
-async function enginePassword(stateDir: string): Promise<string> {
-  const file = join(stateDir, 'engine-password');
-  try {
-    return (await readFile(file, 'utf8')).trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const password = randomBytes(24).toString('base64url');
-  await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
-  return password;
-}
-
 /**
- * FerretDB v2: the administrator is a SCRAM user made with createUser (as the API's and the
- * workers' users are), logged in as the engine role; its password follows the options on every
- * start, so a rotated password takes effect without touching PostgreSQL by hand.
+ * The OS user of the private store's cluster: not the main cluster's (`postgres`), so that a
+ * compromised main cluster cannot even enter the private one's directory.
  */
-async function ensureFerretDbAdmin(endpoint: Endpoint, user: Login, engine: Login): Promise<void> {
-  const c = client(endpoint, engine);
-  try {
-    const db = c.db(AUTH_SOURCE);
-    const info = (await db.command({ usersInfo: user.username })) as { users?: unknown[] };
-    if ((info.users?.length ?? 0) > 0) await db.command({ updateUser: user.username, pwd: user.password });
-    else await db.command({ createUser: user.username, pwd: user.password, roles: [{ role: 'root', db: AUTH_SOURCE }] });
-  } finally {
-    await c.close();
-  }
-}
+export const PRIVATE_STORE_OS_USER = 'cybercom-store';
 
 async function pingWithCredentials(endpoint: Endpoint, user: Login): Promise<void> {
   const c = client(endpoint, user);
@@ -225,7 +205,7 @@ async function pingWithCredentials(endpoint: Endpoint, user: Login): Promise<voi
   }
 }
 
-interface Login {
+export interface Login {
   username: string;
   password: string;
 }
@@ -233,32 +213,35 @@ interface Login {
 /** FerretDB's storage: the PostgreSQL cluster in <dir>/postgres and the URL file FerretDB reads. */
 interface FerretDbStorage {
   postgres: PostgresHandle;
-  engine: Login;
   urlFile: string;
 }
 
-async function startFerretDbStorage(
-  dir: string,
-  timeoutMs: number,
-  log?: (message: string) => void,
-  ttlIntervalSeconds?: number,
-): Promise<FerretDbStorage> {
+interface StorageOptions {
+  timeoutMs: number;
+  /** Every login of the front end's clients: the administrator first. */
+  logins: readonly Login[];
+  serviceUser?: string;
+  log?: (message: string) => void;
+  ttlIntervalSeconds?: number;
+}
+
+async function startFerretDbStorage(dir: string, o: StorageOptions): Promise<FerretDbStorage> {
   await mkdir(join(dir, 'state'), { recursive: true, mode: 0o700 });
   // PostgreSQL runs as its own user and must pass through; everything inside is protected by
   // its own mode (state/ 0700, postgres/ 0700 and owned by that user).
   await chmod(dir, 0o711);
-  const engine = { username: ENGINE_ROLE, password: await enginePassword(join(dir, 'state')) };
   const postgres = await startPostgres({
     dir: join(dir, 'postgres'),
-    role: engine.username,
-    password: engine.password,
-    startTimeoutMs: timeoutMs,
-    ttlIntervalSeconds,
-    log,
+    role: ENGINE_ROLE,
+    logins: o.logins,
+    serviceUser: o.serviceUser,
+    startTimeoutMs: o.timeoutMs,
+    ttlIntervalSeconds: o.ttlIntervalSeconds,
+    log: o.log,
   });
   const urlFile = join(dir, 'state', 'postgresql-url');
   await writeFile(urlFile, `${postgres.url}\n`, { mode: 0o600 });
-  return { postgres, engine, urlFile };
+  return { postgres, urlFile };
 }
 
 const LOG_ERRORS = /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/;
@@ -289,21 +272,19 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
       await mkdir(dataDir, { recursive: true, mode: 0o700 });
       args = mongodArgs(opts, port, dataDir);
     } else {
-      storage = await startFerretDbStorage(dir, timeoutMs, opts.log, opts.ttlIntervalSeconds);
+      storage = await startFerretDbStorage(dir, {
+        timeoutMs,
+        logins: [user, ...(opts.logins ?? [])],
+        log: opts.log,
+        ttlIntervalSeconds: opts.ttlIntervalSeconds,
+      });
       args = ferretDbArgs(opts, port, dir, storage.urlFile);
     }
     server = await spawnManaged(command, args, { logFile, cwd: dir });
     const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]) : server.exitSignal;
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: stopped });
     if (kind === 'mongod') await ensureMongodUser(opts, port);
-    const engine = storage?.engine;
-    await retryUntilReady(
-      async () => {
-        if (engine) await ensureFerretDbAdmin(endpoint, user, engine);
-        await pingWithCredentials(endpoint, user);
-      },
-      { started, timeoutMs, stopped },
-    );
+    await retryUntilReady(() => pingWithCredentials(endpoint, user), { started, timeoutMs, stopped });
   } catch (err) {
     await stopServer().catch(() => undefined);
     throw await startupError(`${kind} on port ${port}`, err, logFile, LOG_ERRORS);
@@ -389,7 +370,7 @@ export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promis
     await storage?.postgres.stop();
   };
   try {
-    storage = await startFerretDbStorage(dir, timeoutMs, opts.log);
+    storage = await startFerretDbStorage(dir, { timeoutMs, logins: [user], serviceUser: PRIVATE_STORE_OS_USER, log: opts.log });
     const args = [
       `--postgresql-url-file=${storage.urlFile}`,
       `--state-dir=${join(dir, 'state')}`,
@@ -403,14 +384,7 @@ export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promis
     ];
     server = await spawnManaged(command, args, { logFile, cwd: dir });
     const stopped = AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]);
-    const engine = storage.engine;
-    await retryUntilReady(
-      async () => {
-        await ensureFerretDbAdmin(endpoint, user, engine);
-        await pingWithCredentials(endpoint, user);
-      },
-      { started, timeoutMs, stopped },
-    );
+    await retryUntilReady(() => pingWithCredentials(endpoint, user), { started, timeoutMs, stopped });
   } catch (err) {
     await stopServer().catch(() => undefined);
     throw await startupError(`ferretdb on ${socket}`, err, logFile, LOG_ERRORS);

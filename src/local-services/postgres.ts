@@ -3,10 +3,18 @@
  * FerretDB in the local runtime. Private means its own data directory, port and socket directory,
  * so it neither touches nor depends on a system cluster and several can run side by side.
  *
- * Reachable only from this host: TCP on 127.0.0.1 (password login, for FerretDB) and a Unix
- * socket in a 0700 directory (trusted: only the cluster's own user and root can enter it; used
- * for set-up and by DocumentDB's background jobs to connect back to the cluster). As root, the
- * cluster runs as the `postgres` user of Debian's package, as PostgreSQL itself insists.
+ * Reachable only through a Unix socket in a 0700 directory (only the cluster's own OS user and
+ * root can enter it) and no TCP listener at all: a password learnt or set through the front end
+ * never gives SQL to anyone on the host. On that socket the bootstrap superuser logs in by peer
+ * authentication as the cluster's own OS user only (set-up, and DocumentDB's background jobs
+ * connecting back); every other role needs its password; nothing is trusted. As root, the cluster
+ * runs as a system user (by default `postgres` of Debian's package), as PostgreSQL insists.
+ *
+ * The front end's roles (FerretDB's own, and the logins of its clients) are ordinary roles, never
+ * superusers and unable to create or alter roles, and DocumentDB's user management through the
+ * front end is off: FerretDB runs every client's command on its own connection, so any client
+ * could otherwise set any role's password (the engine's own included). Logins are set here, in
+ * SQL, at every start.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,15 +23,17 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { killAndWait, processesWorkingIn } from './leftover-processes.js';
-import { freePort, waitForPort } from './ports.js';
+import { freePort } from './ports.js';
 import { spawnManaged, startupError, type ExitStatus, type ManagedProcess, type ServerHandle } from './processes.js';
-import { assertTraversable, commandAs, handOver, runAsServiceUser } from './service-user.js';
+import { userInfo } from 'node:os';
+import { assertTraversable, commandAs, ensureSystemUser, handOver, handOverTree, runAsServiceUser } from './service-user.js';
 
 const execFileAsync = promisify(execFile);
 
 const PG_BIN = '/usr/lib/postgresql/15/bin';
-const SERVICE_USER = 'postgres';
-/** The cluster's bootstrap superuser, reached only through the socket. */
+/** Debian's package's user; the default OS user of a cluster. */
+const DEFAULT_SERVICE_USER = 'postgres';
+/** The cluster's bootstrap superuser, reached only through the socket by the cluster's OS user. */
 const BOOTSTRAP_ROLE = 'postgres';
 const INCLUDE_LINE = "include 'cybercom.conf'";
 
@@ -31,9 +41,19 @@ export interface PostgresOptions {
   /** Working directory: data/, socket/ and postgres.log. */
   dir: string;
   port?: number;
-  /** A LOGIN SUPERUSER role for the database front end (FerretDB), created or given this password. */
+  /**
+   * The database front end's (FerretDB's) own role. It has no password: it logs in by peer
+   * authentication as the OS user that starts the cluster (who runs the front end too), so no
+   * client of the front end can log in as it or learn a password that opens the cluster.
+   */
   role: string;
-  password: string;
+  /** The front end's client logins, created or given these passwords (others are left alone). */
+  logins?: readonly RoleLogin[];
+  /**
+   * The OS user the cluster runs as when started by root (default `postgres`); created as a system
+   * user when missing. A cluster of its own user keeps another cluster's user out of its files.
+   */
+  serviceUser?: string;
   startTimeoutMs?: number;
   /**
    * How often DocumentDB deletes documents past their TTL index's expiry, in seconds (1-59);
@@ -47,11 +67,21 @@ export interface PostgresOptions {
   log?: (message: string) => void;
 }
 
+export interface RoleLogin {
+  username: string;
+  password: string;
+}
+
 export interface PostgresHandle extends ServerHandle {
-  /** postgres://role:password@127.0.0.1:port/postgres */
+  /** postgres://role@/postgres?host=<socket dir>&port=<port>: the front end's URL. */
   url: string;
   socketDir: string;
 }
+
+/** DocumentDB's role for the gateway's users: the data commands, no role management. */
+const DOCUMENTDB_ROLE = 'documentdb_admin_role';
+/** The name of the peer-authentication map in pg_ident.conf. */
+const PEER_MAP = 'cluster';
 
 /** Single-quoted SQL literal / configuration value. */
 function quoteLiteral(value: string): string {
@@ -65,7 +95,8 @@ function quoteIdentifier(value: string): string {
 /** Settings of the cluster, rewritten at every start (the port may change). */
 function clusterConf(port: number, socketDir: string): string {
   const settings: Record<string, string> = {
-    listen_addresses: quoteLiteral('127.0.0.1'),
+    // No TCP listener: the socket (0700) is the only way in.
+    listen_addresses: quoteLiteral(''),
     port: String(port),
     unix_socket_directories: quoteLiteral(socketDir),
     unix_socket_permissions: '0700',
@@ -86,8 +117,10 @@ function clusterConf(port: number, socketDir: string): string {
     'documentdb.enableNowSystemVariable': 'true',
     'documentdb.enableSchemaValidation': 'true',
     'documentdb.enableBypassDocumentValidation': 'true',
-    'documentdb.enableUserCrud': 'true',
-    'documentdb.maxUserLimit': '100',
+    // createUser, updateUser, dropUser and usersInfo through the front end: off. FerretDB runs
+    // them on its own connection for whichever client sends them (it has no authorization), so
+    // any login could set any role's password; logins are set in SQL at start-up instead.
+    'documentdb.enableUserCrud': 'false',
     // The default (1 GB) let the write-ahead log grow to hundreds of MB under an import.
     max_wal_size: quoteLiteral('256MB'),
     min_wal_size: quoteLiteral('64MB'),
@@ -106,13 +139,43 @@ function clusterConf(port: number, socketDir: string): string {
 }
 
 /**
- * Who may log in, rewritten at every start. Socket logins are trusted (the socket directory is
- * 0700). Over TCP only the front end's own role may log in: FerretDB makes every client login a
- * PostgreSQL superuser with a password, and none of them may reach SQL (and from there the files
- * and programs of this host) by dialling the cluster's port directly.
+ * Who may log in, rewritten at every start: by peer authentication only, as pg_ident.conf maps OS
+ * users to roles; nobody with a password (the clients' logins are checked by the front end, which
+ * reads their SCRAM verifiers itself) and nobody trusted. There is no TCP listener, so no `host`
+ * line either.
  */
 function hbaConf(role: string): string {
-  return ['local all all trust', `host all ${quoteIdentifier(role)} 127.0.0.1/32 scram-sha-256`, ''].join('\n');
+  return [`local all ${BOOTSTRAP_ROLE} peer map=${PEER_MAP}`, `local all ${quoteIdentifier(role)} peer map=${PEER_MAP}`, ''].join('\n');
+}
+
+/**
+ * The peer map: the cluster's OS user is the bootstrap superuser and may be the front end's role
+ * (DocumentDB's background work connects back as the role that asked for it); the OS user that
+ * starts the cluster, and with it the front end, is the front end's role.
+ */
+function identConf(clusterUser: string, frontEndUser: string, role: string): string {
+  const lines = new Set([`${clusterUser} ${BOOTSTRAP_ROLE}`, `${clusterUser} ${role}`, `${frontEndUser} ${role}`]);
+  return `${[...lines].map((line) => `${PEER_MAP} ${line}`).join('\n')}\n`;
+}
+
+/**
+ * A role of the front end (its own, without a password, or a client's login), created or brought
+ * to this password and to no more than DocumentDB's gateway role: an earlier version made these
+ * superusers, which this takes back.
+ */
+function roleSql(username: string, password: string | null): string[] {
+  const role = quoteIdentifier(username);
+  const attributes = `LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOREPLICATION NOBYPASSRLS PASSWORD ${password === null ? 'NULL' : quoteLiteral(password)}`;
+  return [
+    'DO $do$ BEGIN',
+    `  IF EXISTS (SELECT FROM pg_roles WHERE rolname = ${quoteLiteral(username)}) THEN`,
+    `    ALTER ROLE ${role} WITH ${attributes};`,
+    '  ELSE',
+    `    CREATE ROLE ${role} WITH ${attributes};`,
+    '  END IF;',
+    'END $do$;',
+    `GRANT ${DOCUMENTDB_ROLE} TO ${role};`,
+  ];
 }
 
 async function runPsql(command: [string, string[]], sql: string, env: NodeJS.ProcessEnv): Promise<void> {
@@ -186,7 +249,11 @@ function ttlScheduleSql(seconds: number): string {
 }
 
 export async function startPostgres(opts: PostgresOptions): Promise<PostgresHandle> {
-  const runAs = await runAsServiceUser(SERVICE_USER, 'postgresql-15');
+  const serviceUser = opts.serviceUser ?? DEFAULT_SERVICE_USER;
+  if (serviceUser !== DEFAULT_SERVICE_USER) await ensureSystemUser(serviceUser);
+  const runAs = await runAsServiceUser(serviceUser, 'postgresql-15');
+  const frontEndUser = userInfo().username;
+  const clusterUser = runAs.owner ? serviceUser : frontEndUser;
   const dir = resolve(opts.dir);
   const dataDir = join(dir, 'data');
   const socketDir = join(dir, 'socket');
@@ -196,8 +263,10 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await mkdir(socketDir, { recursive: true, mode: 0o700 });
   await writeFile(logFile, '', { flag: 'a', mode: 0o600 });
-  await assertTraversable(runAs, dir, SERVICE_USER);
+  await assertTraversable(runAs, dir, serviceUser);
   await handOver(runAs, [dir, socketDir, logFile]);
+  // A cluster made by an earlier version as another OS user becomes this one's, files and all.
+  if (existsSync(dataDir)) await handOverTree(runAs, dataDir);
   const env: NodeJS.ProcessEnv = { ...process.env, ...runAs.env, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' };
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
@@ -210,11 +279,11 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
       'UTF8',
       '--locale',
       'C.UTF-8',
-      // Socket logins are trusted (the socket directory is 0700), TCP logins need a password.
+      // Until the first start rewrites pg_hba.conf: the cluster's own OS user only.
       '--auth-local',
-      'trust',
+      'peer',
       '--auth-host',
-      'scram-sha-256',
+      'reject',
     ]);
     try {
       await execFileAsync(command, args, { env, timeout: 120_000 });
@@ -229,7 +298,8 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   if (!mainConf.includes(INCLUDE_LINE)) await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
   await writeFile(join(dataDir, 'cybercom.conf'), clusterConf(port, socketDir), { mode: 0o600 });
   await writeFile(join(dataDir, 'pg_hba.conf'), hbaConf(opts.role), { mode: 0o600 });
-  await handOver(runAs, [join(dataDir, 'cybercom.conf'), join(dataDir, 'pg_hba.conf')]);
+  await writeFile(join(dataDir, 'pg_ident.conf'), identConf(clusterUser, frontEndUser, opts.role), { mode: 0o600 });
+  await handOver(runAs, ['cybercom.conf', 'pg_hba.conf', 'pg_ident.conf'].map((name) => join(dataDir, name)));
   // Whoever ran the last instance may have died with it (a supervisor that was killed, say).
   await killLeftovers(dataDir, logFile, 'before start', opts.log);
 
@@ -252,27 +322,20 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
       await killLeftovers(dataDir, logFile, `after the postmaster exited (${describeExit(status)})`, opts.log);
       return status;
     });
-    await waitForPort('127.0.0.1', port, timeoutMs, { signal: server.exitSignal });
-    // The port opens before recovery has finished ("the database system is starting up").
+    // Polled until recovery has finished ("the database system is starting up" until then).
     await waitUntilAccepting(
       commandAs(runAs, join(PG_BIN, 'pg_isready'), ['-q', '-h', socketDir, '-p', String(port), '-d', 'postgres']),
       env,
       timeoutMs,
       server.exitSignal,
     );
-    // DocumentDB (and what it requires) in the database FerretDB uses, and FerretDB's own role.
-    const role = quoteIdentifier(opts.role);
-    const password = quoteLiteral(opts.password);
+    // DocumentDB (and what it requires) in the database FerretDB uses, FerretDB's own role and
+    // its clients' logins.
     const sql = [
       'SET client_min_messages = warning;',
       'CREATE EXTENSION IF NOT EXISTS documentdb CASCADE;',
-      'DO $do$ BEGIN',
-      `  IF EXISTS (SELECT FROM pg_roles WHERE rolname = ${quoteLiteral(opts.role)}) THEN`,
-      `    ALTER ROLE ${role} WITH LOGIN SUPERUSER PASSWORD ${password};`,
-      '  ELSE',
-      `    CREATE ROLE ${role} WITH LOGIN SUPERUSER PASSWORD ${password};`,
-      '  END IF;',
-      'END $do$;',
+      ...roleSql(opts.role, null),
+      ...(opts.logins ?? []).flatMap((login) => roleSql(login.username, login.password)),
       ...(opts.ttlIntervalSeconds === undefined ? [] : [ttlScheduleSql(opts.ttlIntervalSeconds)]),
       '',
     ].join('\n');
@@ -303,7 +366,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     port,
     logFile,
     socketDir,
-    url: `postgres://${encodeURIComponent(opts.role)}:${encodeURIComponent(opts.password)}@127.0.0.1:${port}/postgres`,
+    url: `postgres://${encodeURIComponent(opts.role)}@/postgres?${new URLSearchParams({ host: socketDir, port: String(port) }).toString()}`,
     exited: ended as Promise<ExitStatus>,
     stop: () => (stopping ??= stopCluster()),
   };

@@ -5,8 +5,8 @@
  * would not reach it and it could outlive us. As any other user, servers run as that user.
  */
 import { execFile } from 'node:child_process';
-import { chown, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { chown, lstat, readdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { findExecutable } from './processes.js';
 
@@ -72,4 +72,42 @@ export async function assertTraversable(runAs: RunAs, dir: string, user: string)
     }
     if (current === dirname(current)) return;
   }
+}
+
+/**
+ * Creates `name` as a system user with a group of its own, no home and no shell, when root and
+ * it is missing: for a server that must not share its files with any other server's user.
+ */
+export async function ensureSystemUser(name: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const { stdout } = await execFileAsync('getent', ['passwd', name]).catch(() => ({ stdout: '' }));
+  if (stdout.trim() !== '') return;
+  const useradd = findExecutable('useradd', ['/usr/sbin', '/sbin']);
+  if (!useradd) throw new Error(`useradd (passwd) is needed to create the system user ${name}`);
+  await execFileAsync(useradd, ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', name]).catch(
+    async (err: unknown) => {
+      // Another process may have created it meanwhile.
+      const again = await execFileAsync('getent', ['passwd', name]).catch(() => ({ stdout: '' }));
+      if (again.stdout.trim() === '') throw new Error(`could not create the system user ${name}: ${(err as { stderr?: string }).stderr ?? String(err)}`);
+    },
+  );
+}
+
+/**
+ * Hands a whole tree to the RunAs user when its top is someone else's (a data directory made as
+ * another user by an earlier version); a no-op when it is already theirs or we run as ourselves.
+ * Symbolic links are changed themselves, never followed.
+ */
+export async function handOverTree(runAs: RunAs, dir: string): Promise<void> {
+  if (!runAs.owner) return;
+  const { uid, gid } = runAs.owner;
+  const top = await stat(dir);
+  if (top.uid === uid && top.gid === gid) return;
+  const walk = async (path: string): Promise<void> => {
+    const info = await lstat(path);
+    if (info.isSymbolicLink()) return;
+    await chown(path, uid, gid);
+    if (info.isDirectory()) for (const entry of await readdir(path)) await walk(join(path, entry));
+  };
+  await walk(dir);
 }

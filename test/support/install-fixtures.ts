@@ -32,6 +32,7 @@ export const TEST_SECRETS: Secrets = {
   DB_ADMIN_PASSWORD: 'admin-pw',
   DB_API_PASSWORD: 'api-pw',
   DB_WORKER_PASSWORD: 'worker-pw',
+  DB_PRIVATE_API_PASSWORD: 'private-api-pw',
   BROKER_ADMIN_PASSWORD: 'b1',
   BROKER_API_PASSWORD: 'b2',
   BROKER_WORKER_PASSWORD: 'b3',

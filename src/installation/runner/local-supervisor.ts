@@ -89,6 +89,12 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
         bindHost: localListenAddress(config),
         username: ACCOUNTS.database.admin,
         password: secrets.DB_ADMIN_PASSWORD,
+        // FerretDB: the API's and the workers' logins, set in SQL as the engine starts (no role
+        // management through the wire there); mongod: by ensureDatabaseUsers below.
+        logins: [
+          { username: ACCOUNTS.database.api, password: secrets.DB_API_PASSWORD },
+          { username: ACCOUNTS.database.worker, password: secrets.DB_WORKER_PASSWORD },
+        ],
         kind,
         // What a crashed cluster left behind and was killed before the restart: the supervisor's log.
         log: (message) => process.stderr.write(`${new Date().toISOString()} database: ${message}\n`),
@@ -98,7 +104,7 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
       // The API's and the workers' users, created or brought to the passwords in secrets.env.
       const admin = hostMongoClient(layout, config, secrets, { who: 'admin' });
       try {
-        await ensureDatabaseUsers(admin, secrets);
+        if (handle.kind === 'mongod') await ensureDatabaseUsers(admin, secrets);
         // The same decision as the API's settings (appliance/env-files.ts) make.
         if (hasPrivateStore(config)) privateStore = await startPrivateStore(layout, secrets, admin);
       } catch (err) {

@@ -1,9 +1,11 @@
 /**
  * The workers' database role on the local engine (FerretDB v2), which has no role commands and
  * so cannot enforce roles: the API notices once, says so in one log line, and creating and
- * deleting data-store databases works as before; the installer's user set-up falls back to the
- * built-in roles. (Enforcement itself needs the official MongoDB image, which cannot run here:
- * the role documents are checked by test/unit/installation/database-roles.test.ts.)
+ * deleting data-store databases works as before; the installer's user set-up through the wire
+ * is refused there (that engine's logins are set in SQL as it starts, see
+ * test/integration/local-services/engine-logins.test.ts). (Enforcement itself needs the official
+ * MongoDB image, which cannot run here: the role documents are checked by
+ * test/unit/installation/database-roles.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MongoClient } from 'mongodb';
@@ -53,19 +55,17 @@ describe('the API on an engine without roles', () => {
 describe('the installer user set-up on an engine without roles', () => {
   let admin: MongoClient;
   afterAll(async () => {
-    for (const user of [ACCOUNTS.database.api, ACCOUNTS.database.worker])
-      await admin
-        ?.db('admin')
-        .command({ dropUser: user })
-        .catch(() => undefined);
     await admin?.close();
   });
 
-  it('creates the users with the built-in roles, and again on a re-run', async () => {
+  it('refuses to manage users through the wire, and creates none', async () => {
     admin = await connectMongo(testSettings().mongo);
     const secrets = { DB_API_PASSWORD: 'api-password-0123456789', DB_WORKER_PASSWORD: 'worker-password-0123456789' } as Secrets;
-    const first = await ensureDatabaseUsers(admin, secrets);
-    expect(Object.values(first).every((a) => a === 'created' || a === 'updated')).toBe(true);
-    expect(await ensureDatabaseUsers(admin, secrets)).toEqual({ api: 'updated', worker: 'updated' });
+    await expect(ensureDatabaseUsers(admin, secrets)).rejects.toThrow(/command is not supported/);
+    const created = await admin
+      .db(ACCOUNTS.authSource)
+      .command({ createUser: ACCOUNTS.database.api, pwd: secrets.DB_API_PASSWORD, roles: [] })
+      .then(() => 'created', (err: Error) => err.message);
+    expect(created).not.toBe('created');
   });
 });

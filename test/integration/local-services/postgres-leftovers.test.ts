@@ -31,7 +31,7 @@ afterEach(async () => {
 });
 
 function clusterOptions(): PostgresOptions {
-  return { dir: join(testServices().stateDir, uniqueName('pg-leftovers-')), role: 'engine', password: `pw-${uniqueName('')}` };
+  return { dir: join(testServices().stateDir, uniqueName('pg-leftovers-')), role: 'engine' };
 }
 
 async function start(options: PostgresOptions): Promise<PostgresHandle> {
