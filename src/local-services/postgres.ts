@@ -299,7 +299,10 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   await writeFile(join(dataDir, 'cybercom.conf'), clusterConf(port, socketDir), { mode: 0o600 });
   await writeFile(join(dataDir, 'pg_hba.conf'), hbaConf(opts.role), { mode: 0o600 });
   await writeFile(join(dataDir, 'pg_ident.conf'), identConf(clusterUser, frontEndUser, opts.role), { mode: 0o600 });
-  await handOver(runAs, ['cybercom.conf', 'pg_hba.conf', 'pg_ident.conf'].map((name) => join(dataDir, name)));
+  await handOver(
+    runAs,
+    ['cybercom.conf', 'pg_hba.conf', 'pg_ident.conf'].map((name) => join(dataDir, name)),
+  );
   // Whoever ran the last instance may have died with it (a supervisor that was killed, say).
   await killLeftovers(dataDir, logFile, 'before start', opts.log);
 

@@ -84,13 +84,21 @@ export async function ensureSystemUser(name: string): Promise<void> {
   if (stdout.trim() !== '') return;
   const useradd = findExecutable('useradd', ['/usr/sbin', '/sbin']);
   if (!useradd) throw new Error(`useradd (passwd) is needed to create the system user ${name}`);
-  await execFileAsync(useradd, ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', name]).catch(
-    async (err: unknown) => {
-      // Another process may have created it meanwhile.
-      const again = await execFileAsync('getent', ['passwd', name]).catch(() => ({ stdout: '' }));
-      if (again.stdout.trim() === '') throw new Error(`could not create the system user ${name}: ${(err as { stderr?: string }).stderr ?? String(err)}`);
-    },
-  );
+  await execFileAsync(useradd, [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    name,
+  ]).catch(async (err: unknown) => {
+    // Another process may have created it meanwhile.
+    const again = await execFileAsync('getent', ['passwd', name]).catch(() => ({ stdout: '' }));
+    if (again.stdout.trim() === '')
+      throw new Error(`could not create the system user ${name}: ${(err as { stderr?: string }).stderr ?? String(err)}`);
+  });
 }
 
 /**

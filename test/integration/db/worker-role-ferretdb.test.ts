@@ -65,7 +65,10 @@ describe('the installer user set-up on an engine without roles', () => {
     const created = await admin
       .db(ACCOUNTS.authSource)
       .command({ createUser: ACCOUNTS.database.api, pwd: secrets.DB_API_PASSWORD, roles: [] })
-      .then(() => 'created', (err: Error) => err.message);
+      .then(
+        () => 'created',
+        (err: Error) => err.message,
+      );
     expect(created).not.toBe('created');
   });
 });

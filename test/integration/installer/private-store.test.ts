@@ -7,7 +7,7 @@
  * the upgrade, and what a worker writes on the shared engine afterwards never reaches the service.
  */
 import { execFile } from 'node:child_process';
-import { readFile, symlink } from 'node:fs/promises';
+import { readFile, stat, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient, MongoServerError } from 'mongodb';
@@ -22,7 +22,7 @@ import { loadInstallConfig, type InstallConfig } from '../../../src/installation
 import { installLayout, type InstallLayout } from '../../../src/installation/layout.js';
 import { hostPrivateMongoClient, isPrivateCollection } from '../../../src/installation/private-store.js';
 import { loadSecrets, type Secrets } from '../../../src/installation/secrets.js';
-import { privateSocketPath, unixSocketUri } from '../../../src/local-services/mongo-wire.js';
+import { PRIVATE_STORE_OS_USER, privateSocketPath, unixSocketUri } from '../../../src/local-services/mongo-wire.js';
 import { Browser } from '../auth/helpers.js';
 import { ADMIN_PASSWORD, adminLogin, call, install, prepareInstall, REPO, runTool, type TestInstall } from './support.js';
 
@@ -104,13 +104,13 @@ async function lowIsSuperuser(api: string): Promise<boolean> {
   return created.status === 201;
 }
 
-/** The shared engine's PostgreSQL port, from the URL FerretDB reads. */
+/** The shared engine's PostgreSQL port, from the URL FerretDB reads (a query parameter, or before the socket-only cluster the URL's port). */
 async function sharedPostgresPort(inst: Installation): Promise<number> {
   const url = (await readFile(join(inst.layout.databaseDir, 'state', 'postgresql-url'), 'utf8')).trim();
-  return Number(new URL(url).port);
+  return Number(/[?&]port=(\d+)/.exec(url)?.[1] ?? /@[^:/]+:(\d+)\//.exec(url)?.[1]);
 }
 
-/** Runs `SELECT 1` on the shared engine's PostgreSQL cluster over TCP, as the workers' login. */
+/** Runs `SELECT 1` on the shared engine's PostgreSQL cluster over TCP on its port, as the workers' login. */
 async function workerSqlLogin(inst: Installation): Promise<{ ok: boolean; message: string }> {
   const port = await sharedPostgresPort(inst);
   try {
@@ -125,11 +125,11 @@ async function workerSqlLogin(inst: Installation): Promise<{ ok: boolean; messag
   }
 }
 
-/** Connecting to the private store's socket with the workers' login: the error the engine gives. */
-async function workerLoginToPrivateStore(inst: Installation): Promise<unknown> {
+/** Connecting to the private store's socket with the workers' login (or another): the error the engine gives. */
+async function workerLoginToPrivateStore(inst: Installation, login?: { username: string; password: string }): Promise<unknown> {
   const client = new MongoClient(unixSocketUri(privateSocketPath(inst.layout.privateDatabaseDir)), {
     directConnection: true,
-    auth: { username: 'cybercom-worker', password: inst.secrets.DB_WORKER_PASSWORD },
+    auth: login ?? { username: 'cybercom-worker', password: inst.secrets.DB_WORKER_PASSWORD },
     authSource: 'admin',
     serverSelectionTimeoutMS: 5_000,
   });
@@ -155,10 +155,40 @@ async function expectWorkerLockedOut(inst: Installation): Promise<void> {
   expect((refused as MongoServerError).code).toBe(18); // AuthenticationFailed
   // Nothing of it is left where the workers' login reaches.
   expect(await serviceDataSeenByWorker(inst)).toEqual([]);
-  // Nor does that login (a PostgreSQL superuser underneath) get SQL on the shared engine's cluster.
+  // Nor does that login get SQL on the shared engine's cluster: it has no TCP listener at all.
   const sql = await workerSqlLogin(inst);
   expect(sql.ok, sql.message).toBe(false);
-  expect(sql.message).toMatch(/no pg_hba\.conf entry/);
+  expect(sql.message).toMatch(/Connection refused/);
+  // Nor may it manage any role through the engine (the probe set the engine role's password).
+  for (const command of [
+    { updateUser: 'cybercom_engine', pwd: 'taken-over-0123456789' },
+    { updateUser: 'cybercom-api', pwd: 'taken-over-0123456789' },
+    {
+      createUser: 'intruder',
+      pwd: 'intruder-0123456789',
+      roles: [
+        { role: 'clusterAdmin', db: 'admin' },
+        { role: 'readWriteAnyDatabase', db: 'admin' },
+      ],
+    },
+    { dropUser: 'cybercom-api' },
+  ]) {
+    const refused = await asWorker(inst, (client) =>
+      client
+        .db('admin')
+        .command(command)
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        ),
+    );
+    expect(refused, JSON.stringify(command)).toBeInstanceOf(MongoServerError);
+  }
+  // The private store's cluster is another OS user's, and the API's main-engine password does not open it.
+  const owner = (await stat(join(inst.layout.privateDatabaseDir, 'postgres', 'data'))).uid;
+  expect(owner).toBe(Number((await execFileAsync('id', ['-u', PRIVATE_STORE_OS_USER])).stdout.trim()));
+  const withMainPassword = await workerLoginToPrivateStore(inst, { username: 'cybercom-api', password: inst.secrets.DB_API_PASSWORD });
+  expect(withMainPassword).toBeInstanceOf(MongoServerError);
   // A superuser flag written with it does not make anyone a superuser.
   await forgeSuperuser(inst);
   expect(await lowIsSuperuser(apiOf(inst))).toBe(false);

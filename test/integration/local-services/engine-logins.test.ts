@@ -13,13 +13,18 @@
  *   cluster's OS user cannot even reach its socket.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient, MongoServerError, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRIVATE_STORE_OS_USER, startMongoWire, startPrivateFerretDb, type MongoWireHandle } from '../../../src/local-services/mongo-wire.js';
+import {
+  PRIVATE_STORE_OS_USER,
+  startMongoWire,
+  startPrivateFerretDb,
+  type MongoWireHandle,
+} from '../../../src/local-services/mongo-wire.js';
 import { keyMaterialPaths } from '../../../src/pki/files.js';
 import { testServices } from '../../support/services.js';
 
@@ -151,7 +156,17 @@ describe('the workers login on the local engine', () => {
     ['set the bootstrap superuser password', { updateUser: 'postgres', pwd: 'taken-over-0123456789' }],
     ['set a DocumentDB role password', { updateUser: 'documentdb_bg_worker_role', pwd: 'taken-over-0123456789' }],
     ['set its own password', { updateUser: worker.username, pwd: 'taken-over-0123456789' }],
-    ['create a user', { createUser: 'intruder', pwd: 'intruder-0123456789', roles: [{ role: 'clusterAdmin', db: 'admin' }, { role: 'readWriteAnyDatabase', db: 'admin' }] }],
+    [
+      'create a user',
+      {
+        createUser: 'intruder',
+        pwd: 'intruder-0123456789',
+        roles: [
+          { role: 'clusterAdmin', db: 'admin' },
+          { role: 'readWriteAnyDatabase', db: 'admin' },
+        ],
+      },
+    ],
     ['drop the API login', { dropUser: api.username }],
     ['drop the engine role', { dropUser: ENGINE_ROLE }],
     ['grant roles', { grantRolesToUser: worker.username, roles: ['root'] }],
@@ -159,7 +174,15 @@ describe('the workers login on the local engine', () => {
   ];
 
   it.each(attempts)('cannot %s', async (_what, command) => {
-    const error = await using(mainClient(worker), (client) => client.db('admin').command(command).then(() => undefined, (err: unknown) => err));
+    const error = await using(mainClient(worker), (client) =>
+      client
+        .db('admin')
+        .command(command)
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        ),
+    );
     expect(error).toBeInstanceOf(MongoServerError);
   });
 
@@ -174,16 +197,26 @@ describe('the workers login on the local engine', () => {
 describe("the main engine's cluster", () => {
   it('has no superuser and no role that may create roles but its bootstrap superuser', async () => {
     const { socketDir, port } = await clusterAddress(join(root, 'main'));
-    const roles = await psqlAs('postgres', socketDir, port, 'postgres', 'SELECT rolname FROM pg_roles WHERE rolsuper OR rolcreaterole ORDER BY 1');
+    const roles = await psqlAs(
+      'postgres',
+      socketDir,
+      port,
+      'postgres',
+      'SELECT rolname FROM pg_roles WHERE rolsuper OR rolcreaterole ORDER BY 1',
+    );
     expect(roles).toEqual({ ok: true, out: 'postgres' });
   });
 
   it('has no TCP listener, so no password gives SQL to anyone on this host', async () => {
     const { port } = await clusterAddress(join(root, 'main'));
-    const tcp = await execFileAsync(join(PG_BIN, 'psql'), ['-X', '-h', '127.0.0.1', '-p', port, '-U', ENGINE_ROLE, '-d', 'postgres', '-c', 'SELECT 1'], {
-      env: { ...process.env, PGCONNECT_TIMEOUT: '10', PGPASSWORD: 'any' },
-      timeout: 30_000,
-    }).then(
+    const tcp = await execFileAsync(
+      join(PG_BIN, 'psql'),
+      ['-X', '-h', '127.0.0.1', '-p', port, '-U', ENGINE_ROLE, '-d', 'postgres', '-c', 'SELECT 1'],
+      {
+        env: { ...process.env, PGCONNECT_TIMEOUT: '10', PGPASSWORD: 'any' },
+        timeout: 30_000,
+      },
+    ).then(
       () => 'connected',
       (err: { stderr?: string }) => err.stderr ?? '',
     );
@@ -193,7 +226,13 @@ describe("the main engine's cluster", () => {
   it('admits nobody by a password or on trust, and its front end role has no password', async () => {
     const { socketDir, port } = await clusterAddress(join(root, 'main'));
     expect(await hbaMethods(join(root, 'main'))).toEqual(['peer']);
-    const withPassword = await psqlAs('postgres', socketDir, port, 'postgres', `SELECT count(*) FROM pg_authid WHERE rolname = '${ENGINE_ROLE}' AND rolpassword IS NOT NULL`);
+    const withPassword = await psqlAs(
+      'postgres',
+      socketDir,
+      port,
+      'postgres',
+      `SELECT count(*) FROM pg_authid WHERE rolname = '${ENGINE_ROLE}' AND rolpassword IS NOT NULL`,
+    );
     expect(withPassword).toEqual({ ok: true, out: '0' });
   });
 });
@@ -221,10 +260,52 @@ describe("the private store's cluster", () => {
   });
 
   it('serves its own login', async () => {
-    const client = new MongoClient(store.uri, { directConnection: true, auth: privateApi, authSource: 'admin', serverSelectionTimeoutMS: 10_000 });
+    const client = new MongoClient(store.uri, {
+      directConnection: true,
+      auth: privateApi,
+      authSource: 'admin',
+      serverSelectionTimeoutMS: 10_000,
+    });
     await using(client, async (c) => {
       await c.db('cybercom').collection('probe').insertOne({ ok: 1 });
       expect(await c.db('cybercom').collection('probe').countDocuments()).toBe(1);
     });
   });
+});
+
+describe('a private store left by the previous version', () => {
+  it('is taken over in place: its files become its own OS user’s, the engine role an ordinary one, nothing trusted', async () => {
+    const dir = join(root, 'private');
+    const { socketDir, port } = await clusterAddress(dir);
+    // What the previous version left: a superuser engine role, trust on the socket, files of `postgres`.
+    const promoted = await psqlAs(PRIVATE_STORE_OS_USER, socketDir, port, 'postgres', `ALTER ROLE ${ENGINE_ROLE} SUPERUSER`);
+    expect(promoted.ok, promoted.out).toBe(true);
+    await store.stop();
+    const dataDir = join(dir, 'postgres', 'data');
+    await execFileAsync('chown', ['-R', 'postgres:postgres', join(dir, 'postgres')]);
+    await writeFile(join(dataDir, 'pg_hba.conf'), 'local all all trust\n');
+    expect((await stat(join(dataDir, 'base'))).uid).toBe(Number((await execFileAsync('id', ['-u', 'postgres'])).stdout.trim()));
+
+    store = await startPrivateFerretDb({ dir, ...privateApi });
+    const storeUid = Number((await execFileAsync('id', ['-u', PRIVATE_STORE_OS_USER])).stdout.trim());
+    for (const path of [dataDir, join(dataDir, 'base'), join(dataDir, 'PG_VERSION'), join(dataDir, 'global', 'pg_control')])
+      expect((await stat(path)).uid, path).toBe(storeUid);
+    expect(await hbaMethods(dir)).toEqual(['peer']);
+    const after = await clusterAddress(dir);
+    const superusers = await psqlAs(
+      PRIVATE_STORE_OS_USER,
+      after.socketDir,
+      after.port,
+      'postgres',
+      'SELECT rolname FROM pg_roles WHERE rolsuper ORDER BY 1',
+    );
+    expect(superusers).toEqual({ ok: true, out: 'postgres' });
+    const client = new MongoClient(store.uri, {
+      directConnection: true,
+      auth: privateApi,
+      authSource: 'admin',
+      serverSelectionTimeoutMS: 10_000,
+    });
+    await using(client, async (c) => expect(await c.db('cybercom').collection('probe').countDocuments()).toBe(1));
+  }, 120_000);
 });

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installLayout, type InstallLayout } from '../../../../src/installation/layout.js';
-import { LocalSupervisor, type ServiceDefinition } from '../../../../src/installation/runner/local-supervisor.js';
+import { Backoff } from '../../../../src/lib/backoff.js';
+import { LocalSupervisor, RESTART_BACKOFF, type ServiceDefinition } from '../../../../src/installation/runner/local-supervisor.js';
 import { readSupervisorStatus, type LocalServiceName } from '../../../../src/installation/runner/supervisor-status.js';
 
 /** What the stand-in services did, in order: "start database", "up database", "stop database". */
@@ -93,5 +94,21 @@ describe('LocalSupervisor start-up', () => {
     expect(events.indexOf('up database')).toBeLessThan(events.indexOf('stop database'));
     expect(status?.services.database?.state).toBe('stopped');
     expect(status?.services.api?.state).toBe('stopped');
+  });
+});
+
+describe('LocalSupervisor restart waits', () => {
+  /** The waits before each restart of a service that dies after running `livedMs` each time. */
+  const waits = (livedMs: number, crashes: number): number[] => {
+    const backoff = new Backoff(RESTART_BACKOFF);
+    return Array.from({ length: crashes }, () => backoff.afterRun(livedMs));
+  };
+
+  it('brings a service that crashes again and again, 20 s apart, back after a second each time', () => {
+    expect(waits(20_000, 6)).toEqual([1000, 1000, 1000, 1000, 1000, 1000]);
+  });
+
+  it('backs off a service that dies right after it came up, up to 30 s', () => {
+    expect(waits(500, 7)).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
   });
 });
