@@ -64,11 +64,11 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
 function revokeQueuedTasks(ctx: AdminContext): RightsLostListener | undefined {
   const queue = ctx.queue;
   if (queue === undefined) return undefined;
-  return async (usernames) => {
+  return async (userIds) => {
     try {
-      await queue.revokeQueuedTasksOf(usernames);
+      await queue.revokeQueuedTasksOf(userIds);
     } catch (err) {
-      ctx.logger.error({ err, users: usernames }, 'could not revoke the queued tasks of users who lost rights');
+      ctx.logger.error({ err, users: userIds }, 'could not revoke the queued tasks of users who lost rights');
     }
   };
 }

@@ -75,6 +75,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
           resultCollection: settings.resultCollection,
           catalogCacheSeconds: settings.taskListCacheSeconds,
           catalogReplyTimeoutMs: settings.taskListReplyTimeoutMs,
+          userIdsByName: (usernames) => auth.users.idsByUsername(usernames),
           logger,
         }).start();
   if (queue !== undefined) {

@@ -63,6 +63,18 @@ export class DelegationGuard {
     }
   }
 
+  /**
+   * Throws 403 `not_delegable` unless the actor may rename this account (see mayTakeOver): an
+   * account renamed away frees its name for another, and one renamed onto a name takes whatever
+   * others still know it by.
+   */
+  async assertMayRename(actorId: string, targetId: string): Promise<void> {
+    const actor = await this.grantor(actorId);
+    const target = await this.accounts.byId(targetId);
+    if (target === null || mayTakeOver(actor, target)) return;
+    throw notAllowed(`Only a superuser may rename ${target.username}: the account holds rights you may not grant.`);
+  }
+
   /** Throws 403 `not_delegable` unless the actor may set this account's password (see mayTakeOver). */
   async assertMaySetPasswordOf(actorId: string, targetId: string): Promise<void> {
     const actor = await this.grantor(actorId);

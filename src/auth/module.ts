@@ -63,6 +63,8 @@ export interface UserService {
   principalFor(username: string): Promise<Principal>;
   /** The user's principal when the password is right and the account active, else null (admin site login). */
   checkCredentials(username: string, password: string): Promise<Principal | null>;
+  /** The ids of the accounts that bear these names now (names of no account are left out). */
+  idsByUsername(usernames: readonly string[]): Promise<Map<string, string>>;
 }
 
 export interface AuthModule {

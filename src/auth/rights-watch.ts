@@ -4,14 +4,14 @@
  * is deactivated, deleted, or loses a permission (their own, or a group's, or a group) would
  * run with rights the user no longer has. Changes that can take rights away run through
  * `watchRights`: it reads the effective rights of the users the change may touch before and
- * after it, and tells `onLost` the names of those who have fewer afterwards (so their queued
- * tasks can be revoked). Gaining rights, or changing other fields, tells nothing.
+ * after it, and tells `onLost` the account ids of those who have fewer afterwards (so their
+ * queued tasks can be revoked). Gaining rights, or changing other fields, tells nothing.
  */
 import type { QueryFilter, Types } from 'mongoose';
 import type { AuthModels, UserRecord } from './models.js';
 
-/** Told the usernames of users who lost rights; its failure is the caller's to report. */
-export type RightsLostListener = (usernames: string[]) => Promise<void>;
+/** Told the account ids of users who lost rights; its failure is the caller's to report. */
+export type RightsLostListener = (userIds: string[]) => Promise<void>;
 
 interface Rights {
   username: string;
@@ -68,7 +68,7 @@ export async function watchRights<T>(
   const result = await change();
   if (before.size === 0) return result;
   const after = await rightsOf(models, { _id: { $in: [...before.keys()] as unknown as Types.ObjectId[] } });
-  const lost = [...before].filter(([id, rights]) => hasLostRights(rights, after.get(id))).map(([, rights]) => rights.username);
+  const lost = [...before].filter(([id, rights]) => hasLostRights(rights, after.get(id))).map(([id]) => id);
   if (lost.length > 0) await onLost(lost);
   return result;
 }

@@ -144,6 +144,14 @@ export class MongoUserService implements UserService {
     return result.ok ? toPrincipal(result.account, 'session') : null;
   }
 
+  async idsByUsername(usernames: readonly string[]): Promise<Map<string, string>> {
+    if (usernames.length === 0) return new Map();
+    const users = await this.models.User.find({ username: { $in: [...new Set(usernames)] } }, { username: 1 })
+      .lean()
+      .exec();
+    return new Map(users.map((u) => [u.username, String(u._id)]));
+  }
+
   private async userId(username: string): Promise<Types.ObjectId> {
     const user = await this.models.User.findOne({ username }, { _id: 1 }).lean().exec();
     if (user === null) throw noSuchUser(username);

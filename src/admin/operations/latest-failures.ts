@@ -44,9 +44,9 @@ function messageOf(value: unknown): string {
 export async function latestFailures(queue: QueueService, principal: Principal, limit: number): Promise<FailureRow[]> {
   const filter: Record<string, unknown> = { status: 'FAILURE' };
   if (!isTaskAdmin(principal)) {
-    if (principal.username === null) return [];
+    if (principal.userId === null) return [];
     const own = await queue.log.collection
-      .find({ user: principal.username }, { projection: { _id: 1 } })
+      .find({ user_id: principal.userId }, { projection: { _id: 1 } })
       .sort({ timestamp: -1 })
       .limit(OWN_TASKS_SCANNED)
       .toArray();

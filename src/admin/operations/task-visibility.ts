@@ -17,5 +17,5 @@ export async function logEntries(log: TaskLog, ids: string[]): Promise<Map<strin
 /** Whether `principal` may read the result of a task with this log entry (null: not in the log). */
 export function mayReadTask(principal: Principal, entry: TaskLogEntry | null | undefined): boolean {
   if (isTaskAdmin(principal)) return true;
-  return entry !== null && entry !== undefined && principal.username !== null && entry.user === principal.username;
+  return entry !== null && entry !== undefined && principal.userId !== null && entry.user_id === principal.userId;
 }

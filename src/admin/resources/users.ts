@@ -89,8 +89,8 @@ export class UserResource extends GrantHolderResource<UserRecord> {
   };
 
   /**
-   * Besides the grants (see GrantHolderResource), a new password for an existing account must be
-   * the actor's to set.
+   * Besides the grants (see GrantHolderResource), a new password for an existing account, and a
+   * new name, must be the actor's to set.
    */
   protected override async checkWrite(
     id: string | null,
@@ -99,6 +99,12 @@ export class UserResource extends GrantHolderResource<UserRecord> {
   ): Promise<void> {
     if (id !== null && context !== undefined && pendingPasswords.has(context)) {
       await refusedOnForm('newPassword', () => this.delegation.assertMaySetPasswordOf(actingAdminId(context), id));
+    }
+    if (id !== null && context !== undefined && typeof fields.username === 'string') {
+      const current = await this.model.findById(id, { username: 1 }).lean().exec();
+      if (current !== null && current.username !== fields.username) {
+        await refusedOnForm('username', () => this.delegation.assertMayRename(actingAdminId(context), id));
+      }
     }
     await super.checkWrite(id, fields, context);
   }

@@ -30,6 +30,11 @@ export interface QueueServiceOptions {
   catalogCacheSeconds: number;
   /** How long a task-list broadcast gathers replies; 1 s when absent. */
   catalogReplyTimeoutMs?: number;
+  /**
+   * The ids of the accounts that bear these names now: for history entries written before it was
+   * kept by account id (each taken to be its name's account when the history is first opened).
+   */
+  userIdsByName?: (usernames: readonly string[]) => Promise<Map<string, string>>;
   logger: Logger;
 }
 
@@ -84,7 +89,7 @@ export class QueueService {
       replyTimeoutMs: options.catalogReplyTimeoutMs ?? 1_000,
     });
     this.results = new ResultStore(options.mongo, { database: options.serviceDb.databaseName, collection: options.resultCollection });
-    this.log = new TaskLog(options.serviceDb);
+    this.log = new TaskLog(options.serviceDb, options.userIdsByName);
   }
 
   start(): this {
@@ -102,11 +107,18 @@ export class QueueService {
    * carries their data-store permissions, which workers check without reading the service's
    * users (see submitter-access.ts).
    */
-  async submit(submitter: SubmitterAccess, taskName: string, submission: Submission, queue: string): Promise<SubmittedTask> {
+  async submit(
+    submitter: SubmitterAccess,
+    userId: string,
+    taskName: string,
+    submission: Submission,
+    queue: string,
+  ): Promise<SubmittedTask> {
     const taskId = randomUUID();
     const user = submitter.username;
     await this.log.record({
       task_id: taskId,
+      user_id: userId,
       user,
       task_name: taskName,
       args: submission.args,
@@ -178,7 +190,7 @@ export class QueueService {
   }
 
   /**
-   * Revokes the tasks of `usernames` that no worker has started yet, for users who lost rights
+   * Revokes the tasks of the accounts `userIds` that no worker has started yet, for users who lost rights
    * their tasks carry (deactivated, deleted, a permission or group taken away): REVOKED is
    * recorded in the results, which every worker reads before it starts a task, so this holds
    * for workers that are offline now, remote, or started later, and whichever API process did
@@ -187,21 +199,21 @@ export class QueueService {
    * rights an API process had read before the change (it keeps accounts for up to 2 s).
    * Resolves with the ids revoked.
    */
-  async revokeQueuedTasksOf(usernames: readonly string[]): Promise<string[]> {
-    if (usernames.length === 0) return [];
+  async revokeQueuedTasksOf(userIds: readonly string[]): Promise<string[]> {
+    if (userIds.length === 0) return [];
     const again = setTimeout(() => {
       this.pendingSweeps.delete(again);
-      this.revokeQueued(usernames).catch((err: unknown) =>
-        this.logger.error({ err, users: usernames }, 'could not revoke the queued tasks of users who lost rights'),
+      this.revokeQueued(userIds).catch((err: unknown) =>
+        this.logger.error({ err, users: userIds }, 'could not revoke the queued tasks of users who lost rights'),
       );
     }, RIGHTS_RESWEEP_MS);
     again.unref();
     this.pendingSweeps.add(again);
-    return this.revokeQueued(usernames);
+    return this.revokeQueued(userIds);
   }
 
-  private async revokeQueued(usernames: readonly string[]): Promise<string[]> {
-    const entries = await this.log.open(usernames);
+  private async revokeQueued(userIds: readonly string[]): Promise<string[]> {
+    const entries = await this.log.open(userIds);
     const revoked: string[] = [];
     for (const entry of entries) {
       const meta: RequestMeta = {
@@ -216,7 +228,7 @@ export class QueueService {
     }
     if (revoked.length === 0) return revoked;
     await this.log.recordStates(revoked.map((id) => ({ id, state: 'REVOKED' })));
-    this.logger.info({ users: usernames, tasks: revoked.length }, 'revoked the queued tasks of users who lost rights');
+    this.logger.info({ users: userIds, tasks: revoked.length }, 'revoked the queued tasks of users who lost rights');
     // Best effort: a worker that misses it reads REVOKED before starting the task.
     await this.control.revoke(revoked).catch((err: unknown) => this.logger.warn({ err }, 'could not broadcast the revoke'));
     return revoked;
@@ -232,13 +244,13 @@ export class QueueService {
   }
 
   /**
-   * Brings the states the log keeps for `user` up to date with the results, for the entries whose
+   * Brings the states the log keeps for the account `userId` up to date with the results, for the entries whose
    * state may still change: those not yet in a ready state. Their number is what this costs (the
    * user's queued and running tasks, and tasks stuck without a result), not the history's length.
    * Resolves with whether any state changed.
    */
-  private async settleStates(user: string): Promise<boolean> {
-    const open = await this.log.unsettled(user);
+  private async settleStates(userId: string): Promise<boolean> {
+    const open = await this.log.unsettled(userId);
     const changed: { id: string; state: string }[] = [];
     const batches: (typeof open)[] = [];
     for (let i = 0; i < open.length; i += SETTLE_BATCH) batches.push(open.slice(i, i + SETTLE_BATCH));
@@ -279,7 +291,7 @@ export class QueueService {
     // The count and the first page are read while the states are brought up to date, and read
     // again only when a state changed meanwhile; a page opened later reads the settled states.
     let settledAlready = false;
-    const settled = this.settleStates(filter.user).then((changed) => {
+    const settled = this.settleStates(filter.userId).then((changed) => {
       settledAlready = true;
       return changed;
     });

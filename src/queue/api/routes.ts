@@ -35,9 +35,10 @@ import { mountDeadLetterRoutes } from './dead-letter-routes.js';
 /** What a task id may look like (anything else is "no such task"). */
 export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-function requireUser(p: Principal): string {
-  if (!isAuthenticated(p) || p.username === null) throw unauthenticated();
-  return p.username;
+/** The caller's account: its id (what the history is kept by) and its name now. */
+function requireUser(p: Principal): { id: string; name: string } {
+  if (!isAuthenticated(p) || p.username === null || p.userId === null) throw unauthenticated();
+  return { id: p.userId, name: p.username };
 }
 
 const taskUrl = (req: Request, taskId: string) => absoluteUrl(req, `/api/queue/task/${encodeURIComponent(taskId)}/`);
@@ -121,7 +122,7 @@ export function queueRouter(ctx: QueueRouterContext): Router {
     const id = req.params.id as string;
     if (!TASK_ID.test(id)) throw notFound('No such task.', 'no_such_task');
     const entry = await service().log.get(id);
-    if (entry === null || (entry.user !== user && !isTaskAdmin(req.principal))) throw notFound('No such task.', 'no_such_task');
+    if (entry === null || (entry.user_id !== user.id && !isTaskAdmin(req.principal))) throw notFound('No such task.', 'no_such_task');
     return entry;
   }
 
@@ -195,11 +196,11 @@ export function queueRouter(ctx: QueueRouterContext): Router {
         }
         const queueService = service();
         const submitter = submitterAccessOf({
-          username: user,
+          username: user.name,
           isSuperuser: req.principal.isSuperuser,
           permissions: req.principal.permissions,
         });
-        const { taskId } = await queueService.submit(submitter, name, submission, queue);
+        const { taskId } = await queueService.submit(submitter, user.id, name, submission, queue);
         ctx.metrics?.taskSubmitted(name);
         const resultUrl = absoluteUrl(req, `/api/queue/task/${taskId}/`);
         res.setHeader('Location', resultUrl);
@@ -263,7 +264,7 @@ export function queueRouter(ctx: QueueRouterContext): Router {
           status = upper;
         }
         const paging = parsePaging(params, settings.defaultPageSize);
-        const filter = { user, taskNames, tag: params.tag === '' ? undefined : params.tag };
+        const filter = { userId: user.id, taskNames, tag: params.tag === '' ? undefined : params.tag };
         await paginate(req, res, service().history(filter, status), paging, {
           map: ({ entry, status: state }) => ({ ...taskRow(entry, state, false), url: taskUrl(req, entry.task_id) }),
         });

@@ -8,6 +8,12 @@
  * log — so the copy is brought up to date from the results before it is queried (see
  * QueueService.history). A ready state (SUCCESS, FAILURE, REVOKED) is final and never read again.
  *
+ * Entries belong to the submitting account by its id (`user_id`); `user` keeps the name it had
+ * then, for reading. A name can pass to another account (renamed away, then taken), an id never
+ * does. Entries of earlier versions, kept by name only, are given the id of the account that
+ * bears the name when this version first opens the log; one whose name no account bears is
+ * nobody's (its runs are seen by task administrators only).
+ *
  * Pages are read newest first. FerretDB's engine cannot read an index in order, so it sorts every
  * match of a query to find the newest few: for a long history that sort, not the index, is what
  * a page costs. Pages are therefore read from a window of recent entries that grows until it
@@ -44,8 +50,8 @@ const SORT_ALL_UP_TO = 2_000;
 const SORT_ALL_FROM_DEPTH = 1 / 4;
 
 /** The listing's indexes: a user's entries, and a user's entries in one state, in listing order. */
-const BY_USER = { user: 1, ...NEWEST_FIRST } as const;
-const BY_STATE = { user: 1, state: 1, ...NEWEST_FIRST } as const;
+const BY_USER = { user_id: 1, ...NEWEST_FIRST } as const;
+const BY_STATE = { user_id: 1, state: 1, ...NEWEST_FIRST } as const;
 /**
  * Just the fields counts and the unsettled entries are looked up by. DocumentDB keeps one list of
  * documents per distinct key of such an index (a few hundred kB for 100,000 entries, where an
@@ -53,10 +59,19 @@ const BY_STATE = { user: 1, state: 1, ...NEWEST_FIRST } as const;
  * several times faster; MongoDB counts from the ordered ones without reading a document and
  * needs these not at all.
  */
-const COUNT_BY_USER = { user: 1 } as const;
-const COUNT_BY_STATE = { user: 1, state: 1 } as const;
-/** Indexes of earlier versions, replaced by the ones above. */
-const REPLACED_INDEXES = ['user_1_timestamp_-1', 'user_1_state_1_timestamp_-1'];
+const COUNT_BY_USER = { user_id: 1 } as const;
+const COUNT_BY_STATE = { user_id: 1, state: 1 } as const;
+/** Indexes of earlier versions, replaced by the ones above (those by name, before entries were kept by account id). */
+const REPLACED_INDEXES = [
+  'user_1_timestamp_-1',
+  'user_1_state_1_timestamp_-1',
+  'user_1_timestamp_-1__id_-1',
+  'user_1_state_1_timestamp_-1__id_-1',
+  'user_1',
+  'user_1_state_1',
+];
+/** Names looked up per batch when entries kept by name are given account ids. */
+const MIGRATION_BATCH = 500;
 
 /** The index each query names, once this process has made sure they exist. */
 interface Hints {
@@ -79,6 +94,9 @@ export const loggedState = (status: string): string => (isTaskState(status) ? st
 export interface TaskLogEntry {
   _id: string;
   task_id: string;
+  /** The submitting account's id; null for an entry of an earlier version whose name no account bore. */
+  user_id: string | null;
+  /** The submitter's username at submission, for reading. */
   user: string;
   task_name: string;
   args: JsonValue[];
@@ -98,7 +116,8 @@ interface Settlement {
 }
 
 export interface HistoryFilter {
-  user: string;
+  /** The account whose history it is. */
+  userId: string;
   taskNames?: string[];
   tag?: string;
 }
@@ -106,6 +125,8 @@ export interface HistoryFilter {
 export class TaskLog {
   readonly collection: Collection<TaskLogEntry>;
   private indexed: Promise<unknown> | null = null;
+  /** Settles once entries kept by name have their account ids (see the header). */
+  private migrated: Promise<void> | null = null;
   private hints: Hints | null = null;
   /** Whether entries written before states were kept have been given one (PENDING, to be read). */
   private statesBackfilled = false;
@@ -117,7 +138,10 @@ export class TaskLog {
    */
   private readonly settlements: WriteBatcher<Settlement>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly userIdsByName: (usernames: readonly string[]) => Promise<Map<string, string>> = async () => new Map(),
+  ) {
     this.collection = db.collection<TaskLogEntry>('task_log');
     this.inserts = new WriteBatcher(async (entries) => {
       try {
@@ -156,6 +180,7 @@ export class TaskLog {
    */
   ensureIndexes(): Promise<unknown> {
     this.indexed ??= Promise.all([
+      this.migrateToAccountIds(),
       detectEngineTraits(this.collection.db.client).then(async ({ compoundIndexOptions, countsFromEqualityIndexes }) => {
         await this.collection.createIndex(BY_USER, compoundIndexOptions);
         await this.collection.createIndex(BY_STATE, compoundIndexOptions);
@@ -180,20 +205,50 @@ export class TaskLog {
     return this.indexed;
   }
 
+  /**
+   * Gives every entry kept by name only (written before entries were kept by account id) the id
+   * of the account that bears its name now, or null. Entries written since have one already.
+   * Once per process, and every read of a user's entries waits for it; retried after a failure.
+   */
+  migrateToAccountIds(): Promise<void> {
+    this.migrated ??= (async () => {
+      const names = (await this.collection.distinct('user', { user_id: { $exists: false } })).filter(
+        (n): n is string => typeof n === 'string',
+      );
+      for (let i = 0; i < names.length; i += MIGRATION_BATCH) {
+        const batch = names.slice(i, i + MIGRATION_BATCH);
+        const ids = await this.userIdsByName(batch);
+        await this.collection.bulkWrite(
+          batch.map((name) => ({
+            updateMany: { filter: { user: name, user_id: { $exists: false } }, update: { $set: { user_id: ids.get(name) ?? null } } },
+          })),
+          { ordered: false },
+        );
+      }
+      // An entry whose name is not a string (made by hand) belongs to nobody.
+      await this.collection.updateMany({ user_id: { $exists: false } }, { $set: { user_id: null } });
+    })().catch((error: unknown) => {
+      this.migrated = null;
+      throw error;
+    });
+    return this.migrated;
+  }
+
   get(taskId: string): Promise<TaskLogEntry | null> {
     return this.collection.findOne({ _id: taskId });
   }
 
   /** With `state`, only entries whose recorded state is that one. */
   private filter(f: HistoryFilter, state?: string): Filter<TaskLogEntry> {
-    const filter: Filter<TaskLogEntry> = { user: f.user };
+    const filter: Filter<TaskLogEntry> = { user_id: f.userId };
     if (state !== undefined) filter.state = state;
     if (f.taskNames !== undefined && f.taskNames.length > 0) filter.task_name = { $in: f.taskNames };
     if (f.tag !== undefined) filter.tags = f.tag;
     return filter;
   }
 
-  count(f: HistoryFilter, state?: string): Promise<number> {
+  async count(f: HistoryFilter, state?: string): Promise<number> {
+    await this.migrateToAccountIds();
     return this.hinted(this.hints?.all(state), (hint) => this.collection.countDocuments(this.filter(f, state), hint ? { hint } : {}));
   }
 
@@ -208,6 +263,7 @@ export class TaskLog {
    * being the whole history (the last page, shorter than `limit`, is always read that way).
    */
   async page(f: HistoryFilter, skip: number, limit: number, state?: string, matches?: Promise<number>): Promise<TaskLogEntry[]> {
+    await this.migrateToAccountIds();
     const filter = this.filter(f, state);
     // The count is not waited for (except for a deep page, which few windows can hold): once
     // known, it ends the windows that cannot hold the page.
@@ -253,18 +309,20 @@ export class TaskLog {
   }
 
   /** The user's entries whose state may still change (not ready, or never read), with it. */
-  async unsettled(user: string): Promise<{ id: string; state: string | null }[]> {
+  async unsettled(userId: string): Promise<{ id: string; state: string | null }[]> {
+    await this.migrateToAccountIds();
     // Until older entries have a state, `null` in `$in` finds them too (at some cost).
-    const open = { user, state: { $in: this.statesBackfilled ? OPEN_STATES : [...OPEN_STATES, null] } } as Filter<TaskLogEntry>;
+    const open = { user_id: userId, state: { $in: this.statesBackfilled ? OPEN_STATES : [...OPEN_STATES, null] } } as Filter<TaskLogEntry>;
     const rows = await this.hinted(this.hints?.unsettled, (hint) =>
       this.collection.find(open, { projection: { state: 1 }, ...(hint ? { hint } : {}) }).toArray(),
     );
     return rows.map((row) => ({ id: row._id, state: row.state ?? null }));
   }
 
-  /** The entries of `users` whose logged state is not final (queued, running, or never read). */
-  open(users: readonly string[]): Promise<TaskLogEntry[]> {
-    return this.collection.find({ user: { $in: [...users] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>).toArray();
+  /** The entries of the accounts `userIds` whose logged state is not final (queued, running, or never read). */
+  async open(userIds: readonly string[]): Promise<TaskLogEntry[]> {
+    await this.migrateToAccountIds();
+    return this.collection.find({ user_id: { $in: [...userIds] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>).toArray();
   }
 
   /** Records newly read states; an entry already in a final state is never changed. */

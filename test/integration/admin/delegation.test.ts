@@ -220,6 +220,20 @@ describe('staff who are not superusers', () => {
     expect(byRoot.json.notice.type, byRoot.text).toBe('success');
   });
 
+  it('cannot rename an account holding more than they may grant; may rename one holding nothing more', async () => {
+    const id = await userId(app, 'bigshot');
+    const renamed = await adminApiPost(staff, `/resources/User/records/${id}/edit`, { username: 'bigshot-away' });
+    expectRefusedForm(renamed, 'username');
+    expect(await stored('bigshot')).not.toBeNull();
+    expect(await stored('bigshot-away')).toBeNull();
+    const newbie = await userId(app, 'newbie');
+    const ok = await adminApiPost(staff, `/resources/User/records/${newbie}/edit`, { username: 'newbie-2' });
+    expect(ok.json.notice.type, ok.text).toBe('success');
+    expect((await stored('newbie-2'))?._id.toString()).toBe(newbie);
+    const back = await adminApiPost(staff, `/resources/User/records/${newbie}/edit`, { username: 'newbie' });
+    expect(back.json.notice.type, back.text).toBe('success');
+  });
+
   it('issue, see and rotate only their own token', async () => {
     const issuedByRoot = await adminApiPostJson(root, '/resources/Token/actions/issue', { username: 'worker' });
     expect(issuedByRoot.status, issuedByRoot.text).toBe(200);
