@@ -202,9 +202,11 @@ build_ferretdb_module() {
   chmod -R u+w "$copy"
   printf '%s\n' "$version" >"$copy/build/version/version.txt"
   mkdir -p "$(dirname "$out")"
-  (cd "$copy" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$out.tmp" ./cmd/ferretdb) || fail "ferretdb: go build of $version failed"
-  "$out.tmp" --version >/dev/null || fail "ferretdb: the built $version binary does not run"
-  mv -f "$out.tmp" "$out"
+  local tmp
+  tmp="$(private_tmp "$out")"
+  (cd "$copy" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$tmp" ./cmd/ferretdb) || fail "ferretdb: go build of $version failed"
+  "$tmp" --version >/dev/null || fail "ferretdb: the built $version binary does not run"
+  mv -f "$tmp" "$out"
   log "ferretdb: built $version"
 }
 
@@ -224,7 +226,7 @@ step_ferretdb() {
   fi
   mkdir -p "$(dirname "$bin")"
   keep_legacy_ferretdb "$bin"
-  cp -f "$cached" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
+  install_copy "$cached" "$bin"
   printf '%s\n' "$version" >"$bin.build"
   log "ferretdb: installed $version into .cache/bin/ferretdb"
 }
@@ -262,7 +264,7 @@ step_legacy_ferretdb_v1() {
   fi
   mkdir -p "$(dirname "$bin")"
   if is_ferretdb_v1 "$current"; then
-    cp -f "$current" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
+    install_copy "$current" "$bin"
     cp -f "$current.build" "$bin.build"
     log "ferretdb v1: copied $(cat "$bin.build") from .cache/bin/ferretdb to .cache/bin/ferretdb-v1"
     return 0
@@ -271,9 +273,32 @@ step_legacy_ferretdb_v1() {
   if ! { [[ -x $cached ]] && "$cached" --version >/dev/null 2>&1; }; then
     build_ferretdb_module "$ferretdb_v1_mod_dir" github.com/FerretDB/FerretDB "$version" "$cached"
   fi
-  cp -f "$cached" "$bin.tmp" && mv -f "$bin.tmp" "$bin"
+  install_copy "$cached" "$bin"
   printf '%s\n' "$version" >"$bin.build"
   log "ferretdb v1: installed $version into .cache/bin/ferretdb-v1"
+}
+
+# A temporary name beside $1 that no other run uses (two runs side by side once shared "$out.tmp":
+# one moved the other's half-written binary into place).
+private_tmp() { mktemp "$1.tmp.XXXXXX"; }
+
+# Copies $1 to $2 through a private temporary file, so $2 is always whole.
+install_copy() {
+  local tmp
+  tmp="$(private_tmp "$2")"
+  cp -f "$1" "$tmp" && chmod 0755 "$tmp" && mv -f "$tmp" "$2"
+}
+
+# One build at a time on this machine: runs side by side (an install and a test run) share the
+# user cache, the checkout's .cache/bin and PostgreSQL's own directories. A second run waits for
+# the first, then finds everything built.
+hold_build_lock() {
+  mkdir -p "$cache_dir"
+  exec {build_lock_fd}>"$cache_dir/build-engine.lock"
+  if ! flock -n "$build_lock_fd"; then
+    log "waiting for another engine build on this machine to finish"
+    flock "$build_lock_fd"
+  fi
 }
 
 main() {
@@ -290,12 +315,13 @@ main() {
     esac
     shift
   done
-  if [[ $legacy_v1 -eq 1 ]]; then
-    step_legacy_ferretdb_v1
-    return 0
-  fi
   if [[ $check_only -eq 1 ]]; then
     verify_sources
+    return 0
+  fi
+  hold_build_lock
+  if [[ $legacy_v1 -eq 1 ]]; then
+    step_legacy_ferretdb_v1
     return 0
   fi
   timed_step 'Debian packages for the engine' step_packages

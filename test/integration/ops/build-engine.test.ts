@@ -98,3 +98,59 @@ describe('ops/build-engine.sh --check-sources', () => {
     expect(result.out).toContain(`no documentdb archive or directory in ${dir}`);
   });
 });
+
+/**
+ * Two builds at once on one machine (an install beside a test run) share the user cache and the
+ * checkout's .cache/bin. FerretDB's `go build` is stood in for by a `go` on PATH that writes a
+ * small program slowly (its real build takes minutes), so the two runs overlap where a real
+ * build's would: both building the same cached binary and installing it into .cache/bin.
+ */
+describe('ops/build-engine.sh run twice side by side', () => {
+  const FAKE_GO = `#!/usr/bin/env bash
+set -euo pipefail
+case "$1 \${2:-}" in
+  "mod download") exit 0 ;;
+  "list -m") echo "$FAKE_MODULE_DIR"; exit 0 ;;
+esac
+out=""
+while [[ $# -gt 0 ]]; do if [[ $1 == -o ]]; then out="$2"; shift; fi; shift; done
+printf '#!/bin/sh\\n' >"$out"
+sleep 2
+printf 'echo "FerretDB version: stand-in"\\n' >>"$out"
+chmod +x "$out"
+`;
+
+  it('both succeed, one after the other, and leave a whole binary that runs', async () => {
+    const root = join(work, 'side-by-side');
+    const checkout = join(root, 'checkout');
+    await mkdir(join(root, 'bin'), { recursive: true });
+    await cp(join(repoRoot, 'ops'), join(checkout, 'ops'), { recursive: true });
+    await writeFile(join(root, 'bin', 'go'), FAKE_GO, { mode: 0o755 });
+    const moduleDir = join(root, 'module');
+    await mkdir(join(moduleDir, 'build', 'version'), { recursive: true });
+    const env = {
+      ...process.env,
+      PATH: `${join(root, 'bin')}:${process.env.PATH ?? ''}`,
+      FAKE_MODULE_DIR: moduleDir,
+      CYBERCOM_CACHE_DIR: join(root, 'cache'),
+      ENGINE_SOURCES: vendor,
+    };
+    const build = () =>
+      execFileAsync('bash', [join(checkout, 'ops', 'build-engine.sh')], { env, timeout: 300_000 }).then(
+        ({ stdout, stderr }) => ({ code: 0, out: stdout + stderr }),
+        (err: { code?: number; stdout?: string; stderr?: string }) => ({
+          code: err.code ?? -1,
+          out: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+        }),
+      );
+    const [first, second] = await Promise.all([build(), build()]);
+    expect(first.code, first.out).toBe(0);
+    expect(second.code, second.out).toBe(0);
+    // One of them built it, the other found it built.
+    expect([first.out, second.out].filter((out) => out.includes('ferretdb: built'))).toHaveLength(1);
+    const { stdout } = await execFileAsync(join(checkout, '.cache', 'bin', 'ferretdb'), ['--version']);
+    expect(stdout).toContain('stand-in');
+    const leftovers = (await readdir(join(checkout, '.cache', 'bin'))).filter((name) => name.includes('.tmp'));
+    expect(leftovers).toEqual([]);
+  }, 300_000);
+});
