@@ -61,9 +61,10 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     csrf: csrfProtection(),
     router: authRouter({ settings, logger, accounts, passport, jwt, refreshLedger, throttle, profiles }),
     users: new MongoUserService(models, accounts, tokens, catalog),
-    async principalById(userId) {
+    async linkHolder(userId) {
       const account = await accounts.byId(userId);
-      return account?.isActive === true ? toPrincipal(account, 'token') : null;
+      if (account?.isActive !== true) return null;
+      return { principal: toPrincipal(account, 'link'), credentials: account.credentialsStamp };
     },
     models,
     permissionCatalog: catalog,
