@@ -240,7 +240,7 @@ export function userResource(deps: AdminDeps): { resource: UserResource; options
           description:
             'Stored as a scrypt hash. On a new user, leave empty for an account that cannot log in with a password; when editing, leave empty to keep the current one.',
         },
-        is_active: { description: 'Inactive accounts cannot log in and their tokens stop working.' },
+        is_active: { description: 'Inactive accounts cannot log in and their tokens stop working; their signed links end for good.' },
         is_staff: { description: 'May log in to this administration site.' },
         is_superuser: { description: 'Has every permission without being granted it.' },
         groups: { description: 'The user also gets every permission of these groups.' },
