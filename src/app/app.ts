@@ -76,7 +76,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   }
   app.use('/api/client', clientDownloadsRouter(settings.clientDownloadsDir));
   app.use(canonicalTrailingSlash('/api'));
-  const links = { secretKey: settings.secretKey, principalById: (id: string) => ctx.auth.principalById(id) };
+  const links = { secretKey: settings.secretKey, linkHolder: (id: string) => ctx.auth.linkHolder(id) };
   app.use('/api/health', healthRouter(ctx));
   app.use('/api/schema', schemaRouter());
 

@@ -249,7 +249,8 @@ export function openApiDocument(serverUrl: string): object {
       ...indexPaths('/api/catalog/indexes', 'catalog'),
       '/api/links/': {
         post: {
-          summary: 'A signed link: one GET of the given path and query, as the caller, until it expires (for programs without credentials)',
+          summary:
+            "A signed link: one GET of the given record read (under /api/data_store/data/ or /api/catalog/data/), as the caller, until it expires or the caller's password or API token changes (for programs without credentials)",
           requestBody: jsonBody({
             type: 'object',
             required: ['path'],

@@ -12,6 +12,7 @@ import { hashTokenKey } from './api-tokens.js';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { TtlCache } from './ttl-cache.js';
 import { GrantSet } from './grant-set.js';
+import { credentialsStamp } from './credentials-stamp.js';
 
 /** How long a loaded account may be reused without asking the database again. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -32,6 +33,8 @@ export interface Account {
    * ends every other session and invalidates issued JWTs (Django's session auth hash idea).
    */
   passwordStamp: string;
+  /** The stamp signed links carry (credentials-stamp.ts): a new password, token or deactivation changes it. */
+  credentialsStamp: string;
 }
 
 export type CredentialCheck = { ok: true; account: Account } | { ok: false };
@@ -165,6 +168,7 @@ export class AccountDirectory {
       permissions,
       grants: GrantSet.fromCodenames(permissions),
       passwordStamp: this.passwordStamp(user.password),
+      credentialsStamp: credentialsStamp(this.secretKey, user.password, user.credentials_generation),
     });
   }
 }

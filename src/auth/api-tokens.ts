@@ -11,6 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Types } from 'mongoose';
 import type { AuthModels } from './models.js';
+import { renewCredentialsGeneration, type AccountCache } from './credentials-stamp.js';
 
 /** How much of a key is stored and shown: enough to tell tokens apart, far too little to use one. */
 export const TOKEN_PREFIX_LENGTH = 8;
@@ -40,8 +41,8 @@ export interface TokenSummary {
 
 const isDuplicateKey = (err: unknown): boolean => (err as { code?: number }).code === 11000;
 
-/** Where token lookups are cached (the AccountDirectory): a rotated key is dropped from it. */
-export interface TokenLookupCache {
+/** Where token lookups and accounts are cached (the AccountDirectory): a rotated key is dropped from it. */
+export interface TokenLookupCache extends AccountCache {
   forgetToken(keyHash: string): void;
 }
 
@@ -74,7 +75,10 @@ export class ApiTokens {
     }
   }
 
-  /** Gives the user a new key (creating the token if needed) and returns it; the old key stops working. */
+  /**
+   * Gives the user a new key (creating the token if needed) and returns it; the old key stops
+   * working, and so does every signed link the user made (whoever held the old key may have made them).
+   */
   async rotate(userId: Types.ObjectId): Promise<string> {
     const key = newTokenKey();
     const previous = await this.models.Token.findOneAndUpdate(
@@ -85,6 +89,7 @@ export class ApiTokens {
       .lean()
       .exec();
     if (previous !== null) this.accounts.forgetToken(previous.key_hash);
+    await renewCredentialsGeneration(this.models, this.accounts, userId);
     return key;
   }
 }

@@ -10,6 +10,7 @@ import { authenticationMiddleware } from './authenticate.js';
 import { csrfProtection } from './csrf.js';
 import { DelegationGuard } from './delegation-guard.js';
 import { JwtIssuer } from './jwt.js';
+import { LoginDevices } from './login-devices.js';
 import { LoginThrottle } from './login-throttle.js';
 import { createAuthModels, initAuthModels, openAuthConnection } from './models.js';
 import { createPassport } from './passport-setup.js';
@@ -59,11 +60,22 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     session: session.handler,
     authenticate: authenticationMiddleware({ accounts, jwt, passport }),
     csrf: csrfProtection(),
-    router: authRouter({ settings, logger, accounts, passport, jwt, refreshLedger, throttle, profiles }),
+    router: authRouter({
+      settings,
+      logger,
+      accounts,
+      passport,
+      jwt,
+      refreshLedger,
+      throttle,
+      devices: new LoginDevices(settings.secretKey),
+      profiles,
+    }),
     users: new MongoUserService(models, accounts, tokens, catalog),
-    async principalById(userId) {
+    async linkHolder(userId) {
       const account = await accounts.byId(userId);
-      return account?.isActive === true ? toPrincipal(account, 'token') : null;
+      if (account?.isActive !== true) return null;
+      return { principal: toPrincipal(account, 'link'), credentials: account.credentialsStamp };
     },
     models,
     permissionCatalog: catalog,

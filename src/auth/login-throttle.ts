@@ -1,19 +1,27 @@
 /**
- * Slows password guessing with three counters of failed logins within `windowSeconds`:
- * - one account from one client address (`maxFailures`): the lock a guesser meets first;
+ * Slows password guessing, without letting anyone lock a user out of a device they have logged in
+ * from before (OWASP's device cookies; login-devices.ts issues and reads the cookies).
+ *
+ * A login that presents a valid device cookie for the account it names is judged by that cookie's
+ * own failures only: while it has fewer than `maxFailures` within `windowSeconds`, no other
+ * counter applies, so a flood of failures from elsewhere — one address spraying names, or guesses
+ * at the account spread over many addresses — never turns that device away. A cookie that has
+ * failed that often is no longer trusted, and its logins are judged as an unknown device's.
+ *
+ * Logins from unknown devices are judged by three counters, each with its free failures and then
+ * growing delays (login-delays.ts):
+ * - one account from one client address (`maxFailures`): what a guesser meets first;
  * - one account from all addresses together (`accountMaxFailures`): guessing spread over many
  *   addresses;
  * - one address over all accounts (`addressMaxFailures`, far higher): one address trying many
  *   names. A few accounts' worth of failures never reaches it, so failures on one account (or on
- *   a name that does not exist) never lock another one; on a local install, where every client
- *   is 127.0.0.1, that is what keeps a typo-prone user from locking everyone out.
- * A locked counter turns away further attempts it covers (even correct ones) with 429 until its
- * oldest relevant failure leaves the window. Applies to /auth/login/ and /token/; a wrong current
- * password on /user/ counts against the account's own two counters only.
+ *   a name that does not exist) never slow another one.
+ * An attempt a counter delays, even a correct one, is answered 429 with Retry-After. A wrong
+ * current password on /user/ counts against the account's own two counters only.
  *
  * Attempts count from the moment they start (`begin`), not when their slow password check ends:
  * otherwise many simultaneous guesses would all pass the check before the first failure is
- * recorded. An attempt in flight holds one place under each limit until it ends.
+ * recorded. An attempt in flight holds one place under each counter until it ends.
  *
  * The counts live in the service database (one document per counter), so the limits hold across
  * every API process and replica. Taking a place is one atomic update that returns the document
@@ -27,19 +35,14 @@ import { MongoServerError, type Collection, type Db, type UpdateFilter } from 'm
 import { tooManyRequests } from '../errors.js';
 import { ensureExpiryIndex } from '../db/expiry-index.js';
 import { retryOnDeadlock } from '../db/deadlock-retry.js';
-
-/** One counter's limit: at most `maxFailures` failures within `windowSeconds`. */
-export interface FailureLimit {
-  maxFailures: number;
-  windowSeconds: number;
-}
+import { deviceTrusted, KEPT_BEYOND_FREE, lockedForMs, type FailureCounts, type FailureLimit } from './login-delays.js';
 
 export interface ThrottleSettings {
-  /** Failures for one account from one client address. */
+  /** Free failures for one account from one client address, and for one device cookie. */
   maxFailures: number;
-  /** Failures for one account from all addresses together. */
+  /** For one account from all addresses together. */
   accountMaxFailures: number;
-  /** Failures from one address over all accounts. */
+  /** From one address over all accounts. */
   addressMaxFailures: number;
   windowSeconds: number;
 }
@@ -54,7 +57,7 @@ interface Counter {
 
 export const LOGIN_ATTEMPTS_COLLECTION = 'auth_login_attempts';
 
-/** Usernames are stored capped: a megabyte-long "username" must not cost a megabyte. */
+/** Usernames and device ids are stored capped: a megabyte-long "username" must not cost a megabyte. */
 const MAX_KEY_LENGTH = 200;
 /** A password check ends within a second; a place held longer belongs to a process that died. */
 const IN_FLIGHT_LAPSE_MS = 60_000;
@@ -66,42 +69,29 @@ interface InFlight {
   at: Date;
 }
 
-export interface AttemptCounts {
+export interface AttemptCounts extends FailureCounts {
   _id: string;
-  /** The newest failures (at most the counter's maxFailures), oldest first. */
-  failures?: Date[];
   inFlight?: InFlight[];
   expires: Date;
 }
 
 /** One login attempt between `begin` and its outcome; each method may be called once. */
 export interface LoginAttempt {
+  /** Whether the attempt is judged as coming from a device the account has logged in from. */
+  readonly knownDevice: boolean;
   failed(): Promise<void>;
   succeeded(): Promise<void>;
   /** Ended without an outcome (an error before the password was judged). */
   abandoned(): Promise<void>;
 }
 
-/**
- * Milliseconds until a key with these counts unlocks (0: not locked). `pendingBefore` is the
- * number of live places taken before the caller's own (all of them, for a plain check).
- */
-export function lockedForMs(
-  counts: Pick<AttemptCounts, 'failures'> | null,
-  pendingBefore: number,
-  settings: FailureLimit,
-  now: number,
-): number {
-  const windowMs = settings.windowSeconds * 1000;
-  const recent = (counts?.failures ?? []).map((d) => d.getTime()).filter((t) => t > now - windowMs);
-  if (recent.length >= settings.maxFailures) {
-    const oldestRelevant = recent[recent.length - settings.maxFailures] as number;
-    return Math.max(1, oldestRelevant + windowMs - now);
-  }
-  // Locked only while attempts are in flight: they end within seconds.
-  if (recent.length + pendingBefore >= settings.maxFailures) return 1000;
-  return 0;
-}
+/** What an attempt's place under its counters is judged by: the wait it must make (0: none). */
+type Judge = (counts: AttemptCounts, pendingBefore: number, limit: FailureLimit, now: number) => number;
+
+/** An unknown device's attempt waits out every counter's delay. */
+const waitOutDelays: Judge = lockedForMs;
+/** A device cookie's attempt is refused trust (any non-zero answer) once the cookie has failed too often. */
+const refuseUntrusted: Judge = (counts, pendingBefore, limit, now) => (deviceTrusted(counts, pendingBefore, limit, now) ? 0 : 1);
 
 /**
  * Every write touches one document (one counter), in the same order (account and address, account,
@@ -129,8 +119,8 @@ export class LoginThrottle {
   }
 
   /**
-   * The counters an attempt for `username` from `ip` is judged by. Names are compared without
-   * case, as logins are; a name that does not exist gets counters like any other, so an answer
+   * The counters an attempt for `username` from `ip` on an unknown device is judged by. Names are
+   * compared without case; a name that does not exist gets counters like any other, so an answer
    * never tells whether it exists.
    */
   private counters(username: string, ip: string, scope: AttemptScope): Counter[] {
@@ -145,7 +135,13 @@ export class LoginThrottle {
     return [...own, { key: `ip:${address}`, limit: { maxFailures: this.settings.addressMaxFailures, windowSeconds } }];
   }
 
-  /** A key is kept while a failure in it can still lock, or a place in it is held. */
+  /** The one counter of a device cookie's logins (its id is unique to one cookie and one user). */
+  private deviceCounter(device: string): Counter {
+    const { maxFailures, windowSeconds } = this.settings;
+    return { key: `d:${device.slice(0, MAX_KEY_LENGTH)}`, limit: { maxFailures, windowSeconds } };
+  }
+
+  /** A key is kept while a failure in it can still count, or a place in it is held. */
   private expiry(): Date {
     return new Date(this.now() + this.settings.windowSeconds * 1000 + IN_FLIGHT_LAPSE_MS);
   }
@@ -176,7 +172,7 @@ export class LoginThrottle {
     }
   }
 
-  /** Throws 429 `throttled` (with Retry-After) when any counter of this scope is locked. */
+  /** Throws 429 `throttled` (with Retry-After) while any counter of this scope delays an unknown device. */
   async check(username: string, ip: string, scope: AttemptScope = 'login'): Promise<void> {
     const counters = this.counters(username, ip, scope);
     const docs = await this.counts.find({ _id: { $in: counters.map((c) => c.key) } }).toArray();
@@ -191,15 +187,47 @@ export class LoginThrottle {
     if (retryAfterMs > 0) this.throwLocked(retryAfterMs);
   }
 
-  /** Takes a place for this login attempt (or throws 429) and holds it until the handle says how it ended. */
-  async begin(username: string, ip: string): Promise<LoginAttempt> {
+  /**
+   * Takes a place for this login attempt and holds it until the handle says how it ended. `device`
+   * is the id of a valid device cookie issued to this very account (login-devices.ts), if the
+   * client presented one. Throws 429 when an unknown device must wait.
+   */
+  async begin(username: string, ip: string, device?: string): Promise<LoginAttempt> {
+    if (device !== undefined) {
+      const counter = this.deviceCounter(device);
+      const onDevice = await this.hold([counter], refuseUntrusted);
+      if (onDevice.waitMs === 0) {
+        return this.attempt(true, onDevice.release, {
+          failed: () => this.recordFailureOn([counter]),
+          succeeded: () => this.clearFailures([counter]),
+        });
+      }
+      await onDevice.release();
+    }
     const counters = this.counters(username, ip, 'login');
-    const keys = counters.map((c) => c.key);
+    const held = await this.hold(counters, waitOutDelays);
+    if (held.waitMs > 0) {
+      await held.release();
+      this.throwLocked(held.waitMs);
+    }
+    return this.attempt(false, held.release, {
+      failed: () => this.recordFailureOn(counters),
+      // Not the address's counter: otherwise one valid account would let an attacker reset it at will.
+      succeeded: () => this.clearFailures(this.counters(username, ip, 'own-account')),
+    });
+  }
+
+  /**
+   * Takes one place under each counter, in order, until `judge` asks for a wait (the places taken
+   * are then still held: the caller releases them). Returns the wait (0: none) and the release.
+   */
+  private async hold(counters: Counter[], judge: Judge): Promise<{ waitMs: number; release: () => Promise<void> }> {
     const place: InFlight = { id: randomUUID(), at: new Date(this.now()) };
+    const keys = counters.map((c) => c.key);
     const release = async (): Promise<void> => {
       for (const key of keys) await retried(() => this.counts.updateOne({ _id: key }, { $pull: { inFlight: { id: place.id } } }));
     };
-    let retryAfterMs = 0;
+    let waitMs = 0;
     try {
       for (const { key, limit } of counters) {
         const doc = await this.modify(key, {
@@ -209,8 +237,8 @@ export class LoginThrottle {
         const places = this.live(doc.inFlight);
         const mine = places.findIndex((p) => p.id === place.id);
         const before = mine === -1 ? places.length : mine;
-        retryAfterMs = Math.max(retryAfterMs, lockedForMs(doc, before, limit, this.now()));
-        if (retryAfterMs > 0) break;
+        waitMs = Math.max(waitMs, judge(doc, before, limit, this.now()));
+        if (waitMs > 0) break;
       }
     } catch (err) {
       // Not awaited: when the database is unreachable the release would wait out the driver's
@@ -219,10 +247,15 @@ export class LoginThrottle {
       void release().catch(() => undefined);
       throw err;
     }
-    if (retryAfterMs > 0) {
-      await release();
-      this.throwLocked(retryAfterMs);
-    }
+    return { waitMs, release };
+  }
+
+  /** The handle of an attempt whose places `release` gives back; each outcome is acted on once. */
+  private attempt(
+    knownDevice: boolean,
+    release: () => Promise<void>,
+    outcomes: { failed: () => Promise<void>; succeeded: () => Promise<void> },
+  ): LoginAttempt {
     let open = true;
     const end = (): boolean => {
       if (!open) return false;
@@ -230,16 +263,17 @@ export class LoginThrottle {
       return true;
     };
     return {
+      knownDevice,
       failed: async () => {
         if (!end()) return;
         // The failure first: between the two, a new attempt would find neither and slip through.
-        await this.recordFailure(username, ip);
+        await outcomes.failed();
         await release();
       },
       succeeded: async () => {
         if (!end()) return;
         await release();
-        await this.recordSuccess(username, ip);
+        await outcomes.succeeded();
       },
       abandoned: async () => {
         if (end()) await release();
@@ -247,24 +281,25 @@ export class LoginThrottle {
     };
   }
 
-  /** Counts a failure against every counter of the scope. */
+  /** Counts a failure against every counter of the scope (a wrong current password on /user/). */
   async recordFailure(username: string, ip: string, scope: AttemptScope = 'login'): Promise<void> {
+    await this.recordFailureOn(this.counters(username, ip, scope));
+  }
+
+  private async recordFailureOn(counters: Counter[]): Promise<void> {
     const at = new Date(this.now());
-    for (const { key, limit } of this.counters(username, ip, scope)) {
-      // Only the newest maxFailures failures of a counter decide anything.
+    for (const { key, limit } of counters) {
+      // Only the newest failures of a counter decide anything (login-delays.ts).
       await this.modify(key, {
-        $push: { failures: { $each: [at], $slice: -limit.maxFailures } },
+        $push: { failures: { $each: [at], $slice: -(limit.maxFailures + KEPT_BEYOND_FREE) } },
         $set: { expires: this.expiry() },
       });
     }
   }
 
-  /**
-   * A successful login clears the account's counters, not the address's: otherwise one valid
-   * account would let an attacker reset the per-address limit at will.
-   */
-  async recordSuccess(username: string, ip: string): Promise<void> {
-    for (const { key } of this.counters(username, ip, 'own-account')) {
+  /** A successful login clears the counters it was judged by, except an address's (see `begin`). */
+  private async clearFailures(counters: Counter[]): Promise<void> {
+    for (const { key } of counters) {
       await retried(() => this.counts.updateOne({ _id: key }, { $set: { failures: [] } }));
     }
   }

@@ -27,6 +27,12 @@ export interface UserRecord {
   permissions: string[];
   date_joined: Date;
   last_login: Date | null;
+  /**
+   * Renewed whenever credentials are revoked without the password changing (API token rotated or
+   * revoked, account deactivated); see credentials-stamp.ts. Absent on users stored before it
+   * existed, which counts as a generation like any other.
+   */
+  credentials_generation?: string;
 }
 
 export interface GroupRecord {
@@ -76,6 +82,7 @@ const userSchema = new Schema<UserRecord>(
     permissions: { type: [String], default: [] },
     date_joined: { type: Date, default: () => new Date() },
     last_login: { type: Date, default: null },
+    credentials_generation: { type: String },
   },
   { collection: 'auth_user', versionKey: false },
 );

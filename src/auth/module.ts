@@ -60,11 +60,24 @@ export interface UserService {
    * hash is stored, so an existing key can never be read back: this is the one moment it is known.
    */
   tokenFor(username: string): Promise<string>;
+  /**
+   * Ends every signed link the user made (renews their credentials generation), for revocations
+   * that change neither password nor token key: an API token deleted, for one. A password set here
+   * and a token issued here end them by themselves.
+   */
+  endSignedLinks(userId: string): Promise<void>;
   principalFor(username: string): Promise<Principal>;
   /** The user's principal when the password is right and the account active, else null (admin site login). */
   checkCredentials(username: string, password: string): Promise<Principal | null>;
   /** The ids of the accounts that bear these names now (names of no account are left out). */
   idsByUsername(usernames: readonly string[]): Promise<Map<string, string>>;
+}
+
+/** The user a signed link speaks for, as they are now. */
+export interface LinkHolder {
+  principal: Principal;
+  /** The credentials stamp (credentials-stamp.ts): a link made under another one is void. */
+  credentials: string;
 }
 
 export interface AuthModule {
@@ -77,8 +90,8 @@ export interface AuthModule {
   /** /auth/login/, /auth/logout/, /user/, /token/, /token/refresh/, /token/verify/ (mounted at /api). */
   router: Router;
   users: UserService;
-  /** The principal of an active user by id, or null for an unknown or disabled one (signed links). */
-  principalById(userId: string): Promise<Principal | null>;
+  /** An active user as signed links see them, or null for an unknown or disabled one. */
+  linkHolder(userId: string): Promise<LinkHolder | null>;
   /** The mongoose models (User, Group, Permission, Token) on the service database, for the admin site. */
   models: AuthModels;
   /** Checks and registers the codenames the admin site grants. */

@@ -8,6 +8,7 @@ import type { Types } from 'mongoose';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { toPrincipal, type AccountDirectory } from './accounts.js';
 import type { ApiTokens } from './api-tokens.js';
+import { renewCredentialsGeneration } from './credentials-stamp.js';
 import type { AuthModels, UserRecord } from './models.js';
 import type { NewUser, UserService, UserSummary } from './module.js';
 import { hashPassword, unusablePassword } from './passwords.js';
@@ -131,6 +132,10 @@ export class MongoUserService implements UserService {
 
   async tokenFor(username: string): Promise<string> {
     return this.tokens.rotate(await this.userId(username));
+  }
+
+  async endSignedLinks(userId: string): Promise<void> {
+    await renewCredentialsGeneration(this.models, this.accounts, userId);
   }
 
   async principalFor(username: string): Promise<Principal> {

@@ -55,9 +55,12 @@ export const serviceEnvSchema = z
     SESSION_MAX_AGE_S: positiveInt.default(14 * 24 * 3600),
     JWT_ACCESS_TTL_S: positiveInt.default(300),
     JWT_REFRESH_TTL_S: positiveInt.default(24 * 3600),
-    /** Failed logins for one account from one client address within LOGIN_WINDOW_S. */
+    /**
+     * Free failed logins within LOGIN_WINDOW_S for one account from one client address on an unknown
+     * device (growing delays after them), and for one device cookie (no longer trusted after them).
+     */
     LOGIN_MAX_FAILURES: positiveInt.default(5),
-    /** For one account from all addresses together (default: 4 × LOGIN_MAX_FAILURES). */
+    /** For one account from all addresses together on unknown devices (default: 4 × LOGIN_MAX_FAILURES). */
     LOGIN_ACCOUNT_MAX_FAILURES: positiveInt.optional(),
     /** From one address over all accounts, so spraying many names is slowed too (default: 20 × LOGIN_MAX_FAILURES). */
     LOGIN_ADDRESS_MAX_FAILURES: positiveInt.optional(),

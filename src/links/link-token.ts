@@ -1,6 +1,7 @@
 /**
  * Signed links: a token that lets whoever holds the URL make one GET, of one path and query, as
- * the user who asked for it, until it expires. The token is an HS256 JWT under a key derived
+ * the user who asked for it, until it expires or that user's credentials change (it carries their
+ * credentials stamp, src/auth/credentials-stamp.ts). The token is an HS256 JWT under a key derived
  * from SECRET_KEY for this purpose only, so no other token of the service (a login JWT, a
  * session) verifies as a link and no link verifies as one of them.
  */
@@ -18,9 +19,12 @@ export interface LinkGrant {
   userId: string;
   /** Path and query exactly as the link's URL carries them, without the `link` parameter. */
   path: string;
+  /** The user's credentials stamp when the link was made. */
+  credentials: string;
 }
 
-const claimsSchema = z.object({ sub: z.string().min(1), pth: z.string().min(1), exp: z.number() });
+/** Links made before they carried a credentials stamp (`crd`) cannot be checked, so are not valid. */
+const claimsSchema = z.object({ sub: z.string().min(1), pth: z.string().min(1), crd: z.string().min(1), exp: z.number() });
 
 export const linkNotValid = (message: string): ApiError =>
   new ApiError(401, 'link_not_valid', message, undefined, { 'WWW-Authenticate': 'Token' });
@@ -33,7 +37,7 @@ export class LinkSigner {
   }
 
   sign(grant: LinkGrant, expiresInSeconds: number): { token: string; expires: Date } {
-    const token = jwt.sign({ pth: grant.path }, this.key, {
+    const token = jwt.sign({ pth: grant.path, crd: grant.credentials }, this.key, {
       algorithm: 'HS256',
       audience: AUDIENCE,
       subject: grant.userId,
@@ -55,6 +59,6 @@ export class LinkSigner {
     }
     const claims = claimsSchema.safeParse(payload);
     if (!claims.success) throw linkNotValid('The link is not valid.');
-    return { userId: claims.data.sub, path: claims.data.pth };
+    return { userId: claims.data.sub, path: claims.data.pth, credentials: claims.data.crd };
   }
 }

@@ -1,18 +1,21 @@
 /**
- * `POST /api/links/`: a signed link to a GET of the API (docs/api-behaviour.md, "Signed links"),
- * e.g. a CSV export a program without credentials (pandas.read_csv) can fetch. And the request
- * step that accepts such a link: it authenticates the request as the link's user, for that exact
- * path and query only; that user's permissions are checked again by the route, as for any request.
+ * `POST /api/links/`: a signed link to a record read of the API (docs/api-behaviour.md, "Signed
+ * links"), e.g. a CSV export a program without credentials (pandas.read_csv) can fetch. And the
+ * request step that accepts such a link: it authenticates the request as the link's user, for that
+ * exact path and query only, while the user's credentials are those the link was made under; that
+ * user's permissions are checked again by the route, as for any request.
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { isAuthenticated, type Principal } from '../auth/principal.js';
+import { isAuthenticated } from '../auth/principal.js';
+import type { LinkHolder } from '../auth/module.js';
 import { badRequest, forbidden, unauthenticated } from '../errors.js';
 import { requestBaseUrl } from '../http/base-url.js';
 import { methods } from '../http/methods.js';
 import { checkParams, COMMON_PARAMS, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
+import { isLinkable, LINKABLE_DESCRIPTION } from './link-scope.js';
 import { LinkSigner, linkNotValid } from './link-token.js';
 
 export const DEFAULT_LINK_SECONDS = 3600;
@@ -20,8 +23,8 @@ export const MAX_LINK_SECONDS = 86_400;
 
 export interface LinkDeps {
   secretKey: string;
-  /** The principal of an active user, or null for an unknown or disabled one. */
-  principalById(userId: string): Promise<Principal | null>;
+  /** An active user with their credentials stamp, or null for an unknown or disabled one. */
+  linkHolder(userId: string): Promise<LinkHolder | null>;
 }
 
 const requestSchema = z.object({
@@ -42,7 +45,9 @@ function linkablePath(raw: string, base: string): string {
   if (!url.pathname.startsWith('/api/')) throw badRequest('invalid_path', 'Links can only be made to paths under /api/.');
   if (url.hash !== '') throw badRequest('invalid_path', 'The path must not have a #fragment.');
   if (url.searchParams.has(LINK_PARAM)) throw badRequest('invalid_path', `The path must not carry a "${LINK_PARAM}" parameter.`);
-  return url.pathname + url.search;
+  const path = url.pathname + url.search;
+  if (!isLinkable(path)) throw badRequest('invalid_path', `Links can only be made to reads of records: ${LINKABLE_DESCRIPTION}.`);
+  return path;
 }
 
 export function linksRouter(deps: LinkDeps): Router {
@@ -62,7 +67,10 @@ export function linksRouter(deps: LinkDeps): Router {
         }
         const base = requestBaseUrl(req);
         const path = linkablePath(parsed.data.path, base);
-        const { token, expires } = signer.sign({ userId: req.principal.userId as string, path }, parsed.data.expires_in);
+        const userId = req.principal.userId as string;
+        const holder = await deps.linkHolder(userId);
+        if (holder === null) throw unauthenticated();
+        const { token, expires } = signer.sign({ userId, path, credentials: holder.credentials }, parsed.data.expires_in);
         respond(req, res, 201, { url: new URL(withLinkParam(path, token), base).toString(), expires: expires.toISOString() });
       },
     }),
@@ -71,8 +79,10 @@ export function linksRouter(deps: LinkDeps): Router {
 }
 
 /**
- * Accepts `?link=<token>`: only for GET and HEAD, only for the path and query it was made for.
- * The parameter is then removed from the request's parameters, so routes never see it.
+ * Accepts `?link=<token>`: only for GET and HEAD, only for the path and query it was made for, only
+ * for record reads (also for a link made when more was allowed), and only while its user has the
+ * credentials it was made under. The parameter is then removed from the request's parameters, so
+ * routes never see it.
  */
 export function linkAuthentication(deps: LinkDeps): RequestHandler {
   const signer = new LinkSigner(deps.secretKey);
@@ -85,9 +95,13 @@ export function linkAuthentication(deps: LinkDeps): RequestHandler {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw forbidden('A signed link only allows reading (GET).', 'link_not_allowed');
       if (canonicalPathAndQuery(withoutLinkParam(req.originalUrl)) !== canonicalPathAndQuery(grant.path))
         throw forbidden('This link was made for another path or query.', 'link_not_allowed');
-      const principal = await deps.principalById(grant.userId);
-      if (principal === null) throw linkNotValid('The user of this link no longer exists or is disabled.');
-      req.principal = { ...principal, authMethod: 'link' };
+      if (!isLinkable(grant.path))
+        throw forbidden(`A signed link only allows reads of records: ${LINKABLE_DESCRIPTION}.`, 'link_not_allowed');
+      const holder = await deps.linkHolder(grant.userId);
+      if (holder === null) throw linkNotValid('The user of this link no longer exists or is disabled.');
+      if (holder.credentials !== grant.credentials)
+        throw linkNotValid("The link's user has changed their password or API token, or was disabled, since it was made.");
+      req.principal = holder.principal;
       delete req.query[LINK_PARAM];
     };
     run().then(() => next(), next);

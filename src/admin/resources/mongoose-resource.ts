@@ -115,9 +115,10 @@ export class ServiceResource<T = unknown> extends AdapterResource {
 
   /**
    * Fields the server itself adds to a create or update, from state a before-hook left for this
-   * request's context (e.g. a password hash): never from the submitted form.
+   * request's context (e.g. a password hash) or as a consequence of the checked `fields` the
+   * write makes: never from the submitted form itself.
    */
-  protected serverFields(_context: ActionContext | undefined): Record<string, unknown> {
+  protected serverFields(_context: ActionContext | undefined, _fields: Record<string, unknown>): Record<string, unknown> {
     return {};
   }
 
@@ -193,8 +194,9 @@ export class ServiceResource<T = unknown> extends AdapterResource {
 
   override async create(params: Record<string, unknown>, context?: ActionContext): Promise<ParamsType> {
     const fields = this.writableParams(params);
-    await this.checkWrite(null, flat.unflatten(this.parseParams(fields)), context);
-    const created = await super.create({ ...fields, ...this.serverFields(context) });
+    const checked = flat.unflatten(this.parseParams(fields)) as Record<string, unknown>;
+    await this.checkWrite(null, checked, context);
+    const created = await super.create({ ...fields, ...this.serverFields(context, checked) });
     return this.toParams(created as Record<string, unknown>);
   }
 
@@ -202,7 +204,7 @@ export class ServiceResource<T = unknown> extends AdapterResource {
     const parsed = this.parseParams(this.writableParams(params)) as Record<string, unknown>;
     const fields = flat.unflatten(parsed) as Record<string, unknown>;
     await this.checkWrite(id, fields, context);
-    const changes = { ...fields, ...this.serverFields(context) };
+    const changes = { ...fields, ...this.serverFields(context, fields) };
     try {
       await this.model.updateOne({ _id: id }, { $set: changes } as UpdateQuery<T>, { runValidators: true }).exec();
     } catch (err) {

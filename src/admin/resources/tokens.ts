@@ -5,13 +5,15 @@
  * user, "Rotate" on a token). Deleting revokes.
  *
  * Revocation and rotation take effect at once for new lookups; a process that cached the old
- * key (src/auth/accounts.ts) honours it for at most its cache lifetime (2 s).
+ * key (src/auth/accounts.ts) honours it for at most its cache lifetime (2 s). Both also end every
+ * signed link the token's user made.
  */
 import type { ActionContext, ActionRequest, BaseRecord, Filter, ResourceOptions } from 'adminjs';
 import type { Model, Types } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import { mayManageTokenOf } from '../../auth/delegation.js';
 import type { TokenRecord } from '../../auth/models.js';
+import type { UserService } from '../../auth/module.js';
 import { badRequest, notFound } from '../../errors.js';
 import { component } from '../components.js';
 import type { ServiceAdmin } from '../current-admin.js';
@@ -34,6 +36,7 @@ export class TokenResource extends ServiceResource<TokenRecord> {
   constructor(
     model: Model<TokenRecord>,
     private readonly delegation: DelegationGuard,
+    private readonly users: Pick<UserService, 'endSignedLinks'>,
   ) {
     super(model);
   }
@@ -94,6 +97,7 @@ export class TokenResource extends ServiceResource<TokenRecord> {
     if (token === null) return;
     await refusedAsNotice(() => this.delegation.assertMayManageTokenOf(actingAdminId(context), String(token.user)));
     await super.delete(id);
+    await this.users.endSignedLinks(String(token.user));
   }
 }
 
@@ -113,7 +117,7 @@ async function issueFor(deps: AdminDeps, userId: Types.ObjectId | string, contex
 
 export function tokenResource(deps: AdminDeps): { resource: TokenResource; options: ResourceOptions } {
   return {
-    resource: new TokenResource(deps.models.Token, deps.delegation),
+    resource: new TokenResource(deps.models.Token, deps.delegation, deps.users),
     options: {
       navigation: ACCESS_CONTROL,
       sort: { sortBy: 'created', direction: 'desc' },

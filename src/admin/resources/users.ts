@@ -7,7 +7,9 @@
  * form (`newPassword`, a virtual field) is checked against the password rules and hashed in the
  * before-hook, and the hash reaches the database only through the request's context
  * (`serverFields`), which a form cannot set. The "set password" action uses the auth module's
- * own UserService.setPassword.
+ * own UserService.setPassword. A new password, however set, ends the user's signed links (they
+ * carry a stamp of the hash, src/auth/credentials-stamp.ts); deactivating renews the user's
+ * credentials generation, which ends them as well.
  *
  * Staff who are not superusers cannot grant superuser status or touch superuser accounts, and
  * grant permissions and group memberships, and set passwords, only as the delegation rules allow
@@ -18,6 +20,7 @@ import { ValidationError, type ActionContext, type ActionRequest, type RecordAct
 import type { Model } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
 import type { TokenRecord, UserRecord } from '../../auth/models.js';
+import { newCredentialsGeneration } from '../../auth/credentials-stamp.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
 import type { RightsWatch } from '../../auth/rights-watch.js';
 import { weakPasswordError } from '../../auth/password-strength.js';
@@ -32,7 +35,7 @@ import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions, type FormPayload } from './permission-field.js';
 
 /** Stored fields no form may write. */
-const SERVER_ONLY = ['_id', 'password', 'date_joined', 'last_login'];
+const SERVER_ONLY = ['_id', 'password', 'date_joined', 'last_login', 'credentials_generation'];
 
 /**
  * What each role may write through the user form, by field: a payload key counts by its root
@@ -120,22 +123,29 @@ export class UserResource extends GrantHolderResource<UserRecord> {
   }
 
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
-    const { password: _never, ...rest } = document;
+    const { password: _never, credentials_generation: _internal, ...rest } = document;
     return rest;
   }
 
-  /** The password hash is never a search condition (a pattern on it would reveal it piece by piece). */
+  /** Stored secrets are never a search condition (a pattern on one would reveal it piece by piece). */
   protected override filterable(path: string): boolean {
-    return path !== 'password' && !path.startsWith('password.');
+    return !['password', 'credentials_generation'].some((hidden) => path === hidden || path.startsWith(`${hidden}.`));
   }
 
   protected override writableParams(params: Record<string, unknown>): Record<string, unknown> {
     return Object.fromEntries(Object.entries(params).filter(([key]) => !SERVER_ONLY.some((f) => key === f || key.startsWith(`${f}.`))));
   }
 
-  protected override serverFields(context: ActionContext | undefined): Record<string, unknown> {
+  /**
+   * The password hash a before-hook made; and, when the write deactivates the account, a new
+   * credentials generation, so the user's signed links stay dead if the account is enabled again.
+   */
+  protected override serverFields(context: ActionContext | undefined, fields: Record<string, unknown>): Record<string, unknown> {
     const hash = context === undefined ? undefined : pendingPasswords.get(context);
-    return hash === undefined ? {} : { password: hash };
+    return {
+      ...(hash === undefined ? {} : { password: hash }),
+      ...(fields.is_active === false ? { credentials_generation: newCredentialsGeneration() } : {}),
+    };
   }
 }
 
@@ -236,7 +246,7 @@ export function userResource(deps: AdminDeps): { resource: UserResource; options
           description:
             'Stored as a scrypt hash. On a new user, leave empty for an account that cannot log in with a password; when editing, leave empty to keep the current one.',
         },
-        is_active: { description: 'Inactive accounts cannot log in and their tokens stop working.' },
+        is_active: { description: 'Inactive accounts cannot log in and their tokens stop working; their signed links end for good.' },
         is_staff: { description: 'May log in to this administration site.' },
         is_superuser: { description: 'Has every permission without being granted it.' },
         groups: { description: 'The user also gets every permission of these groups.' },

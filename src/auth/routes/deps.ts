@@ -4,6 +4,7 @@ import type { Settings } from '../../config/settings.js';
 import type { Logger } from '../../log/logger.js';
 import type { AccountDirectory } from '../accounts.js';
 import type { JwtIssuer } from '../jwt.js';
+import type { LoginDevices } from '../login-devices.js';
 import type { LoginThrottle } from '../login-throttle.js';
 import type { Profiles } from '../profile.js';
 import type { RefreshLedger } from '../refresh-ledger.js';
@@ -16,5 +17,6 @@ export interface AuthRouteDeps {
   jwt: JwtIssuer;
   refreshLedger: RefreshLedger;
   throttle: LoginThrottle;
+  devices: LoginDevices;
   profiles: Profiles;
 }

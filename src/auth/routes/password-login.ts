@@ -1,7 +1,9 @@
 /**
- * One password login attempt, shared by the session login and the JWT endpoint: the throttle
- * first (so a locked-out guesser costs no scrypt time, and the attempt counts from its start),
- * then passport's local strategy, then the outcome counted and logged. The password is never logged; the username and address are.
+ * One password login attempt, shared by the session login (JSON and form, which is also the admin
+ * site's login) and the JWT endpoint: the throttle first, told whether the client presents a
+ * device cookie of this account (so a delayed guesser costs no scrypt time, and the attempt counts
+ * from its start), then passport's local strategy, then the outcome counted and logged, and on
+ * success a new device cookie. The password is never logged; the username and address are.
  */
 import type { Request, Response } from 'express';
 import type { Account } from '../accounts.js';
@@ -22,7 +24,8 @@ function runLocalStrategy(deps: AuthRouteDeps, req: Request, res: Response): Pro
 /** The account on success, null on bad credentials; throws 429 while throttled. */
 export async function attemptPasswordLogin(deps: AuthRouteDeps, req: Request, res: Response, username: string): Promise<Account | null> {
   const ip = clientAddress(req);
-  const attempt = await deps.throttle.begin(username, ip);
+  const attempt = await deps.throttle.begin(username, ip, deps.devices.presented(req, username));
+  const knownDevice = attempt.knownDevice;
   let account: Account | null;
   try {
     account = await runLocalStrategy(deps, req, res);
@@ -32,10 +35,11 @@ export async function attemptPasswordLogin(deps: AuthRouteDeps, req: Request, re
   }
   if (account === null) {
     await attempt.failed();
-    deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login failed');
+    deps.logger.info({ reqId: req.requestId, username, ip, knownDevice, path: req.originalUrl }, 'login failed');
     return null;
   }
   await attempt.succeeded();
-  deps.logger.info({ reqId: req.requestId, username, ip, path: req.originalUrl }, 'login succeeded');
+  deps.devices.issue(req, res, account.username);
+  deps.logger.info({ reqId: req.requestId, username, ip, knownDevice, path: req.originalUrl }, 'login succeeded');
   return account;
 }

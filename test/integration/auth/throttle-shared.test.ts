@@ -56,7 +56,7 @@ describe('LoginThrottle on the service database', () => {
     return { a, b, advance: (ms: number) => (now += ms) };
   }
 
-  it('failures counted by one process lock the account in the other, with Retry-After', async () => {
+  it('failures counted by one process delay the account in the other, with a Retry-After that grows', async () => {
     const { a, b, advance } = await pair(3);
     for (let i = 0; i < 3; i++) {
       const attempt = await (i % 2 === 0 ? a : b).begin('alice', `10.0.0.${i}`);
@@ -66,21 +66,26 @@ describe('LoginThrottle on the service database', () => {
     const error = await throttled(() => b.check('ALICE', '10.9.9.9'));
     expect(error?.status).toBe(429);
     expect(error?.code).toBe('throttled');
-    // first failure at t0, window 60 s, now t0 + 3 s → 57 s left
-    expect(error?.headers['Retry-After']).toBe('57');
+    // newest failure at t0 + 2 s, first wait 2 s, now t0 + 3 s → 1 s left
+    expect(error?.headers['Retry-After']).toBe('1');
     expect((await throttled(() => a.begin('alice', '10.9.9.8')))?.status).toBe(429);
-    advance(57_001);
+    advance(1_001);
+    const fourth = await a.begin('alice', '10.9.9.8');
+    await fourth.failed();
+    // One more failure: twice the wait, from it.
+    expect((await throttled(() => b.check('alice', '10.9.9.9')))?.headers['Retry-After']).toBe('4');
+    advance(4_001);
     expect(await throttled(() => a.check('alice', '10.9.9.9'))).toBeNull();
   });
 
-  it('locks a client address across accounts at its own ceiling; a success clears the account only', async () => {
+  it('delays a client address across accounts at its own ceiling; a success does not clear it', async () => {
     const { a, b } = await pair(2, { addressMaxFailures: 3 });
     await a.recordFailure('carol', '203.0.113.5');
     await b.recordFailure('dave', '203.0.113.5');
-    // Two failures on two accounts: below the address's ceiling, nobody else is locked.
+    // Two failures on two accounts: below the address's ceiling, nobody else is delayed.
     expect(await throttled(() => b.check('erin', '203.0.113.5'))).toBeNull();
+    await (await a.begin('carol', '203.0.113.5')).succeeded();
     await b.recordFailure('frank', '203.0.113.5');
-    await a.recordSuccess('carol', '203.0.113.5');
     expect(await throttled(() => b.check('carol', '203.0.113.6'))).toBeNull();
     expect((await throttled(() => b.check('carol', '203.0.113.5')))?.status).toBe(429);
     expect((await throttled(() => a.begin('erin', '203.0.113.5')))?.status).toBe(429);
@@ -110,6 +115,25 @@ describe('LoginThrottle on the service database', () => {
     expect(await throttled(() => a.begin('bob', '198.51.100.5'))).toBeNull();
   });
 
+  it("a device cookie's logins ignore the other counters until it has failed maxFailures times, in either process", async () => {
+    const { a, b } = await pair(2, { addressMaxFailures: 2 });
+    for (const name of ['ivan', 'judy']) await a.recordFailure(name, '192.0.2.9');
+    // The account and the address delay unknown devices ...
+    expect((await throttled(() => b.begin('ivan', '192.0.2.9')))?.status).toBe(429);
+    // ... not the account's known device, until its own failures use up its trust.
+    const first = await b.begin('ivan', '192.0.2.9', 'device-1');
+    expect(first.knownDevice).toBe(true);
+    await first.failed();
+    const second = await a.begin('ivan', '192.0.2.9', 'device-1');
+    await second.failed();
+    expect((await throttled(() => b.begin('ivan', '192.0.2.9', 'device-1')))?.status).toBe(429);
+    // Another device of the account keeps its trust; a success clears only its own failures.
+    const other = await a.begin('ivan', '192.0.2.9', 'device-2');
+    expect(other.knownDevice).toBe(true);
+    await other.succeeded();
+    expect((await throttled(() => b.begin('ivan', '192.0.2.9')))?.status).toBe(429);
+  });
+
   it('of many simultaneous attempts spread over both processes, at most maxFailures get a place', async () => {
     const { a, b } = await pair(5);
     // Several rounds, each on a key nobody has used: its document is created by the burst itself.
@@ -135,7 +159,7 @@ describe('two API instances on one service database', () => {
   let first: TestApp;
   let second: TestApp;
   beforeAll(async () => {
-    // Behind a trusted proxy, each request from its own address: the locks below are the account's.
+    // Behind a trusted proxy, each request from its own address: the delays below are the account's.
     const shared = {
       SERVICE_DATABASE: uniqueName('svc_'),
       LOGIN_MAX_FAILURES: '4',
@@ -152,7 +176,7 @@ describe('two API instances on one service database', () => {
     await closeAndDrop(first);
   });
 
-  it('hold LOGIN_MAX_FAILURES together: failures through one lock the account through the other', async () => {
+  it('hold LOGIN_MAX_FAILURES together: failures through one delay the account through the other', async () => {
     for (let i = 0; i < 4; i++) {
       const app = i % 2 === 0 ? first : second;
       const res = await call(app.url, 'POST', '/api/token/', {

@@ -1,11 +1,13 @@
 /**
- * Login throttling on /auth/login/ (JSON and form), /token/ and the admin site's login: per
- * account and client address, per account, and a far higher ceiling per address; a wrong
- * current password on /user/ counts against the account only.
+ * Login throttling on /auth/login/ (JSON and form), /token/ and the admin site's login, for
+ * unknown devices: per account and client address, per account, and a far higher ceiling per
+ * address, each with growing delays; a wrong current password on /user/ counts against the
+ * account only. Devices a user has logged in from (device cookies) are judged by their own
+ * failures only: see device-cookies.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type CallResult, type TestApp } from '../../support/app.js';
-import { Browser, closeAndDrop, expectError } from './helpers.js';
+import { Browser, closeAndDrop, expectError, sleep } from './helpers.js';
 
 const jwtLogin = (app: TestApp, username: string, password: string, from?: string): Promise<CallResult> =>
   call(app.url, 'POST', '/api/token/', {
@@ -33,152 +35,171 @@ async function failTimes(n: number, attempt: () => Promise<CallResult>): Promise
   for (let i = 0; i < n; i++) expectError(await attempt(), 401, 'invalid_credentials');
 }
 
-describe('one client address shared by everyone (a local install)', () => {
-  let app: TestApp;
+/**
+ * A service of its own for the describe block that calls this (started before its tests, stopped
+ * and dropped after them), with these settings and users (username: password); `app()` reaches it.
+ */
+function serviceWith(settings: Record<string, string>, users: Record<string, string>): () => TestApp {
+  let app: TestApp | undefined;
   beforeAll(async () => {
-    // No proxy: every request comes from 127.0.0.1, as on a local install.
-    app = await startTestApp({ LOGIN_MAX_FAILURES: '3', LOGIN_WINDOW_S: '600' });
-    await app.users.ensureSuperuser({ username: 'admin', email: 'admin@example.org', password: 'admin-pass-123' });
-    await app.users.createUser({ username: 'alice', password: 'alice-pass-123' });
-    await app.users.createUser({ username: 'bob', password: 'bob-pass-1234' });
+    app = await startTestApp({ LOGIN_WINDOW_S: '600', ...settings });
+    for (const [username, password] of Object.entries(users)) await app.users.createUser({ username, password });
   });
   afterAll(async () => {
     await closeAndDrop(app);
   });
+  return () => app as TestApp;
+}
 
-  it('failures on a name that does not exist and on one account never lock another account', async () => {
-    await failTimes(3, () => jwtLogin(app, 'nobody-here', 'whatever-123'));
-    expectError(await jwtLogin(app, 'nobody-here', 'whatever-123'), 429, 'throttled');
-    await failTimes(3, () => sessionLogin(app, 'alice', 'wrong-pass-123'));
-    expectError(await sessionLogin(app, 'alice', 'alice-pass-123'), 429, 'throttled');
+describe('one client address shared by everyone (a local install)', () => {
+  // No proxy: every request comes from 127.0.0.1, as on a local install.
+  const app = serviceWith({ LOGIN_MAX_FAILURES: '3' }, { alice: 'alice-pass-123', bob: 'bob-pass-1234' });
+  beforeAll(async () => {
+    await app().users.ensureSuperuser({ username: 'admin', email: 'admin@example.org', password: 'admin-pass-123' });
+  });
 
-    expect((await jwtLogin(app, 'bob', 'bob-pass-1234')).status).toBe(200);
-    expect((await sessionLogin(app, 'bob', 'bob-pass-1234')).status).toBe(200);
-    expect((await jwtLogin(app, 'admin', 'admin-pass-123')).status).toBe(200);
+  it('failures on a name that does not exist and on one account never delay another account', async () => {
+    await failTimes(3, () => jwtLogin(app(), 'nobody-here', 'whatever-123'));
+    expectError(await jwtLogin(app(), 'nobody-here', 'whatever-123'), 429, 'throttled');
+    await failTimes(3, () => sessionLogin(app(), 'alice', 'wrong-pass-123'));
+    expectError(await sessionLogin(app(), 'alice', 'alice-pass-123'), 429, 'throttled');
+
+    expect((await jwtLogin(app(), 'bob', 'bob-pass-1234')).status).toBe(200);
+    expect((await sessionLogin(app(), 'bob', 'bob-pass-1234')).status).toBe(200);
+    expect((await jwtLogin(app(), 'admin', 'admin-pass-123')).status).toBe(200);
     // The admin site's login is the session login form; the superuser gets in.
-    const { res, browser } = await formLogin(app, 'admin', 'admin-pass-123');
+    const { res, browser } = await formLogin(app(), 'admin', 'admin-pass-123');
     expect(res.status, res.text).toBe(302);
     expect(res.headers.get('location')).toBe('/api/admin');
     expect((await browser.get('/api/admin', { accept: 'text/html' })).status).toBe(200);
   });
 
-  it('locks the account whose password is guessed, on every login path', async () => {
-    await failTimes(3, () => jwtLogin(app, 'bob', 'guess-bob-123'));
-    const locked = await jwtLogin(app, 'bob', 'bob-pass-1234');
+  it('delays the account whose password is guessed, on every login path', async () => {
+    await failTimes(3, () => jwtLogin(app(), 'bob', 'guess-bob-123'));
+    const locked = await jwtLogin(app(), 'bob', 'bob-pass-1234');
     expectError(locked, 429, 'throttled');
+    // The first wait past the free failures: 2 s from the newest failure.
     const retryAfter = Number(locked.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThan(590);
-    expect(retryAfter).toBeLessThanOrEqual(600);
-    expectError(await sessionLogin(app, 'bob', 'bob-pass-1234'), 429, 'throttled');
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(2);
+    expectError(await sessionLogin(app(), 'bob', 'bob-pass-1234'), 429, 'throttled');
     // Names are compared without case, as logins are.
-    expectError(await sessionLogin(app, 'BOB', 'bob-pass-1234'), 429, 'throttled');
-    const form = await formLogin(app, 'bob', 'bob-pass-1234');
+    expectError(await sessionLogin(app(), 'BOB', 'bob-pass-1234'), 429, 'throttled');
+    const form = await formLogin(app(), 'bob', 'bob-pass-1234');
     expect(form.res.status).toBe(429);
     expect(form.browser.cookies.has('sessionid')).toBe(false);
   });
 });
 
+describe('growing delays for an unknown device', () => {
+  const app = serviceWith({ LOGIN_MAX_FAILURES: '2' }, { typist: 'typist-pass-123' });
+
+  /** The Retry-After of a refused attempt with the right password, after which it is waited out. */
+  async function waitAsked(): Promise<number> {
+    const refused = await jwtLogin(app(), 'typist', 'typist-pass-123');
+    expectError(refused, 429, 'throttled');
+    const seconds = Number(refused.headers.get('retry-after'));
+    await sleep(seconds * 1000 + 100);
+    return seconds;
+  }
+
+  it('makes each failure past the free ones double the wait (2 s, 4 s, 8 s), not lock for the window', async () => {
+    await failTimes(2, () => jwtLogin(app(), 'typist', 'typo-pass-123'));
+    const first = await waitAsked();
+    expect(first).toBeGreaterThanOrEqual(1);
+    expect(first).toBeLessThanOrEqual(2);
+    await failTimes(1, () => jwtLogin(app(), 'typist', 'typo-pass-123'));
+    const second = await waitAsked();
+    expect(second).toBeGreaterThan(2);
+    expect(second).toBeLessThanOrEqual(4);
+    await failTimes(1, () => jwtLogin(app(), 'typist', 'typo-pass-123'));
+    const third = await waitAsked();
+    expect(third).toBeGreaterThan(4);
+    expect(third).toBeLessThanOrEqual(8);
+    // Once the wait is over, the right password gets in.
+    expect((await jwtLogin(app(), 'typist', 'typist-pass-123')).status).toBe(200);
+  });
+});
+
 describe('per account and per account and address', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    // Behind a trusted proxy, so each attempt can come from its own address (X-Forwarded-For).
-    app = await startTestApp({
+  // Behind a trusted proxy, so each attempt can come from its own address (X-Forwarded-For).
+  const app = serviceWith(
+    {
       LOGIN_MAX_FAILURES: '2',
       LOGIN_ACCOUNT_MAX_FAILURES: '4',
       LOGIN_ADDRESS_MAX_FAILURES: '100',
-      LOGIN_WINDOW_S: '600',
       TRUST_PROXY: 'true',
-    });
-    await app.users.createUser({ username: 'victim', password: 'victim-pass-1' });
-    await app.users.createUser({ username: 'traveller', password: 'traveller-pass-1' });
-    await app.users.createUser({ username: 'bystander', password: 'bystander-pass-1' });
-  });
-  afterAll(async () => {
-    await closeAndDrop(app);
-  });
+    },
+    { victim: 'victim-pass-1', traveller: 'traveller-pass-1', bystander: 'bystander-pass-1' },
+  );
 
-  it('locks one account from one address after LOGIN_MAX_FAILURES, not from elsewhere', async () => {
-    await failTimes(2, () => jwtLogin(app, 'traveller', 'guess-123456', '198.51.100.7'));
-    expectError(await jwtLogin(app, 'traveller', 'traveller-pass-1', '198.51.100.7'), 429, 'throttled');
-    expectError(await sessionLogin(app, 'traveller', 'traveller-pass-1', '198.51.100.7'), 429, 'throttled');
+  it('delays one account from one address after LOGIN_MAX_FAILURES, not from elsewhere', async () => {
+    await failTimes(2, () => jwtLogin(app(), 'traveller', 'guess-123456', '198.51.100.7'));
+    expectError(await jwtLogin(app(), 'traveller', 'traveller-pass-1', '198.51.100.7'), 429, 'throttled');
+    expectError(await sessionLogin(app(), 'traveller', 'traveller-pass-1', '198.51.100.7'), 429, 'throttled');
     // The same account from another address, and another account from that address, log in.
-    expect((await jwtLogin(app, 'traveller', 'traveller-pass-1', '198.51.100.8')).status).toBe(200);
-    expect((await jwtLogin(app, 'bystander', 'bystander-pass-1', '198.51.100.7')).status).toBe(200);
+    expect((await jwtLogin(app(), 'traveller', 'traveller-pass-1', '198.51.100.8')).status).toBe(200);
+    expect((await jwtLogin(app(), 'bystander', 'bystander-pass-1', '198.51.100.7')).status).toBe(200);
   });
 
-  it('locks an account everywhere after LOGIN_ACCOUNT_MAX_FAILURES spread over addresses', async () => {
+  it('delays an account on unknown devices everywhere after LOGIN_ACCOUNT_MAX_FAILURES spread over addresses', async () => {
     for (let i = 0; i < 4; i++) {
-      expectError(await sessionLogin(app, 'victim', `guess-${i}-xyz`, `203.0.113.${i + 1}`), 401, 'invalid_credentials');
+      expectError(await sessionLogin(app(), 'victim', `guess-${i}-xyz`, `203.0.113.${i + 1}`), 401, 'invalid_credentials');
     }
-    const locked = await sessionLogin(app, 'victim', 'victim-pass-1', '203.0.113.99');
+    const locked = await sessionLogin(app(), 'victim', 'victim-pass-1', '203.0.113.99');
     expectError(locked, 429, 'throttled');
-    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(590);
-    expectError(await jwtLogin(app, 'victim', 'victim-pass-1', '203.0.113.98'), 429, 'throttled');
+    expect(Number(locked.headers.get('retry-after'))).toBeLessThanOrEqual(2);
+    expectError(await jwtLogin(app(), 'victim', 'victim-pass-1', '203.0.113.98'), 429, 'throttled');
     // Other accounts from those addresses are not affected.
-    expect((await jwtLogin(app, 'bystander', 'bystander-pass-1', '203.0.113.1')).status).toBe(200);
+    expect((await jwtLogin(app(), 'bystander', 'bystander-pass-1', '203.0.113.1')).status).toBe(200);
   });
 });
 
 describe('the per-address ceiling', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ LOGIN_MAX_FAILURES: '2', LOGIN_ADDRESS_MAX_FAILURES: '6', LOGIN_WINDOW_S: '600', TRUST_PROXY: 'true' });
-    await app.users.createUser({ username: 'fine', password: 'fine-pass-123' });
-  });
-  afterAll(async () => {
-    await closeAndDrop(app);
-  });
+  const app = serviceWith({ LOGIN_MAX_FAILURES: '2', LOGIN_ADDRESS_MAX_FAILURES: '6', TRUST_PROXY: 'true' }, { fine: 'fine-pass-123' });
 
   it('slows an address spraying many names once their failures reach LOGIN_ADDRESS_MAX_FAILURES', async () => {
     const sprayer = '192.0.2.50';
-    await failTimes(2, () => jwtLogin(app, 'name-1', 'whatever-123', sprayer));
-    await failTimes(2, () => jwtLogin(app, 'name-2', 'whatever-123', sprayer));
+    await failTimes(2, () => jwtLogin(app(), 'name-1', 'whatever-123', sprayer));
+    await failTimes(2, () => jwtLogin(app(), 'name-2', 'whatever-123', sprayer));
     // Below the ceiling: other accounts from that address are unaffected, and a success there does
     // not reset the address's count.
-    expect((await jwtLogin(app, 'fine', 'fine-pass-123', sprayer)).status).toBe(200);
-    await failTimes(2, () => jwtLogin(app, 'name-3', 'whatever-123', sprayer));
-    const locked = await jwtLogin(app, 'fine', 'fine-pass-123', sprayer);
+    expect((await jwtLogin(app(), 'fine', 'fine-pass-123', sprayer)).status).toBe(200);
+    await failTimes(2, () => jwtLogin(app(), 'name-3', 'whatever-123', sprayer));
+    const locked = await jwtLogin(app(), 'fine', 'fine-pass-123', sprayer);
     expectError(locked, 429, 'throttled');
-    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(590);
-    expectError(await sessionLogin(app, 'name-4', 'whatever-123', sprayer), 429, 'throttled');
+    expect(Number(locked.headers.get('retry-after'))).toBeLessThanOrEqual(2);
+    expectError(await sessionLogin(app(), 'name-4', 'whatever-123', sprayer), 429, 'throttled');
     // Only that address.
-    expect((await jwtLogin(app, 'fine', 'fine-pass-123', '192.0.2.51')).status).toBe(200);
+    expect((await jwtLogin(app(), 'fine', 'fine-pass-123', '192.0.2.51')).status).toBe(200);
     // Token-authenticated requests are not login attempts and keep working from it.
-    const token = await app.users.tokenFor('fine');
-    expect((await call(app.url, 'GET', '/api/user/', { token, headers: { 'X-Forwarded-For': sprayer } })).status).toBe(200);
+    const token = await app().users.tokenFor('fine');
+    expect((await call(app().url, 'GET', '/api/user/', { token, headers: { 'X-Forwarded-For': sprayer } })).status).toBe(200);
   });
 });
 
 describe('wrong current password on a password change', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ LOGIN_MAX_FAILURES: '2', LOGIN_WINDOW_S: '600' });
-    await app.users.createUser({ username: 'stolen', password: 'stolen-pass-1' });
-    await app.users.createUser({ username: 'neighbour', password: 'neighbour-pass-1' });
-  });
-  afterAll(async () => {
-    await closeAndDrop(app);
-  });
+  const app = serviceWith({ LOGIN_MAX_FAILURES: '2' }, { stolen: 'stolen-pass-1', neighbour: 'neighbour-pass-1' });
 
   it('counts against that account only (a stolen token cannot be used to guess its password)', async () => {
-    const token = await app.users.tokenFor('stolen');
+    const token = await app().users.tokenFor('stolen');
     for (let i = 0; i < 2; i++) {
-      const res = await call(app.url, 'POST', '/api/user/', {
+      const res = await call(app().url, 'POST', '/api/user/', {
         token,
         body: { current_password: `guess-${i}-abc`, password: 'new-pass-9876' },
       });
       expectError(res, 400, 'wrong_password');
     }
-    const locked = await call(app.url, 'POST', '/api/user/', {
+    const locked = await call(app().url, 'POST', '/api/user/', {
       token,
       body: { current_password: 'stolen-pass-1', password: 'new-pass-9876' },
     });
     expectError(locked, 429, 'throttled');
-    expectError(await jwtLogin(app, 'stolen', 'stolen-pass-1'), 429, 'throttled');
+    expectError(await jwtLogin(app(), 'stolen', 'stolen-pass-1'), 429, 'throttled');
     // Other accounts on the same address log in and change their passwords.
-    expect((await jwtLogin(app, 'neighbour', 'neighbour-pass-1')).status).toBe(200);
-    const other = await call(app.url, 'POST', '/api/user/', {
-      token: await app.users.tokenFor('neighbour'),
+    expect((await jwtLogin(app(), 'neighbour', 'neighbour-pass-1')).status).toBe(200);
+    const other = await call(app().url, 'POST', '/api/user/', {
+      token: await app().users.tokenFor('neighbour'),
       body: { current_password: 'neighbour-pass-1', password: 'neighbour-pass-2' },
     });
     expect(other.status, other.text).toBe(200);
@@ -186,19 +207,12 @@ describe('wrong current password on a password change', () => {
 });
 
 describe('parallel guessing', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ LOGIN_MAX_FAILURES: '5', LOGIN_WINDOW_S: '600' });
-    await app.users.createUser({ username: 'target', password: 'target-pass-123' });
-  });
-  afterAll(async () => {
-    await closeAndDrop(app);
-  });
+  const app = serviceWith({ LOGIN_MAX_FAILURES: '5' }, { target: 'target-pass-123' });
 
   it('verifies at most LOGIN_MAX_FAILURES of many simultaneous attempts; the rest get 429 unchecked', async () => {
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        call(app.url, 'POST', '/api/token/', { body: { username: 'target', password: `guess-${i}-xyz` } }),
+        call(app().url, 'POST', '/api/token/', { body: { username: 'target', password: `guess-${i}-xyz` } }),
       ),
     );
     const statuses = answers.map((a) => a.status);
@@ -210,7 +224,7 @@ describe('parallel guessing', () => {
     ).toBe(true);
     // Locked for the right password too, as after sequential failures.
     expectError(
-      await call(app.url, 'POST', '/api/token/', { body: { username: 'target', password: 'target-pass-123' } }),
+      await call(app().url, 'POST', '/api/token/', { body: { username: 'target', password: 'target-pass-123' } }),
       429,
       'throttled',
     );

@@ -299,20 +299,23 @@ describe('signed links', () => {
     expect(res.json.error.code).toBe('permission_denied');
   });
 
-  it('refuses to make links without credentials, beyond a day, outside /api/, or from a link', async () => {
+  it('refuses to make links without credentials, beyond a day, outside record reads, or from a link', async () => {
     expect((await call(app.url, 'POST', '/api/links/', { body: { path: csvPath() } })).status).toBe(401);
     for (const body of [
       { path: csvPath(), expires_in: 86_401 },
       { path: 'https://example.org/api/' },
       { path: '/admin/' },
+      { path: '/api/links/' },
       { path: `${base}?link=x` },
       {},
     ]) {
       const res = await call(app.url, 'POST', '/api/links/', { token: reader, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
-    const { url } = (await makeLink(reader, '/api/links/')).json as { url: string };
-    // The link is for a GET; the links endpoint only takes POST, so a link can never mint another.
-    expect((await call(url, 'POST', '', { body: { path: csvPath() } })).status).toBe(403);
+    const { url } = (await makeLink(reader, csvPath())).json as { url: string };
+    // A link is for a GET of its own path: it never reaches the links endpoint, so it cannot mint another.
+    const token = new URL(url).searchParams.get('link') as string;
+    const minted = await call(app.url, 'POST', `/api/links/?link=${encodeURIComponent(token)}`, { body: { path: csvPath() } });
+    expect(minted.status).toBe(403);
   });
 });

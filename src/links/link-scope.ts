@@ -1,0 +1,23 @@
+/**
+ * What a signed link may be made for: reads of records, nothing else. A link hands the caller's
+ * rights to whoever holds its URL, and its holder needs no password, so it must never reach an
+ * endpoint that hands out credentials (`/api/user/` creates an API token for a user who has none),
+ * changes anything, or administers: only the record reads of the data store and the catalog —
+ * databases, collections, queries, `distinct`, aggregation reads, single records, and their CSV and
+ * NDJSON exports — are allowed. Every GET under these two prefixes is a read.
+ */
+import { canonicalPathAndQuery } from './link-path.js';
+
+const READABLE_PREFIXES = ['/api/data_store/data/', '/api/catalog/data/'] as const;
+
+/** A short list for messages: where links may point. */
+export const LINKABLE_DESCRIPTION = READABLE_PREFIXES.map((prefix) => `${prefix}...`).join(' or ');
+
+/**
+ * Whether a link may be made for, or used on, this path and query. Compared in canonical spelling
+ * and with case, so no other encoding of a path can pass for an allowed one.
+ */
+export function isLinkable(pathAndQuery: string): boolean {
+  const canonical = canonicalPathAndQuery(pathAndQuery);
+  return READABLE_PREFIXES.some((prefix) => canonical.startsWith(prefix));
+}
