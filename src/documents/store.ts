@@ -2,6 +2,7 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
+import { countableFilter } from './geo-count.js';
 import {
   MongoServerError,
   type Collection,
@@ -290,7 +291,9 @@ export class DocumentStore {
   }
 
   count(db: string, col: string, filter: Document, budget: QueryBudget): Promise<number> {
-    return budget.run((maxTimeMS, signal) => this.collection(db, col).countDocuments(filter, { maxTimeMS, signal }));
+    // A count cannot run $near (see geo-count.ts): it counts the same records another way.
+    const counted = countableFilter(filter);
+    return budget.run((maxTimeMS, signal) => this.collection(db, col).countDocuments(counted, { maxTimeMS, signal }));
   }
 
   find(db: string, col: string, options: FindOptions, budget: QueryBudget): BudgetedCursor {

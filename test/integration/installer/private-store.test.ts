@@ -21,7 +21,7 @@ import { hostMongoClient } from '../../../src/installation/host-connections.js';
 import { loadInstallConfig, type InstallConfig } from '../../../src/installation/install-config.js';
 import { installLayout, type InstallLayout } from '../../../src/installation/layout.js';
 import { hostPrivateMongoClient, isPrivateCollection } from '../../../src/installation/private-store.js';
-import { loadSecrets, type Secrets } from '../../../src/installation/secrets.js';
+import { readSecrets, type Secrets } from '../../../src/installation/secrets.js';
 import { PRIVATE_STORE_OS_USER, privateSocketPath, unixSocketUri } from '../../../src/local-services/mongo-wire.js';
 import { Browser } from '../auth/helpers.js';
 import { ADMIN_PASSWORD, adminLogin, call, install, prepareInstall, REPO, runTool, type TestInstall } from './support.js';
@@ -44,7 +44,8 @@ interface Installation {
 
 async function installation(dir: string): Promise<Installation> {
   const layout = installLayout(dir);
-  return { layout, config: await loadInstallConfig(layout.installConfigFile), secrets: await loadSecrets(layout.secretsFile) };
+  // Partial for the previous version's installation: secrets added since appear with the upgrade.
+  return { layout, config: await loadInstallConfig(layout.installConfigFile), secrets: (await readSecrets(layout.secretsFile)) as Secrets };
 }
 
 async function using<T>(client: MongoClient, fn: (client: MongoClient) => Promise<T>): Promise<T> {
@@ -203,7 +204,11 @@ function apiOf(inst: Installation): string {
  * the store that holds users: the private store, or for the previous version the shared engine.
  */
 async function createLowUser(inst: Installation, store: 'private' | 'shared'): Promise<void> {
-  const settings = loadSettings(hostServiceEnv(inst.layout, inst.config, inst.secrets));
+  const env = hostServiceEnv(inst.layout, inst.config, inst.secrets);
+  // The previous version had no private store (nor its password): the shared engine's settings only.
+  const settings = loadSettings(
+    store === 'shared' ? Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('PRIVATE_MONGO_'))) : env,
+  );
   const mongo = await connectMongo(store === 'private' ? settings.privateMongo : settings.mongo);
   try {
     const auth = await createAuthModule({ settings, logger: createLogger('warn', 'test'), mongo, db: mongo.db(SERVICE_DATABASE) });
@@ -388,6 +393,8 @@ describe('an installation made by the previous version (service data on the shar
     async () => {
       const upgrade = await runTool('installer', ['--yes', ...target.args()], {}, LONG);
       expect(upgrade.code, upgrade.output.slice(-6000)).toBe(0);
+      inst = await installation(target.dir);
+      expect(inst.secrets.DB_PRIVATE_API_PASSWORD).toMatch(/^[\w-]{32}$/);
       const api = apiOf(inst);
       const history = await call(api, '/api/queue/usertasks/', { token: apiToken });
       expect(history.status, history.text).toBe(200);
