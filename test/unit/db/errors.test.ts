@@ -73,7 +73,11 @@ describe('classifyDatabaseError', () => {
   });
 
   it.each([
-    ['InternalError for an operator the local engine does not implement there (a field-level $text)', 1, '$text operator is not yet implemented'],
+    [
+      'InternalError for an operator the local engine does not implement there (a field-level $text)',
+      1,
+      '$text operator is not yet implemented',
+    ],
     ['IndexNotFound: a $text search without a text index', 27, 'text index required for $text query'],
     ['ConflictingUpdateOperators', 40, "Updating the path 'a' would create a conflict at 'a'"],
     ['EmptyFieldName', 56, 'An empty update path is not valid'],

@@ -118,6 +118,49 @@ describe('parseJsonParam', () => {
     expect(err.message).toContain('"query" parameter');
   });
 
+  const WRONG_OPERANDS: Record<string, unknown[]> = {
+    $oid: [5, {}, []],
+    $date: [true, [], { x: 1 }, { $numberLong: 5 }],
+    $numberInt: [5, {}],
+    $numberLong: [5, {}, true],
+    $numberDouble: [1.5, []],
+    $numberDecimal: [5, {}],
+    $uuid: [5, {}],
+    $timestamp: [5, 'x', { t: 'x', i: 1 }, { t: 1 }],
+    $regularExpression: [5, 'a', { pattern: 5, options: '' }, { pattern: 'a' }],
+    $symbol: [5, {}, [], true],
+    $code: [5, {}, true],
+    $dbPointer: [5, 'c', { $ref: 5, $id: { $oid: HEX } }],
+    $minKey: ['x', {}, 0],
+    $maxKey: ['x', [], 2],
+    $undefined: [5, 'x', false],
+  };
+
+  it.each(Object.entries(WRONG_OPERANDS))('refuses a %s wrapper holding the wrong type with 400 malformed_json', (wrapper, operands) => {
+    for (const operand of operands) {
+      const err = apiError(() => parseJsonBody({ a: [{ b: { [wrapper]: operand } }] }));
+      expect(err.status, JSON.stringify(operand)).toBe(400);
+      expect(err.code).toBe('malformed_json');
+      expect(err.message).toContain(`"${wrapper}"`);
+      expect(err.detail).toEqual({ path: 'a.0.b' });
+    }
+  });
+
+  it('refuses the other wrappers holding the wrong type, with their companion keys', () => {
+    for (const wrapper of [
+      { $binary: 5 },
+      { $binary: { base64: 5, subType: '00' } },
+      { $binary: 'AQID', $type: 5 },
+      { $regex: 5 },
+      { $regex: 'a', $options: 5 },
+      { $code: 'x', $scope: 5 },
+      { $code: 5, $scope: {} },
+    ]) {
+      const err = apiError(() => parseJsonBody({ v: wrapper }));
+      expect(err.code, JSON.stringify(wrapper)).toBe('malformed_json');
+    }
+  });
+
   it('names the wrapper, the place and the stray keys', () => {
     const err = apiError(() => parseJsonParam(`{"a": {"b": {"$oid": "${HEX}", "x": 1, "y": 2}}}`, 'query'));
     expect(err.message).toContain('"$oid"');
