@@ -125,6 +125,14 @@ export function parseJsonBody(value: unknown): unknown {
   return revive(value, 'the request body');
 }
 
+/**
+ * Revives Extended JSON inside a value that arrived as JSON some other way (a task's arguments),
+ * with the same checks as a request body. `where` names it in errors ("the record").
+ */
+export function parseJsonValue(value: unknown, where: string): unknown {
+  return revive(value, where);
+}
+
 function revive(value: unknown, where: string): unknown {
   assertSafeKeys(value, where);
   return reviveValue(value, [], where);
