@@ -13,7 +13,7 @@
  * `constructor.prototype`), NUL characters in keys (BSON cannot store them) and nesting deeper
  * than MongoDB's own limit (which also bounds the recursion below).
  */
-import { BSON, ObjectId } from 'mongodb';
+import { BSON, Code, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
 
@@ -48,6 +48,7 @@ const WRAPPER_KEYS: Readonly<Record<string, readonly string[]>> = {
 };
 
 const isString = (v: unknown): v is string => typeof v === 'string';
+const isOidWrapper = (v: unknown): boolean => isPlainObject(v) && Object.keys(v).length === 1 && isString(v.$oid);
 
 /**
  * What each wrapper must hold, as the Extended JSON specification writes it: the reason to refuse
@@ -93,7 +94,7 @@ const OPERAND_PROBLEMS: Readonly<Record<string, (wrapper: Record<string, unknown
       ? undefined
       : 'expected a string of code, and an object "$scope".',
   $dbPointer: (w) =>
-    isPlainObject(w.$dbPointer) && isString(w.$dbPointer.$ref) && isPlainObject(w.$dbPointer.$id)
+    isPlainObject(w.$dbPointer) && isString(w.$dbPointer.$ref) && isOidWrapper(w.$dbPointer.$id)
       ? undefined
       : 'expected {"$ref": "<collection>", "$id": {"$oid": "<hex>"}}.',
   $minKey: (w) => (w.$minKey === 1 ? undefined : 'expected 1.'),
@@ -295,6 +296,10 @@ function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: 
 
   const problem = OPERAND_PROBLEMS[typeKey]?.(wrapper);
   if (problem !== undefined) throw invalid(problem);
+  // A scope is a document of its own, which bson would revive without the checks above.
+  if (typeKey === '$code' && wrapper.$scope !== undefined) {
+    return new Code(text as string, reviveValue(wrapper.$scope, [...path, '$scope'], where) as Document);
+  }
 
   // bson parses these with parseInt/parseFloat and returns NaN or a truncated number for garbage.
   if (typeKey === '$numberInt') {

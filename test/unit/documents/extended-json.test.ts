@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BSON, BSONRegExp, Binary, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
+import { BSON, BSONRegExp, Binary, Code, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING_DEPTH, parseJsonBody, parseJsonParam } from '../../../src/documents/extended-json.js';
 import { apiError } from './api-error.js';
@@ -155,10 +155,21 @@ describe('parseJsonParam', () => {
       { $regex: 'a', $options: 5 },
       { $code: 'x', $scope: 5 },
       { $code: 5, $scope: {} },
+      // Wrappers nested in a wrapper are checked too: bson would build a Symbol of 5 there.
+      { $code: 'x', $scope: { s: { $symbol: 5 } } },
+      { $dbPointer: { $ref: 'c', $id: { $symbol: 5 } } },
+      { $dbPointer: { $ref: 'c', $id: { $oid: HEX, x: 1 } } },
     ]) {
       const err = apiError(() => parseJsonBody({ v: wrapper }));
       expect(err.code, JSON.stringify(wrapper)).toBe('malformed_json');
     }
+  });
+
+  it('revives the scope of a $code as a document of its own', () => {
+    const value = parseJsonBody({ c: { $code: 'f()', $scope: { at: { $date: '2020-01-01T00:00:00Z' } } } }) as { c: Code };
+    expect(value.c).toBeInstanceOf(Code);
+    expect(value.c.code).toBe('f()');
+    expect(value.c.scope).toEqual({ at: new Date('2020-01-01T00:00:00Z') });
   });
 
   it('names the wrapper, the place and the stray keys', () => {
