@@ -133,6 +133,9 @@ function indexCommandError(err: unknown, index: IndexDefinition | undefined, nam
   }
 }
 
+/** How user records are decoded (see DocumentStore.collection). */
+const RECORD_DECODING = { bsonRegExp: true } as const;
+
 /** The filter of one record's `_id` (any type: an ObjectId, a string, a number, ...). */
 const byId = (id: unknown): Document => ({ _id: id });
 
@@ -296,8 +299,13 @@ export class DocumentStore {
   }
 
   /** Only the store calls the driver: routes and services speak in names and plain values. */
+  /**
+   * Regular expressions come back as BSONRegExp, never compiled into a JavaScript RegExp: the
+   * engine stores any pattern it is given, and one JavaScript cannot compile (`(?i)abc`, `a++`)
+   * made the driver throw while decoding the record, a 500 for each read of it.
+   */
   private collection(db: string, col: string): Collection<Document> {
-    return this.db(db).collection(col);
+    return this.db(db).collection(col, RECORD_DECODING);
   }
 
   /** A fresh query time budget for one request's reads (see QueryBudget). */
