@@ -80,7 +80,20 @@ const USER_QUERY_ERROR_CODES = new Set([
   31253,
   238, // NotImplemented (an operator this engine does not support)
   115, // CommandNotSupported
+  27, // IndexNotFound: a $text search on a collection without a text index
+  40, // ConflictingUpdateOperators: two update operators on one path
+  52, // DollarPrefixedFieldName
+  56, // EmptyFieldName
+  57, // DottedFieldName
+  241, // ConversionFailure: $toInt, $toDate, $dateFromString, ... of a value that does not convert
 ]);
+
+/**
+ * The local engine (FerretDB) answers an operator it does not implement in that place (`$text`
+ * under a field, for one) as an InternalError, the code it also gives when PostgreSQL is down:
+ * told apart by its words, it is the query's fault, and retrying it cannot help.
+ */
+const isNotImplemented = (err: MongoServerError): boolean => err.code === 1 && /\bnot (yet )?implemented\b/i.test(serverMessage(err));
 
 /**
  * Codes that say the server, or the storage under it, cannot answer now — not that the query is
@@ -178,6 +191,7 @@ export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
   if (err instanceof MongoServerError) {
     if (err.code === 11000) return new DatabaseError('duplicate_key', 'A record with this _id already exists.');
     if (err.code === 50) return queryTimeout(); // MaxTimeMSExpired
+    if (isNotImplemented(err)) return new DatabaseError('invalid_query', `The database refused the query: ${serverMessage(err)}`);
     if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) return databaseUnavailable();
     if (typeof err.code === 'number' && (USER_QUERY_ERROR_CODES.has(err.code) || err.code >= FIRST_ASSERTION_LOCATION_CODE)) {
       return new DatabaseError('invalid_query', `The database refused the query: ${serverMessage(err)}`);

@@ -1,8 +1,11 @@
 /**
  * The `fields` parameter of a collection read in CSV: the columns, in order, as dotted paths
- * (`fields=_id,name,loc.lat`). Only CSV has columns to choose; other formats refuse it.
+ * (`fields=_id,name,loc.lat`), written as the CSV header writes them: a "." or "\\" that is part
+ * of a key is escaped by a backslash (`a\.b` is the key "a.b", see columnKeys). Only CSV has
+ * columns to choose; other formats refuse it.
  */
 import { badRequest } from '../errors.js';
+import { columnKeys } from '../render/csv-cells.js';
 import type { Format } from '../render/index.js';
 
 const MAX_FIELDS = 1000;
@@ -16,7 +19,13 @@ export function parseCsvFields(raw: string | undefined, format: Format): readonl
   if (fields.length > MAX_FIELDS) throw badRequest('invalid_fields', `At most ${MAX_FIELDS} fields.`, { parameter: 'fields' });
   const seen = new Set<string>();
   for (const field of fields) {
-    if (field === '' || field.split('.').some((part) => part === '')) {
+    const keys = columnKeys(field);
+    if (keys === undefined) {
+      throw badRequest('invalid_fields', `In "fields", a backslash escapes only "." or "\\" in a key; got ${JSON.stringify(field)}.`, {
+        parameter: 'fields',
+      });
+    }
+    if (keys.some((key) => key === '')) {
       throw badRequest('invalid_fields', `"fields" must be comma-separated field names or dotted paths; got ${JSON.stringify(raw)}.`, {
         parameter: 'fields',
       });

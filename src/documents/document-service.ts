@@ -218,7 +218,10 @@ export class DocumentService {
     );
   }
 
-  /** Whether `principal` may create and drop the area's indexes (the admin page shows its forms by it). */
+  /**
+   * Whether `principal` holds the area-wide right that creating and dropping indexes needs (the
+   * admin page shows its forms by it); each index command also needs what requireIndexManager asks.
+   */
   mayManageIndexes(principal: Principal): boolean {
     return canManageContainers(principal, this.area.name);
   }
@@ -231,11 +234,18 @@ export class DocumentService {
   }
 
   /**
-   * Creates an index: for whoever may create and delete the area's collections (an index changes
-   * what can be written, and a build loads the engine), i.e. the area's admins and creators.
+   * Creates an index, for an index manager of the collection (requireIndexManager). A TTL index
+   * deletes the records it covers once they are old enough, for as long as it exists: only
+   * those who may delete every record of the collection may make one.
    */
   async createIndex(principal: Principal, db: string, col: string, index: IndexDefinition): Promise<string> {
-    this.requireIndexManager(principal, db);
+    this.requireIndexManager(principal, db, col);
+    if (index.expireAfterSeconds !== undefined && !canAccessCollection(principal, this.area.name, db, col, 'delete', this.area.policy)) {
+      throw forbidden(
+        `An index with "expireAfterSeconds" deletes records of "${col}"; it needs the permission to delete them.`,
+        'forbidden_ttl_index',
+      );
+    }
     await this.requireExisting(db, col);
     if (index.name !== undefined && (await this.indexNames(db, col)).includes(index.name)) {
       throw indexExists(`An index named "${index.name}" already exists on "${col}".`);
@@ -244,7 +254,7 @@ export class DocumentService {
   }
 
   async dropIndex(principal: Principal, db: string, col: string, name: string): Promise<void> {
-    this.requireIndexManager(principal, db);
+    this.requireIndexManager(principal, db, col);
     if (name === ID_INDEX) throw badRequest('invalid_index', 'The "_id_" index cannot be dropped.');
     await this.requireExisting(db, col);
     // Looked up first: the engine reads some names ("*") as "every index".
@@ -252,9 +262,14 @@ export class DocumentService {
     await this.area.store.dropIndex(db, col, name);
   }
 
-  private requireIndexManager(principal: Principal, db: string): void {
+  /**
+   * Index commands are for whoever may create and delete the area's collections (an index
+   * changes what can be written, and a build loads the engine) and may also read the collection:
+   * a build reads every record, and what it answers (a refusal, a duplicate) tells of them.
+   */
+  private requireIndexManager(principal: Principal, db: string, col: string): void {
     requireManage(principal, this.area);
-    if (!this.area.ownsDatabase(db)) throw noSuchDatabase(db);
+    this.target(principal, db, col, 'safe');
   }
 
   private async indexNames(db: string, col: string): Promise<string[]> {

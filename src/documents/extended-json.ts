@@ -13,7 +13,7 @@
  * `constructor.prototype`), NUL characters in keys (BSON cannot store them) and nesting deeper
  * than MongoDB's own limit (which also bounds the recursion below).
  */
-import { BSON, ObjectId } from 'mongodb';
+import { BSON, Code, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
 
@@ -47,6 +47,61 @@ const WRAPPER_KEYS: Readonly<Record<string, readonly string[]>> = {
   $undefined: ['$undefined'],
 };
 
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isOidWrapper = (v: unknown): boolean => isPlainObject(v) && Object.keys(v).length === 1 && isString(v.$oid);
+
+/**
+ * What each wrapper must hold, as the Extended JSON specification writes it: the reason to refuse
+ * `wrapper` when it holds something else. bson checks few of these itself: given the wrong type
+ * it throws a TypeError from deep inside, or, for some, builds a value that only fails later when
+ * it is written to the engine (`{"$symbol": 5}`, a 500 once). `$numberInt` and `$numberDouble`
+ * are checked more closely in reviveWrapper.
+ */
+const OPERAND_PROBLEMS: Readonly<Record<string, (wrapper: Record<string, unknown>) => string | undefined>> = {
+  $oid: (w) => (isString(w.$oid) ? undefined : 'expected a string of 24 hexadecimal digits.'),
+  $date: (w) =>
+    isString(w.$date) ||
+    (typeof w.$date === 'number' && Number.isFinite(w.$date)) ||
+    (isPlainObject(w.$date) && isString(w.$date.$numberLong))
+      ? undefined
+      : 'expected an ISO 8601 string, a number of milliseconds or {"$numberLong": "<milliseconds>"}.',
+  $numberLong: (w) => (isString(w.$numberLong) ? undefined : 'expected a string holding a 64-bit integer.'),
+  $numberDecimal: (w) => (isString(w.$numberDecimal) ? undefined : 'expected a string holding a decimal number.'),
+  $binary: (w) =>
+    (
+      w.$type === undefined
+        ? isPlainObject(w.$binary) && isString(w.$binary.base64) && isString(w.$binary.subType)
+        : isString(w.$binary) && isString(w.$type)
+    )
+      ? undefined
+      : 'expected {"base64": "<text>", "subType": "<hex>"}.',
+  $uuid: (w) => (isString(w.$uuid) ? undefined : 'expected a string holding a UUID.'),
+  $timestamp: (w) =>
+    isPlainObject(w.$timestamp) && typeof w.$timestamp.t === 'number' && typeof w.$timestamp.i === 'number'
+      ? undefined
+      : 'expected {"t": <seconds>, "i": <increment>}.',
+  $regularExpression: (w) =>
+    isPlainObject(w.$regularExpression) && isString(w.$regularExpression.pattern) && isString(w.$regularExpression.options)
+      ? undefined
+      : 'expected {"pattern": "<text>", "options": "<letters>"}.',
+  $regex: (w) =>
+    isString(w.$regex) && (w.$options === undefined || isString(w.$options))
+      ? undefined
+      : 'expected a string pattern, and string "$options".',
+  $symbol: (w) => (isString(w.$symbol) ? undefined : 'expected a string.'),
+  $code: (w) =>
+    isString(w.$code) && (w.$scope === undefined || isPlainObject(w.$scope))
+      ? undefined
+      : 'expected a string of code, and an object "$scope".',
+  $dbPointer: (w) =>
+    isPlainObject(w.$dbPointer) && isString(w.$dbPointer.$ref) && isOidWrapper(w.$dbPointer.$id)
+      ? undefined
+      : 'expected {"$ref": "<collection>", "$id": {"$oid": "<hex>"}}.',
+  $minKey: (w) => (w.$minKey === 1 ? undefined : 'expected 1.'),
+  $maxKey: (w) => (w.$maxKey === 1 ? undefined : 'expected 1.'),
+  $undefined: (w) => (w.$undefined === true ? undefined : 'expected true.'),
+};
+
 const INT32 = /^-?\d+$/;
 const DOUBLE = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const DOUBLE_SPECIALS = new Set(['NaN', 'Infinity', '-Infinity']);
@@ -69,6 +124,14 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
 /** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
 export function parseJsonBody(value: unknown): unknown {
   return revive(value, 'the request body');
+}
+
+/**
+ * Revives Extended JSON inside a value that arrived as JSON some other way (a task's arguments),
+ * with the same checks as a request body. `where` names it in errors ("the record").
+ */
+export function parseJsonValue(value: unknown, where: string): unknown {
+  return revive(value, where);
 }
 
 function revive(value: unknown, where: string): unknown {
@@ -229,6 +292,13 @@ function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: 
     const date = new Date(Date.parse(text));
     if (Number.isNaN(date.getTime())) throw invalid('not a valid date.');
     return date;
+  }
+
+  const problem = OPERAND_PROBLEMS[typeKey]?.(wrapper);
+  if (problem !== undefined) throw invalid(problem);
+  // A scope is a document of its own, which bson would revive without the checks above.
+  if (typeKey === '$code' && wrapper.$scope !== undefined) {
+    return new Code(text as string, reviveValue(wrapper.$scope, [...path, '$scope'], where) as Document);
   }
 
   // bson parses these with parseInt/parseFloat and returns NaN or a truncated number for garbage.

@@ -6,7 +6,7 @@ import type { Document } from 'mongodb';
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import { parseJsonBody } from './extended-json.js';
-import { assertNoForbiddenOperators } from './operators.js';
+import { assertFilterOperators } from './operators.js';
 
 export const INDEX_KEY_TYPES = [1, -1, '2dsphere', 'text', 'hashed'] as const;
 export type IndexKeyType = (typeof INDEX_KEY_TYPES)[number];
@@ -116,8 +116,9 @@ export function parseIndexDefinition(body: unknown): IndexDefinition {
   if (sparse !== undefined) definition.sparse = sparse;
   if (expireAfterSeconds !== undefined) definition.expireAfterSeconds = expireAfterSeconds;
   if (partialFilterExpression !== undefined) {
+    // The rules of a filter in a query by the same caller: a partial index's filter is one.
     const filter = parseJsonBody(partialFilterExpression) as Document;
-    assertNoForbiddenOperators(filter, 'partialFilterExpression');
+    assertFilterOperators(filter, 'partialFilterExpression');
     definition.partialFilterExpression = filter;
   }
   return definition;

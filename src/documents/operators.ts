@@ -39,6 +39,76 @@ export function assertNoForbiddenOperators(value: unknown, where: string): void 
 }
 
 /**
+ * The operator rules of a filter, wherever a user writes one: the `filter` of a `query`, and an
+ * index's `partialFilterExpression` (the rules of a `$match` stage come with the pipeline's, see
+ * assertPipelineOperators). `where` names it in messages.
+ */
+export function assertFilterOperators(filter: Document, where: string): void {
+  assertNoForbiddenOperators(filter, where);
+  assertTextAtTop(filter, where);
+}
+
+/** The operator rules of a pipeline: no forbidden operator anywhere, and each `$match`, at any depth, by the filter rules. */
+export function assertPipelineOperators(pipeline: Document[], where: string): void {
+  assertNoForbiddenOperators(pipeline, where);
+  // "$match" is a key only as a stage name (no field may start with "$"), so every one is found
+  // without following the shapes of the stages that hold sub-pipelines.
+  const stack: unknown[] = [pipeline];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (Array.isArray(current)) {
+      for (const item of current) if (typeof item === 'object') stack.push(item);
+    } else if (isPlainObject(current)) {
+      for (const key of Object.keys(current)) {
+        const child = current[key];
+        if (key === '$match' && isPlainObject(child)) assertTextAtTop(child, where);
+        else if (typeof child === 'object') stack.push(child);
+      }
+    }
+  }
+}
+
+/** The logical operators whose clauses are filters of whole records, like the filter holding them. */
+const CLAUSE_LISTS = new Set(['$and', '$or', '$nor']);
+
+/**
+ * `$text` searches whole records (through the collection's text index): MongoDB takes it at the
+ * top of a filter or in the clauses of `$and`/`$or`/`$nor` there, nowhere else. Placed under a
+ * field (`{"a": {"$text": ...}}`) it is refused here with a message that says so; the local
+ * engine would answer an internal error, which reads as an outage and is retried in vain.
+ */
+function assertTextAtTop(filter: Document, where: string): void {
+  // Iterative: filters are user input. `field` is the field path the value lies under, if any.
+  const stack: { value: unknown; top: boolean; field: string | undefined }[] = [{ value: filter, top: true, field: undefined }];
+  while (stack.length > 0) {
+    const { value, top, field } = stack.pop()!;
+    if (Array.isArray(value)) {
+      for (const item of value) if (typeof item === 'object') stack.push({ value: item, top: false, field });
+      continue;
+    }
+    if (!isPlainObject(value)) continue;
+    for (const key of Object.keys(value)) {
+      if (key === '$text' && !top) {
+        const place = field === undefined ? 'not inside another operator' : `not under the field ${JSON.stringify(field)}`;
+        throw badRequest(
+          'invalid_query',
+          `"$text" searches whole records: put it at the top of the filter in ${where} (or in its "$and", "$or"), ${place}.`,
+          field === undefined ? undefined : { field },
+        );
+      }
+      const child = value[key];
+      if (typeof child !== 'object' || child === null) continue;
+      if (top && CLAUSE_LISTS.has(key) && Array.isArray(child)) {
+        for (const clause of child) if (typeof clause === 'object') stack.push({ value: clause, top: true, field: undefined });
+      } else {
+        const under = key.charCodeAt(0) === 36 ? field : field === undefined ? key : `${field}.${key}`;
+        stack.push({ value: child, top: false, field: under });
+      }
+    }
+  }
+}
+
+/**
  * Every collection (in the same database) that `pipeline` reads through `$lookup`,
  * `$graphLookup` or `$unionWith`, including those inside `$lookup`/`$unionWith` sub-pipelines and
  * `$facet` branches, deduplicated in order of first appearance. The pipeline's own collection is

@@ -7,7 +7,7 @@ import { ObjectId } from 'mongodb';
 import type { Document } from 'mongodb';
 import { badRequest, uriTooLong } from '../errors.js';
 import { parseJsonParam } from './extended-json.js';
-import { assertNoForbiddenOperators, lookupTargets } from './operators.js';
+import { assertFilterOperators, assertPipelineOperators, lookupTargets } from './operators.js';
 import isPlainObject from 'is-plain-obj';
 
 export interface CollectionQuery {
@@ -104,7 +104,7 @@ function parseFilter(value: unknown): Document {
       key: 'filter',
     });
   }
-  assertNoForbiddenOperators(value, 'query');
+  assertFilterOperators(value, 'query');
   // Done here so every consumer (find, count, distinct, aggregate) gets the same _id semantics.
   return normaliseIdFilter(value);
 }
@@ -211,7 +211,7 @@ export function parseAggregate(raw: string | undefined, maxBytes: number): Docum
     }
   });
   const pipeline = parsed as Document[];
-  assertNoForbiddenOperators(pipeline, 'aggregate');
+  assertPipelineOperators(pipeline, 'aggregate');
   // Refuses cross-database and malformed lookups now, as input errors, before any permission check.
   lookupTargets(pipeline);
   return pipeline;

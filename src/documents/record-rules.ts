@@ -7,6 +7,7 @@
  */
 import type { Document } from 'mongodb';
 import { badRequest } from '../errors.js';
+import { parseJsonValue } from './extended-json.js';
 import { assertStorableFieldNames } from './field-names.js';
 import { assertNoForbiddenOperators } from './operators.js';
 
@@ -21,4 +22,13 @@ export function assertStorableRecord(value: unknown, what: string): Document {
   assertNoForbiddenOperators(value, 'the record');
   assertStorableFieldNames(value);
   return value as Document;
+}
+
+/**
+ * A record that arrived as plain JSON outside an HTTP request (a task's `record` argument), read
+ * as the REST API reads an inserted body: Extended JSON revived (`{"$date": ...}` → a date), keys
+ * such as `__proto__` refused (extended-json.ts), and then the rules above.
+ */
+export function storableRecordFromJson(value: unknown): Document {
+  return assertStorableRecord(parseJsonValue(value, 'the record'), 'The record');
 }

@@ -13,7 +13,7 @@ import {
   type MongoClient,
 } from 'mongodb';
 import { detectEngineTraits, type EngineTraits } from '../db/engine-traits.js';
-import { serverMessage } from '../db/errors.js';
+import { classifyDatabaseError, serverMessage } from '../db/errors.js';
 import { badRequest, type ApiError } from '../errors.js';
 import type { IndexDefinition } from './index-spec.js';
 import { insertBatch } from './batch-insert.js';
@@ -57,6 +57,7 @@ const INDEX_REFUSED_CODES = new Set([
   197, // InvalidIndexSpecificationOption
   238, // NotImplemented
   16755, // cannot extract geo keys
+  16766, // hashed indexes do not support array values
   17262, // unknown/unsupported text language
 ]);
 
@@ -69,27 +70,72 @@ function isUniqueBuildFailure(err: MongoServerError): boolean {
   return err.code === 1 && /could not create (exclusion constraint|unique index)/i.test(serverMessage(err));
 }
 
-/** The ApiError for an engine's refusal of an index command, or undefined for other failures. */
-function indexCommandError(err: unknown, name: string | undefined): ApiError | undefined {
+const CAUSED_BY = ' :: caused by :: ';
+
+/**
+ * What the engine says is wrong with the definition itself, checked before any record is read:
+ * both engines answer `Error in specification { <the definition> } :: caused by :: <reason>`,
+ * and the reason speaks of the definition the caller sent, nothing else.
+ */
+function specificationProblem(err: MongoServerError): string | undefined {
+  // From the whole message: the definition it repeats may be longer than serverMessage keeps.
+  const message = err.errmsg ?? err.message;
+  const cause = message.lastIndexOf(CAUSED_BY);
+  if (!message.includes('Error in specification') || cause === -1) return undefined;
+  return message.slice(cause + CAUSED_BY.length, cause + CAUSED_BY.length + 300).trim() || undefined;
+}
+
+const fieldList = (fields: string[]): string => fields.map((field) => JSON.stringify(field)).join(', ');
+
+/**
+ * Why a build failed, from the definition and the engine's code only. The engine's own words are
+ * not passed on: they quote the record that did not fit (its `_id` and the offending value), and
+ * an index command must not tell its caller more about the records than that some do not fit.
+ */
+function buildRefusal(err: MongoServerError, index: IndexDefinition | undefined): ApiError {
+  const engineCode = String(err.codeName ?? `code ${err.code}`);
+  if (index === undefined) return badRequest('invalid_index', `The database refused the index command (${engineCode}).`);
+  const fieldsOf = (type: string): string => fieldList(index.keys.filter(([, t]) => t === type).map(([field]) => field));
+  const refused = (why: string) => badRequest('invalid_index', `The database cannot build the index: ${why}`);
+  if (err.code === 16755) return refused(`a record's value of ${fieldsOf('2dsphere')} is not GeoJSON a "2dsphere" index can hold.`);
+  if (err.code === 16766) return refused(`a record holds an array in ${fieldsOf('hashed')}, which a "hashed" index cannot hold.`);
+  if (index.keys.some(([, type]) => type === 'text') && /language/i.test(serverMessage(err))) {
+    return refused('a record names a language (in its "language" field) that a "text" index does not support.');
+  }
+  return refused(`the records do not fit an index on ${fieldList(index.keys.map(([field]) => field))} with these options (${engineCode}).`);
+}
+
+/**
+ * The ApiError for an engine's refusal of an index command, or undefined for other failures (an
+ * unavailable engine, say, which the error handler answers). `index` is the definition of a
+ * create, `name` the index of a drop.
+ */
+function indexCommandError(err: unknown, index: IndexDefinition | undefined, name: string | undefined): ApiError | undefined {
   if (!(err instanceof MongoServerError) || typeof err.code !== 'number') return undefined;
-  if (isUniqueBuildFailure(err)) {
+  if (isUniqueBuildFailure(err) || err.code === 11000) {
+    // The same words however the engine tells it: its own would quote the duplicated value.
     return duplicateValues('The records already hold duplicate values for this unique index; remove the duplicates first.');
   }
   switch (err.code) {
-    case 11000:
-      return duplicateValues(`The records already hold duplicate values for a unique index: ${serverMessage(err)}`);
     case 68: // IndexAlreadyExists
     case 85: // IndexOptionsConflict: the same keys under another name or options
     case 86: // IndexKeySpecsConflict: the same name with other keys
+      // These quote index definitions (the one asked for, the one there), no record.
       return indexExists(`An index like this already exists: ${serverMessage(err)}`);
     case 27: // IndexNotFound
       return noSuchIndex(name ?? '');
-    default:
-      return INDEX_REFUSED_CODES.has(err.code)
-        ? badRequest('invalid_index', `The database refused the index: ${serverMessage(err)}`)
+    default: {
+      const problem = specificationProblem(err);
+      if (problem !== undefined) return badRequest('invalid_index', `The database refused the index: ${problem}`);
+      return INDEX_REFUSED_CODES.has(err.code) || classifyDatabaseError(err)?.kind === 'invalid_query'
+        ? buildRefusal(err, index)
         : undefined;
+    }
   }
 }
+
+/** How user records are decoded (see DocumentStore.collection). */
+const RECORD_DECODING = { bsonRegExp: true } as const;
 
 /** The filter of one record's `_id` (any type: an ObjectId, a string, a number, ...). */
 const byId = (id: unknown): Document => ({ _id: id });
@@ -205,7 +251,7 @@ export class DocumentStore {
     try {
       return await this.collection(db, col).createIndex(spec, options);
     } catch (err) {
-      throw indexCommandError(err, index.name) ?? err;
+      throw indexCommandError(err, index, index.name) ?? err;
     }
   }
 
@@ -213,7 +259,7 @@ export class DocumentStore {
     try {
       await this.collection(db, col).dropIndex(name);
     } catch (err) {
-      throw indexCommandError(err, name) ?? err;
+      throw indexCommandError(err, undefined, name) ?? err;
     }
   }
 
@@ -254,8 +300,13 @@ export class DocumentStore {
   }
 
   /** Only the store calls the driver: routes and services speak in names and plain values. */
+  /**
+   * Regular expressions come back as BSONRegExp, never compiled into a JavaScript RegExp: the
+   * engine stores any pattern it is given, and one JavaScript cannot compile (`(?i)abc`, `a++`)
+   * made the driver throw while decoding the record, a 500 for each read of it.
+   */
   private collection(db: string, col: string): Collection<Document> {
-    return this.db(db).collection(col);
+    return this.db(db).collection(col, RECORD_DECODING);
   }
 
   /** A fresh query time budget for one request's reads (see QueryBudget). */

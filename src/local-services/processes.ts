@@ -8,10 +8,11 @@
  *     crash): it polls the parent pid and terminates the group once the parent is gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, readdirSync, readFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openLogFile } from './service-logs.js';
 
 /** What every supervised server handle offers (RabbitMQ, the MongoDB-wire server). */
 export interface ServerHandle {
@@ -171,7 +172,7 @@ function startWatchdog(childPid: number): void {
 
 export async function spawnManaged(command: string, args: string[], opts: SpawnManagedOptions): Promise<ManagedProcess> {
   installExitHandlers();
-  const logFd = openSync(opts.logFile, 'a', 0o644);
+  const logFd = openLogFile(opts.logFile);
   let child: ChildProcess;
   try {
     child = spawn(command, args, {

@@ -23,6 +23,7 @@ import amqp from 'amqplib';
 import { freePort, waitForPort } from './ports.js';
 import { findExecutable, retryUntilReady, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 import { assertTraversable, commandAs, handOver, runAsServiceUser, type RunAs } from './service-user.js';
+import { narrowLogFiles } from './service-logs.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -291,7 +292,11 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
   }
   await writeFile(`${configBase}.conf`, conf, { mode: 0o600 }); // holds the password
   await writeFile(pluginsFile, '[].\n', { mode: 0o644 }); // no plugins: faster boot, no extra ports
-  await writeFile(envFile, '', { mode: 0o644 }); // shadows /etc/rabbitmq/rabbitmq-env.conf
+  // Shadows /etc/rabbitmq/rabbitmq-env.conf. The node's scripts source it as shell code, so its
+  // umask is what the node makes its files with: its own logs in log/ (the upgrade log, crash
+  // dumps) and its data are its user's alone, like the log spawnManaged writes.
+  await writeFile(envFile, 'umask 0077\n', { mode: 0o644 });
+  await narrowLogFiles(logDir);
   const logFile = join(dir, 'rabbitmq.log');
   await assertTraversable(runAs, dir, SERVICE_USER);
   await handOver(runAs, [

@@ -4,8 +4,11 @@ import type { PlainValue } from './types.js';
  * How one record becomes CSV cells (docs/api-behaviour.md, "CSV and NDJSON"). Records arrive as
  * plain values (see toPlainValue): ObjectIds are already their 24 hex digits, dates ISO 8601 UTC,
  * decimals and binaries text. Here:
- * - nested objects become dotted columns (`loc.lat`); an object whose keys are Extended JSON
- *   operators (`{"$regex": ...}`, `{"$code": ...}`) and an empty object are one cell of JSON text;
+ * - nested objects become dotted columns (`loc.lat`), each key in a column name with its "." and
+ *   "\\" escaped by a backslash (see columnName), so that a key `a.b` and a key `b` inside `a` are
+ *   two columns, never one that keeps only one of their values;
+ * - an object whose keys are Extended JSON operators (`{"$regex": ...}`, `{"$code": ...}`) and an
+ *   empty object are one cell of JSON text;
  * - arrays are one cell of JSON text;
  * - null and missing values are empty cells, booleans `true`/`false`, numbers as JSON writes them;
  * - a record that is not an object (a distinct value) is one column, `value`.
@@ -25,6 +28,41 @@ function isLeafObject(value: PlainObject): boolean {
   return keys.length === 0 || keys.some((key) => key.startsWith('$'));
 }
 
+/** What a key's column name escapes: the path separator, and the escape character itself. */
+const COLUMN_SPECIALS = /[.\\]/;
+
+/** A key as it appears in a column name: `a.b` → `a\.b`, `a\b` → `a\\b`, any other key as it is. */
+function columnName(key: string): string {
+  return COLUMN_SPECIALS.test(key) ? key.replace(/[.\\]/g, '\\$&') : key;
+}
+
+/**
+ * The keys a column name leads through, the inverse of joining columnName(key)s with ".":
+ * `loc.lat` → ["loc", "lat"], `a\.b` → ["a.b"]. Undefined when a backslash escapes anything
+ * other than "." or "\\" (or ends the name), which no column name holds.
+ */
+export function columnKeys(column: string): string[] | undefined {
+  if (!column.includes('\\')) return column.split('.');
+  const keys: string[] = [];
+  let key = '';
+  for (let i = 0; i < column.length; i += 1) {
+    const char = column[i] as string;
+    if (char === '.') {
+      keys.push(key);
+      key = '';
+    } else if (char !== '\\') {
+      key += char;
+    } else {
+      const escaped = column[i + 1];
+      if (escaped !== '.' && escaped !== '\\') return undefined;
+      key += escaped;
+      i += 1;
+    }
+  }
+  keys.push(key);
+  return keys;
+}
+
 /** The text of one cell. */
 export function cellText(value: PlainValue | undefined): string {
   if (value === undefined || value === null) return '';
@@ -33,7 +71,7 @@ export function cellText(value: PlainValue | undefined): string {
   return JSON.stringify(value);
 }
 
-/** The record's cells by dotted leaf path, in the record's key order. */
+/** The record's cells by column name (its leaf path, see columnName), in the record's key order. */
 export function flattenRecord(record: PlainValue): Map<string, string> {
   const cells = new Map<string, string>();
   if (!isObject(record)) {
@@ -42,7 +80,7 @@ export function flattenRecord(record: PlainValue): Map<string, string> {
   }
   const walk = (object: PlainObject, prefix: string): void => {
     for (const [key, value] of Object.entries(object)) {
-      const path = prefix + key;
+      const path = prefix + columnName(key);
       if (isObject(value) && !isLeafObject(value)) walk(value, `${path}.`);
       else cells.set(path, cellText(value));
     }
@@ -59,7 +97,7 @@ export function cellAt(record: PlainValue, cells: Map<string, string>, column: s
   const leaf = cells.get(column);
   if (leaf !== undefined) return leaf;
   let value: PlainValue | undefined = record;
-  for (const part of column.split('.')) {
+  for (const part of columnKeys(column) ?? []) {
     if (!isObject(value)) return '';
     value = value[part];
   }

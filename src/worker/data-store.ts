@@ -11,15 +11,16 @@
  *   the same rules as the REST API; a task nobody authenticated for gets nothing. The user's
  *   permissions come with the task message (see submitter-access.ts): the worker never reads the
  *   service's users or groups, so its database login needs no access to them.
- * - `insertRecord` writes a record by the same rules as the REST API: what the API refuses, a
- *   task cannot store either.
+ * - `insertRecord` writes a record by the same rules as the REST API, its Extended JSON read the
+ *   same way: what the API refuses, a task cannot store either, and what the API stores as a
+ *   date or an ObjectId, a task stores as one too.
  */
 import type { Collection, Document, MongoClient } from 'mongodb';
 import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { GrantSet } from '../auth/grant-set.js';
 import { isReservedDatabase } from '../documents/names.js';
-import { assertStorableRecord } from '../documents/record-rules.js';
+import { storableRecordFromJson } from '../documents/record-rules.js';
 import { isApiError } from '../errors.js';
 import type { SubmitterAccess } from '../queue/protocol/submitter-access.js';
 
@@ -93,19 +94,21 @@ export class DataStore {
   }
 
   /**
-   * Inserts `record` into the collection when `username` may add records to it and the record
-   * passes the same rules as a record sent to the REST API (record-rules.ts); returns its id.
-   * A refused record is a ValueError and nothing is written.
+   * Inserts `record` (as JSON, Extended JSON included) into the collection when `username` may
+   * add records to it and the record passes the same rules as a record sent to the REST API
+   * (record-rules.ts); returns its id. A refused record is a ValueError and nothing is written.
    */
   async insertRecord(username: string | null, database: string, collection: string, record: unknown): Promise<unknown> {
+    let document: Document;
     try {
-      assertStorableRecord(record, 'The record');
+      document = storableRecordFromJson(record);
     } catch (error) {
       if (isApiError(error)) throw new ValueError(error.message);
       throw error;
     }
     const target = await this.collectionFor(username, 'add', database, collection);
-    const { insertedId } = await target.insertOne({ ...(record as Document) });
+    // A copy: the driver adds the `_id` it generates to the document it is given.
+    const { insertedId } = await target.insertOne({ ...document });
     return insertedId;
   }
 }

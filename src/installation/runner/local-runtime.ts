@@ -3,10 +3,11 @@
  * background, detached from the terminal, and talks to it through its pid file and status file.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openLogFile } from '../../local-services/service-logs.js';
 import { isGroupAlive, waitForGroupExit } from '../../local-services/processes.js';
 import type { InstallLayout } from '../layout.js';
 import { followFile, tailFile } from './log-files.js';
@@ -62,7 +63,7 @@ export class LocalRuntime implements ServiceRuntime {
     // The services run compiled JavaScript; an edited or upgraded checkout is compiled again first.
     await ensureServiceBuild();
     const { command, args, cwd } = cliCommand('local', 'run', '--dir', this.layout.root);
-    const logFd = openSync(this.layout.supervisorLog, 'a', 0o640);
+    const logFd = openLogFile(this.layout.supervisorLog);
     let child;
     try {
       child = spawn(command, args, {

@@ -25,9 +25,10 @@ export function decodeKombuEnvelopes(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(decodeKombuEnvelopes);
   if (!isJsonObject(value)) return value;
   if (isKombuEnvelope(value)) return decodeEnvelope(value.__type__, value.__value__);
-  const out: { [key: string]: JsonValue } = {};
-  for (const [key, item] of Object.entries(value)) out[key] = decodeKombuEnvelopes(item);
-  return out;
+  // Built from entries, not by assignment: assigning to a key "__proto__" (JSON.parse makes it
+  // an own key like any other) would set the copy's prototype and drop the key, so a record
+  // `{"__proto__": ...}` a task was given arrived empty instead of being refused as the API refuses it.
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, decodeKombuEnvelopes(item)]));
 }
 
 function decodeEnvelope(type: JsonValue, raw: JsonValue): JsonValue {

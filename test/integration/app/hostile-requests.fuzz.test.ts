@@ -7,6 +7,10 @@
  * written anywhere, and the same server still healthy at the end. Failures shrink to a minimal
  * request.
  *
+ * Extended JSON wrappers ($oid, $date, $numberLong, ..., $symbol, $code, $dbPointer) holding a
+ * value of the wrong type, or the wrong type in a part of them, in every place a user can put a
+ * value: record writes, filters, projections, sorts and pipeline stages.
+ *
  * Beyond the API's own routes: paths from the whole space (any byte percent-encoded or raw,
  * double slashes, dot segments, outside /api too), every aggregation stage a MongoDB-compatible
  * engine knows in every place a stage can stand, raw request lines over a TCP socket (malformed
@@ -35,6 +39,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
 const PATH_RUNS = Number(process.env.FUZZ_PATH_RUNS ?? 1500);
 const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 400);
 const ADMIN_RUNS = Number(process.env.FUZZ_ADMIN_RUNS ?? 150);
+const EJSON_RUNS = Number(process.env.FUZZ_EJSON_RUNS ?? 1000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 
 let engine: PrivateMongo | undefined;
@@ -582,6 +587,123 @@ const adminForm = fc.record({
 /** Whether anything made `polluted` appear on every object. */
 const prototypePolluted = (): boolean => 'polluted' in {} || Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted');
 
+// --- Extended JSON wrappers holding the wrong type ---------------------------------------
+
+/** Values of every JSON type, and wrappers, for the places a wrapper expects something else. */
+const wrongOperand = fc.oneof(
+  fc.constantFrom<unknown>(
+    0,
+    1,
+    -1,
+    1.5,
+    2 ** 53 + 2,
+    true,
+    false,
+    null,
+    '',
+    'x',
+    'zz',
+    '2024-01-01',
+    '65a1b2c3d4e5f60718293a4b',
+    [],
+    [1, 'a'],
+    {},
+    { x: 1 },
+    { $oid: 'zz' },
+    { $numberLong: '1' },
+    { $symbol: 5 },
+  ),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+
+/**
+ * Every Extended JSON wrapper, each with its operand (or a part of it, for the wrappers that
+ * hold an object) taken from `operand`: `{"$symbol": 5}`, `{"$timestamp": {"t": "x", "i": 1}}`, ...
+ */
+const WRONG_WRAPPERS: [string, (operand: unknown) => unknown][] = [
+  ...[
+    '$oid',
+    '$date',
+    '$numberInt',
+    '$numberLong',
+    '$numberDouble',
+    '$numberDecimal',
+    '$binary',
+    '$uuid',
+    '$timestamp',
+    '$regularExpression',
+    '$regex',
+    '$symbol',
+    '$code',
+    '$dbPointer',
+    '$minKey',
+    '$maxKey',
+    '$undefined',
+  ].map((key): [string, (operand: unknown) => unknown] => [key, (operand) => ({ [key]: operand })]),
+  ['$date.$numberLong', (operand) => ({ $date: { $numberLong: operand } })],
+  ['$binary.base64', (operand) => ({ $binary: { base64: operand, subType: '00' } })],
+  ['$binary.subType', (operand) => ({ $binary: { base64: 'AQID', subType: operand } })],
+  ['$binary+$type', (operand) => ({ $binary: 'AQID', $type: operand })],
+  ['$timestamp.t', (operand) => ({ $timestamp: { t: operand, i: 1 } })],
+  ['$timestamp.i', (operand) => ({ $timestamp: { t: 1, i: operand } })],
+  ['$regularExpression.pattern', (operand) => ({ $regularExpression: { pattern: operand, options: '' } })],
+  ['$regularExpression.options', (operand) => ({ $regularExpression: { pattern: 'a', options: operand } })],
+  ['$regex+$options', (operand) => ({ $regex: 'a', $options: operand })],
+  ['$code+$scope', (operand) => ({ $code: 'x', $scope: operand })],
+  ['$dbPointer.$ref', (operand) => ({ $dbPointer: { $ref: operand, $id: { $oid: '65a1b2c3d4e5f60718293a4b' } } })],
+  ['$dbPointer.$id', (operand) => ({ $dbPointer: { $ref: 'c', $id: operand } })],
+];
+
+/** A request that carries a value somewhere a user can put one. `writes`: it may store a record. */
+interface Placement {
+  method: string;
+  /** Path and query under the collection's URL, and the body, for the value `w`. */
+  build: (w: unknown) => { query?: string; body?: unknown; record?: boolean };
+  writes: boolean;
+}
+
+const asQuery = (value: unknown) => `?query=${encodeURIComponent(JSON.stringify(value))}`;
+const asPipeline = (value: unknown) => `?aggregate=${encodeURIComponent(JSON.stringify(value))}`;
+
+const EJSON_PLACEMENTS: [string, Placement][] = [
+  ['insert', { method: 'POST', build: (w) => ({ body: { v: w } }), writes: true }],
+  ['insert as _id', { method: 'POST', build: (w) => ({ body: { _id: w } }), writes: true }],
+  ['insert in an array of records', { method: 'POST', build: (w) => ({ body: [{ n: 1 }, { a: [{ b: w }] }] }), writes: true }],
+  ['PUT', { method: 'PUT', build: (w) => ({ body: { v: w }, record: true }), writes: true }],
+  ['PATCH $set', { method: 'PATCH', build: (w) => ({ body: { $set: { v: w } }, record: true }), writes: true }],
+  ['PATCH $push', { method: 'PATCH', build: (w) => ({ body: { $push: { list: w } }, record: true }), writes: true }],
+  ['filter', { method: 'GET', build: (w) => ({ query: asQuery({ filter: { v: w } }) }), writes: false }],
+  ['filter on _id', { method: 'GET', build: (w) => ({ query: asQuery({ filter: { _id: w } }) }), writes: false }],
+  ['filter $gt', { method: 'GET', build: (w) => ({ query: asQuery({ filter: { v: { $gt: w } } }) }), writes: false }],
+  ['filter $in', { method: 'GET', build: (w) => ({ query: asQuery({ filter: { v: { $in: [w] } } }) }), writes: false }],
+  ['filter $and', { method: 'GET', build: (w) => ({ query: asQuery({ filter: { $and: [{ v: w }] } }) }), writes: false }],
+  ['filter $expr', { method: 'GET', build: (w) => ({ query: asQuery({ filter: { $expr: { $eq: ['$v', w] } } }) }), writes: false }],
+  ['projection', { method: 'GET', build: (w) => ({ query: asQuery({ projection: { v: w } }) }), writes: false }],
+  ['sort', { method: 'GET', build: (w) => ({ query: asQuery({ sort: { v: w } }) }), writes: false }],
+  ['$match', { method: 'GET', build: (w) => ({ query: asPipeline([{ $match: { v: w } }]) }), writes: false }],
+  ['$project', { method: 'GET', build: (w) => ({ query: asPipeline([{ $project: { x: w } }]) }), writes: false }],
+  ['$literal', { method: 'GET', build: (w) => ({ query: asPipeline([{ $project: { x: { $literal: w } } }]) }), writes: false }],
+  ['$addFields', { method: 'GET', build: (w) => ({ query: asPipeline([{ $addFields: { x: w } }]) }), writes: false }],
+  ['$group _id', { method: 'GET', build: (w) => ({ query: asPipeline([{ $group: { _id: w } }]) }), writes: false }],
+  ['$sort', { method: 'GET', build: (w) => ({ query: asPipeline([{ $sort: { v: w } }]) }), writes: false }],
+  ['$limit', { method: 'GET', build: (w) => ({ query: asPipeline([{ $limit: w }]) }), writes: false }],
+  ['$skip', { method: 'GET', build: (w) => ({ query: asPipeline([{ $skip: w }]) }), writes: false }],
+  ['$unwind', { method: 'GET', build: (w) => ({ query: asPipeline([{ $unwind: w }]) }), writes: false }],
+  [
+    '$bucket',
+    { method: 'GET', build: (w) => ({ query: asPipeline([{ $bucket: { groupBy: '$n', boundaries: [w, 10] } }]) }), writes: false },
+  ],
+  ['$facet $match', { method: 'GET', build: (w) => ({ query: asPipeline([{ $facet: { f: [{ $match: { v: w } }] } }]) }), writes: false }],
+  [
+    '$lookup pipeline',
+    {
+      method: 'GET',
+      build: (w) => ({ query: asPipeline([{ $lookup: { from: 'readable', as: 'j', pipeline: [{ $match: { v: w } }] } }]) }),
+      writes: false,
+    },
+  ],
+];
+
 // --- what must not change ----------------------------------------------------------------
 
 /** Every database, collection and document count the server holds (sessions aside). */
@@ -699,6 +821,78 @@ describe('paths from the whole space', () => {
     );
     console.log(`[fuzz paths] statuses ${JSON.stringify(statuses)}`);
     expect(await snapshot(app.ctx.mongo)).toEqual(before);
+  }, 600_000);
+});
+
+describe('Extended JSON wrappers holding the wrong type', () => {
+  const scratch = 'ejson';
+  let recordPath: string;
+
+  beforeAll(async () => {
+    expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: ownerToken, body: { collection: scratch } })).status).toBe(
+      201,
+    );
+    const kept = await call(app.url, 'POST', `/api/data_store/data/${db}/${scratch}/`, { token: ownerToken, body: { _id: 'kept', v: 1 } });
+    expect(kept.status).toBe(201);
+    recordPath = `/api/data_store/data/${db}/${scratch}/kept/`;
+  });
+
+  /** Sends the value in that place; a refused write must have written nothing. */
+  async function place(name: string, placement: Placement, wrapper: unknown): Promise<number> {
+    const { query, body, record } = placement.build(wrapper);
+    const path = record === true ? recordPath : `/api/data_store/data/${db}/${placement.writes ? scratch : 'readable'}/${query ?? ''}`;
+    // Regular expressions as stored: a pattern JavaScript cannot compile is valid input.
+    const records = app.ctx.mongo.db(db).collection(scratch, { bsonRegExp: true });
+    const before = placement.writes ? JSON.stringify(await records.find().sort({ _id: 1 }).toArray()) : '';
+    const answer = await send({
+      method: placement.method,
+      path,
+      headers: {
+        host: 'localhost',
+        accept: 'application/json',
+        authorization: `Token ${ownerToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: Buffer.from(JSON.stringify(body)) }),
+    });
+    const what = `${name}: ${JSON.stringify(wrapper)} → ${answer.status} ${answer.body.slice(0, 300)}`;
+    expectWellFormed(what, answer, placement.method);
+    if (placement.writes && answer.status >= 400) {
+      expect(JSON.stringify(await records.find().sort({ _id: 1 }).toArray()), what).toBe(before);
+    }
+    return answer.status;
+  }
+
+  it(`every wrapper holding a number and an object, in every place: no 5xx, and a refused write writes nothing`, async () => {
+    const statuses: Record<number, number> = {};
+    for (const [placeName, placement] of EJSON_PLACEMENTS) {
+      for (const [wrapperName, wrap] of WRONG_WRAPPERS) {
+        for (const operand of [5, {}]) {
+          const status = await place(`${wrapperName} in ${placeName}`, placement, wrap(operand));
+          statuses[status] = (statuses[status] ?? 0) + 1;
+        }
+      }
+    }
+    console.log(`[fuzz ejson places] statuses ${JSON.stringify(statuses)}`);
+    expect((await call(app.url, 'GET', '/api/health/')).status).toBe(200);
+  }, 600_000);
+
+  it(`${EJSON_RUNS} generated wrappers holding values of every type, in every place: no 5xx, and a refused write writes nothing`, async () => {
+    const statuses: Record<number, number> = {};
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...EJSON_PLACEMENTS),
+        fc.constantFrom(...WRONG_WRAPPERS),
+        wrongOperand,
+        async ([placeName, placement], [wrapperName, wrap], operand) => {
+          const status = await place(`${wrapperName} in ${placeName}`, placement, wrap(operand));
+          statuses[status] = (statuses[status] ?? 0) + 1;
+        },
+      ),
+      { numRuns: EJSON_RUNS, seed: SEED, endOnFailure: false },
+    );
+    console.log(`[fuzz ejson] statuses ${JSON.stringify(statuses)}`);
+    expect((await call(app.url, 'GET', '/api/health/')).status).toBe(200);
   }, 600_000);
 });
 

@@ -256,6 +256,37 @@ const cases: Case[] = [
     path: () => `${BASE}/${db}/${col}/?query=${q({ filter: { a: { $nosuchop: 1 } } })}`,
     status: 400,
   },
+  // Once a 500: bson built a Symbol of a number, which failed only when written to the engine.
+  ...[
+    { where: 'insert', method: 'POST', path: () => `${BASE}/${db}/${col}/`, options: { body: { s: { $symbol: 5 } } } },
+    { where: 'filter', method: 'GET', path: () => `${BASE}/${db}/${col}/?query=${q({ filter: { s: { $symbol: 5 } } })}` },
+    { where: 'pipeline', method: 'GET', path: () => `${BASE}/${db}/${col}/?aggregate=${q([{ $match: { s: { $symbol: {} } } }])}` },
+  ].map(({ where, ...request }) => ({ name: `a $symbol of a non-string in ${where}`, ...request, status: 400, code: 'malformed_json' })),
+  // Queries the engine refuses: each was once a 503 database_unavailable (a $text under a field,
+  // the local engine's InternalError, which clients retry in vain) or a 500.
+  ...[
+    { name: '$text under a field in a filter', query: { filter: { name: { $text: { $search: 'x' } } } } },
+    { name: '$text under a field in a $match', aggregate: [{ $match: { $and: [{ name: { $text: { $search: 'x' } } }] } }] },
+    { name: '$text search without a text index', query: { filter: { $text: { $search: 'x' } } } },
+    { name: 'a conversion that fails in $expr', query: { filter: { $expr: { $toInt: '$name' } } } },
+  ].map(({ name, query, aggregate }) => ({
+    name,
+    method: 'GET',
+    path: () => `${BASE}/${db}/${col}/?${query === undefined ? `aggregate=${q(aggregate)}` : `query=${q(query)}`}`,
+    status: 400,
+    code: 'invalid_query',
+  })),
+  ...[
+    { name: 'PATCH with two operators on one field', body: { $set: { n: 1 }, $inc: { n: 1 } } },
+    { name: 'PATCH $set of an empty path', body: { $set: { '': 1 } } },
+  ].map(({ name, body }) => ({
+    name,
+    method: 'PATCH',
+    path: () => `${BASE}/${db}/${col}/${recordId}/`,
+    options: { body },
+    status: 400,
+    code: 'invalid_query',
+  })),
   // Names and ids
   {
     name: 'database name with a slash-like char',

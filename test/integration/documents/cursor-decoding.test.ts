@@ -1,9 +1,10 @@
 /**
  * The store's cursors read records as BSON bytes and decode each one only when it is handed on:
  * a batch is never decoded whole. Records still come out exactly as the driver decodes them
- * (every BSON type the API renders), for finds and aggregations alike. Real engine.
+ * with the store's settings (every BSON type the API renders; regular expressions as
+ * BSONRegExp, see DocumentStore.collection), for finds and aggregations alike. Real engine.
  */
-import { Binary, BSON, Decimal128, Double, Int32, Long, MongoClient, ObjectId, UUID, type Document } from 'mongodb';
+import { Binary, BSON, BSONRegExp, Decimal128, Double, Int32, Long, MongoClient, ObjectId, UUID, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
 import { BudgetedCursor } from '../../../src/documents/budgeted-cursor.js';
@@ -16,6 +17,9 @@ import { mongoSettings, unique } from '../worker/support.js';
 const DATABASE = 'cybercom_test';
 /** More than one batch (the first holds 101 records). */
 const RECORDS = 250;
+
+/** The store's decoding of records, beyond the client's settings. */
+const STORE_DECODING = { bsonRegExp: true };
 
 let mongo: MongoClient;
 let collection: string;
@@ -70,13 +74,14 @@ async function all(cursor: BudgetedCursor): Promise<Document[]> {
 describe('records read through the store', () => {
   it('come out of a find exactly as the driver decodes them', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
-    const expected = await mongo.db(DATABASE).collection(collection).find({}).sort({ n: 1 }).toArray();
+    const expected = await mongo.db(DATABASE).collection(collection, STORE_DECODING).find({}).sort({ n: 1 }).toArray();
     const read = await all(store.find(DATABASE, collection, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget()));
     expect(read).toHaveLength(RECORDS);
     expect(read).toStrictEqual(expected);
     expect(read[0]?.ref).toBeInstanceOf(ObjectId);
     expect(read[0]?.when).toBeInstanceOf(Date);
     expect(read[0]?.decimal).toBeInstanceOf(Decimal128);
+    expect(read[0]?.pattern).toBeInstanceOf(BSONRegExp);
   });
 
   it('render as JSON from their bytes exactly as the driver-decoded records render', async () => {
@@ -95,7 +100,7 @@ describe('records read through the store', () => {
   it('come out of an aggregation exactly as the driver decodes them', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
     const pipeline = [{ $match: { n: { $lt: 150 } } }, { $sort: { n: -1 } }];
-    const expected = await mongo.db(DATABASE).collection(collection).aggregate(pipeline).toArray();
+    const expected = await mongo.db(DATABASE).collection(collection, STORE_DECODING).aggregate(pipeline).toArray();
     const read = await all(store.aggregate(DATABASE, collection, pipeline, store.budget()));
     expect(read).toHaveLength(150);
     expect(read).toStrictEqual(expected);

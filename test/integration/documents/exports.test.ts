@@ -114,8 +114,20 @@ describe('CSV', () => {
     expect(lines(distinct.text, '\r\n').sort()).toEqual(['Boise City', 'Norman', 'Tulsa', 'value']);
   });
 
+  it('gives a key with a dot and a nested key of the same path a column each, and `fields` names either', async () => {
+    expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: su, body: { collection: 'dotted' } })).status).toBe(201);
+    const path = `/api/data_store/data/${db}/dotted/`;
+    const record = { _id: 'd1', a: { b: 'nested' }, 'a.b': 'literal', 'c\\': { d: 'backslash' } };
+    expect((await call(app.url, 'POST', path, { token: su, body: record })).status).toBe(201);
+    const all = await call(app.url, 'GET', `${path}?format=csv`, { token: su });
+    expect(all.status).toBe(200);
+    expect(all.text).toBe('_id,a.b,a\\.b,c\\\\.d\r\nd1,nested,literal,backslash\r\n');
+    const chosen = await call(app.url, 'GET', `${path}?format=csv&fields=${encodeURIComponent('a\\.b,a.b,a')}`, { token: su });
+    expect(chosen.text).toBe('a\\.b,a.b,a\r\nliteral,nested,"{""b"":""nested""}"\r\n');
+  });
+
   it('refuses bad `fields`, and `fields` without CSV, with the JSON error body', async () => {
-    for (const fields of ['a,,b', 'a,a', '.x']) {
+    for (const fields of ['a,,b', 'a,a', '.x', 'a\\b', 'a\\']) {
       const res = await call(app.url, 'GET', `${base}?format=csv&fields=${encodeURIComponent(fields)}`, { token: su });
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');

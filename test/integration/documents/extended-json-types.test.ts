@@ -60,3 +60,31 @@ describe('Extended JSON types the engine may not support', () => {
     });
   }
 });
+
+describe('regular expressions JavaScript cannot compile', () => {
+  // Valid for the engine (PCRE) but not for JavaScript's RegExp, or for neither: stored all the same.
+  const PATTERNS = ['(?i)abc', 'a++', '\\Aabc\\z', ')'];
+
+  it('are read back, listed, exported and merged into, never a 5xx', async () => {
+    for (const [i, pattern] of PATTERNS.entries()) {
+      const id = `regex-${i}`;
+      const stored = await call(app.url, 'POST', base, { token, body: { _id: id, re: { $regularExpression: { pattern, options: 'i' } } } });
+      expect(stored.status, JSON.stringify(stored.json)).toBe(201);
+      const read = await call(app.url, 'GET', `${base}${id}/`, { token });
+      expect(read.status, read.text.slice(0, 300)).toBe(200);
+      expect(read.json.re).toEqual({ $regex: pattern, $options: 'i' });
+      const merged = await call(app.url, 'PATCH', `${base}${id}/`, { token, body: { n: i } });
+      expect(merged.status, merged.text.slice(0, 300)).toBe(200);
+      expect(merged.json).toMatchObject({ n: i, re: { $regex: pattern, $options: 'i' } });
+    }
+    const query = encodeURIComponent(JSON.stringify({ filter: { _id: { $regex: '^regex-' } } }));
+    for (const format of ['json', 'csv', 'ndjson', 'xml', 'api']) {
+      const listed = await call(app.url, 'GET', `${base}?query=${query}&format=${format}`, { token });
+      expect(listed.status, `${format}: ${listed.text.slice(0, 300)}`).toBe(200);
+      expect(listed.text).toContain('a++');
+    }
+    const distinct = await call(app.url, 'GET', `${base}?distinct=re`, { token });
+    expect(distinct.status, distinct.text.slice(0, 300)).toBe(200);
+    await stillServes();
+  });
+});

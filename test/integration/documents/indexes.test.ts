@@ -10,6 +10,8 @@ let app: TestApp;
 let su: string;
 let reader: string;
 let creator: string;
+let blindCreator: string;
+let ttlCreator: string;
 let db: string;
 let catalogDb: string;
 const INDEXES = '/api/data_store/indexes';
@@ -31,8 +33,21 @@ beforeAll(async () => {
   su = await app.users.tokenFor('root');
   await app.users.createUser({ username: 'reader', password: 'pw-reader-123', permissions: [`data_store.${db}.safe`] });
   reader = await app.users.tokenFor('reader');
-  await app.users.createUser({ username: 'creator', password: 'pw-creator-12', permissions: ['data_store.datastore_create'] });
+  await app.users.createUser({
+    username: 'creator',
+    password: 'pw-creator-12',
+    permissions: ['data_store.datastore_create', `data_store.${db}.safe`],
+  });
   creator = await app.users.tokenFor('creator');
+  // May create and delete collections, but read none of them.
+  await app.users.createUser({ username: 'blind', password: 'pw-blind-1234', permissions: ['data_store.datastore_create'] });
+  blindCreator = await app.users.tokenFor('blind');
+  await app.users.createUser({
+    username: 'ttl',
+    password: 'pw-ttl-123456',
+    permissions: ['data_store.datastore_create', `data_store.${db}.safe`, `data_store.${db}.ttl_ok.delete`],
+  });
+  ttlCreator = await app.users.tokenFor('ttl');
   expect((await call(app.url, 'POST', '/api/data_store/data/', { token: su, body: { database: db } })).status).toBe(201);
 });
 
@@ -215,7 +230,7 @@ describe('errors', () => {
 });
 
 describe('permissions', () => {
-  it('lets readers list, and only the area admins and creators create and drop', async () => {
+  it('lets readers list, and only the area admins and creators who may read the collection create and drop', async () => {
     const path = await collection('perm', [{ a: 1 }]);
     expect((await call(app.url, 'GET', path, { token: reader })).status).toBe(200);
     expect((await call(app.url, 'POST', path, { token: reader, body: { keys: { a: 1 } } })).status).toBe(403);
@@ -225,6 +240,80 @@ describe('permissions', () => {
     expect((await call(app.url, 'POST', path, { token: creator, body: { keys: { a: 1 } } })).status).toBe(201);
     expect((await call(app.url, 'DELETE', `${path}a_1/`, { token: reader })).status).toBe(403);
     expect((await call(app.url, 'DELETE', `${path}a_1/`, { token: creator })).status).toBe(200);
+  });
+});
+
+describe("index management under the reader's rules", () => {
+  it('refuses a creator who may not read the collection: creating and dropping, whatever the body holds', async () => {
+    const path = await collection('unread', [
+      { _id: 'r1', v: 'same' },
+      { _id: 'r2', v: 'same' },
+    ]);
+    expect((await call(app.url, 'POST', path, { token: su, body: { keys: { v: 1 }, name: 'by_v' } })).status).toBe(201);
+    for (const body of [
+      { keys: { v: 1 } },
+      // Once a count oracle: 409 when two records of _id > "r1" share a value, 201 when not.
+      { keys: { v: 1 }, unique: true, partialFilterExpression: { _id: { $gt: 'r1' } } },
+      { keys: { nothing: 1 } },
+    ]) {
+      const res = await call(app.url, 'POST', path, { token: blindCreator, body });
+      expect(res.status, JSON.stringify(body)).toBe(403);
+      expect(res.json.error.code).toBe('permission_denied');
+    }
+    expect((await call(app.url, 'DELETE', `${path}by_v/`, { token: blindCreator })).status).toBe(403);
+    expect(names(await call(app.url, 'GET', path, { token: su }))).toEqual(['_id_', 'by_v']);
+  });
+
+  it('makes TTL indexes only for those who may delete every record of the collection', async () => {
+    const record = { at: { $date: '2000-01-01T00:00:00Z' } };
+    const path = await collection('ttl_refused', [record]);
+    const refused = await call(app.url, 'POST', path, { token: creator, body: { keys: { at: 1 }, expireAfterSeconds: 1 } });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.code).toBe('forbidden_ttl_index');
+    expect(names(await call(app.url, 'GET', path, { token: su }))).toEqual(['_id_']);
+    // Other indexes stay the creator's to make.
+    expect((await call(app.url, 'POST', path, { token: creator, body: { keys: { at: 1 } } })).status).toBe(201);
+
+    const allowedPath = await collection('ttl_ok', [record]);
+    const allowed = await call(app.url, 'POST', allowedPath, { token: ttlCreator, body: { keys: { at: 1 }, expireAfterSeconds: 1 } });
+    expect(allowed.status, JSON.stringify(allowed.json)).toBe(201);
+    // Its delete right is on this collection only.
+    expect((await call(app.url, 'POST', path, { token: ttlCreator, body: { keys: { at: -1 }, expireAfterSeconds: 1 } })).status).toBe(403);
+  });
+
+  it('answers a build the records do not fit without quoting any record', async () => {
+    const secret = '123-45-6789';
+    const path = await collection('leaky', [
+      { _id: 'id-of-a-secret', ssn: secret, loc: `at ${secret}`, tags: [secret], language: `lang-${secret}`, body: 'text' },
+      { _id: 'id-of-another', ssn: secret, loc: { type: 'Point', coordinates: [1, 2] } },
+    ]);
+    for (const [body, status, field] of [
+      [{ keys: { loc: '2dsphere' } }, 400, 'loc'],
+      [{ keys: { tags: 'hashed' } }, 400, 'tags'],
+      [{ keys: { body: 'text' } }, 400, 'language'],
+      [{ keys: { ssn: 1 }, unique: true }, 409, undefined],
+    ] as const) {
+      const res = await call(app.url, 'POST', path, { token: creator, body });
+      expect(res.status, JSON.stringify(res.json)).toBe(status);
+      expect(res.text).not.toContain(secret);
+      expect(res.text).not.toContain('id-of-a');
+      if (field !== undefined) expect(res.json.error.message).toContain(`"${field}"`);
+    }
+    expect(names(await call(app.url, 'GET', path, { token: su }))).toEqual(['_id_']);
+  });
+
+  it('checks a partialFilterExpression by the rules of a query filter', async () => {
+    const path = await collection('partial_rules', [{ v: 1 }]);
+    const fieldText = await call(app.url, 'POST', path, {
+      token: creator,
+      body: { keys: { v: 1 }, partialFilterExpression: { v: { $text: { $search: 'x' } } } },
+    });
+    expect(fieldText.status, JSON.stringify(fieldText.json)).toBe(400);
+    expect(fieldText.json.error).toMatchObject({ code: 'invalid_query', detail: { field: 'v' } });
+    const where = await call(app.url, 'POST', path, { token: creator, body: { keys: { v: 1 }, partialFilterExpression: { $where: '1' } } });
+    expect(where.status).toBe(400);
+    expect(where.json.error.code).toBe('forbidden_operator');
+    expect(names(await call(app.url, 'GET', path, { token: su }))).toEqual(['_id_']);
   });
 });
 

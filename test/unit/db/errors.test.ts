@@ -72,6 +72,24 @@ describe('classifyDatabaseError', () => {
     });
   });
 
+  it.each([
+    [
+      'InternalError for an operator the local engine does not implement there (a field-level $text)',
+      1,
+      '$text operator is not yet implemented',
+    ],
+    ['IndexNotFound: a $text search without a text index', 27, 'text index required for $text query'],
+    ['ConflictingUpdateOperators', 40, "Updating the path 'a' would create a conflict at 'a'"],
+    ['EmptyFieldName', 56, 'An empty update path is not valid'],
+    ['ConversionFailure', 241, "Failed to parse number 'x' in $convert with no onError value"],
+  ])("calls %s the query's fault, not an outage or a server error", (_what, code, message) => {
+    expect(classifyDatabaseError(serverError(message, code))).toMatchObject({
+      kind: 'invalid_query',
+      message: `The database refused the query: ${message}`,
+      transient: false,
+    });
+  });
+
   it('leaves an unrelated plain error to the 500 path', () => {
     expect(classifyDatabaseError(new Error('boom'))).toBeUndefined();
   });

@@ -25,8 +25,14 @@ describe('the `fields` parameter', () => {
     ['.a', '400 invalid_fields'],
     ['a,a', '400 invalid_fields'],
     ['a\u0001', '400 invalid_fields'],
+    ['a\\b', '400 invalid_fields'],
+    ['a\\', '400 invalid_fields'],
   ])('refuses %j', (raw, expected) => {
     expect(codeOf(() => parseCsvFields(raw, 'csv'))).toBe(expected);
+  });
+
+  it('reads a backslash-escaped "." or "\\" as part of a key, as the CSV header writes it', () => {
+    expect(parseCsvFields('a\\.b,a.b,c\\\\', 'csv')).toEqual(['a\\.b', 'a.b', 'c\\\\']);
   });
 
   it('is refused with formats that have no columns', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BSON, BSONRegExp, Binary, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
+import { BSON, BSONRegExp, Binary, Code, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING_DEPTH, parseJsonBody, parseJsonParam } from '../../../src/documents/extended-json.js';
 import { apiError } from './api-error.js';
@@ -116,6 +116,60 @@ describe('parseJsonParam', () => {
     expect(err.status).toBe(400);
     expect(err.code).toBe('malformed_json');
     expect(err.message).toContain('"query" parameter');
+  });
+
+  const WRONG_OPERANDS: Record<string, unknown[]> = {
+    $oid: [5, {}, []],
+    $date: [true, [], { x: 1 }, { $numberLong: 5 }],
+    $numberInt: [5, {}],
+    $numberLong: [5, {}, true],
+    $numberDouble: [1.5, []],
+    $numberDecimal: [5, {}],
+    $uuid: [5, {}],
+    $timestamp: [5, 'x', { t: 'x', i: 1 }, { t: 1 }],
+    $regularExpression: [5, 'a', { pattern: 5, options: '' }, { pattern: 'a' }],
+    $symbol: [5, {}, [], true],
+    $code: [5, {}, true],
+    $dbPointer: [5, 'c', { $ref: 5, $id: { $oid: HEX } }],
+    $minKey: ['x', {}, 0],
+    $maxKey: ['x', [], 2],
+    $undefined: [5, 'x', false],
+  };
+
+  it.each(Object.entries(WRONG_OPERANDS))('refuses a %s wrapper holding the wrong type with 400 malformed_json', (wrapper, operands) => {
+    for (const operand of operands) {
+      const err = apiError(() => parseJsonBody({ a: [{ b: { [wrapper]: operand } }] }));
+      expect(err.status, JSON.stringify(operand)).toBe(400);
+      expect(err.code).toBe('malformed_json');
+      expect(err.message).toContain(`"${wrapper}"`);
+      expect(err.detail).toEqual({ path: 'a.0.b' });
+    }
+  });
+
+  it('refuses the other wrappers holding the wrong type, with their companion keys', () => {
+    for (const wrapper of [
+      { $binary: 5 },
+      { $binary: { base64: 5, subType: '00' } },
+      { $binary: 'AQID', $type: 5 },
+      { $regex: 5 },
+      { $regex: 'a', $options: 5 },
+      { $code: 'x', $scope: 5 },
+      { $code: 5, $scope: {} },
+      // Wrappers nested in a wrapper are checked too: bson would build a Symbol of 5 there.
+      { $code: 'x', $scope: { s: { $symbol: 5 } } },
+      { $dbPointer: { $ref: 'c', $id: { $symbol: 5 } } },
+      { $dbPointer: { $ref: 'c', $id: { $oid: HEX, x: 1 } } },
+    ]) {
+      const err = apiError(() => parseJsonBody({ v: wrapper }));
+      expect(err.code, JSON.stringify(wrapper)).toBe('malformed_json');
+    }
+  });
+
+  it('revives the scope of a $code as a document of its own', () => {
+    const value = parseJsonBody({ c: { $code: 'f()', $scope: { at: { $date: '2020-01-01T00:00:00Z' } } } }) as { c: Code };
+    expect(value.c).toBeInstanceOf(Code);
+    expect(value.c.code).toBe('f()');
+    expect(value.c.scope).toEqual({ at: new Date('2020-01-01T00:00:00Z') });
   });
 
   it('names the wrapper, the place and the stray keys', () => {

@@ -1,7 +1,13 @@
 import type { Document } from 'mongodb';
 import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { FORBIDDEN_OPERATORS, assertNoForbiddenOperators, lookupTargets } from '../../../src/documents/operators.js';
+import {
+  FORBIDDEN_OPERATORS,
+  assertFilterOperators,
+  assertNoForbiddenOperators,
+  assertPipelineOperators,
+  lookupTargets,
+} from '../../../src/documents/operators.js';
 import { apiError } from './api-error.js';
 
 describe('FORBIDDEN_OPERATORS', () => {
@@ -172,5 +178,57 @@ describe('lookupTargets', () => {
     expect(apiError(() => lookupTargets([{ $unionWith: 'system.views' }])).code).toBe('invalid_name');
     expect(apiError(() => lookupTargets([{ $lookup: { from: '$cmd', as: 'x' } }])).code).toBe('invalid_name');
     expect(apiError(() => lookupTargets([{ $lookup: { from: '', as: 'x' } }])).code).toBe('invalid_name');
+  });
+});
+
+describe('$text in filters', () => {
+  const search = { $search: 'fox' };
+
+  it.each([
+    ['at the top', { $text: search, a: 1 }],
+    ['in a top-level $and', { $and: [{ a: 1 }, { $text: search }] }],
+    ['in a top-level $or', { $or: [{ $text: search }, { a: 1 }] }],
+    ['in $and inside $or', { $or: [{ $and: [{ $text: search }] }] }],
+  ])('accepts $text %s', (_where, filter) => {
+    expect(() => assertFilterOperators(filter, 'query')).not.toThrow();
+    expect(() => assertPipelineOperators([{ $match: filter }], 'aggregate')).not.toThrow();
+  });
+
+  it.each([
+    ['under a field', { a: { $text: search } }, 'a'],
+    ['under a nested field', { a: { b: { $text: search } } }, 'a.b'],
+    ['under a field in $and', { $and: [{ a: { $text: search } }] }, 'a'],
+    ['under $not', { a: { $not: { $text: search } } }, 'a'],
+    ['in $elemMatch', { tags: { $elemMatch: { x: { $text: search } } } }, 'tags.x'],
+    ['inside $expr', { $expr: { $text: search } }, undefined],
+    ['in an array value', { a: { $in: [{ $text: search }] } }, 'a'],
+  ])('refuses $text %s with a 400 that says where it goes', (_where, filter, field) => {
+    for (const err of [
+      apiError(() => assertFilterOperators(filter, 'query')),
+      apiError(() => assertPipelineOperators([{ $match: filter }], 'aggregate')),
+    ]) {
+      expect(err.status).toBe(400);
+      expect(err.code).toBe('invalid_query');
+      expect(err.message).toContain('top of the filter');
+      expect(err.detail).toEqual(field === undefined ? undefined : { field });
+    }
+  });
+
+  it('checks every $match of a pipeline, in sub-pipelines too', () => {
+    const fieldText = { $match: { a: { $text: search } } };
+    for (const pipeline of [
+      [{ $match: {} }, fieldText],
+      [{ $facet: { one: [fieldText] } }],
+      [{ $lookup: { from: 'b', as: 'j', pipeline: [fieldText] } }],
+      [{ $unionWith: { coll: 'b', pipeline: [{ $match: { x: 1 } }, fieldText] } }],
+    ]) {
+      expect(apiError(() => assertPipelineOperators(pipeline, 'aggregate')).code).toBe('invalid_query');
+    }
+    expect(() => assertPipelineOperators([{ $match: { $text: search } }, { $project: { a: 1 } }], 'aggregate')).not.toThrow();
+  });
+
+  it('still refuses forbidden operators', () => {
+    expect(apiError(() => assertFilterOperators({ $where: '1' }, 'partialFilterExpression')).code).toBe('forbidden_operator');
+    expect(apiError(() => assertPipelineOperators([{ $out: 'x' }], 'aggregate')).code).toBe('forbidden_operator');
   });
 });

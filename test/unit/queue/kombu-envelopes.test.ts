@@ -22,6 +22,18 @@ describe('kombu 5.3 JSON envelopes', () => {
     expect(decodeKombuEnvelopes(input as never)).toEqual({ a: [1, '2'], b: { __type__: 'x', other: 1 }, c: { __value__: 1 } });
   });
 
+  it('keeps a "__proto__" key as a key, at any depth, instead of making it the prototype', () => {
+    const decoded = decodeKombuEnvelopes(JSON.parse('{"__proto__": {"isAdmin": true}, "a": [{"__proto__": 1}]}')) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.keys(decoded)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(decoded, '__proto__')?.value).toEqual({ isAdmin: true });
+    expect(decoded.isAdmin).toBeUndefined();
+    expect(Object.keys((decoded.a as object[])[0]!)).toEqual(['__proto__']);
+  });
+
   it('recognises only objects with exactly the two keys', () => {
     expect(isKombuEnvelope(env('uuid', 'x'))).toBe(true);
     expect(isKombuEnvelope({ __type__: 'uuid', __value__: 'x', more: 1 })).toBe(false);

@@ -1,6 +1,6 @@
 import { Binary, Decimal128, Int32, Long, ObjectId, Timestamp } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { cellText, csvField, flattenRecord } from '../../../src/render/csv-cells.js';
+import { cellText, columnKeys, csvField, flattenRecord } from '../../../src/render/csv-cells.js';
 import { contentTypeFor, renderEnvelopeStream, renderValue, toPlainValue, type EnvelopeHead } from '../../../src/render/index.js';
 import { FakeSink, fromArray, pageContext } from './support.js';
 
@@ -53,6 +53,27 @@ describe('CSV cells', () => {
     ]);
   });
 
+  it('escapes "." and "\\" inside keys, so a key with a dot and a nested key are two columns', () => {
+    const record = toPlainValue({ a: { b: 1 }, 'a.b': 2, 'x\\': { y: 3 }, 'x\\.y': 4 });
+    expect([...flattenRecord(record).entries()]).toEqual([
+      ['a.b', '1'],
+      ['a\\.b', '2'],
+      ['x\\\\.y', '3'],
+      ['x\\\\\\.y', '4'],
+    ]);
+  });
+
+  it.each([
+    ['loc.lat', ['loc', 'lat']],
+    ['a\\.b', ['a.b']],
+    ['a\\\\.b', ['a\\', 'b']],
+    ['a\\\\\\.b', ['a\\.b']],
+    ['a\\b', undefined],
+    ['a\\', undefined],
+  ])('reads the column name %j as the keys %j', (column, keys) => {
+    expect(columnKeys(column)).toEqual(keys);
+  });
+
   it('gives a record that is not an object one column, "value"', () => {
     expect([...flattenRecord('x').entries()]).toEqual([['value', 'x']]);
   });
@@ -82,6 +103,12 @@ describe('CSV document', () => {
     expect(body).toBe(
       '_id,when,price,big,n,bin,ts.t,ts.i\r\n65a1b2c3d4e5f60718293a4b,2024-02-29T12:30:00.000Z,19.99,9007199254740993,7,aGk=,5,1\r\n',
     );
+  });
+
+  it('keeps both values of a key with a dot and a nested key of the same path', async () => {
+    const records = [{ _id: 1, a: { b: 'nested' }, 'a.b': 'literal' }];
+    expect(await csvOf(records)).toBe('_id,a.b,a\\.b\r\n1,nested,literal\r\n');
+    expect(await csvOf(records, ['a\\.b', 'a.b'])).toBe('a\\.b,a.b\r\nliteral,nested\r\n');
   });
 
   it('uses `fields` as the columns, in their order, with sub-documents as JSON text', async () => {
