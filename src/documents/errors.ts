@@ -28,6 +28,16 @@ export const noSuchIndex = (name: string, col?: string): ApiError =>
 
 export const indexExists = (message: string): ApiError => conflict(message, 'index_exists');
 
+/** A $near / $nearSphere on fields without a geospatial index: which index would serve it. */
+export const missingGeoIndex = (fields: readonly string[]): ApiError =>
+  badRequest(
+    'missing_geo_index',
+    `$near and $nearSphere need a geospatial index on the field they search: create ${fields
+      .map((field) => `{"keys": {${JSON.stringify(field)}: "2dsphere"}}`)
+      .join(' and ')} at this collection's indexes (POST /api/<area>/indexes/<db>/<col>/).`,
+    { fields },
+  );
+
 export const duplicateValues = (message: string): ApiError => conflict(message, 'duplicate_values');
 
 /** A write that would change a record's `_id`, which is what the record is found by. */

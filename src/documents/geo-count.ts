@@ -69,6 +69,17 @@ function countConditions(field: string, condition: unknown): Document[] | undefi
   return conditions;
 }
 
+/** The fields a filter's near conditions search (top level and in `$and`), each once. */
+export function nearFields(filter: Document): string[] {
+  const fields = new Set<string>();
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(value))
+      for (const part of value) if (isObject(part)) for (const f of nearFields(part)) fields.add(f);
+    if (!key.startsWith('$') && isObject(value) && Object.keys(value).some((k) => NEAR_OPERATORS.has(k))) fields.add(key);
+  }
+  return [...fields];
+}
+
 /**
  * `filter` with each top-level (or `$and`-listed) near condition restated as the conditions that
  * count the same records; the filter itself when it has none.

@@ -2,7 +2,7 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
-import { countableFilter } from './geo-count.js';
+import { countableFilter, nearFields } from './geo-count.js';
 import {
   MongoServerError,
   type Collection,
@@ -18,7 +18,16 @@ import { badRequest, type ApiError } from '../errors.js';
 import type { IndexDefinition } from './index-spec.js';
 import { insertBatch } from './batch-insert.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
-import { collectionExists, databaseExists, duplicateValues, indexExists, noSuchCollection, noSuchDatabase, noSuchIndex } from './errors.js';
+import {
+  collectionExists,
+  databaseExists,
+  duplicateValues,
+  indexExists,
+  missingGeoIndex,
+  noSuchCollection,
+  noSuchDatabase,
+  noSuchIndex,
+} from './errors.js';
 import { QueryBudget } from './query-budget.js';
 import { RAW_RECORDS, recordReader } from './raw-records.js';
 
@@ -341,16 +350,45 @@ export class DocumentStore {
     };
   }
 
-  count(db: string, col: string, filter: Document, budget: QueryBudget): Promise<number> {
+  async count(db: string, col: string, filter: Document, budget: QueryBudget): Promise<number> {
+    await this.requireGeoIndexes(db, col, filter);
     // A count cannot run $near (see geo-count.ts): it counts the same records another way.
     const counted = countableFilter(filter);
     return budget.run((maxTimeMS, signal) => this.collection(db, col).countDocuments(counted, { maxTimeMS, signal }));
+  }
+
+  /**
+   * A $near needs a geospatial index on its field; without one the engine's refusal does not say
+   * which (MongoDB: "unable to find index for $geoNear query"), so it is asked for here first,
+   * naming the index to create. One listing of the indexes, for near queries only.
+   */
+  private async requireGeoIndexes(db: string, col: string, filter: Document): Promise<void> {
+    const fields = nearFields(filter);
+    if (fields.length === 0) return;
+    // A collection that does not exist has no indexes (and finds nothing anyway).
+    const indexes = await this.collection(db, col)
+      .listIndexes()
+      .toArray()
+      .catch((err: unknown) => {
+        if (err instanceof MongoServerError && err.code === 26) return [];
+        throw err;
+      });
+    const geo = new Set(
+      indexes.flatMap((index) =>
+        Object.entries((index.key ?? {}) as Record<string, unknown>)
+          .filter(([, kind]) => kind === '2dsphere' || kind === '2d')
+          .map(([field]) => field),
+      ),
+    );
+    const missing = fields.filter((field) => !geo.has(field));
+    if (missing.length > 0) throw missingGeoIndex(missing);
   }
 
   find(db: string, col: string, options: FindOptions, budget: QueryBudget): BudgetedCursor {
     const collection = this.collection(db, col);
     return new BudgetedCursor(
       async (maxTimeMS, signal) => {
+        await this.requireGeoIndexes(db, col, options.filter);
         const cursor = collection.find(options.filter, await this.cursorOptions(maxTimeMS, signal, options.limit));
         if (options.projection !== undefined) cursor.project(options.projection);
         if (options.sort !== undefined) cursor.sort(options.sort);

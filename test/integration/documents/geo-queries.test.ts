@@ -66,6 +66,15 @@ describe('$near and $nearSphere', () => {
     expect(res.json.results.map((r: { name: string }) => r.name)).toEqual(['s00', 's01', 's02']);
   });
 
+  it('without a 2dsphere index on the field, is a 400 that says which index to create', async () => {
+    const query = q({ filter: { elsewhere: { $near: { $geometry: { type: 'Point', coordinates: CENTER }, $maxDistance: 1000 } } } });
+    for (const format of ['json', 'ndjson', 'csv']) {
+      const res = await call(app.url, 'GET', `${base}?format=${format}&query=${query}`, { token });
+      expect(res.status, res.text).toBe(400);
+      expect(JSON.parse(res.text).error.message).toMatch(/"elsewhere": "2dsphere"/);
+    }
+  });
+
   it('streams nearest first as NDJSON and CSV', async () => {
     const ndjson = await call(app.url, 'GET', `${base}?format=ndjson&query=${q(near(30_000))}`, { token });
     expect(ndjson.status, ndjson.text).toBe(200);
