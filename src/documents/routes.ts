@@ -18,13 +18,12 @@ import { actionForMethod, canAccessCollection, canManageContainers, type Documen
 import { setPageForm, type PageFormKind } from '../render/html-forms.js';
 import type { Settings } from '../config/settings.js';
 import type { DocumentArea } from './area.js';
+import { bulkWriteHandlers } from './bulk-writes.js';
 import { containerHandlers } from './containers.js';
 import { DocumentService, type CollectionTarget } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type RecordRequest } from './records.js';
-import { bulkWriteHandlers } from './bulk-writes.js';
-import { skipRows } from './row-offset.js';
 
 const COLLECTION_PARAMS = [...PAGE_PARAMS, 'skip', 'query', 'distinct', 'aggregate', 'fields'];
 const WRITE_BY_FILTER_PARAMS = [...COMMON_PARAMS, 'query'];
@@ -97,8 +96,7 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
         const params = checkParams(req, COLLECTION_PARAMS);
         // An export (CSV, NDJSON) is the whole result unless a page is asked for.
         const wholeExport = isRecordFormat(req.format) && params.page === undefined && params.page_size === undefined;
-        const paging = parsePaging(params, wholeExport ? 0 : defaultPageSize);
-        const skip = parseSkip(params);
+        const paging = { ...parsePaging(params, wholeExport ? 0 : defaultPageSize), skip: parseSkip(params) };
         const fields = parseCsvFields(params.fields, req.format);
         if (fields !== undefined) setCsvFields(res, fields);
         const read = {
@@ -106,12 +104,11 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
           pipeline: parseAggregate(params.aggregate, maxQueryBytes),
           distinctFields: parseDistinct(params.distinct),
         };
-        await documents.readCollection(req.principal, callerKey(req), target, read, (all) => {
-          const rows = skipRows(all, skip);
-          return 'values' in rows
+        await documents.readCollection(req.principal, callerKey(req), target, read, (rows) =>
+          'values' in rows
             ? paginate(req, res, rows.values, paging, { whenEmpty: target.whenEmpty })
-            : paginate(req, res, rows, paging, { whenEmpty: target.whenEmpty, map: rows.mapRow });
-        });
+            : paginate(req, res, rows, paging, { whenEmpty: target.whenEmpty, map: rows.mapRow }),
+        );
       },
       POST: async (req, res) => {
         checkParams(req, COMMON_PARAMS);

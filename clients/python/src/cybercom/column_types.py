@@ -13,7 +13,7 @@ for each column listed; with ``parse_dates="auto"``, a date for each column all 
 are ISO 8601 dates (``2001-04-01``) or dates and times (``2001-04-01T12:00:00.000Z``, the CSV
 and NDJSON exports' form; ``T`` or a space; seconds, fractions and an offset optional; without
 an offset, UTC); and a top-level ``_id`` all of whose values are 24 hex digits is an ObjectId
-(the exports write ObjectIds so). Other CSV cells are read by :func:`cybercom.records_io.parse_cell`;
+(the exports write ObjectIds so). Other CSV cells are read by :func:`parse_cell`;
 other JSON values stay as they are. Empty CSV cells and JSON nulls are never converted.
 """
 

@@ -282,7 +282,7 @@ class Collection:
         stream: Optional[bool] = None,
         typed: bool = True,
     ) -> Cursor:
-        """Every matching record, lazily (see docs/python-client.md, "Reading records").
+        """Every matching record, lazily (docs/python-client.md has a table of these options).
 
         ``filter``, ``projection`` and ``sort`` are MongoDB's (``sort`` also ``"name"``,
         ``"-name"`` or ``[("a", 1), ("b", -1)]``). ``skip`` leaves out the first records and
