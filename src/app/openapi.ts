@@ -64,6 +64,11 @@ const paging = [
   p('page', 'Page number (default 1; beyond the last → last page)', { type: 'integer' }),
   p('page_size', 'Records per page (default 10; 0 = all, streamed)', { type: 'integer', minimum: 0 }),
 ];
+/** The filter of an update or delete by filter: required, so that no request means "every record" by leaving it out. */
+const writeFilter = {
+  ...p('query', 'JSON object {"filter": ...} ({"filter": {}} for every record); MongoDB Extended JSON accepted'),
+  required: true,
+};
 const ok = (description: string, schema: object = { type: 'object' }) => ({ description, content: { 'application/json': { schema } } });
 const jsonBody = (schema: object) => ({ required: true, content: { 'application/json': { schema } } });
 
@@ -118,6 +123,7 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
         parameters: [
           ...common,
           ...paging,
+          p('skip', 'Leave out this many leading records of the result before paging (default 0)', { type: 'integer', minimum: 0 }),
           p('fields', 'format=csv only: comma-separated columns (dotted paths), in order'),
           p('query', 'JSON object with keys filter, projection (0/1), sort (1/-1); MongoDB Extended JSON accepted'),
           p('distinct', 'Comma-separated field names'),
@@ -141,6 +147,19 @@ function documentPaths(prefix: string, area: string, canCreateDatabases: boolean
         summary: 'Insert one record (object) or many (array)',
         requestBody: jsonBody({ oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] }),
         responses: { 201: ok('Inserted: {_id} or {inserted_ids}'), 409: ok('Duplicate _id'), ...errors },
+      },
+      patch: {
+        tags: [area],
+        summary: 'Update every record the filter of query matches: merge fields ($set) or apply update operators',
+        parameters: [...common, writeFilter],
+        requestBody: jsonBody({ type: 'object' }),
+        responses: { 200: ok('{matched_count, modified_count}'), ...errors },
+      },
+      delete: {
+        tags: [area],
+        summary: 'Delete every record the filter of query matches',
+        parameters: [...common, writeFilter],
+        responses: { 200: ok('{deleted_count}'), ...errors },
       },
     },
     [`${prefix}/{database}/{collection}/{id}/`]: {

@@ -9,7 +9,8 @@ import { respond } from '../http/respond.js';
 import type { CollectionTarget, DocumentService } from './document-service.js';
 import { parseJsonBody } from './extended-json.js';
 
-function requireBody(req: Request): unknown {
+/** The request's JSON body with its Extended JSON revived; a 400 when there is none. */
+export function requireBody(req: Request): unknown {
   if (req.body === undefined) throw badRequest('missing_body', 'A JSON body is required.');
   return parseJsonBody(req.body);
 }

@@ -2,7 +2,7 @@
  * The document API of one area (mounted at /api/data_store/data and /api/catalog/data):
  *   /                 GET databases · POST create/delete database (data store only)
  *   /:db/             GET collections · POST create/delete collection
- *   /:db/:col/        GET query/distinct/aggregate · POST insert
+ *   /:db/:col/        GET query/distinct/aggregate · POST insert · PATCH/DELETE every record a filter matches
  *   /:db/:col/:id/    GET · PUT · PATCH · DELETE
  * Each handler: validate names → check permission → check existence → act → respond.
  */
@@ -12,19 +12,21 @@ import { paginate } from '../http/paginate.js';
 import { setCsvFields } from '../http/respond.js';
 import { isRecordFormat } from '../render/index.js';
 import { parseCsvFields } from './csv-fields.js';
-import { parsePaging } from '../http/paging.js';
+import { parsePaging, parseSkip } from '../http/paging.js';
 import { COMMON_PARAMS, PAGE_PARAMS, checkParams } from '../http/params.js';
 import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
 import { setPageForm, type PageFormKind } from '../render/html-forms.js';
 import type { Settings } from '../config/settings.js';
 import type { DocumentArea } from './area.js';
+import { bulkWriteHandlers } from './bulk-writes.js';
 import { containerHandlers } from './containers.js';
 import { DocumentService, type CollectionTarget } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type RecordRequest } from './records.js';
 
-const COLLECTION_PARAMS = [...PAGE_PARAMS, 'query', 'distinct', 'aggregate', 'fields'];
+const COLLECTION_PARAMS = [...PAGE_PARAMS, 'skip', 'query', 'distinct', 'aggregate', 'fields'];
+const WRITE_BY_FILTER_PARAMS = [...COMMON_PARAMS, 'query'];
 
 /**
  * Asks the browsable page for a form (src/render/html-forms.ts) on GET pages whose write the
@@ -49,6 +51,7 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
   const documents = new DocumentService(area);
   const containers = containerHandlers(documents, mountPath, defaultPageSize);
   const records = recordHandlers(documents);
+  const bulkWrites = bulkWriteHandlers(documents, maxQueryBytes);
   const router = Router({ strict: true });
 
   /**
@@ -93,7 +96,7 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
         const params = checkParams(req, COLLECTION_PARAMS);
         // An export (CSV, NDJSON) is the whole result unless a page is asked for.
         const wholeExport = isRecordFormat(req.format) && params.page === undefined && params.page_size === undefined;
-        const paging = parsePaging(params, wholeExport ? 0 : defaultPageSize);
+        const paging = { ...parsePaging(params, wholeExport ? 0 : defaultPageSize), skip: parseSkip(params) };
         const fields = parseCsvFields(params.fields, req.format);
         if (fields !== undefined) setCsvFields(res, fields);
         const read = {
@@ -110,6 +113,14 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
       POST: async (req, res) => {
         checkParams(req, COMMON_PARAMS);
         await records.insert(req, res, await existingTarget(req));
+      },
+      PATCH: async (req, res) => {
+        const target = lazyTarget(req);
+        await bulkWrites.updateMatching(req, res, target, checkParams(req, WRITE_BY_FILTER_PARAMS).query);
+      },
+      DELETE: async (req, res) => {
+        const target = lazyTarget(req);
+        await bulkWrites.deleteMatching(req, res, target, checkParams(req, WRITE_BY_FILTER_PARAMS).query);
       },
     }),
   );

@@ -425,4 +425,18 @@ export class DocumentStore {
     // The driver takes no abort signal for distinct: past the deadline its answer is simply not awaited.
     return budget.run((maxTimeMS) => this.collection(db, col).distinct(field, filter, { maxTimeMS }));
   }
+
+  /**
+   * Applies `update` to every record `filter` matches and answers how many matched and how many
+   * it changed. A write, so no query time budget: it runs until the engine is done.
+   */
+  async updateMatching(db: string, col: string, filter: Document, update: Document): Promise<{ matched: number; modified: number }> {
+    const result = await this.collection(db, col).updateMany(filter, update);
+    return { matched: result.matchedCount, modified: result.modifiedCount };
+  }
+
+  /** Removes every record `filter` matches and answers how many were removed. */
+  async deleteMatching(db: string, col: string, filter: Document): Promise<number> {
+    return (await this.collection(db, col).deleteMany(filter)).deletedCount;
+  }
 }

@@ -6,7 +6,7 @@
 import type { Request, Response } from 'express';
 import type { EnvelopeHead } from '../render/index.js';
 import { requestUrl } from './base-url.js';
-import { pageWindow, type CountedRows, type PageCursor, type PageRequest, type PageWindow } from '../lib/paging.js';
+import { pageWindow, withoutFirst, type CountedRows, type PageCursor, type PageRequest, type PageWindow } from '../lib/paging.js';
 import { pageLinks } from './paging.js';
 import { fromArray, respond, respondEnvelope } from './respond.js';
 
@@ -33,14 +33,16 @@ export function envelopeHead(req: Request, total: number, window: PageWindow): E
   };
 }
 
-/** Answers the page `paging` asks for, in the negotiated format. */
+/** Answers the page `paging` asks for (after its `skip`), in the negotiated format. */
 export async function paginate<T>(
   req: Request,
   res: Response,
-  source: PageSource<T>,
+  all: PageSource<T>,
   paging: PageRequest,
   options: PaginateOptions<T> = {},
 ): Promise<void> {
+  const skip = paging.skip ?? 0;
+  const source = skip === 0 ? all : isCounted(all) ? withoutFirst(all, skip) : all.slice(skip);
   if (isCounted(source)) {
     const { total, window, cursor } = await countAndOpen(source, paging);
     try {

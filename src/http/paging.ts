@@ -54,6 +54,20 @@ export function parsePaging(params: { page?: unknown; page_size?: unknown }, def
 }
 
 /**
+ * The `skip` parameter of a record listing: how many leading rows of the result to leave out
+ * before paging (0 when not given). Digits only, as `page_size`; huge values are capped.
+ */
+export function parseSkip(params: { skip?: unknown }): number {
+  const raw = single(params.skip, 'skip', 'invalid_skip');
+  if (raw === undefined) return 0;
+  if (!UNSIGNED.test(raw)) {
+    const reason = SIGNED.test(raw) ? 'must not be negative' : 'must be an integer';
+    throw badRequest('invalid_skip', `The "skip" parameter ${reason}; got ${JSON.stringify(raw)}.`, { parameter: 'skip' });
+  }
+  return toCappedInteger(raw);
+}
+
+/**
  * Absolute `next`/`previous` URLs. Only the `page` parameter is touched: it is replaced where it
  * stood (or appended), and every other parameter keeps its position and its exact encoding, so
  * a `query` or `aggregate` value is carried over byte for byte.

@@ -9,6 +9,8 @@ export interface PageRequest {
   page: number;
   /** 0 = all records. */
   pageSize: number;
+  /** Leading rows of the result left out before it is paged (a listing's `skip`); 0 when absent. */
+  skip?: number;
 }
 
 export interface PageWindow {
@@ -40,6 +42,18 @@ export interface PageCursor<T> extends AsyncIterable<T> {
 export interface CountedRows<T> {
   count: Promise<number>;
   open(window: PageWindow): PageCursor<T>;
+}
+
+/**
+ * The result without its first `skip` rows, paged as if they had never been there: its count is
+ * of the rest, and each window opens that many rows further on, so that the source (a database)
+ * leaves them out rather than reading them.
+ */
+export function withoutFirst<T>(rows: CountedRows<T>, skip: number): CountedRows<T> {
+  return {
+    count: rows.count.then((total) => Math.max(0, total - skip)),
+    open: (window) => rows.open({ ...window, skip: Math.min(window.skip + skip, Number.MAX_SAFE_INTEGER) }),
+  };
 }
 
 /** A page read whole, in one query, as a cursor. */

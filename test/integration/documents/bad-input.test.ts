@@ -523,7 +523,14 @@ const cases: Case[] = [
   { name: 'id too long', method: 'GET', path: () => `${BASE}/${db}/${col}/${'i'.repeat(1100)}/`, status: 400, code: 'invalid_id' },
   { name: 'PUT a missing record', method: 'PUT', path: () => `${BASE}/${db}/${col}/nothere/`, options: { body: { a: 1 } }, status: 404 },
   // Methods and auth
-  { name: 'DELETE on a collection', method: 'DELETE', path: () => `${BASE}/${db}/${col}/`, status: 405 },
+  {
+    name: 'DELETE on a collection without a filter',
+    method: 'DELETE',
+    path: () => `${BASE}/${db}/${col}/`,
+    status: 400,
+    code: 'missing_filter',
+  },
+  { name: 'PUT on a collection', method: 'PUT', path: () => `${BASE}/${db}/${col}/`, options: { body: { a: 1 } }, status: 405 },
   {
     name: 'no credentials',
     method: 'POST',

@@ -41,7 +41,12 @@ describe('OpenAPI description', () => {
     const collection = doc.paths['/api/data_store/data/{database}/{collection}/'].get;
     const format = collection.parameters.find((param: { name: string }) => param.name === 'format');
     expect(format.schema.enum).toEqual(expect.arrayContaining(['csv', 'ndjson']));
-    expect(collection.parameters.map((param: { name: string }) => param.name)).toContain('fields');
+    expect(collection.parameters.map((param: { name: string }) => param.name)).toEqual(expect.arrayContaining(['fields', 'skip']));
+    // Updates and deletes by filter, whose filter is required.
+    for (const method of ['patch', 'delete']) {
+      const write = doc.paths['/api/data_store/data/{database}/{collection}/'][method];
+      expect(write.parameters.find((param: { name: string }) => param.name === 'query').required, method).toBe(true);
+    }
     expect(Object.keys(collection.responses[200].content)).toEqual(['application/json', 'text/csv', 'application/x-ndjson']);
     for (const prefix of ['/api/data_store/indexes', '/api/catalog/indexes']) {
       expect(Object.keys(doc.paths[`${prefix}/{database}/{collection}/`])).toEqual(['parameters', 'get', 'post']);

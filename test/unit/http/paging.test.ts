@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pageWindow, type PageWindow } from '../../../src/lib/paging.js';
-import { pageLinks, parsePaging } from '../../../src/http/paging.js';
+import { pageLinks, parsePaging, parseSkip } from '../../../src/http/paging.js';
 import { apiError } from '../documents/api-error.js';
 
 describe('parsePaging', () => {
@@ -129,5 +129,20 @@ describe('pageLinks', () => {
 
   it('drops the fragment and keeps the path, including a format suffix', () => {
     expect(pageLinks(url('https://h.example/c/.json?page=1#top'), win(1, 2)).next).toBe('https://h.example/c/.json?page=2');
+  });
+});
+
+describe('parseSkip', () => {
+  it('reads digits, 0 when absent or empty, capping huge values', () => {
+    expect(parseSkip({})).toBe(0);
+    expect(parseSkip({ skip: '' })).toBe(0);
+    expect(parseSkip({ skip: '25' })).toBe(25);
+    expect(parseSkip({ skip: '99999999999999999999' })).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it.each(['-1', '1.5', '1e3', 'x', ' 2'])('refuses skip %j with 400 invalid_skip', (raw) => {
+    const err = apiError(() => parseSkip({ skip: raw }));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('invalid_skip');
   });
 });

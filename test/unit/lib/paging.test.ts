@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cursorOver, pageWindow, type PageWindow } from '../../../src/lib/paging.js';
+import { cursorOver, pageWindow, withoutFirst, type PageWindow } from '../../../src/lib/paging.js';
 
 describe('pageWindow', () => {
   const cases: [string, number, { page: number; pageSize: number }, PageWindow][] = [
@@ -50,5 +50,16 @@ describe('cursorOver', () => {
     } finally {
       process.off('unhandledRejection', listener);
     }
+  });
+});
+
+describe('withoutFirst', () => {
+  it('counts the rest and opens every window that many rows further on', async () => {
+    const opened: PageWindow[] = [];
+    const rows = withoutFirst({ count: Promise.resolve(12), open: (window) => (opened.push(window), cursorOver(Promise.resolve([]))) }, 5);
+    expect(await rows.count).toBe(7);
+    rows.open({ page: 2, pageSize: 3, pages: 3, skip: 3, limit: 3 });
+    expect(opened).toEqual([{ page: 2, pageSize: 3, pages: 3, skip: 8, limit: 3 }]);
+    expect(await withoutFirst({ count: Promise.resolve(2), open: rows.open }, 5).count).toBe(0);
   });
 });

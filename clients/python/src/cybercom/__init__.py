@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         Throttled,
         UnsupportedMediaType,
     )
+    from .results import DeleteResult, RecordList, UpdateResult
     from .retry import RetryPolicy
     from .tasks import TaskInfo, TaskRun, Tasks
 
@@ -53,6 +54,7 @@ _MODULE_OF = {
     "Cursor": "data_store",
     "CybercomError": "errors",
     "Database": "data_store",
+    "DeleteResult": "results",
     "InsertError": "data_store",
     "InvalidName": "errors",
     "InvalidQuery": "errors",
@@ -64,6 +66,7 @@ _MODULE_OF = {
     "PayloadTooLarge": "errors",
     "PermissionDenied": "errors",
     "ProtocolError": "errors",
+    "RecordList": "results",
     "QueryTimeout": "errors",
     "QueryTooLong": "errors",
     "Regex": "ejson",
@@ -78,6 +81,7 @@ _MODULE_OF = {
     "Throttled": "errors",
     "Timestamp": "ejson",
     "UnsupportedMediaType": "errors",
+    "UpdateResult": "results",
 }
 
 
@@ -100,6 +104,7 @@ __all__ = [
     "Cursor",
     "CybercomError",
     "Database",
+    "DeleteResult",
     "InsertError",
     "InvalidName",
     "InvalidQuery",
@@ -113,6 +118,7 @@ __all__ = [
     "ProtocolError",
     "QueryTimeout",
     "QueryTooLong",
+    "RecordList",
     "Regex",
     "RetryPolicy",
     "ServerError",
@@ -125,5 +131,6 @@ __all__ = [
     "Throttled",
     "Timestamp",
     "UnsupportedMediaType",
+    "UpdateResult",
     "__version__",
 ]

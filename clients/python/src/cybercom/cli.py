@@ -22,6 +22,7 @@ import orjson
 from . import ejson, records_io
 from ._version import __version__
 from .client import Client
+from .column_types import DTYPES, ImportTypes
 from .config import config_path, save_config
 from .data_store import INSERT_CHUNK_RECORDS, Area, Collection, InsertError
 from .errors import (
@@ -222,6 +223,14 @@ def _already_written(col: Collection, report: dict[str, Any]) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     fmt = args.format or records_io.detect_format(args.file)
     report_path = Path(args.report or f"{args.file}.import-report.json")
+    # The whole file is read once before anything is sent: it decides the columns' types, and a
+    # value that does not fit the type asked for stops the import with nothing written.
+    source = records_io.TypedFile(
+        args.file, fmt, ImportTypes.from_options(args.parse_dates, args.dtype or [])
+    )
+    plan = source.plan()
+    if plan.auto_dates:
+        print(f"read as dates: {', '.join(plan.auto_dates)} (--parse-dates none keeps text)", file=sys.stderr)
     with _client(args) as client:
         col = _area(client, args)[args.database][args.collection]
         if args.create:
@@ -233,11 +242,16 @@ def cmd_import(args: argparse.Namespace) -> int:
                 raise UsageError(f"{args.resume} is the report of another file ({previous.get('source')})")
             skip = _already_written(col, previous)
             print(f"resuming: skipping the {skip} records written before", file=sys.stderr)
-        records = records_io.read_records(args.file, fmt)
+        records = iter(source)
         for _ in range(skip):
             next(records, None)
         try:
-            ids = col.insert(records, chunk_size=args.chunk_size, progress=not args.quiet)
+            ids = col.insert(
+                records,
+                chunk_size=args.chunk_size,
+                progress=not args.quiet,
+                total=max(0, plan.records - skip),
+            )
         except InsertError as exc:
             report = {"source": str(Path(args.file).resolve()), **exc.report()}
             report["failed_index"] = skip + exc.failed_index
@@ -378,6 +392,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=INSERT_CHUNK_RECORDS,
         help=f"at most this many records per request (default {INSERT_CHUNK_RECORDS}; "
         "a request also stays under about 4 MB)",
+    )
+    p.add_argument(
+        "--parse-dates",
+        default="auto",
+        metavar="auto|none|COL,...",
+        help="which columns to store as dates: auto (default) those whose every value is an ISO 8601 "
+        "date or date and time, as the exports write them; none; or the columns named",
+    )
+    p.add_argument(
+        "--dtype",
+        action="append",
+        metavar="COL=TYPE",
+        help=f"store a column (a dotted path: loc.lat) as TYPE, one of {', '.join(DTYPES)} "
+        "(repeatable; e.g. --dtype zip=str)",
     )
     p.add_argument("--create", action="store_true", help="create the collection when it does not exist")
     p.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 from urllib.parse import quote, urlencode
 
 import httpx
@@ -13,12 +13,10 @@ import orjson
 
 from . import ejson
 from .errors import BadRequest, CybercomError, NotFound
+from .frames import FrameConversions
 from .progress import progress_bar
+from .results import DeleteResult, RecordList, UpdateResult
 from .session import Params, Session
-
-if TYPE_CHECKING:
-    import pandas
-    import pyarrow
 
 SortSpec = Union[Mapping[str, int], Sequence[tuple[str, int]], str, None]
 IndexKeys = Union[Mapping[str, Union[int, str]], Sequence[tuple[str, Union[int, str]]], str]
@@ -168,10 +166,10 @@ def _request_url(error: httpx.TransportError) -> Optional[str]:
         return None
 
 
-class Cursor:
+class Cursor(FrameConversions):
     """The records a ``find`` matches, fetched lazily. Iterate it (again and again: each iteration
-    reads afresh) or turn it into a DataFrame/Arrow table. Memory stays bounded while iterating:
-    one page at a time, or one line at a time when the server streams NDJSON."""
+    reads afresh) or turn it into a DataFrame/Arrow table/GeoDataFrame. Memory stays bounded while
+    iterating: one page at a time, or one line at a time when the server streams NDJSON."""
 
     def __init__(
         self,
@@ -183,6 +181,7 @@ class Cursor:
         limit: Optional[int],
         stream: Optional[bool],
         typed: bool,
+        skip: int = 0,
     ) -> None:
         self._collection = collection
         self.filter = filter
@@ -192,12 +191,22 @@ class Cursor:
         self.limit = limit
         self.stream = stream
         self.typed = typed
+        self._skip = _at_least_zero(skip, "skip")
+
+    def skip(self, count: int) -> Cursor:
+        """Leaves out the first ``count`` records of the result (after filter and sort), as
+        pymongo's ``cursor.skip``: the server skips them, nothing is downloaded for them. Returns
+        the cursor, so that ``col.find(...).skip(100)`` reads on."""
+        self._skip = _at_least_zero(count, "skip")
+        return self
 
     def _records(self) -> Iterator[Any]:
         """Every record, decoded (see ejson.decode_line and ejson.decode_parsed_record)."""
         col = self._collection
         query = query_param(self.filter, self.projection, self.sort)
         params: Params = {} if query is None else {"query": query}
+        if self._skip:
+            params["skip"] = self._skip
         use_stream = self.stream
         if use_stream is None:
             use_stream = col._area._ndjson_supported is not False and self.limit is None
@@ -233,35 +242,16 @@ class Cursor:
         return list(self)
 
     def count(self) -> int:
-        """How many records match (the server counts; nothing is downloaded)."""
+        """How many records the filter matches (the server counts; nothing is downloaded). Like
+        pymongo's ``count_documents``, it leaves ``skip`` and ``limit`` aside."""
         return self._collection.count(self.filter)
 
-    def to_dataframe(self, *, flatten: bool = False, progress: bool = False) -> pandas.DataFrame:
-        """A pandas DataFrame (``flatten``: nested objects become dotted columns)."""
-        from .frames import records_to_dataframe
-
-        return records_to_dataframe(self._progress(progress), flatten=flatten)
-
-    def to_arrow(self, *, progress: bool = False) -> pyarrow.Table:
-        """A pyarrow Table, built column by column."""
-        from .frames import records_to_arrow
-
-        return records_to_arrow(self._progress(progress))
-
-    def to_geodataframe(
-        self, *, geometry: Optional[str] = None, crs: str = "EPSG:4326", progress: bool = False
-    ) -> Any:
-        """A geopandas GeoDataFrame from GeoJSON Features, or from records with a GeoJSON
-        ``geometry`` field."""
-        from .frames import records_to_geodataframe
-
-        return records_to_geodataframe(self._progress(progress), geometry=geometry, crs=crs)
-
-    def _progress(self, show: bool) -> Iterable[dict[str, Any]]:
-        if not show:
+    def _frame_records(self, progress: bool) -> Iterable[dict[str, Any]]:
+        if not progress:
             return self
+        total = max(0, self.count() - self._skip)
         bar: Iterable[dict[str, Any]] = progress_bar(
-            self, total=self.count() if self.limit is None else self.limit, unit="rec"
+            self, total=total if self.limit is None else min(total, self.limit), unit="rec"
         )
         return bar
 
@@ -286,16 +276,26 @@ class Collection:
         projection: Optional[Mapping[str, Any]] = None,
         sort: SortSpec = None,
         *,
-        page_size: int = 1000,
+        skip: int = 0,
         limit: Optional[int] = None,
+        page_size: int = 1000,
         stream: Optional[bool] = None,
         typed: bool = True,
     ) -> Cursor:
-        """Every matching record, lazily. ``stream=None`` streams NDJSON when the server offers it
-        and pages otherwise; ``typed`` turns ISO dates and hex ``_id`` into Python types."""
+        """Every matching record, lazily (docs/python-client.md has a table of these options).
+
+        ``filter``, ``projection`` and ``sort`` are MongoDB's (``sort`` also ``"name"``,
+        ``"-name"`` or ``[("a", 1), ("b", -1)]``). ``skip`` leaves out the first records and
+        ``limit`` stops after that many (0: no limit), as in pymongo. ``page_size`` is how many records one
+        request fetches when paging. ``stream=None`` streams NDJSON when the server offers it and
+        no ``limit`` is set, and pages otherwise; ``True`` insists on streaming, ``False`` pages.
+        ``typed`` (default) turns ISO dates into ``datetime`` and a hex ``_id`` into
+        :class:`~cybercom.ejson.ObjectId`; ``typed=False`` leaves them as the text the server sent."""
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
-        return Cursor(self, filter, projection, sort, page_size, limit, stream, typed)
+        if limit is not None and _at_least_zero(limit, "limit") == 0:
+            limit = None  # pymongo's "no limit"
+        return Cursor(self, filter, projection, sort, page_size, limit, stream, typed, skip)
 
     def find_one(self, filter: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Optional[dict[str, Any]]:
         return next(iter(self.find(filter, limit=1, stream=False, **kwargs)), None)
@@ -318,13 +318,14 @@ class Collection:
 
     def aggregate(
         self, pipeline: Sequence[Mapping[str, Any]], filter: Optional[Mapping[str, Any]] = None
-    ) -> list[dict[str, Any]]:
-        """The results of an aggregation pipeline (the filter, if any, applies first)."""
+    ) -> RecordList:
+        """The results of an aggregation pipeline (the filter, if any, applies first): a list,
+        with ``to_dataframe()``, ``to_arrow()`` and ``to_geodataframe()``."""
         params: Params = {"aggregate": orjson.dumps(ejson.encode(list(pipeline))).decode("utf-8")}
         query = query_param(filter)
         if query is not None:
             params["query"] = query
-        return [ejson.decode(v) for v in self._session.results(self.path, params)]
+        return RecordList(ejson.decode(v) for v in self._session.results(self.path, params))
 
     def present_prefix(self, ids: Sequence[Any]) -> int:
         """How many of ``ids``, from the first on, the collection holds, up to the first it lacks:
@@ -448,6 +449,21 @@ class Collection:
     def delete(self, id: Any) -> None:
         self._session.json("DELETE", self._record_path(id))
 
+    def update_many(self, filter: Mapping[str, Any], update: Mapping[str, Any]) -> UpdateResult:
+        """Applies ``update`` to every record ``filter`` matches (``{}``: every record), as
+        pymongo's ``update_many``: plain fields are merged with ``$set``, or update operators, as
+        :meth:`update` takes them. The filter is required, so that no call changes everything by
+        leaving it out."""
+        answer = self._session.json("PATCH", self.path, params=_write_filter(filter), json=dict(update))
+        return UpdateResult(int(answer["matched_count"]), int(answer["modified_count"]))
+
+    def delete_many(self, filter: Mapping[str, Any]) -> DeleteResult:
+        """Removes every record ``filter`` matches (``{}``: every record; the collection stays), as
+        pymongo's ``delete_many``. A delete whose answer was lost is sent again (deleting by a
+        filter twice removes nothing more); ``deleted_count`` is then what the last try removed."""
+        answer = self._session.json("DELETE", self.path, params=_write_filter(filter))
+        return DeleteResult(int(answer["deleted_count"]))
+
     def drop(self) -> None:
         """Deletes the collection and everything in it."""
         self.database.drop_collection(self.name)
@@ -552,6 +568,19 @@ class Collection:
         finally:
             response.close()
         return written
+
+
+def _at_least_zero(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a whole number, 0 or more; got {value!r}")
+    return value
+
+
+def _write_filter(filter: Mapping[str, Any]) -> Params:
+    """The ``query`` parameter of an update or delete by filter, which always names its filter."""
+    if not isinstance(filter, Mapping):
+        raise TypeError(f"filter must be a mapping ({{}} matches every record), not {type(filter).__name__}")
+    return {"query": orjson.dumps({"filter": ejson.encode(dict(filter))}).decode("utf-8")}
 
 
 def _create(session: Session, path: str, kind: str, name: str, exist_ok: bool) -> None:

@@ -150,6 +150,8 @@ _BY_CODE: dict[str, type[CybercomError]] = {
     "repeated_parameter": InvalidQuery,
     "invalid_page": InvalidQuery,
     "invalid_page_size": InvalidQuery,
+    "invalid_skip": InvalidQuery,
+    "missing_filter": InvalidQuery,
     "too_deeply_nested": InvalidQuery,
     "invalid_name": InvalidName,
     "invalid_field_name": InvalidName,

@@ -13,6 +13,7 @@ from .ejson import ObjectId
 
 if TYPE_CHECKING:
     import pandas
+    import pyarrow
 
 
 def flatten_record(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -86,6 +87,30 @@ def records_to_arrow(records: Iterable[Mapping[str, Any]]) -> Any:
                 [None if v is None else orjson.dumps(encode(v)).decode("utf-8") for v in values], pa.string()
             )
     return pa.table(arrays)
+
+
+class FrameConversions:
+    """``to_dataframe``, ``to_arrow`` and ``to_geodataframe`` for anything that yields records (a
+    find's cursor, an aggregation's results): each walks :meth:`_frame_records` once."""
+
+    def _frame_records(self, progress: bool) -> Iterable[Mapping[str, Any]]:
+        """The records, behind a progress bar when ``progress`` and the source can show one."""
+        raise NotImplementedError
+
+    def to_dataframe(self, *, flatten: bool = False, progress: bool = False) -> pandas.DataFrame:
+        """A pandas DataFrame (``flatten``: nested objects become dotted columns)."""
+        return records_to_dataframe(self._frame_records(progress), flatten=flatten)
+
+    def to_arrow(self, *, progress: bool = False) -> pyarrow.Table:
+        """A pyarrow Table, built column by column."""
+        return records_to_arrow(self._frame_records(progress))
+
+    def to_geodataframe(
+        self, *, geometry: Optional[str] = None, crs: str = "EPSG:4326", progress: bool = False
+    ) -> Any:
+        """A geopandas GeoDataFrame from GeoJSON Features, or from records with a GeoJSON
+        ``geometry`` field (``geometry=`` names another field)."""
+        return records_to_geodataframe(self._frame_records(progress), geometry=geometry, crs=crs)
 
 
 def records_to_geodataframe(

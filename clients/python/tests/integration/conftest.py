@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -65,6 +67,20 @@ def _probe(name: str) -> str | None:
 
 
 _probed: dict[str, str | None] = {}
+
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, check_code: int | None = 0
+) -> subprocess.CompletedProcess[str]:
+    """The ``cybercom`` command as a user runs it (a subprocess of this Python), signed in with
+    CYBERCOM_URL and CYBERCOM_TOKEN; asserts its exit code unless ``check_code`` is None."""
+    base = {**os.environ, "CYBERCOM_URL": URL, "CYBERCOM_TOKEN": TOKEN, **(env or {})}
+    done = subprocess.run(
+        [sys.executable, "-m", "cybercom", *args], env=base, capture_output=True, text=True, timeout=180
+    )
+    if check_code is not None:
+        assert done.returncode == check_code, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
 
 
 def pytest_configure(config: pytest.Config) -> None:

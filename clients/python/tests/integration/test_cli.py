@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,9 @@ import pytest
 
 from cybercom import Client, Collection
 
-from .conftest import TOKEN, URL
+from .conftest import URL, cli
 
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, check_code: int | None = 0
-) -> subprocess.CompletedProcess[str]:
-    base = {**os.environ, "CYBERCOM_URL": URL, "CYBERCOM_TOKEN": TOKEN, **(env or {})}
-    done = subprocess.run(
-        [sys.executable, "-m", "cybercom", *args], env=base, capture_output=True, text=True, timeout=180
-    )
-    if check_code is not None:
-        assert done.returncode == check_code, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return done
+UTC = dt.timezone.utc
 
 
 def test_help_from_the_installed_command() -> None:
@@ -111,6 +100,33 @@ def test_import_every_format(client: Client, collection: Collection, tmp_path: P
         "loc": {"lat": 3.5},
     }
     assert collection.count({"type": "Feature", "properties.k": "geo"}) == 1
+
+
+def test_import_stores_dates_and_the_types_named(collection: Collection, tmp_path: Path) -> None:
+    db, col = collection.database.name, collection.name
+    source = tmp_path / "observations.csv"
+    source.write_text(
+        "station,at,zip,code\nNorman,2024-05-01T12:00:00Z,01234,7\nTulsa,2024-05-02 08:30:00,73019,8\n"
+    )
+    done = cli("import", db, col, str(source), "--quiet", "--dtype", "zip=str", "--dtype=code=str")
+    assert "read as dates: at" in done.stderr
+    # A date range matches the stored dates (the text "2024-05-01T..." would match nothing).
+    day = {"$gte": dt.datetime(2024, 5, 1, tzinfo=UTC), "$lt": dt.datetime(2024, 5, 2, tzinfo=UTC)}
+    assert collection.count({"at": day}) == 1
+    tulsa = collection.find_one({"station": "Tulsa"}, projection={"_id": 0})
+    assert tulsa == {
+        "station": "Tulsa",
+        "at": dt.datetime(2024, 5, 2, 8, 30, tzinfo=UTC),
+        "zip": "73019",
+        "code": "8",
+    }
+    cli("import", db, col, str(source), "--quiet", "--parse-dates", "none")
+    assert collection.count({"at": {"$type": "string"}}) == 2
+    # A cell that does not fit the type asked for stops the import before anything is written.
+    for bad in (["--dtype", "station=int"], ["--dtype", "nowhere=int"], ["--parse-dates", "zip"]):
+        refused = cli("import", db, col, str(source), "--create", *bad, check_code=2)
+        assert "cybercom import:" in refused.stderr and "Traceback" not in refused.stderr
+    assert collection.count() == 4
 
 
 def test_import_stops_with_a_report_and_resumes(collection: Collection, tmp_path: Path) -> None:

@@ -412,3 +412,81 @@ def test_export_streams_the_body_into_a_file() -> None:
     out = io.BytesIO()
     assert client.data_store["d"]["c"].export(out, "csv") == 12
     assert out.getvalue() == b"_id,a\r\n1,2\r\n"
+
+
+def test_update_many_and_delete_many_send_the_filter_and_answer_pymongo_counts() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/api/data_store/data/d/c/"
+        query = orjson.loads(params(request)["query"])
+        if request.method == "PATCH":
+            assert query == {"filter": {"t": {"$lt": {"$date": "2020-01-01T00:00:00.000Z"}}}}
+            assert body_of(request) == {"$set": {"old": True}}
+            return json_response(200, {"matched_count": 3, "modified_count": 2})
+        assert request.method == "DELETE"
+        assert query == {"filter": {}}  # an empty filter is sent, never left out
+        return json_response(200, {"deleted_count": 5})
+
+    client, recorder = make_client(handler)
+    col = client.data_store["d"]["c"]
+    updated = col.update_many({"t": {"$lt": dt.datetime(2020, 1, 1)}}, {"$set": {"old": True}})
+    assert (updated.matched_count, updated.modified_count) == (3, 2)
+    assert col.delete_many({}).deleted_count == 5
+    assert len(recorder.requests) == 2
+    with pytest.raises(TypeError, match="every record"):
+        col.delete_many(None)  # type: ignore[arg-type]
+
+
+def test_update_many_refused_raises_the_query_error() -> None:
+    client, _ = make_client(lambda r: error_response(400, "missing_filter", "Updates need a filter."))
+    with pytest.raises(InvalidQuery) as caught:
+        client.data_store["d"]["c"].update_many({}, {"x": 1})
+    assert caught.value.code == "missing_filter"
+
+
+def test_skip_is_sent_to_the_server_for_streams_and_pages() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        p = params(request)
+        assert p["skip"] == "3"
+        if p.get("format") == "ndjson":
+            return httpx.Response(
+                200, content=b'{"n": 3}\n', headers={"content-type": "application/x-ndjson"}
+            )
+        return json_response(200, envelope([{"n": 3}], 1, 1, 2, 1))
+
+    client, recorder = make_client(handler)
+    col = client.data_store["d"]["c"]
+    assert list(col.find(skip=3)) == [{"n": 3}]
+    assert list(col.find().skip(3)) == [{"n": 3}]
+    assert list(col.find(skip=3, limit=2)) == [{"n": 3}]
+    assert params(recorder.requests[-1])["page_size"] == "2"
+    with pytest.raises(ValueError, match="skip"):
+        col.find(skip=-1)
+    with pytest.raises(ValueError, match="limit"):
+        col.find(limit=-5)
+
+
+def test_find_without_skip_sends_none_and_limit_zero_means_no_limit() -> None:
+    rows = [{"n": i} for i in range(3)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert "skip" not in params(request)
+        return httpx.Response(
+            200,
+            content=b"".join(orjson.dumps(r) + b"\n" for r in rows),
+            headers={"content-type": "application/x-ndjson"},
+        )
+
+    client, _ = make_client(handler)
+    assert list(client.data_store["d"]["c"].find(limit=0)) == rows  # pymongo's "no limit"
+
+
+def test_aggregate_answers_a_list_that_turns_into_frames() -> None:
+    pd = pytest.importorskip("pandas")
+    rows = [{"_id": "alpha", "n": 2}, {"_id": "beta", "n": 1}]
+    client, _ = make_client(lambda r: json_response(200, envelope(rows, 1, 1, 1000, 2)))
+    result = client.data_store["d"]["c"].aggregate([{"$group": {"_id": "$site", "n": {"$sum": 1}}}])
+    assert result == rows and isinstance(result, list)
+    df = result.to_dataframe()
+    assert isinstance(df, pd.DataFrame)
+    assert df.to_dict("records") == rows
+    assert result.to_arrow().column("n").to_pylist() == [2, 1]
