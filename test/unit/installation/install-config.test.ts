@@ -122,7 +122,7 @@ describe('rendered configuration', () => {
     expect(ferret).toMatchObject({
       PRIVATE_MONGO_URI: 'mongodb://%2Fsrv%2Fcybercom%2Fdata%2Fprivate-database%2Fsocket%2Fferretdb.sock/',
       PRIVATE_MONGO_USERNAME: 'cybercom-api',
-      PRIVATE_MONGO_PASSWORD: 'db_api_password-value',
+      PRIVATE_MONGO_PASSWORD: 'db_private_api_password-value', // not the main engine's password
     });
     // The workers are never told about it.
     expect(Object.keys(workerEnv(layout, { ...config, dbEngine: 'ferretdb' }, secrets)).filter((k) => k.startsWith('PRIVATE_'))).toEqual(
