@@ -80,7 +80,7 @@ export function createDocumentAreas({ settings, mongo, serviceDb, dataStoreHooks
   dataStore: DocumentArea;
   catalog: DocumentArea;
 } {
-  const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs);
+  const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs, settings.mongo.operationTimeoutMs);
   const heavyQueries = new HeavyQueryLimiter({
     perCaller: settings.heavyQueriesPerUser,
     total: settings.heavyQueriesTotal,
