@@ -43,7 +43,7 @@ interface DatabaseRegistration {
  * Largest page asked for in one batch: typical pages fit whole; beyond it (or beyond the engine's
  * 16 MiB per batch) the rest follows in later batches, which are time-limited too.
  */
-const MAX_FIRST_BATCH = 10_000;
+export const MAX_FIRST_BATCH = 10_000;
 
 /**
  * Engine answers to an index command that are about the index asked for, not the engine's health:
