@@ -75,6 +75,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
           resultCollection: settings.resultCollection,
           catalogCacheSeconds: settings.taskListCacheSeconds,
           catalogReplyTimeoutMs: settings.taskListReplyTimeoutMs,
+          operationTimeoutMs: settings.mongo.operationTimeoutMs,
           logger,
         }).start();
   if (queue !== undefined) {

@@ -61,3 +61,6 @@ export function callbackWithin<C extends (error: never, ...result: never[]) => v
     (callback as (...args: Parameters<C>) => void)(...outcome);
   }) as C;
 }
+
+/** No deadline: the work gets a signal that never aborts (for callers that bound their waits themselves). */
+export const noDeadline: Deadline = (work) => work(new AbortController().signal);

@@ -18,6 +18,8 @@ import { detectEngineTraits } from '../../db/engine-traits.js';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { WriteBatcher } from '../../db/write-batcher.js';
 import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
+import { signalOption } from '../../db/deadline.js';
+import { noDeadline, type Deadline } from '../../lib/deadline.js';
 import { READY_STATES, TASK_STATES, isTaskState } from '../results/states.js';
 
 const FINAL_STATES = [...READY_STATES];
@@ -117,11 +119,19 @@ export class TaskLog {
    */
   private readonly settlements: WriteBatcher<Settlement>;
 
-  constructor(db: Db) {
+  /**
+   * `deadline` bounds each read and write a request waits for (MONGO_OPERATION_TIMEOUT_MS), the
+   * batched writes too: a batch the engine never answers would otherwise hold every submission
+   * queued behind it.
+   */
+  constructor(
+    db: Db,
+    private readonly deadline: Deadline = noDeadline,
+  ) {
     this.collection = db.collection<TaskLogEntry>('task_log');
     this.inserts = new WriteBatcher(async (entries) => {
       try {
-        await this.collection.insertMany([...entries], { ordered: false });
+        await this.deadline((signal) => this.collection.insertMany([...entries], { ordered: false, ...signalOption(signal) }));
         return bulkInsertOutcomes(entries.length, undefined);
       } catch (error) {
         return bulkInsertOutcomes(entries.length, error);
@@ -135,7 +145,7 @@ export class TaskLog {
       );
       // An unordered bulk write reports the operations that failed the way an unordered insert does.
       try {
-        await this.collection.bulkWrite(operations, { ordered: false });
+        await this.deadline((signal) => this.collection.bulkWrite(operations, { ordered: false, ...signalOption(signal) }));
         return bulkInsertOutcomes(settlements.length, undefined);
       } catch (error) {
         return bulkInsertOutcomes(settlements.length, error);
@@ -181,7 +191,7 @@ export class TaskLog {
   }
 
   get(taskId: string): Promise<TaskLogEntry | null> {
-    return this.collection.findOne({ _id: taskId });
+    return this.deadline((signal) => this.collection.findOne({ _id: taskId }, { signal }));
   }
 
   /** With `state`, only entries whose recorded state is that one. */
@@ -194,7 +204,9 @@ export class TaskLog {
   }
 
   count(f: HistoryFilter, state?: string): Promise<number> {
-    return this.hinted(this.hints?.all(state), (hint) => this.collection.countDocuments(this.filter(f, state), hint ? { hint } : {}));
+    return this.hinted(this.hints?.all(state), (hint) =>
+      this.deadline((signal) => this.collection.countDocuments(this.filter(f, state), hint ? { hint, signal } : { signal })),
+    );
   }
 
   /**
@@ -226,13 +238,15 @@ export class TaskLog {
   }
 
   private read(filter: Filter<TaskLogEntry>, skip: number, limit: number, index: IndexSpecification | undefined): Promise<TaskLogEntry[]> {
-    return this.hinted(index, (hint) => {
-      const cursor = this.collection.find(filter).sort(NEWEST_FIRST);
-      if (hint) cursor.hint(hint);
-      if (skip > 0) cursor.skip(skip);
-      if (limit > 0) cursor.limit(limit);
-      return cursor.toArray();
-    });
+    return this.hinted(index, (hint) =>
+      this.deadline((signal) => {
+        const cursor = this.collection.find(filter, { signal }).sort(NEWEST_FIRST);
+        if (hint) cursor.hint(hint);
+        if (skip > 0) cursor.skip(skip);
+        if (limit > 0) cursor.limit(limit);
+        return cursor.toArray();
+      }),
+    );
   }
 
   /**
@@ -257,14 +271,15 @@ export class TaskLog {
     // Until older entries have a state, `null` in `$in` finds them too (at some cost).
     const open = { user, state: { $in: this.statesBackfilled ? OPEN_STATES : [...OPEN_STATES, null] } } as Filter<TaskLogEntry>;
     const rows = await this.hinted(this.hints?.unsettled, (hint) =>
-      this.collection.find(open, { projection: { state: 1 }, ...(hint ? { hint } : {}) }).toArray(),
+      this.deadline((signal) => this.collection.find(open, { projection: { state: 1 }, signal, ...(hint ? { hint } : {}) }).toArray()),
     );
     return rows.map((row) => ({ id: row._id, state: row.state ?? null }));
   }
 
   /** The entries of `users` whose logged state is not final (queued, running, or never read). */
   open(users: readonly string[]): Promise<TaskLogEntry[]> {
-    return this.collection.find({ user: { $in: [...users] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>).toArray();
+    const filter = { user: { $in: [...users] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>;
+    return this.deadline((signal) => this.collection.find(filter, { signal }).toArray());
   }
 
   /** Records newly read states; an entry already in a final state is never changed. */
@@ -273,7 +288,7 @@ export class TaskLog {
     const updates: AnyBulkWriteOperation<TaskLogEntry>[] = states.map(({ id, state }) => ({
       updateOne: { filter: { _id: id, state: { $nin: FINAL_STATES } }, update: { $set: { state } } },
     }));
-    await this.collection.bulkWrite(updates, { ordered: false });
+    await this.deadline((signal) => this.collection.bulkWrite(updates, { ordered: false, ...signalOption(signal) }));
   }
 
   /**
