@@ -127,6 +127,9 @@ function forgottenWhenGone<C extends Channel>(
   return channel;
 }
 
+/** How much longer than its parts the preparation of a publish may take in all (see publish). */
+const PREPARE_GRACE_MS = 1_000;
+
 /** The broker did not get ready to take a message in time (nothing was handed over). */
 function notReadyInTime(): QueueUnavailableError {
   return new QueueUnavailableError('broker_timeout', 'The task broker did not answer in time; the task was not submitted.');
@@ -187,9 +190,12 @@ export class TaskPublisher {
     const slot = this.channelSlot();
     // Nothing has been handed to the broker until the publish itself: a broker that does not get
     // the channel, the queue check or the write buffer ready in time has certainly not queued it.
-    const channel = await withDeadline(this.confirmTimeoutMs, notReadyInTime, async () => {
-      const ready = await slot.channel.catch(() => {
-        throw brokerUnavailable();
+    // The channel and the check have deadlines of their own, which drop them for later publishes
+    // (see openedInTime, declared); this one, a little longer, bounds the three steps together.
+    const prepareMs = this.confirmTimeoutMs + Math.min(PREPARE_GRACE_MS, this.confirmTimeoutMs);
+    const channel = await withDeadline(prepareMs, notReadyInTime, async () => {
+      const ready = await slot.channel.catch((error: unknown) => {
+        throw error instanceof QueueUnavailableError ? error : brokerUnavailable();
       });
       if (this.declareQueues !== 'none') await this.declared(slot, queue);
       while (slot.full !== null) await slot.full;
