@@ -38,6 +38,8 @@ export interface PrivateMongo {
    * postmaster; FerretDB v1 keeps SQLite in its own process, so this kills the front there too).
    */
   kill(target: KillTarget): Promise<void>;
+  /** Sends `signal` to the same process as kill: SIGSTOP leaves it alive but silent, SIGCONT wakes it. */
+  signal(target: KillTarget, signal: NodeJS.Signals): Promise<void>;
   /** Starts the database again on the same port and data; waits until it authenticates clients. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -91,6 +93,11 @@ function envFor(port: number, o: PrivateMongoOptions): Record<string, string> {
   };
 }
 
+/** Signals the wire server ('front') or the postmaster of the cluster under it ('storage'; its pid is in postmaster.pid). */
+async function signalEngine(handle: MongoWireHandle, dir: string, target: KillTarget, signal: NodeJS.Signals): Promise<void> {
+  process.kill(target === 'front' ? handle.pid : await postmasterPid(join(dir, 'postgres', 'data')), signal);
+}
+
 /**
  * Starts a killed engine again. A killed postmaster leaves backends that exit on their own within
  * moments; until then a new postmaster refuses the data directory, so starting is retried briefly.
@@ -129,13 +136,8 @@ async function startLocalEngine(o: PrivateMongoOptions): Promise<PrivateMongo> {
     engine: 'FerretDB v2 on PostgreSQL + DocumentDB',
     port,
     env: () => envFor(port, o),
-    async kill(target) {
-      if (target === 'front') {
-        process.kill(handle.pid, 'SIGKILL');
-        return;
-      }
-      process.kill(await postmasterPid(join(o.dir, 'postgres', 'data')), 'SIGKILL');
-    },
+    kill: (target) => signalEngine(handle, o.dir, target, 'SIGKILL'),
+    signal: (target, signal) => signalEngine(handle, o.dir, target, signal),
     async restart() {
       // Whatever survived the kill (FerretDB without its storage, or the cluster without its
       // front) is stopped first: startMongoWire starts both on the same data and port.
@@ -176,6 +178,9 @@ async function startFerretDbV1(o: PrivateMongoOptions & { ferretDbV1Bin: string 
       proc.signalGroup('SIGKILL');
       await proc.exited;
     },
+    async signal(_target, signal) {
+      proc.signalGroup(signal);
+    },
     async restart() {
       await proc.terminate(5_000);
       proc = await spawn();
@@ -198,6 +203,7 @@ export interface PrivateStore {
   /** PRIVATE_MONGO_* settings of a service keeping its own data here. */
   env(): Record<string, string>;
   kill(target: KillTarget): Promise<void>;
+  signal(target: KillTarget, signal: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same socket and data; waits until it authenticates clients. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -218,9 +224,8 @@ export async function startPrivateStore(o: { dir: string; username: string; pass
       PRIVATE_MONGO_PASSWORD: o.password,
       PRIVATE_MONGO_AUTH_SOURCE: handle.authSource,
     }),
-    async kill(target) {
-      process.kill(target === 'front' ? handle.pid : await postmasterPid(join(o.dir, 'postgres', 'data')), 'SIGKILL');
-    },
+    kill: (target) => signalEngine(handle, o.dir, target, 'SIGKILL'),
+    signal: (target, signal) => signalEngine(handle, o.dir, target, signal),
     async restart() {
       await handle.stop();
       handle = await startAgain(start);
