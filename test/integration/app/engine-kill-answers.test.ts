@@ -213,8 +213,13 @@ describe('requests in flight when an engine stops answering', () => {
     async (name) => {
       const engine = engines().find((e) => e.name === name) as Engine;
       await sleep(ACCOUNT_CACHE_PAST_MS);
-      // Stopped as a request's command leaves for it: that command is under way, unanswered.
-      const stopped = engine.trigger().then(() => engine.signal('front', 'SIGSTOP'));
+      // Stopped as a request's command leaves for it (on the main engine, the batch insert's):
+      // that command is under way, unanswered.
+      const leaving =
+        name === 'main engine'
+          ? commandLeaving(app.ctx.mongo, (e) => e.commandName === 'insert' && e.command.documents?.length === BATCH_RECORDS)
+          : engine.trigger();
+      const stopped = leaving.then(() => engine.signal('front', 'SIGSTOP'));
       let outcomes: Outcome[];
       try {
         outcomes = await Promise.all(requestsInFlight(`stopped-${name}`));
@@ -225,7 +230,8 @@ describe('requests in flight when an engine stops answering', () => {
       console.log(`[engine-kill-answers] ${name} stopped: ${describeOutcomes(outcomes)}`);
       for (const o of outcomes) expect('status' in o ? o.status : o.error, o.what).toBeTypeOf('number');
       const batch = outcomes.find((o) => o.what === 'POST batch');
-      if (name === 'main engine' && batch !== undefined && 'status' in batch) {
+      if (name === 'main engine') {
+        if (batch === undefined || !('status' in batch)) throw new Error('the batch insert was not answered');
         // The answer to the insert says which of its records were written, and which may have been.
         expect(batch.status, batch.text).toBe(503);
         const { detail } = JSON.parse(batch.text).error as {

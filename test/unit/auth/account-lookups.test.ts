@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { AccountDirectory } from '../../../src/auth/accounts.js';
 import type { AuthModels } from '../../../src/auth/models.js';
+import { settledWithin } from '../../support/until.js';
 
 const USER_ID = '0123456789abcdef01234567';
 
@@ -49,14 +50,6 @@ function directory(answers: { users?: Answer[]; tokens?: Answer[] } = {}) {
     },
   } as unknown as AuthModels;
   return { accounts: new AccountDirectory(models, 'secret', LOOKUP_TIMEOUT_MS), queries };
-}
-
-/** Fails with "still waiting" when `promise` has not settled within `ms`: a hang fails the test, not its time limit. */
-function settledWithin<T>(promise: Promise<T>, ms = 2_000): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)),
-  ]);
 }
 
 describe('account lookups', () => {

@@ -9,6 +9,7 @@ import type { ChannelModel } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import type { BrokerSession } from '../../../src/queue/connection/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
+import { settledWithin } from '../../support/until.js';
 
 const CONFIRM_TIMEOUT_MS = 100;
 
@@ -39,14 +40,6 @@ function publisherOver(opens: { confirm: boolean[]; plain: boolean[]; check?: bo
   } as unknown as ChannelModel;
   const session = { require: () => connection } as unknown as BrokerSession;
   return { publisher: new TaskPublisher({ session, declareQueues: 'passive', confirmTimeoutMs: CONFIRM_TIMEOUT_MS }), asked };
-}
-
-/** Fails with "still waiting" when `promise` has not settled within `ms`: a hang fails the test, not its time limit. */
-function settledWithin<T>(promise: Promise<T>, ms = 2_000): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)),
-  ]);
 }
 
 describe('TaskPublisher with a broker that stops answering', () => {
