@@ -19,6 +19,7 @@ import { serverMessage } from '../db/errors.js';
 import { badRequest, type ApiError } from '../errors.js';
 import type { IndexDefinition } from './index-spec.js';
 import { insertBatch } from './batch-insert.js';
+import { BatchBudget } from './batch-bytes.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
 import { collectionExists, databaseExists, duplicateValues, indexExists, noSuchCollection, noSuchDatabase, noSuchIndex } from './errors.js';
 import { QueryBudget } from './query-budget.js';
@@ -110,6 +111,8 @@ export class DocumentStore {
    * each method is one operation as the request sees it, its round trips together under one deadline.
    */
   private readonly deadline: Deadline;
+  /** Shared by every streamed read of this process (see batch-bytes.ts). */
+  private readonly batchBudget = new BatchBudget();
 
   constructor(
     private readonly client: MongoClient,
@@ -349,6 +352,7 @@ export class DocumentStore {
       },
       budget,
       recordReader(collection.bsonOptions),
+      this.batchBudget,
     );
   }
 
@@ -359,6 +363,7 @@ export class DocumentStore {
       async (maxTimeMS, signal) => collection.aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
       budget,
       recordReader(collection.bsonOptions),
+      this.batchBudget,
     );
   }
 

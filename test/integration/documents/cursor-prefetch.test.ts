@@ -6,7 +6,7 @@
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
-import { BATCH_BYTES } from '../../../src/documents/batch-bytes.js';
+import { STREAM_BATCH_BUDGET } from '../../../src/documents/batch-bytes.js';
 import { DocumentStore } from '../../../src/documents/store.js';
 import { mongoSettings, unique } from '../worker/support.js';
 
@@ -86,21 +86,32 @@ describe('BudgetedCursor', () => {
     expect(read).toBe(3);
   });
 
-  it('sizes the batches after the first in bytes, not records', async () => {
+  it('sizes the batches after the first in bytes, from the share of the batch budget each read has', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
-    const cursor = store.find(DATABASE, large, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
-    const before = getMores.length;
-    const seen: number[] = [];
-    for await (const record of cursor) seen.push(record.decode().n as number);
-    expect(seen).toEqual(Array.from({ length: LARGE_RECORDS }, (_, n) => n));
-    const sizes = getMores.slice(before).map((event) => Number(event.command.batchSize));
-    // Left alone the engine would send the 2,399 records after the first batch in one.
-    expect(sizes.length).toBeGreaterThan(1);
-    // Records of a little over 1 kB: about BATCH_BYTES of them per batch (the last one may ask for more than remain).
-    for (const size of sizes) {
-      expect(size).toBeGreaterThan(BATCH_BYTES / 1100);
-      expect(size).toBeLessThan(BATCH_BYTES / 1000);
-    }
+    const read = async (): Promise<number[]> => {
+      const cursor = store.find(DATABASE, large, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
+      const seen: number[] = [];
+      for await (const record of cursor) seen.push(record.decode().n as number);
+      await cursor.close();
+      expect(seen).toEqual(Array.from({ length: LARGE_RECORDS }, (_, n) => n));
+      return seen;
+    };
+    const sizes = async (reads: number): Promise<number[]> => {
+      const before = getMores.length;
+      await Promise.all(Array.from({ length: reads }, read));
+      return getMores.slice(before).map((event) => Number(event.command.batchSize));
+    };
+    // Records of a little over 1 kB. Alone, a read gets half the budget per batch: the 2,399
+    // records after the first batch come in one.
+    const alone = await sizes(1);
+    expect(alone).toHaveLength(1);
+    expect(alone[0]).toBeGreaterThan(STREAM_BATCH_BUDGET / 2 / 1100);
+    // Sixteen reads at once share it: once all have joined, each batch holds about 1/32 of it
+    // (the first to join may have asked for a larger one before the others came).
+    const shared = (await sizes(16)).sort((a, b) => a - b);
+    expect(shared.length).toBeGreaterThan(16);
+    expect(shared[Math.floor(shared.length / 2)]).toBeLessThan(STREAM_BATCH_BUDGET / 8 / 1000);
+    expect(shared[0]).toBeLessThan(STREAM_BATCH_BUDGET / 16 / 1000);
   });
 
   it('counts a batch asked for ahead only while the reader waits for it, not while the API renders the one before', async () => {

@@ -91,7 +91,7 @@ describe('the query time limit', () => {
 
   it('stops a listing whose later batches outlast the limit: a clean 503 if nothing was sent yet, else a cut-off transfer', async () => {
     // The count and the first batch are quick; the engine spends seconds on the following batches.
-    // Those are of about 1 MiB each (bounded for the API's memory), so the listing may well have
+    // Those are of a few MiB at most (bounded for the API's memory), so the listing may well have
     // started when the limit is reached: it is then cut off, never completed.
     const t0 = performance.now();
     const response = await fetch(new URL(path('page_size=0'), app.url), {
