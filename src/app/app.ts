@@ -13,6 +13,7 @@ import { jsonBody } from '../http/body.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
 import { requestLog } from '../http/request-log.js';
+import type { RespondOptions } from '../http/respond.js';
 import { securityHeaders } from '../http/security-headers.js';
 import { ADMIN_ROOT, adminSite, type AdminSiteOptions } from '../admin/index.js';
 import { BROWSABLE_SCRIPT_PATH, browsableScript } from '../render/html-script.js';
@@ -47,9 +48,13 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.set('trust proxy', settings.trustProxy ? 1 : false);
   app.set('json spaces', 0);
 
+  const pageOptions: RespondOptions = Object.freeze({
+    title: settings.applicationTitle,
+    sendTimeoutMs: settings.streamSendTimeoutSeconds * 1000,
+  });
   app.use((req, res, next) => {
     req.principal = ANONYMOUS;
-    res.locals.pageOptions = { title: settings.applicationTitle };
+    res.locals.pageOptions = pageOptions;
     next();
   });
   if (ctx.metrics !== undefined) {

@@ -8,7 +8,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { classifyDatabaseError, STORAGE_FULL_CODE, type DatabaseError, type DatabaseErrorKind } from '../db/errors.js';
 import { QueueUnavailableError } from '../queue/errors.js';
-import { isRecordFormat } from '../render/index.js';
+import { isRecordFormat, ResponseClosedError } from '../render/index.js';
 import { respond } from '../http/respond.js';
 
 export function notFoundHandler(): RequestHandler {
@@ -51,6 +51,13 @@ export interface StorageObserver {
 
 export function errorHandler(logger: Logger, debug: boolean, storage?: StorageObserver): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
+    if (err instanceof ResponseClosedError) {
+      // A stream whose client went away or stopped reading (the send timeout): there is no one
+      // to answer, and nothing failed on this side.
+      logger.info({ reqId: req.requestId, reason: err.message }, 'streamed response ended early');
+      res.destroy();
+      return;
+    }
     let apiError: ApiError;
     const clientError = httpClientError(err);
     if (err instanceof ApiError) {

@@ -76,6 +76,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
           catalogCacheSeconds: settings.taskListCacheSeconds,
           catalogReplyTimeoutMs: settings.taskListReplyTimeoutMs,
           userIdsByName: (usernames) => auth.users.idsByUsername(usernames),
+          operationTimeoutMs: settings.mongo.operationTimeoutMs,
           logger,
         }).start();
   if (queue !== undefined) {

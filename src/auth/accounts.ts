@@ -13,6 +13,10 @@ import { hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import { TtlCache } from './ttl-cache.js';
 import { GrantSet } from './grant-set.js';
 import { credentialsStamp } from './credentials-stamp.js';
+import { InFlight } from '../lib/in-flight.js';
+import type { Deadline } from '../lib/deadline.js';
+import { operationDeadline } from '../db/deadline.js';
+import { DEFAULT_OPERATION_TIMEOUT_MS } from '../config/connections.js';
 
 /** How long a loaded account may be reused without asking the database again. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -53,35 +57,31 @@ export function toPrincipal(account: Account, authMethod: AuthMethod): Principal
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 
-/**
- * The lookup of `key` under way, or `load` started as it; forgotten once settled (or when the
- * entry is dropped meanwhile, so a lookup after a change never shares one begun before it).
- */
-function shared<V>(loading: Map<string, Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
-  const underWay = loading.get(key);
-  if (underWay !== undefined) return underWay;
-  const started = load().finally(() => {
-    if (loading.get(key) === started) loading.delete(key);
-  });
-  loading.set(key, started);
-  return started;
-}
-
 export class AccountDirectory {
   private readonly byIdCache = new TtlCache<string, Account>(ACCOUNT_CACHE_MS);
   /** token key hash → user id (keyed by hash, so this process's memory holds no key either) */
   private readonly tokenCache = new TtlCache<string, string>(ACCOUNT_CACHE_MS);
   /**
    * Lookups under way, by user id and by token key hash: when an entry expires under load, every
-   * request that arrives before the database answers shares the one query instead of sending its own.
+   * request that arrives before the database answers shares the one query instead of sending its
+   * own. A lookup that fails or outlasts its deadline is dropped for everyone (see InFlight): one
+   * query that the engine never answered must not hold every later request with that token.
    */
-  private readonly loadingIds = new Map<string, Promise<Account | null>>();
-  private readonly loadingTokens = new Map<string, Promise<string | null>>();
+  private readonly loadingIds: InFlight<string, Account | null>;
+  private readonly loadingTokens: InFlight<string, string | null>;
+  /** Bounds every database operation of a look-up or a login (MONGO_OPERATION_TIMEOUT_MS). */
+  private readonly deadline: Deadline;
 
   constructor(
     private readonly models: AuthModels,
     private readonly secretKey: string,
-  ) {}
+    /** MONGO_OPERATION_TIMEOUT_MS: how long a look-up or a login may wait for the database. */
+    lookupTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
+  ) {
+    this.deadline = operationDeadline(lookupTimeoutMs);
+    this.loadingIds = new InFlight(this.deadline);
+    this.loadingTokens = new InFlight(this.deadline);
+  }
 
   passwordStamp(passwordHash: string): string {
     return createHmac('sha256', this.secretKey).update(`password-stamp\0${passwordHash}`).digest('base64url').slice(0, 22);
@@ -92,11 +92,12 @@ export class AccountDirectory {
     if (!OBJECT_ID.test(id)) return null;
     const cached = this.byIdCache.get(id);
     if (cached !== undefined) return cached;
-    return shared(this.loadingIds, id, async () => {
-      const user = await this.models.User.findById(id).select('+password').lean<UserRecord>().exec();
+    return this.loadingIds.share(id, async (signal) => {
+      const user = await this.models.User.findById(id).select('+password').setOptions({ signal }).lean<UserRecord>().exec();
       if (user === null) return null;
-      const account = await this.toAccount(user);
-      this.byIdCache.set(id, account);
+      const account = await this.toAccount(user, signal);
+      // A look-up given up at its deadline leaves nothing behind, not even a late answer.
+      if (!signal.aborted) this.byIdCache.set(id, account);
       return account;
     });
   }
@@ -106,11 +107,11 @@ export class AccountDirectory {
     const keyHash = hashTokenKey(key);
     const userId =
       this.tokenCache.get(keyHash) ??
-      (await shared(this.loadingTokens, keyHash, async () => {
-        const token = await this.models.Token.findOne({ key_hash: keyHash }, { user: 1 }).lean().exec();
+      (await this.loadingTokens.share(keyHash, async (signal) => {
+        const token = await this.models.Token.findOne({ key_hash: keyHash }, { user: 1 }).setOptions({ signal }).lean().exec();
         if (token === null) return null;
         const owner = token.user.toString();
-        this.tokenCache.set(keyHash, owner);
+        if (!signal.aborted) this.tokenCache.set(keyHash, owner);
         return owner;
       }));
     return userId === null ? null : this.byId(userId);
@@ -121,26 +122,28 @@ export class AccountDirectory {
    * fail the same way (and take the same time). A good login records last_login and upgrades an
    * old hash to today's scrypt parameters.
    */
-  async checkCredentials(username: string, password: string): Promise<CredentialCheck> {
-    const user = await this.models.User.findOne({ username }).select('+password').lean<UserRecord>().exec();
-    const matches = await verifyPassword(password, user?.password);
-    if (user === null || !matches || !user.is_active) return { ok: false };
-    const update: Partial<UserRecord> = { last_login: new Date() };
-    if (needsRehash(user.password)) update.password = await hashPassword(password);
-    await this.models.User.updateOne({ _id: user._id }, { $set: update }).exec();
-    this.forgetUser(user._id.toString());
-    return { ok: true, account: await this.toAccount({ ...user, ...update }) };
+  checkCredentials(username: string, password: string): Promise<CredentialCheck> {
+    return this.deadline(async (signal) => {
+      const user = await this.models.User.findOne({ username }).select('+password').setOptions({ signal }).lean<UserRecord>().exec();
+      const matches = await verifyPassword(password, user?.password);
+      if (user === null || !matches || !user.is_active) return { ok: false };
+      const update: Partial<UserRecord> = { last_login: new Date() };
+      if (needsRehash(user.password)) update.password = await hashPassword(password);
+      await this.models.User.updateOne({ _id: user._id }, { $set: update }).setOptions({ signal }).exec();
+      this.forgetUser(user._id.toString());
+      return { ok: true, account: await this.toAccount({ ...user, ...update }, signal) };
+    });
   }
 
   forgetUser(userId: string): void {
     this.byIdCache.delete(userId);
-    this.loadingIds.delete(userId);
+    this.loadingIds.forget(userId);
   }
 
   /** After a rotation: `keyHash` is the stored hash of the key that no longer works. */
   forgetToken(keyHash: string): void {
     this.tokenCache.delete(keyHash);
-    this.loadingTokens.delete(keyHash);
+    this.loadingTokens.forget(keyHash);
   }
 
   /** After group changes: any cached account may hold stale group permissions. */
@@ -151,10 +154,11 @@ export class AccountDirectory {
     this.loadingTokens.clear();
   }
 
-  private async toAccount(user: UserRecord): Promise<Account> {
+  private async toAccount(user: UserRecord, signal: AbortSignal): Promise<Account> {
     const permissions = new Set(user.permissions);
     if (user.groups.length > 0) {
       const groups = await this.models.Group.find({ _id: { $in: user.groups } }, { permissions: 1 })
+        .setOptions({ signal })
         .lean()
         .exec();
       for (const group of groups) for (const code of group.permissions) permissions.add(code);

@@ -36,7 +36,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   await catalog.seedBuiltins();
   if (deps.grantTargets !== undefined) await migrateLegacyGrants(models, catalog, deps.grantTargets, logger);
 
-  const accounts = new AccountDirectory(models, settings.secretKey);
+  const accounts = new AccountDirectory(models, settings.secretKey, settings.privateMongo.operationTimeoutMs);
   const tokens = new ApiTokens(models, accounts);
   const jwt = new JwtIssuer({
     secretKey: settings.secretKey,
@@ -53,7 +53,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   });
   await throttle.init();
   const passport = createPassport(accounts);
-  const session = await createSessionParts(settings, mongo, db.databaseName);
+  const session = await createSessionParts(settings, mongo, db.databaseName, settings.privateMongo.operationTimeoutMs);
   const profiles = new Profiles(models, accounts, tokens);
 
   return {

@@ -19,6 +19,8 @@ import MongoStore from 'connect-mongo';
 import type { MongoClient } from 'mongodb';
 import { ensureExpiryIndex } from '../db/expiry-index.js';
 import { parseAuthorization } from './authorization-header.js';
+import { databaseNotAnswering } from '../db/deadline.js';
+import { callbackWithin } from '../lib/deadline.js';
 
 export const SESSION_COOKIE = 'sessionid';
 export const SESSION_COLLECTION = 'sessions';
@@ -54,7 +56,31 @@ export interface SessionSettings {
   sessionMaxAgeSeconds: number;
 }
 
-export async function createSessionParts(settings: SessionSettings, client: MongoClient, databaseName: string): Promise<SessionParts> {
+/**
+ * Bounds the store's calls on a request's path (load, save, touch, destroy) by the database
+ * operation deadline: a session store the engine no longer answers fails the request with 503
+ * instead of holding it for ever.
+ */
+function boundStoreCalls(store: MongoStore, deadlineMs: number): void {
+  const timedOut = () => databaseNotAnswering(deadlineMs);
+  const noop = () => undefined;
+  const get = store.get.bind(store);
+  const set = store.set.bind(store);
+  const touch = store.touch.bind(store);
+  const destroy = store.destroy.bind(store);
+  store.get = (sid, callback) => get(sid, callbackWithin(deadlineMs, timedOut, callback));
+  store.set = (sid, data, callback) => set(sid, data, callbackWithin(deadlineMs, timedOut, callback ?? noop));
+  store.touch = (sid, data, callback) => touch(sid, data, callbackWithin(deadlineMs, timedOut, callback ?? noop));
+  store.destroy = (sid, callback) => destroy(sid, callbackWithin(deadlineMs, timedOut, callback ?? noop));
+}
+
+export async function createSessionParts(
+  settings: SessionSettings,
+  client: MongoClient,
+  databaseName: string,
+  /** MONGO_OPERATION_TIMEOUT_MS: how long a request waits for the session store. */
+  deadlineMs: number,
+): Promise<SessionParts> {
   await ensureExpiryIndex(client.db(databaseName).collection(SESSION_COLLECTION));
   const store = MongoStore.create({
     client,
@@ -64,6 +90,7 @@ export async function createSessionParts(settings: SessionSettings, client: Mong
     autoRemove: 'disabled',
     touchAfter: TOUCH_AFTER_SECONDS,
   });
+  boundStoreCalls(store, deadlineMs);
   const options: SessionOptions = {
     name: SESSION_COOKIE,
     secret: settings.secretKey,

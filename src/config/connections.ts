@@ -6,6 +6,9 @@ import { z } from 'zod';
 
 const nonEmpty = z.string().trim().min(1);
 
+/** MONGO_OPERATION_TIMEOUT_MS when unset. */
+export const DEFAULT_OPERATION_TIMEOUT_MS = 20_000;
+
 export const mongoEnvSchema = z.object({
   MONGO_URI: nonEmpty.refine((v) => /^mongodb(\+srv)?:\/\//.test(v), 'must start with mongodb:// or mongodb+srv://'),
   MONGO_USERNAME: nonEmpty.optional(),
@@ -17,6 +20,11 @@ export const mongoEnvSchema = z.object({
   MONGO_TLS_CERT_KEY_FILE: nonEmpty.optional(),
   /** Server-side limit for one query, so a runaway query ends as a clean error instead of a hung request. */
   MONGO_QUERY_TIME_LIMIT_MS: z.coerce.number().int().positive().default(30_000),
+  /**
+   * How long a request waits for any other database operation (a write, a look-up) before it is
+   * answered 503: an engine that stops answering must not hold requests for ever.
+   */
+  MONGO_OPERATION_TIMEOUT_MS: z.coerce.number().int().min(100).default(DEFAULT_OPERATION_TIMEOUT_MS),
 });
 
 /**
@@ -76,6 +84,8 @@ export interface MongoSettings {
   tlsCaFile?: string;
   tlsCertKeyFile?: string;
   queryTimeLimitMs: number;
+  /** The deadline of one database operation that no query time limit bounds (see db/deadline.ts). */
+  operationTimeoutMs: number;
 }
 
 export interface BrokerSettings {
@@ -102,6 +112,7 @@ export function toMongoSettings(env: z.infer<typeof mongoEnvSchema>): MongoSetti
     tlsCaFile: env.MONGO_TLS_CA_FILE,
     tlsCertKeyFile: env.MONGO_TLS_CERT_KEY_FILE,
     queryTimeLimitMs: env.MONGO_QUERY_TIME_LIMIT_MS,
+    operationTimeoutMs: env.MONGO_OPERATION_TIMEOUT_MS,
   };
 }
 
@@ -116,6 +127,7 @@ export function toPrivateMongoSettings(env: z.infer<typeof privateMongoEnvSchema
     tlsCaFile: env.PRIVATE_MONGO_TLS_CA_FILE,
     tlsCertKeyFile: env.PRIVATE_MONGO_TLS_CERT_KEY_FILE,
     queryTimeLimitMs: main.queryTimeLimitMs,
+    operationTimeoutMs: main.operationTimeoutMs,
   };
 }
 

@@ -52,6 +52,10 @@ export const serviceEnvSchema = z
     HEAVY_QUERIES_PER_USER: positiveInt.default(2),
     /** The same for all callers together (more: 503), so a few callers cannot saturate the engine. */
     HEAVY_QUERIES_TOTAL: positiveInt.default(4),
+    /** Whole-result reads and exports (page_size=0, or pages too large for one batch) one caller may stream at a time (more: 429). */
+    STREAMED_READS_PER_USER: positiveInt.default(4),
+    /** A streamed response whose client takes nothing more for this long is aborted, its cursor closed. */
+    STREAM_SEND_TIMEOUT_S: positiveInt.default(30),
     SESSION_MAX_AGE_S: positiveInt.default(14 * 24 * 3600),
     JWT_ACCESS_TTL_S: positiveInt.default(300),
     JWT_REFRESH_TTL_S: positiveInt.default(24 * 3600),
@@ -111,6 +115,8 @@ export interface Settings {
   defaultPageSize: number;
   heavyQueriesPerUser: number;
   heavyQueriesTotal: number;
+  streamedReadsPerUser: number;
+  streamSendTimeoutSeconds: number;
   sessionMaxAgeSeconds: number;
   jwtAccessTtlSeconds: number;
   jwtRefreshTtlSeconds: number;
@@ -224,6 +230,8 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     defaultPageSize: e.DEFAULT_PAGE_SIZE,
     heavyQueriesPerUser: e.HEAVY_QUERIES_PER_USER,
     heavyQueriesTotal: e.HEAVY_QUERIES_TOTAL,
+    streamedReadsPerUser: e.STREAMED_READS_PER_USER,
+    streamSendTimeoutSeconds: e.STREAM_SEND_TIMEOUT_S,
     sessionMaxAgeSeconds: e.SESSION_MAX_AGE_S,
     jwtAccessTtlSeconds: e.JWT_ACCESS_TTL_S,
     jwtRefreshTtlSeconds: e.JWT_REFRESH_TTL_S,

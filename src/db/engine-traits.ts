@@ -34,8 +34,8 @@ export interface EngineTraits {
   countsFromEqualityIndexes: boolean;
 }
 
-export async function detectEngineTraits(client: MongoClient): Promise<EngineTraits> {
-  const info = await client.db('admin').command({ buildInfo: 1 });
+export async function detectEngineTraits(client: MongoClient, signal?: AbortSignal): Promise<EngineTraits> {
+  const info = await client.db('admin').command({ buildInfo: 1 }, { signal });
   const ferret = info.ferretdb !== undefined;
   return {
     limitsEachBatchSeparately: ferret,

@@ -14,6 +14,11 @@ export function mongoClientOptions(settings: MongoSettings): MongoClientOptions 
     // as PostgreSQL text, which is valid UTF-8 already; should a MongoDB server ever hand out
     // invalid bytes, they read as U+FFFD rather than failing the whole read.
     enableUtf8Validation: false,
+    // Every connection may be held by an operation an engine no longer answers: an operation
+    // waiting for one gives up with the operation deadline instead of queueing for ever (the
+    // driver's default). The operations on a request's path also abort at their own deadline,
+    // which closes the connection they held (see db/deadline.ts).
+    waitQueueTimeoutMS: settings.operationTimeoutMs,
   };
   if (settings.username !== undefined) {
     options.auth = { username: settings.username, password: settings.password };

@@ -7,6 +7,7 @@ import type { Settings } from '../config/settings.js';
 import type { AreaName, ReadPolicy } from '../auth/permissions.js';
 import { DocumentStore } from './store.js';
 import { HeavyQueryLimiter } from './heavy-queries.js';
+import { StreamedReadLimiter } from './streamed-reads.js';
 import { isReservedDatabase } from './names.js';
 
 /** Told about databases created and deleted through the API (the service keeps the workers' database role in step). */
@@ -29,6 +30,8 @@ export interface DocumentAreaOptions {
   canCreateDatabases: boolean;
   /** Shared by both areas: the engine they would overload is the same. */
   heavyQueries: HeavyQueryLimiter;
+  /** Shared by both areas: a caller's streams count together, wherever they read. */
+  streamedReads: StreamedReadLimiter;
   databaseHooks?: DatabaseHooks;
 }
 
@@ -38,6 +41,7 @@ export class DocumentArea {
   readonly policy: ReadPolicy;
   readonly canCreateDatabases: boolean;
   readonly heavyQueries: HeavyQueryLimiter;
+  readonly streamedReads: StreamedReadLimiter;
   readonly databaseHooks: DatabaseHooks;
   private readonly owns: (db: string) => boolean;
   private readonly fixedDatabases: readonly string[];
@@ -48,6 +52,7 @@ export class DocumentArea {
     this.policy = options.policy;
     this.canCreateDatabases = options.canCreateDatabases;
     this.heavyQueries = options.heavyQueries;
+    this.streamedReads = options.streamedReads;
     this.databaseHooks = options.databaseHooks ?? NO_HOOKS;
     this.owns = options.owns;
     this.fixedDatabases = options.fixedDatabases;
@@ -80,12 +85,13 @@ export function createDocumentAreas({ settings, mongo, serviceDb, dataStoreHooks
   dataStore: DocumentArea;
   catalog: DocumentArea;
 } {
-  const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs);
+  const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs, settings.mongo.operationTimeoutMs);
   const heavyQueries = new HeavyQueryLimiter({
     perCaller: settings.heavyQueriesPerUser,
     total: settings.heavyQueriesTotal,
     timeLimitMs: settings.mongo.queryTimeLimitMs,
   });
+  const streamedReads = new StreamedReadLimiter(settings.streamedReadsPerUser);
   const internal = [settings.serviceDatabase];
   const catalogNames = settings.catalogDatabases;
   const isCatalog = (db: string): boolean => catalogNames.includes(db);
@@ -101,6 +107,7 @@ export function createDocumentAreas({ settings, mongo, serviceDb, dataStoreHooks
     fixedDatabases: [],
     canCreateDatabases: true,
     heavyQueries,
+    streamedReads,
     databaseHooks: dataStoreHooks,
   });
   const catalog = new DocumentArea({
@@ -111,6 +118,7 @@ export function createDocumentAreas({ settings, mongo, serviceDb, dataStoreHooks
     fixedDatabases: catalogNames.filter((db) => !isReservedDatabase(db, internal)),
     canCreateDatabases: false,
     heavyQueries,
+    streamedReads,
   });
   return { dataStore, catalog };
 }

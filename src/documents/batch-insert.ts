@@ -16,6 +16,8 @@
 import { MongoBulkWriteError, type Collection, type Document } from 'mongodb';
 import { classifyDatabaseError, databaseUnavailable, DatabaseError, serverMessage, storageFull } from '../db/errors.js';
 import { isStorageFull } from '../db/storage-state.js';
+import { signalOption } from '../db/deadline.js';
+import type { Deadline } from '../lib/deadline.js';
 
 /**
  * How long to keep asking a database that is coming back which records it holds: long enough
@@ -34,10 +36,14 @@ export interface BatchFailureDetail {
   unconfirmed_ids?: unknown[];
 }
 
-/** Inserts `docs` in order; resolves with their ids, or throws a DatabaseError whose detail is a BatchFailureDetail. */
-export async function insertBatch(collection: Collection, docs: Document[]): Promise<unknown[]> {
+/**
+ * Inserts `docs` in order within `deadline`; resolves with their ids, or throws a DatabaseError
+ * whose detail is a BatchFailureDetail. An insert still unanswered at the deadline is a whole
+ * command that failed: the answer then says what the database holds of it.
+ */
+export async function insertBatch(collection: Collection, docs: Document[], deadline: Deadline): Promise<unknown[]> {
   try {
-    const result = await collection.insertMany(docs, { ordered: true });
+    const result = await deadline((signal) => collection.insertMany(docs, { ordered: true, ...signalOption(signal) }));
     return Object.values(result.insertedIds);
   } catch (err) {
     // The driver assigns missing `_id`s to the documents before sending them.

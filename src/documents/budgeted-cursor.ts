@@ -6,6 +6,7 @@
  */
 import type { AbstractCursor, Document } from 'mongodb';
 import { BsonRecord, type BsonRecordReader } from '../render/bson-record.js';
+import { BatchSizer, MIN_BATCH_BYTES, type BatchBudget, type BatchShare } from './batch-bytes.js';
 import type { QueryBudget } from './query-budget.js';
 
 export type CursorOpener = (maxTimeMS: number, signal: AbortSignal) => Promise<AbstractCursor<Document>>;
@@ -16,11 +17,15 @@ export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
   private readonly controller = new AbortController();
   /** The round trip asked for ahead of the reader (see the iterator). */
   private ahead: Promise<boolean> = Promise.resolve(false);
+  /** This read's share of the process's batch bytes, taken once a batch after the first is needed. */
+  private share: BatchShare | undefined;
+  private readonly sizer = new BatchSizer({ next: (bytes) => this.share?.next(bytes) ?? MIN_BATCH_BYTES });
 
   constructor(
     private readonly open: CursorOpener,
     private readonly budget: QueryBudget,
     private readonly reader: BsonRecordReader<Document>,
+    private readonly batchBudget: BatchBudget,
   ) {}
 
   /** True when a record is ready; asks the database (within the budget) only when none is buffered. */
@@ -42,21 +47,30 @@ export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
    * this one is rendered and written, instead of the two taking turns (a long download then
    * costs about the slower of the two, not their sum). The budget counts that round trip only
    * from when the reader waits for it (QueryBudget.wait): time spent rendering is the API's, not
-   * the database's. One batch ahead at most: memory stays bounded, and a client that stops
-   * reading stops the cursor one batch later. The batches keep the engine's size (up to
-   * 16 MiB): they are held as BSON bytes, each record decoded only as it is handed on, so a
-   * large batch costs its bytes, not tens of MB of objects, and fewer round trips keep a long
-   * read close to the engine's own speed.
+   * the database's. One batch ahead at most, and the batches after the first sized in bytes
+   * from this read's share of the batch budget (see batch-bytes.ts): a client that stops reading
+   * stops the cursor one batch later, with two batches of that share pinned, not two of the
+   * engine's 16 MiB. They are held as BSON bytes, each record decoded only as it is handed on, so
+   * a batch costs its bytes, not objects.
    */
   async *[Symbol.asyncIterator](): AsyncIterator<BsonRecord<Document>> {
-    let more = this.hasNext();
-    while (await more) {
-      const cursor = this.cursor as AbstractCursor<Document>;
-      // Opened with RAW_RECORDS: the driver hands out each record's bytes.
-      const batch = cursor.readBufferedDocuments() as unknown as Uint8Array[];
-      const waitForNext = this.prefetch(cursor);
-      for (const bytes of batch) yield new BsonRecord(bytes, this.reader);
-      more = waitForNext();
+    try {
+      let more = this.hasNext();
+      while (await more) {
+        const cursor = this.cursor as AbstractCursor<Document>;
+        // Opened with RAW_RECORDS: the driver hands out each record's bytes.
+        const batch = cursor.readBufferedDocuments() as unknown as Uint8Array[];
+        if (!cursor.closed) {
+          this.share ??= this.batchBudget.join();
+          const size = this.sizer.next(batch);
+          if (size !== undefined) setNextBatchSize(cursor, size);
+        }
+        const waitForNext = this.prefetch(cursor);
+        for (const bytes of batch) yield new BsonRecord(bytes, this.reader);
+        more = waitForNext();
+      }
+    } finally {
+      this.share?.leave();
     }
   }
 
@@ -71,6 +85,7 @@ export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
   }
 
   async close(): Promise<void> {
+    this.share?.leave();
     if (this.cursor === undefined) return;
     // The driver closes a cursor only between round trips: let the batch asked for ahead land.
     await this.ahead;
@@ -78,4 +93,15 @@ export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
     if (this.controller.signal.aborted) return;
     await this.cursor.close();
   }
+}
+
+/**
+ * The driver sends each getMore with its cursor's batch size as it stands then, but offers no
+ * public way to change it once the cursor is open: the option is set where the driver keeps it.
+ * Should a driver version keep it elsewhere, batches would silently go back to the engine's size:
+ * the stalled-exports test measures the memory that costs, and fails.
+ */
+function setNextBatchSize(cursor: AbstractCursor<Document>, size: number): void {
+  const options = (cursor as unknown as { cursorOptions?: { batchSize?: number } }).cursorOptions;
+  if (typeof options === 'object' && options !== null) options.batchSize = size;
 }

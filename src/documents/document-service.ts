@@ -61,6 +61,14 @@ export interface CollectionRead {
   distinctFields?: string[];
 }
 
+/** Who reads, for the limits of their share (heavy-queries.ts, streamed-reads.ts). */
+export interface ReadCaller {
+  /** The caller's key: the user's, or for anonymous callers the client address's. */
+  key: string;
+  /** Whether the answer streams (see isStreamedRead) rather than being one bounded page. */
+  streamed: boolean;
+}
+
 /** Which rows of the result to read. */
 export interface RowWindow {
   skip: number;
@@ -278,23 +286,28 @@ export class DocumentService {
 
   /**
    * Runs `deliver` on the rows of the read. Everything that can be refused as bad input is refused
-   * before a heavy-read slot of `caller` is taken; the slot is given back when `deliver` ends, also
-   * after an error or a client that went away (the handler ends within the time limit or, while
-   * streaming, as soon as the closed connection is noticed).
+   * before a slot of the caller's is taken: a heavy-read slot for a heavy read, a streamed-read
+   * slot for a streamed one (both limit the caller, see heavy-queries.ts and streamed-reads.ts).
+   * The slots are given back when `deliver` ends, also after an error, a client that went away or
+   * one that stopped reading (the handler ends within the time limit or, while streaming, as soon
+   * as the closed connection is noticed or the send timeout cuts it).
    */
   async readCollection<T>(
     principal: Principal,
-    caller: string,
+    caller: ReadCaller,
     target: CollectionTarget,
     read: CollectionRead,
     deliver: (rows: CollectionRows) => Promise<T>,
   ): Promise<T> {
     const planned = this.planRead(principal, target, read);
-    const release = planned.heavy ? this.area.heavyQueries.acquire(caller) : undefined;
+    const releaseHeavy = planned.heavy ? this.area.heavyQueries.acquire(caller.key) : undefined;
+    let releaseStream: (() => void) | undefined;
     try {
+      releaseStream = caller.streamed ? this.area.streamedReads.acquire(caller.key) : undefined;
       return await deliver(await planned.rows(this.area.store.budget()));
     } finally {
-      release?.();
+      releaseStream?.();
+      releaseHeavy?.();
     }
   }
 

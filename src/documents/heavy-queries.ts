@@ -4,12 +4,11 @@
  * burst cannot take the engine from everyone else, and at most `total` for all callers together,
  * so a handful of callers cannot either. Beyond the caller's share: 429 `too_many_heavy_queries`;
  * beyond the total: 503 `heavy_queries_busy`; both with Retry-After and without touching the
- * engine. Light reads are never limited here.
- *
- * The counters live in this API process only: with several API processes behind a proxy each
- * keeps its own, so the effective limits are multiplied by the number of processes.
+ * engine. Light reads are never limited here. The counts are this API process's own (see
+ * caller-slots.ts).
  */
 import { ApiError } from '../errors.js';
+import { CallerSlots, type ReleaseSlot } from './caller-slots.js';
 
 export interface HeavyQueryLimits {
   perCaller: number;
@@ -18,58 +17,43 @@ export interface HeavyQueryLimits {
   timeLimitMs: number;
 }
 
-/** Frees the slot; calling it again does nothing. */
-export type ReleaseSlot = () => void;
-
 export class HeavyQueryLimiter {
-  /** caller key → start times (ms) of that caller's running heavy reads */
-  private readonly running = new Map<string, number[]>();
-  private totalRunning = 0;
+  private readonly slots: CallerSlots;
 
   constructor(
     private readonly limits: HeavyQueryLimits,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.slots = new CallerSlots(now);
+  }
 
   /** Takes a slot for `caller`, or throws 429/503 (with Retry-After) when none is free. */
   acquire(caller: string): ReleaseSlot {
-    const mine = this.running.get(caller) ?? [];
-    if (mine.length >= this.limits.perCaller) {
+    const mine = this.slots.inUse(caller);
+    if (mine >= this.limits.perCaller) {
       throw new ApiError(
         429,
         'too_many_heavy_queries',
-        `You already have ${mine.length} aggregations, distinct queries or scanning queries running; at most ${this.limits.perCaller} may run at a time. Retry when one has finished.`,
+        `You already have ${mine} aggregations, distinct queries or scanning queries running; at most ${this.limits.perCaller} may run at a time. Retry when one has finished.`,
         { limit: this.limits.perCaller },
-        { 'Retry-After': this.retryAfter(mine) },
+        { 'Retry-After': this.retryAfter(this.slots.starts(caller)) },
       );
     }
-    if (this.totalRunning >= this.limits.total) {
+    if (this.slots.inUse() >= this.limits.total) {
       throw new ApiError(
         503,
         'heavy_queries_busy',
         'The server is running as many aggregations, distinct queries and scanning queries as it allows. Retry shortly.',
         { limit: this.limits.total },
-        { 'Retry-After': this.retryAfter([...this.running.values()].flat()) },
+        { 'Retry-After': this.retryAfter(this.slots.starts()) },
       );
     }
-    const started = this.now();
-    mine.push(started);
-    this.running.set(caller, mine);
-    this.totalRunning += 1;
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      this.totalRunning -= 1;
-      const list = this.running.get(caller) ?? [];
-      list.splice(list.indexOf(started), 1);
-      if (list.length === 0) this.running.delete(caller);
-    };
+    return this.slots.take(caller);
   }
 
   /** Running heavy reads of one caller, or of everyone. */
   inUse(caller?: string): number {
-    return caller === undefined ? this.totalRunning : (this.running.get(caller)?.length ?? 0);
+    return this.slots.inUse(caller);
   }
 
   /**

@@ -9,6 +9,7 @@
  * time (or a later batch the engine does not limit) still ends the request near the limit.
  */
 import { queryTimeout } from '../db/errors.js';
+import { withDeadline } from '../lib/deadline.js';
 
 /** How long to wait past the budget for the engine's own time-limit error before giving up on it. */
 export function graceMs(limitMs: number): number {
@@ -65,23 +66,9 @@ export class QueryBudget {
   /** Waits for `operation()` with the clock running, giving up `left` ms (plus the grace) from now. */
   private async counted<T>(left: number, controller: AbortController, operation: () => Promise<T>): Promise<T> {
     this.enter();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => {
-          const err = queryTimeout();
-          controller.abort(err);
-          reject(err);
-        },
-        left + graceMs(this.limitMs),
-      );
-    });
     try {
-      const pending = operation();
-      pending.catch(() => undefined);
-      return await Promise.race([pending, expired]);
+      return await withDeadline(left + graceMs(this.limitMs), queryTimeout, operation, controller);
     } finally {
-      clearTimeout(timer);
       this.leave();
     }
   }

@@ -24,6 +24,7 @@ import { DocumentService, type CollectionTarget } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type RecordRequest } from './records.js';
+import { isStreamedRead } from './streamed-reads.js';
 
 const COLLECTION_PARAMS = [...PAGE_PARAMS, 'skip', 'query', 'distinct', 'aggregate', 'fields'];
 const WRITE_BY_FILTER_PARAMS = [...COMMON_PARAMS, 'query'];
@@ -39,7 +40,7 @@ function pageForm(kind: PageFormKind, allowed: (req: Request) => boolean): Reque
   };
 }
 
-/** Whose share of heavy reads a request uses: the user's, or for anonymous callers the client address's. */
+/** Whose share of heavy and streamed reads a request uses: the user's, or for anonymous callers the client address's. */
 function callerKey(req: Request): string {
   const userId = req.principal?.userId;
   return userId ? `user:${userId}` : `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
@@ -104,7 +105,8 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
           pipeline: parseAggregate(params.aggregate, maxQueryBytes),
           distinctFields: parseDistinct(params.distinct),
         };
-        await documents.readCollection(req.principal, callerKey(req), target, read, (rows) =>
+        const caller = { key: callerKey(req), streamed: isStreamedRead(paging.pageSize) };
+        await documents.readCollection(req.principal, caller, target, read, (rows) =>
           'values' in rows
             ? paginate(req, res, rows.values, paging, { whenEmpty: target.whenEmpty })
             : paginate(req, res, rows, paging, { whenEmpty: target.whenEmpty, map: rows.mapRow }),

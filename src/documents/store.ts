@@ -14,9 +14,13 @@ import {
 } from 'mongodb';
 import { detectEngineTraits, type EngineTraits } from '../db/engine-traits.js';
 import { classifyDatabaseError, serverMessage } from '../db/errors.js';
+import { operationDeadline, signalOption } from '../db/deadline.js';
+import { DEFAULT_OPERATION_TIMEOUT_MS } from '../config/connections.js';
+import type { Deadline } from '../lib/deadline.js';
 import { badRequest, type ApiError } from '../errors.js';
 import type { IndexDefinition } from './index-spec.js';
 import { insertBatch } from './batch-insert.js';
+import { BatchBudget } from './batch-bytes.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
 import {
   collectionExists,
@@ -50,7 +54,7 @@ interface DatabaseRegistration {
  * Largest page asked for in one batch: typical pages fit whole; beyond it (or beyond the engine's
  * 16 MiB per batch) the rest follows in later batches, which are time-limited too.
  */
-const MAX_FIRST_BATCH = 10_000;
+export const MAX_FIRST_BATCH = 10_000;
 
 /**
  * Engine answers to an index command that are about the index asked for, not the engine's health:
@@ -158,12 +162,22 @@ export class DocumentStore {
   private readonly dbs = new Map<string, Db>();
   private traits: Promise<EngineTraits> | undefined;
 
+  /**
+   * Bounds each of the operations below that no query time budget bounds (see db/deadline.ts):
+   * each method is one operation as the request sees it, its round trips together under one deadline.
+   */
+  private readonly deadline: Deadline;
+  /** Shared by every streamed read of this process (see batch-bytes.ts). */
+  private readonly batchBudget = new BatchBudget();
+
   constructor(
     private readonly client: MongoClient,
     serviceDb: Db,
     private readonly queryTimeLimitMs: number,
+    operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
   ) {
     this.registry = serviceDb.collection<DatabaseRegistration>('registered_databases');
+    this.deadline = operationDeadline(operationTimeoutMs);
   }
 
   private db(name: string): Db {
@@ -175,76 +189,100 @@ export class DocumentStore {
     return db;
   }
 
-  async databaseNames(): Promise<string[]> {
-    const [listed, registered] = await Promise.all([
-      this.db('admin').admin().listDatabases({ nameOnly: true }),
-      this.registry.find({}, { projection: { _id: 1 } }).toArray(),
-    ]);
-    const names = new Set<string>(listed.databases.map((d) => d.name));
-    for (const r of registered) names.add(r._id);
-    return [...names].sort();
+  databaseNames(): Promise<string[]> {
+    return this.deadline(async (signal) => {
+      const [listed, registered] = await Promise.all([
+        this.db('admin')
+          .admin()
+          .listDatabases({ nameOnly: true, ...signalOption(signal) }),
+        this.registry.find({}, { projection: { _id: 1 }, signal }).toArray(),
+      ]);
+      const names = new Set<string>(listed.databases.map((d) => d.name));
+      for (const r of registered) names.add(r._id);
+      return [...names].sort();
+    });
   }
 
-  async databaseExists(name: string): Promise<boolean> {
-    if ((await this.registry.countDocuments({ _id: name }, { limit: 1 })) > 0) return true;
-    const listed = await this.db('admin').admin().listDatabases({ nameOnly: true, filter: { name } });
+  databaseExists(name: string): Promise<boolean> {
+    return this.deadline((signal) => this.databaseKnown(name, signal));
+  }
+
+  private async databaseKnown(name: string, signal: AbortSignal): Promise<boolean> {
+    if ((await this.registry.countDocuments({ _id: name }, { limit: 1, signal })) > 0) return true;
+    const listed = await this.db('admin')
+      .admin()
+      .listDatabases({ nameOnly: true, filter: { name }, ...signalOption(signal) });
     return listed.databases.some((d) => d.name === name);
   }
 
-  async createDatabase(name: string): Promise<void> {
-    if (await this.databaseExists(name)) throw databaseExists(name);
-    try {
-      await this.registry.insertOne({ _id: name, created: new Date() });
-    } catch (err) {
-      if ((err as { code?: number }).code === 11000) throw databaseExists(name);
-      throw err;
-    }
+  createDatabase(name: string): Promise<void> {
+    return this.deadline(async (signal) => {
+      if (await this.databaseKnown(name, signal)) throw databaseExists(name);
+      try {
+        await this.registry.insertOne({ _id: name, created: new Date() }, signalOption(signal));
+      } catch (err) {
+        if ((err as { code?: number }).code === 11000) throw databaseExists(name);
+        throw err;
+      }
+    });
   }
 
-  async dropDatabase(name: string): Promise<void> {
-    if (!(await this.databaseExists(name))) throw noSuchDatabase(name);
-    await this.db(name).dropDatabase();
-    await this.registry.deleteOne({ _id: name });
+  dropDatabase(name: string): Promise<void> {
+    return this.deadline(async (signal) => {
+      if (!(await this.databaseKnown(name, signal))) throw noSuchDatabase(name);
+      await this.db(name).dropDatabase(signalOption(signal));
+      await this.registry.deleteOne({ _id: name }, signalOption(signal));
+    });
   }
 
-  async collectionNames(db: string): Promise<string[]> {
-    const infos = await this.db(db).listCollections({}, { nameOnly: true }).toArray();
-    return infos
-      .map((c) => c.name)
-      .filter((n) => !n.startsWith('system.'))
-      .sort();
+  collectionNames(db: string): Promise<string[]> {
+    return this.deadline(async (signal) => {
+      const infos = await this.db(db).listCollections({}, { nameOnly: true, signal }).toArray();
+      return infos
+        .map((c) => c.name)
+        .filter((n) => !n.startsWith('system.'))
+        .sort();
+    });
   }
 
-  async collectionExists(db: string, col: string): Promise<boolean> {
-    const infos = await this.db(db).listCollections({ name: col }, { nameOnly: true }).toArray();
+  collectionExists(db: string, col: string): Promise<boolean> {
+    return this.deadline((signal) => this.collectionKnown(db, col, signal));
+  }
+
+  private async collectionKnown(db: string, col: string, signal: AbortSignal): Promise<boolean> {
+    const infos = await this.db(db).listCollections({ name: col }, { nameOnly: true, signal }).toArray();
     return infos.length > 0;
   }
 
-  async createCollection(db: string, col: string): Promise<void> {
-    if (await this.collectionExists(db, col)) throw collectionExists(db, col);
-    try {
-      await this.db(db).createCollection(col);
-    } catch (err) {
-      // 48 = NamespaceExists: another request created it in between.
-      if ((err as { code?: number }).code === 48) throw collectionExists(db, col);
-      throw err;
-    }
+  createCollection(db: string, col: string): Promise<void> {
+    return this.deadline(async (signal) => {
+      if (await this.collectionKnown(db, col, signal)) throw collectionExists(db, col);
+      try {
+        await this.db(db).createCollection(col, signalOption(signal));
+      } catch (err) {
+        // 48 = NamespaceExists: another request created it in between.
+        if ((err as { code?: number }).code === 48) throw collectionExists(db, col);
+        throw err;
+      }
+    });
   }
 
-  async dropCollection(db: string, col: string): Promise<void> {
-    if (!(await this.collectionExists(db, col))) throw noSuchCollection(db, col);
-    await this.db(db).collection(col).drop();
+  dropCollection(db: string, col: string): Promise<void> {
+    return this.deadline(async (signal) => {
+      if (!(await this.collectionKnown(db, col, signal))) throw noSuchCollection(db, col);
+      await this.db(db).collection(col).drop(signalOption(signal));
+    });
   }
 
   /** The collection's indexes as the engine lists them, key order kept. */
   listIndexes(db: string, col: string): Promise<Document[]> {
-    return this.collection(db, col).listIndexes().toArray();
+    return this.deadline((signal) => this.collection(db, col).listIndexes(signalOption(signal)).toArray());
   }
 
   /**
    * Builds an index and answers its name once it exists. The build runs in the engine; this
-   * process only awaits the reply, so other requests go on meanwhile. No time limit applies:
-   * a large collection may take minutes.
+   * process only awaits the reply, so other requests go on meanwhile. No time limit applies (not
+   * even the operation deadline): a large collection may take minutes.
    */
   async createIndex(db: string, col: string, index: IndexDefinition): Promise<string> {
     const spec: IndexSpecification = index.keys;
@@ -266,7 +304,7 @@ export class DocumentStore {
 
   async dropIndex(db: string, col: string, name: string): Promise<void> {
     try {
-      await this.collection(db, col).dropIndex(name);
+      await this.deadline((signal) => this.collection(db, col).dropIndex(name, signalOption(signal)));
     } catch (err) {
       throw indexCommandError(err, undefined, name) ?? err;
     }
@@ -277,35 +315,40 @@ export class DocumentStore {
    * lookup is a point query on the `_id` index. A `$in` over them would be one query, but engines
    * such as FerretDB/DocumentDB plan it as a scan.
    */
-  async findById(db: string, col: string, ids: readonly unknown[], projection?: Document): Promise<Document | null> {
+  findById(db: string, col: string, ids: readonly unknown[], projection?: Document): Promise<Document | null> {
     const collection = this.collection(db, col);
-    for (const id of ids) {
-      const doc = await collection.findOne(byId(id), projection === undefined ? undefined : { projection });
-      if (doc !== null) return doc;
-    }
-    return null;
+    return this.deadline(async (signal) => {
+      for (const id of ids) {
+        const doc = await collection.findOne(byId(id), projection === undefined ? { signal } : { projection, signal });
+        if (doc !== null) return doc;
+      }
+      return null;
+    });
   }
 
   /** Stores one record and answers its `_id` (the driver assigns one when the record has none). */
   async insertOne(db: string, col: string, record: Document): Promise<unknown> {
-    return (await this.collection(db, col).insertOne(record)).insertedId;
+    return (await this.deadline((signal) => this.collection(db, col).insertOne(record, signalOption(signal)))).insertedId;
   }
 
-  /** Stores records in order and answers their ids; a failure part-way says which were written (see insertBatch). */
+  /**
+   * Stores records in order and answers their ids; a failure part-way, the deadline included,
+   * says which were written (see insertBatch).
+   */
   insertMany(db: string, col: string, records: Document[]): Promise<unknown[]> {
-    return insertBatch(this.collection(db, col), records);
+    return insertBatch(this.collection(db, col), records, this.deadline);
   }
 
   async replaceById(db: string, col: string, id: unknown, replacement: Document): Promise<void> {
-    await this.collection(db, col).replaceOne(byId(id), replacement);
+    await this.deadline((signal) => this.collection(db, col).replaceOne(byId(id), replacement, signalOption(signal)));
   }
 
   async updateById(db: string, col: string, id: unknown, update: Document): Promise<void> {
-    await this.collection(db, col).updateOne(byId(id), update);
+    await this.deadline((signal) => this.collection(db, col).updateOne(byId(id), update, signalOption(signal)));
   }
 
   async deleteById(db: string, col: string, id: unknown): Promise<void> {
-    await this.collection(db, col).deleteOne(byId(id));
+    await this.deadline((signal) => this.collection(db, col).deleteOne(byId(id), signalOption(signal)));
   }
 
   /** Only the store calls the driver: routes and services speak in names and plain values. */
@@ -323,9 +366,12 @@ export class DocumentStore {
     return new QueryBudget(this.queryTimeLimitMs);
   }
 
-  /** Asked once; a failure (engine unreachable) is not remembered, so the next request asks again. */
+  /**
+   * Asked once; a failure (engine unreachable, or no answer by the deadline) is not remembered,
+   * so the next request asks again.
+   */
   private engineTraits(): Promise<EngineTraits> {
-    this.traits ??= detectEngineTraits(this.client).catch((err: unknown) => {
+    this.traits ??= this.deadline((signal) => detectEngineTraits(this.client, signal)).catch((err: unknown) => {
       this.traits = undefined;
       throw err;
     });
@@ -366,13 +412,12 @@ export class DocumentStore {
     const fields = nearFields(filter);
     if (fields.length === 0) return;
     // A collection that does not exist has no indexes (and finds nothing anyway).
-    const indexes = await this.collection(db, col)
-      .listIndexes()
-      .toArray()
-      .catch((err: unknown) => {
+    const indexes = await this.deadline((signal) => this.collection(db, col).listIndexes(signalOption(signal)).toArray()).catch(
+      (err: unknown) => {
         if (err instanceof MongoServerError && err.code === 26) return [];
         throw err;
-      });
+      },
+    );
     const geo = new Set(
       indexes.flatMap((index) =>
         Object.entries((index.key ?? {}) as Record<string, unknown>)
@@ -398,6 +443,7 @@ export class DocumentStore {
       },
       budget,
       recordReader(collection.bsonOptions),
+      this.batchBudget,
     );
   }
 
@@ -408,6 +454,7 @@ export class DocumentStore {
       async (maxTimeMS, signal) => collection.aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
       budget,
       recordReader(collection.bsonOptions),
+      this.batchBudget,
     );
   }
 

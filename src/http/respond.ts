@@ -19,6 +19,8 @@ export interface RespondOptions {
   title: string;
   /** Methods shown in the page header (Allow). */
   allow?: string[];
+  /** How long a client may take nothing of a streamed envelope before it is aborted (STREAM_SEND_TIMEOUT_S). */
+  sendTimeoutMs?: number;
 }
 
 /** Settings-derived options, attached by the app so routes don't have to pass them. */
@@ -113,7 +115,7 @@ export function respond(req: Request, res: Response, status: number, value: unkn
 
 export async function respondEnvelope(req: Request, res: Response, head: EnvelopeHead, records: AsyncIterable<unknown>): Promise<void> {
   const ctx = pageContext(req, res);
-  await renderEnvelopeStream(res, req.format, head, records, ctx);
+  await renderEnvelopeStream(res, req.format, head, records, ctx, pageOptions(res).sendTimeoutMs);
 }
 
 /** Small helper for envelopes that are already in memory (database lists etc.). */

@@ -8,5 +8,5 @@ export { toPlainValue } from './plain-value.js';
 export { checkJsonpCallback, isValidJsonpCallback } from './jsonp.js';
 export { decodeXmlName, encodeXmlName } from './xml-name.js';
 export { isLinkableUrl } from './html-json.js';
-export { ResponseClosedError } from './sink-writer.js';
+export { ResponseClosedError, ResponseStalledError } from './sink-writer.js';
 export { renderEnvelopeStream, renderValue } from './render.js';

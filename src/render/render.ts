@@ -67,7 +67,8 @@ export function renderValue(sink: ResponseSink, format: Format, status: number, 
  *   visible notice and is ended, the machine formats are cut off by destroying the connection
  *   (when the sink can), so a client sees a failed transfer rather than a short, valid-looking one.
  * In both cases the error is rethrown for the caller to log; leaving the for-await loop closes
- * the iterator (and so the cursor).
+ * the iterator (and so the cursor). So does a client that stops reading for `sendTimeoutMs`
+ * (0: no limit; see SinkWriter): its connection is cut, with a ResponseStalledError.
  */
 export async function renderEnvelopeStream(
   sink: ResponseSink,
@@ -75,9 +76,10 @@ export async function renderEnvelopeStream(
   head: EnvelopeHead,
   records: AsyncIterable<unknown>,
   ctx: RenderContext,
+  sendTimeoutMs = 0,
 ): Promise<void> {
   const writer = documentWriterFor(format, STREAM_STATUS, ctx);
-  const out = new SinkWriter(sink, () => startResponse(sink, format, STREAM_STATUS));
+  const out = new SinkWriter(sink, () => startResponse(sink, format, STREAM_STATUS), sendTimeoutMs);
   let index = 0;
   try {
     await out.push(writer.envelopeOpen(head));

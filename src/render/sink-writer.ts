@@ -2,9 +2,20 @@ import type { ResponseSink } from './types.js';
 
 /** Raised when the client disconnects while a stream waits for the socket to drain. */
 export class ResponseClosedError extends Error {
-  constructor() {
-    super('the client closed the connection before the response was complete');
+  constructor(message = 'the client closed the connection before the response was complete') {
+    super(message);
     this.name = 'ResponseClosedError';
+  }
+}
+
+/**
+ * Raised when the client stopped reading: nothing more of the response was taken for the send
+ * timeout. The connection has been cut by then.
+ */
+export class ResponseStalledError extends ResponseClosedError {
+  constructor(timeoutMs: number) {
+    super(`the client took nothing more of the response for ${timeoutMs / 1000} s; the response was aborted`);
+    this.name = 'ResponseStalledError';
   }
 }
 
@@ -35,6 +46,12 @@ const EMPTY = Buffer.alloc(0);
  *
  * Nothing touches the sink before the first chunk is flushed, so a failure that happens early
  * (typically the first cursor batch) leaves the response untouched for a proper error reply.
+ *
+ * With a send timeout, a client that stops reading does not hold the response (and what it pins:
+ * the cursor, its batches, this chunk) for as long as it keeps the connection open: when a wait
+ * for 'drain' — the client taking the chunk written last — lasts that long, the connection is cut
+ * and the wait fails with ResponseStalledError. The last chunk, written with the end, gets the
+ * same time to leave.
  */
 export class SinkWriter {
   /** Chunks filled up before the current one (when a piece did not fit), not yet written. */
@@ -50,6 +67,8 @@ export class SinkWriter {
     private readonly sink: ResponseSink,
     /** Called once, right before the first byte goes out (status line and headers). */
     private readonly start: () => void,
+    /** How long the client may take nothing before the response is aborted; 0: no limit. */
+    private readonly sendTimeoutMs = 0,
     private readonly chunkSize = 64 * 1024,
   ) {}
 
@@ -99,6 +118,8 @@ export class SinkWriter {
     const chunk = this.takePending();
     this.begin();
     this.sink.end(chunk.length > 0 ? chunk : undefined);
+    // Output still buffered here (not yet taken by the socket): it gets the send timeout to leave.
+    if (this.sendTimeoutMs > 0 && (this.sink.writableLength ?? 0) > 0) this.cutUnlessFinished();
   }
 
   /** Removes and returns what is pending, as one piece. */
@@ -152,11 +173,34 @@ export class SinkWriter {
         reject(new ResponseClosedError());
         return;
       }
-      this.onClose = () => reject(new ResponseClosedError());
+      const stalled =
+        this.sendTimeoutMs > 0
+          ? setTimeout(() => {
+              this.onClose = null;
+              this.cut();
+              reject(new ResponseStalledError(this.sendTimeoutMs));
+            }, this.sendTimeoutMs)
+          : undefined;
+      this.onClose = () => {
+        clearTimeout(stalled);
+        reject(new ResponseClosedError());
+      };
       this.sink.once('drain', () => {
+        clearTimeout(stalled);
         this.onClose = null;
         resolve();
       });
     });
+  }
+
+  /** Cuts the connection unless the response has left within the send timeout. */
+  private cutUnlessFinished(): void {
+    const stalled = setTimeout(() => this.cut(), this.sendTimeoutMs);
+    this.onClose = () => clearTimeout(stalled);
+    this.sink.once('finish', () => clearTimeout(stalled));
+  }
+
+  private cut(): void {
+    if (this.sink.destroyed !== true) this.sink.destroy?.();
   }
 }

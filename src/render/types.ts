@@ -14,16 +14,19 @@ export type Format = 'api' | 'json' | 'jsonp' | 'xml' | 'csv' | 'ndjson';
 /**
  * The minimal writable response the renderers need. `once('close')` and `destroy` are used when
  * present: 'close' lets a stream stop waiting for 'drain' once the client has gone, and `destroy`
- * cuts the connection when a stream fails mid-way (see render.ts).
+ * cuts the connection when a stream fails mid-way (see render.ts) or the client stops reading
+ * (the send timeout, see sink-writer.ts, which also watches `writableLength` and 'finish').
  */
 export interface ResponseSink {
   status(code: number): unknown;
   setHeader(name: string, value: string): unknown;
   write(chunk: Uint8Array): boolean;
   end(chunk?: string | Uint8Array): unknown;
-  once(event: 'drain' | 'close', cb: () => void): unknown;
+  once(event: 'drain' | 'close' | 'finish', cb: () => void): unknown;
   destroy?(error?: Error): unknown;
   readonly destroyed?: boolean;
+  /** Bytes written but not yet taken by the connection. */
+  readonly writableLength?: number;
 }
 
 /** What the browsable HTML page shows around the value. */

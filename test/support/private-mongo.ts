@@ -5,15 +5,16 @@
  * compare the previous engine's behaviour). Over TLS with the suite's CA and certificates, on a
  * port that stays the same across restarts, so the API's driver client reconnects by itself.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { legacyFerretDbArgs } from '../../src/installation/database-migration.js';
 import { keyMaterialPaths } from '../../src/pki/files.js';
 import { freePort, waitForPort } from '../../src/local-services/ports.js';
-import { startMongoWire, type MongoWireHandle } from '../../src/local-services/mongo-wire.js';
+import { startMongoWire, startPrivateFerretDb, type MongoWireHandle } from '../../src/local-services/mongo-wire.js';
 import { spawnManaged, type ManagedProcess } from '../../src/local-services/processes.js';
+import { postmasterPid } from './postgres-processes.js';
 
 export type KillTarget = 'front' | 'storage';
 
@@ -37,6 +38,8 @@ export interface PrivateMongo {
    * postmaster; FerretDB v1 keeps SQLite in its own process, so this kills the front there too).
    */
   kill(target: KillTarget): Promise<void>;
+  /** Sends `signal` to the same process as kill: SIGSTOP leaves it alive but silent, SIGCONT wakes it. */
+  signal(target: KillTarget, signal: NodeJS.Signals): Promise<void>;
   /** Starts the database again on the same port and data; waits until it authenticates clients. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -90,6 +93,27 @@ function envFor(port: number, o: PrivateMongoOptions): Record<string, string> {
   };
 }
 
+/** Signals the wire server ('front') or the postmaster of the cluster under it ('storage'; its pid is in postmaster.pid). */
+async function signalEngine(handle: MongoWireHandle, dir: string, target: KillTarget, signal: NodeJS.Signals): Promise<void> {
+  process.kill(target === 'front' ? handle.pid : await postmasterPid(join(dir, 'postgres', 'data')), signal);
+}
+
+/**
+ * Starts a killed engine again. A killed postmaster leaves backends that exit on their own within
+ * moments; until then a new postmaster refuses the data directory, so starting is retried briefly.
+ */
+async function startAgain(start: () => Promise<MongoWireHandle>): Promise<MongoWireHandle> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await start();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(500);
+    }
+  }
+}
+
 /** FerretDB v2 on PostgreSQL + DocumentDB, as the local runtime runs it. */
 async function startLocalEngine(o: PrivateMongoOptions): Promise<PrivateMongo> {
   const { ca, server, api } = certs(o.certDir);
@@ -112,31 +136,13 @@ async function startLocalEngine(o: PrivateMongoOptions): Promise<PrivateMongo> {
     engine: 'FerretDB v2 on PostgreSQL + DocumentDB',
     port,
     env: () => envFor(port, o),
-    async kill(target) {
-      if (target === 'front') {
-        process.kill(handle.pid, 'SIGKILL');
-        return;
-      }
-      // The postmaster's pid is the first line of postmaster.pid in the cluster's data directory.
-      const pidFile = await readFile(join(o.dir, 'postgres', 'data', 'postmaster.pid'), 'utf8');
-      process.kill(Number(pidFile.split('\n')[0]), 'SIGKILL');
-    },
+    kill: (target) => signalEngine(handle, o.dir, target, 'SIGKILL'),
+    signal: (target, signal) => signalEngine(handle, o.dir, target, signal),
     async restart() {
       // Whatever survived the kill (FerretDB without its storage, or the cluster without its
       // front) is stopped first: startMongoWire starts both on the same data and port.
       await handle.stop();
-      // A killed postmaster leaves backends that exit on their own within moments; until then a
-      // new postmaster refuses the data directory, so starting is retried briefly.
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        try {
-          handle = await start(port);
-          break;
-        } catch (err) {
-          if (Date.now() > deadline) throw err;
-          await sleep(500);
-        }
-      }
+      handle = await startAgain(() => start(port));
     },
     stop: () => handle.stop(),
   };
@@ -172,6 +178,9 @@ async function startFerretDbV1(o: PrivateMongoOptions & { ferretDbV1Bin: string 
       proc.signalGroup('SIGKILL');
       await proc.exited;
     },
+    async signal(_target, signal) {
+      proc.signalGroup(signal);
+    },
     async restart() {
       await proc.terminate(5_000);
       proc = await spawn();
@@ -187,4 +196,40 @@ export async function startPrivateMongo(o: PrivateMongoOptions): Promise<Private
   const db = v1 !== undefined && v1 !== '' ? await startFerretDbV1({ ...o, ferretDbV1Bin: v1 }) : await startLocalEngine(o);
   await waitUntilServing(db.port, o, 30_000);
   return db;
+}
+
+/** The private store's pieces a test kills: its FerretDB and its PostgreSQL cluster's postmaster. */
+export interface PrivateStore {
+  /** PRIVATE_MONGO_* settings of a service keeping its own data here. */
+  env(): Record<string, string>;
+  kill(target: KillTarget): Promise<void>;
+  signal(target: KillTarget, signal: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same socket and data; waits until it authenticates clients. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private store of a test's own, as the local runtime runs it (startPrivateFerretDb: FerretDB
+ * on its own PostgreSQL cluster, on a Unix socket). `dir` must be short: the socket's path must
+ * fit in 107 bytes.
+ */
+export async function startPrivateStore(o: { dir: string; username: string; password: string }): Promise<PrivateStore> {
+  const start = () => startPrivateFerretDb({ dir: o.dir, username: o.username, password: o.password });
+  let handle = await start();
+  return {
+    env: () => ({
+      PRIVATE_MONGO_URI: handle.uri,
+      PRIVATE_MONGO_USERNAME: o.username,
+      PRIVATE_MONGO_PASSWORD: o.password,
+      PRIVATE_MONGO_AUTH_SOURCE: handle.authSource,
+    }),
+    kill: (target) => signalEngine(handle, o.dir, target, 'SIGKILL'),
+    signal: (target, signal) => signalEngine(handle, o.dir, target, signal),
+    async restart() {
+      await handle.stop();
+      handle = await startAgain(start);
+    },
+    stop: () => handle.stop(),
+  };
 }

@@ -41,3 +41,14 @@ export async function until<T>(
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${awaited}`, { cause: error });
   }
 }
+
+/**
+ * `promise`, or a failure "still waiting after `ms` ms" when it has not settled by then: a test of
+ * something that must not hang fails on the hang itself, with that message, not on its time limit.
+ */
+export function settledWithin<T>(promise: Promise<T>, ms = 2_000): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)),
+  ]);
+}

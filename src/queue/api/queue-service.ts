@@ -21,6 +21,8 @@ import { TaskCatalog } from './task-catalog.js';
 import { TaskLog, loggedState, type HistoryFilter, type TaskLogEntry } from './task-log.js';
 import type { Submission } from './submission.js';
 import { encodeSubmitterAccess, type SubmitterAccess } from '../protocol/submitter-access.js';
+import { operationDeadline } from '../../db/deadline.js';
+import { noDeadline, type Deadline } from '../../lib/deadline.js';
 
 export interface QueueServiceOptions {
   broker: BrokerSettings;
@@ -35,6 +37,8 @@ export interface QueueServiceOptions {
    * kept by account id (each taken to be its name's account when the history is first opened).
    */
   userIdsByName?: (usernames: readonly string[]) => Promise<Map<string, string>>;
+  /** The deadline of each database operation a request waits for (MONGO_OPERATION_TIMEOUT_MS); none when absent. */
+  operationTimeoutMs?: number;
   logger: Logger;
 }
 
@@ -71,9 +75,11 @@ export class QueueService {
   private readonly logger: Logger;
   private readonly submissionListeners = new Set<SubmissionListener>();
   private readonly pendingSweeps = new Set<NodeJS.Timeout>();
+  private readonly deadline: Deadline;
 
   constructor(options: QueueServiceOptions) {
     this.logger = options.logger;
+    this.deadline = options.operationTimeoutMs === undefined ? noDeadline : operationDeadline(options.operationTimeoutMs);
     this.session = new BrokerSession({ settings: options.broker });
     this.queueType = options.broker.queueType ?? 'classic';
     this.session.on('disconnected', () => options.logger.warn('broker connection lost; reconnecting'));
@@ -88,8 +94,12 @@ export class QueueService {
       cacheSeconds: options.catalogCacheSeconds,
       replyTimeoutMs: options.catalogReplyTimeoutMs ?? 1_000,
     });
-    this.results = new ResultStore(options.mongo, { database: options.serviceDb.databaseName, collection: options.resultCollection });
-    this.log = new TaskLog(options.serviceDb, options.userIdsByName);
+    this.results = new ResultStore(options.mongo, {
+      database: options.serviceDb.databaseName,
+      collection: options.resultCollection,
+      deadline: this.deadline,
+    });
+    this.log = new TaskLog(options.serviceDb, this.deadline, options.userIdsByName);
   }
 
   start(): this {
@@ -238,7 +248,9 @@ export class QueueService {
   async states(taskIds: string[]): Promise<Map<string, TaskState>> {
     const states = new Map<string, TaskState>(taskIds.map((id) => [id, 'PENDING']));
     if (taskIds.length === 0) return states;
-    const rows = await this.results.collection.find({ _id: { $in: taskIds } }, { projection: { status: 1 } }).toArray();
+    const rows = await this.deadline((signal) =>
+      this.results.collection.find({ _id: { $in: taskIds } }, { projection: { status: 1 }, signal }).toArray(),
+    );
     for (const row of rows) states.set(String(row._id), row.status as TaskState);
     return states;
   }

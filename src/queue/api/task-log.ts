@@ -24,6 +24,8 @@ import { detectEngineTraits } from '../../db/engine-traits.js';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { WriteBatcher } from '../../db/write-batcher.js';
 import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
+import { signalOption } from '../../db/deadline.js';
+import { noDeadline, type Deadline } from '../../lib/deadline.js';
 import { READY_STATES, TASK_STATES, isTaskState } from '../results/states.js';
 
 const FINAL_STATES = [...READY_STATES];
@@ -138,14 +140,20 @@ export class TaskLog {
    */
   private readonly settlements: WriteBatcher<Settlement>;
 
+  /**
+   * `deadline` bounds each read and write a request waits for (MONGO_OPERATION_TIMEOUT_MS), the
+   * batched writes too: a batch the engine never answers would otherwise hold every submission
+   * queued behind it. `userIdsByName` gives entries of earlier versions their accounts (see the header).
+   */
   constructor(
     db: Db,
+    private readonly deadline: Deadline = noDeadline,
     private readonly userIdsByName: (usernames: readonly string[]) => Promise<Map<string, string>> = async () => new Map(),
   ) {
     this.collection = db.collection<TaskLogEntry>('task_log');
     this.inserts = new WriteBatcher(async (entries) => {
       try {
-        await this.collection.insertMany([...entries], { ordered: false });
+        await this.deadline((signal) => this.collection.insertMany([...entries], { ordered: false, ...signalOption(signal) }));
         return bulkInsertOutcomes(entries.length, undefined);
       } catch (error) {
         return bulkInsertOutcomes(entries.length, error);
@@ -159,7 +167,7 @@ export class TaskLog {
       );
       // An unordered bulk write reports the operations that failed the way an unordered insert does.
       try {
-        await this.collection.bulkWrite(operations, { ordered: false });
+        await this.deadline((signal) => this.collection.bulkWrite(operations, { ordered: false, ...signalOption(signal) }));
         return bulkInsertOutcomes(settlements.length, undefined);
       } catch (error) {
         return bulkInsertOutcomes(settlements.length, error);
@@ -212,21 +220,19 @@ export class TaskLog {
    */
   migrateToAccountIds(): Promise<void> {
     this.migrated ??= (async () => {
-      const names = (await this.collection.distinct('user', { user_id: { $exists: false } })).filter(
-        (n): n is string => typeof n === 'string',
-      );
+      // Under the deadline like every read a request waits for: reads of the history wait for this.
+      const legacy = await this.deadline(() => this.collection.distinct('user', { user_id: { $exists: false } }));
+      const names = legacy.filter((n): n is string => typeof n === 'string');
       for (let i = 0; i < names.length; i += MIGRATION_BATCH) {
         const batch = names.slice(i, i + MIGRATION_BATCH);
         const ids = await this.userIdsByName(batch);
-        await this.collection.bulkWrite(
-          batch.map((name) => ({
-            updateMany: { filter: { user: name, user_id: { $exists: false } }, update: { $set: { user_id: ids.get(name) ?? null } } },
-          })),
-          { ordered: false },
-        );
+        const updates = batch.map((name) => ({
+          updateMany: { filter: { user: name, user_id: { $exists: false } }, update: { $set: { user_id: ids.get(name) ?? null } } },
+        }));
+        await this.deadline(() => this.collection.bulkWrite(updates, { ordered: false }));
       }
       // An entry whose name is not a string (made by hand) belongs to nobody.
-      await this.collection.updateMany({ user_id: { $exists: false } }, { $set: { user_id: null } });
+      await this.deadline(() => this.collection.updateMany({ user_id: { $exists: false } }, { $set: { user_id: null } }));
     })().catch((error: unknown) => {
       this.migrated = null;
       throw error;
@@ -235,7 +241,7 @@ export class TaskLog {
   }
 
   get(taskId: string): Promise<TaskLogEntry | null> {
-    return this.collection.findOne({ _id: taskId });
+    return this.deadline((signal) => this.collection.findOne({ _id: taskId }, { signal }));
   }
 
   /** With `state`, only entries whose recorded state is that one. */
@@ -249,7 +255,9 @@ export class TaskLog {
 
   async count(f: HistoryFilter, state?: string): Promise<number> {
     await this.migrateToAccountIds();
-    return this.hinted(this.hints?.all(state), (hint) => this.collection.countDocuments(this.filter(f, state), hint ? { hint } : {}));
+    return this.hinted(this.hints?.all(state), (hint) =>
+      this.deadline((signal) => this.collection.countDocuments(this.filter(f, state), hint ? { hint, signal } : { signal })),
+    );
   }
 
   /**
@@ -282,13 +290,15 @@ export class TaskLog {
   }
 
   private read(filter: Filter<TaskLogEntry>, skip: number, limit: number, index: IndexSpecification | undefined): Promise<TaskLogEntry[]> {
-    return this.hinted(index, (hint) => {
-      const cursor = this.collection.find(filter).sort(NEWEST_FIRST);
-      if (hint) cursor.hint(hint);
-      if (skip > 0) cursor.skip(skip);
-      if (limit > 0) cursor.limit(limit);
-      return cursor.toArray();
-    });
+    return this.hinted(index, (hint) =>
+      this.deadline((signal) => {
+        const cursor = this.collection.find(filter, { signal }).sort(NEWEST_FIRST);
+        if (hint) cursor.hint(hint);
+        if (skip > 0) cursor.skip(skip);
+        if (limit > 0) cursor.limit(limit);
+        return cursor.toArray();
+      }),
+    );
   }
 
   /**
@@ -314,7 +324,7 @@ export class TaskLog {
     // Until older entries have a state, `null` in `$in` finds them too (at some cost).
     const open = { user_id: userId, state: { $in: this.statesBackfilled ? OPEN_STATES : [...OPEN_STATES, null] } } as Filter<TaskLogEntry>;
     const rows = await this.hinted(this.hints?.unsettled, (hint) =>
-      this.collection.find(open, { projection: { state: 1 }, ...(hint ? { hint } : {}) }).toArray(),
+      this.deadline((signal) => this.collection.find(open, { projection: { state: 1 }, signal, ...(hint ? { hint } : {}) }).toArray()),
     );
     return rows.map((row) => ({ id: row._id, state: row.state ?? null }));
   }
@@ -322,7 +332,8 @@ export class TaskLog {
   /** The entries of the accounts `userIds` whose logged state is not final (queued, running, or never read). */
   async open(userIds: readonly string[]): Promise<TaskLogEntry[]> {
     await this.migrateToAccountIds();
-    return this.collection.find({ user_id: { $in: [...userIds] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>).toArray();
+    const filter = { user_id: { $in: [...userIds] }, state: { $nin: FINAL_STATES } } as Filter<TaskLogEntry>;
+    return this.deadline((signal) => this.collection.find(filter, { signal }).toArray());
   }
 
   /** Records newly read states; an entry already in a final state is never changed. */
@@ -331,7 +342,7 @@ export class TaskLog {
     const updates: AnyBulkWriteOperation<TaskLogEntry>[] = states.map(({ id, state }) => ({
       updateOne: { filter: { _id: id, state: { $nin: FINAL_STATES } }, update: { $set: { state } } },
     }));
-    await this.collection.bulkWrite(updates, { ordered: false });
+    await this.deadline((signal) => this.collection.bulkWrite(updates, { ordered: false, ...signalOption(signal) }));
   }
 
   /**

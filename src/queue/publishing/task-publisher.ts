@@ -19,6 +19,7 @@ import {
 import { QueueUnavailableError } from '../errors.js';
 import { brokerUnavailable, type BrokerSession } from '../connection/broker-session.js';
 import { closeChannel } from '../connection/bounded-close.js';
+import { withDeadline } from '../../lib/deadline.js';
 
 export type QueueDeclaration = 'assert' | 'passive' | 'none';
 
@@ -126,6 +127,26 @@ function forgottenWhenGone<C extends Channel>(
   return channel;
 }
 
+/** How much longer than its parts the preparation of a publish may take in all (see publish). */
+const PREPARE_GRACE_MS = 1_000;
+
+/** The broker did not get ready to take a message in time (nothing was handed over). */
+function notReadyInTime(): QueueUnavailableError {
+  return new QueueUnavailableError('broker_timeout', 'The task broker did not answer in time; the task was not submitted.');
+}
+
+/**
+ * A channel being opened, given up (and forgotten, see forgottenWhenGone) when the broker has not
+ * opened it within `ms`; one that opens after all is closed at once, since nobody holds it.
+ */
+function openedInTime<C extends Channel>(ms: number, open: () => Promise<C>): Promise<C> {
+  return withDeadline(ms, notReadyInTime, async (signal) => {
+    const channel = await open();
+    if (signal.aborted) void closeChannel(channel);
+    return channel;
+  });
+}
+
 export class TaskPublisher {
   private readonly session: BrokerSession;
   private readonly declareQueues: QueueDeclaration;
@@ -167,11 +188,19 @@ export class TaskPublisher {
     });
 
     const slot = this.channelSlot();
-    const channel = await slot.channel.catch(() => {
-      throw brokerUnavailable();
+    // Nothing has been handed to the broker until the publish itself: a broker that does not get
+    // the channel, the queue check or the write buffer ready in time has certainly not queued it.
+    // The channel and the check have deadlines of their own, which drop them for later publishes
+    // (see openedInTime, declared); this one, a little longer, bounds the three steps together.
+    const prepareMs = this.confirmTimeoutMs + Math.min(PREPARE_GRACE_MS, this.confirmTimeoutMs);
+    const channel = await withDeadline(prepareMs, notReadyInTime, async () => {
+      const ready = await slot.channel.catch((error: unknown) => {
+        throw error instanceof QueueUnavailableError ? error : brokerUnavailable();
+      });
+      if (this.declareQueues !== 'none') await this.declared(slot, queue);
+      while (slot.full !== null) await slot.full;
+      return ready;
     });
-    if (this.declareQueues !== 'none') await this.declared(slot, queue);
-    while (slot.full !== null) await slot.full;
     await this.confirmedPublish(slot, channel, queue, message);
     return { taskId: message.headers.id, queue, message };
   }
@@ -191,7 +220,9 @@ export class TaskPublisher {
   private declared(slot: PublisherChannel, queue: string): Promise<void> {
     let known = slot.declared.get(queue);
     if (known === undefined) {
-      known = this.declare(slot.connection, queue).catch((error: unknown) => {
+      // Within the deadline, so a check the broker never answers is dropped like a failed one
+      // instead of holding every later publish to the queue.
+      known = withDeadline(this.confirmTimeoutMs, notReadyInTime, () => this.declare(slot.connection, queue)).catch((error: unknown) => {
         slot.declared.delete(queue);
         throw error instanceof QueueUnavailableError
           ? error
@@ -206,9 +237,12 @@ export class TaskPublisher {
     if (this.declarations?.connection !== connection) {
       const declarations: DeclarationChannel = {
         connection,
-        channel: forgottenWhenGone(connection.createChannel(), () => {
-          if (this.declarations === declarations) this.declarations = null;
-        }),
+        channel: forgottenWhenGone(
+          openedInTime(this.confirmTimeoutMs, () => connection.createChannel()),
+          () => {
+            if (this.declarations === declarations) this.declarations = null;
+          },
+        ),
       };
       this.declarations = declarations;
     }
@@ -227,9 +261,11 @@ export class TaskPublisher {
       declared: new Map<string, Promise<void>>(),
       returned: new Set<string>(),
       full: null,
-      // A broker that closes the channel fails its unconfirmed publishes; the next publish opens a new one.
+      // A broker that closes the channel fails its unconfirmed publishes; the next publish opens a
+      // new one. So does one that does not open it in time: a channel the broker never opens must
+      // not stay the one every publish waits for.
       channel: forgottenWhenGone(
-        connection.createConfirmChannel(),
+        openedInTime(this.confirmTimeoutMs, () => connection.createConfirmChannel()),
         () => {
           if (this.channel === slot) this.channel = null;
         },

@@ -19,6 +19,8 @@ import {
   type TaskResult,
 } from './result-document.js';
 import { READY_STATES, isTaskState, type TaskState } from './states.js';
+import { signalOption } from '../../db/deadline.js';
+import { noDeadline, type Deadline } from '../../lib/deadline.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
 
@@ -35,20 +37,27 @@ export type DeliveryCount = { count: number; finalState: null } | { count: null;
 export interface ResultStoreOptions {
   database: string;
   collection?: string;
+  /**
+   * Bounds each read and write a caller waits for (the API passes MONGO_OPERATION_TIMEOUT_MS, so
+   * a request never waits on an engine that stopped answering); none by default.
+   */
+  deadline?: Deadline;
 }
 
 export class ResultStore {
   readonly collection: Collection<ResultDocument>;
   private indexed: Promise<void> | null = null;
+  private readonly deadline: Deadline;
 
   constructor(client: MongoClient, options: ResultStoreOptions) {
     this.collection = client.db(options.database).collection<ResultDocument>(options.collection ?? DEFAULT_RESULT_COLLECTION);
+    this.deadline = options.deadline ?? noDeadline;
   }
 
   /** Replaces the task's document (upsert), as Celery's `_store_result` does. */
   async store(doc: ResultDocument): Promise<void> {
     void this.ensureIndex();
-    await this.collection.replaceOne({ _id: doc._id }, doc, { upsert: true });
+    await this.deadline((signal) => this.collection.replaceOne({ _id: doc._id }, doc, { upsert: true, ...signalOption(signal) }));
   }
 
   markStarted(taskId: string, info: { pid: number; hostname: string }, meta: RequestMeta): Promise<void> {
@@ -89,12 +98,12 @@ export class ResultStore {
   async markRevokedIfQueued(taskId: string, meta: RequestMeta): Promise<boolean> {
     void this.ensureIndex();
     try {
-      await this.collection.replaceOne(
-        { _id: taskId, status: { $nin: ['STARTED', ...READY_STATES] } },
-        revokedDocument(taskId, 'revoked', meta),
-        {
-          upsert: true,
-        },
+      await this.deadline((signal) =>
+        this.collection.replaceOne(
+          { _id: taskId, status: { $nin: ['STARTED', ...READY_STATES] } },
+          revokedDocument(taskId, 'revoked', meta),
+          { upsert: true, ...signalOption(signal) },
+        ),
       );
       return true;
     } catch (error) {
@@ -142,8 +151,7 @@ export class ResultStore {
 
   /** Whether the task already has a final state (SUCCESS, FAILURE, REVOKED). */
   async isReady(taskId: string): Promise<boolean> {
-    const row = await this.collection.findOne({ _id: taskId }, { projection: { status: 1 } });
-    const status: unknown = row?.status;
+    const status = await this.status(taskId);
     return isTaskState(status) && READY_STATES.has(status);
   }
 
@@ -154,8 +162,14 @@ export class ResultStore {
 
   /** The task's result; PENDING when no document exists (Celery's convention). */
   async get(taskId: string): Promise<TaskResult> {
-    const doc = await this.collection.findOne({ _id: taskId });
+    const doc = await this.deadline((signal) => this.collection.findOne({ _id: taskId }, { signal }));
     return doc === null ? pendingResult(taskId) : decodeResultDocument(doc as unknown as Record<string, unknown>);
+  }
+
+  /** The task's state as stored (undefined without a document). */
+  private async status(taskId: string): Promise<unknown> {
+    const row = await this.deadline((signal) => this.collection.findOne({ _id: taskId }, { projection: { status: 1 }, signal }));
+    return row?.status;
   }
 
   /**
@@ -174,8 +188,7 @@ export class ResultStore {
     const maxInterval = options.intervalMs ?? 100;
     let interval = Math.min(5, maxInterval);
     for (;;) {
-      const row = await this.collection.findOne({ _id: taskId }, { projection: { status: 1 } });
-      const status: unknown = row?.status;
+      const status = await this.status(taskId);
       if (isTaskState(status) && READY_STATES.has(status)) return this.get(taskId);
       if (Date.now() >= deadline || options.signal?.aborted) return this.unfinished(taskId, status);
       await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
 import { BudgetedCursor } from '../../../src/documents/budgeted-cursor.js';
 import { recordReader } from '../../../src/documents/raw-records.js';
+import { BatchBudget } from '../../../src/documents/batch-bytes.js';
 import { DocumentStore } from '../../../src/documents/store.js';
 import { BsonRecord } from '../../../src/render/bson-record.js';
 import { toPlainValue } from '../../../src/render/plain-value.js';
@@ -122,6 +123,7 @@ describe('BudgetedCursor', () => {
           return reader.decode(bytes);
         },
       },
+      new BatchBudget(),
     );
     const seen: number[] = [];
     for await (const record of cursor) {

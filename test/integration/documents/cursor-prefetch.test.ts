@@ -6,6 +6,7 @@
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
+import { STREAM_BATCH_BUDGET } from '../../../src/documents/batch-bytes.js';
 import { DocumentStore } from '../../../src/documents/store.js';
 import { mongoSettings, unique } from '../worker/support.js';
 
@@ -85,21 +86,38 @@ describe('BudgetedCursor', () => {
     expect(read).toBe(3);
   });
 
-  it('leaves the batch size to the engine', async () => {
+  it('sizes the batches after the first in bytes, from the share of the batch budget each read has', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
-    const cursor = store.find(DATABASE, collection, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
-    const before = getMores.length;
-    let read = 0;
-    for await (const _ of cursor) read += 1;
-    expect(read).toBe(RECORDS);
-    // The batch after the first 101 records is the engine's: the rest at once.
-    expect(getMores.slice(before).map((event) => event.command.batchSize)).toEqual([undefined]);
+    const read = async (): Promise<number[]> => {
+      const cursor = store.find(DATABASE, large, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
+      const seen: number[] = [];
+      for await (const record of cursor) seen.push(record.decode().n as number);
+      await cursor.close();
+      expect(seen).toEqual(Array.from({ length: LARGE_RECORDS }, (_, n) => n));
+      return seen;
+    };
+    const sizes = async (reads: number): Promise<number[]> => {
+      const before = getMores.length;
+      await Promise.all(Array.from({ length: reads }, read));
+      return getMores.slice(before).map((event) => Number(event.command.batchSize));
+    };
+    // Records of a little over 1 kB. Alone, a read gets half the budget per batch: the 2,399
+    // records after the first batch come in one.
+    const alone = await sizes(1);
+    expect(alone).toHaveLength(1);
+    expect(alone[0]).toBeGreaterThan(STREAM_BATCH_BUDGET / 2 / 1100);
+    // Sixteen reads at once share it: once all have joined, each batch holds about 1/32 of it
+    // (the first to join may have asked for a larger one before the others came).
+    const shared = (await sizes(16)).sort((a, b) => a - b);
+    expect(shared.length).toBeGreaterThan(16);
+    expect(shared[Math.floor(shared.length / 2)]).toBeLessThan(STREAM_BATCH_BUDGET / 8 / 1000);
+    expect(shared[0]).toBeLessThan(STREAM_BATCH_BUDGET / 16 / 1000);
   });
 
   it('counts a batch asked for ahead only while the reader waits for it, not while the API renders the one before', async () => {
     // A busy API: 20 ms of rendering per record of the first batch (the engine's first 101), 2 s
-    // in all, against a 1.5 s query time limit the engine itself needs only a fraction of; the
-    // rest comes in one batch, asked for while the first is rendered.
+    // in all, against a 1.5 s query time limit the engine itself needs only a fraction of; each
+    // batch of the rest is asked for while the one before is rendered.
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 1_500);
     const cursor = store.find(DATABASE, large, { filter: {}, sort: { n: 1 }, skip: 0, limit: 0 }, store.budget());
     let read = 0;

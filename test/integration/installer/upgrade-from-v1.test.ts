@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostMongoClient } from '../../../src/installation/host-connections.js';
 import { loadInstallConfig } from '../../../src/installation/install-config.js';
 import { installLayout } from '../../../src/installation/layout.js';
-import { loadSecrets } from '../../../src/installation/secrets.js';
+import { readSecrets, type Secrets } from '../../../src/installation/secrets.js';
 import { adminLogin, call, prepareInstall, REPO, runTool, type RunResult, type TestInstall } from './support.js';
 
 const execFileAsync = promisify(execFile);
@@ -51,7 +51,9 @@ function succeeded(result: RunResult, what: string): RunResult {
 /** The installation's database as its administrator (the same ports and certificates in both versions). */
 async function withDatabase<T>(fn: (client: ReturnType<typeof hostMongoClient>) => Promise<T>): Promise<T> {
   const layout = installLayout(target.dir);
-  const client = hostMongoClient(layout, await loadInstallConfig(layout.installConfigFile), await loadSecrets(layout.secretsFile), {
+  // The previous version's secrets lack those added since; the administrator's login is all this needs.
+  const secrets = (await readSecrets(layout.secretsFile)) as Secrets;
+  const client = hostMongoClient(layout, await loadInstallConfig(layout.installConfigFile), secrets, {
     who: 'admin',
     timeoutMs: 10_000,
   });

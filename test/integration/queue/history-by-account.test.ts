@@ -98,7 +98,7 @@ describe('entries written before the history was kept by account', () => {
     await log.insertMany([legacy(mine, ownerName), legacy(orphan, uniqueName('gone'))] as never[]);
 
     // What the next start of the API does: open the log with the accounts' names at hand.
-    await new TaskLog(app.ctx.serviceDb, (names) => app.users.idsByUsername(names)).migrateToAccountIds();
+    await new TaskLog(app.ctx.serviceDb, undefined, (names) => app.users.idsByUsername(names)).migrateToAccountIds();
     expect((await log.findOne({ _id: mine as never }))?.user_id).toBe(await userId(app, ownerName));
     expect((await log.findOne({ _id: orphan as never }))?.user_id).toBeNull();
     expect(await history(ownerToken)).toEqual([mine]);

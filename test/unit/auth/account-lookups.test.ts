@@ -1,17 +1,30 @@
 /**
  * When a cached account expires under load, the requests that arrive before the database answers
  * share one lookup instead of each sending its own; a change made meanwhile is never hidden by a
- * lookup begun before it. The models are stand-ins that count queries (no database here).
+ * lookup begun before it; a lookup that fails or hangs (an engine that died or stopped answering)
+ * is never handed to a later request. The models are stand-ins that count queries (no database here).
  */
 import { describe, expect, it } from 'vitest';
 import { AccountDirectory } from '../../../src/auth/accounts.js';
 import type { AuthModels } from '../../../src/auth/models.js';
+import { settledWithin } from '../../support/until.js';
 
 const USER_ID = '0123456789abcdef01234567';
 
-function directory(): { accounts: AccountDirectory; queries: { users: number; tokens: number } } {
+/** How each query of a model answers: a value, a failure, or never (an engine that stopped answering). */
+type Answer = 'ok' | 'fail' | 'hang';
+
+/** Lookups given up after this long: short, so that a hung one is over within the test. */
+const LOOKUP_TIMEOUT_MS = 100;
+
+function directory(answers: { users?: Answer[]; tokens?: Answer[] } = {}) {
   const queries = { users: 0, tokens: 0 };
-  const answer = <T>(value: T) => ({ select: () => answer(value), lean: () => answer(value), exec: () => Promise.resolve(value) });
+  const answer = <T>(value: T, how: Answer = 'ok') => {
+    const exec = (): Promise<T> =>
+      how === 'ok' ? Promise.resolve(value) : how === 'fail' ? Promise.reject(new Error('engine gone')) : new Promise<T>(() => undefined);
+    const query = { select: () => query, lean: () => query, setOptions: () => query, exec };
+    return query;
+  };
   const user = {
     _id: { toString: () => USER_ID },
     username: 'ann',
@@ -25,18 +38,18 @@ function directory(): { accounts: AccountDirectory; queries: { users: number; to
   const models = {
     User: {
       findById: () => {
-        queries.users++;
-        return answer(user);
+        const n = queries.users++;
+        return answer(user, answers.users?.[n]);
       },
     },
     Token: {
       findOne: () => {
-        queries.tokens++;
-        return answer({ user: { toString: () => USER_ID } });
+        const n = queries.tokens++;
+        return answer({ user: { toString: () => USER_ID } }, answers.tokens?.[n]);
       },
     },
   } as unknown as AuthModels;
-  return { accounts: new AccountDirectory(models, 'secret'), queries };
+  return { accounts: new AccountDirectory(models, 'secret', LOOKUP_TIMEOUT_MS), queries };
 }
 
 describe('account lookups', () => {
@@ -53,5 +66,30 @@ describe('account lookups', () => {
     accounts.forgetUser(USER_ID);
     await Promise.all([first, accounts.byId(USER_ID)]);
     expect(queries.users).toBe(2);
+  });
+
+  it('a token lookup that hangs is given up after the deadline, and the next request asks the database again', async () => {
+    const { accounts, queries } = directory({ tokens: ['hang'] });
+    const waiting = await Promise.allSettled(Array.from({ length: 4 }, () => settledWithin(accounts.byTokenKey('key-1'))));
+    for (const lookup of waiting)
+      expect(lookup).toMatchObject({ status: 'rejected', reason: { name: 'DatabaseError', kind: 'unavailable' } });
+    const again = await settledWithin(accounts.byTokenKey('key-1'));
+    expect(again?.username).toBe('ann');
+    expect(queries.tokens).toBe(2);
+  });
+
+  it('a user lookup that hangs is given up the same way', async () => {
+    const { accounts, queries } = directory({ users: ['hang'] });
+    await expect(settledWithin(accounts.byId(USER_ID))).rejects.toMatchObject({ kind: 'unavailable' });
+    expect((await settledWithin(accounts.byId(USER_ID)))?.username).toBe('ann');
+    expect(queries.users).toBe(2);
+  });
+
+  it('a lookup that failed is not kept: the next request asks again', async () => {
+    const { accounts, queries } = directory({ tokens: ['fail'], users: ['fail'] });
+    await expect(settledWithin(accounts.byTokenKey('key-1'))).rejects.toThrow('engine gone');
+    await expect(settledWithin(accounts.byTokenKey('key-1'))).rejects.toThrow('engine gone');
+    expect((await settledWithin(accounts.byTokenKey('key-1')))?.username).toBe('ann');
+    expect(queries).toEqual({ tokens: 2, users: 2 });
   });
 });

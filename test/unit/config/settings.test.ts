@@ -28,7 +28,9 @@ describe('loadSettings', () => {
     expect(s.maxBodyBytes).toBe(16 * 1024 * 1024);
     expect(s.defaultPageSize).toBe(10);
     expect(s.broker).toBeUndefined();
-    expect(s.mongo).toMatchObject({ uri: 'mongodb://localhost:27017/', authSource: 'admin' });
+    expect(s.mongo).toMatchObject({ uri: 'mongodb://localhost:27017/', authSource: 'admin', operationTimeoutMs: 20_000 });
+    // Bounded streaming: a caller's concurrent streams, and how long a client may take nothing.
+    expect([s.streamedReadsPerUser, s.streamSendTimeoutSeconds]).toEqual([4, 30]);
   });
 
   it("derives the login throttle's account and address limits from LOGIN_MAX_FAILURES unless set", () => {
@@ -134,10 +136,11 @@ describe('the private database (PRIVATE_MONGO_*)', () => {
     expect(s.privateMongo).toBe(s.mongo);
   });
 
-  it('is a connection of its own when PRIVATE_MONGO_URI is set, with its own login and the main query limit', () => {
+  it('is a connection of its own when PRIVATE_MONGO_URI is set, with its own login and the main time limits', () => {
     const s = loadSettings({
       ...minimal,
       MONGO_QUERY_TIME_LIMIT_MS: '1234',
+      MONGO_OPERATION_TIMEOUT_MS: '5678',
       PRIVATE_MONGO_URI: 'mongodb://%2Fsrv%2Fcybercom%2Fdata%2Fprivate-database%2Fsocket%2Fferretdb.sock/',
       PRIVATE_MONGO_USERNAME: 'cybercom-api',
       PRIVATE_MONGO_PASSWORD: 'secret',
@@ -151,6 +154,7 @@ describe('the private database (PRIVATE_MONGO_*)', () => {
       tlsCaFile: undefined,
       tlsCertKeyFile: undefined,
       queryTimeLimitMs: 1234,
+      operationTimeoutMs: 5678,
     });
   });
 

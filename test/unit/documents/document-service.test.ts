@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DocumentArea, type DatabaseHooks } from '../../../src/documents/area.js';
 import { DocumentService, type CollectionTarget } from '../../../src/documents/document-service.js';
 import { HeavyQueryLimiter } from '../../../src/documents/heavy-queries.js';
+import { StreamedReadLimiter } from '../../../src/documents/streamed-reads.js';
 import type { DocumentStore } from '../../../src/documents/store.js';
 import { GrantSet } from '../../../src/auth/grant-set.js';
 import { ANONYMOUS, type Principal } from '../../../src/auth/principal.js';
@@ -65,6 +66,7 @@ function serviceOver(store: RecordsStandIn, databaseHooks?: DatabaseHooks): Docu
     fixedDatabases: [],
     canCreateDatabases: true,
     heavyQueries: new HeavyQueryLimiter({ perCaller: 1, total: 1, timeLimitMs: 1_000 }),
+    streamedReads: new StreamedReadLimiter(1),
     databaseHooks,
   });
   return new DocumentService(area);

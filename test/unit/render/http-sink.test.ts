@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderEnvelopeStream, renderValue } from '../../../src/render/index.js';
+import { renderEnvelopeStream, renderValue, ResponseStalledError } from '../../../src/render/index.js';
 import type { ResponseSink } from '../../../src/render/index.js';
 import { pageContext } from './support.js';
 
@@ -65,5 +66,31 @@ describe('with a real express response', () => {
     const response = await fetch(url);
     expect(response.status).toBe(200);
     await expect(response.text()).rejects.toThrow();
+  });
+
+  it('a client that stops reading is cut off after the send timeout, and the stream ends', async () => {
+    let outcome: Promise<unknown> = Promise.resolve('not started');
+    const url = new URL(
+      await serve((res) => {
+        outcome = renderEnvelopeStream(res, 'json', head(2_000_000), numbered(2_000_000), pageContext(), 300).then(
+          () => 'completed',
+          (error: unknown) => error,
+        );
+        return outcome.then(() => undefined);
+      }),
+    );
+    // A raw client: sends the request, reads the first bytes, then reads nothing more.
+    const socket = connect(Number(url.port), url.hostname);
+    socket.write(`GET / HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.pause();
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const started = performance.now();
+    const result = await Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve('still streaming after 10 s'), 10_000))]);
+    expect(result).toBeInstanceOf(ResponseStalledError);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    // What the kernel still held reaches the client, then the connection ends: a cut-off transfer.
+    socket.resume();
+    await closed;
   });
 });

@@ -2,7 +2,14 @@ import { XMLValidator } from 'fast-xml-parser';
 import { Int32, ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/errors.js';
-import { contentTypeFor, FORMATS, renderEnvelopeStream, renderValue, ResponseClosedError } from '../../../src/render/index.js';
+import {
+  contentTypeFor,
+  FORMATS,
+  renderEnvelopeStream,
+  renderValue,
+  ResponseClosedError,
+  ResponseStalledError,
+} from '../../../src/render/index.js';
 import type { EnvelopeHead, Format, RenderContext } from '../../../src/render/index.js';
 import { contentPreText, DestroyableSink, FakeSink, fromArray, pageContext, parseXml, tick, unwrapJsonp } from './support.js';
 
@@ -244,6 +251,52 @@ describe('renderEnvelopeStream failures', () => {
     const error = await outcome;
     expect(error).toBeInstanceOf(ResponseClosedError);
     expect(closedCursor).toBe(true);
+  });
+
+  it('aborts, cutting the connection and closing the cursor, when the client takes nothing for the send timeout', async () => {
+    let closedCursor = false;
+    let pulled = 0;
+    async function* records(): AsyncGenerator<unknown> {
+      try {
+        for (const n of range(50_000)) {
+          pulled += 1;
+          yield driverRecord(n);
+        }
+      } finally {
+        closedCursor = true;
+      }
+    }
+    // The client takes the first chunk, then nothing more.
+    const sink = new DestroyableSink((write) => write < 2);
+    const started = performance.now();
+    const outcome = await Promise.race([
+      renderEnvelopeStream(sink, 'json', headFor(50_000), records(), pageContext(), 100).then(
+        () => 'resolved',
+        (error: unknown) => error,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still streaming after 2 s'), 2_000)),
+    ]);
+    expect(outcome).toBeInstanceOf(ResponseStalledError);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(100);
+    expect(sink.destroyCalls).toBe(1);
+    expect(closedCursor).toBe(true);
+    expect(pulled).toBeLessThan(50_000);
+  });
+
+  it('a client that keeps taking chunks is never cut, however long the stream', async () => {
+    const sink = new DestroyableSink(() => false);
+    const done = renderEnvelopeStream(sink, 'json', headFor(20_000), fromArray(range(20_000).map(driverRecord)), pageContext(), 100);
+    let drains = 0;
+    // Each chunk is taken after 60 ms: slow, but within the send timeout every time.
+    const reader = setInterval(() => {
+      if (!sink.waitingForDrain) return;
+      drains += 1;
+      sink.emitDrain();
+    }, 60);
+    await done.finally(() => clearInterval(reader));
+    expect(drains).toBeGreaterThan(3);
+    expect(sink.destroyCalls).toBe(0);
+    expect(JSON.parse(sink.body).results).toHaveLength(20_000);
   });
 
   it('refuses an unsafe JSONP callback before pulling any record', async () => {

@@ -1,0 +1,248 @@
+/**
+ * Every request is answered when an engine process dies under it: the main engine's wire server
+ * (FerretDB) or its PostgreSQL postmaster, and the same two of the private store (users, tokens,
+ * sessions), each SIGKILLed at the moment a request's command leaves for it, round after round,
+ * and started again at once, as the local runtime's supervisor does. Each request in flight gets
+ * an answer (any status) within 30 s, and afterwards every user's token works again: a look-up
+ * that failed or hung with the engine is not kept. The same when an engine's wire server stops
+ * answering altogether (SIGSTOP: alive, connections open, nothing said): the deadlines answer
+ * then, and an insert's answer says what was and was not written.
+ */
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CommandStartedEvent, MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import {
+  startPrivateMongo,
+  startPrivateStore,
+  type KillTarget,
+  type PrivateMongo,
+  type PrivateStore,
+} from '../../support/private-mongo.js';
+import { requestOnNewConnection } from '../../support/serve-process.js';
+import { testServices } from '../../support/services.js';
+import { until } from '../../support/until.js';
+
+/** The goal: an answer within this long, whatever died. */
+const ANSWER_LIMIT_MS = 30_000;
+const ROUNDS = 5;
+/** Shorter than the defaults, so that a silent engine's requests are answered well within the goal. */
+const QUERY_TIME_LIMIT_MS = 10_000;
+const OPERATION_TIMEOUT_MS = 5_000;
+/** Past the API's account cache (2 s): every token needs the private store again. */
+const ACCOUNT_CACHE_PAST_MS = 2_300;
+const USERS = ['ann', 'bob', 'cat'];
+const BATCH_RECORDS = 300;
+
+let main: PrivateMongo;
+let store: PrivateStore;
+let storeDir: string;
+let app: TestApp;
+const tokens = new Map<string, string>();
+const database = uniqueName('answers');
+const collection = 'readings';
+const path = `/api/data_store/data/${database}/${collection}/`;
+
+beforeAll(async () => {
+  const services = testServices();
+  // Short: the private store's socket path must fit in 107 bytes.
+  storeDir = await mkdtemp(join(tmpdir(), 'cc-ans-'));
+  await chmod(storeDir, 0o711); // PostgreSQL runs as its own user and walks through
+  [main, store] = await Promise.all([
+    startPrivateMongo({
+      dir: join(services.stateDir, uniqueName('answers-')),
+      certDir: services.certDir,
+      username: 'answers',
+      password: `pw-${uniqueName('')}-${uniqueName('')}`,
+    }),
+    startPrivateStore({ dir: join(storeDir, 'store'), username: 'cybercom-api', password: `pw-${uniqueName('')}${uniqueName('')}` }),
+  ]);
+  const mainEnv = main.env();
+  const storeEnv = store.env();
+  // Command monitoring lets the test kill an engine as a request's command leaves for it.
+  app = await startTestApp({
+    ...mainEnv,
+    ...storeEnv,
+    MONGO_QUERY_TIME_LIMIT_MS: String(QUERY_TIME_LIMIT_MS),
+    MONGO_OPERATION_TIMEOUT_MS: String(OPERATION_TIMEOUT_MS),
+    MONGO_URI: `${mainEnv.MONGO_URI}?monitorCommands=true`,
+    PRIVATE_MONGO_URI: `${storeEnv.PRIVATE_MONGO_URI}?monitorCommands=true`,
+  });
+  for (const username of USERS) {
+    await app.users.createUser({ username, password: `pw-${username}-answers-1`, isSuperuser: true });
+    tokens.set(username, await app.users.tokenFor(username));
+  }
+  const token = tokens.get('ann') as string;
+  expect((await call(app.url, 'POST', '/api/data_store/data/', { token, body: { database } })).status).toBe(201);
+  expect((await call(app.url, 'POST', `/api/data_store/data/${database}/`, { token, body: { collection } })).status).toBe(201);
+}, 240_000);
+
+afterAll(async () => {
+  await app?.close();
+  await Promise.all([main?.stop(), store?.stop()]);
+  if (storeDir !== undefined) await rm(storeDir, { recursive: true, force: true });
+}, 120_000);
+
+/** One request on a connection of its own, given up on (rejected) after the answer limit. */
+function send(username: string, method: 'GET' | 'POST', url: string, body?: unknown) {
+  return requestOnNewConnection(`${app.url}${url}`, {
+    method,
+    headers: { authorization: `Token ${tokens.get(username)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    timeoutMs: ANSWER_LIMIT_MS,
+  });
+}
+
+/**
+ * Resolves once `client` sends a command `matches` accepts, right as it leaves; or after a few
+ * seconds all the same (a round whose requests never reach that engine still kills it then).
+ */
+function commandLeaving(client: MongoClient, matches: (event: CommandStartedEvent) => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(fallback);
+      client.off('commandStarted', listener);
+      resolve();
+    };
+    const listener = (event: CommandStartedEvent) => {
+      if (matches(event)) done();
+    };
+    const fallback = setTimeout(done, 3_000);
+    client.on('commandStarted', listener);
+  });
+}
+
+interface Engine {
+  name: string;
+  kill(target: KillTarget): Promise<void>;
+  signal(target: KillTarget, signal: NodeJS.Signals): Promise<void>;
+  restart(): Promise<void>;
+  /** The command that, as it leaves, is the moment to kill: a request's work is then under way there. */
+  trigger(): Promise<void>;
+}
+
+const engines = (): Engine[] => [
+  {
+    name: 'main engine',
+    kill: (t) => main.kill(t),
+    signal: (t, signal) => main.signal(t, signal),
+    restart: () => main.restart(),
+    trigger: () => commandLeaving(app.ctx.mongo, (e) => e.commandName === 'insert' && e.databaseName === database),
+  },
+  {
+    name: 'private store',
+    kill: (t) => store.kill(t),
+    signal: (t, signal) => store.signal(t, signal),
+    restart: () => store.restart(),
+    trigger: () => commandLeaving(app.ctx.serviceDb.client, (e) => e.commandName === 'find' && e.command.find === 'authtoken_token'),
+  },
+];
+
+type Outcome = { what: string; status: number; text: string; ms: number } | { what: string; error: string; ms: number };
+
+/** The requests of one round: every user's token read, and inserts of a single record and of a batch. */
+function requestsInFlight(round: string): Promise<Outcome>[] {
+  const started = Date.now();
+  const outcome = (what: string, answer: Promise<{ status: number; text: string }>): Promise<Outcome> =>
+    answer.then(
+      (a) => ({ what, status: a.status, text: a.text, ms: Date.now() - started }),
+      (err: unknown) => ({ what, error: String(err), ms: Date.now() - started }),
+    );
+  const batch = Array.from({ length: BATCH_RECORDS }, (_, i) => ({ round, i }));
+  return [
+    ...USERS.map((u) => outcome(`GET as ${u}`, send(u, 'GET', `${path}?page_size=5`))),
+    outcome('POST one', send('ann', 'POST', path, { round, single: true })),
+    outcome('POST batch', send('bob', 'POST', path, batch)),
+    outcome('GET databases', send('cat', 'GET', '/api/data_store/data/')),
+  ];
+}
+
+/** Every user's token is served again once the engine is back: no look-up stays stuck. */
+async function everyTokenServed(after: string): Promise<void> {
+  for (const username of USERS) {
+    await until(
+      async () => {
+        const r = await send(username, 'GET', `${path}?page_size=1`).catch(() => undefined);
+        return r?.status === 200 ? r : undefined;
+      },
+      60_000,
+      `${username}'s token to be served again after ${after}`,
+      500,
+    );
+  }
+}
+
+const describeOutcomes = (outcomes: Outcome[]): string =>
+  outcomes.map((o) => `${o.what}=${'status' in o ? o.status : 'none'}/${o.ms}ms`).join(', ');
+
+describe('requests in flight when an engine process dies', () => {
+  const cases = engines().flatMap((engine) => (['front', 'storage'] as KillTarget[]).map((target) => ({ engine: engine.name, target })));
+
+  it.each(cases)(
+    'are all answered within 30 s when the $engine $target is killed, and every token works again afterwards',
+    async ({ engine: name, target }) => {
+      const engine = engines().find((e) => e.name === name) as Engine;
+      const unanswered: string[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        await sleep(ACCOUNT_CACHE_PAST_MS);
+        const killed = engine.trigger().then(async () => {
+          await engine.kill(target);
+          // Started again at once, as the supervisor does.
+          await engine.restart();
+        });
+        const outcomes = await Promise.all(requestsInFlight(`${name}-${target}-${round}`));
+        await killed;
+        for (const o of outcomes) if ('error' in o) unanswered.push(`round ${round}: ${o.what}: ${o.error}`);
+        console.log(
+          `[engine-kill-answers] ${name} ${target} round ${round}: ${outcomes.map((o) => `${o.what}=${'status' in o ? o.status : 'none'}/${o.ms}ms`).join(', ')}`,
+        );
+        await everyTokenServed(`round ${round}`);
+      }
+      expect(unanswered).toEqual([]);
+    },
+    600_000,
+  );
+});
+
+describe('requests in flight when an engine stops answering', () => {
+  it.each(['main engine', 'private store'])(
+    'are answered by the deadlines when the %s front is stopped, and served again once it continues',
+    async (name) => {
+      const engine = engines().find((e) => e.name === name) as Engine;
+      await sleep(ACCOUNT_CACHE_PAST_MS);
+      // Stopped as a request's command leaves for it (on the main engine, the batch insert's):
+      // that command is under way, unanswered.
+      const leaving =
+        name === 'main engine'
+          ? commandLeaving(app.ctx.mongo, (e) => e.commandName === 'insert' && e.command.documents?.length === BATCH_RECORDS)
+          : engine.trigger();
+      const stopped = leaving.then(() => engine.signal('front', 'SIGSTOP'));
+      let outcomes: Outcome[];
+      try {
+        outcomes = await Promise.all(requestsInFlight(`stopped-${name}`));
+      } finally {
+        await stopped;
+        await engine.signal('front', 'SIGCONT');
+      }
+      console.log(`[engine-kill-answers] ${name} stopped: ${describeOutcomes(outcomes)}`);
+      for (const o of outcomes) expect('status' in o ? o.status : o.error, o.what).toBeTypeOf('number');
+      const batch = outcomes.find((o) => o.what === 'POST batch');
+      if (name === 'main engine') {
+        if (batch === undefined || !('status' in batch)) throw new Error('the batch insert was not answered');
+        // The answer to the insert says which of its records were written, and which may have been.
+        expect(batch.status, batch.text).toBe(503);
+        const { detail } = JSON.parse(batch.text).error as {
+          detail: { inserted_ids: unknown[]; inserted_count: number; failed_index: number; unconfirmed_ids?: unknown[] };
+        };
+        expect(detail.inserted_ids).toHaveLength(detail.inserted_count);
+        expect(detail.failed_index).toBe(detail.inserted_count);
+        expect(detail.inserted_count + (detail.unconfirmed_ids?.length ?? 0)).toBeLessThanOrEqual(BATCH_RECORDS);
+      }
+      await everyTokenServed(`the ${name} continued`);
+    },
+    120_000,
+  );
+});
