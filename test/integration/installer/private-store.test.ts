@@ -24,6 +24,7 @@ import { hostPrivateMongoClient, isPrivateCollection } from '../../../src/instal
 import { readSecrets, type Secrets } from '../../../src/installation/secrets.js';
 import { PRIVATE_STORE_OS_USER, privateSocketPath, unixSocketUri } from '../../../src/local-services/mongo-wire.js';
 import { Browser } from '../auth/helpers.js';
+import { commandRefusal } from '../../support/command-refusal.js';
 import { ADMIN_PASSWORD, adminLogin, call, install, prepareInstall, REPO, runTool, type TestInstall } from './support.js';
 
 const execFileAsync = promisify(execFile);
@@ -174,15 +175,7 @@ async function expectWorkerLockedOut(inst: Installation): Promise<void> {
     },
     { dropUser: 'cybercom-api' },
   ]) {
-    const refused = await asWorker(inst, (client) =>
-      client
-        .db('admin')
-        .command(command)
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        ),
-    );
+    const refused = await asWorker(inst, (client) => commandRefusal(client, command));
     expect(refused, JSON.stringify(command)).toBeInstanceOf(MongoServerError);
   }
   // The private store's cluster is another OS user's, and the API's main-engine password does not open it.

@@ -26,6 +26,7 @@ import {
   type MongoWireHandle,
 } from '../../../src/local-services/mongo-wire.js';
 import { keyMaterialPaths } from '../../../src/pki/files.js';
+import { commandRefusal } from '../../support/command-refusal.js';
 import { testServices } from '../../support/services.js';
 
 const execFileAsync = promisify(execFile);
@@ -174,15 +175,7 @@ describe('the workers login on the local engine', () => {
   ];
 
   it.each(attempts)('cannot %s', async (_what, command) => {
-    const error = await using(mainClient(worker), (client) =>
-      client
-        .db('admin')
-        .command(command)
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        ),
-    );
+    const error = await using(mainClient(worker), (client) => commandRefusal(client, command));
     expect(error).toBeInstanceOf(MongoServerError);
   });
 
