@@ -279,8 +279,8 @@ step_legacy_ferretdb_v1() {
 }
 
 # A temporary name beside $1 that no other run uses (two runs side by side once shared "$out.tmp":
-# one moved the other's half-written binary into place).
-private_tmp() { mktemp "$1.tmp.XXXXXX"; }
+# one moved the other's half-written binary into place): this process's id and a random number.
+private_tmp() { printf '%s.tmp.%s.%s\n' "$1" "$$" "$RANDOM"; }
 
 # Copies $1 to $2 through a private temporary file, so $2 is always whole.
 install_copy() {
