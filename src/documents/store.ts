@@ -2,7 +2,6 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
-import { countableFilter, nearFields } from './geo-count.js';
 import {
   MongoServerError,
   type Collection,
@@ -32,6 +31,7 @@ import {
   noSuchDatabase,
   noSuchIndex,
 } from './errors.js';
+import { countableFilter, nearFields } from './geo-count.js';
 import { QueryBudget } from './query-budget.js';
 import { RAW_RECORDS, recordReader } from './raw-records.js';
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { freePort, waitForPort } from './ports.js';
-import { startPostgres, type PostgresHandle } from './postgres.js';
+import { startPostgres, type PostgresHandle, type RoleLogin } from './postgres.js';
 import { findExecutable, retryUntilReady, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
 
 export type MongoWireKind = 'mongod' | 'ferretdb';
@@ -205,10 +205,8 @@ async function pingWithCredentials(endpoint: Endpoint, user: Login): Promise<voi
   }
 }
 
-export interface Login {
-  username: string;
-  password: string;
-}
+/** A login of the front end's clients: a role of its cluster (see postgres.ts). */
+export type Login = RoleLogin;
 
 /** FerretDB's storage: the PostgreSQL cluster in <dir>/postgres and the URL file FerretDB reads. */
 interface FerretDbStorage {

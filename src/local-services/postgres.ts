@@ -7,7 +7,8 @@
  * root can enter it) and no TCP listener at all: a password learnt or set through the front end
  * never gives SQL to anyone on the host. On that socket the bootstrap superuser logs in by peer
  * authentication as the cluster's own OS user only (set-up, and DocumentDB's background jobs
- * connecting back); every other role needs its password; nothing is trusted. As root, the cluster
+ * connecting back), the front end's role likewise as the OS user that runs the front end; no
+ * other role logs in to the cluster at all, and nothing is trusted. As root, the cluster
  * runs as a system user (by default `postgres` of Debian's package), as PostgreSQL insists.
  *
  * The front end's roles (FerretDB's own, and the logins of its clients) are ordinary roles, never
