@@ -2,8 +2,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Test files that install and start a whole installation of their own (PostgreSQL, FerretDB and,
- * for most, RabbitMQ, each start taking tens of seconds) or restart such an engine again and
- * again. They make the `installations` project, which `npm test` runs one file at a time in a
+ * for most, RabbitMQ, each start taking tens of seconds) or kill and restart such engines again
+ * and again (engine-kill-answers starts two engines of its own and kills them 22 times). They make the `installations` project, which `npm test` runs one file at a time in a
  * vitest process of its own, beside the other projects: two of them side by side on a two-core
  * machine pushed their start-ups past their time limits (three files side by side on a loaded
  * two-core machine did).
@@ -17,6 +17,7 @@ const INSTALLATION_TESTS = [
   'test/integration/ops/backup-restore.test.ts',
   'test/integration/ops/worker-bundle.test.ts',
   'test/integration/installation/runner/engine-crash-restart.test.ts',
+  'test/integration/app/engine-kill-answers.test.ts',
 ];
 
 // Projects: `unit` (pure logic, no services), `integration` and `e2e` (real RabbitMQ and a real

@@ -163,13 +163,19 @@ function requestsInFlight(round: string): Promise<Outcome>[] {
 /** Every user's token is served again once the engine is back: no look-up stays stuck. */
 async function everyTokenServed(after: string): Promise<void> {
   for (const username of USERS) {
+    // The last answer goes into the failure message: it says which layer still fails.
+    let last = 'no answer yet';
     await until(
       async () => {
-        const r = await send(username, 'GET', `${path}?page_size=1`).catch(() => undefined);
+        const r = await send(username, 'GET', `${path}?page_size=1`).catch((err: unknown) => {
+          last = `no answer: ${String(err)}`;
+          return undefined;
+        });
+        if (r !== undefined) last = `${r.status} ${r.text.slice(0, 400)}`;
         return r?.status === 200 ? r : undefined;
       },
       60_000,
-      `${username}'s token to be served again after ${after}`,
+      () => `${username}'s token to be served again after ${after} (last answer: ${last})`,
       500,
     );
   }
@@ -188,17 +194,20 @@ describe('requests in flight when an engine process dies', () => {
       const unanswered: string[] = [];
       for (let round = 1; round <= ROUNDS; round++) {
         await sleep(ACCOUNT_CACHE_PAST_MS);
+        let restartMs = 0;
         const killed = engine.trigger().then(async () => {
           await engine.kill(target);
           // Started again at once, as the supervisor does.
-          await engine.restart();
+          const restarting = Date.now();
+          await engine.restart().catch((err: unknown) => {
+            throw new Error(`the ${name} did not start again after its ${target} was killed in round ${round}`, { cause: err });
+          });
+          restartMs = Date.now() - restarting;
         });
         const outcomes = await Promise.all(requestsInFlight(`${name}-${target}-${round}`));
         await killed;
         for (const o of outcomes) if ('error' in o) unanswered.push(`round ${round}: ${o.what}: ${o.error}`);
-        console.log(
-          `[engine-kill-answers] ${name} ${target} round ${round}: ${outcomes.map((o) => `${o.what}=${'status' in o ? o.status : 'none'}/${o.ms}ms`).join(', ')}`,
-        );
+        console.log(`[engine-kill-answers] ${name} ${target} round ${round} (restarted in ${restartMs} ms): ${describeOutcomes(outcomes)}`);
         await everyTokenServed(`round ${round}`);
       }
       expect(unanswered).toEqual([]);
