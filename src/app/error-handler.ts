@@ -1,5 +1,6 @@
 /**
- * The single mapping from errors to responses. Known ApiErrors keep their status; driver errors
+ * The single mapping from errors to responses. Known ApiErrors keep their status; the documents
+ * layer's errors get theirs by kind (missing 404, conflict 409, refused 400); driver errors
  * are classified (duplicate key → 409, unreachable database → 503, bad user query → 400);
  * everything else is a 500 whose internals appear only when DEBUG is on.
  */
@@ -8,6 +9,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { classifyDatabaseError, STORAGE_FULL_CODE, type DatabaseError, type DatabaseErrorKind } from '../db/errors.js';
 import { QueueUnavailableError } from '../queue/errors.js';
+import { DocumentError, type DocumentErrorKind } from '../documents/errors.js';
 import { isRecordFormat, ResponseClosedError } from '../render/index.js';
 import { respond } from '../http/respond.js';
 
@@ -40,6 +42,13 @@ const DATABASE_ERROR_STATUS: Record<DatabaseErrorKind, number> = {
   record_refused: 400,
 };
 
+/** What is missing is not found; what is in the way is a conflict; a refusal is the caller's to change. */
+const DOCUMENT_ERROR_STATUS: Record<DocumentErrorKind, number> = { missing: 404, conflict: 409, refused: 400 };
+
+export function documentApiError(err: DocumentError): ApiError {
+  return new ApiError(DOCUMENT_ERROR_STATUS[err.kind], err.code, err.message, err.detail);
+}
+
 export function databaseApiError(err: DatabaseError): ApiError {
   return new ApiError(DATABASE_ERROR_STATUS[err.kind], err.code, err.message, err.detail);
 }
@@ -62,6 +71,8 @@ export function errorHandler(logger: Logger, debug: boolean, storage?: StorageOb
     const clientError = httpClientError(err);
     if (err instanceof ApiError) {
       apiError = err;
+    } else if (err instanceof DocumentError) {
+      apiError = documentApiError(err);
     } else if (err instanceof QueueUnavailableError) {
       // Retrying later helps: the broker reconnects by itself, workers re-declare their queues.
       apiError = new ApiError(503, err.code, err.message, err.detail);

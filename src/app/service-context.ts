@@ -12,6 +12,7 @@ import { createAuthModule, type AuthModule } from '../auth/index.js';
 import { grantTargets } from '../auth/grant-targets.js';
 import { createDocumentAreas, type DocumentArea } from '../documents/area.js';
 import { QueueService } from '../queue/api/queue-service.js';
+import { TaskLog } from '../queue/api/task-log.js';
 import { WorkerPrivileges } from '../db/worker-privileges.js';
 import { ServiceMetrics } from '../metrics/index.js';
 import { ClusterPeer } from '../runtime/cluster/peer.js';
@@ -58,7 +59,8 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     logger,
     mongo: privateMongo,
     db: serviceDb,
-    grantTargets: grantTargets(documents, serviceDb),
+    // The queue is built after the auth module (it needs the accounts); the log it keeps is read here on its own.
+    grantTargets: grantTargets(documents, () => new TaskLog(serviceDb).taskNames()),
   });
   const healthProbes = new Map<string, () => Promise<void>>();
   healthProbes.set('database', async () => {

@@ -1,9 +1,9 @@
 /**
  * The databases, collections and tasks that exist, as the legacy-codename migration and the
- * permission catalog look them up: the document areas' own listings, and the task names in the
- * submission log (`task_log`), which is cheap to ask at start-up, unlike the live workers.
+ * permission catalog look them up: the document areas' own listings, and the task names the
+ * submission log holds (its owner, the queue module, answers; cheap to ask at start-up, unlike
+ * the live workers).
  */
-import type { Db } from 'mongodb';
 import type { AreaName } from './grants.js';
 import type { GrantTargets } from './legacy-grants.js';
 
@@ -13,14 +13,14 @@ export interface ListableArea {
   store: { collectionNames(db: string): Promise<string[]> };
 }
 
-export function grantTargets(areas: { dataStore: ListableArea; catalog: ListableArea }, serviceDb: Db): GrantTargets {
+export function grantTargets(
+  areas: { dataStore: ListableArea; catalog: ListableArea },
+  submittedTaskNames: () => Promise<string[]>,
+): GrantTargets {
   const area = (name: AreaName): ListableArea => (name === 'data_store' ? areas.dataStore : areas.catalog);
   return {
     databases: (name) => area(name).databaseNames(),
     collections: (name, db) => area(name).store.collectionNames(db),
-    async taskNames() {
-      const names: unknown[] = await serviceDb.collection('task_log').distinct('task_name');
-      return names.filter((n): n is string => typeof n === 'string');
-    },
+    taskNames: submittedTaskNames,
   };
 }

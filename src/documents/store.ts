@@ -16,7 +16,6 @@ import { classifyDatabaseError, serverMessage } from '../db/errors.js';
 import { operationDeadline, signalOption } from '../db/deadline.js';
 import { DEFAULT_OPERATION_TIMEOUT_MS } from '../config/connections.js';
 import type { Deadline } from '../lib/deadline.js';
-import { badRequest, type ApiError } from '../errors.js';
 import type { IndexDefinition } from './index-spec.js';
 import { insertBatch } from './batch-insert.js';
 import { BatchBudget } from './batch-bytes.js';
@@ -26,6 +25,8 @@ import {
   databaseExists,
   duplicateValues,
   indexExists,
+  indexRefused,
+  type DocumentError,
   missingGeoIndex,
   noSuchCollection,
   noSuchDatabase,
@@ -105,11 +106,11 @@ const fieldList = (fields: string[]): string => fields.map((field) => JSON.strin
  * not passed on: they quote the record that did not fit (its `_id` and the offending value), and
  * an index command must not tell its caller more about the records than that some do not fit.
  */
-function buildRefusal(err: MongoServerError, index: IndexDefinition | undefined): ApiError {
+function buildRefusal(err: MongoServerError, index: IndexDefinition | undefined): DocumentError {
   const engineCode = String(err.codeName ?? `code ${err.code}`);
-  if (index === undefined) return badRequest('invalid_index', `The database refused the index command (${engineCode}).`);
+  if (index === undefined) return indexRefused(`The database refused the index command (${engineCode}).`);
   const fieldsOf = (type: string): string => fieldList(index.keys.filter(([, t]) => t === type).map(([field]) => field));
-  const refused = (why: string) => badRequest('invalid_index', `The database cannot build the index: ${why}`);
+  const refused = (why: string) => indexRefused(`The database cannot build the index: ${why}`);
   if (err.code === 16755) return refused(`a record's value of ${fieldsOf('2dsphere')} is not GeoJSON a "2dsphere" index can hold.`);
   if (err.code === 16766) return refused(`a record holds an array in ${fieldsOf('hashed')}, which a "hashed" index cannot hold.`);
   if (index.keys.some(([, type]) => type === 'text') && /language/i.test(serverMessage(err))) {
@@ -119,11 +120,11 @@ function buildRefusal(err: MongoServerError, index: IndexDefinition | undefined)
 }
 
 /**
- * The ApiError for an engine's refusal of an index command, or undefined for other failures (an
+ * The DocumentError for an engine's refusal of an index command, or undefined for other failures (an
  * unavailable engine, say, which the error handler answers). `index` is the definition of a
  * create, `name` the index of a drop.
  */
-function indexCommandError(err: unknown, index: IndexDefinition | undefined, name: string | undefined): ApiError | undefined {
+function indexCommandError(err: unknown, index: IndexDefinition | undefined, name: string | undefined): DocumentError | undefined {
   if (!(err instanceof MongoServerError) || typeof err.code !== 'number') return undefined;
   if (isUniqueBuildFailure(err) || err.code === 11000) {
     // The same words however the engine tells it: its own would quote the duplicated value.
@@ -139,7 +140,7 @@ function indexCommandError(err: unknown, index: IndexDefinition | undefined, nam
       return noSuchIndex(name ?? '');
     default: {
       const problem = specificationProblem(err);
-      if (problem !== undefined) return badRequest('invalid_index', `The database refused the index: ${problem}`);
+      if (problem !== undefined) return indexRefused(`The database refused the index: ${problem}`);
       return INDEX_REFUSED_CODES.has(err.code) || classifyDatabaseError(err)?.kind === 'invalid_query'
         ? buildRefusal(err, index)
         : undefined;

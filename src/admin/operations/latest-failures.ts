@@ -8,7 +8,7 @@ import { isTaskAdmin } from '../../auth/permissions.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
 import type { JsonValue } from '../../queue/protocol/json.js';
 import { decodeResultDocument } from '../../queue/results/result-document.js';
-import { logEntries, mayReadTask } from './task-visibility.js';
+import { mayReadTask } from './task-visibility.js';
 
 export interface FailureRow {
   taskId: string;
@@ -29,7 +29,7 @@ export interface FailureRow {
  * used; until it exists the list is read by the `date_done` index.
  */
 export async function ensureFailureIndex(queue: QueueService): Promise<void> {
-  await queue.results.collection.createIndex({ status: 1, date_done: -1 });
+  await queue.results.ensureFailureIndex();
 }
 
 /** A non-admin's submissions searched for failures, newest first. */
@@ -42,21 +42,13 @@ function messageOf(value: unknown): string {
 }
 
 export async function latestFailures(queue: QueueService, principal: Principal, limit: number): Promise<FailureRow[]> {
-  const filter: Record<string, unknown> = { status: 'FAILURE' };
+  let own: string[] | undefined;
   if (!isTaskAdmin(principal)) {
     if (principal.userId === null) return [];
-    const own = await queue.log.collection
-      .find({ user_id: principal.userId }, { projection: { _id: 1 } })
-      .sort({ timestamp: -1 })
-      .limit(OWN_TASKS_SCANNED)
-      .toArray();
-    filter._id = { $in: own.map((row) => row._id) };
+    own = await queue.log.latestIds(principal.userId, OWN_TASKS_SCANNED);
   }
-  const docs = await queue.results.collection.find(filter).sort({ date_done: -1 }).limit(limit).toArray();
-  const entries = await logEntries(
-    queue.log,
-    docs.map((doc) => String(doc._id)),
-  );
+  const docs = await queue.results.latestFailures(limit, own);
+  const entries = await queue.log.entries(docs.map((doc) => String(doc._id)));
   const rows: FailureRow[] = [];
   for (const doc of docs) {
     const entry = entries.get(String(doc._id));

@@ -14,7 +14,7 @@ import type { Logger } from '../../log/logger.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
 import type { CeleryEvent } from '../../queue/events/worker-events.js';
 import type { JsonObject, JsonValue } from '../../queue/protocol/json.js';
-import { formatNaiveUtcIsoformat, parseIsoTimestamp } from '../../queue/protocol/timestamps.js';
+import { parseIsoTimestamp } from '../../queue/protocol/timestamps.js';
 import { readQueues } from '../../metrics/queue-collector.js';
 import { ScrapeChannel } from '../../metrics/scrape-channel.js';
 import { MinuteCounts, MINUTES } from './minute-counts.js';
@@ -198,19 +198,7 @@ export class OperationsMonitor {
   private async backfill(): Promise<void> {
     const until = new Date(this.listeningSince);
     const from = new Date(this.listeningSince - MINUTES * 60_000);
-    const cursor = this.queue.results.collection
-      .find(
-        {
-          status: { $in: ['SUCCESS', 'FAILURE'] },
-          $or: [
-            { date_done: { $gte: formatNaiveUtcIsoformat(from), $lt: formatNaiveUtcIsoformat(until) } },
-            { date_done: { $gte: from, $lt: until } },
-          ],
-        },
-        { projection: { status: 1, date_done: 1 } },
-      )
-      .limit(BACKFILL_LIMIT);
-    for await (const doc of cursor) {
+    for await (const doc of this.queue.results.ended(from, until, BACKFILL_LIMIT)) {
       const done =
         doc.date_done instanceof Date ? doc.date_done : typeof doc.date_done === 'string' ? parseIsoTimestamp(doc.date_done) : null;
       if (done !== null) this.minutes.add(doc.status === 'SUCCESS' ? 'succeeded' : 'failed', done.getTime());

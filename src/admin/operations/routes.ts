@@ -23,7 +23,7 @@ import { ensureFailureIndex, latestFailures } from './latest-failures.js';
 import { OperationsMonitor } from './operations-monitor.js';
 import type { RunningTask } from './views.js';
 import { OPERATIONS_TOPIC, gatherProcessOperations, mergeProcesses } from './process-merge.js';
-import { logEntries, mayReadTask } from './task-visibility.js';
+import { mayReadTask } from './task-visibility.js';
 
 /** Failures listed at most. */
 const FAILURES_SHOWN = 20;
@@ -38,10 +38,7 @@ async function visibleRunning(
   req: Request,
   running: RunningTask[],
 ): Promise<(RunningTask & { user: string | null })[]> {
-  const entries = await logEntries(
-    queue.log,
-    running.map((t) => t.id),
-  );
+  const entries = await queue.log.entries(running.map((t) => t.id));
   return running.filter((t) => mayReadTask(req.principal, entries.get(t.id))).map((t) => ({ ...t, user: entries.get(t.id)?.user ?? null }));
 }
 

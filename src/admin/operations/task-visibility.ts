@@ -5,14 +5,7 @@
  */
 import type { Principal } from '../../auth/principal.js';
 import { isTaskAdmin } from '../../auth/permissions.js';
-import type { TaskLog, TaskLogEntry } from '../../queue/api/task-log.js';
-
-/** The log entries of `ids` (id → entry), for the submitter column and the access rule. */
-export async function logEntries(log: TaskLog, ids: string[]): Promise<Map<string, TaskLogEntry>> {
-  if (ids.length === 0) return new Map();
-  const rows = await log.collection.find({ _id: { $in: ids } }).toArray();
-  return new Map(rows.map((row) => [row._id, row]));
-}
+import type { TaskLogEntry } from '../../queue/api/task-log.js';
 
 /** Whether `principal` may read the result of a task with this log entry (null: not in the log). */
 export function mayReadTask(principal: Principal, entry: TaskLogEntry | null | undefined): boolean {

@@ -248,10 +248,7 @@ export class QueueService {
   async states(taskIds: string[]): Promise<Map<string, TaskState>> {
     const states = new Map<string, TaskState>(taskIds.map((id) => [id, 'PENDING']));
     if (taskIds.length === 0) return states;
-    const rows = await this.deadline((signal) =>
-      this.results.collection.find({ _id: { $in: taskIds } }, { projection: { status: 1 }, signal }).toArray(),
-    );
-    for (const row of rows) states.set(String(row._id), row.status as TaskState);
+    for (const [id, status] of await this.results.states(taskIds)) states.set(id, status as TaskState);
     return states;
   }
 

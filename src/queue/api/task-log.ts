@@ -336,6 +336,32 @@ export class TaskLog {
     return this.deadline((signal) => this.collection.find(filter, { signal }).toArray());
   }
 
+  /** The entries of the tasks `ids` (id → entry); tasks the log does not hold are absent. */
+  async entries(ids: readonly string[]): Promise<Map<string, TaskLogEntry>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.deadline((signal) => this.collection.find({ _id: { $in: [...ids] } }, { signal }).toArray());
+    return new Map(rows.map((row) => [row._id, row]));
+  }
+
+  /** The ids of the account's latest `limit` submissions, newest first. */
+  async latestIds(userId: string, limit: number): Promise<string[]> {
+    await this.migrateToAccountIds();
+    const rows = await this.deadline((signal) =>
+      this.collection
+        .find({ user_id: userId }, { projection: { _id: 1 }, signal })
+        .sort({ timestamp: -1 })
+        .limit(limit)
+        .toArray(),
+    );
+    return rows.map((row) => row._id);
+  }
+
+  /** The names of every task ever submitted (what permissions may be granted on before a worker lists it). */
+  async taskNames(): Promise<string[]> {
+    const names: unknown[] = await this.deadline((signal) => this.collection.distinct('task_name', {}, signalOption(signal)));
+    return names.filter((n): n is string => typeof n === 'string');
+  }
+
   /** Records newly read states; an entry already in a final state is never changed. */
   async recordStates(states: { id: string; state: string }[]): Promise<void> {
     if (states.length === 0) return;

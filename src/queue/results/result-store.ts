@@ -20,6 +20,7 @@ import {
 } from './result-document.js';
 import { READY_STATES, isTaskState, type TaskState } from './states.js';
 import { signalOption } from '../../db/deadline.js';
+import { formatNaiveUtcIsoformat } from '../protocol/timestamps.js';
 import { noDeadline, type Deadline } from '../../lib/deadline.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
@@ -205,6 +206,45 @@ export class ResultStore {
       if (!(error instanceof InvalidResultDocumentError)) throw error;
       return { ...pendingResult(taskId), status: typeof status === 'string' && !isTaskState(status) ? 'STARTED' : 'PENDING' };
     }
+  }
+
+  /** The stored states of several tasks (absent: no document yet). */
+  async states(taskIds: readonly string[]): Promise<Map<string, unknown>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.deadline((signal) =>
+      this.collection.find({ _id: { $in: [...taskIds] } }, { projection: { status: 1 }, signal }).toArray(),
+    );
+    return new Map(rows.map((row) => [String(row._id), row.status]));
+  }
+
+  /**
+   * Tasks that succeeded or failed within [from, until), at most `limit`: `date_done` and status
+   * only. `date_done` is a naive-UTC ISO string from Celery, or a date from newer versions.
+   */
+  ended(from: Date, until: Date, limit: number): AsyncIterable<Pick<ResultDocument, 'status' | 'date_done'>> {
+    return this.collection
+      .find(
+        {
+          status: { $in: ['SUCCESS', 'FAILURE'] },
+          $or: [
+            { date_done: { $gte: formatNaiveUtcIsoformat(from), $lt: formatNaiveUtcIsoformat(until) } },
+            { date_done: { $gte: from, $lt: until } },
+          ],
+        },
+        { projection: { status: 1, date_done: 1 } },
+      )
+      .limit(limit);
+  }
+
+  /** The index failures are listed by, newest first (see `latestFailures`). */
+  async ensureFailureIndex(): Promise<void> {
+    await this.collection.createIndex({ status: 1, date_done: -1 });
+  }
+
+  /** The latest `limit` failures, newest first; only among `taskIds` when given. */
+  latestFailures(limit: number, taskIds?: readonly string[]): Promise<ResultDocument[]> {
+    const filter: Document = { status: 'FAILURE', ...(taskIds === undefined ? {} : { _id: { $in: [...taskIds] } }) };
+    return this.deadline((signal) => this.collection.find(filter, { signal }).sort({ date_done: -1 }).limit(limit).toArray());
   }
 
   /** Celery indexes `date_done` (its clean-up deletes by it); failures are harmless. */

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { grantTargets } from '../../../src/auth/grant-targets.js';
 import { migrateLegacyGrants } from '../../../src/auth/grants-migration.js';
+import { TaskLog } from '../../../src/queue/api/task-log.js';
 import type { Logger } from '../../../src/log/logger.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { closeAndDrop } from './helpers.js';
@@ -136,7 +137,7 @@ describe('migrating old permission codenames at start-up', () => {
   it('is idempotent, and names every codename left with several meanings', async () => {
     const warn = vi.fn();
     const logger = { warn, info: vi.fn() } as unknown as Logger;
-    const targets = grantTargets(app.ctx.documents, app.ctx.serviceDb);
+    const targets = grantTargets(app.ctx.documents, () => new TaskLog(app.ctx.serviceDb).taskNames());
     const before = await permissionsOf('auth_user', { username: 'legacy' });
     expect(await migrateLegacyGrants(app.ctx.auth.models, app.ctx.auth.permissionCatalog, targets, logger)).toMatchObject({
       users: 0,
