@@ -22,23 +22,21 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE}
-# The same memory settings an installed API process gets (a small young generation, two malloc
-# arenas); an operator's own values in the compose file win.
+# The memory settings are applied by api-start.sh, from the service's own module.
 ENV NODE_ENV=production \
     ADMIN_BUNDLE_DIR=/var/lib/cybercom/adminjs \
-    HTTP_PORT=8080 \
-    MALLOC_ARENA_MAX=2 \
-    NODE_OPTIONS=--max-semi-space-size=2
+    HTTP_PORT=8080
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # The admin components' sources: AdminJS bundles them itself (tsc does not emit them).
 COPY --from=build /src/src/admin/components ./src/admin/components
 COPY package.json ./
+COPY docker/api-start.sh /usr/local/bin/cybercom-api-start
 COPY --from=build --chown=node:node /src/adminjs-bundle /var/lib/cybercom/adminjs
 USER node
 EXPOSE 8080
 VOLUME ["/var/lib/cybercom/adminjs"]
 HEALTHCHECK --interval=15s --timeout=10s --start-period=60s --retries=12 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/api/health/',{headers:{accept:'application/json'}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/src/cli.js", "serve"]
+CMD ["cybercom-api-start"]

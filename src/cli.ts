@@ -6,6 +6,7 @@
  *   createsuperuser   create or update an administrator non-interactively
  *   worker            run a TypeScript task worker (settings from the environment)
  *   local             run an installation as supervised local processes (start/stop/status/logs)
+ *   memory-env        print the API process's memory settings as shell exports (the image's start script)
  */
 import cluster from 'node:cluster';
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
@@ -25,6 +26,8 @@ Commands:
   worker            Run a task worker: WORKER_TASK_MODULES, WORKER_QUEUES, ... (worker --help)
   local             start|stop|restart|status|logs|run an installation made by ./installer
                     as local processes (local --help)
+  memory-env        Print the API's memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX) as
+                    shell \`export\` lines, leaving out what the environment already sets.
   help              Show this text.
 `;
 
@@ -97,6 +100,11 @@ async function main(argv: string[]): Promise<number> {
     case 'local': {
       const { runLocalCli } = await import('./installation/runner/local-cli.js');
       return runLocalCli(rest);
+    }
+    case 'memory-env': {
+      const { apiMemoryExports } = await import('./config/api-memory.js');
+      for (const line of apiMemoryExports(process.env)) process.stdout.write(`${line}\n`);
+      return 0;
     }
     case undefined:
     case 'help':

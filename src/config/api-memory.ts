@@ -32,3 +32,19 @@ export function apiExecArgv(execArgv: readonly string[], nodeOptions = ''): stri
 export function apiProcessEnv(env: Record<string, string | undefined>): Record<string, string> {
   return env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) } : {};
 }
+
+/** A value quoted for a POSIX shell (single quotes; a quote inside becomes '\''). */
+const shellQuoted = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The same settings as `export` lines for a shell that then starts the API process (the API
+ * image's start script): NODE_OPTIONS gains the young-generation flag unless the operator gave
+ * one, MALLOC_ARENA_MAX is set unless the operator did. Nothing when both are the operator's.
+ */
+export function apiMemoryExports(env: Record<string, string | undefined>): string[] {
+  const nodeOptions = env.NODE_OPTIONS ?? '';
+  const flags = apiExecArgv([], nodeOptions);
+  const lines = Object.entries(apiProcessEnv(env)).map(([name, value]) => `export ${name}=${shellQuoted(value)}`);
+  if (flags.length > 0) lines.push(`export NODE_OPTIONS=${shellQuoted([nodeOptions.trim(), ...flags].filter(Boolean).join(' '))}`);
+  return lines;
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { API_MALLOC_ARENAS, API_SEMI_SPACE_MB, apiExecArgv, apiProcessEnv } from '../../../src/config/api-memory.js';
+import { execFileSync } from 'node:child_process';
+import { API_MALLOC_ARENAS, API_SEMI_SPACE_MB, apiExecArgv, apiMemoryExports, apiProcessEnv } from '../../../src/config/api-memory.js';
 
 describe('API process memory settings', () => {
   it('caps the young generation unless the operator set it', () => {
@@ -22,5 +23,37 @@ describe('API process memory settings', () => {
       encoding: 'utf8',
     });
     expect(out.trim()).toBe('true');
+  });
+});
+
+describe('the memory settings as shell exports (the API image starts through them)', () => {
+  /** What a POSIX shell has in its environment after evaluating the lines. */
+  function evaluated(lines: string[], env: Record<string, string>): { nodeOptions: string; arenas: string } {
+    const out = execFileSync('sh', ['-c', `${lines.join('\n')}\nprintf '%s\\n%s' "\${NODE_OPTIONS-}" "\${MALLOC_ARENA_MAX-}"`], {
+      env: { PATH: process.env.PATH, ...env },
+      encoding: 'utf8',
+    });
+    const [nodeOptions = '', arenas = ''] = out.split('\n');
+    return { nodeOptions, arenas };
+  }
+
+  it('sets both when the environment sets neither', () => {
+    expect(evaluated(apiMemoryExports({}), {})).toEqual({
+      nodeOptions: `--max-semi-space-size=${API_SEMI_SPACE_MB}`,
+      arenas: String(API_MALLOC_ARENAS),
+    });
+  });
+
+  it("keeps the operator's other Node options, quotes included, and adds the flag after them", () => {
+    const env = { NODE_OPTIONS: `--max-old-space-size=512 --title='it''s'` };
+    expect(evaluated(apiMemoryExports(env), env).nodeOptions).toBe(
+      `--max-old-space-size=512 --title='it''s' --max-semi-space-size=${API_SEMI_SPACE_MB}`,
+    );
+  });
+
+  it("leaves the operator's own values alone", () => {
+    const env = { NODE_OPTIONS: '--max-semi-space-size=16', MALLOC_ARENA_MAX: '4' };
+    expect(apiMemoryExports(env)).toEqual([]);
+    expect(evaluated(apiMemoryExports(env), env)).toEqual({ nodeOptions: '--max-semi-space-size=16', arenas: '4' });
   });
 });
