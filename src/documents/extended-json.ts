@@ -9,11 +9,16 @@
  * `$date`, a non-numeric `$numberInt`) are refused too, and a `$numberLong` beyond 2^53 stays a
  * Long instead of being rounded.
  *
+ * Numbers in records keep the type their wrapper names (see NumberTyping): `{"$numberDouble": "3"}`
+ * is a double, `{"$numberLong": "3"}` an int64, as for MongoDB; bson's relaxed mode would make both
+ * a JavaScript number, which the driver stores as an int32. number-literals.ts turns a body's
+ * `3.0` into such a wrapper before it gets here.
+ *
  * Every input is also checked for keys that could pollute prototypes (`__proto__`,
  * `constructor.prototype`), NUL characters in keys (BSON cannot store them) and nesting deeper
  * than MongoDB's own limit (which also bounds the recursion below).
  */
-import { BSON, Code, ObjectId, type Document } from 'mongodb';
+import { BSON, Code, Double, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
 
@@ -107,6 +112,14 @@ const DOUBLE = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const DOUBLE_SPECIALS = new Set(['NaN', 'Infinity', '-Infinity']);
 
 /**
+ * How `$numberDouble` and `$numberLong` are revived. Records (bodies, a task's record) are
+ * `typed`: a Double and a Long, stored as such. URL parameters (filters, projections, sorts,
+ * pipelines) are `plain`: JavaScript numbers, as the checks on limits and stages expect; a filter
+ * compares numbers by value whatever their BSON type, so `{"x": 3}` finds the double 3.0 too.
+ */
+type NumberTyping = 'typed' | 'plain';
+
+/**
  * Parses a URL parameter holding (Extended) JSON. `paramName` names the parameter in errors:
  * `The "query" parameter is not valid JSON: ...`.
  */
@@ -118,12 +131,12 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
   } catch (err) {
     throw badRequest('malformed_json', `The "${paramName}" parameter is not valid JSON: ${(err as Error).message}`);
   }
-  return revive(parsed, where);
+  return revive(parsed, where, 'plain');
 }
 
 /** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
 export function parseJsonBody(value: unknown): unknown {
-  return revive(value, 'the request body');
+  return revive(value, 'the request body', 'typed');
 }
 
 /**
@@ -131,12 +144,18 @@ export function parseJsonBody(value: unknown): unknown {
  * with the same checks as a request body. `where` names it in errors ("the record").
  */
 export function parseJsonValue(value: unknown, where: string): unknown {
-  return revive(value, where);
+  return revive(value, where, 'typed');
 }
 
-function revive(value: unknown, where: string): unknown {
+function revive(value: unknown, where: string, numbers: NumberTyping): unknown {
   assertSafeKeys(value, where);
-  return reviveValue(value, [], where);
+  return reviveValue(value, [], { where, numbers });
+}
+
+/** What the revival of one input needs besides the value: its name in errors and its NumberTyping. */
+interface Revival {
+  where: string;
+  numbers: NumberTyping;
 }
 
 /**
@@ -227,14 +246,14 @@ function wrapperKey(value: Record<string, unknown>, keys: readonly string[]): st
  * The value with every Extended JSON wrapper in it revived. An object or array none of whose
  * members changed is returned as it is, not copied: most of a record is plain data.
  */
-function reviveValue(value: unknown, path: Path, where: string): unknown {
+function reviveValue(value: unknown, path: Path, revival: Revival): unknown {
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i += 1) {
       const item: unknown = value[i];
       if (!isContainer(item)) continue;
       path.push(i);
-      const revived = reviveValue(item, path, where);
+      const revived = reviveValue(item, path, revival);
       path.pop();
       if (revived !== item) (out ??= value.slice())[i] = revived;
     }
@@ -247,12 +266,12 @@ function reviveValue(value: unknown, path: Path, where: string): unknown {
   if (typeKey !== undefined) {
     const allowed = WRAPPER_KEYS[typeKey]!;
     const stray = keys.filter((k) => !allowed.includes(k));
-    if (stray.length === 0) return reviveWrapper(value, typeKey, path, where);
+    if (stray.length === 0) return reviveWrapper(value, typeKey, path, revival);
     // `$regex` with other operators is a query condition, not a BSON regular expression.
     if (typeKey !== '$regex') {
       throw badRequest(
         'malformed_json',
-        `${capitalise(where)} has an Extended JSON "${typeKey}" value with unexpected keys beside it${atPath(path)}: ${stray
+        `${capitalise(revival.where)} has an Extended JSON "${typeKey}" value with unexpected keys beside it${atPath(path)}: ${stray
           .map((k) => `"${k}"`)
           .join(', ')}.`,
         { path: joinPath(path), keys: stray },
@@ -264,7 +283,7 @@ function reviveValue(value: unknown, path: Path, where: string): unknown {
     const child = value[key];
     if (!isContainer(child)) continue;
     path.push(key);
-    const revived = reviveValue(child, path, where);
+    const revived = reviveValue(child, path, revival);
     path.pop();
     // Assigning by key cannot set a prototype here: assertSafeKeys refused every "__proto__" key.
     if (revived !== child) (out ??= { ...value })[key] = revived;
@@ -272,7 +291,9 @@ function reviveValue(value: unknown, path: Path, where: string): unknown {
   return out ?? value;
 }
 
-function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: Path, where: string): unknown {
+function reviveWrapper(raw: Record<string, unknown>, typeKey: string, path: Path, revival: Revival): unknown {
+  const { where } = revival;
+  const wrapper = NUMBER_OPERANDS.has(typeKey) && isPlainObject(raw[typeKey]) ? withPlainOperandNumbers(raw) : raw;
   const invalid = (reason: string): ApiError =>
     badRequest('malformed_json', `${capitalise(where)} has an invalid Extended JSON "${typeKey}" value${atPath(path)}: ${reason}`, {
       path: joinPath(path),
@@ -298,7 +319,7 @@ function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: 
   if (problem !== undefined) throw invalid(problem);
   // A scope is a document of its own, which bson would revive without the checks above.
   if (typeKey === '$code' && wrapper.$scope !== undefined) {
-    return new Code(text as string, reviveValue(wrapper.$scope, [...path, '$scope'], where) as Document);
+    return new Code(text as string, reviveValue(wrapper.$scope, [...path, '$scope'], revival) as Document);
   }
 
   // bson parses these with parseInt/parseFloat and returns NaN or a truncated number for garbage.
@@ -310,10 +331,11 @@ function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: 
   if (typeKey === '$numberDouble' && (typeof text !== 'string' || (!DOUBLE.test(text) && !DOUBLE_SPECIALS.has(text)))) {
     throw invalid('expected a string holding a number, "NaN", "Infinity" or "-Infinity".');
   }
+  if (typeKey === '$numberDouble' && revival.numbers === 'typed') return new Double(Number(text));
 
   let result: unknown;
   try {
-    result = EJSON.deserialize(wrapper, { relaxed: true });
+    result = EJSON.deserialize(wrapper, { relaxed: !(typeKey === '$numberLong' && revival.numbers === 'typed') });
     // Relaxed mode turns a Long into a JS number even when that loses digits; keep those exact.
     if (typeKey === '$numberLong' && typeof result === 'number' && !Number.isSafeInteger(result)) {
       result = EJSON.deserialize(wrapper, { relaxed: false });
@@ -323,6 +345,44 @@ function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: 
   }
   if (result instanceof Date && Number.isNaN(result.getTime())) throw invalid('not a valid date.');
   return result;
+}
+
+/** The wrappers whose operands hold numbers (a `$date`'s milliseconds, a `$timestamp`'s `t` and `i`, ...). */
+const NUMBER_OPERANDS = new Set(['$date', '$timestamp', '$minKey', '$maxKey']);
+
+/** `{"$numberDouble": "<text>"}` or `{"$numberLong": "<text>"}`, as number-literals.ts writes a literal. */
+function numberWrapperText(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const keys = Object.keys(value);
+  if (keys.length !== 1) return undefined;
+  const text = value.$numberDouble ?? value.$numberLong;
+  return typeof text === 'string' ? text : undefined;
+}
+
+/**
+ * The wrapper with the number wrappers among its operands (up to one level down:
+ * `{"$timestamp": {"t": ..., "i": ...}}`) made JavaScript numbers. A record body's `1.7e12` in
+ * `{"$date": 1.7e12}` reaches here as `{"$numberDouble": "1.7e12"}` (number-literals.ts), and a
+ * wrapper's operand is a number of its own kind, not a value to be stored.
+ */
+function withPlainOperandNumbers(wrapper: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const [key, operand] of Object.entries(wrapper)) {
+    const text = numberWrapperText(operand);
+    if (text !== undefined) {
+      (out ??= { ...wrapper })[key] = Number(text);
+      continue;
+    }
+    if (!isPlainObject(operand)) continue;
+    for (const [innerKey, inner] of Object.entries(operand)) {
+      const innerText = numberWrapperText(inner);
+      if (innerText === undefined) continue;
+      out ??= { ...wrapper };
+      if (out[key] === operand) out[key] = { ...operand };
+      (out[key] as Record<string, unknown>)[innerKey] = Number(innerText);
+    }
+  }
+  return out ?? wrapper;
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
