@@ -50,4 +50,6 @@ for (const doubles of [0, 1, 5]) {
 const text = body(1);
 const plain = time((t) => JSON.parse(t), text);
 const revived = time((t) => JSON.parse(t, (_key, value: unknown) => value), text);
-process.stdout.write(`JSON.parse with an identity reviver: ${revived.toFixed(2)} ms vs ${plain.toFixed(2)} ms (x${(revived / plain).toFixed(2)})\n`);
+process.stdout.write(
+  `JSON.parse with an identity reviver: ${revived.toFixed(2)} ms vs ${plain.toFixed(2)} ms (x${(revived / plain).toFixed(2)})\n`,
+);

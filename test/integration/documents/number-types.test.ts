@@ -81,15 +81,17 @@ describe('numbers written as JSON literals and as Extended JSON', () => {
         ' {"_id": "canon", "x": {"$numberDouble": "3.0"}, "y": {"$numberInt": "3"}, "l": {"$numberLong": "3"}}]',
     );
     const [lit, canon] = (await storedRecords(['lit', 'canon'])).map(canonical);
-    expect(lit).toBe(canonical({
-      _id: 'lit',
-      x: new Double(3),
-      y: new Int32(3),
-      z: new Double(-0),
-      e: new Double(1000),
-      big: Long.fromNumber(3000000000),
-      nested: [{ f: new Double(2.5) }],
-    }));
+    expect(lit).toBe(
+      canonical({
+        _id: 'lit',
+        x: new Double(3),
+        y: new Int32(3),
+        z: new Double(-0),
+        e: new Double(1000),
+        big: Long.fromNumber(3000000000),
+        nested: [{ f: new Double(2.5) }],
+      }),
+    );
     expect(lit).toContain('"z":{"$numberDouble":"-0.0"}');
     expect(canon).toBe(canonical({ _id: 'canon', x: new Double(3), y: new Int32(3), l: Long.fromNumber(3) }));
 
@@ -131,7 +133,10 @@ const finiteDouble = fc.oneof(
   fc.constantFrom(-0, 0, 1e20, 1e21, 5e-324, 2 ** 53),
 );
 const double = finiteDouble.map((value) => new Double(value));
-const anyDouble = fc.oneof(double, fc.constantFrom(NaN, Infinity, -Infinity).map((value) => new Double(value)));
+const anyDouble = fc.oneof(
+  double,
+  fc.constantFrom(NaN, Infinity, -Infinity).map((value) => new Double(value)),
+);
 const int32 = fc.integer().map((value) => new Int32(value));
 /** Beyond int32: an int64 literal that fits int32 is (by the rule) an int32. */
 const int64 = fc
@@ -273,7 +278,11 @@ describe('every BSON type through every way in and out', () => {
         const csv = (await call(app.url, 'GET', `${base}?query=${csvQuery}&format=csv`, { token })).text;
         const [header, row] = csv.split('\r\n');
         const cells = Object.fromEntries(header!.split(',').map((column, i) => [column, row!.split(',')[i]!]));
-        expectSameNumbers(ways.flat, readTyped(`{${Object.entries(cells).map(([k, v]) => `"${k}":${k === '_id' ? `"${v}"` : v}`)}}`), 'csv');
+        expectSameNumbers(
+          ways.flat,
+          readTyped(`{${Object.entries(cells).map(([k, v]) => `"${k}":${k === '_id' ? `"${v}"` : v}`)}}`),
+          'csv',
+        );
       }),
       {
         numRuns: 30,

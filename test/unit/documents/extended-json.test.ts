@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { BSON, BSONRegExp, Binary, Code, Decimal128, Double, Long, ObjectId, Timestamp } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING_DEPTH, parseJsonBody, parseJsonParam } from '../../../src/documents/extended-json.js';
+import { storableRecordFromJson } from '../../../src/documents/record-rules.js';
 import { apiError } from './api-error.js';
 
 const HEX = '5f43a1b2c3d4e5f601234567';
@@ -348,6 +349,12 @@ describe('numeric wrappers in records and in URL parameters', () => {
     expect(Object.is((value.z as Double).value, -0)).toBe(true);
     expect(value.l).toEqual(Long.fromNumber(42));
     expect(value.i).toBe(7);
+  });
+
+  it("are the BSON type they name in a task's record too", () => {
+    const record = storableRecordFromJson({ d: { $numberDouble: '3.0' }, n: 3 });
+    expect(record.d).toBeInstanceOf(Double);
+    expect(record.n).toBe(3);
   });
 
   it('are JavaScript numbers in a URL parameter (filters compare numbers by value)', () => {
