@@ -62,7 +62,7 @@ export function jsonBody(options: BodyOptions): RequestHandler[] {
       : textJsonParser(options.maxBytes, options.parse);
   const form = express.urlencoded({ limit: options.maxBytes, extended: false, type: () => true });
   const guard: RequestHandler = (req, _res, next) => {
-    // Already parsed by a more specific parser mounted earlier (the login form).
+    // Already parsed by a more specific parser mounted earlier (the login form, record bodies).
     if ((req as { _body?: boolean })._body === true) return next();
     if (!BODY_METHODS.has(req.method) || !hasBody(req)) {
       req.body = undefined;
