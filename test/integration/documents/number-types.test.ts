@@ -107,6 +107,13 @@ describe('numbers written as JSON literals and as Extended JSON', () => {
     expect(await exported(['out'], 'ndjson')).toBe('{"_id":"out","d":3.0,"z":-0.0,"f":0.5,"i":7,"l":3000000000}\n');
     expect(await exported(['out'], 'json')).toContain('"results":[{"_id":"out","d":3.0,"z":-0.0,"f":0.5,"i":7,"l":3000000000}]');
     expect(await exported(['out'], 'csv')).toBe('_id,d,z,f,i,l\r\nout,3.0,-0.0,0.5,7,3000000000\r\n');
+
+    // Distinct values: of one field (the distinct command) and of several (an aggregation).
+    const only = encodeURIComponent(JSON.stringify({ filter: { _id: 'out' } }));
+    const one = await call(app.url, 'GET', `${base}?query=${only}&distinct=d&format=json`, { token });
+    expect(one.text).toContain('"results":[3.0]');
+    const two = await call(app.url, 'GET', `${base}?query=${only}&distinct=d,i&format=json`, { token });
+    expect(two.text).toContain('"results":[{"d":3.0,"i":7}]');
   });
 
   it('a merge and a replacement keep doubles too', async () => {
