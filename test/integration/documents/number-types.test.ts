@@ -5,6 +5,7 @@
  * so that it reads back as one (`3.0`). Written through the real HTTP API, read back through
  * the driver (the stored BSON types) and through JSON, NDJSON and CSV. Real engine.
  */
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import {
   Binary,
@@ -125,6 +126,29 @@ describe('numbers written as JSON literals and as Extended JSON', () => {
     );
     expect((await call(app.url, 'PUT', `${base}change/`, { token, rawBody: '{"r": 4.0}' })).status).toBe(200);
     expect(canonical(await storedRecords(['change']))).toBe(canonical([{ _id: 'change', r: new Double(4) }]));
+  });
+});
+
+describe('record bodies read as text', () => {
+  it('are refused as express.json refuses them: another charset, text that is not JSON; a compressed body is read', async () => {
+    const latin1 = await call(app.url, 'POST', base, { token, rawBody: '{"x": 1.5}', contentType: 'application/json; charset=latin1' });
+    expect([latin1.status, latin1.json.error.code]).toEqual([415, 'unsupported_media_type']);
+    const broken = await call(app.url, 'POST', base, { token, rawBody: '{"x": 1.5, }' });
+    expect([broken.status, broken.json.error.code]).toEqual([400, 'malformed_json']);
+    expect(broken.json.error.message).toMatch(/^Request body is not valid JSON: .*position 11/);
+
+    const res = await fetch(new URL(base, app.url), {
+      method: 'POST',
+      headers: {
+        authorization: `Token ${token}`,
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        accept: 'application/json',
+      },
+      body: gzipSync('{"_id": "zipped", "x": 1.0}'),
+    });
+    expect(res.status).toBe(201);
+    expect(canonical(await storedRecords(['zipped']))).toBe(canonical([{ _id: 'zipped', x: new Double(1) }]));
   });
 });
 
