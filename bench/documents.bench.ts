@@ -54,6 +54,8 @@ function makeRecord(i: number): Record<string, unknown> {
   return {
     n: i,
     site: `site-${i % SITES}`,
+    // A double in every record: the POST phase's bodies hold fractional literals, so their cost
+    // (src/documents/number-literals.ts) is measured.
     value: Math.sin(i),
     when: new Date(1_700_000_000_000 + i * 1000).toISOString(),
     note: padding(i),

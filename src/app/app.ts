@@ -10,6 +10,7 @@ import express, { type Express, type Router } from 'express';
 import type { ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
 import { jsonBody } from '../http/body.js';
+import { parseRecordJson } from '../documents/number-literals.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
 import { requestLog } from '../http/request-log.js';
@@ -93,6 +94,9 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use('/api', ctx.auth.csrf);
   // HTML forms are accepted only by the login page; everything else takes JSON.
   app.use('/api/auth', ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
+  // Record bodies keep how their numbers were written (`3.0` stays a double, number-literals.ts).
+  const recordBody = jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseRecordJson });
+  app.use(['/api/data_store/data', '/api/catalog/data'], ...recordBody);
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
   app.use('/api', ctx.auth.router);

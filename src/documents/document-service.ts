@@ -364,7 +364,8 @@ export class DocumentService {
         rows: (budget) => ({
           count: store.aggregateCount(db, col, distinctPipeline, budget),
           open: (window) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)], budget, window.limit),
-          mapRow: (row) => distinctRowToObject(row.decode(), fields),
+          // Decoded as the renderers decode records: a double stays one (BsonRecord.decodeTyped).
+          mapRow: (row) => distinctRowToObject(row.decodeTyped(), fields),
         }),
       };
     }

@@ -9,11 +9,16 @@
  * `$date`, a non-numeric `$numberInt`) are refused too, and a `$numberLong` beyond 2^53 stays a
  * Long instead of being rounded.
  *
+ * Numbers in records keep the type their wrapper names (see NumberTyping): `{"$numberDouble": "3"}`
+ * is a double, `{"$numberLong": "3"}` an int64, as for MongoDB; bson's relaxed mode would make both
+ * a JavaScript number, which the driver stores as an int32. number-literals.ts turns a body's
+ * `3.0` into such a wrapper before it gets here.
+ *
  * Every input is also checked for keys that could pollute prototypes (`__proto__`,
  * `constructor.prototype`), NUL characters in keys (BSON cannot store them) and nesting deeper
  * than MongoDB's own limit (which also bounds the recursion below).
  */
-import { BSON, Code, ObjectId, type Document } from 'mongodb';
+import { BSON, Code, Double, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
 
@@ -107,6 +112,14 @@ const DOUBLE = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const DOUBLE_SPECIALS = new Set(['NaN', 'Infinity', '-Infinity']);
 
 /**
+ * How `$numberDouble` and `$numberLong` are revived. Records (bodies, a task's record) are
+ * `typed`: a Double and a Long, stored as such. URL parameters (filters, projections, sorts,
+ * pipelines) are `plain`: JavaScript numbers, as the checks on limits and stages expect; a filter
+ * compares numbers by value whatever their BSON type, so `{"x": 3}` finds the double 3.0 too.
+ */
+type NumberTyping = 'typed' | 'plain';
+
+/**
  * Parses a URL parameter holding (Extended) JSON. `paramName` names the parameter in errors:
  * `The "query" parameter is not valid JSON: ...`.
  */
@@ -118,12 +131,12 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
   } catch (err) {
     throw badRequest('malformed_json', `The "${paramName}" parameter is not valid JSON: ${(err as Error).message}`);
   }
-  return revive(parsed, where);
+  return revive(parsed, where, 'plain');
 }
 
 /** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
 export function parseJsonBody(value: unknown): unknown {
-  return revive(value, 'the request body');
+  return revive(value, 'the request body', 'typed');
 }
 
 /**
@@ -131,12 +144,18 @@ export function parseJsonBody(value: unknown): unknown {
  * with the same checks as a request body. `where` names it in errors ("the record").
  */
 export function parseJsonValue(value: unknown, where: string): unknown {
-  return revive(value, where);
+  return revive(value, where, 'typed');
 }
 
-function revive(value: unknown, where: string): unknown {
+function revive(value: unknown, where: string, numbers: NumberTyping): unknown {
   assertSafeKeys(value, where);
-  return reviveValue(value, [], where);
+  return reviveValue(value, [], { where, numbers });
+}
+
+/** What the revival of one input needs besides the value: its name in errors and its NumberTyping. */
+interface Revival {
+  where: string;
+  numbers: NumberTyping;
 }
 
 /**
@@ -224,18 +243,34 @@ function wrapperKey(value: Record<string, unknown>, keys: readonly string[]): st
 }
 
 /**
+ * `{"$numberDouble": "<number>"}` in a record as its Double, else undefined. The one wrapper a
+ * body may hold thousands of (number-literals.ts writes one per double literal), so it is read
+ * here before the general walk, which costs several times as much per value.
+ */
+function bodyDouble(value: unknown, revival: Revival): Double | undefined {
+  if (revival.numbers !== 'typed') return undefined;
+  const text = (value as { $numberDouble?: unknown }).$numberDouble;
+  if (typeof text !== 'string' || !DOUBLE.test(text)) return undefined;
+  for (const key in value as object) if (key !== '$numberDouble') return undefined;
+  return new Double(Number(text));
+}
+
+/**
  * The value with every Extended JSON wrapper in it revived. An object or array none of whose
  * members changed is returned as it is, not copied: most of a record is plain data.
  */
-function reviveValue(value: unknown, path: Path, where: string): unknown {
+function reviveValue(value: unknown, path: Path, revival: Revival): unknown {
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i += 1) {
       const item: unknown = value[i];
       if (!isContainer(item)) continue;
-      path.push(i);
-      const revived = reviveValue(item, path, where);
-      path.pop();
+      let revived: unknown = bodyDouble(item, revival);
+      if (revived === undefined) {
+        path.push(i);
+        revived = reviveValue(item, path, revival);
+        path.pop();
+      }
       if (revived !== item) (out ??= value.slice())[i] = revived;
     }
     return out ?? value;
@@ -247,12 +282,12 @@ function reviveValue(value: unknown, path: Path, where: string): unknown {
   if (typeKey !== undefined) {
     const allowed = WRAPPER_KEYS[typeKey]!;
     const stray = keys.filter((k) => !allowed.includes(k));
-    if (stray.length === 0) return reviveWrapper(value, typeKey, path, where);
+    if (stray.length === 0) return reviveWrapper(value, typeKey, path, revival);
     // `$regex` with other operators is a query condition, not a BSON regular expression.
     if (typeKey !== '$regex') {
       throw badRequest(
         'malformed_json',
-        `${capitalise(where)} has an Extended JSON "${typeKey}" value with unexpected keys beside it${atPath(path)}: ${stray
+        `${capitalise(revival.where)} has an Extended JSON "${typeKey}" value with unexpected keys beside it${atPath(path)}: ${stray
           .map((k) => `"${k}"`)
           .join(', ')}.`,
         { path: joinPath(path), keys: stray },
@@ -263,21 +298,37 @@ function reviveValue(value: unknown, path: Path, where: string): unknown {
   for (const key of keys) {
     const child = value[key];
     if (!isContainer(child)) continue;
-    path.push(key);
-    const revived = reviveValue(child, path, where);
-    path.pop();
+    let revived: unknown = bodyDouble(child, revival);
+    if (revived === undefined) {
+      path.push(key);
+      revived = reviveValue(child, path, revival);
+      path.pop();
+    }
     // Assigning by key cannot set a prototype here: assertSafeKeys refused every "__proto__" key.
     if (revived !== child) (out ??= { ...value })[key] = revived;
   }
   return out ?? value;
 }
 
-function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: Path, where: string): unknown {
-  const invalid = (reason: string): ApiError =>
-    badRequest('malformed_json', `${capitalise(where)} has an invalid Extended JSON "${typeKey}" value${atPath(path)}: ${reason}`, {
+/** The error for a wrapper holding the wrong thing (a function of its own: reviveWrapper makes no closure per value). */
+function invalidWrapper(revival: Revival, typeKey: string, path: Path, reason: string): ApiError {
+  return badRequest(
+    'malformed_json',
+    `${capitalise(revival.where)} has an invalid Extended JSON "${typeKey}" value${atPath(path)}: ${reason}`,
+    {
       path: joinPath(path),
-    });
+    },
+  );
+}
+
+function reviveWrapper(raw: Record<string, unknown>, typeKey: string, path: Path, revival: Revival): unknown {
+  const wrapper = NUMBER_OPERANDS.has(typeKey) && isPlainObject(raw[typeKey]) ? withPlainOperandNumbers(raw) : raw;
   const text = wrapper[typeKey];
+
+  // The wrapper number-literals.ts writes for each double of a record body.
+  if (typeKey === '$numberDouble' && revival.numbers === 'typed' && typeof text === 'string' && DOUBLE.test(text)) {
+    return new Double(Number(text));
+  }
 
   // The two wrappers nearly every record carries, made the way bson makes them from Extended
   // JSON, without its detour through JSON text (a quarter of an insert's CPU went to that).
@@ -285,44 +336,83 @@ function reviveWrapper(wrapper: Record<string, unknown>, typeKey: string, path: 
     try {
       return new ObjectId(text);
     } catch (err) {
-      throw invalid(`${(err as Error).message}.`.replace(/\.\.$/, '.'));
+      throw invalidWrapper(revival, typeKey, path, `${(err as Error).message}.`.replace(/\.\.$/, '.'));
     }
   }
   if (typeKey === '$date' && typeof text === 'string') {
     const date = new Date(Date.parse(text));
-    if (Number.isNaN(date.getTime())) throw invalid('not a valid date.');
+    if (Number.isNaN(date.getTime())) throw invalidWrapper(revival, typeKey, path, 'not a valid date.');
     return date;
   }
 
   const problem = OPERAND_PROBLEMS[typeKey]?.(wrapper);
-  if (problem !== undefined) throw invalid(problem);
+  if (problem !== undefined) throw invalidWrapper(revival, typeKey, path, problem);
   // A scope is a document of its own, which bson would revive without the checks above.
   if (typeKey === '$code' && wrapper.$scope !== undefined) {
-    return new Code(text as string, reviveValue(wrapper.$scope, [...path, '$scope'], where) as Document);
+    return new Code(text as string, reviveValue(wrapper.$scope, [...path, '$scope'], revival) as Document);
   }
 
   // bson parses these with parseInt/parseFloat and returns NaN or a truncated number for garbage.
   if (typeKey === '$numberInt') {
     if (typeof text !== 'string' || !INT32.test(text) || Number(text) > 2 ** 31 - 1 || Number(text) < -(2 ** 31)) {
-      throw invalid('expected a string holding a 32-bit integer.');
+      throw invalidWrapper(revival, typeKey, path, 'expected a string holding a 32-bit integer.');
     }
   }
   if (typeKey === '$numberDouble' && (typeof text !== 'string' || (!DOUBLE.test(text) && !DOUBLE_SPECIALS.has(text)))) {
-    throw invalid('expected a string holding a number, "NaN", "Infinity" or "-Infinity".');
+    throw invalidWrapper(revival, typeKey, path, 'expected a string holding a number, "NaN", "Infinity" or "-Infinity".');
   }
+  if (typeKey === '$numberDouble' && revival.numbers === 'typed') return new Double(Number(text));
 
   let result: unknown;
   try {
-    result = EJSON.deserialize(wrapper, { relaxed: true });
+    result = EJSON.deserialize(wrapper, { relaxed: !(typeKey === '$numberLong' && revival.numbers === 'typed') });
     // Relaxed mode turns a Long into a JS number even when that loses digits; keep those exact.
     if (typeKey === '$numberLong' && typeof result === 'number' && !Number.isSafeInteger(result)) {
       result = EJSON.deserialize(wrapper, { relaxed: false });
     }
   } catch (err) {
-    throw invalid(`${(err as Error).message}.`.replace(/\.\.$/, '.'));
+    throw invalidWrapper(revival, typeKey, path, `${(err as Error).message}.`.replace(/\.\.$/, '.'));
   }
-  if (result instanceof Date && Number.isNaN(result.getTime())) throw invalid('not a valid date.');
+  if (result instanceof Date && Number.isNaN(result.getTime())) throw invalidWrapper(revival, typeKey, path, 'not a valid date.');
   return result;
+}
+
+/** The wrappers whose operands hold numbers (a `$date`'s milliseconds, a `$timestamp`'s `t` and `i`, ...). */
+const NUMBER_OPERANDS = new Set(['$date', '$timestamp', '$minKey', '$maxKey']);
+
+/** `{"$numberDouble": "<text>"}` or `{"$numberLong": "<text>"}`, as number-literals.ts writes a literal. */
+function numberWrapperText(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const keys = Object.keys(value);
+  if (keys.length !== 1) return undefined;
+  const text = value.$numberDouble ?? value.$numberLong;
+  return typeof text === 'string' ? text : undefined;
+}
+
+/**
+ * The wrapper with the number wrappers among its operands (up to one level down:
+ * `{"$timestamp": {"t": ..., "i": ...}}`) made JavaScript numbers. A record body's `1.7e12` in
+ * `{"$date": 1.7e12}` reaches here as `{"$numberDouble": "1.7e12"}` (number-literals.ts), and a
+ * wrapper's operand is a number of its own kind, not a value to be stored.
+ */
+function withPlainOperandNumbers(wrapper: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const [key, operand] of Object.entries(wrapper)) {
+    const text = numberWrapperText(operand);
+    if (text !== undefined) {
+      (out ??= { ...wrapper })[key] = Number(text);
+      continue;
+    }
+    if (!isPlainObject(operand)) continue;
+    for (const [innerKey, inner] of Object.entries(operand)) {
+      const innerText = numberWrapperText(inner);
+      if (innerText === undefined) continue;
+      out ??= { ...wrapper };
+      if (out[key] === operand) out[key] = { ...operand };
+      (out[key] as Record<string, unknown>)[innerKey] = Number(innerText);
+    }
+  }
+  return out ?? wrapper;
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

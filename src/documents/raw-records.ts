@@ -42,13 +42,31 @@ export function recordReader(bsonOptions: BSONSerializeOptions): BsonRecordReade
   const { enableUtf8Validation, raw: _raw, ...options } = bsonOptions;
   const deserializeOptions: BSON.DeserializeOptions = { ...options, validation: { utf8: enableUtf8Validation !== false } };
   const decode = (bytes: Uint8Array): Document => BSON.deserialize(bytes, deserializeOptions);
-  const jsonOptions = shortcutOptions(bsonOptions);
-  if (jsonOptions === undefined) return { decode };
-  return { decode, writeJson: (bytes, target, offset) => writeBsonJson(bytes, jsonOptions, target, offset) };
+  const typed = typedOptions(deserializeOptions);
+  const decodeTyped = typed === undefined ? undefined : (bytes: Uint8Array): Document => BSON.deserialize(bytes, typed);
+  const jsonOptions = shortcutOptions(bsonOptions, decodeTyped !== undefined);
+  return {
+    decode,
+    ...(decodeTyped === undefined ? {} : { decodeTyped }),
+    ...(jsonOptions === undefined ? {} : { writeJson: (bytes, target, offset) => writeBsonJson(bytes, jsonOptions, target, offset) }),
+  };
 }
 
-/** undefined when a setting is one the shortcut does not know, or is one the decoder refuses. */
-function shortcutOptions(bsonOptions: BSONSerializeOptions): BsonJsonOptions | undefined {
+/**
+ * The settings that decode numbers as their BSON classes (promoteValues off), for the renderers
+ * (BsonRecordReader.decodeTyped). Undefined where that would change more than numbers: bigint
+ * longs need promotion, and promoted buffers would be Binary again.
+ */
+function typedOptions(options: BSON.DeserializeOptions): BSON.DeserializeOptions | undefined {
+  if (options.useBigInt64 === true || options.promoteBuffers === true) return undefined;
+  return { ...options, promoteValues: false };
+}
+
+/**
+ * undefined when a setting is one the shortcut does not know, or is one the decoder refuses.
+ * `typed`: records are rendered from decodeTyped, whose Longs are never numbers.
+ */
+function shortcutOptions(bsonOptions: BSONSerializeOptions, typed: boolean): BsonJsonOptions | undefined {
   const { fieldsAsRaw, raw: _raw, ...rest } = bsonOptions;
   if (fieldsAsRaw !== undefined && Object.keys(fieldsAsRaw).length > 0) return undefined;
   if (Object.keys(rest).some((name) => !SHORTCUT_SETTINGS.has(name))) return undefined;
@@ -58,8 +76,9 @@ function shortcutOptions(bsonOptions: BSONSerializeOptions): BsonJsonOptions | u
   // The decoder refuses bigint without promotion: every record then fails there, as it should.
   if (useBigInt64 && !(promoteValues && promoteLongs)) return undefined;
   return {
-    longsAsNumbers: promoteLongs && promoteValues && !useBigInt64,
+    longsAsNumbers: promoteLongs && promoteValues && !useBigInt64 && !typed,
     buffersAsBytes: (rest.promoteBuffers ?? false) && promoteValues,
     validateUtf8: rest.enableUtf8Validation !== false,
+    typedDoubles: typed,
   };
 }

@@ -151,6 +151,13 @@ function indexCommandError(err: unknown, index: IndexDefinition | undefined, nam
 /** How user records are decoded (see DocumentStore.collection). */
 const RECORD_DECODING = { bsonRegExp: true } as const;
 
+/**
+ * For records and values read whole (not through a cursor of BsonRecords): numbers as their BSON
+ * classes (Double, Int32, Long), so that a double 3.0 is rendered as one (render/double-text.ts)
+ * and not as the integer 3 a JavaScript number would be.
+ */
+const TYPED_NUMBERS = { promoteValues: false } as const;
+
 /** The filter of one record's `_id` (any type: an ObjectId, a string, a number, ...). */
 const byId = (id: unknown): Document => ({ _id: id });
 
@@ -320,7 +327,7 @@ export class DocumentStore {
     const collection = this.collection(db, col);
     return this.deadline(async (signal) => {
       for (const id of ids) {
-        const doc = await collection.findOne(byId(id), projection === undefined ? { signal } : { projection, signal });
+        const doc = await collection.findOne(byId(id), { ...TYPED_NUMBERS, signal, ...(projection === undefined ? {} : { projection }) });
         if (doc !== null) return doc;
       }
       return null;
@@ -471,7 +478,7 @@ export class DocumentStore {
 
   distinct(db: string, col: string, field: string, filter: Document, budget: QueryBudget): Promise<unknown[]> {
     // The driver takes no abort signal for distinct: past the deadline its answer is simply not awaited.
-    return budget.run((maxTimeMS) => this.collection(db, col).distinct(field, filter, { maxTimeMS }));
+    return budget.run((maxTimeMS) => this.collection(db, col).distinct(field, filter, { ...TYPED_NUMBERS, maxTimeMS }));
   }
 
   /**

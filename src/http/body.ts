@@ -1,7 +1,8 @@
 /**
  * JSON request bodies: size-limited, JSON content type only (415 otherwise), malformed JSON is a
  * 400 with a clear message. Parsed bodies are left as plain JSON; Extended JSON is decoded by the
- * routes that accept documents.
+ * routes that accept documents. Those routes may parse the text themselves (`parse`): JSON.parse
+ * forgets how a number was written, and a record keeps `3.0` a double only if that is known.
  */
 import express, { type RequestHandler } from 'express';
 import { ApiError, badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
@@ -17,13 +18,51 @@ export interface BodyOptions {
   maxBytes: number;
   /** Also accept HTML form posts (the login page). */
   allowForm?: boolean;
+  /**
+   * Turns the body's text into its value in place of JSON.parse (which it must otherwise match:
+   * same values, a SyntaxError for text that is not JSON).
+   */
+  parse?: (text: string) => unknown;
+}
+
+/** JSON is UTF-8, -16 or -32 (RFC 7159, section 8.1); express.json refuses any other charset the same way. */
+function unsupportedCharset(contentType: string): ApiError | undefined {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
+  if (charset === undefined || charset.startsWith('utf-')) return undefined;
+  return new ApiError(415, 'unsupported_media_type', `unsupported charset "${charset.toUpperCase()}"`);
+}
+
+/**
+ * A JSON parser over the body's text: the text is read as express.json reads it (limit,
+ * Content-Encoding, charset), then handed to `parse`. An empty body is `{}`, as express.json has it.
+ */
+function textJsonParser(maxBytes: number, parse: (text: string) => unknown): RequestHandler {
+  const text = express.text({ limit: maxBytes, type: () => true, defaultCharset: 'utf-8' });
+  return (req, res, next) => {
+    const charsetProblem = unsupportedCharset(req.headers['content-type'] ?? '');
+    if (charsetProblem !== undefined) return next(charsetProblem);
+    text(req, res, (err?: unknown) => {
+      if (err !== undefined && err !== null) return next(err);
+      const body = req.body as unknown;
+      if (typeof body !== 'string') return next();
+      try {
+        req.body = body.length === 0 ? {} : parse(body);
+      } catch (parseError) {
+        return next(Object.assign(parseError as Error, { type: 'entity.parse.failed' }));
+      }
+      next();
+    });
+  };
 }
 
 export function jsonBody(options: BodyOptions): RequestHandler[] {
-  const json = express.json({ limit: options.maxBytes, strict: false, type: () => true });
+  const json =
+    options.parse === undefined
+      ? express.json({ limit: options.maxBytes, strict: false, type: () => true })
+      : textJsonParser(options.maxBytes, options.parse);
   const form = express.urlencoded({ limit: options.maxBytes, extended: false, type: () => true });
   const guard: RequestHandler = (req, _res, next) => {
-    // Already parsed by a more specific parser mounted earlier (the login form).
+    // Already parsed by a more specific parser mounted earlier (the login form, record bodies).
     if ((req as { _body?: boolean })._body === true) return next();
     if (!BODY_METHODS.has(req.method) || !hasBody(req)) {
       req.body = undefined;

@@ -5,8 +5,8 @@
  * into objects, converting them into the plain tree, stringifying that and encoding the text for
  * the socket took much of the API's CPU per record, and their garbage much of the rest.
  *
- * The text is exactly `JSON.stringify(toPlainValue(BSON.deserialize(bytes, options)))`, for the
- * decoder settings described by BsonJsonOptions. Whatever could make the two differ is not
+ * The text is exactly `plainJson(toPlainValue(record))` (the record as BsonRecord renders it), for
+ * the decoder settings described by BsonJsonOptions. Whatever could make the two differ is not
  * rendered here: the caller is told (undefined) and decodes the record instead. That covers
  * - types with rules of their own in the decoder: Decimal128, regular expressions, code,
  *   symbols, DBPointer, `undefined`, the old binary subtype 2;
@@ -17,6 +17,8 @@
  * - a string that decodes with U+FFFD while UTF-8 is validated (the decoder may refuse it);
  * - nesting deeper than MAX_DEPTH, and malformed bytes (the decoder raises the proper error).
  */
+
+import { doubleText } from './double-text.js';
 
 /** How the collection's decoder turns values into JavaScript (the parts that change the JSON). */
 export interface BsonJsonOptions {
@@ -30,6 +32,11 @@ export interface BsonJsonOptions {
   readonly buffersAsBytes: boolean;
   /** Strings are checked to be valid UTF-8 (the driver's enableUtf8Validation). */
   readonly validateUtf8: boolean;
+  /**
+   * Doubles are told from integers (BsonRecordReader.decodeTyped): a whole one is written `3.0`
+   * (doubleText). Otherwise as JavaScript writes the number.
+   */
+  readonly typedDoubles: boolean;
 }
 
 /** Far below the plain tree's own limit, so that limit is always the decoder path's to apply. */
@@ -181,7 +188,7 @@ function writeDocument(
       case Type.Double: {
         const number = buffer.readDoubleLE(index);
         index += 8;
-        ascii(out, Number.isFinite(number) ? String(number) : 'null');
+        ascii(out, options.typedDoubles ? doubleText(number) : Number.isFinite(number) ? String(number) : 'null');
         break;
       }
       case Type.String: {

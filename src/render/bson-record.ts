@@ -10,7 +10,13 @@ export interface BsonRecordReader<T> {
   /** The record as the driver would have handed it out. */
   decode(bytes: Uint8Array): T;
   /**
-   * Writes the record's JSON, exactly the UTF-8 of `JSON.stringify(toPlainValue(decode(bytes)))`,
+   * The record with its numbers as their BSON classes (Double, Int32, Long), so that a double
+   * is told from an integer, but otherwise rendered as `decode` renders; absent when the
+   * settings rule that out (the record is then rendered from `decode`).
+   */
+  decodeTyped?(bytes: Uint8Array): T;
+  /**
+   * Writes the record's JSON, exactly the UTF-8 of `plainJson(toPlainValue(record))` (the record's decodeTyped),
    * into `target` at `offset` (room for maxJsonBytes(bytes.length) required), and returns the
    * offset after it; -1 when only the decoder can say (see bson-json.ts). Absent when the
    * settings rule the shortcut out.
@@ -27,6 +33,11 @@ export class BsonRecord<T = unknown> {
 
   decode(): T {
     return this.reader.decode(this.bytes);
+  }
+
+  /** See BsonRecordReader.decodeTyped: the record as the renderers read it. */
+  decodeTyped(): T {
+    return (this.reader.decodeTyped ?? this.reader.decode)(this.bytes);
   }
 
   /** See BsonRecordReader.writeJson; -1 as well when the reader has no shortcut. */

@@ -1,4 +1,6 @@
-import type { PlainValue } from './types.js';
+import { doubleText } from './double-text.js';
+import { plainJson } from './plain-json.js';
+import { IntegralDouble, type PlainValue } from './types.js';
 
 /**
  * How one record becomes CSV cells (docs/api-behaviour.md, "CSV and NDJSON"). Records arrive as
@@ -10,7 +12,8 @@ import type { PlainValue } from './types.js';
  * - an object whose keys are Extended JSON operators (`{"$regex": ...}`, `{"$code": ...}`) and an
  *   empty object are one cell of JSON text;
  * - arrays are one cell of JSON text;
- * - null and missing values are empty cells, booleans `true`/`false`, numbers as JSON writes them;
+ * - null and missing values are empty cells, booleans `true`/`false`, numbers as JSON writes them
+ *   (a whole double `3.0`, so that it reads back as a double);
  * - a record that is not an object (a distinct value) is one column, `value`.
  */
 
@@ -20,7 +23,7 @@ export const VALUE_COLUMN = 'value';
 type PlainObject = { [key: string]: PlainValue };
 
 const isObject = (value: PlainValue | undefined): value is PlainObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof IntegralDouble);
 
 /** Objects rendered as one cell rather than spread over dotted columns. */
 function isLeafObject(value: PlainObject): boolean {
@@ -68,7 +71,8 @@ export function cellText(value: PlainValue | undefined): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean' || typeof value === 'number') return String(value);
-  return JSON.stringify(value);
+  if (value instanceof IntegralDouble) return doubleText(value.value);
+  return plainJson(value);
 }
 
 /** The record's cells by column name (its leaf path, see columnName), in the record's key order. */

@@ -1,11 +1,13 @@
 import escapeHtml from 'escape-html';
-import type { PlainValue } from './types.js';
+import { doubleText } from './double-text.js';
+import { IntegralDouble, type PlainValue } from './types.js';
 
 /**
  * JSON pretty-printed exactly like JSON.stringify(value, null, 4) (DRF's indent), but as HTML for
  * a <pre>: every token is HTML-escaped, tokens are wrapped in spans for colouring, and string
  * values that are absolute http(s) URLs become links. Removing the tags and unescaping the
- * entities gives back JSON.stringify(value, null, 4) character for character.
+ * entities gives back JSON.stringify(value, null, 4) character for character, except that a whole
+ * double is `3.0` (see IntegralDouble).
  */
 
 const INDENT = '    ';
@@ -67,6 +69,10 @@ function write(value: PlainValue, depth: number, parts: string[]): void {
     case 'boolean':
       parts.push(`<span class="l">${JSON.stringify(value)}</span>`);
       return;
+  }
+  if (value instanceof IntegralDouble) {
+    parts.push(`<span class="l">${doubleText(value.value)}</span>`);
+    return;
   }
   const inner = `\n${indentation(depth + 1)}`;
   if (Array.isArray(value)) {

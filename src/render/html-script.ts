@@ -92,10 +92,22 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
     return { args: args, kwargs: kwargs };
   }
 
+  // A record is sent as the text typed, once it is known to be JSON: parsed and written again,
+  // 3.0 would become 3, which the API stores as an integer rather than a double.
+  function RecordText(text) {
+    this.text = text;
+  }
+
+  function recordText(form) {
+    var text = field(form, 'content');
+    parseJson(text, 'The record');
+    return new RecordText(text);
+  }
+
   function requestBody(form, kind, button) {
-    if (kind === 'collection') return parseJson(field(form, 'content'), 'The record');
+    if (kind === 'collection') return recordText(form);
     if (kind === 'record') {
-      return button.getAttribute('data-method') === 'DELETE' ? undefined : parseJson(field(form, 'content'), 'The record');
+      return button.getAttribute('data-method') === 'DELETE' ? undefined : recordText(form);
     }
     if (kind === 'databases' || kind === 'collections') {
       var key = kind === 'databases' ? 'database' : 'collection';
@@ -201,7 +213,7 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
     var init = { method: button.getAttribute('data-method'), headers: headers, credentials: 'same-origin' };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body);
+      init.body = body instanceof RecordText ? body.text : JSON.stringify(body);
     }
     fetch(requestUrl(form, kind, button), init).then(function (response) {
       return response.text().then(function (text) {
@@ -226,8 +238,11 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
     var content = document.querySelector('pre.content');
     var target = form.elements.namedItem('content');
     if (content === null || target === null) return;
+    // The page's text as it is (already indented): parsed and written again, 3.0 would become 3.
+    var text = content.textContent.trim();
     try {
-      target.value = JSON.stringify(JSON.parse(content.textContent), null, 4);
+      JSON.parse(text);
+      target.value = text;
     } catch (error) {
       target.value = '';
     }

@@ -5,7 +5,7 @@ import type { DocumentWriter } from './document.js';
 import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
 import { FORM_STYLE, pageFormHtml } from './html-forms.js';
 import { indentation, keyHtml, prettyJsonHtml } from './html-json.js';
-import type { EnvelopeHead, Format, PageContext, PlainValue } from './types.js';
+import { IntegralDouble, type EnvelopeHead, type Format, type PageContext, type PlainValue } from './types.js';
 
 /**
  * The browsable API page (`format=api`), laid out like Django REST framework's: navbar with the
@@ -138,9 +138,10 @@ function pagingNav(head: EnvelopeHead | null): string {
 
 /** The envelope head when a whole value is an envelope (lists answered in one piece). */
 function envelopeHeadOf(value: PlainValue): EnvelopeHead | null {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof IntegralDouble) return null;
   const { count, meta, next, previous, results } = value;
   if (typeof count !== 'number' || !Array.isArray(results) || meta === null || typeof meta !== 'object' || Array.isArray(meta)) return null;
+  if (meta instanceof IntegralDouble) return null;
   const { page, page_size, pages } = meta;
   if (typeof page !== 'number' || typeof page_size !== 'number' || typeof pages !== 'number') return null;
   if ((next !== null && typeof next !== 'string') || (previous !== null && typeof previous !== 'string')) return null;

@@ -1,12 +1,13 @@
 import type { DocumentWriter } from './document.js';
 import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
+import { plainJson } from './plain-json.js';
 import type { EnvelopeHead, PlainValue } from './types.js';
 
 const FIRST_FRAME = ['', ''] as const;
 const NEXT_FRAME = [',', ''] as const;
 
 /**
- * Compact JSON (no whitespace), as JSON.stringify writes it. Compact output is what makes the
+ * Compact JSON (no whitespace), as JSON.stringify writes it (but for whole doubles, see plainJson). Compact output is what makes the
  * streamed envelope trivially identical to the whole one: JSON.stringify of an object is the
  * concatenation of its members' JSON.
  */
@@ -28,5 +29,5 @@ export const jsonDocument: DocumentWriter = {
 };
 
 function stringify(value: PlainValue): string {
-  return JSON.stringify(value);
+  return plainJson(value);
 }

@@ -1,4 +1,5 @@
 import type { DocumentWriter } from './document.js';
+import { plainJson } from './plain-json.js';
 import { recordsOf } from './records.js';
 
 const LINE_FRAME = ['', '\n'] as const;
@@ -10,10 +11,10 @@ const LINE_FRAME = ['', '\n'] as const;
 export const ndjsonDocument: DocumentWriter = {
   whole: (value) =>
     recordsOf(value)
-      .map((record) => `${JSON.stringify(record)}\n`)
+      .map((record) => `${plainJson(record)}\n`)
       .join(''),
   envelopeOpen: () => '',
-  envelopeRecord: (record) => `${JSON.stringify(record)}\n`,
+  envelopeRecord: (record) => `${plainJson(record)}\n`,
   envelopeRecordJson: (json) => `${json}\n`,
   recordJsonFrame: () => LINE_FRAME,
   envelopeClose: () => '',

@@ -1,6 +1,7 @@
 import type { Binary, BSONRegExp, BSONSymbol, Code, DBRef, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'mongodb';
 import { BsonRecord } from './bson-record.js';
-import type { PlainValue } from './types.js';
+import { plainDouble } from './double-text.js';
+import { IntegralDouble, type PlainValue } from './types.js';
 
 /**
  * Documents nest at most 100 levels in MongoDB; anything far deeper than that is a cyclic or
@@ -16,7 +17,8 @@ const UUID_BYTES = 16;
  * Turns a driver value (BSON classes, Date, Buffer, ...) into plain JSON, the one tree every
  * format renders. Rules:
  * - ObjectId → 24-hex string; Date → ISO-8601 (an invalid Date → null, as JSON.stringify does);
- * - Decimal128 → string (a double would lose digits); Int32/Double → number; Long/bigint →
+ * - Decimal128 → string (a double would lose digits); Int32 → number; Double → number, or an
+ *   IntegralDouble when its value is whole (so that it is written `3.0`, see double-text.ts); Long/bigint →
  *   number when it is a safe integer, else its decimal string (never a silently rounded number);
  * - Binary/Buffer/Uint8Array → base64; UUID (and Binary subtype 4) → canonical dashed string;
  * - Timestamp → {t, i}; RegExp/BSONRegExp → {$regex, $options}; MinKey/MaxKey → "MinKey"/"MaxKey";
@@ -24,7 +26,7 @@ const UUID_BYTES = 16;
  * - non-finite numbers → null; `undefined`, functions and symbols are dropped from objects and
  *   become null in arrays (JSON.stringify semantics, so every format agrees with JSON);
  * - other objects with toJSON (URL, ...) are converted through it; other objects by own keys.
- * A BsonRecord is its decoded document. Keys are copied so that a `__proto__` key stays an ordinary own property (no prototype
+ * A BsonRecord is its document decoded with its doubles kept apart from its integers (see BsonRecord.decodeTyped). Keys are copied so that a `__proto__` key stays an ordinary own property (no prototype
  * pollution of the output).
  */
 export function toPlainValue(value: unknown): PlainValue {
@@ -55,8 +57,10 @@ function convert(value: unknown, depth: number): PlainValue | undefined {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
 
   if (!hasPlainPrototype(value)) {
+    // Already plain (a value converted twice).
+    if (value instanceof IntegralDouble) return value;
     // A record still in its bytes (bson-record.ts) is the document it decodes to.
-    if (value instanceof BsonRecord) return convert(value.decode(), depth);
+    if (value instanceof BsonRecord) return convert(value.decodeTyped(), depth);
     // BSON classes carry `_bsontype` on their prototype. Plain objects are never dispatched on it:
     // a stored document may well contain a field called `_bsontype`.
     const tag = (value as { _bsontype?: unknown })._bsontype;
@@ -81,10 +85,8 @@ function convertBson(tag: string, value: object, depth: number): PlainValue | un
       return integerToPlain((value as Long).toString());
     case 'Int32':
       return (value as Int32).value;
-    case 'Double': {
-      const number = (value as Double).value;
-      return Number.isFinite(number) ? number : null;
-    }
+    case 'Double':
+      return plainDouble((value as Double).value);
     case 'Timestamp': {
       const timestamp = value as Timestamp;
       return { t: timestamp.t, i: timestamp.i };

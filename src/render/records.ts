@@ -1,5 +1,5 @@
 import { RESULTS_KEY } from './envelope.js';
-import type { PlainValue } from './types.js';
+import { IntegralDouble, type PlainValue } from './types.js';
 
 /**
  * The records a record format (CSV, NDJSON) writes for a whole value: an envelope's `results`
@@ -8,7 +8,7 @@ import type { PlainValue } from './types.js';
  */
 export function recordsOf(value: PlainValue): PlainValue[] {
   if (Array.isArray(value)) return value;
-  if (typeof value === 'object' && value !== null) {
+  if (typeof value === 'object' && value !== null && !(value instanceof IntegralDouble)) {
     const results = value[RESULTS_KEY];
     if (Array.isArray(results) && 'count' in value && 'meta' in value && 'next' in value && 'previous' in value) return results;
   }

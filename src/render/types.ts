@@ -60,5 +60,19 @@ export interface EnvelopeHead {
   previous: string | null;
 }
 
+/**
+ * A BSON double whose value is a whole number (3, -0, 1e20): JavaScript writes it `3`, which
+ * reads back as an integer, so the serializers write it `3.0` (see doubleText). Every other
+ * double is a plain number: its text already holds a `.` or an exponent.
+ */
+export class IntegralDouble {
+  constructor(readonly value: number) {}
+
+  /** For JSON.stringify, which cannot write `3.0`: the number (the serializers do not take this path). */
+  toJSON(): number {
+    return this.value;
+  }
+}
+
 /** A JSON-safe value: what toPlainValue produces and what the serializers accept. */
-export type PlainValue = null | boolean | number | string | PlainValue[] | { [key: string]: PlainValue };
+export type PlainValue = null | boolean | number | string | IntegralDouble | PlainValue[] | { [key: string]: PlainValue };

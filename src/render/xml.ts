@@ -1,6 +1,7 @@
 import type { DocumentWriter } from './document.js';
 import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
-import type { EnvelopeHead, PlainValue } from './types.js';
+import { doubleText } from './double-text.js';
+import { IntegralDouble, type EnvelopeHead, type PlainValue } from './types.js';
 import { encodeXmlName } from './xml-name.js';
 
 /**
@@ -56,6 +57,7 @@ function xmlContent(value: PlainValue): string {
     case 'boolean':
       return String(value);
   }
+  if (value instanceof IntegralDouble) return doubleText(value.value);
   if (Array.isArray(value)) {
     let out = '';
     for (const item of value) out += element(LIST_ITEM, xmlContent(item));

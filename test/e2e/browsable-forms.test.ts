@@ -11,7 +11,7 @@ import type { Browser, Page, Route } from 'playwright-core';
 import { htmlDocument } from '../../src/render/html.js';
 import type { PageForm } from '../../src/render/html-forms.js';
 import { BROWSABLE_SCRIPT } from '../../src/render/html-script.js';
-import type { PlainValue } from '../../src/render/types.js';
+import { IntegralDouble, type PlainValue } from '../../src/render/types.js';
 import { contentSecurityPolicy } from '../../src/http/security-headers.js';
 import { launchChromium } from './support.js';
 
@@ -44,11 +44,13 @@ async function openPage(
   form: PageForm,
   value: PlainValue,
   answer: (sent: Sent) => { status: number; body: unknown },
-): Promise<{ page: Page; sent: Sent[] }> {
+): Promise<{ page: Page; sent: Sent[]; sentTexts: string[] }> {
   const context = await browser.newContext();
   await context.addCookies([{ name: 'csrftoken', value: CSRF, url: ORIGIN }]);
   const page = await context.newPage();
   const sent: Sent[] = [];
+  /** Each body as sent, before parsing. */
+  const sentTexts: string[] = [];
   const html = htmlDocument(200, {
     title: 'Forms',
     requestUrl: `${ORIGIN}${path}`,
@@ -80,13 +82,14 @@ async function openPage(
         contentType: headers['content-type'],
       };
       sent.push(entry);
+      sentTexts.push(request.postData() ?? '');
       const reply = answer(entry);
       await route.fulfill({ status: reply.status, contentType: 'application/json', body: JSON.stringify(reply.body) });
     }
   });
   await page.goto(`${ORIGIN}${path}`);
   await page.locator('form[data-browsable]').waitFor({ state: 'visible' });
-  return { page, sent };
+  return { page, sent, sentTexts };
 }
 
 const status = (page: Page) => page.locator('.result .status').textContent();
@@ -223,6 +226,25 @@ describe('the browsable page forms', () => {
     await expect
       .poll(() => page.getByRole('link', { name: 'Back to the collection' }).getAttribute('href'))
       .toBe(`${ORIGIN}/api/data_store/data/lab/samples/`);
+  });
+
+  it('keeps a double a double: the record is prefilled as shown (3.0) and sent as typed (4.0)', async () => {
+    const path = '/api/data_store/data/lab/samples/r1/';
+    const { page, sentTexts } = await openPage(
+      path,
+      { kind: 'record', postUrl: path },
+      { _id: 'r1', depth: new IntegralDouble(3) },
+      () => ({
+        status: 200,
+        body: {},
+      }),
+    );
+    const content = page.locator('textarea[name="content"]');
+    expect(await content.inputValue()).toContain('"depth": 3.0');
+    await content.fill('{"depth": 4.0}');
+    await page.getByRole('button', { name: 'PATCH' }).click();
+    await expect.poll(() => sentTexts.length).toBe(1);
+    expect(sentTexts).toEqual(['{"depth": 4.0}']);
   });
 
   it('creates an index from its JSON, and drops one by name when confirmed', async () => {

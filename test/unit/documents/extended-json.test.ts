@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import { BSON, BSONRegExp, Binary, Code, Decimal128, Long, ObjectId, Timestamp } from 'mongodb';
+import { BSON, BSONRegExp, Binary, Code, Decimal128, Double, Long, ObjectId, Timestamp } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING_DEPTH, parseJsonBody, parseJsonParam } from '../../../src/documents/extended-json.js';
+import { storableRecordFromJson } from '../../../src/documents/record-rules.js';
 import { apiError } from './api-error.js';
 
 const HEX = '5f43a1b2c3d4e5f601234567';
@@ -336,5 +337,28 @@ describe('parseJsonBody', () => {
     expect(value[0]!.nested).toBe(body[0]!.nested);
     expect(value[1]).toBe(body[1]);
     expect(body[0]!._id).toEqual({ $oid: HEX });
+  });
+});
+
+describe('numeric wrappers in records and in URL parameters', () => {
+  const WRAPPERS = '{"d": {"$numberDouble": "3"}, "z": {"$numberDouble": "-0.0"}, "l": {"$numberLong": "42"}, "i": {"$numberInt": "7"}}';
+
+  it('are the BSON type they name in a record: a Double and a Long even where a number would be exact', () => {
+    const value = parseJsonBody(JSON.parse(WRAPPERS)) as Record<string, unknown>;
+    expect(value.d).toEqual(new Double(3));
+    expect(Object.is((value.z as Double).value, -0)).toBe(true);
+    expect(value.l).toEqual(Long.fromNumber(42));
+    expect(value.i).toBe(7);
+  });
+
+  it("are the BSON type they name in a task's record too", () => {
+    const record = storableRecordFromJson({ d: { $numberDouble: '3.0' }, n: 3 });
+    expect(record.d).toBeInstanceOf(Double);
+    expect(record.n).toBe(3);
+  });
+
+  it('are JavaScript numbers in a URL parameter (filters compare numbers by value)', () => {
+    const value = parseJsonParam(WRAPPERS, 'query') as Record<string, unknown>;
+    expect(value).toEqual({ d: 3, z: -0, l: 42, i: 7 });
   });
 });

@@ -189,7 +189,7 @@ def test_find_streams_ndjson_and_export_writes_csv(collection: Collection, tmp_p
     collection.export(out, "csv", sort="n", projection={"_id": 0})
     lines = out.getvalue().decode().splitlines()
     assert lines[0] == "n,loc.lat"
-    assert lines[1:3] == ["0,0", "1,0.5"]
+    assert lines[1:3] == ["0,0.0", "1,0.5"]
 
 
 @pytest.mark.server_feature("links")

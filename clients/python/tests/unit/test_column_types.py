@@ -1,12 +1,15 @@
 import datetime as dt
+import math
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cybercom import ObjectId
 from cybercom import records_io as rio
-from cybercom.column_types import ImportTypes, parse_iso_date
+from cybercom.column_types import ImportTypes, cell_text, parse_cell, parse_iso_date
 
 UTC = dt.timezone.utc
 
@@ -164,3 +167,11 @@ def test_command_line_options() -> None:
             ImportTypes.from_options("auto", bad)
     with pytest.raises(ValueError, match="--parse-dates"):
         ImportTypes.from_options(",", [])
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**53), 2**53).map(float))
+def test_a_float_cell_reads_back_as_a_float(value: float) -> None:
+    # Whole floats too: "3.0" is a float column's cell, never the integer 3.
+    read = parse_cell(cell_text(value))
+    assert type(read) is float
+    assert read == value and math.copysign(1, read) == math.copysign(1, value)

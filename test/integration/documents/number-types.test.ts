@@ -1,0 +1,324 @@
+/**
+ * One type rule for numbers on every way in and out (docs/api-behaviour.md, "Numbers"): a JSON
+ * literal with a fraction or an exponent (`3.0`, `1e3`, `-0.0`) and `{"$numberDouble": ...}` are
+ * stored as doubles, integer literals as int32 (int64 beyond), and every format writes a double
+ * so that it reads back as one (`3.0`). Written through the real HTTP API, read back through
+ * the driver (the stored BSON types) and through JSON, NDJSON and CSV. Real engine.
+ */
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import {
+  Binary,
+  BSON,
+  BSONRegExp,
+  Decimal128,
+  Double,
+  Int32,
+  Long,
+  MongoClient,
+  ObjectId,
+  Timestamp,
+  type Collection,
+  type Document,
+} from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mongoClientOptions } from '../../../src/db/mongo-client.js';
+import { parseJsonBody } from '../../../src/documents/extended-json.js';
+import { parseRecordJson } from '../../../src/documents/number-literals.js';
+import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { mongoSettings } from '../worker/support.js';
+
+let app: TestApp;
+let token: string;
+let mongo: MongoClient;
+let base: string;
+let stored: Collection<Document>;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
+  token = await app.users.tokenFor('root');
+  const db = `${app.prefix}numbers`;
+  expect((await call(app.url, 'POST', '/api/data_store/data/', { token, body: { database: db } })).status).toBe(201);
+  expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token, body: { collection: 'values' } })).status).toBe(201);
+  base = `/api/data_store/data/${db}/values/`;
+  const settings = mongoSettings();
+  mongo = new MongoClient(settings.uri, mongoClientOptions(settings));
+  await mongo.connect();
+  stored = mongo.db(db).collection('values');
+});
+
+afterAll(async () => {
+  await mongo?.close();
+  await app?.close();
+});
+
+/** The records with these ids as the engine holds them, every number as its BSON class. */
+async function storedRecords(ids: readonly string[]): Promise<Document[]> {
+  const records = await stored.find({ _id: { $in: [...ids] } } as Document, { promoteValues: false, bsonRegExp: true }).toArray();
+  return ids.map((id) => records.find((record) => String(record._id) === id) ?? { missing: id });
+}
+
+/** A value's BSON types and values, to compare: canonical Extended JSON (NaN and -0.0 included). */
+const canonical = (value: unknown): string => BSON.EJSON.stringify(value as Document, { relaxed: false });
+
+/** The records with these ids through the API in `format` (json, ndjson or csv), as text. */
+async function exported(ids: readonly string[], format: 'json' | 'ndjson' | 'csv'): Promise<string> {
+  const query = encodeURIComponent(JSON.stringify({ filter: { _id: { $in: ids } }, sort: { _id: 1 } }));
+  const res = await call(app.url, 'GET', `${base}?query=${query}&format=${format}`, { token });
+  expect(res.status, res.text.slice(0, 300)).toBe(200);
+  return res.text;
+}
+
+async function post(rawBody: string): Promise<void> {
+  const res = await call(app.url, 'POST', base, { token, rawBody });
+  expect(res.status, res.text.slice(0, 300)).toBe(201);
+}
+
+describe('numbers written as JSON literals and as Extended JSON', () => {
+  it('are stored as the type their literal or wrapper names, and found by {"$type": "double"}', async () => {
+    await post(
+      '[{"_id": "lit", "x": 3.0, "y": 3, "z": -0.0, "e": 1e3, "big": 3000000000, "nested": [{"f": 2.50}]},' +
+        ' {"_id": "canon", "x": {"$numberDouble": "3.0"}, "y": {"$numberInt": "3"}, "l": {"$numberLong": "3"}}]',
+    );
+    const [lit, canon] = (await storedRecords(['lit', 'canon'])).map(canonical);
+    expect(lit).toBe(
+      canonical({
+        _id: 'lit',
+        x: new Double(3),
+        y: new Int32(3),
+        z: new Double(-0),
+        e: new Double(1000),
+        big: Long.fromNumber(3000000000),
+        nested: [{ f: new Double(2.5) }],
+      }),
+    );
+    expect(lit).toContain('"z":{"$numberDouble":"-0.0"}');
+    expect(canon).toBe(canonical({ _id: 'canon', x: new Double(3), y: new Int32(3), l: Long.fromNumber(3) }));
+
+    const doubles = encodeURIComponent(JSON.stringify({ filter: { x: { $type: 'double' } }, sort: { _id: 1 } }));
+    const found = await call(app.url, 'GET', `${base}?query=${doubles}`, { token });
+    expect(found.json.results.map((r: { _id: string }) => r._id)).toEqual(['canon', 'lit']);
+  });
+
+  it('are written back so that they read back as the same types, in JSON, NDJSON and CSV', async () => {
+    await post('{"_id": "out", "d": 3.0, "z": -0.0, "f": 0.5, "i": 7, "l": 3000000000}');
+    const json = (await call(app.url, 'GET', `${base}out/?format=json`, { token })).text;
+    expect(json).toBe('{"_id":"out","d":3.0,"z":-0.0,"f":0.5,"i":7,"l":3000000000}');
+    expect(await exported(['out'], 'ndjson')).toBe('{"_id":"out","d":3.0,"z":-0.0,"f":0.5,"i":7,"l":3000000000}\n');
+    expect(await exported(['out'], 'json')).toContain('"results":[{"_id":"out","d":3.0,"z":-0.0,"f":0.5,"i":7,"l":3000000000}]');
+    expect(await exported(['out'], 'csv')).toBe('_id,d,z,f,i,l\r\nout,3.0,-0.0,0.5,7,3000000000\r\n');
+
+    // Distinct values: of one field (the distinct command) and of several (an aggregation).
+    const only = encodeURIComponent(JSON.stringify({ filter: { _id: 'out' } }));
+    const one = await call(app.url, 'GET', `${base}?query=${only}&distinct=d&format=json`, { token });
+    expect(one.text).toContain('"results":[3.0]');
+    const two = await call(app.url, 'GET', `${base}?query=${only}&distinct=d,i&format=json`, { token });
+    expect(two.text).toContain('"results":[{"d":3.0,"i":7}]');
+  });
+
+  it('a merge and a replacement keep doubles too', async () => {
+    await post('{"_id": "change", "a": 1}');
+    expect((await call(app.url, 'PATCH', `${base}change/`, { token, rawBody: '{"b": 2.0, "c": 2}' })).status).toBe(200);
+    expect((await call(app.url, 'PATCH', `${base}change/`, { token, rawBody: '{"$inc": {"n": 1.0}}' })).status).toBe(200);
+    expect(canonical(await storedRecords(['change']))).toBe(
+      canonical([{ _id: 'change', a: new Int32(1), b: new Double(2), c: new Int32(2), n: new Double(1) }]),
+    );
+    expect((await call(app.url, 'PUT', `${base}change/`, { token, rawBody: '{"r": 4.0}' })).status).toBe(200);
+    expect(canonical(await storedRecords(['change']))).toBe(canonical([{ _id: 'change', r: new Double(4) }]));
+  });
+});
+
+describe('record bodies read as text', () => {
+  it('are refused as express.json refuses them: another charset, text that is not JSON; a compressed body is read', async () => {
+    const latin1 = await call(app.url, 'POST', base, { token, rawBody: '{"x": 1.5}', contentType: 'application/json; charset=latin1' });
+    expect([latin1.status, latin1.json.error.code]).toEqual([415, 'unsupported_media_type']);
+    const broken = await call(app.url, 'POST', base, { token, rawBody: '{"x": 1.5, }' });
+    expect([broken.status, broken.json.error.code]).toEqual([400, 'malformed_json']);
+    expect(broken.json.error.message).toMatch(/^Request body is not valid JSON: .*position 11/);
+
+    const res = await fetch(new URL(base, app.url), {
+      method: 'POST',
+      headers: {
+        authorization: `Token ${token}`,
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        accept: 'application/json',
+      },
+      body: gzipSync('{"_id": "zipped", "x": 1.0}'),
+    });
+    expect(res.status).toBe(201);
+    expect(canonical(await storedRecords(['zipped']))).toBe(canonical([{ _id: 'zipped', x: new Double(1) }]));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Every BSON type, through every way in and out
+
+const INT32_MIN = -(2n ** 31n);
+const INT32_MAX = 2n ** 31n - 1n;
+
+const finiteDouble = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer({ min: -1_000_000, max: 1_000_000 }),
+  fc.constantFrom(-0, 0, 1e20, 1e21, 5e-324, 2 ** 53),
+);
+const double = finiteDouble.map((value) => new Double(value));
+const anyDouble = fc.oneof(
+  double,
+  fc.constantFrom(NaN, Infinity, -Infinity).map((value) => new Double(value)),
+);
+const int32 = fc.integer().map((value) => new Int32(value));
+/** Beyond int32: an int64 literal that fits int32 is (by the rule) an int32. */
+const int64 = fc
+  .bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })
+  .filter((value) => value < INT32_MIN || value > INT32_MAX)
+  .map((value) => Long.fromBigInt(value));
+const text = fc.string({ maxLength: 12 });
+const nonNumbers = fc.oneof(
+  fc.integer({ min: -999_999, max: 999_999 }).map((n) => Decimal128.fromString(`${n}.25`)),
+  fc.date({ noInvalidDate: true, min: new Date(-1e13), max: new Date(1e13) }),
+  fc.uint8Array({ minLength: 12, maxLength: 12 }).map((bytes) => new ObjectId(bytes)),
+  fc.uint8Array({ maxLength: 8 }).map((bytes) => new Binary(bytes)),
+  fc.stringMatching(/^[a-z]{1,5}$/).map((pattern) => new BSONRegExp(pattern, 'i')),
+  fc.record({ t: fc.integer({ min: 1, max: 2 ** 31 }), i: fc.integer({ min: 1, max: 1000 }) }).map((words) => new Timestamp(words)),
+);
+
+/** Values plain JSON can write (numbers as literals), nested. */
+const { plainValue } = fc.letrec((tie) => ({
+  plainValue: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    double,
+    int32,
+    int64,
+    text,
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('plainValue'), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('a', 'b', 'c'), tie('plainValue'), { maxKeys: 3 }),
+  ),
+}));
+/** Every BSON type a record may hold, nested. */
+const { anyValue } = fc.letrec((tie) => ({
+  anyValue: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    anyDouble,
+    int32,
+    int64,
+    text,
+    fc.boolean(),
+    fc.constant(null),
+    nonNumbers,
+    fc.array(tie('anyValue'), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('a', 'b', 'c'), tie('anyValue'), { maxKeys: 3 }),
+  ),
+}));
+
+/** A double as a JSON literal that reads back as a double (written here, not by the code under test). */
+function doubleLiteral(value: number): string {
+  if (Object.is(value, -0)) return '-0.0';
+  return Number.isInteger(value) && Math.abs(value) < 1e21 ? value.toFixed(1) : String(value);
+}
+
+/** Plain JSON with number literals (relaxed Extended JSON where a value needs a wrapper). */
+function literalJson(value: unknown): string {
+  if (value instanceof Double) {
+    return Number.isFinite(value.value) ? doubleLiteral(value.value) : `{"$numberDouble":"${String(value.value)}"}`;
+  }
+  // A Timestamp is a Long to bson (a subclass): it keeps its wrapper.
+  if (value instanceof Int32 || (value instanceof Long && !(value instanceof Timestamp))) return value.toString();
+  if (value instanceof Date) return `{"$date":{"$numberLong":"${value.getTime()}"}}`;
+  if (Array.isArray(value)) return `[${value.map(literalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return `{${Object.entries(value)
+      .map(([key, member]) => `${JSON.stringify(key)}:${literalJson(member)}`)
+      .join(',')}}`;
+  }
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  return BSON.EJSON.stringify(value as Document, { relaxed: false });
+}
+
+/**
+ * Every number in `original` against the same place in `read` (an export parsed back with the
+ * record rules): a double must come back a double of the same value (null when not finite), an
+ * int32 an integer, an int64 the same integer.
+ */
+function expectSameNumbers(original: unknown, read: unknown, where: string): void {
+  if (original instanceof Double) {
+    if (!Number.isFinite(original.value)) expect(read, where).toBeNull();
+    else {
+      expect(read, where).toBeInstanceOf(Double);
+      expect(Object.is((read as Double).value, original.value), `${where}: ${String(read)}`).toBe(true);
+    }
+  } else if (original instanceof Int32) {
+    expect(read, where).toBe(original.value);
+  } else if (original instanceof Long && !(original instanceof Timestamp)) {
+    expect(read instanceof Long ? read.toString() : String(read), where).toBe(original.toString());
+  } else if (Array.isArray(original)) {
+    original.forEach((item, i) => expectSameNumbers(item, (read as unknown[])[i], `${where}.${i}`));
+  } else if (original !== null && typeof original === 'object' && Object.getPrototypeOf(original) === Object.prototype) {
+    for (const [key, member] of Object.entries(original)) expectSameNumbers(member, (read as Document)[key], `${where}.${key}`);
+  }
+}
+
+/** An export's record text, read as a record body is read (number literals typed). */
+const readTyped = (json: string): Document => parseJsonBody(parseRecordJson(json)) as Document;
+
+let batch = 0;
+
+describe('every BSON type through every way in and out', () => {
+  it('is stored and exported as the same types and values', async () => {
+    const fields = (value: fc.Arbitrary<unknown>) => fc.array(value, { minLength: 1, maxLength: 6 });
+    await fc.assert(
+      fc.asyncProperty(fields(plainValue), fields(anyValue), fields(double), async (plain, any, flat) => {
+        batch += 1;
+        const record = (way: string, values: unknown[]): Document => ({
+          _id: `${batch}-${way}`,
+          ...Object.fromEntries(values.map((value, i) => [`f${i}`, value])),
+        });
+        const ways = {
+          plain: record('plain', plain),
+          relaxed: record('relaxed', any),
+          canonical: record('canonical', any),
+          flat: record('flat', [...flat, new Int32(flat.length), Long.fromBigInt(2n ** 40n)]),
+        };
+        await post(`[${[ways.plain, ways.relaxed, ways.flat].map(literalJson).join(',')}]`);
+        await post(BSON.EJSON.stringify([ways.canonical], { relaxed: false }));
+        const originals = Object.values(ways);
+        const ids = originals.map((original) => original._id as string);
+
+        // The engine holds the same types and values.
+        expect((await storedRecords(ids)).map(canonical)).toEqual(originals.map(canonical));
+
+        // JSON and NDJSON write numbers that read back as the same types.
+        const sorted = [...originals].sort((a, b) => (a._id < b._id ? -1 : 1));
+        const envelope = await exported(ids, 'json');
+        const results = (JSON.parse(envelope) as { results: unknown[] }).results;
+        const lines = (await exported(ids, 'ndjson')).trimEnd().split('\n');
+        expect(lines).toHaveLength(sorted.length);
+        sorted.forEach((original, i) => {
+          expectSameNumbers(original, readTyped(lines[i]!), `ndjson ${original._id as string}`);
+          expect(JSON.parse(lines[i]!)).toEqual(results[i]);
+        });
+        const resultsText = envelope.slice(envelope.indexOf('"results":') + '"results":'.length, -1);
+        const typedResults = parseJsonBody(parseRecordJson(resultsText)) as Document[];
+        sorted.forEach((original, i) => expectSameNumbers(original, typedResults[i], `json ${original._id as string}`));
+
+        // CSV: the flat record's cells (all numbers) are typed by their text.
+        const csvQuery = encodeURIComponent(JSON.stringify({ filter: { _id: ways.flat._id } }));
+        const csv = (await call(app.url, 'GET', `${base}?query=${csvQuery}&format=csv`, { token })).text;
+        const [header, row] = csv.split('\r\n');
+        const cells = Object.fromEntries(header!.split(',').map((column, i) => [column, row!.split(',')[i]!]));
+        expectSameNumbers(
+          ways.flat,
+          readTyped(`{${Object.entries(cells).map(([k, v]) => `"${k}":${k === '_id' ? `"${v}"` : v}`)}}`),
+          'csv',
+        );
+      }),
+      {
+        numRuns: 30,
+        examples: [[[new Int32(0)], [Long.fromNumber(4294967297), new Double(NaN), new Timestamp({ t: 1, i: 1 })], [new Double(-0)]]],
+      },
+    );
+  });
+});
