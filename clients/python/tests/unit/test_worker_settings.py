@@ -46,7 +46,7 @@ def test_reads_bare_and_quoted_values_and_skips_comments(tmp_path: Path) -> None
     env_file.write_text('# comment\n\nA=plain\nB="with space and \\"quote\\""\nexport C=x=y\n')
     assert read_env_file(env_file) == {"A": "plain", "B": 'with space and "quote"', "C": "x=y"}
     env_file.write_text("NOT A LINE\n")
-    with pytest.raises(SettingsError, match="worker.env:1"):
+    with pytest.raises(SettingsError, match=r"worker\.env:1"):
         read_env_file(env_file)
 
 
@@ -99,7 +99,7 @@ def test_refuses_missing_and_malformed_settings(env: dict[str, str], message: st
 
 
 def test_refuses_a_folder_that_is_not_a_bundle(tmp_path: Path) -> None:
-    with pytest.raises(SettingsError, match="has no worker.env"):
+    with pytest.raises(SettingsError, match=r"has no worker\.env"):
         load_settings({}, tmp_path)
 
 
