@@ -58,7 +58,7 @@ export function remoteWorkerEnv(
 }
 
 /** One bundle made, as hosts.json keeps it. */
-export interface BundleRecord {
+interface BundleRecord {
   /** The remote machine (absent in records written before Python bundles: the key is the host). */
   host?: string;
   /** A Python worker's bundle (ops/worker-bundle --python). */

@@ -20,7 +20,7 @@ import { CommandError } from './common.js';
 const run = promisify(execFile);
 
 /** The queue a Python worker consumes by default: not one a TypeScript worker takes, which would fail its tasks as unknown. */
-export const PYTHON_QUEUE = 'python';
+const PYTHON_QUEUE = 'python';
 
 /** Files the lab changes after unpacking, so not in SHA256SUMS. */
 const LAB_SLOTS = ['requirements.txt', 'tasks/README.md'];
@@ -32,7 +32,7 @@ wheel, requirements.txt and tasks/ for the lab, run-worker.sh (a virtualenv with
 Written to bundles/cybercom-python-worker-NAME.tar.gz; --image does not apply.
 `;
 
-export interface PythonBundleOptions {
+interface PythonBundleOptions {
   host: string;
   queues?: string;
   serverAddress?: string;
