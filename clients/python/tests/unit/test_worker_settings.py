@@ -146,3 +146,15 @@ def test_lists_the_modules_of_a_folder(tmp_path: Path) -> None:
     (tmp_path / "water" / "__init__.py").write_text("")
     (tmp_path / "data").mkdir()
     assert worker.modules_in(tmp_path) == ["soil", "water"]
+
+
+def test_the_worker_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from cybercom.cli import build_parser
+
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(["worker", "--help"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: cybercom worker" in out
+    assert "--bundle DIR" in out
+    assert "BROKER_TLS_CERT_FILE" in out
