@@ -125,6 +125,12 @@ describe("cybercom worker with the manual's lab module", () => {
       signature: { text: '(values: list[float], *, ddof: int = 0) -> dict' },
     });
     expect(tasks.get('labtasks.calibrate')?.signature?.text).toBe('(reading: float, offset: float = 0.0, gain: float = 1.0) -> float');
+    // The Python worker image's healthcheck, with the same environment: the worker answers its ping.
+    const health = await run(clientPython, [join(repoRoot, 'worker-image/python/healthcheck.py')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...workerEnv },
+      timeout: 30_000,
+    });
+    expect(health.stderr).toBe('');
   }, 90_000);
 
   it("runs the page's curl submission", async () => {
@@ -212,7 +218,18 @@ describe("cybercom worker with the manual's lab module", () => {
     expect(lab.log()).not.toMatch(/labtasks\.summarize\[[0-9a-f-]+\] succeeded in [\d.]+s: \{'n': 2,/);
   }, 120_000);
 
-  it('--check connects once and exits; a missing setting is a usage error naming it', async () => {
+  it("--check connects once and exits; a missing setting is a usage error naming it; the image's healthcheck fails with no worker", async () => {
+    await worker?.stop();
+    // No worker answers the healthcheck's ping now.
+    const health = await run(clientPython, [join(repoRoot, 'worker-image/python/healthcheck.py')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...workerEnv },
+      timeout: 30_000,
+    }).then(
+      () => 0,
+      (error: { code?: number }) => error.code,
+    );
+    expect(health).toBe(1);
+
     const check = startLabWorker(['-A', 'labtasks', '--check'], labDir, workerEnv);
     expect(await check.exited, check.log()).toBe(0);
     expect(check.log()).toMatch(/broker: +reachable\n +result backend: +reachable/);
