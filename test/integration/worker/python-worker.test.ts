@@ -125,6 +125,16 @@ describe("cybercom worker with the manual's lab module", () => {
       signature: { text: '(values: list[float], *, ddof: int = 0) -> dict' },
     });
     expect(tasks.get('labtasks.calibrate')?.signature?.text).toBe('(reading: float, offset: float = 0.0, gain: float = 1.0) -> float');
+    // The browser's run form: one field per parameter.
+    const form = await until(
+      async () => {
+        const res = await call(app.url, 'GET', '/api/queue/run/labtasks.summarize/', { token, accept: 'text/html' });
+        return res.status === 200 && res.text.includes('data-signature') ? res : undefined;
+      },
+      30_000,
+      'the run form with the signature',
+    );
+    expect(form.text.match(/data-param-name="[^"]*"/g)).toEqual(['data-param-name="values"', 'data-param-name="ddof"']);
     // The Python worker image's healthcheck, with the same environment: the worker answers its ping.
     const health = await run(clientPython, [join(repoRoot, 'worker-image/python/healthcheck.py')], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...workerEnv },
