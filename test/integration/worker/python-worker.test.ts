@@ -5,7 +5,8 @@
  * Its tasks appear in the catalog with their signatures; the page's curl and Python-client
  * submissions run on it; a failure keeps its traceback; a task revoked through the API, and one
  * queued by a user who is then deactivated, are not run by a worker that was stopped meanwhile;
- * and the page's updated module is what runs after a restart.
+ * a queued task revoked through the Python client is dropped and a running one revoked with
+ * terminate is ended; and the page's updated module is what runs after a restart.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -180,6 +181,47 @@ describe("cybercom worker with the manual's lab module", () => {
       /Traceback \(most recent call last\):[\s\S]*labtasks\.py", line \d+, in calibrate[\s\S]*ValueError: negative reading: -2\.5/,
     );
   }, 60_000);
+
+  it('does not run a queued task revoked through the Python client while it runs, and ends a running one revoked with terminate', async () => {
+    const lab = await liveWorker();
+    const busy = await submit('labtasks.pause', { args: [4] });
+    const queued = await submit('labtasks.summarize', { args: [[5, 6]] });
+    const revoke = `from cybercom import Client\nprint(Client().tasks.get(${JSON.stringify(queued.task_id)}).revoke())`;
+    const { stdout } = await run(clientPython, ['-c', revoke], {
+      env: { ...process.env, CYBERCOM_URL: app.url, CYBERCOM_TOKEN: token },
+      timeout: 60_000,
+    });
+    expect(stdout.trim()).toBe('REVOKED');
+    expect((await app.ctx.queue!.results.waitForReady(busy.task_id as string, { timeoutMs: 30_000 })).status).toBe('SUCCESS');
+    await until(
+      () => new RegExp(`Discarding revoked task: labtasks\\.summarize\\[${queued.task_id as string}\\]`).test(lab.log()),
+      30_000,
+      () => `the worker to drop the revoked task\n${lab.log()}`,
+    );
+    expect((await app.ctx.queue!.results.get(queued.task_id as string)).status).toBe('REVOKED');
+    expect(lab.log()).not.toContain(`labtasks.summarize[${queued.task_id as string}] succeeded`);
+
+    // A running task revoked with terminate: its worker process is ended (the prefork pool's), the worker goes on.
+    const long = await submit('labtasks.pause', { args: [60] });
+    await until(
+      () => lab.log().includes(`labtasks.pause[${long.task_id as string}] received`),
+      30_000,
+      () => `the long task to start\n${lab.log()}`,
+    );
+    const terminated = await call(app.url, 'POST', `/api/queue/task/${long.task_id as string}/revoke/`, {
+      token,
+      body: { terminate: true },
+    });
+    expect(terminated.json).toMatchObject({ status: 'REVOKED' });
+    await until(
+      () => lab.log().includes(`Terminating ${long.task_id as string}`),
+      30_000,
+      () => `the worker to end the task\n${lab.log()}`,
+    );
+    const after = await submit('labtasks.calibrate', { args: [3], kwargs: { gain: 2 } }, token, 30);
+    expect(after).toMatchObject({ status: 'SUCCESS', result: 6 });
+    expect((await app.ctx.queue!.results.get(long.task_id as string)).status).toBe('REVOKED');
+  }, 120_000);
 
   it('does not run tasks revoked while it was stopped (through the API, or by deactivating their submitter), and runs the updated module after a restart', async () => {
     await liveWorker();
