@@ -1,7 +1,9 @@
 /**
  * ops/worker-bundle: the archive for a remote machine is complete and private, and, unpacked
  * elsewhere, its configuration and certificates start a worker (local mode of run-worker.sh, no
- * container engine here) that runs a task submitted through the installation's API.
+ * container engine here) that runs a task submitted through the installation's API; and the
+ * same for a Python worker's bundle (--python) with a lab's module and requirements, whose
+ * run-worker.sh installs the bundled client wheel into a virtualenv and starts cybercom worker.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';

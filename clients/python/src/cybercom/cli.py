@@ -381,6 +381,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
         tasks = lab_worker.load_tasks(app, args.modules or [], folders)
     except lab_worker.TaskLoadError as exc:
         raise UsageError(str(exc)) from exc
+    if not tasks:
+        where = ", ".join([*(args.modules or []), *(str(f) for f in folders)])
+        raise UsageError(
+            f"no tasks in {where}: declare them with @shared_task (from celery import shared_task)"
+        )
     print(lab_worker.describe(settings, tasks), flush=True)
     if args.check:
         check = lab_worker.check_connections(app)

@@ -158,3 +158,12 @@ def test_the_worker_command_has_help(capsys: pytest.CaptureFixture[str]) -> None
     assert "usage: cybercom worker" in out
     assert "--bundle DIR" in out
     assert "BROKER_TLS_CERT_FILE" in out
+
+
+def test_refuses_to_start_without_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cybercom.cli import EXIT_USAGE, main
+
+    bundle = write_bundle(tmp_path)
+    (bundle / "tasks" / "README.md").write_text("The lab's modules go here.\n")
+    assert main(["worker", "--bundle", str(bundle), "--check"]) == EXIT_USAGE
+    assert "no tasks in" in capsys.readouterr().err
