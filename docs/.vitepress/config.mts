@@ -26,6 +26,7 @@ export default defineConfig({
           { text: 'API behaviour', link: '/api-behaviour' },
           { text: 'Python client', link: '/python-client' },
           { text: 'The task queue', link: '/task-queue' },
+          { text: 'Your own Python tasks', link: '/python-tasks' },
           { text: 'Permissions', link: '/permissions' },
         ],
       },

@@ -14,6 +14,14 @@ export const SHELL_EXAMPLE = 'example';
 export const CLIENT_EXAMPLE = 'client-example';
 /** The only files whose client examples that runner reads. */
 export const CLIENT_EXAMPLE_FILES = ['README.md', 'docs/python-client.md'];
+/**
+ * The lab's task module, its updated version, and the submissions (`sh` with API and TOKEN set,
+ * `python` with CYBERCOM_URL and CYBERCOM_TOKEN) of the page on Python tasks: run with
+ * `cybercom worker` by test/integration/worker/python-worker.test.ts.
+ */
+export const LAB_TASK_MARKERS = ['task-module', 'task-module-update', 'task-submit'];
+/** The only file whose lab-task examples that test reads. */
+export const LAB_TASK_FILE = 'docs/python-tasks.md';
 
 export interface CodeBlock {
   /** Path relative to the repository root. */

@@ -7,30 +7,24 @@
  * archive. Hosts are recorded so rotate-certs can rebuild their bundles.
  */
 import { createWriteStream } from 'node:fs';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseEnv } from 'node:util';
 import { createGzip } from 'node:zlib';
-import { create as createTar } from 'tar';
-import { certificatePaths, inspectCertificates } from '../../installation/certificates.js';
 import { checksumLines } from '../../installation/checksums.js';
-import { DEFAULT_QUEUE, renderEnvFile, SERVICE_DATABASE, CONTAINER_TLS_DIR } from '../../installation/env-files.js';
+import { DEFAULT_QUEUE } from '../../installation/env-files.js';
 import type { Installation } from '../../installation/health.js';
-import { topologyOf } from '../../installation/install-config.js';
 import { findExecutable } from '../../local-services/processes.js';
 import { repositoryRoot } from '../../installation/layout.js';
-import { publishedMemberUri } from '../../installation/replica-set.js';
-import { CLUSTER_QUEUE_TYPE } from '../../installation/broker-cluster.js';
-import { ACCOUNTS } from '../../installation/secrets.js';
 import { buildWorkerProgram } from '../../installation/worker-program.js';
-import { writeIfChanged } from '../../installation/write-if-changed.js';
-import { validateHostName } from '../../installation/host-names.js';
+import { checkedServerAddress, packBundle, readRecords, remoteWorkerEnv, writeCredentials, writeRecord } from './bundle-parts.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
+import { buildPythonWorkerBundle, PYTHON_BUNDLE_HELP } from './python-bundle.js';
 
 export const DEFAULT_WORKER_IMAGE = 'cybercom/worker:local';
 
-export const WORKER_BUNDLE_HELP = `Usage: ops/worker-bundle --host NAME [--dir DIR] [--server-address ADDR] [--queues LIST] [--image|--no-image] [--output FILE]
+export const WORKER_BUNDLE_HELP = `Usage: ops/worker-bundle --host NAME [--python] [--dir DIR] [--server-address ADDR] [--queues LIST] [--image|--no-image] [--output FILE]
 
 Builds one archive for a remote worker machine: the worker image (docker save format) and/or the
 worker as Node.js modules, the CA certificate, the worker's client certificate and key, an env
@@ -44,76 +38,10 @@ ${DIR_HELP}
   --queues LIST        comma-separated queues the remote worker consumes (default: celery)
   --image / --no-image include the worker image (default: when a container engine has it)
   --output FILE        where to write the archive (default bundles/cybercom-worker-NAME.tar.gz)
+  --python             a Python worker's bundle instead (see below)
 Exit codes: 0 written, 1 failed, 2 usage error, 3 no installation.
-`;
 
-interface BundleRecord {
-  serverAddress: string;
-  queues?: string;
-  image: boolean;
-  output: string;
-  createdAt: string;
-}
-
-function hostsFile(inst: Installation): string {
-  return join(inst.layout.bundlesDir, 'hosts.json');
-}
-
-async function readRecords(inst: Installation): Promise<Record<string, BundleRecord>> {
-  try {
-    return JSON.parse(await readFile(hostsFile(inst), 'utf8')) as Record<string, BundleRecord>;
-  } catch {
-    return {};
-  }
-}
-
-/** The server address must be one of the names the broker and database certificates carry. */
-async function assertAddressInCertificates(inst: Installation, address: string): Promise<void> {
-  const reports = await inspectCertificates(inst.layout.certsDir);
-  for (const name of ['rabbitmq', 'mongodb']) {
-    const report = reports.find((r) => r.name === name);
-    const names = [...(report?.dnsNames ?? []), ...(report?.ipAddresses ?? [])];
-    if (!names.includes(address.toLowerCase())) {
-      throw new CommandError(
-        `the ${name} certificate does not name "${address}" (it names ${names.join(', ')}): remote workers could not verify the server. ` +
-          `Re-run ./installer --public-host ${address} (it re-issues the server certificates), or pass --server-address with one of those names.`,
-      );
-    }
-  }
-}
-
-export function remoteWorkerEnv(
-  inst: Installation,
-  host: string,
-  serverAddress: string,
-  queues: string = DEFAULT_QUEUE,
-): Record<string, string> {
-  const tls = (file: string): string => `${CONTAINER_TLS_DIR}/${file}`;
-  const address = serverAddress.includes(':') ? `[${serverAddress}]` : serverAddress;
-  return {
-    MONGO_URI:
-      topologyOf(inst.config) === 'cluster'
-        ? publishedMemberUri(address, inst.config.ports.database)
-        : `mongodb://${address}:${inst.config.ports.database}/`,
-    MONGO_USERNAME: ACCOUNTS.database.worker,
-    MONGO_PASSWORD: inst.secrets.DB_WORKER_PASSWORD,
-    MONGO_AUTH_SOURCE: ACCOUNTS.authSource,
-    MONGO_TLS_CA_FILE: tls('ca.pem'),
-    MONGO_TLS_CERT_KEY_FILE: tls('client-combined.pem'),
-    BROKER_URL: `amqps://${address}:${inst.config.ports.broker}/${ACCOUNTS.vhost}`,
-    BROKER_USERNAME: ACCOUNTS.broker.worker,
-    BROKER_PASSWORD: inst.secrets.BROKER_WORKER_PASSWORD,
-    BROKER_TLS_CA_FILE: tls('ca.pem'),
-    BROKER_TLS_CERT_FILE: tls('client.pem'),
-    BROKER_TLS_KEY_FILE: tls('client.key'),
-    // Only the first broker node is published; the task queues are quorum queues on a cluster.
-    ...(topologyOf(inst.config) === 'cluster' ? { TASK_QUEUE_TYPE: CLUSTER_QUEUE_TYPE } : {}),
-    WORKER_NODE_NAME: `worker@${host}`,
-    WORKER_QUEUES: queues,
-    RESULT_DATABASE: SERVICE_DATABASE,
-    LOG_LEVEL: 'info',
-  };
-}
+${PYTHON_BUNDLE_HELP}`;
 
 function readme(inst: Installation, host: string, serverAddress: string, image: string | undefined): string {
   return `# cybercom worker for ${host}
@@ -182,16 +110,7 @@ export interface BundleOptions {
 }
 
 export async function buildWorkerBundle(inst: Installation, opts: BundleOptions, say: (line: string) => void): Promise<string> {
-  const problem = validateHostName(opts.host);
-  if (opts.host === '' || problem) throw new CommandError(`--host: ${problem ?? 'a host name is required'}`, EXIT.usage);
-  const serverAddress = opts.serverAddress ?? inst.config.publicHost;
-  if (serverAddress === '') {
-    throw new CommandError(
-      'the installation has no public host for remote workers to dial: re-run ./installer --public-host NAME, or pass --server-address',
-      EXIT.usage,
-    );
-  }
-  await assertAddressInCertificates(inst, serverAddress);
+  const serverAddress = await checkedServerAddress(inst, opts.host, opts.serverAddress);
   // The image compose built or was told to use (WORKER_IMAGE in compose.env overrides the default).
   const composeVariables = await readFile(inst.layout.composeEnvFile, 'utf8').then(
     (t) => parseEnv(t) as Record<string, string>,
@@ -205,22 +124,12 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
   const name = `cybercom-worker-${opts.host}`;
   const dir = join(staging, name);
   try {
-    await mkdir(join(dir, 'certs'), { recursive: true, mode: 0o700 });
     await mkdir(join(dir, 'app'), { recursive: true });
-    const worker = certificatePaths(inst.layout.certsDir, 'worker');
-    await copyFile(certificatePaths(inst.layout.certsDir, 'ca').certFile, join(dir, 'certs', 'ca.pem'));
-    await copyFile(worker.certFile, join(dir, 'certs', 'client.pem'));
-    await copyFile(worker.keyFile, join(dir, 'certs', 'client.key'));
-    await copyFile(worker.combinedFile, join(dir, 'certs', 'client-combined.pem'));
-    await Promise.all(['ca.pem', 'client.pem'].map((f) => chmod(join(dir, 'certs', f), 0o644)));
-    await Promise.all(['client.key', 'client-combined.pem'].map((f) => chmod(join(dir, 'certs', f), 0o600)));
-    await writeFile(
-      join(dir, 'worker.env'),
-      renderEnvFile(
-        remoteWorkerEnv(inst, opts.host, serverAddress, opts.queues ?? DEFAULT_QUEUE),
-        `Worker for ${opts.host}: settings for the cybercom installation at ${serverAddress}.`,
-      ),
-      { mode: 0o600 },
+    await writeCredentials(
+      inst,
+      dir,
+      remoteWorkerEnv(inst, opts.host, serverAddress, opts.queues ?? DEFAULT_QUEUE),
+      `Worker for ${opts.host}: settings for the cybercom installation at ${serverAddress}.`,
     );
     say('building the worker program (app/worker.mjs, app/tasks.mjs) ...');
     await buildWorkerProgram(join(dir, 'app'));
@@ -235,21 +144,14 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
     await writeFile(join(dir, 'README.md'), readme(inst, opts.host, serverAddress, withImage ? imageName : undefined));
     await writeFile(join(dir, 'SHA256SUMS'), await checksumLines(dir));
 
-    const output = resolve(opts.output ?? join(inst.layout.bundlesDir, `${name}.tar.gz`));
-    const partial = `${output}.partial`;
-    await createTar({ gzip: true, file: partial, cwd: staging, portable: true }, [name]);
-    await chmod(partial, 0o600);
-    await rename(partial, output);
-
-    const records = await readRecords(inst);
-    records[opts.host] = {
+    const output = await packBundle(staging, name, opts.output ?? join(inst.layout.bundlesDir, `${name}.tar.gz`));
+    await writeRecord(inst, opts.host, {
       serverAddress,
       queues: opts.queues ?? DEFAULT_QUEUE,
       image: withImage,
       output,
       createdAt: new Date().toISOString(),
-    };
-    await writeIfChanged(hostsFile(inst), `${JSON.stringify(records, null, 2)}\n`, 0o600);
+    });
     return output;
   } finally {
     await rm(staging, { recursive: true, force: true });
@@ -259,12 +161,12 @@ export async function buildWorkerBundle(inst: Installation, opts: BundleOptions,
 /** Rebuilds every bundle recorded in bundles/hosts.json (after a certificate rotation). */
 export async function rebuildRecordedBundles(inst: Installation, say: (line: string) => void): Promise<string[]> {
   const rebuilt: string[] = [];
-  for (const [host, record] of Object.entries(await readRecords(inst))) {
-    const output = await buildWorkerBundle(
-      inst,
-      { host, serverAddress: record.serverAddress, queues: record.queues, image: record.image, output: record.output },
-      say,
-    );
+  for (const [key, record] of Object.entries(await readRecords(inst))) {
+    const host = record.host ?? key;
+    const options = { host, serverAddress: record.serverAddress, queues: record.queues, output: record.output };
+    const output = record.python
+      ? await buildPythonWorkerBundle(inst, options, say)
+      : await buildWorkerBundle(inst, { ...options, image: record.image }, say);
     rebuilt.push(output);
   }
   return rebuilt;
@@ -278,6 +180,7 @@ export const workerBundle: Command = async (argv) => {
     image: { type: 'boolean' },
     'no-image': { type: 'boolean' },
     output: { type: 'string' },
+    python: { type: 'boolean' },
   });
   if (values.help) {
     process.stdout.write(WORKER_BUNDLE_HELP);
@@ -286,13 +189,15 @@ export const workerBundle: Command = async (argv) => {
   if (!values.host) throw new CommandError("--host is required (the remote machine's name)", EXIT.usage);
   const inst = await loadInstallation(values.dir);
   const image = values['no-image'] ? false : values.image ? true : undefined;
-  const output = await buildWorkerBundle(
-    inst,
-    { host: values.host, serverAddress: values['server-address'], queues: values.queues, image, output: values.output },
-    (line) => process.stdout.write(`${line}\n`),
-  );
+  if (values.python && image !== undefined) throw new CommandError('--image and --no-image do not apply to --python bundles', EXIT.usage);
+  const say = (line: string): void => void process.stdout.write(`${line}\n`);
+  const common = { host: values.host, serverAddress: values['server-address'], queues: values.queues, output: values.output };
+  const output = values.python
+    ? await buildPythonWorkerBundle(inst, common, say)
+    : await buildWorkerBundle(inst, { ...common, image }, say);
+  const folder = values.python ? `cybercom-python-worker-${values.host}` : `cybercom-worker-${values.host}`;
   process.stdout.write(
-    `Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd cybercom-worker-${values.host} && ./run-worker.sh\n`,
+    `Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd ${folder} && ./run-worker.sh\n`,
   );
   const ferretDb = inst.config.dbEngine === 'ferretdb' || (inst.config.dbEngine === 'auto' && findExecutable('mongod') === undefined);
   if (inst.config.runtime === 'local' && ferretDb) {

@@ -1,21 +1,26 @@
 /**
  * ops/worker-bundle: the archive for a remote machine is complete and private, and, unpacked
  * elsewhere, its configuration and certificates start a worker (local mode of run-worker.sh, no
- * container engine here) that runs a task submitted through the installation's API.
+ * container engine here) that runs a task submitted through the installation's API; and the
+ * same for a Python worker's bundle (--python) with a lab's module and requirements, whose
+ * run-worker.sh installs the bundled client wheel into a virtualenv and starts cybercom worker.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { extract } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labBlocks } from '../../support/lab-worker.js';
 import { adminLogin, call, install, prepareInstall, runTool, type TestInstall } from '../installer/support.js';
 
 let target: TestInstall;
 let unpacked: string;
 let remote: ChildProcess | undefined;
 let remoteLog = '';
+let pythonRemote: ChildProcess | undefined;
+let pythonLog = '';
 
 beforeAll(async () => {
   target = await prepareInstall('bundle');
@@ -24,9 +29,10 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (remote?.pid) {
-    process.kill(-remote.pid, 'SIGTERM');
-    await new Promise((resolve) => remote?.once('exit', resolve));
+  for (const child of [remote, pythonRemote]) {
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) continue;
+    process.kill(-child.pid, 'SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
   }
   if (unpacked) await rm(unpacked, { recursive: true, force: true });
   await target?.cleanup();
@@ -120,4 +126,76 @@ describe('ops/worker-bundle', () => {
     expect(submitted?.json).toMatchObject({ status: 'SUCCESS', result: 42 });
     expect(remoteLog).toMatch(/tasks\.add/);
   });
+
+  it("writes a Python worker bundle: certificates, env file, the client wheel, the lab's slots, run script and checksums", async () => {
+    const result = await runTool('ops/worker-bundle', [
+      '--dir',
+      target.dir,
+      '--host',
+      'lab-py',
+      '--python',
+      '--server-address',
+      'localhost',
+    ]);
+    expect(result.code, result.output).toBe(0);
+    expect(result.stdout).toContain('cd cybercom-python-worker-lab-py && ./run-worker.sh');
+    const archive = join(target.dir, 'bundles', 'cybercom-python-worker-lab-py.tar.gz');
+    expect((await stat(archive)).mode & 0o777).toBe(0o600);
+    await extract({ file: archive, cwd: unpacked });
+    const dir = join(unpacked, 'cybercom-python-worker-lab-py');
+    const mode = async (p: string): Promise<number> => (await stat(join(dir, p))).mode & 0o777;
+    expect(await mode('worker.env')).toBe(0o600);
+    expect(await mode('certs/client.key')).toBe(0o600);
+    expect(await mode('run-worker.sh')).toBe(0o755);
+    const env = await readFile(join(dir, 'worker.env'), 'utf8');
+    expect(env).toContain(`BROKER_URL=amqps://localhost:${target.ports.broker}/cybercom`);
+    expect(env).toContain('WORKER_NODE_NAME=python-worker@lab-py');
+    expect(env).toContain('WORKER_QUEUES=python');
+    const wheels = (await readdir(join(dir, 'wheel'))).filter((f) => f.endsWith('.whl'));
+    expect(wheels).toHaveLength(1);
+    const sums = await readFile(join(dir, 'SHA256SUMS'), 'utf8');
+    for (const file of ['worker.env', 'certs/client.key', `wheel/${wheels[0]}`, 'run-worker.sh', 'README.md'])
+      expect(sums).toContain(`  ${file}\n`);
+    // The lab's slots are meant to change: not checked.
+    expect(sums).not.toContain('requirements.txt');
+    expect(sums).not.toContain('tasks/');
+    const hosts = JSON.parse(await readFile(join(target.dir, 'bundles', 'hosts.json'), 'utf8')) as Record<string, { python?: boolean }>;
+    expect(Object.keys(hosts).sort()).toEqual(['lab-pc', 'python:lab-py']);
+    expect(hosts['python:lab-py']?.python).toBe(true);
+  });
+
+  it("starts the Python worker from the unpacked bundle with the lab's module and requirements, and runs its task submitted through the API", async () => {
+    const dir = join(unpacked, 'cybercom-python-worker-lab-py');
+    const [labModule] = labBlocks('task-module');
+    await writeFile(join(dir, 'tasks', 'labtasks.py'), labModule!.code);
+    await writeFile(join(dir, 'requirements.txt'), 'numpy\n', { flag: 'a' });
+    pythonRemote = spawn(join(dir, 'run-worker.sh'), ['-c', '1', '--without-mingle', '--without-gossip'], {
+      cwd: dir,
+      detached: true,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    pythonRemote.stdout?.on('data', (c: Buffer) => (pythonLog += c.toString()));
+    pythonRemote.stderr?.on('data', (c: Buffer) => (pythonLog += c.toString()));
+    // A first start installs Celery, pymongo and numpy from the package index.
+    for (let i = 0; i < 360 && !/python-worker@lab-py ready/.test(pythonLog) && pythonRemote.exitCode === null; i++) await sleep(500);
+    expect(pythonLog).toMatch(/python-worker@lab-py ready/);
+    expect(pythonLog).toContain('tasks (3):      labtasks.calibrate, labtasks.pause, labtasks.summarize');
+    expect(pythonLog).toMatch(/result backend: mongodb:\/\/localhost:\d+\/ database cybercom, collection tombstone \(TLS/);
+
+    const token = await adminLogin(target.api);
+    let submitted;
+    // The API's task list is cached for a few seconds: retry until it sees the new worker.
+    for (let attempt = 0; attempt < 30; attempt++) {
+      submitted = await call(target.api, '/api/queue/run/labtasks.summarize/?wait=30', {
+        method: 'POST',
+        bearer: token,
+        body: { function: 'labtasks.summarize', args: [[1, 2, 3, 4]], kwargs: {}, tags: [] },
+      });
+      if (submitted.status !== 404 && submitted.status !== 400) break;
+      await sleep(1000);
+    }
+    expect(submitted?.status, submitted?.text).toBe(200);
+    expect(submitted?.json).toMatchObject({ status: 'SUCCESS', result: { n: 4, mean: 2.5 } });
+  }, 300_000);
 });

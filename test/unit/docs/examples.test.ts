@@ -4,7 +4,16 @@
  * example into an unchecked one without anyone noticing.
  */
 import { describe, expect, it } from 'vitest';
-import { CLIENT_EXAMPLE, CLIENT_EXAMPLE_FILES, SHELL_EXAMPLE, codeBlocks, manualFiles, shellExamples } from '../../support/doc-examples.js';
+import {
+  CLIENT_EXAMPLE,
+  CLIENT_EXAMPLE_FILES,
+  LAB_TASK_FILE,
+  LAB_TASK_MARKERS,
+  SHELL_EXAMPLE,
+  codeBlocks,
+  manualFiles,
+  shellExamples,
+} from '../../support/doc-examples.js';
 
 const blocks = manualFiles().flatMap(codeBlocks);
 
@@ -30,9 +39,21 @@ describe('the manual\'s executed examples', () => {
     expect(marked.some((block) => block.file === 'README.md')).toBe(true);
   });
 
+  it('keeps lab-task examples to the page on Python tasks: a module of each kind and submissions in sh and Python', () => {
+    const marked = blocks.filter((block) => block.markers.some((marker) => LAB_TASK_MARKERS.includes(marker)));
+    expect(marked.filter((block) => block.file !== LAB_TASK_FILE).map((block) => `${block.file}:${block.line}`)).toEqual([]);
+    const kinds = marked.map((block) => `${block.markers.join(' ')} ${block.lang}`);
+    expect(kinds.filter((kind) => kind === 'task-module python')).toHaveLength(1);
+    expect(kinds.filter((kind) => kind === 'task-module-update python')).toHaveLength(1);
+    expect(kinds).toContain('task-submit sh');
+    expect(kinds).toContain('task-submit python');
+  });
+
   it('knows every marker used', () => {
     const unknown = blocks.flatMap((block) =>
-      block.markers.filter((marker) => marker !== SHELL_EXAMPLE && marker !== CLIENT_EXAMPLE).map((marker) => `${block.file}:${block.line} ${marker}`),
+      block.markers
+        .filter((marker) => marker !== SHELL_EXAMPLE && marker !== CLIENT_EXAMPLE && !LAB_TASK_MARKERS.includes(marker))
+        .map((marker) => `${block.file}:${block.line} ${marker}`),
     );
     expect(unknown).toEqual([]);
   });

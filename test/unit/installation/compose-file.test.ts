@@ -14,6 +14,7 @@ const read = (file: string): string => readFileSync(join(repo, file), 'utf8');
 
 interface Service {
   image: string;
+  profiles?: string[];
   ports?: string[];
   healthcheck?: { test: string[] | string };
   depends_on?: Record<string, { condition: string }>;
@@ -29,15 +30,16 @@ const compose = parse(read('compose.yaml'), { merge: true }) as { services: Reco
 const services = compose.services;
 
 describe('compose.yaml', () => {
-  it('has the five services', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'mongo', 'proxy', 'rabbitmq', 'worker']);
+  it('has the five services, and the Python worker behind a profile of its own', () => {
+    expect(Object.keys(services).sort()).toEqual(['api', 'mongo', 'proxy', 'python-worker', 'rabbitmq', 'worker']);
+    expect(services['python-worker']?.profiles).toEqual(['python-worker']);
   });
 
   it('publishes only the proxy ports and the TLS ports of broker and database', () => {
     const published = Object.fromEntries(
       Object.entries(services).map(([name, s]) => [name, (s.ports ?? []).map((p) => p.split(':').pop())]),
     );
-    expect(published).toEqual({ proxy: ['80', '443'], api: [], worker: [], rabbitmq: ['5671'], mongo: ['27017'] });
+    expect(published).toEqual({ proxy: ['80', '443'], api: [], worker: [], 'python-worker': [], rabbitmq: ['5671'], mongo: ['27017'] });
     const all = JSON.stringify(services);
     for (const plaintext of ['5672', '15672', '15692', '28017']) expect(all).not.toContain(plaintext);
   });
@@ -75,6 +77,7 @@ describe('compose.yaml', () => {
     }
     expect(Object.keys(services.api?.depends_on ?? {}).sort()).toEqual(['mongo', 'rabbitmq']);
     expect(Object.keys(services.worker?.depends_on ?? {}).sort()).toEqual(['mongo', 'rabbitmq']);
+    expect(Object.keys(services['python-worker']?.depends_on ?? {}).sort()).toEqual(['mongo', 'rabbitmq']);
     expect(Object.keys(services.proxy?.depends_on ?? {})).toEqual(['api']);
   });
 
@@ -83,6 +86,7 @@ describe('compose.yaml', () => {
       proxy: 'PROXY_IMAGE',
       api: 'API_IMAGE',
       worker: 'WORKER_IMAGE',
+      'python-worker': 'PYTHON_WORKER_IMAGE',
       rabbitmq: 'RABBITMQ_IMAGE',
       mongo: 'MONGO_IMAGE',
     };
@@ -110,6 +114,7 @@ describe('compose.yaml', () => {
     expect(read('compose.yaml')).not.toMatch(/password\s*[:=]\s*["']?[A-Za-z0-9]/i);
     expect(services.api?.env_file?.[0]).toContain('/config/service.env');
     expect(services.worker?.env_file?.[0]).toContain('/config/worker.env');
+    expect(services['python-worker']?.env_file?.[0]).toContain('/config/worker.env');
   });
 
   it('runs the API and the worker read-only, from multi-stage non-root images with production dependencies', () => {
@@ -122,5 +127,12 @@ describe('compose.yaml', () => {
       expect(dockerfile).toContain('npm ci --omit=dev');
       expect(dockerfile).toMatch(/^USER node$/m);
     }
+    // The Python worker: the client wheel built from the repository in a stage of its own, run as uid 1000 too.
+    expect(services['python-worker']?.read_only).toBe(true);
+    const python = read('worker-image/python/Dockerfile');
+    expect(python).toMatch(/^ARG PYTHON_IMAGE=python:3\.\d+-slim/m);
+    expect(python.match(/^FROM /gm)?.length).toBe(2);
+    expect(python).toMatch(/^USER worker$/m);
+    expect(python).toContain('useradd --uid 1000');
   });
 });

@@ -26,7 +26,7 @@ import {
   REPLICA_SET_NAME,
   replicaSetUri,
 } from '../../../src/installation/replica-set.js';
-import { remoteWorkerEnv } from '../../../src/ops/commands/worker-bundle.js';
+import { remoteWorkerEnv } from '../../../src/ops/commands/bundle-parts.js';
 import { COMPOSE_SERVICES, ComposeRuntime } from '../../../src/installation/runner/compose-runtime.js';
 import { composeInstallConfig, TEST_SECRETS } from '../../support/install-fixtures.js';
 

@@ -47,6 +47,25 @@ EXIT_TIMEOUT = 7
 EXIT_UNAVAILABLE = 8
 
 
+WORKER_HELP = """Runs the lab's own Python tasks on a Celery worker wired to the service.
+
+Settings come from a worker bundle (--bundle DIR, made by ops/worker-bundle --python) or the
+environment, with the names of the service's worker.env: BROKER_URL BROKER_USERNAME
+BROKER_PASSWORD BROKER_TLS_CA_FILE BROKER_TLS_CERT_FILE BROKER_TLS_KEY_FILE TASK_QUEUE_TYPE
+MONGO_URI MONGO_USERNAME MONGO_PASSWORD MONGO_AUTH_SOURCE MONGO_TLS_CA_FILE
+MONGO_TLS_CERT_KEY_FILE RESULT_DATABASE RESULT_COLLECTION WORKER_NODE_NAME WORKER_QUEUES
+WORKER_CONCURRENCY WORKER_PREFETCH_MULTIPLIER WORKER_TRACK_STARTED LOG_LEVEL. The environment
+wins over the bundle's file, and the options below over both.
+
+Tasks are declared with Celery's @shared_task. The worker acknowledges a message after its task
+ran, takes one message per process at a time, sends task events, answers the service's catalog
+with each task's docstring and signature, and skips tasks the service marked REVOKED.
+
+Exit codes: 0 stopped; 2 wrong usage, bad settings or a task module that does not import;
+8 (--check) the broker or the result store did not answer.
+"""
+
+
 class UsageError(Exception):
     pass
 
@@ -326,6 +345,62 @@ def cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _worker_overrides(args: argparse.Namespace) -> dict[str, str]:
+    """The command line's settings, by the environment variable each one replaces."""
+    overrides = {
+        "WORKER_QUEUES": args.queues,
+        "WORKER_NODE_NAME": args.node_name,
+        "WORKER_CONCURRENCY": None if args.concurrency is None else str(args.concurrency),
+        "LOG_LEVEL": args.loglevel,
+    }
+    return {k: v for k, v in overrides.items() if v is not None}
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    try:
+        from . import worker as lab_worker
+        from .worker_settings import load_settings
+    except ImportError as exc:
+        raise UsageError(
+            f"cybercom worker needs Celery and pymongo: pip install 'cybercom[celery]' ({exc})"
+        ) from exc
+    for variable in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
+        # Celery lets these replace the configured broker and backend; the worker's come from
+        # BROKER_URL and MONGO_URI (or the bundle) only.
+        if os.environ.pop(variable, None) is not None:
+            print(f"cybercom worker: ignoring {variable}", file=sys.stderr)
+    bundle = Path(args.bundle) if args.bundle else None
+    settings = load_settings({**os.environ, **_worker_overrides(args)}, bundle)
+    folders = [Path(f) for f in args.tasks_dir or []]
+    if not args.modules and not folders and settings.tasks_dir is not None:
+        folders = [settings.tasks_dir]
+    if not args.modules and not folders:
+        raise UsageError("name the lab's task modules: -A MODULE (repeatable) or --tasks-dir DIR")
+    app = lab_worker.create_app(settings)
+    try:
+        tasks = lab_worker.load_tasks(app, args.modules or [], folders)
+    except lab_worker.TaskLoadError as exc:
+        raise UsageError(str(exc)) from exc
+    if not tasks:
+        where = ", ".join([*(args.modules or []), *(str(f) for f in folders)])
+        raise UsageError(
+            f"no tasks in {where}: declare them with @shared_task (from celery import shared_task)"
+        )
+    print(lab_worker.describe(settings, tasks), flush=True)
+    if args.check:
+        check = lab_worker.check_connections(app)
+        print(f"  broker:         {'reachable' if check.broker is None else check.broker}")
+        print(f"  result backend: {'reachable' if check.results is None else check.results}")
+        return EXIT_OK if check.ok else EXIT_UNAVAILABLE
+    return lab_worker.run(
+        app,
+        settings,
+        pool=args.pool,
+        without_mingle=args.without_mingle,
+        without_gossip=args.without_gossip,
+    )
+
+
 # ---- parser --------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -438,6 +513,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="task names, comma-separated")
     p.add_argument("--tag")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    p = sub.add_parser(
+        "worker",
+        help="run the lab's own Python tasks: a Celery worker wired to the service (needs [celery])",
+        description=WORKER_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(fn=cmd_worker)
+    p.add_argument("--bundle", metavar="DIR", help="a worker bundle: its worker.env, certs/ and tasks/")
+    p.add_argument(
+        "-A", "--app", dest="modules", action="append", metavar="MODULE", help="a task module (repeatable)"
+    )
+    p.add_argument(
+        "--tasks-dir", action="append", metavar="DIR", help="load every module in DIR (repeatable)"
+    )
+    p.add_argument("-Q", "--queues", help="comma-separated queues to consume (WORKER_QUEUES; default python)")
+    p.add_argument("-n", "--node-name", help="node name, name@host (WORKER_NODE_NAME)")
+    p.add_argument(
+        "-c", "--concurrency", type=int, help="worker processes (WORKER_CONCURRENCY; default: CPUs)"
+    )
+    p.add_argument("-l", "--loglevel", help="error, warn, info or debug (LOG_LEVEL; default info)")
+    p.add_argument("-P", "--pool", help="Celery pool: prefork (default), solo or threads")
+    p.add_argument("--without-mingle", action="store_true", help="do not sync with other workers at start")
+    p.add_argument("--without-gossip", action="store_true", help="do not follow other workers' events")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="load the tasks, show the settings, connect once to the broker and the result store, and exit",
+    )
     return parser
 
 
