@@ -56,7 +56,9 @@ async function hasComposeV2(): Promise<boolean> {
 describe('compose.yaml', () => {
   it('is valid for docker-compose (v1, Debian) and resolves the variables', async () => {
     const config = await composeConfig(['docker-compose']);
-    expect(Object.keys(config.services).sort()).toEqual(['api', 'mongo', 'proxy', 'rabbitmq', 'worker']);
+    // docker-compose v1 lists services of every profile; the Python worker starts only with its own.
+    expect(Object.keys(config.services).sort()).toEqual(['api', 'mongo', 'proxy', 'python-worker', 'rabbitmq', 'worker']);
+    expect(config.services['python-worker'].profiles).toEqual(['python-worker']);
     expect(config.services.mongo.image).toBe('localhost/mongo:test');
     expect(config.services.rabbitmq.image).toBe('rabbitmq:4.1');
     expect(JSON.stringify(config.services.api.volumes)).toContain(`${dir}/compose/api`);
