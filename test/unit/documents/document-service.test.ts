@@ -13,6 +13,7 @@ import type { DocumentStore } from '../../../src/documents/store.js';
 import { GrantSet } from '../../../src/auth/grant-set.js';
 import { ANONYMOUS, type Principal } from '../../../src/auth/principal.js';
 import { ApiError } from '../../../src/errors.js';
+import { asAnswer } from './api-error.js';
 
 /** One collection's records, and what the service asked of the store. */
 class RecordsStandIn {
@@ -98,8 +99,8 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(err instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(err)}`);
-  return err;
+  if (err === undefined) throw new Error('expected a rejection, but the call resolved');
+  return asAnswer(err);
 }
 
 describe('DocumentService records', () => {
