@@ -79,6 +79,7 @@ function shortcutOptions(bsonOptions: BSONSerializeOptions, typed: boolean): Bso
     longsAsNumbers: promoteLongs && promoteValues && !useBigInt64 && !typed,
     buffersAsBytes: (rest.promoteBuffers ?? false) && promoteValues,
     validateUtf8: rest.enableUtf8Validation !== false,
-    typedDoubles: typed,
+    // Without promotion the decoder gives Double objects too, written as doubles.
+    typedDoubles: typed || !promoteValues,
   };
 }
