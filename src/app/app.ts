@@ -29,6 +29,7 @@ import { schemaRouter } from './openapi.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
+import { EXPLORE_ROOT, explorerRouter } from '../explorer/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -101,6 +102,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
   app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));
   app.use('/api/catalog/indexes', indexesRouter(ctx.documents.catalog));
+  app.use(EXPLORE_ROOT, explorerRouter({ settings, areas: ctx.documents }));
   app.use('/api/queue', queueRouter(ctx));
   for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
   app.use('/api', rootRouter(ctx));

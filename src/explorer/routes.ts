@@ -1,0 +1,236 @@
+/**
+ * The data explorer, mounted at /api/explore:
+ *   /:area/:db/:col/        the table (or, with tab=schema, the schema) of a collection's records
+ *   /:area/:db/:col/:id/    one record, whole
+ * `area` is data_store or catalog. Every read goes through the documents layer's service with
+ * the caller's own principal, so the explorer shows exactly what the API would answer them (a
+ * caller who may not read the collection gets the 401/403 page). Pages are HTML only; errors
+ * render as the browsable page does.
+ */
+import { Router, type Request, type Response } from 'express';
+import isPlainObject from 'is-plain-obj';
+import type { Document } from 'mongodb';
+import { isApiError } from '../errors.js';
+import { requestBaseUrl } from '../http/base-url.js';
+import { methods } from '../http/methods.js';
+import { pageContext } from '../http/respond.js';
+import type { AreaName } from '../auth/permissions.js';
+import type { DocumentArea } from '../documents/area.js';
+import { DocumentService } from '../documents/document-service.js';
+import { validateCollectionName, validateDatabaseName } from '../documents/names.js';
+import { parseQuery } from '../documents/query-params.js';
+import { invalidView } from './errors.js';
+import { ExplorerReads, SCHEMA_SAMPLE_SIZE, type ExplorerReader, type FacetValue, type Total } from './explorer-reads.js';
+import { combinedFilter } from './filters.js';
+import { pageHtml, type Shell } from './page.js';
+import { recordView } from './record-view.js';
+import { profileSample, suggestedFacets } from './schema.js';
+import { schemaView } from './schema-view.js';
+import type { ViewQuery } from './snippets.js';
+import { tableView } from './table-view.js';
+import { parseView, type ExplorerView } from './view-state.js';
+import escapeHtml from 'escape-html';
+import { filterPanel } from './filter-panel.js';
+import { tabsHtml } from './view-html.js';
+
+export const EXPLORE_ROOT = '/api/explore';
+/** Records sampled for suggested facets on the table view (the schema view samples SCHEMA_SAMPLE_SIZE). */
+const SUGGESTION_SAMPLE_SIZE = 300;
+
+export interface ExplorerDeps {
+  settings: { maxQueryBytes: number };
+  areas: { dataStore: DocumentArea; catalog: DocumentArea };
+}
+
+/** The explorer's path of a collection. */
+export const explorePath = (area: AreaName, db: string, col: string): string =>
+  `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
+
+/** Whose share of heavy reads a request uses: the user's, or for anonymous callers the client address's. */
+function callerKey(req: Request): string {
+  const userId = req.principal?.userId;
+  return userId ? `user:${userId}` : `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
+}
+
+/** The typed filter of a view: a JSON object, as Extended JSON (revived when the query is parsed). */
+function typedFilter(text: string): Record<string, unknown> | undefined {
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw invalidView(`The MongoDB query is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!isPlainObject(parsed)) throw invalidView('The MongoDB query must be a JSON object, such as {"elev": {"$gt": 300}}.');
+  return parsed;
+}
+
+function send(
+  req: Request,
+  res: Response,
+  status: number,
+  shell: Omit<Shell, 'appTitle' | 'username' | 'nonce' | 'here'>,
+  body: string,
+): void {
+  const ctx = pageContext(req, res);
+  const html = pageHtml(
+    { ...shell, appTitle: ctx.title, username: ctx.user?.username ?? null, nonce: ctx.cspNonce, here: req.originalUrl },
+    body,
+  );
+  res.status(status).type('html').send(html);
+}
+
+export function explorerRouter(deps: ExplorerDeps): Router {
+  const readers = {
+    data_store: new ExplorerReads(new DocumentService(deps.areas.dataStore)),
+    catalog: new ExplorerReads(new DocumentService(deps.areas.catalog)),
+  } as const;
+  const router = Router({ strict: true });
+
+  /** Errors of explorer pages render as HTML, whatever the browser's Accept said. */
+  router.use((req, _res, next) => {
+    req.format = 'api';
+    next();
+  });
+
+  function resolve(req: Request): { area: AreaName; reads: ExplorerReads; reader: ExplorerReader; crumbs: Shell['crumbs'] } {
+    const area = req.params.area;
+    if (area !== 'data_store' && area !== 'catalog') throw invalidView('The area is "data_store" or "catalog".');
+    const db = validateDatabaseName(req.params.db);
+    const col = validateCollectionName(req.params.col);
+    const reads = readers[area];
+    const target = reads.target(req.principal, db, col);
+    const apiBase = `/api/${area}/data/`;
+    return {
+      area,
+      reads,
+      reader: { principal: req.principal, caller: { key: callerKey(req), streamed: false }, target },
+      crumbs: [
+        ['API', '/api/'],
+        [area, apiBase],
+        [db, `${apiBase}${encodeURIComponent(db)}/`],
+        [col, `${apiBase}${encodeURIComponent(db)}/${encodeURIComponent(col)}/`],
+      ],
+    };
+  }
+
+  router.all(
+    '/:area/:db/:col/',
+    methods({
+      GET: async (req, res) => {
+        const { area, reads, reader, crumbs } = resolve(req);
+        const { db, col } = reader.target;
+        const base = explorePath(area, db, col);
+        const view = parseView(req.query);
+        const shell = { heading: `${db}.${col}`, crumbs: [...crumbs, ['explore', null] as [string, null]] };
+        let filter: Record<string, unknown>;
+        try {
+          filter = combinedFilter(view.rows, typedFilter(view.query));
+        } catch (err) {
+          if (!isApiError(err) || err.status !== 400) throw err;
+          send(req, res, 400, shell, invalidViewBody(base, view, err.message));
+          return;
+        }
+        const filterJson = JSON.stringify(filter, null, 2);
+        const query = { area, db, col, filter, columns: view.columns, ...(view.sort === undefined ? {} : { sort: view.sort }) };
+        try {
+          const body =
+            view.tab === 'schema'
+              ? await schemaBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes)
+              : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
+          send(req, res, 200, shell, body);
+        } catch (err) {
+          // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
+          if (!isApiError(err) || err.status !== 400) throw err;
+          send(req, res, 400, shell, invalidViewBody(base, view, err.message, filterJson));
+        }
+      },
+    }),
+  );
+
+  router.all(
+    '/:area/:db/:col/:id/',
+    methods({
+      GET: async (req, res) => {
+        const { area, reads, reader, crumbs } = resolve(req);
+        const { db, col } = reader.target;
+        const id = String(req.params.id);
+        const record = await reads.documents.get(reader.target, id);
+        const apiPath = `/api/${area}/data/${encodeURIComponent(db)}/${encodeURIComponent(col)}/${encodeURIComponent(id)}/`;
+        send(
+          req,
+          res,
+          200,
+          { heading: id, crumbs: [...crumbs, ['explore', explorePath(area, db, col)], [id, null]] },
+          recordView(explorePath(area, db, col), apiPath, record),
+        );
+      },
+    }),
+  );
+  return router;
+}
+
+/** A view whose filter was refused: the reason, and the filter to fix. */
+function invalidViewBody(base: string, view: ExplorerView, message: string, filterJson = view.query): string {
+  return (
+    tabsHtml(base, view) +
+    `<p class="hint" role="alert" data-testid="view-error">${escapeHtml(message)}</p>\n` +
+    filterPanel(base, { ...view, query: filterJson }, filterJson, [])
+  );
+}
+
+async function tableBody(
+  reads: ExplorerReads,
+  reader: ExplorerReader,
+  base: string,
+  view: ExplorerView,
+  viewQuery: ViewQuery,
+  filterJson: string,
+  baseUrl: string,
+  maxQueryBytes: number,
+): Promise<string> {
+  const sort = view.sort === undefined ? undefined : { [view.sort.field]: view.sort.direction };
+  const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...(sort === undefined ? {} : { sort }) }), maxQueryBytes);
+  const skip = (view.page - 1) * view.pageSize;
+  const started = performance.now();
+  const [records, counted, sortIndexed] = await Promise.all([
+    reads.page(reader, query, skip, view.pageSize),
+    reads.total(reader, query.filter, 0),
+    view.sort === undefined ? undefined : reads.sortHasIndex(reader, view.sort.field),
+  ]);
+  const elapsedMs = performance.now() - started;
+  const seen = skip + records.length;
+  const total: Total = counted.exact ? counted : { ...counted, n: Math.max(counted.n, seen) };
+  const facets: Map<string, FacetValue[]> = view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets) : new Map();
+  const sample = await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE);
+  const profile = profileSample(sample);
+  const fieldNames = profile.fields.flatMap(({ column }) => (column.field === undefined ? [] : [column.field]));
+  return tableView({
+    base,
+    view,
+    records,
+    total,
+    elapsedMs,
+    filterJson,
+    sortIndexed,
+    facets,
+    suggestedFacets: suggestedFacets(profile, view.facets),
+    fieldNames,
+    query: viewQuery,
+    baseUrl,
+  });
+}
+
+async function schemaBody(
+  reads: ExplorerReads,
+  reader: ExplorerReader,
+  base: string,
+  view: ExplorerView,
+  filter: Document,
+  maxQueryBytes: number,
+): Promise<string> {
+  const started = performance.now();
+  const query = parseQuery(JSON.stringify({ filter }), maxQueryBytes);
+  const sample = await reads.sample(reader, query.filter, SCHEMA_SAMPLE_SIZE);
+  return schemaView(base, view, profileSample(sample), performance.now() - started);
+}
