@@ -29,7 +29,7 @@ import { schemaRouter } from './openapi.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
-import { EXPLORE_ROOT, explorerRouter } from '../explorer/routes.js';
+import { EXPLORE_ROOT, exploreLink, explorerRouter } from '../explorer/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -98,6 +98,8 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
 
   app.use('/api', ctx.auth.router);
   app.use('/api/links', linksRouter(links));
+  app.get('/api/data_store/data/:db/:col/', exploreLink('data_store'));
+  app.get('/api/catalog/data/:db/:col/', exploreLink('catalog'));
   app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
   app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));

@@ -7,13 +7,13 @@
  * caller who may not read the collection gets the 401/403 page). Pages are HTML only; errors
  * render as the browsable page does.
  */
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import isPlainObject from 'is-plain-obj';
 import type { Document } from 'mongodb';
 import { isApiError } from '../errors.js';
 import { requestBaseUrl } from '../http/base-url.js';
 import { methods } from '../http/methods.js';
-import { pageContext } from '../http/respond.js';
+import { pageContext, setRelatedPages } from '../http/respond.js';
 import type { AreaName } from '../auth/permissions.js';
 import type { DocumentArea } from '../documents/area.js';
 import { DocumentService } from '../documents/document-service.js';
@@ -45,6 +45,19 @@ export interface ExplorerDeps {
 /** The explorer's path of a collection. */
 export const explorePath = (area: AreaName, db: string, col: string): string =>
   `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
+
+/**
+ * For the browsable page of a collection (`/api/<area>/data/:db/:col/`): a link to its explorer
+ * view. Mounted ahead of the documents router for those paths; it only adds the link.
+ */
+export function exploreLink(area: AreaName): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'GET' && req.format === 'api' && typeof req.params.db === 'string' && typeof req.params.col === 'string') {
+      setRelatedPages(res, [{ name: 'Explore', href: explorePath(area, req.params.db, req.params.col) }]);
+    }
+    next();
+  };
+}
 
 /** Whose share of heavy reads a request uses: the user's, or for anonymous callers the client address's. */
 function callerKey(req: Request): string {

@@ -68,6 +68,14 @@ afterAll(async () => {
 });
 
 describe('the table', () => {
+  it("is linked from the collection's browsable page", async () => {
+    const res = await page(`/api/data_store/data/${db}/${col}/`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`<a href="${base()}" class="related">Explore</a>`);
+    const record = await page(`/api/data_store/data/${db}/`);
+    expect(record.text).not.toContain('class="related"');
+  });
+
   it('shows the first page with dotted columns, readable values and the exact count', async () => {
     const res = await page(base());
     expect(res.status).toBe(200);
