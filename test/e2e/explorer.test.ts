@@ -1,0 +1,146 @@
+/**
+ * The data explorer in a real browser (Debian's Chromium through playwright-core) against the
+ * real service and database, as a researcher who may read one collection: sort by a header,
+ * add a suggested facet and filter by one of its values, filter by a cell's "= this" link, open
+ * a record, look at the schema, and open the view's URL in a new browser context (a colleague's),
+ * which shows the same view. Nothing is requested off this machine and the Content-Security-Policy
+ * is never tripped. Screenshots of each view go to test-output/screenshots/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { call, startTestApp, type TestApp } from '../support/app.js';
+import { insertFixture } from '../support/explorer-fixture.js';
+import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
+
+const RECORDS = 8_000;
+let app: TestApp;
+let browser: Browser;
+let researcher: Watched;
+let rootToken: string;
+let db: string;
+const col = 'readings';
+let sharedUrl: string;
+
+async function logIn(page: Page, next: string): Promise<void> {
+  await page.goto(`${app.url}/api/auth/login/?next=${encodeURIComponent(next)}`);
+  await page.fill('#id_username', 'researcher');
+  await page.fill('#id_password', 'pw-researcher-123');
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+}
+
+const summary = (page: Page): Promise<string> => page.getByTestId('summary').innerText();
+/** The `_id`s of the rows shown, in order. */
+const rowIds = (page: Page): Promise<string[]> => page.locator('[data-testid="row-link"]').allInnerTexts();
+
+beforeAll(async () => {
+  app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
+  await app.users.createUser({ username: 'root', password: 'pw-root-12345', isSuperuser: true });
+  rootToken = await app.users.tokenFor('root');
+  db = `${app.prefix}explore`;
+  await insertFixture(app.url, rootToken, db, col, RECORDS);
+  expect(
+    (await call(app.url, 'POST', `/api/data_store/indexes/${db}/${col}/`, { token: rootToken, body: { keys: { when: 1 } } })).status,
+  ).toBe(201);
+  await app.users.createUser({ username: 'researcher', password: 'pw-researcher-123', permissions: [`data_store.${db}.${col}.safe`] });
+  browser = await launchChromium();
+  researcher = await watchedPage(browser);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (app !== undefined) {
+    await call(app.url, 'POST', '/api/data_store/data/', { token: rootToken, body: { database: db, action: 'delete' } }).catch(
+      () => undefined,
+    );
+    await app.close();
+  }
+});
+
+describe('the explorer in a browser', () => {
+  it("opens from the collection's browsable page", async () => {
+    const { page } = researcher;
+    await logIn(page, `/api/data_store/data/${db}/${col}/`);
+    await page.locator('a.related', { hasText: 'Explore' }).click();
+    await page.getByTestId('records').waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/api/explore/data_store/${db}/${col}/`);
+    expect(await summary(page)).toContain('1–25 of 8000 records');
+    await screenshot(page, 'explorer-table');
+  });
+
+  it('sorts by clicking a header, and says when no index serves the sort', async () => {
+    const { page } = researcher;
+    await page.locator('th[data-field="reading.temp"] a').click();
+    await page.locator('th[data-field="reading.temp"] a').click();
+    await page.getByTestId('sort-hint').waitFor();
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('-reading.temp');
+    const firstTemp = await page.locator('[data-testid="record-row"]').first().locator('td.number').first().innerText();
+    expect(firstTemp).toMatch(/^39\.9/);
+  });
+
+  it('adds a suggested facet and filters by one of its values', async () => {
+    const { page } = researcher;
+    await page.locator('[data-testid="suggested-facet"]', { hasText: 'kind' }).click();
+    const facet = page.locator('[data-testid="facet"][data-field="kind"]');
+    await facet.waitFor();
+    expect(await facet.innerText()).toContain('1600');
+    await facet.locator('[data-testid="facet-value"]', { hasText: 'snow' }).click();
+    await page.getByTestId('filter-row').first().waitFor();
+    expect(await summary(page)).toContain('of 1600 records');
+    expect(JSON.parse(await page.getByTestId('query-text').inputValue())).toEqual({ kind: 'snow' });
+    await screenshot(page, 'explorer-facets', { fullPage: false });
+  });
+
+  it('filters by clicking "= this" on a cell', async () => {
+    const { page } = researcher;
+    const cell = page.locator('[data-testid="record-row"]').first().locator('td').nth(2);
+    await cell.hover();
+    const before = await summary(page);
+    await cell.getByTestId('cell-eq').click();
+    await page.waitForFunction((old) => document.querySelector('[data-testid="summary"]')?.textContent !== old, before);
+    expect((await page.getByTestId('filter-row').count()) - 1).toBe(2);
+    expect(await summary(page)).toMatch(/of \d+ records?/);
+    sharedUrl = page.url();
+  });
+
+  it('shows the same view in a new browser context from the shared URL', async () => {
+    const { page } = researcher;
+    const mine = {
+      summary: (await summary(page)).replace(/ · \d+ ms/, ''),
+      ids: await rowIds(page),
+      query: await page.getByTestId('query-text').inputValue(),
+    };
+    const colleague = await watchedPage(browser);
+    try {
+      await logIn(colleague.page, new URL(sharedUrl).pathname + new URL(sharedUrl).search);
+      await colleague.page.getByTestId('records').waitFor();
+      expect(colleague.page.url()).toBe(sharedUrl);
+      expect((await summary(colleague.page)).replace(/ · \d+ ms/, '')).toBe(mine.summary);
+      expect(await rowIds(colleague.page)).toEqual(mine.ids);
+      expect(await colleague.page.getByTestId('query-text').inputValue()).toBe(mine.query);
+      expect(colleague.cspViolations).toEqual([]);
+    } finally {
+      await colleague.context.close();
+    }
+  });
+
+  it('opens a record whole, and the schema of a sample', async () => {
+    const { page } = researcher;
+    await page.locator('[data-testid="row-link"]').first().click();
+    await page.getByTestId('record-json').waitFor();
+    expect(await page.getByTestId('record-json').innerText()).toContain('"coordinates": [');
+    await screenshot(page, 'explorer-record');
+    await page.goBack();
+    await page.getByRole('link', { name: 'Schema' }).click();
+    await page.getByTestId('schema').waitFor();
+    expect(await page.getByTestId('schema-summary').innerText()).toMatch(/sample of \d+ records/);
+    expect(await page.locator('[data-testid="schema-field"]').count()).toBeGreaterThan(8);
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=schema`);
+    await screenshot(page, 'explorer-schema', { fullPage: true });
+  });
+
+  it('requested nothing off this machine and tripped no Content-Security-Policy', () => {
+    expect(externalRequests(researcher, app.url)).toEqual([]);
+    expect(researcher.cspViolations).toEqual([]);
+    expect(researcher.pageErrors).toEqual([]);
+  });
+});
