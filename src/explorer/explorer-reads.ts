@@ -7,6 +7,7 @@
  *   short wait, when the view says "more than N" instead;
  * - top values of chosen fields (`$sortByCount`), one aggregation per field;
  * - a `$sample` of records, for the schema and for suggested facets;
+ * - histograms of number and date fields (the range, then the count per bin);
  * - whether an index starts with a sort's field.
  */
 import type { Document } from 'mongodb';
@@ -14,6 +15,8 @@ import type { Principal } from '../auth/principal.js';
 import { DatabaseError } from '../db/errors.js';
 import type { CollectionTarget, DocumentService, ReadCaller } from '../documents/document-service.js';
 import type { CollectionQuery } from '../documents/query-params.js';
+import { binWidth, binsFrom, type Histogram, type HistogramKind } from './histogram.js';
+import { bsonTag } from './values.js';
 
 /** Counting stops here: past it the view says "more than". */
 export const COUNT_CAP = 100_000;
@@ -103,6 +106,30 @@ export class ExplorerReads {
     return out;
   }
 
+  /** Equal-width bins of a number or date field's values among the records the filter matches. */
+  async histogram(reader: ExplorerReader, filter: Document, field: string, kind: HistogramKind): Promise<Histogram> {
+    const ofKind = { $match: { [field]: { $type: kind === 'date' ? 'date' : 'number' } } };
+    const [range] = await this.aggregate(reader, filter, [
+      ofKind,
+      { $group: { _id: null, min: { $min: `$${field}` }, max: { $max: `$${field}` }, n: { $sum: 1 } } },
+    ]);
+    const min = asNumber(range?.min);
+    const max = asNumber(range?.max);
+    if (range === undefined || min === undefined || max === undefined) return { field, kind, bins: [], total: 0 };
+    const width = binWidth(min, max, kind === 'number' && Number.isInteger(min) && Number.isInteger(max));
+    const origin = kind === 'date' ? new Date(min) : min;
+    const rows = await this.aggregate(reader, filter, [
+      ofKind,
+      { $group: { _id: { $floor: { $divide: [{ $subtract: [`$${field}`, origin] }, width] } }, n: { $sum: 1 } } },
+    ]);
+    const counts = new Map<number, number>();
+    for (const row of rows) {
+      const bin = asNumber(row._id);
+      if (bin !== undefined) counts.set(bin, (counts.get(bin) ?? 0) + Number(row.n));
+    }
+    return { field, kind, bins: binsFrom(min, max, width, counts), total: Number(range.n) };
+  }
+
   /** Up to `size` records picked at random among those the filter matches. */
   sample(reader: ExplorerReader, filter: Document, size: number): Promise<Document[]> {
     return this.aggregate(reader, filter, [{ $sample: { size } }]);
@@ -127,4 +154,15 @@ export class ExplorerReads {
       return out;
     });
   }
+}
+
+/** A number or date from the engine as a number (a date as its milliseconds). */
+function asNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.getTime();
+  if (typeof value === 'object' && value !== null && bsonTag(value) !== undefined) {
+    const n = Number(String(value));
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
 }

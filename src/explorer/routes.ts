@@ -24,7 +24,8 @@ import { ExplorerReads, SCHEMA_SAMPLE_SIZE, type ExplorerReader, type FacetValue
 import { combinedFilter } from './filters.js';
 import { pageHtml, type Shell } from './page.js';
 import { recordView } from './record-view.js';
-import { profileSample, suggestedFacets } from './schema.js';
+import type { Histogram } from './histogram.js';
+import { histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
 import { schemaView } from './schema-view.js';
 import type { ViewQuery } from './snippets.js';
 import { tableView } from './table-view.js';
@@ -217,6 +218,14 @@ async function tableBody(
   const facets: Map<string, FacetValue[]> = view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets) : new Map();
   const sample = await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE);
   const profile = profileSample(sample);
+  const histograms = new Map<string, Histogram | string>();
+  for (const field of view.histograms) {
+    const kind = histogramKind(profile, field);
+    histograms.set(
+      field,
+      kind === undefined ? 'No numbers or dates in a sample of this field.' : await reads.histogram(reader, query.filter, field, kind),
+    );
+  }
   const fieldNames = profile.fields.flatMap(({ column }) => (column.field === undefined ? [] : [column.field]));
   return tableView({
     base,
@@ -226,8 +235,12 @@ async function tableBody(
     elapsedMs,
     filterJson,
     sortIndexed,
-    facets,
-    suggestedFacets: suggestedFacets(profile, view.facets),
+    facets: {
+      facets,
+      histograms,
+      suggested: suggestedFacets(profile, view.facets),
+      suggestedHistograms: suggestedHistograms(profile, view.histograms),
+    },
     fieldNames,
     query: viewQuery,
     baseUrl,

@@ -1,6 +1,6 @@
 /** The schema view: the fields of a sample of the view's records, with kinds, coverage, ranges and distinct counts. */
 import escapeHtml from 'escape-html';
-import type { SchemaProfile } from './schema.js';
+import { histogramKind, type SchemaProfile } from './schema.js';
 import { a, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
 import { dateText, numberText } from './values.js';
@@ -20,10 +20,14 @@ export function schemaView(base: string, view: ExplorerView, profile: SchemaProf
       column.field !== undefined && !view.facets.includes(column.field)
         ? a(viewHref(base, withChanges(view, { tab: 'table', facets: [...view.facets, column.field] })), 'facet')
         : '';
+    const histogram =
+      column.field !== undefined && !view.histograms.includes(column.field) && histogramKind(profile, column.field) !== undefined
+        ? a(viewHref(base, withChanges(view, { tab: 'table', histograms: [...view.histograms, column.field] })), 'histogram')
+        : '';
     return (
       `<tr data-testid="schema-field" data-column="${escapeHtml(column.name)}"><td>${escapeHtml(column.name)}</td><td>${escapeHtml(kindText)}</td>` +
       `<td><meter min="0" max="100" value="${coverage.toFixed(1)}"></meter> ${coverage.toFixed(coverage < 10 ? 1 : 0)}%</td>` +
-      `<td>${escapeHtml(rangeText(min))}</td><td>${escapeHtml(rangeText(max))}</td><td>${distinctText}</td><td>${facet}</td></tr>`
+      `<td>${escapeHtml(rangeText(min))}</td><td>${escapeHtml(rangeText(max))}</td><td>${distinctText}</td><td>${facet} ${histogram}</td></tr>`
     );
   });
   return (

@@ -88,3 +88,29 @@ export function suggestedFacets(profile: SchemaProfile, exclude: readonly string
     .slice(0, MAX_SUGGESTED)
     .map(({ column }) => column.field as string);
 }
+
+/** The histogram kind of a field: number or date when every value sampled that is either is of one kind. */
+export function histogramKind(profile: SchemaProfile, field: string): 'number' | 'date' | undefined {
+  const found = profile.fields.find((f) => f.column.field === field);
+  if (found === undefined) return undefined;
+  const numbers = found.kinds.get('number') ?? 0;
+  const dates = found.kinds.get('date') ?? 0;
+  if (numbers === 0 && dates === 0) return undefined;
+  return numbers >= dates ? 'number' : 'date';
+}
+
+/** Number and date fields (not `_id`) worth a histogram: most sampled records have them. */
+export function suggestedHistograms(profile: SchemaProfile, exclude: readonly string[]): string[] {
+  return profile.fields
+    .filter(
+      ({ column, present, distinct }) =>
+        column.field !== undefined &&
+        column.field !== '_id' &&
+        !exclude.includes(column.field) &&
+        present >= profile.sampleSize / 2 &&
+        distinct > 5,
+    )
+    .filter(({ column }) => histogramKind(profile, column.field as string) !== undefined)
+    .slice(0, 6)
+    .map(({ column }) => column.field as string);
+}

@@ -6,8 +6,8 @@ import escapeHtml from 'escape-html';
 import type { Document } from 'mongodb';
 import { flattenRecord, knownColumns, shownColumns, type Column } from './columns.js';
 import { exportsPanel } from './exports-panel.js';
-import type { FacetValue, Total } from './explorer-reads.js';
-import { facetPanel } from './facet-panel.js';
+import type { Total } from './explorer-reads.js';
+import { facetPanel, type FacetPanelModel } from './facet-panel.js';
 import { filterPanel } from './filter-panel.js';
 import { FILTER_OPERATORS, type FilterOperator } from './filters.js';
 import type { ViewQuery } from './snippets.js';
@@ -26,8 +26,7 @@ export interface TableModel {
   filterJson: string;
   /** Whether an index serves the sort (undefined: no sort). */
   sortIndexed: boolean | undefined;
-  facets: Map<string, FacetValue[]>;
-  suggestedFacets: readonly string[];
+  facets: FacetPanelModel;
   /** Field names for the filter and facet inputs' suggestions. */
   fieldNames: readonly string[];
   query: ViewQuery;
@@ -128,7 +127,7 @@ export function tableView(model: TableModel): string {
   return (
     tabsHtml(base, view) +
     filterPanel(base, view, model.filterJson, model.fieldNames) +
-    facetPanel(base, view, model.facets, model.suggestedFacets) +
+    facetPanel(base, view, model.facets) +
     `<p class="summary" data-testid="summary">${summary}</p>\n${hint}` +
     columnPicker(base, view, known, columns) +
     `<div class="scroll"><table class="records" data-testid="records"><thead><tr>${columns.map((c) => headerCell(base, view, c)).join('')}</tr></thead>` +

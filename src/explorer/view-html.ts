@@ -8,7 +8,7 @@ export const viewHref = (base: string, view: ExplorerView): string => base + vie
 export const a = (href: string, text: string, attributes = ''): string =>
   `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
 
-type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'size' | 'tab';
+type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'size' | 'tab';
 
 /** The view as hidden inputs of a GET form, except the parts the form itself edits. */
 export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): string {
@@ -26,6 +26,7 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
   if (!except.includes('sort') && view.sort !== undefined) input('sort', `${view.sort.direction === -1 ? '-' : ''}${view.sort.field}`);
   if (!except.includes('columns')) for (const column of view.columns) input('col', column);
   if (!except.includes('facets')) for (const facet of view.facets) input('facet', facet);
+  if (!except.includes('histograms')) for (const field of view.histograms) input('hist', field);
   if (!except.includes('size')) input('size', String(view.pageSize));
   return out.join('');
 }

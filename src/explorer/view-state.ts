@@ -6,6 +6,7 @@
  *   sort                   `field` or `-field`
  *   col (repeated)         the chosen columns (none: the first columns found)
  *   facet (repeated)       fields whose top values are shown
+ *   hist (repeated)        number or date fields shown as histograms
  *   page, size             paging
  * Parsing refuses what the explorer cannot show (400); the filter's own checks run where the
  * documents layer parses the query built from it.
@@ -31,6 +32,7 @@ export interface ExplorerView {
   /** Chosen columns; empty: the first columns the page's records have. */
   columns: string[];
   facets: string[];
+  histograms: string[];
   page: number;
   pageSize: number;
 }
@@ -98,6 +100,8 @@ export function parseView(query: RawQuery): ExplorerView {
   if (columns.length > MAX_COLUMNS) throw invalidView(`At most ${MAX_COLUMNS} columns.`);
   const facets = [...new Set(all(query, 'facet').filter((f) => f !== ''))].map((f) => requireField(f, 'Facet field'));
   if (facets.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} facets.`);
+  const histograms = [...new Set(all(query, 'hist').filter((f) => f !== ''))].map((f) => requireField(f, 'Histogram field'));
+  if (histograms.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} histograms.`);
   const sizeRaw = positiveInt(one(query, 'size'), 'size', DEFAULT_PAGE_SIZE, 100);
   const pageSize = (PAGE_SIZES as readonly number[]).includes(sizeRaw) ? sizeRaw : DEFAULT_PAGE_SIZE;
   return {
@@ -107,6 +111,7 @@ export function parseView(query: RawQuery): ExplorerView {
     ...(sort === undefined ? {} : { sort }),
     columns,
     facets,
+    histograms,
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
   };
@@ -125,6 +130,7 @@ export function viewSearch(view: ExplorerView): string {
   if (view.sort !== undefined) params.set('sort', `${view.sort.direction === -1 ? '-' : ''}${view.sort.field}`);
   for (const column of view.columns) params.append('col', column);
   for (const facet of view.facets) params.append('facet', facet);
+  for (const field of view.histograms) params.append('hist', field);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
   const search = params.toString();

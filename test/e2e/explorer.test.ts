@@ -1,7 +1,8 @@
 /**
  * The data explorer in a real browser (Debian's Chromium through playwright-core) against the
  * real service and database, as a researcher who may read one collection: sort by a header,
- * add a suggested facet and filter by one of its values, filter by a cell's "= this" link, open
+ * add a suggested facet and filter by one of its values, filter by a cell's "= this" link and by a
+ * histogram's bar, open
  * a record, look at the schema, and open the view's URL in a new browser context (a colleague's),
  * which shows the same view. Nothing is requested off this machine and the Content-Security-Policy
  * is never tripped. Screenshots of each view go to test-output/screenshots/.
@@ -136,6 +137,26 @@ describe('the explorer in a browser', () => {
     expect(await page.locator('[data-testid="schema-field"]').count()).toBeGreaterThan(8);
     await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=schema`);
     await screenshot(page, 'explorer-schema', { fullPage: true });
+  });
+
+  it('adds a histogram and filters by clicking a bar', async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/`);
+    await page.locator('[data-testid="suggested-histogram"]', { hasText: 'reading.temp' }).click();
+    const histogram = page.locator('[data-testid="histogram"][data-field="reading.temp"]');
+    await histogram.waitFor();
+    await screenshot(page, 'explorer-histogram');
+    const bar = histogram.locator('[data-testid="histogram-bar"]').nth(3);
+    const count = Number(
+      (await bar.locator('title').textContent())
+        ?.split(': ')
+        .at(-1)
+        ?.replace(/\u202f/g, ''),
+    );
+    await bar.click();
+    await page.getByTestId('filter-row').first().waitFor();
+    expect(await summary(page)).toContain(`of ${count} records`);
+    expect(await page.locator('[data-testid="filter-row"] input[name="f"]').first().inputValue()).toBe('reading.temp');
   });
 
   it('requested nothing off this machine and tripped no Content-Security-Policy', () => {

@@ -220,6 +220,38 @@ describe('facets and schema', () => {
   });
 });
 
+describe('histograms', () => {
+  /** Each bar's link and count, from its tooltip. */
+  const bars = (html: string, field: string) => {
+    const box = html.split(`data-testid="histogram" data-field="${field}"`)[1]?.split('</svg>')[0] ?? '';
+    return [...box.matchAll(/<a href="([^"]+)" data-testid="histogram-bar"><title>[^<]*: ([\d\u202f]+)<\/title>/g)].map((m) => ({
+      href: (m[1] as string).replace(/&amp;/g, '&'),
+      n: Number((m[2] as string).replace(/\u202f/g, '')),
+    }));
+  };
+
+  it('bins a number field over its range; a bar filters by its range', async () => {
+    const res = await page(`${base()}?hist=reading.temp`);
+    expect(res.status).toBe(200);
+    const found = bars(res.text, 'reading.temp');
+    expect(found.length).toBe(24);
+    expect(found.reduce((sum, bar) => sum + bar.n, 0)).toBe(RECORDS);
+    const bar = found[5] as { href: string; n: number };
+    expect(totalOf((await page(bar.href)).text)).toBe(bar.n);
+    const lastBar = found.at(-1) as { href: string; n: number };
+    expect(totalOf((await page(lastBar.href)).text)).toBe(lastBar.n);
+  });
+
+  it('bins a date field, and suggests histograms for number and date fields', async () => {
+    const res = await page(`${base()}?hist=when&f=kind&op=eq&v=fog`);
+    const found = bars(res.text, 'when');
+    expect(found.reduce((sum, bar) => sum + bar.n, 0)).toBe(1_200);
+    expect(totalOf((await page((found[0] as { href: string }).href)).text)).toBe((found[0] as { n: number }).n);
+    expect(res.text).toContain('data-testid="suggested-histogram">reading.temp</a>');
+    expect((await page(`${base()}?hist=kind`)).text).toContain('No numbers or dates');
+  });
+});
+
 describe('permissions', () => {
   it('answers a user without read rights, and anonymous callers, with an error page and no records', async () => {
     const denied = await page(base(), nobodyToken);
