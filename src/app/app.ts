@@ -30,6 +30,7 @@ import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
 import { EXPLORE_ROOT, exploreLink, explorerRouter } from '../explorer/routes.js';
+import { EXPLORE_STATIC_ROOT, explorerStatic } from '../explorer/static-files.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -68,6 +69,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use(securityHeaders({ https: settings.https !== undefined }));
   app.use(negotiateFormat());
   app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
+  app.use(EXPLORE_STATIC_ROOT, explorerStatic());
   if (extra.admin !== false) {
     const taskNames = async (): Promise<string[]> => {
       if (ctx.queue === undefined) throw new Error('no broker configured');

@@ -130,6 +130,31 @@ export class ExplorerReads {
     return { field, kind, bins: binsFrom(min, max, width, counts), total: Number(range.n) };
   }
 
+  /**
+   * Up to `size` (x, y) points of records picked at random among those the filter matches that
+   * have a number or date `x` and a number `y`, in the order of x (dates as seconds, for the chart).
+   */
+  async points(
+    reader: ExplorerReader,
+    filter: Document,
+    x: string,
+    xKind: HistogramKind,
+    y: string,
+    size: number,
+  ): Promise<[number[], number[]]> {
+    const rows = await this.aggregate(reader, filter, [
+      { $match: { [x]: { $type: xKind === 'date' ? 'date' : 'number' }, [y]: { $type: 'number' } } },
+      { $sample: { size } },
+      { $project: { _id: 0, x: `$${x}`, y: `$${y}` } },
+    ]);
+    const points = rows
+      .map((row) => [asNumber(row.x), asNumber(row.y)] as const)
+      .filter((p): p is readonly [number, number] => p[0] !== undefined && p[1] !== undefined)
+      .map(([px, py]) => [xKind === 'date' ? px / 1000 : px, py] as const)
+      .sort((p, q) => p[0] - q[0]);
+    return [points.map((p) => p[0]), points.map((p) => p[1])];
+  }
+
   /** Up to `size` records picked at random among those the filter matches. */
   sample(reader: ExplorerReader, filter: Document, size: number): Promise<Document[]> {
     return this.aggregate(reader, filter, [{ $sample: { size } }]);

@@ -29,6 +29,7 @@ import { histogramKind, profileSample, suggestedFacets, suggestedHistograms } fr
 import { schemaView } from './schema-view.js';
 import type { ViewQuery } from './snippets.js';
 import { tableView } from './table-view.js';
+import { chartView } from './chart-view.js';
 import { parseView, type ExplorerView } from './view-state.js';
 import escapeHtml from 'escape-html';
 import { filterPanel } from './filter-panel.js';
@@ -37,6 +38,8 @@ import { tabsHtml } from './view-html.js';
 export const EXPLORE_ROOT = '/api/explore';
 /** Records sampled for suggested facets on the table view (the schema view samples SCHEMA_SAMPLE_SIZE). */
 const SUGGESTION_SAMPLE_SIZE = 300;
+/** Points drawn by the chart view, a random sample of the matching records. */
+const CHART_SAMPLE_SIZE = 2_000;
 
 export interface ExplorerDeps {
   settings: { maxQueryBytes: number };
@@ -151,7 +154,9 @@ export function explorerRouter(deps: ExplorerDeps): Router {
           const body =
             view.tab === 'schema'
               ? await schemaBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes)
-              : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
+              : view.tab === 'chart'
+                ? await chartBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes, pageContext(req, res).cspNonce)
+                : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
           send(req, res, 200, shell, body);
         } catch (err) {
           // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
@@ -245,6 +250,26 @@ async function tableBody(
     query: viewQuery,
     baseUrl,
   });
+}
+
+async function chartBody(
+  reads: ExplorerReads,
+  reader: ExplorerReader,
+  base: string,
+  view: ExplorerView,
+  filter: Document,
+  maxQueryBytes: number,
+  nonce: string | undefined,
+): Promise<string> {
+  const query = parseQuery(JSON.stringify({ filter }), maxQueryBytes);
+  const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+  const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
+  const xFields = fields.filter((field) => histogramKind(profile, field) !== undefined);
+  const yFields = fields.filter((field) => histogramKind(profile, field) === 'number');
+  const xKind = view.x === '' ? undefined : (histogramKind(profile, view.x) ?? 'number');
+  if (xKind === undefined || view.y === '') return chartView({ base, view, nonce, xFields, yFields });
+  const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE);
+  return chartView({ base, view, nonce, xFields, yFields, chart: { xKind, points, sampleSize: CHART_SAMPLE_SIZE } });
 }
 
 async function schemaBody(

@@ -8,7 +8,7 @@ export const viewHref = (base: string, view: ExplorerView): string => base + vie
 export const a = (href: string, text: string, attributes = ''): string =>
   `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
 
-type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'size' | 'tab';
+type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'size' | 'tab';
 
 /** The view as hidden inputs of a GET form, except the parts the form itself edits. */
 export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): string {
@@ -27,6 +27,10 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
   if (!except.includes('columns')) for (const column of view.columns) input('col', column);
   if (!except.includes('facets')) for (const facet of view.facets) input('facet', facet);
   if (!except.includes('histograms')) for (const field of view.histograms) input('hist', field);
+  if (!except.includes('chart')) {
+    if (view.x !== '') input('x', view.x);
+    if (view.y !== '') input('y', view.y);
+  }
   if (!except.includes('size')) input('size', String(view.pageSize));
   return out.join('');
 }
@@ -34,5 +38,5 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
 export function tabsHtml(base: string, view: ExplorerView): string {
   const tab = (name: ExplorerTab, text: string) =>
     a(viewHref(base, withChanges(view, { tab: name })), text, view.tab === name ? ' class="on" aria-current="page"' : '');
-  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}</nav>\n`;
+  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}</nav>\n`;
 }

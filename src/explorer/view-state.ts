@@ -1,6 +1,7 @@
 /**
  * The state of an explorer view, carried whole by its URL so that a view is a link to share:
- *   tab=table|schema       which view
+ *   tab=table|schema|chart which view
+ *   x, y                   the chart's fields
  *   f, op, v (repeated)    filter rows: field, operator, value (see filters.ts)
  *   q                      a filter typed as MongoDB JSON, combined with the rows
  *   sort                   `field` or `-field`
@@ -15,7 +16,7 @@ import { isFieldPath } from './field-paths.js';
 import { isFilterOperator, type FilterRow } from './filters.js';
 import { invalidView } from './errors.js';
 
-export const TABS = ['table', 'schema'] as const;
+export const TABS = ['table', 'schema', 'chart'] as const;
 export type ExplorerTab = (typeof TABS)[number];
 
 export interface SortOrder {
@@ -33,6 +34,9 @@ export interface ExplorerView {
   columns: string[];
   facets: string[];
   histograms: string[];
+  /** The chart's fields ('' for none chosen). */
+  x: string;
+  y: string;
   page: number;
   pageSize: number;
 }
@@ -69,6 +73,10 @@ function positiveInt(raw: string | undefined, name: string, fallback: number, ma
 function requireField(field: string, what: string): string {
   if (!isFieldPath(field)) throw invalidView(`${what} "${field.slice(0, 100)}" is not a field path (dotted keys, none starting with "$").`);
   return field;
+}
+
+function optionalField(raw: string | undefined, what: string): string {
+  return raw === undefined || raw === '' ? '' : requireField(raw, what);
 }
 
 export function parseView(query: RawQuery): ExplorerView {
@@ -112,6 +120,8 @@ export function parseView(query: RawQuery): ExplorerView {
     columns,
     facets,
     histograms,
+    x: optionalField(one(query, 'x'), 'Chart field'),
+    y: optionalField(one(query, 'y'), 'Chart field'),
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
   };
@@ -131,6 +141,8 @@ export function viewSearch(view: ExplorerView): string {
   for (const column of view.columns) params.append('col', column);
   for (const facet of view.facets) params.append('facet', facet);
   for (const field of view.histograms) params.append('hist', field);
+  if (view.x !== '') params.set('x', view.x);
+  if (view.y !== '') params.set('y', view.y);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
   const search = params.toString();

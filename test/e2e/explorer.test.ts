@@ -159,6 +159,31 @@ describe('the explorer in a browser', () => {
     expect(await page.locator('[data-testid="filter-row"] input[name="f"]').first().inputValue()).toBe('reading.temp');
   });
 
+  it('draws a chart with uPlot, and a drag across it filters by that range', async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=chart`);
+    await page.getByTestId('chart-x').selectOption('when');
+    await page.getByTestId('chart-y').selectOption('reading.temp');
+    await page.getByRole('button', { name: 'Draw' }).click();
+    await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+    await screenshot(page, 'explorer-chart');
+    const over = page.locator('#explorer-chart .u-over');
+    const box = await over.boundingBox();
+    if (box === null) throw new Error('the chart has no plotting area');
+    await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2, { steps: 5 });
+    await Promise.all([page.waitForNavigation(), page.mouse.up()]);
+    await page.getByTestId('records').waitFor();
+    const fields = await page
+      .locator('[data-testid="filter-row"] input[name="f"]')
+      .evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value));
+    expect(fields.slice(0, 2)).toEqual(['when', 'when']);
+    const total = Number(/of (\d+) records/.exec(await summary(page))?.[1]);
+    expect(total).toBeGreaterThan(500);
+    expect(total).toBeLessThan(3_000);
+  });
+
   it('requested nothing off this machine and tripped no Content-Security-Policy', () => {
     expect(externalRequests(researcher, app.url)).toEqual([]);
     expect(researcher.cspViolations).toEqual([]);

@@ -252,6 +252,38 @@ describe('histograms', () => {
   });
 });
 
+describe('the chart', () => {
+  it('carries a sample of points in the order of x, and loads uPlot and its script from the service', async () => {
+    const res = await page(`${base()}?tab=chart&x=when&y=reading.temp&f=kind&op=eq&v=hail`);
+    expect(res.status).toBe(200);
+    const points = JSON.parse((/data-points="([^"]+)"/.exec(res.text)?.[1] ?? '').replace(/&quot;/g, '"').replace(/&amp;/g, '&')) as [
+      number[],
+      number[],
+    ];
+    expect(points[0].length).toBe(1_200);
+    expect(points[0]).toEqual([...points[0]].sort((p, q) => p - q));
+    expect(points[0][0]).toBe(Date.UTC(2024, 0, 1, 2) / 1000);
+    expect(res.text).toContain('data-x-kind="date"');
+    for (const [file, type] of [
+      ['uplot.js', 'application/javascript'],
+      ['uplot.css', 'text/css'],
+      ['chart.js', 'application/javascript'],
+    ] as const) {
+      expect(res.text).toContain(`/api/explore/static/${file}`);
+      const served = await call(app.url, 'GET', `/api/explore/static/${file}`, { accept: '*/*' });
+      expect(served.status).toBe(200);
+      expect(served.headers.get('content-type')).toContain(type);
+      expect(
+        (await call(app.url, 'GET', `/api/explore/static/${file}`, { headers: { 'if-none-match': served.headers.get('etag') as string } }))
+          .status,
+      ).toBe(304);
+    }
+    const choose = await page(`${base()}?tab=chart`);
+    expect(choose.text).toContain('<option value="reading.temp">');
+    expect(choose.text).not.toMatch(/<script/);
+  });
+});
+
 describe('permissions', () => {
   it('answers a user without read rights, and anonymous callers, with an error page and no records', async () => {
     const denied = await page(base(), nobodyToken);
@@ -304,7 +336,8 @@ describe('hostile names and values', () => {
 
   const hostileBase = () => `/api/explore/data_store/${db}/hostile/`;
   const assertInert = (html: string) => {
-    expect(html).not.toMatch(/<script/i);
+    // The only scripts are the chart's own files, served by the service.
+    expect(html.replace(/<script src="\/api\/explore\/static\/(uplot|chart)\.js" nonce="[^"]+"><\/script>/g, '')).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<img /i);
     expect(html).not.toMatch(/<svg/i);
     expect(html).not.toMatch(/<b>deep/i);
@@ -313,7 +346,7 @@ describe('hostile names and values', () => {
   };
 
   it('renders every view of hostile keys and values inert', async () => {
-    for (const search of ['', '?tab=schema', `?facet=${encodeURIComponent('ünïcödé')}`, '?size=100']) {
+    for (const search of ['', '?tab=schema', '?tab=chart&x=deep&y=deep', `?facet=${encodeURIComponent('ünïcödé')}`, '?size=100']) {
       const res = await page(hostileBase() + search);
       expect(res.status, search).toBe(200);
       assertInert(res.text);
@@ -344,10 +377,15 @@ describe('hostile names and values', () => {
         '{"$where":"1"}',
         '{',
         'x'.repeat(5000),
+        'chart',
+        'schema',
+        'reading.temp',
+        'when',
+        'kind',
       ),
     );
     const params = fc.array(
-      fc.tuple(fc.constantFrom('f', 'op', 'v', 'q', 'sort', 'col', 'facet', 'page', 'size', 'tab', 'other'), hostileText),
+      fc.tuple(fc.constantFrom('f', 'op', 'v', 'q', 'sort', 'col', 'facet', 'hist', 'x', 'y', 'page', 'size', 'tab', 'other'), hostileText),
       { maxLength: 8 },
     );
     await fc.assert(
