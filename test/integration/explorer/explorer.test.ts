@@ -5,6 +5,7 @@
  * (403 for a user without read rights, nothing shown to anonymous callers); and hostile names and
  * values, fixed and generated, rendering inert.
  */
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
@@ -278,6 +279,12 @@ describe('the chart', () => {
           .status,
       ).toBe(304);
     }
+    // The explorer's whole script budget: 150 KB gzipped.
+    let gzipped = 0;
+    for (const file of ['uplot.js', 'chart.js']) {
+      gzipped += gzipSync((await call(app.url, 'GET', `/api/explore/static/${file}`, { accept: '*/*' })).text).length;
+    }
+    expect(gzipped).toBeLessThan(150 * 1024);
     const choose = await page(`${base()}?tab=chart`);
     expect(choose.text).toContain('<option value="reading.temp">');
     expect(choose.text).not.toMatch(/<script/);
