@@ -14,6 +14,8 @@ import { insertFixture } from '../support/explorer-fixture.js';
 import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
 
 const RECORDS = 8_000;
+/** A field name that is markup with a script in it: every view must show it as text. */
+const HOSTILE_KEY = '<img src=x onerror="window.__pwned=1">';
 let app: TestApp;
 let browser: Browser;
 let researcher: Watched;
@@ -42,7 +44,20 @@ beforeAll(async () => {
   expect(
     (await call(app.url, 'POST', `/api/data_store/indexes/${db}/${col}/`, { token: rootToken, body: { keys: { when: 1 } } })).status,
   ).toBe(201);
-  await app.users.createUser({ username: 'researcher', password: 'pw-researcher-123', permissions: [`data_store.${db}.${col}.safe`] });
+  expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: rootToken, body: { collection: 'hostile' } })).status).toBe(
+    201,
+  );
+  const hostile = Array.from({ length: 50 }, (_, i) => ({
+    [HOSTILE_KEY]: i,
+    when: { $date: new Date(Date.UTC(2024, 0, 1 + i)).toISOString() },
+    [`${HOSTILE_KEY}text`]: `<img src=x onerror="window.__pwned=${i}">`,
+  }));
+  expect((await call(app.url, 'POST', `/api/data_store/data/${db}/hostile/`, { token: rootToken, body: hostile })).status).toBe(201);
+  await app.users.createUser({
+    username: 'researcher',
+    password: 'pw-researcher-123',
+    permissions: [`data_store.${db}.${col}.safe`, `data_store.${db}.hostile.safe`],
+  });
   browser = await launchChromium();
   researcher = await watchedPage(browser);
 }, 180_000);
@@ -182,6 +197,25 @@ describe('the explorer in a browser', () => {
     const total = Number(/of (\d+) records/.exec(await summary(page))?.[1]);
     expect(total).toBeGreaterThan(500);
     expect(total).toBeLessThan(3_000);
+  });
+
+  it('shows hostile field names and values as text in every view, the chart included', async () => {
+    const { page } = researcher;
+    const hostileBase = `${app.url}/api/explore/data_store/${db}/hostile/`;
+    const search = new URLSearchParams({ tab: 'chart', x: 'when', y: HOSTILE_KEY });
+    for (const url of [
+      hostileBase,
+      `${hostileBase}?tab=schema`,
+      `${hostileBase}?facet=${encodeURIComponent(HOSTILE_KEY)}`,
+      `${hostileBase}?${search.toString()}`,
+    ]) {
+      await page.goto(url);
+      await page.waitForLoadState('load');
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.locator('img').count()).toBe(0);
+    }
+    await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+    expect(await page.locator('#explorer-chart').innerText()).toContain(HOSTILE_KEY);
   });
 
   it('requested nothing off this machine and tripped no Content-Security-Policy', () => {
