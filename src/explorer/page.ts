@@ -56,6 +56,7 @@ details>summary{cursor:pointer;color:#2c6dac}
 .columns label{display:inline-block;min-width:14em;margin:2px 8px 2px 0;word-break:break-all}
 table.schema{border-collapse:collapse}table.schema th,table.schema td{border-bottom:1px solid #eee;padding:4px 10px;text-align:left;vertical-align:top}
 meter{width:60px;vertical-align:middle}
+.listing{line-height:1.8;font-size:15px}
 .histogram svg{display:block}.histogram svg a:hover rect+rect{fill:#a30000}.histogram .axis{display:flex;justify-content:space-between;color:#666;font-size:12px;width:480px}
 `;
 

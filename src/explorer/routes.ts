@@ -1,6 +1,8 @@
 /**
  * The data explorer, mounted at /api/explore:
- *   /:area/:db/:col/        the table (or, with tab=schema, the schema) of a collection's records
+ *   /:area/                 the area's databases the caller may see
+ *   /:area/:db/             the database's collections the caller may see
+ *   /:area/:db/:col/        the table (or, with tab=schema|chart, the schema or a chart) of a collection's records
  *   /:area/:db/:col/:id/    one record, whole
  * `area` is data_store or catalog. Every read goes through the documents layer's service with
  * the caller's own principal, so the explorer shows exactly what the API would answer them (a
@@ -33,7 +35,7 @@ import { chartView } from './chart-view.js';
 import { parseView, type ExplorerView } from './view-state.js';
 import escapeHtml from 'escape-html';
 import { filterPanel } from './filter-panel.js';
-import { tabsHtml } from './view-html.js';
+import { a, tabsHtml } from './view-html.js';
 
 export const EXPLORE_ROOT = '/api/explore';
 /** Records sampled for suggested facets on the table view (the schema view samples SCHEMA_SAMPLE_SIZE). */
@@ -110,23 +112,79 @@ export function explorerRouter(deps: ExplorerDeps): Router {
     next();
   });
 
-  function resolve(req: Request): { area: AreaName; reads: ExplorerReads; reader: ExplorerReader; crumbs: Shell['crumbs'] } {
+  function areaOf(req: Request): AreaName {
     const area = req.params.area;
     if (area !== 'data_store' && area !== 'catalog') throw invalidView('The area is "data_store" or "catalog".');
+    return area;
+  }
+
+  const listPage = (req: Request, res: Response, heading: string, crumbs: Shell['crumbs'], links: [string, string][]) =>
+    send(
+      req,
+      res,
+      200,
+      { heading, crumbs },
+      `<ul class="listing" data-testid="listing">${links.map(([text, href]) => `<li>${a(href, text)}</li>`).join('')}</ul>\n` +
+        (links.length === 0 ? '<p class="nil">Nothing here you may read.</p>\n' : ''),
+    );
+
+  router.all(
+    '/:area/',
+    methods({
+      GET: async (req, res) => {
+        const area = areaOf(req);
+        const names = await readers[area].documents.databaseNames(req.principal);
+        listPage(
+          req,
+          res,
+          area,
+          [
+            ['API', '/api/'],
+            [area, null],
+          ],
+          names.map((db) => [db, `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/`]),
+        );
+      },
+    }),
+  );
+
+  router.all(
+    '/:area/:db/',
+    methods({
+      GET: async (req, res) => {
+        const area = areaOf(req);
+        const db = validateDatabaseName(req.params.db);
+        const names = await readers[area].documents.collectionNames(req.principal, db);
+        listPage(
+          req,
+          res,
+          db,
+          [
+            ['API', '/api/'],
+            [area, `${EXPLORE_ROOT}/${area}/`],
+            [db, null],
+          ],
+          names.map((col) => [col, explorePath(area, db, col)]),
+        );
+      },
+    }),
+  );
+
+  function resolve(req: Request): { area: AreaName; reads: ExplorerReads; reader: ExplorerReader; crumbs: Shell['crumbs'] } {
+    const area = areaOf(req);
     const db = validateDatabaseName(req.params.db);
     const col = validateCollectionName(req.params.col);
     const reads = readers[area];
     const target = reads.target(req.principal, db, col);
-    const apiBase = `/api/${area}/data/`;
     return {
       area,
       reads,
       reader: { principal: req.principal, caller: { key: callerKey(req), streamed: false }, target },
       crumbs: [
         ['API', '/api/'],
-        [area, apiBase],
-        [db, `${apiBase}${encodeURIComponent(db)}/`],
-        [col, `${apiBase}${encodeURIComponent(db)}/${encodeURIComponent(col)}/`],
+        [area, `${EXPLORE_ROOT}/${area}/`],
+        [db, `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/`],
+        [col, `/api/${area}/data/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`],
       ],
     };
   }

@@ -309,6 +309,22 @@ describe('permissions', () => {
     for (const tab of ['schema']) expect((await page(`${base()}?tab=${tab}&facet=kind`, nobodyToken)).status).toBe(403);
   });
 
+  it('lists only the databases and collections the caller may see, each linked to its explorer view', async () => {
+    const area = await page('/api/explore/data_store/');
+    expect(area.status).toBe(200);
+    expect(area.text).toContain(`<a href="/api/explore/data_store/${db}/">${db}</a>`);
+    const listing = await page(`/api/explore/data_store/${db}/`);
+    expect(listing.status).toBe(200);
+    expect(listing.text).toContain(`<a href="${base()}">${col}</a>`);
+    expect(listing.text).not.toContain('>secret<');
+    const rootListing = await page(`/api/explore/data_store/${db}/`, rootToken);
+    expect(rootListing.text).toContain('>secret<');
+    const denied = await page(`/api/explore/data_store/${db}/`, nobodyToken);
+    expect([403, 404]).toContain(denied.status);
+    expect(denied.text).not.toContain(col);
+    expect((await page('/api/explore/data_store/', nobodyToken)).text).not.toContain(db);
+  });
+
   it('explores the catalog area under its own permissions', async () => {
     const created = await call(app.url, 'POST', `/api/catalog/data/${catalogDb}/`, { token: rootToken, body: { collection: 'entries' } });
     expect(created.status).toBe(201);
