@@ -256,6 +256,17 @@ function invalidViewBody(base: string, view: ExplorerView, message: string, filt
   );
 }
 
+/**
+ * The page's sort. A sort no index serves sorts every match anyway, so `_id` breaks its ties at
+ * little cost and pages never repeat or skip a record; an indexed sort is left as it is, since a
+ * second key the index does not hold would make the engine sort every match instead.
+ */
+function pageSort(view: ExplorerView, indexed: boolean | undefined): { sort?: Record<string, 1 | -1> } {
+  if (view.sort === undefined) return {};
+  const { field, direction } = view.sort;
+  return { sort: indexed === true || field === '_id' ? { [field]: direction } : { [field]: direction, _id: 1 } };
+}
+
 async function tableBody(
   reads: ExplorerReads,
   reader: ExplorerReader,
@@ -266,15 +277,11 @@ async function tableBody(
   baseUrl: string,
   maxQueryBytes: number,
 ): Promise<string> {
-  const sort = view.sort === undefined ? undefined : { [view.sort.field]: view.sort.direction };
-  const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...(sort === undefined ? {} : { sort }) }), maxQueryBytes);
-  const skip = (view.page - 1) * view.pageSize;
   const started = performance.now();
-  const [records, counted, sortIndexed] = await Promise.all([
-    reads.page(reader, query, skip, view.pageSize),
-    reads.total(reader, query.filter, 0),
-    view.sort === undefined ? undefined : reads.sortHasIndex(reader, view.sort.field),
-  ]);
+  const sortIndexed = view.sort === undefined ? undefined : await reads.sortHasIndex(reader, view.sort.field);
+  const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...pageSort(view, sortIndexed) }), maxQueryBytes);
+  const skip = (view.page - 1) * view.pageSize;
+  const [records, counted] = await Promise.all([reads.page(reader, query, skip, view.pageSize), reads.total(reader, query.filter, 0)]);
   const elapsedMs = performance.now() - started;
   const seen = skip + records.length;
   const total: Total = counted.exact ? counted : { ...counted, n: Math.max(counted.n, seen) };
