@@ -25,6 +25,7 @@ export default defineConfig({
           { text: 'Using the API', link: '/using-the-api' },
           { text: 'API behaviour', link: '/api-behaviour' },
           { text: 'Python client', link: '/python-client' },
+          { text: 'Data explorer', link: '/explorer' },
           { text: 'The task queue', link: '/task-queue' },
           { text: 'Your own Python tasks', link: '/python-tasks' },
           { text: 'Permissions', link: '/permissions' },

@@ -30,6 +30,8 @@ import { schemaRouter } from './openapi.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
+import { EXPLORE_ROOT, exploreLink, explorerRouter } from '../explorer/routes.js';
+import { EXPLORE_STATIC_ROOT, explorerStatic } from '../explorer/static-files.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -68,6 +70,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use(securityHeaders({ https: settings.https !== undefined }));
   app.use(negotiateFormat());
   app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
+  app.use(EXPLORE_STATIC_ROOT, explorerStatic());
   if (extra.admin !== false) {
     const taskNames = async (): Promise<string[]> => {
       if (ctx.queue === undefined) throw new Error('no broker configured');
@@ -101,10 +104,13 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
 
   app.use('/api', ctx.auth.router);
   app.use('/api/links', linksRouter(links));
+  app.get('/api/data_store/data/:db/:col/', exploreLink('data_store'));
+  app.get('/api/catalog/data/:db/:col/', exploreLink('catalog'));
   app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
   app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
   app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));
   app.use('/api/catalog/indexes', indexesRouter(ctx.documents.catalog));
+  app.use(EXPLORE_ROOT, explorerRouter({ settings, areas: ctx.documents }));
   app.use('/api/queue', queueRouter(ctx));
   for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
   app.use('/api', rootRouter(ctx));

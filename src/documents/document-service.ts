@@ -86,6 +86,25 @@ interface PlannedRead {
   rows(budget: QueryBudget): CollectionRows | Promise<CollectionRows>;
 }
 
+/**
+ * A count started when first asked for, not when the rows are planned: a caller that reads only a
+ * window (the explorer counts separately, with a cap) never makes the engine count every match.
+ */
+function countedRows(
+  startCount: () => Promise<number>,
+  open: (window: RowWindow) => BudgetedCursor,
+  mapRow?: (row: BsonRecord<Document>) => unknown,
+): CollectionRows {
+  let counted: Promise<number> | undefined;
+  return {
+    get count() {
+      return (counted ??= startCount());
+    },
+    open,
+    ...(mapRow === undefined ? {} : { mapRow }),
+  };
+}
+
 function pagingStages(window: RowWindow): Document[] {
   const stages: Document[] = [];
   if (window.skip > 0) stages.push({ $skip: window.skip });
@@ -344,10 +363,11 @@ export class DocumentService {
       }
       return {
         heavy,
-        rows: (budget) => ({
-          count: store.aggregateCount(db, col, full, budget),
-          open: (window) => store.aggregate(db, col, [...full, ...pagingStages(window)], budget, window.limit),
-        }),
+        rows: (budget) =>
+          countedRows(
+            () => store.aggregateCount(db, col, full, budget),
+            (window) => store.aggregate(db, col, [...full, ...pagingStages(window)], budget, window.limit),
+          ),
       };
     }
 
@@ -361,22 +381,29 @@ export class DocumentService {
       const distinctPipeline = buildDistinctPipeline(filter, fields);
       return {
         heavy,
-        rows: (budget) => ({
-          count: store.aggregateCount(db, col, distinctPipeline, budget),
-          open: (window) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)], budget, window.limit),
-          // Decoded as the renderers decode records: a double stays one (BsonRecord.decodeTyped).
-          mapRow: (row) => distinctRowToObject(row.decodeTyped(), fields),
-        }),
+        rows: (budget) =>
+          countedRows(
+            () => store.aggregateCount(db, col, distinctPipeline, budget),
+            (window) => store.aggregate(db, col, [...distinctPipeline, ...pagingStages(window)], budget, window.limit),
+            // Decoded as the renderers decode records: a double stays one (BsonRecord.decodeTyped).
+            (row) => distinctRowToObject(row.decodeTyped(), fields),
+          ),
       };
     }
 
     return {
       heavy,
-      rows: (budget) => ({
-        count: store.count(db, col, filter, budget),
-        open: (window) =>
-          store.find(db, col, { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit }, budget),
-      }),
+      rows: (budget) =>
+        countedRows(
+          () => store.count(db, col, filter, budget),
+          (window) =>
+            store.find(
+              db,
+              col,
+              { filter, projection: query?.projection, sort: query?.sort, skip: window.skip, limit: window.limit },
+              budget,
+            ),
+        ),
     };
   }
 }

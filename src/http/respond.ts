@@ -59,6 +59,12 @@ function breadcrumbs(path: string): { name: string; href: string }[] {
 }
 
 const CSV_FIELDS_LOCAL = 'csvFields';
+const RELATED_LOCAL = 'relatedPages';
+
+/** Other pages about the resource, linked from its browsable page (see PageContext.related). */
+export function setRelatedPages(res: Response, pages: readonly { name: string; href: string }[]): void {
+  res.locals[RELATED_LOCAL] = pages;
+}
 
 /** The CSV columns a route chose from its `fields` parameter (see render/csv.ts). */
 export function setCsvFields(res: Response, fields: readonly string[]): void {
@@ -101,6 +107,8 @@ export function pageContext(req: Request, res: Response): RenderContext {
   if (isPageForm(res.locals.form)) ctx.form = res.locals.form;
   const fields = res.locals[CSV_FIELDS_LOCAL] as readonly string[] | undefined;
   if (fields !== undefined) ctx.fields = fields;
+  const related = res.locals[RELATED_LOCAL] as RenderContext['related'];
+  if (related !== undefined) ctx.related = related;
   const allow = (res.locals.allow as string[] | undefined) ?? opts.allow;
   if (allow !== undefined) ctx.allow = allow;
   const callback = jsonpCallback(req);

@@ -115,6 +115,11 @@ function formatLinks(ctx: PageContext): string {
   return `<div class="formats">Format: ${links.join('')}</div>`;
 }
 
+function relatedLinks(ctx: PageContext): string {
+  const links = (ctx.related ?? []).map((page) => link(safeHref(page.href), page.name, ' class="related"'));
+  return links.length === 0 ? '' : `<div class="formats">${links.join('')}</div>`;
+}
+
 function headerBlock(status: number, ctx: PageContext): string {
   const lines = [`<b>HTTP ${status} ${escapeHtml(STATUS_CODES[status] ?? '')}</b>`];
   if (ctx.allow && ctx.allow.length > 0) lines.push(`<b>Allow:</b> ${escapeHtml(ctx.allow.join(', '))}`);
@@ -167,7 +172,7 @@ function pageOpen(status: number, ctx: PageContext, head: EnvelopeHead | null): 
     navbar(ctx) +
     breadcrumbs(ctx) +
     '<main>\n' +
-    `<div class="page-header"><h1>${escapeHtml(heading)}</h1>${formatLinks(ctx)}</div>\n` +
+    `<div class="page-header"><h1>${escapeHtml(heading)}</h1>${relatedLinks(ctx)}${formatLinks(ctx)}</div>\n` +
     `<div class="request-info"><pre class="request"><b>${escapeHtml(ctx.method)}</b> ${escapeHtml(pathAndQuery(ctx.requestUrl))}</pre></div>\n` +
     pagingNav(head) +
     `<div class="response-info">${headerBlock(status, ctx)}<pre class="content">`

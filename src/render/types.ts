@@ -47,6 +47,8 @@ export interface PageContext {
   cspNonce?: string;
   /** A form under the response (html-forms.ts), from `res.locals.form`. */
   form?: PageForm;
+  /** Other pages about the same resource (the explorer's view of a collection), shown beside the format links. */
+  related?: readonly { name: string; href: string }[];
 }
 
 /** PageContext plus the JSONP callback name (default `callback`) and the CSV columns (`fields`). */

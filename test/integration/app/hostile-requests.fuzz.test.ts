@@ -204,6 +204,9 @@ const route = fc.oneof(
   fc
     .tuple(fc.constantFrom('data_store', 'catalog'), fc.array(segment, { maxLength: 4 }))
     .map(([area, rest]) => ['api', area, 'data', ...rest]),
+  fc
+    .tuple(fc.constantFrom('data_store', 'catalog'), fc.array(segment, { maxLength: 4 }))
+    .map(([area, rest]) => ['api', 'explore', area, ...rest]),
   fc.constantFrom(['api', 'queue'], ['api', 'queue', 'usertasks']),
   fc
     .tuple(fc.constantFrom('run', 'task'), segment, fc.constantFrom([], ['revoke']))
@@ -364,6 +367,7 @@ const pathPrefix = fc.constantFrom(
   '/api/admin/api/resources/User',
   '/api/data_store/data',
   '/api/catalog/data',
+  '/api/explore/data_store',
   '/api/queue',
   '/api/metrics',
   '/api/auth',

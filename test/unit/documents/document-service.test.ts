@@ -186,3 +186,28 @@ describe('DocumentService containers', () => {
     expect([store.createdDatabases, created]).toEqual([['lab'], ['lab']]);
   });
 });
+
+describe('DocumentService collection reads', () => {
+  it('counts only when the count is asked for, once', async () => {
+    const store = new RecordsStandIn();
+    let counts = 0;
+    const stand = Object.assign(store, {
+      budget: () => ({}),
+      count: async () => {
+        counts += 1;
+        return 7;
+      },
+      find: () => ({}),
+    });
+    const documents = serviceOver(stand);
+    const caller = { key: 'user:1', streamed: false };
+    await documents.readCollection(admin, caller, target(), {}, async (rows) => {
+      if ('values' in rows) throw new Error('expected counted rows');
+      rows.open({ skip: 0, limit: 10 });
+      expect(counts).toBe(0);
+      expect(await rows.count).toBe(7);
+      expect(await rows.count).toBe(7);
+    });
+    expect(counts).toBe(1);
+  });
+});

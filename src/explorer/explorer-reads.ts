@@ -1,0 +1,193 @@
+/**
+ * What the explorer reads, all through the documents layer's own reads (DocumentService), so the
+ * caller's permissions, the query checks, the query time budget and the caller's share of heavy
+ * reads apply exactly as they do to the API:
+ * - a page of records (a find: filter, sort, skip, limit);
+ * - the total, counted up to a cap (an aggregation `$match` + `$limit`), and given up on after a
+ *   short wait, when the view says "more than N" instead;
+ * - top values of chosen fields (`$sortByCount`), one aggregation per field;
+ * - a `$sample` of records, for the schema and for suggested facets;
+ * - histograms of number and date fields (the range, then the count per bin);
+ * - whether an index starts with a sort's field.
+ */
+import type { Document } from 'mongodb';
+import type { Principal } from '../auth/principal.js';
+import { DatabaseError } from '../db/errors.js';
+import type { CollectionTarget, DocumentService, ReadCaller } from '../documents/document-service.js';
+import type { CollectionQuery } from '../documents/query-params.js';
+import { binWidth, binsFrom, type Histogram, type HistogramKind } from './histogram.js';
+import { bsonTag } from './values.js';
+
+/** Counting stops here: past it the view says "more than". */
+export const COUNT_CAP = 100_000;
+/** How long a page waits for its count before saying "more than" what it has seen. */
+export const COUNT_WAIT_MS = 2_500;
+export const FACET_VALUES = 10;
+export const SCHEMA_SAMPLE_SIZE = 1_000;
+
+/** Who reads which collection: the principal and their share of reads. */
+export interface ExplorerReader {
+  principal: Principal;
+  caller: ReadCaller;
+  target: CollectionTarget;
+}
+
+/** A total: exact, or at least `n` (capped, or not counted in time). */
+export type Total = { exact: true; n: number } | { exact: false; n: number; why: 'cap' | 'slow' | 'failed' };
+
+export interface FacetValue {
+  value: unknown;
+  n: number;
+}
+
+export class ExplorerReads {
+  constructor(readonly documents: DocumentService) {}
+
+  /** The collection for a reader, after the read permission check (403/401 otherwise). */
+  target(principal: Principal, db: string, col: string): CollectionTarget {
+    return this.documents.target(principal, db, col, 'safe');
+  }
+
+  /** The records of one page; a first page that finds nothing checks that the collection exists (404). */
+  async page(reader: ExplorerReader, query: CollectionQuery, skip: number, limit: number): Promise<Document[]> {
+    const records = await this.documents.readCollection(reader.principal, reader.caller, reader.target, { query }, async (rows) => {
+      if ('values' in rows) return [];
+      const cursor = rows.open({ skip, limit });
+      const out: Document[] = [];
+      try {
+        for await (const row of cursor) out.push(row.decode());
+      } finally {
+        await cursor.close();
+      }
+      return out;
+    });
+    if (records.length === 0 && skip === 0) await reader.target.whenEmpty();
+    return records;
+  }
+
+  /** The number of records the filter matches, up to COUNT_CAP, or a lower bound when counting takes too long. */
+  async total(reader: ExplorerReader, filter: Document, seen: number): Promise<Total> {
+    const counting = this.documents.readCollection(
+      reader.principal,
+      reader.caller,
+      reader.target,
+      { query: { filter }, pipeline: [{ $limit: COUNT_CAP + 1 }] },
+      async (rows) => ('values' in rows ? rows.values.length : rows.count),
+    );
+    // Still awaited by the read itself (which holds the caller's heavy slot until the engine is done).
+    counting.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<'slow'>((resolve) => {
+      timer = setTimeout(() => resolve('slow'), COUNT_WAIT_MS);
+    });
+    try {
+      const n = await Promise.race([counting, slow]);
+      if (n === 'slow') return { exact: false, n: seen, why: 'slow' };
+      return n > COUNT_CAP ? { exact: false, n: COUNT_CAP, why: 'cap' } : { exact: true, n };
+    } catch (err) {
+      if (err instanceof DatabaseError && err.kind === 'query_timeout') return { exact: false, n: seen, why: 'slow' };
+      if (err instanceof DatabaseError) throw err;
+      return { exact: false, n: seen, why: 'failed' };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The most frequent values of each field among the records the filter matches (one aggregation per field, in turn). */
+  async facets(reader: ExplorerReader, filter: Document, fields: readonly string[]): Promise<Map<string, FacetValue[]>> {
+    const out = new Map<string, FacetValue[]>();
+    for (const field of fields) {
+      const pipeline = [{ $sortByCount: `$${field}` }, { $limit: FACET_VALUES }];
+      out.set(
+        field,
+        (await this.aggregate(reader, filter, pipeline)).map((row) => ({ value: row._id, n: Number(row.count) })),
+      );
+    }
+    return out;
+  }
+
+  /** Equal-width bins of a number or date field's values among the records the filter matches. */
+  async histogram(reader: ExplorerReader, filter: Document, field: string, kind: HistogramKind): Promise<Histogram> {
+    const ofKind = { $match: { [field]: { $type: kind === 'date' ? 'date' : 'number' } } };
+    const [range] = await this.aggregate(reader, filter, [
+      ofKind,
+      { $group: { _id: null, min: { $min: `$${field}` }, max: { $max: `$${field}` }, n: { $sum: 1 } } },
+    ]);
+    const min = asNumber(range?.min);
+    const max = asNumber(range?.max);
+    if (range === undefined || min === undefined || max === undefined) return { field, kind, bins: [], total: 0 };
+    const width = binWidth(min, max, kind === 'number' && Number.isInteger(min) && Number.isInteger(max));
+    const origin = kind === 'date' ? new Date(min) : min;
+    const rows = await this.aggregate(reader, filter, [
+      ofKind,
+      { $group: { _id: { $floor: { $divide: [{ $subtract: [`$${field}`, origin] }, width] } }, n: { $sum: 1 } } },
+    ]);
+    const counts = new Map<number, number>();
+    for (const row of rows) {
+      const bin = asNumber(row._id);
+      if (bin !== undefined) counts.set(bin, (counts.get(bin) ?? 0) + Number(row.n));
+    }
+    return { field, kind, bins: binsFrom(min, max, width, counts), total: Number(range.n) };
+  }
+
+  /**
+   * Up to `size` (x, y) points of records picked at random among those the filter matches that
+   * have a number or date `x` and a number `y`, in the order of x (dates as seconds, for the chart).
+   */
+  async points(
+    reader: ExplorerReader,
+    filter: Document,
+    x: string,
+    xKind: HistogramKind,
+    y: string,
+    size: number,
+  ): Promise<[number[], number[]]> {
+    const rows = await this.aggregate(reader, filter, [
+      { $match: { [x]: { $type: xKind === 'date' ? 'date' : 'number' }, [y]: { $type: 'number' } } },
+      { $sample: { size } },
+      { $project: { _id: 0, x: `$${x}`, y: `$${y}` } },
+    ]);
+    const points = rows
+      .map((row) => [asNumber(row.x), asNumber(row.y)] as const)
+      .filter((p): p is readonly [number, number] => p[0] !== undefined && p[1] !== undefined)
+      .map(([px, py]) => [xKind === 'date' ? px / 1000 : px, py] as const)
+      .sort((p, q) => p[0] - q[0]);
+    return [points.map((p) => p[0]), points.map((p) => p[1])];
+  }
+
+  /** Up to `size` records picked at random among those the filter matches. */
+  sample(reader: ExplorerReader, filter: Document, size: number): Promise<Document[]> {
+    return this.aggregate(reader, filter, [{ $sample: { size } }]);
+  }
+
+  /** Whether some index of the collection starts with `field` (a sort on it then reads no more than it returns). */
+  async sortHasIndex(reader: ExplorerReader, field: string): Promise<boolean> {
+    const indexes = await this.documents.listIndexes(reader.principal, reader.target.db, reader.target.col);
+    return indexes.some((index) => Object.keys((index.key ?? {}) as Document)[0] === field);
+  }
+
+  private aggregate(reader: ExplorerReader, filter: Document, pipeline: Document[]): Promise<Document[]> {
+    return this.documents.readCollection(reader.principal, reader.caller, reader.target, { query: { filter }, pipeline }, async (rows) => {
+      if ('values' in rows) return [];
+      const cursor = rows.open({ skip: 0, limit: 0 });
+      const out: Document[] = [];
+      try {
+        for await (const row of cursor) out.push(row.decode());
+      } finally {
+        await cursor.close();
+      }
+      return out;
+    });
+  }
+}
+
+/** A number or date from the engine as a number (a date as its milliseconds). */
+function asNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.getTime();
+  if (typeof value === 'object' && value !== null && bsonTag(value) !== undefined) {
+    const n = Number(String(value));
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,61 @@
+/**
+ * Histograms as inline SVG (presentation attributes only, so the strict Content-Security-Policy
+ * allows them and no script is needed): one bar per bin, each a link that filters the view to
+ * that bin's range, with the range and count as its tooltip.
+ */
+import escapeHtml from 'escape-html';
+import type { Histogram } from './histogram.js';
+import { viewHref } from './view-html.js';
+import { withChanges, type ExplorerView } from './view-state.js';
+import { dateText, numberText } from './values.js';
+import type { FilterRow } from './filters.js';
+
+const WIDTH = 480;
+const HEIGHT = 90;
+
+function edgeText(histogram: Histogram, value: number): string {
+  return histogram.kind === 'date' ? dateText(new Date(value)) : numberText(Number(value.toPrecision(6)));
+}
+
+/** A bin edge as the JSON a filter row carries. */
+function edgeJson(histogram: Histogram, value: number): string {
+  return histogram.kind === 'date' ? JSON.stringify({ $date: new Date(value).toISOString() }) : JSON.stringify(value);
+}
+
+function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): string {
+  const { bins, field } = histogram;
+  const highest = Math.max(1, ...bins.map((bin) => bin.n));
+  const barWidth = WIDTH / Math.max(1, bins.length);
+  const bars = bins.map((bin, i) => {
+    const last = i === bins.length - 1;
+    const rows: FilterRow[] = [
+      ...view.rows,
+      { field, op: 'gte', value: edgeJson(histogram, bin.from) },
+      { field, op: last ? 'lte' : 'lt', value: edgeJson(histogram, bin.to) },
+    ];
+    const height = bin.n === 0 ? 0 : Math.max(1, Math.round((bin.n / highest) * HEIGHT));
+    const title = `${edgeText(histogram, bin.from)} – ${edgeText(histogram, bin.to)}: ${numberText(bin.n)}`;
+    return (
+      `<a href="${escapeHtml(viewHref(base, withChanges(view, { rows })))}" data-testid="histogram-bar">` +
+      `<title>${escapeHtml(title)}</title>` +
+      `<rect x="${(i * barWidth).toFixed(1)}" y="0" width="${barWidth.toFixed(1)}" height="${HEIGHT}" fill="transparent"></rect>` +
+      `<rect x="${(i * barWidth + 1).toFixed(1)}" y="${HEIGHT - height}" width="${Math.max(1, barWidth - 2).toFixed(1)}" height="${height}" fill="#2c6dac"></rect></a>`
+    );
+  });
+  return (
+    `<svg width="${WIDTH}" height="${HEIGHT + 2}" viewBox="0 0 ${WIDTH} ${HEIGHT + 2}" role="img" aria-label="${escapeHtml(`Histogram of ${field}`)}">${bars.join('')}</svg>` +
+    `<div class="axis"><span>${escapeHtml(edgeText(histogram, bins[0]?.from ?? 0))}</span><span>${escapeHtml(edgeText(histogram, bins.at(-1)?.to ?? 0))}</span></div>`
+  );
+}
+
+export function histogramBox(base: string, view: ExplorerView, histogram: Histogram | string, field: string): string {
+  const remove = viewHref(base, withChanges(view, { histograms: view.histograms.filter((f) => f !== field), page: view.page }));
+  const body =
+    typeof histogram === 'string'
+      ? `<p class="nil">${escapeHtml(histogram)}</p>`
+      : histogram.bins.length === 0
+        ? '<p class="nil">no values</p>'
+        : histogramSvg(base, view, histogram) +
+          `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}; click a bar to filter by its range</small>`;
+  return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3>${escapeHtml(field)} <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
+}

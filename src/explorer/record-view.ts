@@ -1,0 +1,15 @@
+/** One record whole, as JSON, with a link back to its collection's table. */
+import type { Document } from 'mongodb';
+import { prettyJsonHtml } from '../render/html-json.js';
+import { toPlainValue } from '../render/plain-value.js';
+import { a } from './view-html.js';
+
+export function recordView(base: string, apiPath: string, record: Document): string {
+  let json: string;
+  try {
+    json = prettyJsonHtml(toPlainValue(record));
+  } catch {
+    json = '(this record nests too deeply to show)';
+  }
+  return `<p>${a(base, '« Back to the table')} · ${a(apiPath, 'in the browsable API')}</p>\n<pre data-testid="record-json">${json}</pre>\n`;
+}

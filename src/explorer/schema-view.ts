@@ -1,0 +1,39 @@
+/** The schema view: the fields of a sample of the view's records, with kinds, coverage, ranges and distinct counts. */
+import escapeHtml from 'escape-html';
+import { histogramKind, type SchemaProfile } from './schema.js';
+import { a, tabsHtml, viewHref } from './view-html.js';
+import { withChanges, type ExplorerView } from './view-state.js';
+import { dateText, numberText } from './values.js';
+
+const rangeText = (value: number | Date | undefined): string =>
+  value === undefined ? '' : value instanceof Date ? dateText(value) : numberText(value);
+
+export function schemaView(base: string, view: ExplorerView, profile: SchemaProfile, elapsedMs: number): string {
+  const rows = profile.fields.map(({ column, present, kinds, min, max, distinct }) => {
+    const coverage = profile.sampleSize === 0 ? 0 : (100 * present) / profile.sampleSize;
+    const kindText = [...kinds]
+      .sort((x, y) => y[1] - x[1])
+      .map(([kind, n]) => `${kind}${kinds.size > 1 ? ` ${Math.round((100 * n) / present)}%` : ''}`)
+      .join(', ');
+    const distinctText = distinct >= present && present > 1 ? `${numberText(distinct)} (all different)` : numberText(distinct);
+    const facet =
+      column.field !== undefined && !view.facets.includes(column.field)
+        ? a(viewHref(base, withChanges(view, { tab: 'table', facets: [...view.facets, column.field] })), 'facet')
+        : '';
+    const histogram =
+      column.field !== undefined && !view.histograms.includes(column.field) && histogramKind(profile, column.field) !== undefined
+        ? a(viewHref(base, withChanges(view, { tab: 'table', histograms: [...view.histograms, column.field] })), 'histogram')
+        : '';
+    return (
+      `<tr data-testid="schema-field" data-column="${escapeHtml(column.name)}"><td>${escapeHtml(column.name)}</td><td>${escapeHtml(kindText)}</td>` +
+      `<td><meter min="0" max="100" value="${coverage.toFixed(1)}"></meter> ${coverage.toFixed(coverage < 10 ? 1 : 0)}%</td>` +
+      `<td>${escapeHtml(rangeText(min))}</td><td>${escapeHtml(rangeText(max))}</td><td>${distinctText}</td><td>${facet} ${histogram}</td></tr>`
+    );
+  });
+  return (
+    tabsHtml(base, view) +
+    `<p class="summary" data-testid="schema-summary">Fields of a random sample of ${numberText(profile.sampleSize)} records (<code>$sample</code>, at most 1,000) matching the view's filter · ${numberText(Math.round(elapsedMs))} ms. Distinct values are counted within the sample.</p>\n` +
+    `<table class="schema" data-testid="schema"><thead><tr><th>Field</th><th>Types</th><th>Coverage</th><th>Min</th><th>Max</th><th>Distinct in sample</th><th></th></tr></thead>` +
+    `<tbody>${rows.join('\n')}</tbody></table>\n`
+  );
+}

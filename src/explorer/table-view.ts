@@ -1,0 +1,138 @@
+/**
+ * The table view: filter panel, facets, the count and the time it took, the column picker, the
+ * records as a table with sortable headers and per-cell filter links, paging, and exports.
+ */
+import escapeHtml from 'escape-html';
+import type { Document } from 'mongodb';
+import { flattenRecord, knownColumns, shownColumns, type Column } from './columns.js';
+import { exportsPanel } from './exports-panel.js';
+import type { Total } from './explorer-reads.js';
+import { facetPanel, type FacetPanelModel } from './facet-panel.js';
+import { filterPanel } from './filter-panel.js';
+import { FILTER_OPERATORS, type FilterOperator } from './filters.js';
+import type { ViewQuery } from './snippets.js';
+import { a, hiddenInputs, tabsHtml, viewHref } from './view-html.js';
+import { withChanges, type ExplorerView } from './view-state.js';
+import { numberText, showValue, type ShownValue } from './values.js';
+
+export interface TableModel {
+  /** The explorer path of the collection (ends with "/"). */
+  base: string;
+  view: ExplorerView;
+  records: readonly Document[];
+  total: Total;
+  elapsedMs: number;
+  /** The filter the view runs, as pretty JSON. */
+  filterJson: string;
+  /** Whether an index serves the sort (undefined: no sort). */
+  sortIndexed: boolean | undefined;
+  facets: FacetPanelModel;
+  /** Field names for the filter and facet inputs' suggestions. */
+  fieldNames: readonly string[];
+  query: ViewQuery;
+  baseUrl: string;
+}
+
+/** A record's row view, when its `_id` can be written in a URL (an ObjectId or a string). */
+function recordHref(base: string, id: unknown): string | undefined {
+  const shown = showValue(id);
+  if (shown.kind === 'objectid' || (shown.kind === 'text' && typeof id === 'string' && id.length <= 512 && !id.includes('/'))) {
+    const text = shown.kind === 'objectid' ? (id as { toHexString(): string }).toHexString() : (id as string);
+    return `${base}${encodeURIComponent(text)}/`;
+  }
+  return undefined;
+}
+
+function cellActions(base: string, view: ExplorerView, column: Column, shown: ShownValue): string {
+  if (column.field === undefined || shown.matchJson === undefined) return '';
+  const field = column.field;
+  const ops: FilterOperator[] = shown.ordered ? ['eq', 'ne', 'gt', 'lt'] : ['eq', 'ne'];
+  const links = ops.map((op) =>
+    a(
+      viewHref(base, withChanges(view, { rows: [...view.rows, { field, op, value: shown.matchJson as string }] })),
+      FILTER_OPERATORS[op].label,
+      ` title="${op === 'eq' ? '= this' : op === 'ne' ? '≠ this' : `${FILTER_OPERATORS[op].label} this`}" data-testid="cell-${op}" rel="nofollow"`,
+    ),
+  );
+  return `<span class="acts">${links.join('')}</span>`;
+}
+
+function headerCell(base: string, view: ExplorerView, column: Column): string {
+  if (column.field === undefined) return `<th title="Not a field path MongoDB can sort by">${escapeHtml(column.name)}</th>`;
+  const current = view.sort?.field === column.field ? view.sort.direction : 0;
+  const next = current === 1 ? -1 : 1;
+  const arrow = current === 1 ? ' ▲' : current === -1 ? ' ▼' : '';
+  const href = viewHref(base, withChanges(view, { sort: { field: column.field, direction: next } }));
+  return `<th data-field="${escapeHtml(column.field)}">${a(href, column.name + arrow, ' data-testid="sort-header" rel="nofollow"')}</th>`;
+}
+
+function totalText(total: Total): string {
+  if (total.exact) return `${numberText(total.n)} record${total.n === 1 ? '' : 's'}`;
+  if (total.why === 'cap') return `more than ${numberText(total.n)} records`;
+  if (total.why === 'slow') return `at least ${numberText(total.n)} records (counting all of them would take too long)`;
+  return `at least ${numberText(total.n)} records (the count failed)`;
+}
+
+function columnPicker(base: string, view: ExplorerView, known: readonly Column[], shown: readonly Column[]): string {
+  const on = new Set(shown.map((c) => c.name));
+  const boxes = known.map(
+    (column) =>
+      `<label><input type="checkbox" name="col" value="${escapeHtml(column.name)}"${on.has(column.name) ? ' checked' : ''}> ${escapeHtml(column.name)}</label>`,
+  );
+  const all =
+    view.columns.length > 0 ? ` · ${a(viewHref(base, withChanges(view, { columns: [], page: view.page })), 'default columns')}` : '';
+  return (
+    `<details class="columns" data-testid="column-picker"><summary>Columns (${shown.length} of ${known.length} on this page)</summary>` +
+    `<form method="get" action="${escapeHtml(base)}">${hiddenInputs(view, ['columns'])}${boxes.join('')}<br><button type="submit">Show these columns</button>${all}</form></details>\n`
+  );
+}
+
+function pagingNav(base: string, view: ExplorerView, shownRows: number, total: Total): string {
+  const last = total.exact ? Math.max(1, Math.ceil(total.n / view.pageSize)) : Number.POSITIVE_INFINITY;
+  const hasNext = view.page < last && shownRows === view.pageSize;
+  const prev = view.page > 1 ? a(viewHref(base, { ...view, page: view.page - 1 }), '« Previous', ' rel="prev"') : '<span>« Previous</span>';
+  const next = hasNext
+    ? a(viewHref(base, { ...view, page: view.page + 1 }), 'Next »', ' rel="next" data-testid="next-page"')
+    : '<span>Next »</span>';
+  const of = Number.isFinite(last) ? ` of ${numberText(last)}` : '';
+  return `<nav class="paging" aria-label="pages">${prev}<span>Page ${numberText(view.page)}${of}</span>${next}</nav>\n`;
+}
+
+export function tableView(model: TableModel): string {
+  const { base, view, records } = model;
+  const rows = records.map((record) => flattenRecord(record));
+  const known = knownColumns(rows);
+  const columns = shownColumns(known, view.columns);
+  const first = (view.page - 1) * view.pageSize;
+  const summary =
+    records.length === 0
+      ? `No records on this page; ${totalText(model.total)} match.`
+      : `${numberText(first + 1)}–${numberText(first + records.length)} of ${totalText(model.total)} · ${numberText(Math.round(model.elapsedMs))} ms`;
+  const hint =
+    model.sortIndexed === false && view.sort !== undefined
+      ? `<p class="hint" data-testid="sort-hint">No index starts with “${escapeHtml(view.sort.field)}”: this sort reads and sorts every matching record, which is slow on a large collection (an index on it helps).</p>`
+      : '';
+  const body = rows.map((cells, i) => {
+    const record = records[i] as Document;
+    const href = recordHref(base, record._id);
+    const tds = columns.map((column) => {
+      const cell = cells.get(column.name);
+      const shown = showValue(cell?.value);
+      let html = shown.html;
+      if (column.name === '_id' && href !== undefined) html = `<a href="${escapeHtml(href)}" data-testid="row-link">${html}</a>`;
+      return `<td class="${shown.kind}">${html}${cellActions(base, view, column, shown)}</td>`;
+    });
+    return `<tr data-testid="record-row">${tds.join('')}</tr>`;
+  });
+  return (
+    tabsHtml(base, view) +
+    filterPanel(base, view, model.filterJson, model.fieldNames) +
+    facetPanel(base, view, model.facets) +
+    `<p class="summary" data-testid="summary">${summary}</p>\n${hint}` +
+    columnPicker(base, view, known, columns) +
+    `<div class="scroll"><table class="records" data-testid="records"><thead><tr>${columns.map((c) => headerCell(base, view, c)).join('')}</tr></thead>` +
+    `<tbody>${body.join('\n')}</tbody></table></div>\n` +
+    pagingNav(base, view, records.length, model.total) +
+    exportsPanel(model.query, model.baseUrl)
+  );
+}

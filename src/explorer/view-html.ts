@@ -1,0 +1,42 @@
+/** HTML pieces every explorer view shares: links to other views, hidden view inputs, the tabs. */
+import escapeHtml from 'escape-html';
+import { viewSearch, withChanges, type ExplorerTab, type ExplorerView } from './view-state.js';
+
+/** A link to `base` with the view's query string. */
+export const viewHref = (base: string, view: ExplorerView): string => base + viewSearch(view);
+
+export const a = (href: string, text: string, attributes = ''): string =>
+  `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
+
+type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'size' | 'tab';
+
+/** The view as hidden inputs of a GET form, except the parts the form itself edits. */
+export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): string {
+  const out: string[] = [];
+  const input = (name: string, value: string) => out.push(`<input type="hidden" name="${name}" value="${escapeHtml(value)}">`);
+  if (!except.includes('tab') && view.tab !== 'table') input('tab', view.tab);
+  if (!except.includes('rows')) {
+    for (const row of view.rows) {
+      input('f', row.field);
+      input('op', row.op);
+      input('v', row.value);
+    }
+  }
+  if (!except.includes('query') && view.query.trim() !== '') input('q', view.query);
+  if (!except.includes('sort') && view.sort !== undefined) input('sort', `${view.sort.direction === -1 ? '-' : ''}${view.sort.field}`);
+  if (!except.includes('columns')) for (const column of view.columns) input('col', column);
+  if (!except.includes('facets')) for (const facet of view.facets) input('facet', facet);
+  if (!except.includes('histograms')) for (const field of view.histograms) input('hist', field);
+  if (!except.includes('chart')) {
+    if (view.x !== '') input('x', view.x);
+    if (view.y !== '') input('y', view.y);
+  }
+  if (!except.includes('size')) input('size', String(view.pageSize));
+  return out.join('');
+}
+
+export function tabsHtml(base: string, view: ExplorerView): string {
+  const tab = (name: ExplorerTab, text: string) =>
+    a(viewHref(base, withChanges(view, { tab: name })), text, view.tab === name ? ' class="on" aria-current="page"' : '');
+  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}</nav>\n`;
+}

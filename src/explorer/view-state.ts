@@ -1,0 +1,155 @@
+/**
+ * The state of an explorer view, carried whole by its URL so that a view is a link to share:
+ *   tab=table|schema|chart which view
+ *   x, y                   the chart's fields
+ *   f, op, v (repeated)    filter rows: field, operator, value (see filters.ts)
+ *   q                      a filter typed as MongoDB JSON, combined with the rows
+ *   sort                   `field` or `-field`
+ *   col (repeated)         the chosen columns (none: the first columns found)
+ *   facet (repeated)       fields whose top values are shown
+ *   hist (repeated)        number or date fields shown as histograms
+ *   page, size             paging
+ * Parsing refuses what the explorer cannot show (400); the filter's own checks run where the
+ * documents layer parses the query built from it.
+ */
+import { isFieldPath } from './field-paths.js';
+import { isFilterOperator, type FilterRow } from './filters.js';
+import { invalidView } from './errors.js';
+
+export const TABS = ['table', 'schema', 'chart'] as const;
+export type ExplorerTab = (typeof TABS)[number];
+
+export interface SortOrder {
+  field: string;
+  direction: 1 | -1;
+}
+
+export interface ExplorerView {
+  tab: ExplorerTab;
+  rows: FilterRow[];
+  /** The typed filter's JSON text ('' for none). */
+  query: string;
+  sort?: SortOrder;
+  /** Chosen columns; empty: the first columns the page's records have. */
+  columns: string[];
+  facets: string[];
+  histograms: string[];
+  /** The chart's fields ('' for none chosen). */
+  x: string;
+  y: string;
+  page: number;
+  pageSize: number;
+}
+
+export const DEFAULT_PAGE_SIZE = 25;
+export const PAGE_SIZES = [10, 25, 50, 100] as const;
+const MAX_ROWS = 20;
+const MAX_FACETS = 8;
+const MAX_COLUMNS = 200;
+/** Deep pages skip every record before them; beyond this a filter or a sort is the way there. */
+export const MAX_PAGE = 10_000;
+
+type RawQuery = Record<string, unknown>;
+
+/** Every value of a parameter, in order (the simple query parser gives a string or an array of them). */
+function all(query: RawQuery, name: string): string[] {
+  const value = query[name];
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+function one(query: RawQuery, name: string): string | undefined {
+  const values = all(query, name);
+  if (values.length > 1) throw invalidView(`The "${name}" parameter is given more than once.`);
+  return values[0];
+}
+
+function positiveInt(raw: string | undefined, name: string, fallback: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw invalidView(`"${name}" must be a whole number from 1.`);
+  return Math.min(Number(raw), max);
+}
+
+function requireField(field: string, what: string): string {
+  if (!isFieldPath(field)) throw invalidView(`${what} "${field.slice(0, 100)}" is not a field path (dotted keys, none starting with "$").`);
+  return field;
+}
+
+function optionalField(raw: string | undefined, what: string): string {
+  return raw === undefined || raw === '' ? '' : requireField(raw, what);
+}
+
+export function parseView(query: RawQuery): ExplorerView {
+  const tabRaw = one(query, 'tab') ?? 'table';
+  if (!(TABS as readonly string[]).includes(tabRaw)) throw invalidView(`"tab" is one of ${TABS.join(', ')}.`);
+  const fields = all(query, 'f');
+  const ops = all(query, 'op');
+  const values = all(query, 'v');
+  if (ops.length !== fields.length || values.length !== fields.length) {
+    throw invalidView('Each filter row needs "f", "op" and "v" (the same number of each).');
+  }
+  const rows: FilterRow[] = [];
+  fields.forEach((field, i) => {
+    // An empty row (a blank line of the form) means nothing.
+    if (field.trim() === '') return;
+    const op = ops[i] as string;
+    if (!isFilterOperator(op)) throw invalidView(`"${op.slice(0, 20)}" is not a filter operator.`);
+    rows.push({ field: requireField(field.trim(), 'Filter field'), op, value: values[i] as string });
+  });
+  if (rows.length > MAX_ROWS) throw invalidView(`At most ${MAX_ROWS} filter rows.`);
+
+  const sortRaw = one(query, 'sort');
+  let sort: SortOrder | undefined;
+  if (sortRaw !== undefined && sortRaw !== '') {
+    const descending = sortRaw.startsWith('-');
+    sort = { field: requireField(descending ? sortRaw.slice(1) : sortRaw, 'Sort field'), direction: descending ? -1 : 1 };
+  }
+  const columns = [...new Set(all(query, 'col').filter((c) => c !== ''))];
+  if (columns.length > MAX_COLUMNS) throw invalidView(`At most ${MAX_COLUMNS} columns.`);
+  const facets = [...new Set(all(query, 'facet').filter((f) => f !== ''))].map((f) => requireField(f, 'Facet field'));
+  if (facets.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} facets.`);
+  const histograms = [...new Set(all(query, 'hist').filter((f) => f !== ''))].map((f) => requireField(f, 'Histogram field'));
+  if (histograms.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} histograms.`);
+  const sizeRaw = positiveInt(one(query, 'size'), 'size', DEFAULT_PAGE_SIZE, 100);
+  const pageSize = (PAGE_SIZES as readonly number[]).includes(sizeRaw) ? sizeRaw : DEFAULT_PAGE_SIZE;
+  return {
+    tab: tabRaw as ExplorerTab,
+    rows,
+    query: one(query, 'q') ?? '',
+    ...(sort === undefined ? {} : { sort }),
+    columns,
+    facets,
+    histograms,
+    x: optionalField(one(query, 'x'), 'Chart field'),
+    y: optionalField(one(query, 'y'), 'Chart field'),
+    page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
+    pageSize,
+  };
+}
+
+/** The query string of a view (starting with "?", or '' for the default view), parameters in a fixed order. */
+export function viewSearch(view: ExplorerView): string {
+  const params = new URLSearchParams();
+  if (view.tab !== 'table') params.set('tab', view.tab);
+  for (const row of view.rows) {
+    params.append('f', row.field);
+    params.append('op', row.op);
+    params.append('v', row.value);
+  }
+  if (view.query.trim() !== '') params.set('q', view.query);
+  if (view.sort !== undefined) params.set('sort', `${view.sort.direction === -1 ? '-' : ''}${view.sort.field}`);
+  for (const column of view.columns) params.append('col', column);
+  for (const facet of view.facets) params.append('facet', facet);
+  for (const field of view.histograms) params.append('hist', field);
+  if (view.x !== '') params.set('x', view.x);
+  if (view.y !== '') params.set('y', view.y);
+  if (view.page !== 1) params.set('page', String(view.page));
+  if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
+  const search = params.toString();
+  return search === '' ? '' : `?${search}`;
+}
+
+/** The same view with some changes; any change but paging itself goes back to the first page. */
+export function withChanges(view: ExplorerView, changes: Partial<ExplorerView>): ExplorerView {
+  return { ...view, page: 1, ...changes };
+}

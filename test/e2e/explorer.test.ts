@@ -1,0 +1,226 @@
+/**
+ * The data explorer in a real browser (Debian's Chromium through playwright-core) against the
+ * real service and database, as a researcher who may read one collection: sort by a header,
+ * add a suggested facet and filter by one of its values, filter by a cell's "= this" link and by a
+ * histogram's bar, open
+ * a record, look at the schema, and open the view's URL in a new browser context (a colleague's),
+ * which shows the same view. Nothing is requested off this machine and the Content-Security-Policy
+ * is never tripped. Screenshots of each view go to test-output/screenshots/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { call, startTestApp, type TestApp } from '../support/app.js';
+import { insertFixture } from '../support/explorer-fixture.js';
+import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
+
+const RECORDS = 8_000;
+/** A field name that is markup with a script in it: every view must show it as text. */
+const HOSTILE_KEY = '<img src=x onerror="window.__pwned=1">';
+let app: TestApp;
+let browser: Browser;
+let researcher: Watched;
+let rootToken: string;
+let db: string;
+const col = 'readings';
+let sharedUrl: string;
+
+async function logIn(page: Page, next: string): Promise<void> {
+  await page.goto(`${app.url}/api/auth/login/?next=${encodeURIComponent(next)}`);
+  await page.fill('#id_username', 'researcher');
+  await page.fill('#id_password', 'pw-researcher-123');
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+}
+
+const summary = (page: Page): Promise<string> => page.getByTestId('summary').innerText();
+/** The `_id`s of the rows shown, in order. */
+const rowIds = (page: Page): Promise<string[]> => page.locator('[data-testid="row-link"]').allInnerTexts();
+
+beforeAll(async () => {
+  app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
+  await app.users.createUser({ username: 'root', password: 'pw-root-12345', isSuperuser: true });
+  rootToken = await app.users.tokenFor('root');
+  db = `${app.prefix}explore`;
+  await insertFixture(app.url, rootToken, db, col, RECORDS);
+  expect(
+    (await call(app.url, 'POST', `/api/data_store/indexes/${db}/${col}/`, { token: rootToken, body: { keys: { when: 1 } } })).status,
+  ).toBe(201);
+  expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token: rootToken, body: { collection: 'hostile' } })).status).toBe(
+    201,
+  );
+  const hostile = Array.from({ length: 50 }, (_, i) => ({
+    [HOSTILE_KEY]: i,
+    when: { $date: new Date(Date.UTC(2024, 0, 1 + i)).toISOString() },
+    [`${HOSTILE_KEY}text`]: `<img src=x onerror="window.__pwned=${i}">`,
+  }));
+  expect((await call(app.url, 'POST', `/api/data_store/data/${db}/hostile/`, { token: rootToken, body: hostile })).status).toBe(201);
+  await app.users.createUser({
+    username: 'researcher',
+    password: 'pw-researcher-123',
+    permissions: [`data_store.${db}.${col}.safe`, `data_store.${db}.hostile.safe`],
+  });
+  browser = await launchChromium();
+  researcher = await watchedPage(browser);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (app !== undefined) {
+    await call(app.url, 'POST', '/api/data_store/data/', { token: rootToken, body: { database: db, action: 'delete' } }).catch(
+      () => undefined,
+    );
+    await app.close();
+  }
+});
+
+describe('the explorer in a browser', () => {
+  it("opens from the collection's browsable page", async () => {
+    const { page } = researcher;
+    await logIn(page, `/api/data_store/data/${db}/${col}/`);
+    await page.locator('a.related', { hasText: 'Explore' }).click();
+    await page.getByTestId('records').waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/api/explore/data_store/${db}/${col}/`);
+    expect(await summary(page)).toContain('1–25 of 8000 records');
+    await screenshot(page, 'explorer-table');
+  });
+
+  it('sorts by clicking a header, and says when no index serves the sort', async () => {
+    const { page } = researcher;
+    await page.locator('th[data-field="reading.temp"] a').click();
+    await page.locator('th[data-field="reading.temp"] a').click();
+    await page.getByTestId('sort-hint').waitFor();
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('-reading.temp');
+    const firstTemp = await page.locator('[data-testid="record-row"]').first().locator('td.number').first().innerText();
+    expect(firstTemp).toMatch(/^39\.9/);
+  });
+
+  it('adds a suggested facet and filters by one of its values', async () => {
+    const { page } = researcher;
+    await page.locator('[data-testid="suggested-facet"]', { hasText: 'kind' }).click();
+    const facet = page.locator('[data-testid="facet"][data-field="kind"]');
+    await facet.waitFor();
+    expect(await facet.innerText()).toContain('1600');
+    await facet.locator('[data-testid="facet-value"]', { hasText: 'snow' }).click();
+    await page.getByTestId('filter-row').first().waitFor();
+    expect(await summary(page)).toContain('of 1600 records');
+    expect(JSON.parse(await page.getByTestId('query-text').inputValue())).toEqual({ kind: 'snow' });
+    await screenshot(page, 'explorer-facets', { fullPage: false });
+  });
+
+  it('filters by clicking "= this" on a cell', async () => {
+    const { page } = researcher;
+    const cell = page.locator('[data-testid="record-row"]').first().locator('td').nth(2);
+    await cell.hover();
+    const before = await summary(page);
+    await cell.getByTestId('cell-eq').click();
+    await page.waitForFunction((old) => document.querySelector('[data-testid="summary"]')?.textContent !== old, before);
+    expect((await page.getByTestId('filter-row').count()) - 1).toBe(2);
+    expect(await summary(page)).toMatch(/of \d+ records?/);
+    sharedUrl = page.url();
+  });
+
+  it('shows the same view in a new browser context from the shared URL', async () => {
+    const { page } = researcher;
+    const mine = {
+      summary: (await summary(page)).replace(/ · \d+ ms/, ''),
+      ids: await rowIds(page),
+      query: await page.getByTestId('query-text').inputValue(),
+    };
+    const colleague = await watchedPage(browser);
+    try {
+      await logIn(colleague.page, new URL(sharedUrl).pathname + new URL(sharedUrl).search);
+      await colleague.page.getByTestId('records').waitFor();
+      expect(colleague.page.url()).toBe(sharedUrl);
+      expect((await summary(colleague.page)).replace(/ · \d+ ms/, '')).toBe(mine.summary);
+      expect(await rowIds(colleague.page)).toEqual(mine.ids);
+      expect(await colleague.page.getByTestId('query-text').inputValue()).toBe(mine.query);
+      expect(colleague.cspViolations).toEqual([]);
+    } finally {
+      await colleague.context.close();
+    }
+  });
+
+  it('opens a record whole, and the schema of a sample', async () => {
+    const { page } = researcher;
+    await page.locator('[data-testid="row-link"]').first().click();
+    await page.getByTestId('record-json').waitFor();
+    expect(await page.getByTestId('record-json').innerText()).toContain('"coordinates": [');
+    await screenshot(page, 'explorer-record');
+    await page.goBack();
+    await page.getByRole('link', { name: 'Schema' }).click();
+    await page.getByTestId('schema').waitFor();
+    expect(await page.getByTestId('schema-summary').innerText()).toMatch(/sample of \d+ records/);
+    expect(await page.locator('[data-testid="schema-field"]').count()).toBeGreaterThan(8);
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=schema`);
+    await screenshot(page, 'explorer-schema', { fullPage: true });
+  });
+
+  it('adds a histogram and filters by clicking a bar', async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/`);
+    await page.locator('[data-testid="suggested-histogram"]', { hasText: 'reading.temp' }).click();
+    const histogram = page.locator('[data-testid="histogram"][data-field="reading.temp"]');
+    await histogram.waitFor();
+    await screenshot(page, 'explorer-histogram');
+    const bar = histogram.locator('[data-testid="histogram-bar"]').nth(3);
+    const count = Number(
+      (await bar.locator('title').textContent())
+        ?.split(': ')
+        .at(-1)
+        ?.replace(/\u202f/g, ''),
+    );
+    await bar.click();
+    await page.getByTestId('filter-row').first().waitFor();
+    expect(await summary(page)).toContain(`of ${count} records`);
+    expect(await page.locator('[data-testid="filter-row"] input[name="f"]').first().inputValue()).toBe('reading.temp');
+  });
+
+  it('draws a chart with uPlot, and a drag across it filters by that range', async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=chart`);
+    await page.getByTestId('chart-x').selectOption('when');
+    await page.getByTestId('chart-y').selectOption('reading.temp');
+    await page.getByRole('button', { name: 'Draw' }).click();
+    await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+    await screenshot(page, 'explorer-chart');
+    const over = page.locator('#explorer-chart .u-over');
+    const box = await over.boundingBox();
+    if (box === null) throw new Error('the chart has no plotting area');
+    await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2, { steps: 5 });
+    await Promise.all([page.waitForNavigation(), page.mouse.up()]);
+    await page.getByTestId('records').waitFor();
+    const fields = await page
+      .locator('[data-testid="filter-row"] input[name="f"]')
+      .evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value));
+    expect(fields.slice(0, 2)).toEqual(['when', 'when']);
+    const total = Number(/of (\d+) records/.exec(await summary(page))?.[1]);
+    expect(total).toBeGreaterThan(500);
+    expect(total).toBeLessThan(3_000);
+  });
+
+  it('shows hostile field names and values as text in every view, the chart included', async () => {
+    const { page } = researcher;
+    const hostileBase = `${app.url}/api/explore/data_store/${db}/hostile/`;
+    const search = new URLSearchParams({ tab: 'chart', x: 'when', y: HOSTILE_KEY });
+    for (const url of [
+      hostileBase,
+      `${hostileBase}?tab=schema`,
+      `${hostileBase}?facet=${encodeURIComponent(HOSTILE_KEY)}`,
+      `${hostileBase}?${search.toString()}`,
+    ]) {
+      await page.goto(url);
+      await page.waitForLoadState('load');
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.locator('img').count()).toBe(0);
+    }
+    await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+    expect(await page.locator('#explorer-chart').innerText()).toContain(HOSTILE_KEY);
+  });
+
+  it('requested nothing off this machine and tripped no Content-Security-Policy', () => {
+    expect(externalRequests(researcher, app.url)).toEqual([]);
+    expect(researcher.cspViolations).toEqual([]);
+    expect(researcher.pageErrors).toEqual([]);
+  });
+});

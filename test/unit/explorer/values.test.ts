@@ -1,0 +1,56 @@
+/** Record values as the explorer shows them in a cell, and the Extended JSON its "= this" links match them by. */
+import { Decimal128, Long, ObjectId } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { showValue } from '../../../src/explorer/values.js';
+
+describe('showValue', () => {
+  it.each([
+    [new Date('2024-05-01T00:00:00Z'), 'date', '2024-05-01', '{"$date":"2024-05-01T00:00:00.000Z"}'],
+    [new Date('2024-05-01T12:30:00Z'), 'date', '2024-05-01 12:30:00 UTC', '{"$date":"2024-05-01T12:30:00.000Z"}'],
+    [1234567, 'number', '1\u202f234\u202f567', '1234567'],
+    [1994, 'number', '1994', '1994'],
+    [0.1, 'number', '0.1', '0.1'],
+    [Long.fromString('9007199254740993'), 'number', '9007199254740993', '{"$numberLong":"9007199254740993"}'],
+    [Decimal128.fromString('1.10'), 'number', '1.10', '{"$numberDecimal":"1.10"}'],
+    ['<b>x</b>', 'text', '&lt;b&gt;x&lt;/b&gt;', '"<b>x</b>"'],
+    [null, 'null', 'null', 'null'],
+    [true, 'bool', 'true', 'true'],
+  ])('shows %s', (value, kind, text, matchJson) => {
+    const shown = showValue(value);
+    expect(shown.kind).toBe(kind);
+    expect(shown.html).toContain(text);
+    expect(shown.matchJson).toBe(matchJson);
+  });
+
+  it('shows an ObjectId as its hex digits with its creation time, a GeoJSON point as coordinates', () => {
+    const id = ObjectId.createFromHexString('65f000000000000000000001');
+    expect(showValue(id)).toMatchObject({ kind: 'objectid', matchJson: '{"$oid":"65f000000000000000000001"}' });
+    expect(showValue(id).html).toContain('created 2024-03-12');
+    expect(showValue({ type: 'Point', coordinates: [-97.44, 35.22] }).html).toContain('35.22000, -97.44000');
+    expect(
+      showValue({
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 0],
+          ],
+        ],
+      }).html,
+    ).toContain('Polygon · 4 positions');
+  });
+
+  it('cuts long text, says how long it was, and gives it no link', () => {
+    const shown = showValue('y'.repeat(1_000_000));
+    expect(shown.html.length).toBeLessThan(300);
+    expect(shown.html).toContain('(1\u202f000\u202f000 characters)');
+    expect(shown.matchJson).toBeUndefined();
+  });
+
+  it('treats a plain object with a _bsontype key as data, not as a BSON value', () => {
+    expect(showValue({ _bsontype: 'ObjectId', id: '<x>' })).toMatchObject({ kind: 'object' });
+    expect(showValue({ _bsontype: 'ObjectId', id: '<x>' }).html).toContain('&lt;x&gt;');
+  });
+});
