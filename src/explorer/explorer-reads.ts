@@ -15,6 +15,7 @@ import type { Principal } from '../auth/principal.js';
 import { DatabaseError } from '../db/errors.js';
 import type { CollectionTarget, DocumentService, ReadCaller } from '../documents/document-service.js';
 import type { CollectionQuery } from '../documents/query-params.js';
+import type { BudgetedCursor } from '../documents/budgeted-cursor.js';
 import { binWidth, binsFrom, type Histogram, type HistogramKind } from './histogram.js';
 import { bsonTag } from './values.js';
 
@@ -52,14 +53,7 @@ export class ExplorerReads {
   async page(reader: ExplorerReader, query: CollectionQuery, skip: number, limit: number): Promise<Document[]> {
     const records = await this.documents.readCollection(reader.principal, reader.caller, reader.target, { query }, async (rows) => {
       if ('values' in rows) return [];
-      const cursor = rows.open({ skip, limit });
-      const out: Document[] = [];
-      try {
-        for await (const row of cursor) out.push(row.decode());
-      } finally {
-        await cursor.close();
-      }
-      return out;
+      return decodedRows(rows.open({ skip, limit }));
     });
     if (records.length === 0 && skip === 0) await reader.target.whenEmpty();
     return records;
@@ -169,14 +163,7 @@ export class ExplorerReads {
   private aggregate(reader: ExplorerReader, filter: Document, pipeline: Document[]): Promise<Document[]> {
     return this.documents.readCollection(reader.principal, reader.caller, reader.target, { query: { filter }, pipeline }, async (rows) => {
       if ('values' in rows) return [];
-      const cursor = rows.open({ skip: 0, limit: 0 });
-      const out: Document[] = [];
-      try {
-        for await (const row of cursor) out.push(row.decode());
-      } finally {
-        await cursor.close();
-      }
-      return out;
+      return decodedRows(rows.open({ skip: 0, limit: 0 }));
     });
   }
 }
@@ -190,4 +177,15 @@ function asNumber(value: unknown): number | undefined {
     return Number.isFinite(n) ? n : undefined;
   }
   return undefined;
+}
+
+/** Every row of `cursor`, decoded; the cursor is closed whatever happens. */
+async function decodedRows(cursor: BudgetedCursor): Promise<Document[]> {
+  const out: Document[] = [];
+  try {
+    for await (const row of cursor) out.push(row.decode());
+  } finally {
+    await cursor.close();
+  }
+  return out;
 }

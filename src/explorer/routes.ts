@@ -12,7 +12,6 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import isPlainObject from 'is-plain-obj';
 import type { Document } from 'mongodb';
-import { isApiError } from '../errors.js';
 import { requestBaseUrl } from '../http/base-url.js';
 import { methods } from '../http/methods.js';
 import { pageContext, setRelatedPages } from '../http/respond.js';
@@ -21,7 +20,7 @@ import type { DocumentArea } from '../documents/area.js';
 import { DocumentService } from '../documents/document-service.js';
 import { validateCollectionName, validateDatabaseName } from '../documents/names.js';
 import { parseQuery } from '../documents/query-params.js';
-import { invalidView } from './errors.js';
+import { invalidView, queryRefusal } from './errors.js';
 import { ExplorerReads, SCHEMA_SAMPLE_SIZE, type ExplorerReader, type FacetValue, type Total } from './explorer-reads.js';
 import { combinedFilter } from './filters.js';
 import { pageHtml, type Shell } from './page.js';
@@ -202,8 +201,9 @@ export function explorerRouter(deps: ExplorerDeps): Router {
         try {
           filter = combinedFilter(view.rows, typedFilter(view.query));
         } catch (err) {
-          if (!isApiError(err) || err.status !== 400) throw err;
-          send(req, res, 400, shell, invalidViewBody(base, view, err.message));
+          const refusal = queryRefusal(err);
+          if (refusal === undefined) throw err;
+          send(req, res, 400, shell, invalidViewBody(base, view, refusal));
           return;
         }
         const filterJson = JSON.stringify(filter, null, 2);
@@ -218,8 +218,9 @@ export function explorerRouter(deps: ExplorerDeps): Router {
           send(req, res, 200, shell, body);
         } catch (err) {
           // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
-          if (!isApiError(err) || err.status !== 400) throw err;
-          send(req, res, 400, shell, invalidViewBody(base, view, err.message, filterJson));
+          const refusal = queryRefusal(err);
+          if (refusal === undefined) throw err;
+          send(req, res, 400, shell, invalidViewBody(base, view, refusal, filterJson));
         }
       },
     }),

@@ -177,6 +177,11 @@ describe('filters', () => {
     const bad = await page(`${base()}?q=${encodeURIComponent('{not json')}`);
     expect(bad.status).toBe(400);
     expect(textOf(bad.text, 'view-error')).toContain('not valid JSON');
+    // Refused by the documents layer rather than the query parser: the same page, with its reason.
+    const near = { loc: { $near: { $geometry: { type: 'Point', coordinates: [0, 0] } } } };
+    const unindexed = await page(`${base()}?q=${encodeURIComponent(JSON.stringify(near))}`);
+    expect(unindexed.status).toBe(400);
+    expect(textOf(unindexed.text, 'view-error')).toContain('2dsphere');
   });
 
   it('gives the view as curl, Python, pandas and download links reading the same records', async () => {
