@@ -158,6 +158,21 @@ const RECORD_DECODING = { bsonRegExp: true } as const;
  */
 const TYPED_NUMBERS = { promoteValues: false } as const;
 
+/**
+ * Runs a command read with TYPED_NUMBERS. The setting decodes the whole reply, an error reply's
+ * too: its `code` is then an Int32 object, which no check of `err.code === 50` (the time limit)
+ * or of an unavailable engine's codes would recognise, and the failure would be a 500. The code
+ * is made a number again before the error goes on.
+ */
+async function typedRead<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof MongoServerError && typeof err.code === 'object' && err.code !== null) err.code = Number(err.code);
+    throw err;
+  }
+}
+
 /** The filter of one record's `_id` (any type: an ObjectId, a string, a number, ...). */
 const byId = (id: unknown): Document => ({ _id: id });
 
@@ -327,7 +342,9 @@ export class DocumentStore {
     const collection = this.collection(db, col);
     return this.deadline(async (signal) => {
       for (const id of ids) {
-        const doc = await collection.findOne(byId(id), { ...TYPED_NUMBERS, signal, ...(projection === undefined ? {} : { projection }) });
+        const doc = await typedRead(() =>
+          collection.findOne(byId(id), { ...TYPED_NUMBERS, signal, ...(projection === undefined ? {} : { projection }) }),
+        );
         if (doc !== null) return doc;
       }
       return null;
@@ -478,7 +495,7 @@ export class DocumentStore {
 
   distinct(db: string, col: string, field: string, filter: Document, budget: QueryBudget): Promise<unknown[]> {
     // The driver takes no abort signal for distinct: past the deadline its answer is simply not awaited.
-    return budget.run((maxTimeMS) => this.collection(db, col).distinct(field, filter, { ...TYPED_NUMBERS, maxTimeMS }));
+    return budget.run((maxTimeMS) => typedRead(() => this.collection(db, col).distinct(field, filter, { ...TYPED_NUMBERS, maxTimeMS })));
   }
 
   /**
