@@ -389,6 +389,11 @@ describe('responses under database restarts, aborted requests and periodic work'
       statuses.flat().every((s) => s >= 200 && s < 300),
       `statuses after recovery: ${statuses.flat().join(',')}`,
     ).toBe(true);
+    // An outage is a 503, never a 500: a failure the service did not recognise as the engine's.
+    expect(
+      Object.keys(failures).filter((status) => Number(status) >= 500 && Number(status) !== 503),
+      JSON.stringify(failureCodes),
+    ).toEqual([]);
     // Every request here is valid: an outage must read as one (503), never as the caller's fault.
     expect(
       Object.keys(failureCodes).filter((k) => k.startsWith('4') && !k.startsWith('404')),
