@@ -22,17 +22,16 @@ const INSTALLATION_TESTS = [
 
 // Projects: `unit` (pure logic, no services), `integration` and `e2e` (real RabbitMQ and a real
 // MongoDB-wire server over TLS, started once per vitest process by test/support/global-setup.ts)
-// and `installations` (see above). `npm test` starts three vitest processes at once (see
-// package.json): one for `installations` with a single worker, and two for every other project,
-// each with half of the files (`--shard`) and services of its own, so the halves cannot meet.
+// and `installations` (see above). `npm test` starts two vitest processes at once (see
+// package.json): one for `installations` with a single worker, one for every other project.
 export default defineConfig({
   test: {
     // Test files of one vitest process run one at a time (TEST_MAX_WORKERS overrides it). The
-    // files of one process share one broker and one engine, and a broker's
+    // files of `unit`, `integration` and `e2e` share one broker and one engine, and a broker's
     // remote control and task events reach every worker on it: with two files side by side, one
     // file's `enable_events`, control broadcasts and per-caller limits changed what another
-    // file's tests saw (six of them failed). Hence the parallelism between processes instead:
-    // the two halves and the `installations` files each bring their own services.
+    // file's tests saw (six of them failed). The `installations` files bring their own services,
+    // so their process runs beside this one instead.
     maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 1),
     projects: [
       {
