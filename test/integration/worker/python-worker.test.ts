@@ -184,7 +184,8 @@ describe("cybercom worker with the manual's lab module", () => {
 
   it('does not run a queued task revoked through the Python client while it runs, and ends a running one revoked with terminate', async () => {
     const lab = await liveWorker();
-    const busy = await submit('labtasks.pause', { args: [4] });
+    // Long enough for the client's Python to start and revoke on a loaded machine (4 s was not).
+    const busy = await submit('labtasks.pause', { args: [15] });
     const queued = await submit('labtasks.summarize', { args: [[5, 6]] });
     const revoke = `from cybercom import Client\nprint(Client().tasks.get(${JSON.stringify(queued.task_id)}).revoke())`;
     const { stdout } = await run(clientPython, ['-c', revoke], {
@@ -192,7 +193,7 @@ describe("cybercom worker with the manual's lab module", () => {
       timeout: 60_000,
     });
     expect(stdout.trim()).toBe('REVOKED');
-    expect((await app.ctx.queue!.results.waitForReady(busy.task_id as string, { timeoutMs: 30_000 })).status).toBe('SUCCESS');
+    expect((await app.ctx.queue!.results.waitForReady(busy.task_id as string, { timeoutMs: 45_000 })).status).toBe('SUCCESS');
     await until(
       () => new RegExp(`Discarding revoked task: labtasks\\.summarize\\[${queued.task_id as string}\\]`).test(lab.log()),
       30_000,
