@@ -82,9 +82,13 @@ describe('number literals in a record body', () => {
 
   it('has the values JSON.parse has, for any JSON text', () => {
     fc.assert(
-      fc.property(fc.json({ depthSize: 'small' }), (text) => {
-        expect(untyped(readBody(text))).toEqual(untyped(JSON.parse(text) as unknown));
-      }),
+      // Keys that could pollute prototypes are refused in any body (extended-json.ts), so not compared here.
+      fc.property(
+        fc.json({ depthSize: 'small' }).filter((text) => !/"(__proto__|constructor)"/.test(text)),
+        (text) => {
+          expect(untyped(readBody(text))).toEqual(untyped(JSON.parse(text) as unknown));
+        },
+      ),
       { numRuns: 500 },
     );
   });
