@@ -21,27 +21,31 @@ interface StaticFile {
   body: () => string;
 }
 
-/** A package's dist/ directory (where the main file of uplot, leaflet and leaflet.markercluster lives). */
-function distOf(name: 'uplot' | 'leaflet' | 'leaflet.markercluster'): string {
-  return dirname(createRequire(import.meta.url).resolve(name));
-}
+const requireHere = createRequire(import.meta.url);
+/**
+ * Each package's dist/ directory (where its main file lives). Leaflet and its cluster plugin are
+ * only read as files here, never imported, so knip.json lists them as used dependencies.
+ */
+const DIST = {
+  uplot: () => dirname(requireHere.resolve('uplot')),
+  leaflet: () => dirname(requireHere.resolve('leaflet')),
+  markercluster: () => dirname(requireHere.resolve('leaflet.markercluster')),
+};
 
 const JS = 'application/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
 const FILES: Record<string, StaticFile> = {
-  'uplot.js': { type: JS, body: () => readFileSync(join(distOf('uplot'), 'uPlot.iife.min.js'), 'utf8') },
-  'uplot.css': { type: CSS, body: () => readFileSync(join(distOf('uplot'), 'uPlot.min.css'), 'utf8') },
+  'uplot.js': { type: JS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.iife.min.js'), 'utf8') },
+  'uplot.css': { type: CSS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.min.css'), 'utf8') },
   'chart.js': { type: JS, body: () => CHART_SCRIPT },
-  'leaflet.js': { type: JS, body: () => readFileSync(join(distOf('leaflet'), 'leaflet.js'), 'utf8') },
-  'leaflet.css': { type: CSS, body: () => readFileSync(join(distOf('leaflet'), 'leaflet.css'), 'utf8') },
-  'markercluster.js': { type: JS, body: () => readFileSync(join(distOf('leaflet.markercluster'), 'leaflet.markercluster.js'), 'utf8') },
+  'leaflet.js': { type: JS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.js'), 'utf8') },
+  'leaflet.css': { type: CSS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.css'), 'utf8') },
+  'markercluster.js': { type: JS, body: () => readFileSync(join(DIST.markercluster(), 'leaflet.markercluster.js'), 'utf8') },
   'markercluster.css': {
     type: CSS,
     body: () =>
-      ['MarkerCluster.css', 'MarkerCluster.Default.css']
-        .map((name) => readFileSync(join(distOf('leaflet.markercluster'), name), 'utf8'))
-        .join('\n'),
+      ['MarkerCluster.css', 'MarkerCluster.Default.css'].map((name) => readFileSync(join(DIST.markercluster(), name), 'utf8')).join('\n'),
   },
   'map.js': { type: JS, body: () => MAP_SCRIPT },
 };
