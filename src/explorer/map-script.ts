@@ -46,18 +46,19 @@ export const MAP_SCRIPT = String.raw`(function () {
   function draw(data) {
     var style = { radius: 4, color: '#2c6dac', weight: 1, fillColor: '#2c6dac', fillOpacity: 0.6 };
     var markers = data.points.map(function (p) {
-      return L.circleMarker([p[1], p[0]], style).bindPopup(popupFor(p[2]));
+      // The popup's link is made when it opens: tens of thousands of points need no element each.
+      return L.circleMarker([p[1], p[0]], style).bindPopup(function () { return popupFor(p[2]); });
     });
     var clustered = markers.length > clusterAbove && typeof L.markerClusterGroup === 'function';
     var pointLayer = clustered ? L.markerClusterGroup({ chunkedLoading: true }) : L.featureGroup();
     if (clustered) pointLayer.addLayers(markers); else markers.forEach(function (m) { pointLayer.addLayer(m); });
     var shapeLayer = L.featureGroup(data.shapes.map(function (s) {
-      return L.geoJSON(s.geometry, { style: { color: '#a30000', weight: 2 } }).bindPopup(popupFor(s.id));
+      return L.geoJSON(s.geometry, { style: { color: '#a30000', weight: 2 } }).bindPopup(function () { return popupFor(s.id); });
     }));
     pointLayer.addTo(map);
     shapeLayer.addTo(map);
     var bounds = L.latLngBounds([]);
-    if (markers.length > 0) bounds.extend(L.featureGroup(markers).getBounds());
+    markers.forEach(function (m) { bounds.extend(m.getLatLng()); });
     if (data.shapes.length > 0) bounds.extend(shapeLayer.getBounds());
     if (bounds.isValid()) map.fitBounds(bounds, { padding: [20, 20], maxZoom: 14 });
     el.setAttribute('data-points', String(markers.length));
