@@ -37,6 +37,8 @@ function fieldSelect(fields: readonly string[], chosen: string): string {
 
 function summary(total: Total | undefined, limit: number): string {
   if (total === undefined) return '';
+  if (!total.exact && total.why !== 'cap')
+    return `<p class="summary" data-testid="map-summary">The matching records were not counted in time.</p>\n`;
   const counted = total.exact ? numberText(total.n) : `more than ${numberText(total.n)}`;
   const capped = !total.exact || total.n > limit;
   return (
