@@ -16,6 +16,8 @@ export const CLUSTER_ABOVE = 5_000;
 
 export interface MapModel {
   base: string;
+  /** Where the map's script reads the geometries (the view's query string is added). */
+  dataPath: string;
   view: ExplorerView;
   nonce: string | undefined;
   /** Fields holding GeoJSON geometries in a sample of the matching records. */
@@ -72,7 +74,7 @@ export function mapView(model: MapModel): string {
     `<p class="summary" id="explorer-map-status" data-testid="map-status" aria-live="polite"></p>\n` +
     `<link rel="stylesheet" href="${staticPath('leaflet.css')}"><link rel="stylesheet" href="${staticPath('markercluster.css')}">\n` +
     `<div id="explorer-map" data-testid="map" data-field="${escapeHtml(field)}" data-cluster-above="${CLUSTER_ABOVE}"${tiles} ` +
-    `data-src="${escapeHtml(`${base}geometries${viewSearch(drawn)}`)}" data-record-base="${escapeHtml(base)}" ` +
+    `data-src="${escapeHtml(`${model.dataPath}${viewSearch(drawn)}`)}" data-record-base="${escapeHtml(base)}" ` +
     `data-query="${escapeHtml(view.query)}" data-view-href="${escapeHtml(viewHref(base, withChanges(drawn, { tab: 'table' })))}">` +
     `<p class="nil">The map needs JavaScript; the table, facets and histograms work without it.</p></div>\n` +
     `<script src="${staticPath('leaflet.js')}"${nonce}></script><script src="${staticPath('markercluster.js')}"${nonce}></script>` +

@@ -3,7 +3,7 @@
  *   /:area/                 the area's databases the caller may see
  *   /:area/:db/             the database's collections the caller may see
  *   /:area/:db/:col/        the table (or, with tab=schema|chart|map, the schema, a chart or a map) of a collection's records
- *   /:area/:db/:col/geometries  the GeoJSON geometries the map draws (JSON, for the map's script)
+ *   /geometries/:area/:db/:col/  the GeoJSON geometries the map draws (JSON, for the map's script)
  *   /:area/:db/:col/:id/    one record, whole
  * `area` is data_store or catalog. Every read goes through the documents layer's service with
  * the caller's own principal, so the explorer shows exactly what the API would answer them (a
@@ -53,6 +53,13 @@ export interface ExplorerDeps {
 /** The explorer's path of a collection. */
 export const explorePath = (area: AreaName, db: string, col: string): string =>
   `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
+
+/**
+ * The geometries the map of a collection draws. Its own first segment keeps it apart from the
+ * record pages (`/:area/:db/:col/:id/`), whose ids may be any word.
+ */
+export const geometriesPath = (area: AreaName, db: string, col: string): string =>
+  `${EXPLORE_ROOT}/geometries/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
 
 /**
  * For the browsable page of a collection (`/api/<area>/data/:db/:col/`): a link to its explorer
@@ -218,7 +225,16 @@ export function explorerRouter(deps: ExplorerDeps): Router {
               : view.tab === 'chart'
                 ? await chartBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes, pageContext(req, res).cspNonce)
                 : view.tab === 'map'
-                  ? await mapBody(reads, reader, base, view, filter, deps.settings, pageContext(req, res).cspNonce)
+                  ? await mapBody(
+                      reads,
+                      reader,
+                      base,
+                      geometriesPath(area, db, col),
+                      view,
+                      filter,
+                      deps.settings,
+                      pageContext(req, res).cspNonce,
+                    )
                   : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
           send(req, res, 200, shell, body);
         } catch (err) {
@@ -232,7 +248,7 @@ export function explorerRouter(deps: ExplorerDeps): Router {
   );
 
   router.all(
-    '/:area/:db/:col/geometries',
+    '/geometries/:area/:db/:col/',
     methods({
       GET: async (req, res) => {
         req.format = 'json';
@@ -366,6 +382,7 @@ async function mapBody(
   reads: ExplorerReads,
   reader: ExplorerReader,
   base: string,
+  dataPath: string,
   view: ExplorerView,
   filter: Document,
   settings: ExplorerDeps['settings'],
@@ -378,7 +395,7 @@ async function mapBody(
   const geoFields = view.geo === '' || found.includes(view.geo) ? found : [view.geo, ...found];
   const field = view.geo === '' ? (geoFields[0] ?? '') : view.geo;
   const { tileUrl, tileAttribution, limit } = settings.explorerMap;
-  const model = { base, view, nonce, geoFields, field, limit, tiles: { url: tileUrl, attribution: tileAttribution } };
+  const model = { base, dataPath, view, nonce, geoFields, field, limit, tiles: { url: tileUrl, attribution: tileAttribution } };
   if (field === '') return mapView(model);
   return mapView({ ...model, total: await reads.total(reader, withGeometry(query.filter, field), 0) });
 }
