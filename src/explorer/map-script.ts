@@ -24,7 +24,8 @@ export const MAP_SCRIPT = String.raw`(function () {
   function say(text) { if (status !== null) status.textContent = text; }
 
   el.textContent = '';
-  var map = L.map(el, { preferCanvas: true, worldCopyJump: false });
+  // A zoom range of its own: without a tile layer to give one, clustering needs it.
+  var map = L.map(el, { preferCanvas: true, minZoom: 1, maxZoom: 19 });
   if (tileUrl) {
     // The attribution is text from the settings: escaped here, since Leaflet writes it as HTML.
     var attribution = document.createElement('span');
@@ -98,6 +99,9 @@ export const MAP_SCRIPT = String.raw`(function () {
       draw(data);
       say(data.points.length + data.shapes.length + ' geometries drawn' + (data.capped ? ' (the first ' + data.limit + ' matching records; more match).' : '.'));
     })
-    .catch(function (err) { say('The map could not load its data: ' + err.message); });
+    .catch(function (err) {
+      say('The map could not load its data: ' + (err instanceof Error ? err.message : String(err)));
+      if (window.console) window.console.error(err);
+    });
 })();
 `;
