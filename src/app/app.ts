@@ -15,7 +15,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
 import { requestLog } from '../http/request-log.js';
 import type { RespondOptions } from '../http/respond.js';
-import { securityHeaders } from '../http/security-headers.js';
+import { securityHeaders, tileOrigin } from '../http/security-headers.js';
 import { ADMIN_ROOT, adminSite, type AdminSiteOptions } from '../admin/index.js';
 import { BROWSABLE_SCRIPT_PATH, browsableScript } from '../render/html-script.js';
 import { canonicalTrailingSlash } from '../http/trailing-slash.js';
@@ -67,7 +67,12 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use(requestLog(logger));
   app.use(allowedHosts(settings.allowedHosts));
   // HSTS only where this process itself terminates TLS (behind a proxy, the proxy decides).
-  app.use(securityHeaders({ https: settings.https !== undefined }));
+  app.use(
+    securityHeaders({
+      https: settings.https !== undefined,
+      imageOrigins: settings.explorerMap.tileUrl === undefined ? [] : [tileOrigin(settings.explorerMap.tileUrl)],
+    }),
+  );
   app.use(negotiateFormat());
   app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
   app.use(EXPLORE_STATIC_ROOT, explorerStatic());

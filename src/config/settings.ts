@@ -47,6 +47,19 @@ export const serviceEnvSchema = z
     APPLICATION_TITLE: z.string().trim().min(1).default('Cybercommons'),
     MAX_BODY_BYTES: positiveInt.default(16 * 1024 * 1024),
     MAX_QUERY_BYTES: positiveInt.default(64 * 1024),
+    /** The explorer map's base tiles, a {z}/{x}/{y} URL template; unset: the map draws on a blank background. */
+    EXPLORER_TILE_URL: z
+      .string()
+      .trim()
+      .regex(
+        /^https?:\/\/[^/?#\s{}]+\/\S*\{z\}\S*$/,
+        'must be an http(s) URL template with {z}, {x} and {y} in its path and one fixed host (no {s})',
+      )
+      .optional(),
+    /** The tiles' attribution, shown as text in the map's corner (most tile services require one). */
+    EXPLORER_TILE_ATTRIBUTION: z.string().trim().default(''),
+    /** Records whose geometry the explorer map draws at most (the first this many matching the view). */
+    EXPLORER_MAP_LIMIT: positiveInt.max(100_000).default(20_000),
     DEFAULT_PAGE_SIZE: positiveInt.default(10),
     /** Aggregations, distinct and scanning queries one caller may run at a time (more: 429). */
     HEAVY_QUERIES_PER_USER: positiveInt.default(2),
@@ -112,6 +125,8 @@ export interface Settings {
   applicationTitle: string;
   maxBodyBytes: number;
   maxQueryBytes: number;
+  /** The explorer map: its base tiles' URL template and attribution, and how many records it draws at most. */
+  explorerMap: { tileUrl: string | undefined; tileAttribution: string; limit: number };
   defaultPageSize: number;
   heavyQueriesPerUser: number;
   heavyQueriesTotal: number;
@@ -227,6 +242,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     applicationTitle: e.APPLICATION_TITLE,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxQueryBytes: e.MAX_QUERY_BYTES,
+    explorerMap: { tileUrl: e.EXPLORER_TILE_URL, tileAttribution: e.EXPLORER_TILE_ATTRIBUTION, limit: e.EXPLORER_MAP_LIMIT },
     defaultPageSize: e.DEFAULT_PAGE_SIZE,
     heavyQueriesPerUser: e.HEAVY_QUERIES_PER_USER,
     heavyQueriesTotal: e.HEAVY_QUERIES_TOTAL,

@@ -8,6 +8,7 @@
  * - top values of chosen fields (`$sortByCount`), one aggregation per field;
  * - a `$sample` of records, for the schema and for suggested facets;
  * - histograms of number and date fields (the range, then the count per bin);
+ * - the geometry of the first records, for the map;
  * - whether an index starts with a sort's field.
  */
 import type { Document } from 'mongodb';
@@ -149,6 +150,16 @@ export class ExplorerReads {
     return [points.map((p) => p[0]), points.map((p) => p[1])];
   }
 
+  /**
+   * The `_id` and `field` of the first `limit` records the filter matches that have an object
+   * there (a GeoJSON geometry, for the map), and one more when there are more: a find with a
+   * projection, so only the geometry travels.
+   */
+  geometries(reader: ExplorerReader, filter: Document, field: string, limit: number): Promise<Document[]> {
+    const query: CollectionQuery = { filter: withGeometry(filter, field), projection: { [field]: 1 } };
+    return this.page(reader, query, 0, limit + 1);
+  }
+
   /** Up to `size` records picked at random among those the filter matches. */
   sample(reader: ExplorerReader, filter: Document, size: number): Promise<Document[]> {
     return this.aggregate(reader, filter, [{ $sample: { size } }]);
@@ -166,6 +177,12 @@ export class ExplorerReads {
       return decodedRows(rows.open({ skip: 0, limit: 0 }));
     });
   }
+}
+
+/** The filter narrowed to records with an object (a GeoJSON geometry, for the map) in `field`. */
+export function withGeometry(filter: Document, field: string): Document {
+  const hasObject = { [field]: { $type: 'object' } };
+  return Object.keys(filter).length === 0 ? hasObject : { $and: [filter, hasObject] };
 }
 
 /** A number or date from the engine as a number (a date as its milliseconds). */

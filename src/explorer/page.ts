@@ -58,6 +58,7 @@ table.schema{border-collapse:collapse}table.schema th,table.schema td{border-bot
 meter{width:60px;vertical-align:middle}
 .listing{line-height:1.8;font-size:15px}
 .histogram svg{display:block}.histogram svg a:hover rect+rect{fill:#a30000}.histogram .axis{display:flex;justify-content:space-between;color:#666;font-size:12px;width:480px}
+#explorer-map{height:540px;border:1px solid #ddd;border-radius:4px;background:#f4f4f2}button[disabled]{opacity:.5;cursor:default}
 `;
 
 function crumbsHtml(crumbs: Shell['crumbs']): string {

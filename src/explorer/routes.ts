@@ -2,12 +2,13 @@
  * The data explorer, mounted at /api/explore:
  *   /:area/                 the area's databases the caller may see
  *   /:area/:db/             the database's collections the caller may see
- *   /:area/:db/:col/        the table (or, with tab=schema|chart, the schema or a chart) of a collection's records
+ *   /:area/:db/:col/        the table (or, with tab=schema|chart|map, the schema, a chart or a map) of a collection's records
+ *   /geometries/:area/:db/:col/  the GeoJSON geometries the map draws (JSON, for the map's script)
  *   /:area/:db/:col/:id/    one record, whole
  * `area` is data_store or catalog. Every read goes through the documents layer's service with
  * the caller's own principal, so the explorer shows exactly what the API would answer them (a
  * caller who may not read the collection gets the 401/403 page). Pages are HTML only; errors
- * render as the browsable page does.
+ * render as the browsable page does (the geometries' errors as JSON).
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import isPlainObject from 'is-plain-obj';
@@ -21,16 +22,18 @@ import { DocumentService } from '../documents/document-service.js';
 import { validateCollectionName, validateDatabaseName } from '../documents/names.js';
 import { parseQuery } from '../documents/query-params.js';
 import { invalidView, queryRefusal } from './errors.js';
-import { ExplorerReads, SCHEMA_SAMPLE_SIZE, type ExplorerReader, type FacetValue, type Total } from './explorer-reads.js';
+import { ExplorerReads, SCHEMA_SAMPLE_SIZE, withGeometry, type ExplorerReader, type FacetValue, type Total } from './explorer-reads.js';
 import { combinedFilter } from './filters.js';
 import { pageHtml, type Shell } from './page.js';
 import { recordView } from './record-view.js';
 import type { Histogram } from './histogram.js';
-import { histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
+import { geometryFields, histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
 import { schemaView } from './schema-view.js';
 import type { ViewQuery } from './snippets.js';
 import { tableView } from './table-view.js';
 import { chartView } from './chart-view.js';
+import { mapView } from './map-view.js';
+import { mapData } from './map-data.js';
 import { parseView, type ExplorerView } from './view-state.js';
 import escapeHtml from 'escape-html';
 import { filterPanel } from './filter-panel.js';
@@ -43,13 +46,20 @@ const SUGGESTION_SAMPLE_SIZE = 300;
 const CHART_SAMPLE_SIZE = 2_000;
 
 export interface ExplorerDeps {
-  settings: { maxQueryBytes: number };
+  settings: { maxQueryBytes: number; explorerMap: { tileUrl: string | undefined; tileAttribution: string; limit: number } };
   areas: { dataStore: DocumentArea; catalog: DocumentArea };
 }
 
 /** The explorer's path of a collection. */
 export const explorePath = (area: AreaName, db: string, col: string): string =>
   `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
+
+/**
+ * The geometries the map of a collection draws. Its own first segment keeps it apart from the
+ * record pages (`/:area/:db/:col/:id/`), whose ids may be any word.
+ */
+export const geometriesPath = (area: AreaName, db: string, col: string): string =>
+  `${EXPLORE_ROOT}/geometries/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
 
 /**
  * For the browsable page of a collection (`/api/<area>/data/:db/:col/`): a link to its explorer
@@ -214,7 +224,18 @@ export function explorerRouter(deps: ExplorerDeps): Router {
               ? await schemaBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes)
               : view.tab === 'chart'
                 ? await chartBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes, pageContext(req, res).cspNonce)
-                : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
+                : view.tab === 'map'
+                  ? await mapBody(
+                      reads,
+                      reader,
+                      base,
+                      geometriesPath(area, db, col),
+                      view,
+                      filter,
+                      deps.settings,
+                      pageContext(req, res).cspNonce,
+                    )
+                  : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
           send(req, res, 200, shell, body);
         } catch (err) {
           // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
@@ -222,6 +243,25 @@ export function explorerRouter(deps: ExplorerDeps): Router {
           if (refusal === undefined) throw err;
           send(req, res, 400, shell, invalidViewBody(base, view, refusal, filterJson));
         }
+      },
+    }),
+  );
+
+  router.all(
+    '/geometries/:area/:db/:col/',
+    methods({
+      GET: async (req, res) => {
+        req.format = 'json';
+        const { reads, reader } = resolve(req);
+        const view = parseView(req.query);
+        if (view.geo === '') throw invalidView('"geo" names the field whose geometries to read.');
+        const query = parseQuery(
+          JSON.stringify({ filter: combinedFilter(view.rows, typedFilter(view.query)) }),
+          deps.settings.maxQueryBytes,
+        );
+        const { limit } = deps.settings.explorerMap;
+        const records = await reads.geometries(reader, query.filter, view.geo, limit);
+        res.status(200).json(mapData(records, view.geo, limit));
       },
     }),
   );
@@ -336,6 +376,28 @@ async function chartBody(
   if (xKind === undefined || view.y === '') return chartView({ base, view, nonce, xFields, yFields });
   const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE);
   return chartView({ base, view, nonce, xFields, yFields, chart: { xKind, points, sampleSize: CHART_SAMPLE_SIZE } });
+}
+
+async function mapBody(
+  reads: ExplorerReads,
+  reader: ExplorerReader,
+  base: string,
+  dataPath: string,
+  view: ExplorerView,
+  filter: Document,
+  settings: ExplorerDeps['settings'],
+  nonce: string | undefined,
+): Promise<string> {
+  const query = parseQuery(JSON.stringify({ filter }), settings.maxQueryBytes);
+  const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+  const found = geometryFields(profile);
+  // A chosen field the sample happened to miss is still offered (and drawn).
+  const geoFields = view.geo === '' || found.includes(view.geo) ? found : [view.geo, ...found];
+  const field = view.geo === '' ? (geoFields[0] ?? '') : view.geo;
+  const { tileUrl, tileAttribution, limit } = settings.explorerMap;
+  const model = { base, dataPath, view, nonce, geoFields, field, limit, tiles: { url: tileUrl, attribution: tileAttribution } };
+  if (field === '') return mapView(model);
+  return mapView({ ...model, total: await reads.total(reader, withGeometry(query.filter, field), 0) });
 }
 
 async function schemaBody(

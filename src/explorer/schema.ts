@@ -89,6 +89,14 @@ export function suggestedFacets(profile: SchemaProfile, exclude: readonly string
     .map(({ column }) => column.field as string);
 }
 
+/** Fields (query paths) holding a GeoJSON geometry in some sampled record, most often found first. */
+export function geometryFields(profile: SchemaProfile): string[] {
+  return profile.fields
+    .filter(({ column, kinds }) => column.field !== undefined && (kinds.get('geo') ?? 0) > 0)
+    .sort((p, q) => (q.kinds.get('geo') ?? 0) - (p.kinds.get('geo') ?? 0))
+    .map(({ column }) => column.field as string);
+}
+
 /** The histogram kind of a field: number or date when every value sampled that is either is of one kind. */
 export function histogramKind(profile: SchemaProfile, field: string): 'number' | 'date' | undefined {
   const found = profile.fields.find((f) => f.column.field === field);

@@ -1,7 +1,10 @@
 /**
- * The explorer's browser files, served by the service itself (no CDN) and loaded only by the
- * chart view: uPlot's prebuilt browser build and stylesheet, from the installed `uplot` package,
- * and the chart script (chart-script.ts). Revalidated by ETag, so a new version is picked up at once.
+ * The explorer's browser files, served by the service itself (no CDN), each loaded only by the
+ * view that uses it: for the chart view, uPlot's prebuilt browser build and stylesheet (the
+ * installed `uplot` package) and the chart script (chart-script.ts); for the map view, Leaflet's
+ * and Leaflet.markercluster's prebuilt builds and stylesheets (the installed `leaflet` and
+ * `leaflet.markercluster` packages) and the map script (map-script.ts). Revalidated by ETag, so a
+ * new version is picked up at once.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -9,6 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import { CHART_SCRIPT } from './chart-script.js';
+import { MAP_SCRIPT } from './map-script.js';
 
 export const EXPLORE_STATIC_ROOT = '/api/explore/static';
 
@@ -17,15 +21,33 @@ interface StaticFile {
   body: () => string;
 }
 
-/** uPlot's dist/ directory (the package's main file lives there). */
-function uplotDist(): string {
-  return dirname(createRequire(import.meta.url).resolve('uplot'));
-}
+const requireHere = createRequire(import.meta.url);
+/**
+ * Each package's dist/ directory (where its main file lives). Leaflet and its cluster plugin are
+ * only read as files here, never imported, so knip.json lists them as used dependencies.
+ */
+const DIST = {
+  uplot: () => dirname(requireHere.resolve('uplot')),
+  leaflet: () => dirname(requireHere.resolve('leaflet')),
+  markercluster: () => dirname(requireHere.resolve('leaflet.markercluster')),
+};
+
+const JS = 'application/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
 
 const FILES: Record<string, StaticFile> = {
-  'uplot.js': { type: 'application/javascript; charset=utf-8', body: () => readFileSync(join(uplotDist(), 'uPlot.iife.min.js'), 'utf8') },
-  'uplot.css': { type: 'text/css; charset=utf-8', body: () => readFileSync(join(uplotDist(), 'uPlot.min.css'), 'utf8') },
-  'chart.js': { type: 'application/javascript; charset=utf-8', body: () => CHART_SCRIPT },
+  'uplot.js': { type: JS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.iife.min.js'), 'utf8') },
+  'uplot.css': { type: CSS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.min.css'), 'utf8') },
+  'chart.js': { type: JS, body: () => CHART_SCRIPT },
+  'leaflet.js': { type: JS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.js'), 'utf8') },
+  'leaflet.css': { type: CSS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.css'), 'utf8') },
+  'markercluster.js': { type: JS, body: () => readFileSync(join(DIST.markercluster(), 'leaflet.markercluster.js'), 'utf8') },
+  'markercluster.css': {
+    type: CSS,
+    body: () =>
+      ['MarkerCluster.css', 'MarkerCluster.Default.css'].map((name) => readFileSync(join(DIST.markercluster(), name), 'utf8')).join('\n'),
+  },
+  'map.js': { type: JS, body: () => MAP_SCRIPT },
 };
 
 export const staticPath = (name: keyof typeof FILES & string): string => `${EXPLORE_STATIC_ROOT}/${name}`;

@@ -33,14 +33,18 @@ export interface TableModel {
   baseUrl: string;
 }
 
-/** A record's row view, when its `_id` can be written in a URL (an ObjectId or a string). */
-function recordHref(base: string, id: unknown): string | undefined {
+/** A record's `_id` as its row view's path segment (unencoded), when it can be written in a URL (an ObjectId or a string). */
+export function recordIdSegment(id: unknown): string | undefined {
   const shown = showValue(id);
-  if (shown.kind === 'objectid' || (shown.kind === 'text' && typeof id === 'string' && id.length <= 512 && !id.includes('/'))) {
-    const text = shown.kind === 'objectid' ? (id as { toHexString(): string }).toHexString() : (id as string);
-    return `${base}${encodeURIComponent(text)}/`;
-  }
+  if (shown.kind === 'objectid') return (id as { toHexString(): string }).toHexString();
+  if (shown.kind === 'text' && typeof id === 'string' && id.length <= 512 && !id.includes('/')) return id;
   return undefined;
+}
+
+/** A record's row view, when its `_id` can be written in a URL. */
+function recordHref(base: string, id: unknown): string | undefined {
+  const segment = recordIdSegment(id);
+  return segment === undefined ? undefined : `${base}${encodeURIComponent(segment)}/`;
 }
 
 function cellActions(base: string, view: ExplorerView, column: Column, shown: ShownValue): string {

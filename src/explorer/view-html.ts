@@ -8,7 +8,7 @@ export const viewHref = (base: string, view: ExplorerView): string => base + vie
 export const a = (href: string, text: string, attributes = ''): string =>
   `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
 
-type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'size' | 'tab';
+type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'geo' | 'size' | 'tab';
 
 /** The view as hidden inputs of a GET form, except the parts the form itself edits. */
 export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): string {
@@ -31,6 +31,7 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
     if (view.x !== '') input('x', view.x);
     if (view.y !== '') input('y', view.y);
   }
+  if (!except.includes('geo') && view.geo !== '') input('geo', view.geo);
   if (!except.includes('size')) input('size', String(view.pageSize));
   return out.join('');
 }
@@ -38,5 +39,5 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
 export function tabsHtml(base: string, view: ExplorerView): string {
   const tab = (name: ExplorerTab, text: string) =>
     a(viewHref(base, withChanges(view, { tab: name })), text, view.tab === name ? ' class="on" aria-current="page"' : '');
-  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}</nav>\n`;
+  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}${tab('map', 'Map')}</nav>\n`;
 }

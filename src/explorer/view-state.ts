@@ -1,7 +1,8 @@
 /**
  * The state of an explorer view, carried whole by its URL so that a view is a link to share:
- *   tab=table|schema|chart which view
+ *   tab=table|schema|chart|map which view
  *   x, y                   the chart's fields
+ *   geo                    the map's GeoJSON field
  *   f, op, v (repeated)    filter rows: field, operator, value (see filters.ts)
  *   q                      a filter typed as MongoDB JSON, combined with the rows
  *   sort                   `field` or `-field`
@@ -16,7 +17,7 @@ import { isFieldPath } from './field-paths.js';
 import { isFilterOperator, type FilterRow } from './filters.js';
 import { invalidView } from './errors.js';
 
-export const TABS = ['table', 'schema', 'chart'] as const;
+export const TABS = ['table', 'schema', 'chart', 'map'] as const;
 export type ExplorerTab = (typeof TABS)[number];
 
 export interface SortOrder {
@@ -37,6 +38,8 @@ export interface ExplorerView {
   /** The chart's fields ('' for none chosen). */
   x: string;
   y: string;
+  /** The map's GeoJSON field ('' for the first one found). */
+  geo: string;
   page: number;
   pageSize: number;
 }
@@ -122,6 +125,7 @@ export function parseView(query: RawQuery): ExplorerView {
     histograms,
     x: optionalField(one(query, 'x'), 'Chart field'),
     y: optionalField(one(query, 'y'), 'Chart field'),
+    geo: optionalField(one(query, 'geo'), 'Map field'),
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
   };
@@ -143,6 +147,7 @@ export function viewSearch(view: ExplorerView): string {
   for (const field of view.histograms) params.append('hist', field);
   if (view.x !== '') params.set('x', view.x);
   if (view.y !== '') params.set('y', view.y);
+  if (view.geo !== '') params.set('geo', view.geo);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
   const search = params.toString();

@@ -20,6 +20,17 @@ export interface CspOptions {
    * react-select). Scripts stay nonce-only everywhere.
    */
   inlineStyles?: boolean;
+  /**
+   * Further origins images may come from: the explorer map's tile server when one is configured
+   * (its tiles are <img> elements). Nothing else is ever added.
+   */
+  imageOrigins?: readonly string[];
+}
+
+/** The origin (scheme, host, port) of a tile URL template, as img-src needs it. */
+export function tileOrigin(tileUrl: string): string {
+  // The settings refuse placeholders in the host ({s} subdomains), so the origin is the template's own.
+  return new URL(tileUrl.replace(/\{[a-z]\}/g, '0')).origin;
 }
 
 const NONCE_BYTES = 16;
@@ -49,7 +60,7 @@ function policyTemplate(options: CspOptions): string {
     ['default-src', ["'self'"]],
     ['script-src', ["'self'", `'nonce-NONCE'`]],
     ['style-src', ["'self'", options.inlineStyles === true ? "'unsafe-inline'" : `'nonce-NONCE'`]],
-    ['img-src', ["'self'", 'data:']],
+    ['img-src', ["'self'", 'data:', ...(options.imageOrigins ?? [])]],
     ['font-src', ["'self'", 'data:']],
     ['connect-src', ["'self'"]],
     ['form-action', ["'self'"]],
@@ -98,12 +109,13 @@ function helmetHeaders(options: { https: boolean }): [string, string][] {
   return recorded;
 }
 
-export function securityHeaders(options: { https: boolean }): RequestHandler[] {
+export function securityHeaders(options: { https: boolean; imageOrigins?: readonly string[] }): RequestHandler[] {
   const fixed = helmetHeaders(options);
+  const policyParts = policyTemplate({ imageOrigins: options.imageOrigins ?? [] }).split('NONCE');
   const headers: RequestHandler = (_req, res, next) => {
     const nonce = newNonce();
     res.locals.cspNonce = nonce;
-    res.setHeader('Content-Security-Policy', contentSecurityPolicy(nonce));
+    res.setHeader('Content-Security-Policy', policyParts.join(nonce));
     for (const [name, value] of fixed) res.setHeader(name, value);
     next();
   };

@@ -2,9 +2,9 @@
  * The data explorer in a real browser (Debian's Chromium through playwright-core) against the
  * real service and database, as a researcher who may read one collection: sort by a header,
  * add a suggested facet and filter by one of its values, filter by a cell's "= this" link and by a
- * histogram's bar, open
- * a record, look at the schema, and open the view's URL in a new browser context (a colleague's),
- * which shows the same view. Nothing is requested off this machine and the Content-Security-Policy
+ * histogram's bar, open a record, look at the schema, draw a chart and a map (and filter to the
+ * map's visible box), and open the view's URL in a new browser context (a colleague's), which
+ * shows the same view. Nothing is requested off this machine and the Content-Security-Policy
  * is never tripped. Screenshots of each view go to test-output/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -197,6 +197,42 @@ describe('the explorer in a browser', () => {
     const total = Number(/of (\d+) records/.exec(await summary(page))?.[1]);
     expect(total).toBeGreaterThan(500);
     expect(total).toBeLessThan(3_000);
+  });
+
+  it('draws the records on a map, clustered, and "Filter to the visible box" gives a $geoWithin view with the count the API gives', async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=map`);
+    const map = page.locator('#explorer-map[data-drawn="true"]');
+    await map.waitFor();
+    expect(await map.getAttribute('data-points')).toBe(String(RECORDS));
+    expect(await map.getAttribute('data-clustered')).toBe('true');
+    await page.locator('.marker-cluster').first().waitFor();
+    expect(await page.locator('.marker-cluster').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('map-status').innerText()).toContain(`${RECORDS} geometries drawn.`);
+    await screenshot(page, 'explorer-map');
+    // Zoom in twice, so that the visible box holds only part of the records.
+    for (let i = 0; i < 2; i++) {
+      await page.locator('.leaflet-control-zoom-in').click();
+      await page.waitForTimeout(400);
+    }
+    await Promise.all([page.waitForNavigation(), page.getByTestId('map-filter-box').click()]);
+    await page.getByTestId('records').waitFor();
+    const q = new URL(page.url()).searchParams.get('q') ?? '';
+    const filter = JSON.parse(q) as { loc: { $geoWithin: { $geometry: { type: string } } } };
+    expect(filter.loc.$geoWithin.$geometry.type).toBe('Polygon');
+    const total = Number(/of ([\d\u202f]+) records/.exec(await summary(page))?.[1]?.replace(/\u202f/g, ''));
+    const api = await call(
+      app.url,
+      'GET',
+      `/api/data_store/data/${db}/${col}/?page_size=1&query=${encodeURIComponent(JSON.stringify({ filter }))}`,
+      {
+        token: rootToken,
+      },
+    );
+    expect(api.status, api.text).toBe(200);
+    expect(total).toBe(api.json.count);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThan(RECORDS);
   });
 
   it('shows hostile field names and values as text in every view, the chart included', async () => {

@@ -171,4 +171,27 @@ describe('the private database (PRIVATE_MONGO_*)', () => {
       'PRIVATE_MONGO_TLS_CA_FILE: file /nonexistent/ca.pem does not exist',
     );
   });
+
+  it('reads the explorer map settings: no tiles by default, a tile URL template with one fixed host', () => {
+    expect(loadSettings(minimal).explorerMap).toEqual({ tileUrl: undefined, tileAttribution: '', limit: 20_000 });
+    const tiles = loadSettings({
+      ...minimal,
+      EXPLORER_TILE_URL: 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
+      EXPLORER_TILE_ATTRIBUTION: '© OpenStreetMap contributors',
+      EXPLORER_MAP_LIMIT: '5000',
+    });
+    expect(tiles.explorerMap).toEqual({
+      tileUrl: 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
+      tileAttribution: '© OpenStreetMap contributors',
+      limit: 5000,
+    });
+    for (const url of [
+      'https://{s}.tile.example.org/{z}/{x}/{y}.png',
+      'ftp://tiles.example.org/{z}/{x}/{y}.png',
+      'https://tiles.example.org/a.png',
+    ]) {
+      expect(problems({ ...minimal, EXPLORER_TILE_URL: url }).join()).toMatch(/EXPLORER_TILE_URL/);
+    }
+    expect(problems({ ...minimal, EXPLORER_MAP_LIMIT: '500000' }).join()).toMatch(/EXPLORER_MAP_LIMIT/);
+  });
 });

@@ -14,7 +14,7 @@ const query = (search: string): Record<string, string | string[]> => {
 describe('parseView and viewSearch', () => {
   it('read and write a whole view the same way', () => {
     const search =
-      '?tab=schema&f=kind&op=eq&v=%22rain%22&f=reading.temp&op=gt&v=3&q=%7B%22a%22%3A1%7D&sort=-when&col=_id&col=when&facet=kind&hist=reading.temp&x=when&y=reading.temp&page=3&size=50';
+      '?tab=schema&f=kind&op=eq&v=%22rain%22&f=reading.temp&op=gt&v=3&q=%7B%22a%22%3A1%7D&sort=-when&col=_id&col=when&facet=kind&hist=reading.temp&x=when&y=reading.temp&geo=place.loc&page=3&size=50';
     const view = parseView(query(search));
     expect(view).toEqual({
       tab: 'schema',
@@ -29,6 +29,7 @@ describe('parseView and viewSearch', () => {
       histograms: ['reading.temp'],
       x: 'when',
       y: 'reading.temp',
+      geo: 'place.loc',
       page: 3,
       pageSize: 50,
     });
@@ -46,7 +47,8 @@ describe('parseView and viewSearch', () => {
   });
 
   it.each([
-    ['tab=map', '"tab"'],
+    ['tab=globe', '"tab"'],
+    ['geo=%24loc', 'not a field path'],
     ['f=a&op=eq', 'Each filter row'],
     ['f=a&op=like&v=1', 'not a filter operator'],
     ['f=%24where&op=eq&v=1', 'not a field path'],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import express from 'express';
 import helmet from 'helmet';
 import type { AddressInfo } from 'node:net';
-import { contentSecurityPolicy, securityHeaders } from '../../../src/http/security-headers.js';
+import { contentSecurityPolicy, securityHeaders, tileOrigin } from '../../../src/http/security-headers.js';
 
 /** Serves `app` on a free port for the duration of `use`. */
 async function serving<T>(app: express.Express, use: (base: string) => Promise<T>): Promise<T> {
@@ -64,5 +64,15 @@ describe('security headers', () => {
     expect(contentSecurityPolicy('abc', { inlineStyles: true })).toContain(
       "script-src 'self' 'nonce-abc'; style-src 'self' 'unsafe-inline';",
     );
+  });
+
+  it('allows images from the given origins (the map tile server) only when given', async () => {
+    const [plain] = await headersOf(securityHeaders({ https: false }));
+    expect(plain?.get('content-security-policy')).toContain("img-src 'self' data:; ");
+    const origin = tileOrigin('https://tiles.example.org:8443/osm/{z}/{x}/{y}.png?key=1');
+    expect(origin).toBe('https://tiles.example.org:8443');
+    const [withTiles] = await headersOf(securityHeaders({ https: false, imageOrigins: [origin] }));
+    expect(withTiles?.get('content-security-policy')).toContain("img-src 'self' data: https://tiles.example.org:8443; ");
+    expect(withTiles?.get('content-security-policy')).not.toMatch(/(script|connect|default)-src[^;]*tiles/);
   });
 });
