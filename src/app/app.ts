@@ -10,6 +10,7 @@ import express, { type Express, type Router } from 'express';
 import type { ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
 import { jsonBody } from '../http/body.js';
+import { parseSubmittedJson } from '../queue/protocol/exact-numbers.js';
 import { parseRecordJson } from '../documents/number-literals.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
@@ -105,6 +106,8 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   // Record bodies keep how their numbers were written (`3.0` stays a double, number-literals.ts).
   const recordBody = jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseRecordJson });
   app.use(['/api/data_store/data', '/api/catalog/data'], ...recordBody);
+  // Task arguments reach Python workers written as submitted (`3.0` stays a float, exact-numbers.ts).
+  app.use('/api/queue', ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseSubmittedJson }));
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
   app.use('/api', ctx.auth.router);

@@ -13,6 +13,7 @@ import type { TaskQueueType } from '../../config/connections.js';
 import { WorkerEvents } from '../events/worker-events.js';
 import { ControlClient } from '../remote-control/control-client.js';
 import { TaskPublisher, mayHaveBeenPublished } from '../publishing/task-publisher.js';
+import { storedArgs, storedKwargs } from './stored-arguments.js';
 import { ResultStore } from '../results/result-store.js';
 import type { RequestMeta, TaskResult } from '../results/result-document.js';
 import { cursorOver, type CountedRows } from '../../lib/paging.js';
@@ -131,8 +132,8 @@ export class QueueService {
       user_id: userId,
       user,
       task_name: taskName,
-      args: submission.args,
-      kwargs: submission.kwargs,
+      args: storedArgs(submission.args),
+      kwargs: storedKwargs(submission.kwargs),
       queue,
       tags: submission.tags,
       timestamp: new Date(),

@@ -4,12 +4,13 @@
  * strings; `queue` a string (whether it is live is checked against the task catalog).
  */
 import { badRequest } from '../../errors.js';
-import type { JsonObject, JsonValue } from '../protocol/json.js';
+import type { SubmittedObject, SubmittedValue } from '../protocol/exact-numbers.js';
 import isPlainObject from 'is-plain-obj';
 
 export interface Submission {
-  args: JsonValue[];
-  kwargs: JsonObject;
+  /** As submitted: numbers JSON.parse would change are kept as written (exact-numbers.ts). */
+  args: SubmittedValue[];
+  kwargs: SubmittedObject;
   tags: string[];
   queue: string | undefined;
 }
@@ -60,7 +61,7 @@ export function parseSubmission(body: unknown, taskName: string): Submission {
     if (typeof body.queue !== 'string' || !QUEUE_NAME.test(body.queue)) throw badRequest('invalid_queue', '"queue" must be a queue name.');
     queue = body.queue;
   }
-  return { args: args as JsonValue[], kwargs: kwargs as JsonObject, tags: [...new Set(tags as string[])], queue };
+  return { args: args as SubmittedValue[], kwargs: kwargs as SubmittedObject, tags: [...new Set(tags as string[])], queue };
 }
 
 /** `?wait=<seconds>`: a number from 0 to the configured cap. */

@@ -3,23 +3,25 @@
  * strings in logs, events and `inspect` output, so they should read like Python literals:
  * `[2, 'a', None]`, `{'x': True}`.
  */
-import type { JsonValue } from './json.js';
+import { isLosslessNumber } from 'lossless-json';
+import { pythonNumberText, type SubmittedValue } from './exact-numbers.js';
 
 /** Celery's `argsrepr_maxsize`/`kwargsrepr_maxsize` (1024 characters). */
 export const REPR_MAX_LENGTH = 1024;
 
-export function pythonRepr(value: JsonValue, maxLength = REPR_MAX_LENGTH): string {
+export function pythonRepr(value: SubmittedValue, maxLength = REPR_MAX_LENGTH): string {
   const text = repr(value);
   // Celery's saferepr also stops at the limit and marks the cut with an ellipsis.
   return text.length > maxLength ? `${text.slice(0, Math.max(0, maxLength - 3))}...` : text;
 }
 
-function repr(value: JsonValue): string {
+function repr(value: SubmittedValue): string {
   if (value === null) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   if (typeof value === 'number') return numberRepr(value);
   if (typeof value === 'string') return stringRepr(value);
   if (Array.isArray(value)) return `[${value.map(repr).join(', ')}]`;
+  if (isLosslessNumber(value)) return pythonNumberText(value);
   return `{${Object.entries(value)
     .map(([key, item]) => `${stringRepr(key)}: ${repr(item)}`)
     .join(', ')}}`;

@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Options } from 'amqplib';
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonValue } from './json.js';
 import { pythonRepr } from './python-repr.js';
+import { exactJson, type SubmittedObject, type SubmittedValue } from './exact-numbers.js';
 import { formatCeleryTimestamp } from './timestamps.js';
 import { fieldTable } from './amqp-table.js';
 
@@ -49,7 +50,7 @@ export interface TaskEmbed {
   chord: JsonValue;
 }
 
-export type TaskBody = [args: JsonValue[], kwargs: JsonObject, embed: TaskEmbed];
+export type TaskBody = [args: SubmittedValue[], kwargs: SubmittedObject, embed: TaskEmbed];
 
 /** AMQP basic properties Celery sets on a task message (amqplib's option names). */
 export interface TaskProperties {
@@ -72,8 +73,8 @@ export interface TaskMessage {
 export interface TaskMessageInput {
   taskName: string;
   taskId?: string;
-  args?: JsonValue[];
-  kwargs?: JsonObject;
+  args?: SubmittedValue[];
+  kwargs?: SubmittedObject;
   /** User on whose behalf the task runs; sent as the `authenticated_user` header (null when anonymous). */
   authenticatedUser?: string | null;
   /** Hard and soft time limits in seconds. */
@@ -154,9 +155,9 @@ export function buildTaskMessage(input: TaskMessageInput): TaskMessage {
   return { headers, properties, body: [args, kwargs, input.embed ?? emptyEmbed()] };
 }
 
-/** UTF-8 JSON of the body, as kombu's JSON serializer sends it. */
+/** UTF-8 JSON of the body, as kombu's JSON serializer sends it (submitted literals as written). */
 export function encodeTaskBody(message: TaskMessage): Buffer {
-  return Buffer.from(JSON.stringify(message.body), 'utf8');
+  return Buffer.from(exactJson(message.body), 'utf8');
 }
 
 /** amqplib publish options for a built message, its header numbers typed for every py-amqp. */

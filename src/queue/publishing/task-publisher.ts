@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
-import type { JsonObject, JsonValue } from '../protocol/json.js';
+import type { SubmittedObject, SubmittedValue } from '../protocol/exact-numbers.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
 import {
   buildTaskMessage,
@@ -34,8 +34,8 @@ export interface TaskPublisherOptions {
 export interface PublishTaskInput {
   taskName: string;
   taskId?: string;
-  args?: JsonValue[];
-  kwargs?: JsonObject;
+  args?: SubmittedValue[];
+  kwargs?: SubmittedObject;
   queue?: string;
   authenticatedUser?: string | null;
   /** Custom headers beside `authenticated_user` (they cannot replace protocol headers). */

@@ -1,0 +1,78 @@
+/**
+ * Task arguments as the caller wrote them. Celery's workers read a message's JSON with Python's
+ * json module, where `3.0` is a float, `3` an int and `12345678901234567890` that exact int.
+ * JSON.parse reads all three as JavaScript numbers, so an argument the API passed on as
+ * JSON.stringify writes it would reach a Python task as `3` (an int) or as a rounded int.
+ *
+ * Submissions are therefore parsed so that the literals JSON.parse would change are kept as their
+ * text (a LosslessNumber): a literal with a fraction or an exponent whose value is whole (`3.0`,
+ * `1e3`, `-0.0`) or not finite (`1e400`), and an integer beyond 2^53. Every other number stays a
+ * JavaScript number, whose shortest text reads back the same in Python. The message's body
+ * writes kept literals verbatim, and the task log stores them with their BSON type (a double, an
+ * int64: stored-arguments.ts).
+ *
+ * Bodies with no digit before `.`/`e`/`E` and no run of sixteen digits hold no such literal and go
+ * straight to JSON.parse.
+ */
+import { LosslessNumber, isLosslessNumber, parse, stringify } from 'lossless-json';
+import type { JsonValue } from './json.js';
+
+export { LosslessNumber } from 'lossless-json';
+
+/** A submitted value: JSON, with some numbers kept as their literal. */
+export type SubmittedValue = JsonValue | LosslessNumber | SubmittedValue[] | { [key: string]: SubmittedValue };
+export type SubmittedObject = { [key: string]: SubmittedValue };
+
+const MAY_CHANGE = /\d[.eE]|\d{16}/;
+export const FRACTION_OR_EXPONENT = /[.eE]/;
+
+function exactNumber(literal: string): number | LosslessNumber {
+  const value = Number(literal);
+  if (FRACTION_OR_EXPONENT.test(literal)) {
+    return Number.isInteger(value) || !Number.isFinite(value) ? new LosslessNumber(literal) : value;
+  }
+  return Number.isSafeInteger(value) ? value : new LosslessNumber(literal);
+}
+
+/** JSON.parse's last-one-wins for a repeated key (lossless-json refuses one by default). */
+const lastKeyWins = ({ newValue }: { newValue: unknown }): unknown => newValue;
+
+/**
+ * JSON.parse for a task submission, with the literals described above kept. Text that is not
+ * JSON is reported by JSON.parse, in its words.
+ */
+export function parseSubmittedJson(text: string): unknown {
+  if (!MAY_CHANGE.test(text)) return JSON.parse(text);
+  try {
+    return parse(text, null, { parseNumber: exactNumber, onDuplicateKey: lastKeyWins });
+  } catch {
+    return JSON.parse(text);
+  }
+}
+
+/** Whether a value holds a kept literal (only submissions do; a worker's own messages never). */
+export function holdsExactNumbers(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (isLosslessNumber(value)) return true;
+  if (Array.isArray(value)) return value.some(holdsExactNumbers);
+  for (const key in value) {
+    if (holdsExactNumbers((value as Record<string, unknown>)[key])) return true;
+  }
+  return false;
+}
+
+/** JSON text of a message body: JSON.stringify's, with kept literals written as they came. */
+export function exactJson(value: unknown): string {
+  return holdsExactNumbers(value) ? (stringify(value) as string) : JSON.stringify(value);
+}
+
+/** The number a kept literal reads as in Python (for `argsrepr`): `3.0`, `1000.0`, `inf`, exact ints. */
+export function pythonNumberText(literal: LosslessNumber): string {
+  const text = literal.value;
+  if (!FRACTION_OR_EXPONENT.test(text)) return text;
+  const value = Number(text);
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
+  if (Object.is(value, -0)) return '-0.0';
+  const shortest = String(value);
+  return shortest.includes('e') ? shortest : `${shortest}.0`;
+}
