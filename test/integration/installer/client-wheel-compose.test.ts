@@ -1,9 +1,8 @@
 /**
- * The compose runtime ships the Python client: the installer's client-wheel step builds the wheel
- * on the host into the install directory's compose/client (the folder compose.yaml mounts
- * read-only into the API containers), and an API reading CLIENT_DOWNLOADS_DIR from there, as the
- * containers do, serves it at /api/client/python/. The container suite checks the same URL on
- * the running stack.
+ * The compose runtime ships the Python client in its API image: docker/api.Dockerfile builds the
+ * wheel in a Python stage and copies it where the image's CLIENT_DOWNLOADS_DIR points, so the
+ * installer builds nothing on the host for it and compose.yaml mounts nothing over it. The
+ * container suite downloads the wheel from the running stack through the proxy.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -16,12 +15,10 @@ import { Progress } from '../../../src/installer/progress.js';
 import type { InstallContext } from '../../../src/installer/step.js';
 import { clientWheel } from '../../../src/installer/steps/client-wheel.js';
 import { composeInstallConfig } from '../../support/install-fixtures.js';
-import { startTestApp, type TestApp } from '../../support/app.js';
 import { REPO } from './support.js';
 
 let dir: string;
 let layout: InstallLayout;
-let app: TestApp | undefined;
 
 function installContext(): InstallContext {
   return {
@@ -46,37 +43,27 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await app?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('the client-wheel step on a compose installation', () => {
-  it('builds the wheel into the folder compose.yaml mounts into the API containers', async () => {
-    const outcome = await clientWheel.run(installContext());
-    expect(outcome).toMatch(/^(built|present): cybercom-.*\.whl$/);
-    const wheels = (await readdir(join(layout.composeClientDir, 'python'))).filter((f) => f.endsWith('.whl'));
-    expect(wheels).toHaveLength(1);
-
-    // compose.yaml mounts exactly that folder, read-only, where CLIENT_DOWNLOADS_DIR points.
-    const compose = parse(readFileSync(join(REPO, 'compose.yaml'), 'utf8'), { merge: true }) as {
-      services: { api: { volumes: string[]; environment: Record<string, string> } };
-    };
-    const target = compose.services.api.environment.CLIENT_DOWNLOADS_DIR;
-    const mount = compose.services.api.volumes.find((v) => v.endsWith(`:${target}:ro`));
-    expect(mount).toBe(`\${CYBERCOM_DIR:?run ./installer first}/compose/client:${target}:ro`);
-    expect(join(layout.root, 'compose', 'client')).toBe(layout.composeClientDir);
+describe('the Python client on a compose installation', () => {
+  it('is not built on the host by the installer', async () => {
+    expect(await clientWheel.run(installContext())).toBe('carried by the API image');
+    expect(await readdir(layout.root).catch(() => [])).toEqual([]);
   });
 
-  it('is what an API with that CLIENT_DOWNLOADS_DIR serves to pip', async () => {
-    app = await startTestApp({ CLIENT_DOWNLOADS_DIR: layout.composeClientDir });
-    const index = await fetch(`${app.url}/api/client/python/`, { headers: { accept: 'application/json' } });
-    expect(index.status).toBe(200);
-    const about = (await index.json()) as { wheel: string };
-    const [wheel] = (await readdir(join(layout.composeClientDir, 'python'))).filter((f) => f.endsWith('.whl'));
-    expect(about.wheel).toBe(`${app.url}/api/client/python/${wheel}`);
-    const download = await fetch(about.wheel);
-    expect(download.status).toBe(200);
-    const bytes = Buffer.from(await download.arrayBuffer());
-    expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK'); // a wheel is a zip archive
+  it('is built into the API image, where its CLIENT_DOWNLOADS_DIR points, and nothing is mounted over it', () => {
+    const dockerfile = readFileSync(join(REPO, 'docker', 'api.Dockerfile'), 'utf8');
+    const downloads = /CLIENT_DOWNLOADS_DIR=(\S+)/.exec(dockerfile)?.[1];
+    expect(downloads).toBeDefined();
+    expect(dockerfile).toMatch(/FROM \$\{PYTHON_IMAGE\} AS client-wheel/);
+    expect(dockerfile).toContain(`COPY --from=client-wheel /wheels ${downloads}/python`);
+    const compose = parse(readFileSync(join(REPO, 'compose.yaml'), 'utf8'), { merge: true }) as {
+      services: { api: { volumes: string[]; environment?: Record<string, string>; build: { args: Record<string, string> } } };
+    };
+    const api = compose.services.api;
+    expect(api.environment?.CLIENT_DOWNLOADS_DIR).toBeUndefined();
+    expect(api.volumes.filter((v) => v.includes(downloads as string))).toEqual([]);
+    expect(api.build.args.PYTHON_IMAGE).toMatch(/^\$\{PYTHON_IMAGE:-python:3\.\d+-slim-bookworm\}$/);
   });
 });
