@@ -11,7 +11,8 @@
  *      of a chain of 3 tasks on the TypeScript worker;
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
- *      and the last result's date_done.
+ *      and the last result's date_done; then `cybercom worker` beside a Celery worker configured by
+ *      hand, both on the client's venv, in alternating rounds.
  * The API and the TypeScript workers (the one that drains the benchmark queue and the measured ones) run as an installation runs them: the
  * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
  * unless `--processes N` (`--processes default`: the count an installation chooses here).
@@ -137,7 +138,7 @@ async function main(): Promise<void> {
     const token = await ctx.auth.users.tokenFor('bench');
     await ctx.close();
     const channel = await broker.createConfirmChannel();
-    for (const q of [QUEUE, 'bench-ceiling', 'bench-ts', 'bench-py1', 'bench-py2']) {
+    for (const q of [QUEUE, 'bench-ceiling', 'bench-ts', 'bench-py1', 'bench-py2', 'bench-hand', 'bench-cw']) {
       await declareTaskQueue(channel, q, false);
       await channel.purgeQueue(q);
     }
@@ -486,6 +487,80 @@ async function main(): Promise<void> {
       report(
         `   ratio at the same concurrency, TypeScript conc. 1 / Python conc. 1: ${(tsRate1 / (rates[0] as number)).toFixed(2)}, conc. 2 / conc. 2: ${(tsRate2 / (rates[1] as number)).toFixed(2)}`,
       );
+      // 3b. `cybercom worker` (the client's celery extra) beside a Celery worker configured by
+      // hand (the interop tests' app), both from the client's venv: the same interpreter and
+      // Celery, only the configuration differs (late acknowledgement, prefetch 1, task events and
+      // the REVOKED check on ours). Rounds alternate; the ratio is of the medians.
+      const clientVenv = resolve('.venv-client/bin');
+      if (!existsSync(join(clientVenv, 'cybercom'))) {
+        report('3b. cybercom worker: skipped, the client venv is missing (run bash test/support/python-client.sh)');
+      } else {
+        const clientPath = `${clientVenv}:${process.env.PATH ?? ''}`;
+        const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+        const byHand: number[] = [];
+        const ours: number[] = [];
+        for (let round = 1; round <= 3; round += 1) {
+          byHand.push(
+            await measure(`Celery configured by hand (conc. 1) #${round}`, 'bench-hand', 'interop.noop', (rc) =>
+              spawnLogged(
+                join(clientVenv, 'celery'),
+                [
+                  '-A',
+                  'interop_app',
+                  'worker',
+                  '-P',
+                  'prefork',
+                  '-c',
+                  '1',
+                  '-Q',
+                  'bench-hand',
+                  '-n',
+                  'bench-hand@localhost',
+                  '--without-gossip',
+                  '--without-mingle',
+                  '-l',
+                  'WARNING',
+                ],
+                { ...pyEnv('bench-hand', rc), PATH: clientPath },
+                resolve('test/support/celery'),
+              ),
+            ),
+          );
+          ours.push(
+            await measure(`cybercom worker (conc. 1) #${round}`, 'bench-cw', 'bench.noop', (rc) =>
+              spawnLogged(
+                join(clientVenv, 'cybercom'),
+                [
+                  'worker',
+                  '-A',
+                  'noop_tasks',
+                  '-Q',
+                  'bench-cw',
+                  '-n',
+                  'bench-cw@localhost',
+                  '-c',
+                  '1',
+                  '--without-gossip',
+                  '--without-mingle',
+                  '-l',
+                  'warn',
+                ],
+                {
+                  PATH: clientPath,
+                  HOME: process.env.HOME ?? '/tmp',
+                  PYTHONPATH: resolve('bench/python'),
+                  ...pyServices,
+                  BROKER_URL,
+                  RESULT_DATABASE: SERVICE_DB,
+                  RESULT_COLLECTION: rc,
+                },
+                resolve('bench/python'),
+              ),
+            ),
+          );
+        }
+        report(`   ratio cybercom worker / Celery configured by hand (medians of 3 rounds): ${(median(ours) / median(byHand)).toFixed(2)}`);
+      }
       await channel.close();
 
       process.stdout.write(`\nQueue benchmark (${services.mongo.kind}, RabbitMQ over TLS, one machine)\n`);
