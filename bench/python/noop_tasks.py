@@ -5,4 +5,3 @@ from celery import shared_task
 @shared_task(name="bench.noop")
 def noop() -> None:
     """Do nothing (used by the queue benchmark)."""
-    return None
