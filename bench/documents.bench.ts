@@ -9,7 +9,8 @@
  * Each beside a baseline measured in the same run: the same query made directly with the
  * mongodb driver in a plain Node http server (bench/baseline-server.ts). At the end, the memory
  * (PSS of every engine process) and disk use of the database engine after the load.
- * Each measured phase stops after --requests or --seconds, whichever comes first.
+ * Each measured phase stops after --requests or --seconds, whichever comes first. Each phase also
+ * prints the CPU milliseconds per request of the API server and of the baseline server.
  * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c"]
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
+import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
 import { startChild, stop, benchServiceEnv } from './processes.js';
 
 const { values: args } = parseArgs({
@@ -45,6 +47,15 @@ const rate = (rps: number): string => rps.toFixed(rps < 10 ? 2 : 0).padStart(7);
 const SITES = 50;
 const DB = 'bench';
 const COL = 'records';
+
+/** Starts counting a server's CPU (its process and children); the returned function gives ms per request. */
+function cpuOf(pid: number): (requests: number) => number {
+  const before = cpuSnapshot();
+  return (requests) => cpuMsPer(before, cpuSnapshot(), { server: [pid] }, Math.max(requests, 1)).server ?? 0;
+}
+
+const cpuRow = (apiMs: number, baseMs: number): string =>
+  `    CPU per request: api ${apiMs.toFixed(2)} ms, baseline ${baseMs.toFixed(2)} ms`;
 
 function padding(i: number): string {
   return `record-${i}-`.padEnd(900, 'abcdefghijklmnopqrstuvwxyz0123456789');
@@ -188,9 +199,12 @@ async function main(): Promise<void> {
       const viaBase = (i: number): RequestSpec => ({ method: 'GET', url: baseUrl(i) });
       await runLoad(200, CONCURRENCY, viaApi, 200, WARMUP_MS);
       await runLoad(200, CONCURRENCY, viaBase, 200, WARMUP_MS);
+      const cpu = cpuOf(a.child.pid as number);
       const r = await runLoad(REQUESTS, CONCURRENCY, viaApi, 200, BUDGET_MS);
+      const apiMs = cpu(r.requests);
+      const baseCpu = cpuOf(b.child.pid as number);
       const rb = await runLoad(REQUESTS, CONCURRENCY, viaBase, 200, BUDGET_MS);
-      results.push(row(name, r, rb));
+      results.push(row(name, r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
       await stop(a.child);
       await stop(b.child);
     };
@@ -264,14 +278,17 @@ async function main(): Promise<void> {
       const body = JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ ...makeRecord(i), bulk: true })));
       const posts = Math.max(20, Math.floor(REQUESTS / 50));
       const headers = { ...auth, 'content-type': 'application/json' };
+      const cpu = cpuOf(a.child.pid as number);
       const r = await runLoad(posts, 4, () => ({ method: 'POST', url: api, headers, body }), 201);
+      const apiMs = cpu(r.requests);
+      const baseCpu = cpuOf(b.child.pid as number);
       const rb = await runLoad(
         posts,
         4,
         () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }),
         201,
       );
-      results.push(row('(c) POST 1,000-record arrays', r, rb));
+      results.push(row('(c) POST 1,000-record arrays', r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
       results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
       await stop(a.child);
       await stop(b.child);
