@@ -10,7 +10,7 @@ import express, { type Express, type Router } from 'express';
 import type { ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
 import { jsonBody } from '../http/body.js';
-import { parseSubmittedJson } from '../queue/protocol/exact-numbers.js';
+import { parseExactJson } from '../queue/protocol/exact-numbers.js';
 import { parseRecordJson } from '../documents/number-literals.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
@@ -107,7 +107,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   const recordBody = jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseRecordJson });
   app.use(['/api/data_store/data', '/api/catalog/data'], ...recordBody);
   // Task arguments reach Python workers written as submitted (`3.0` stays a float, exact-numbers.ts).
-  app.use('/api/queue', ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseSubmittedJson }));
+  app.use('/api/queue', ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseExactJson }));
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
   app.use('/api', ctx.auth.router);

@@ -1,4 +1,5 @@
 import type { Binary, BSONRegExp, BSONSymbol, Code, DBRef, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'mongodb';
+import { isLosslessNumber } from 'lossless-json';
 import { BsonRecord } from './bson-record.js';
 import { plainDouble } from './double-text.js';
 import { IntegralDouble, type PlainValue } from './types.js';
@@ -23,6 +24,8 @@ const UUID_BYTES = 16;
  * - Binary/Buffer/Uint8Array → base64; UUID (and Binary subtype 4) → canonical dashed string;
  * - Timestamp → {t, i}; RegExp/BSONRegExp → {$regex, $options}; MinKey/MaxKey → "MinKey"/"MaxKey";
  *   Code → {$code[, $scope]}; DBRef → {$ref, $id[, $db]}; BSONSymbol → string;
+ * - a number kept as its literal (LosslessNumber, a task's arguments and results) → as a double or an
+ *   integer of that value, by whether the literal has a fraction or an exponent;
  * - non-finite numbers → null; `undefined`, functions and symbols are dropped from objects and
  *   become null in arrays (JSON.stringify semantics, so every format agrees with JSON);
  * - other objects with toJSON (URL, ...) are converted through it; other objects by own keys.
@@ -59,6 +62,8 @@ function convert(value: unknown, depth: number): PlainValue | undefined {
   if (!hasPlainPrototype(value)) {
     // Already plain (a value converted twice).
     if (value instanceof IntegralDouble) return value;
+    // A number kept as its literal (a Python task's `2.0`): a double, or an integer.
+    if (isLosslessNumber(value)) return /[.eE]/.test(value.value) ? plainDouble(Number(value.value)) : integerToPlain(value.value);
     // A record still in its bytes (bson-record.ts) is the document it decodes to.
     if (value instanceof BsonRecord) return convert(value.decodeTyped(), depth);
     // BSON classes carry `_bsontype` on their prototype. Plain objects are never dispatched on it:

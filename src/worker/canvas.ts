@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isJsonObject, type JsonObject, type JsonValue } from '../queue/protocol/json.js';
+import type { ExactJsonValue } from '../queue/protocol/exact-numbers.js';
 import type { HeaderValue, TaskEmbed } from '../queue/protocol/task-message.js';
 import { parseIsoTimestamp } from '../queue/protocol/timestamps.js';
 import type { PublishTaskInput } from '../queue/publishing/task-publisher.js';
@@ -71,7 +72,7 @@ export function chainTaskIds(chain: JsonValue | undefined): string[] {
 
 export interface ApplyContext {
   /** Prepended to the signature's own args unless it is immutable (Celery's partial application). */
-  args?: JsonValue[];
+  args?: ExactJsonValue[];
   parentId: string;
   rootId: string;
   /** Remaining chain steps to carry in the message (only for the next step of a chain). */
@@ -116,7 +117,7 @@ export function signatureMessages(sig: Signature, ctx: ApplyContext): PublishTas
   }
 }
 
-function taskMessage(sig: Signature, prepended: JsonValue[], ctx: ApplyContext): PublishTaskInput {
+function taskMessage(sig: Signature, prepended: ExactJsonValue[], ctx: ApplyContext): PublishTaskInput {
   const o = sig.options;
   const now = ctx.now ?? new Date();
   const queue = str(o.queue) ?? (isJsonObject(o.queue) ? str(o.queue.name) : null) ?? str(o.routing_key) ?? ctx.defaultQueue;

@@ -8,6 +8,7 @@
  * for the body and sends the body's errbacks.
  */
 import { isJsonObject, type JsonValue } from '../queue/protocol/json.js';
+import type { ExactJsonValue } from '../queue/protocol/exact-numbers.js';
 import type { PublishTaskInput } from '../queue/publishing/task-publisher.js';
 import { PythonException, exceptionRepr, toExceptionInfo, type CeleryExceptionInfo } from '../queue/results/exceptions.js';
 import type { ResultStore } from '../queue/results/result-store.js';
@@ -46,11 +47,11 @@ export function parseHeaderResults(value: JsonValue | undefined): HeaderResult[]
 }
 
 type Joined =
-  { ready: false } | { ready: true; values: JsonValue[] } | { ready: true; failed: { id: string; exception: CeleryExceptionInfo } };
+  { ready: false } | { ready: true; values: ExactJsonValue[] } | { ready: true; failed: { id: string; exception: CeleryExceptionInfo } };
 
 /** Celery's GroupResult.ready() then join(propagate=True): the values in header order, or the first failure. */
 export async function joinResults(store: ResultStore, results: HeaderResult[]): Promise<Joined> {
-  const values: JsonValue[] = [];
+  const values: ExactJsonValue[] = [];
   let failed: { id: string; exception: CeleryExceptionInfo } | null = null;
   for (const result of results) {
     if (result.members !== null) {

@@ -5,7 +5,7 @@
  */
 import { Double, Long } from 'mongodb';
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
-import { FRACTION_OR_EXPONENT, holdsExactNumbers, type SubmittedObject, type SubmittedValue } from '../protocol/exact-numbers.js';
+import { FRACTION_OR_EXPONENT, holdsExactNumbers, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
 import type { JsonObject, JsonValue } from '../protocol/json.js';
 
 const INT64_MIN = -(2n ** 63n);
@@ -20,7 +20,7 @@ function storedNumber(literal: LosslessNumber): Double | Long {
   return new Double(Number(text));
 }
 
-function storedValue(value: SubmittedValue): unknown {
+function storedValue(value: ExactJsonValue): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (isLosslessNumber(value)) return storedNumber(value);
   if (Array.isArray(value)) return value.map(storedValue);
@@ -36,10 +36,10 @@ function storedValue(value: SubmittedValue): unknown {
  * The arguments to store. Typed as JSON because they are read back as JSON: the driver reads a
  * double and an int64 as numbers.
  */
-export function storedArgs(args: SubmittedValue[]): JsonValue[] {
+export function storedArgs(args: ExactJsonValue[]): JsonValue[] {
   return holdsExactNumbers(args) ? (storedValue(args) as JsonValue[]) : (args as JsonValue[]);
 }
 
-export function storedKwargs(kwargs: SubmittedObject): JsonObject {
+export function storedKwargs(kwargs: ExactJsonObject): JsonObject {
   return holdsExactNumbers(kwargs) ? (storedValue(kwargs) as JsonObject) : (kwargs as JsonObject);
 }

@@ -4,13 +4,13 @@
  * strings; `queue` a string (whether it is live is checked against the task catalog).
  */
 import { badRequest } from '../../errors.js';
-import type { SubmittedObject, SubmittedValue } from '../protocol/exact-numbers.js';
+import type { ExactJsonObject, ExactJsonValue } from '../protocol/exact-numbers.js';
 import isPlainObject from 'is-plain-obj';
 
 export interface Submission {
   /** As submitted: numbers JSON.parse would change are kept as written (exact-numbers.ts). */
-  args: SubmittedValue[];
-  kwargs: SubmittedObject;
+  args: ExactJsonValue[];
+  kwargs: ExactJsonObject;
   tags: string[];
   queue: string | undefined;
 }
@@ -61,7 +61,7 @@ export function parseSubmission(body: unknown, taskName: string): Submission {
     if (typeof body.queue !== 'string' || !QUEUE_NAME.test(body.queue)) throw badRequest('invalid_queue', '"queue" must be a queue name.');
     queue = body.queue;
   }
-  return { args: args as SubmittedValue[], kwargs: kwargs as SubmittedObject, tags: [...new Set(tags as string[])], queue };
+  return { args: args as ExactJsonValue[], kwargs: kwargs as ExactJsonObject, tags: [...new Set(tags as string[])], queue };
 }
 
 /** `?wait=<seconds>`: a number from 0 to the configured cap. */

@@ -1,5 +1,5 @@
 /**
- * Task arguments as the caller wrote them. Celery's workers read a message's JSON with Python's
+ * Task arguments and results as their authors wrote them. Celery's workers read a message's JSON with Python's
  * json module, where `3.0` is a float, `3` an int and `12345678901234567890` that exact int.
  * JSON.parse reads all three as JavaScript numbers, so an argument the API passed on as
  * JSON.stringify writes it would reach a Python task as `3` (an int) or as a rounded int.
@@ -9,7 +9,8 @@
  * `1e3`, `-0.0`) or not finite (`1e400`), and an integer beyond 2^53. Every other number stays a
  * JavaScript number, whose shortest text reads back the same in Python. The message's body
  * writes kept literals verbatim, and the task log stores them with their BSON type (a double, an
- * int64: stored-arguments.ts).
+ * int64: stored-arguments.ts). A Python task's result (`2.0`), read from the result store's JSON
+ * text the same way, is answered as `2.0`, so the Python client gets a float back.
  *
  * Bodies with no digit before `.`/`e`/`E` and no run of sixteen digits hold no such literal and go
  * straight to JSON.parse.
@@ -19,9 +20,9 @@ import type { JsonValue } from './json.js';
 
 export { LosslessNumber } from 'lossless-json';
 
-/** A submitted value: JSON, with some numbers kept as their literal. */
-export type SubmittedValue = JsonValue | LosslessNumber | SubmittedValue[] | { [key: string]: SubmittedValue };
-export type SubmittedObject = { [key: string]: SubmittedValue };
+/** JSON, with some numbers kept as their literal. */
+export type ExactJsonValue = JsonValue | LosslessNumber | ExactJsonValue[] | { [key: string]: ExactJsonValue };
+export type ExactJsonObject = { [key: string]: ExactJsonValue };
 
 const MAY_CHANGE = /\d[.eE]|\d{16}/;
 export const FRACTION_OR_EXPONENT = /[.eE]/;
@@ -38,10 +39,10 @@ function exactNumber(literal: string): number | LosslessNumber {
 const lastKeyWins = ({ newValue }: { newValue: unknown }): unknown => newValue;
 
 /**
- * JSON.parse for a task submission, with the literals described above kept. Text that is not
+ * JSON.parse for task arguments and results, with the literals described above kept. Text that is not
  * JSON is reported by JSON.parse, in its words.
  */
-export function parseSubmittedJson(text: string): unknown {
+export function parseExactJson(text: string): unknown {
   if (!MAY_CHANGE.test(text)) return JSON.parse(text);
   try {
     return parse(text, null, { parseNumber: exactNumber, onDuplicateKey: lastKeyWins });

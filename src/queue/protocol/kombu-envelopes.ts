@@ -4,7 +4,9 @@
  * wrote plain strings instead. We decode every envelope into exactly the plain JSON value
  * kombu 5.2.4 would have produced, so task code sees one shape whichever Python sent it.
  */
+import { isLosslessNumber } from 'lossless-json';
 import { isJsonObject, type JsonValue } from './json.js';
+import type { ExactJsonValue } from './exact-numbers.js';
 
 export class UnsupportedEnvelopeError extends Error {
   constructor(readonly envelopeType: unknown) {
@@ -21,9 +23,11 @@ export function isKombuEnvelope(value: unknown): value is { __type__: JsonValue;
 }
 
 /** Recursively replaces envelopes. Throws UnsupportedEnvelopeError for an unknown `__type__` (as kombu does). */
-export function decodeKombuEnvelopes(value: JsonValue): JsonValue {
-  if (Array.isArray(value)) return value.map(decodeKombuEnvelopes);
-  if (!isJsonObject(value)) return value;
+export function decodeKombuEnvelopes(value: JsonValue): JsonValue;
+export function decodeKombuEnvelopes(value: ExactJsonValue): ExactJsonValue;
+export function decodeKombuEnvelopes(value: ExactJsonValue): ExactJsonValue {
+  if (Array.isArray(value)) return value.map((item) => decodeKombuEnvelopes(item));
+  if (!isJsonObject(value) || isLosslessNumber(value)) return value;
   if (isKombuEnvelope(value)) return decodeEnvelope(value.__type__, value.__value__);
   // Built from entries, not by assignment: assigning to a key "__proto__" (JSON.parse makes it
   // an own key like any other) would set the copy's prototype and drop the key, so a record

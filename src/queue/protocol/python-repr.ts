@@ -4,18 +4,18 @@
  * `[2, 'a', None]`, `{'x': True}`.
  */
 import { isLosslessNumber } from 'lossless-json';
-import { pythonNumberText, type SubmittedValue } from './exact-numbers.js';
+import { pythonNumberText, type ExactJsonValue } from './exact-numbers.js';
 
 /** Celery's `argsrepr_maxsize`/`kwargsrepr_maxsize` (1024 characters). */
 export const REPR_MAX_LENGTH = 1024;
 
-export function pythonRepr(value: SubmittedValue, maxLength = REPR_MAX_LENGTH): string {
+export function pythonRepr(value: ExactJsonValue, maxLength = REPR_MAX_LENGTH): string {
   const text = repr(value);
   // Celery's saferepr also stops at the limit and marks the cut with an ellipsis.
   return text.length > maxLength ? `${text.slice(0, Math.max(0, maxLength - 3))}...` : text;
 }
 
-function repr(value: SubmittedValue): string {
+function repr(value: ExactJsonValue): string {
   if (value === null) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
   if (typeof value === 'number') return numberRepr(value);

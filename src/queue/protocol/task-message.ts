@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { Options } from 'amqplib';
 import type { JsonValue } from './json.js';
 import { pythonRepr } from './python-repr.js';
-import { exactJson, type SubmittedObject, type SubmittedValue } from './exact-numbers.js';
+import { exactJson, type ExactJsonObject, type ExactJsonValue } from './exact-numbers.js';
 import { formatCeleryTimestamp } from './timestamps.js';
 import { fieldTable } from './amqp-table.js';
 
@@ -50,7 +50,7 @@ export interface TaskEmbed {
   chord: JsonValue;
 }
 
-export type TaskBody = [args: SubmittedValue[], kwargs: SubmittedObject, embed: TaskEmbed];
+export type TaskBody = [args: ExactJsonValue[], kwargs: ExactJsonObject, embed: TaskEmbed];
 
 /** AMQP basic properties Celery sets on a task message (amqplib's option names). */
 export interface TaskProperties {
@@ -73,8 +73,8 @@ export interface TaskMessage {
 export interface TaskMessageInput {
   taskName: string;
   taskId?: string;
-  args?: SubmittedValue[];
-  kwargs?: SubmittedObject;
+  args?: ExactJsonValue[];
+  kwargs?: ExactJsonObject;
   /** User on whose behalf the task runs; sent as the `authenticated_user` header (null when anonymous). */
   authenticatedUser?: string | null;
   /** Hard and soft time limits in seconds. */

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
-import type { SubmittedObject, SubmittedValue } from '../protocol/exact-numbers.js';
+import type { ExactJsonObject, ExactJsonValue } from '../protocol/exact-numbers.js';
 import { DEFAULT_QUEUE, declareTaskQueue } from '../protocol/entities.js';
 import {
   buildTaskMessage,
@@ -34,8 +34,8 @@ export interface TaskPublisherOptions {
 export interface PublishTaskInput {
   taskName: string;
   taskId?: string;
-  args?: SubmittedValue[];
-  kwargs?: SubmittedObject;
+  args?: ExactJsonValue[];
+  kwargs?: ExactJsonObject;
   queue?: string;
   authenticatedUser?: string | null;
   /** Custom headers beside `authenticated_user` (they cannot replace protocol headers). */

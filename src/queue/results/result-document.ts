@@ -5,6 +5,7 @@
  */
 import { isJsonObject, type JsonValue } from '../protocol/json.js';
 import { decodeKombuEnvelopes } from '../protocol/kombu-envelopes.js';
+import { parseExactJson, type ExactJsonValue } from '../protocol/exact-numbers.js';
 import { pythonJsonDumps } from '../protocol/python-json.js';
 import { formatNaiveUtcIsoformat, parseIsoTimestamp } from '../protocol/timestamps.js';
 import { isExceptionInfo, type CeleryExceptionInfo, type RevokeReason } from './exceptions.js';
@@ -123,8 +124,11 @@ export interface TaskResult {
    * `status` is then STARTED (the task is running) and `result` holds the meta.
    */
   customState?: string;
-  /** Return value for SUCCESS, the exception dict for FAILURE/REVOKED/RETRY, null when PENDING. */
-  result: JsonValue;
+  /**
+   * Return value for SUCCESS, the exception dict for FAILURE/REVOKED/RETRY, null when PENDING.
+   * Numbers a Python task returned as `2.0` (or beyond 2^53) are kept as written (exact-numbers.ts).
+   */
+  result: ExactJsonValue;
   /** Set for exception states. */
   exception: CeleryExceptionInfo | null;
   traceback: string | null;
@@ -180,10 +184,10 @@ export function decodeResultDocument(raw: Record<string, unknown>): TaskResult {
     throw new InvalidResultDocumentError(taskId, `unknown status ${JSON.stringify(raw.status)}`);
   const status: TaskState = customState === undefined ? (raw.status as TaskState) : 'STARTED';
 
-  let result: JsonValue = null;
+  let result: ExactJsonValue = null;
   if (typeof raw.result === 'string') {
     try {
-      result = decodeKombuEnvelopes(JSON.parse(raw.result) as JsonValue);
+      result = decodeKombuEnvelopes(parseExactJson(raw.result) as ExactJsonValue);
     } catch (error) {
       throw new InvalidResultDocumentError(taskId, `result is not JSON text (${(error as Error).message})`);
     }

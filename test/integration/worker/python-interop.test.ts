@@ -23,6 +23,9 @@ import { celeryDir, celeryEnv } from '../../support/celery-env.js';
 import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, unique } from './support.js';
 import { prepareCelery, startCeleryWorker, testWorker, waitForPing, type CeleryWorker } from './fixtures.js';
 import { until } from '../../support/until.js';
+import { parseExactJson, type ExactJsonValue } from '../../../src/queue/protocol/exact-numbers.js';
+import { plainJson } from '../../../src/render/plain-json.js';
+import { toPlainValue } from '../../../src/render/plain-value.js';
 
 const run = promisify(execFile);
 const venvBin = join(repoRoot, '.venv/bin');
@@ -109,6 +112,19 @@ describe('(a) Python Celery worker ← TS publisher and control client', () => {
       .collection(collection)
       .findOne({ _id: taskId as never });
     expect(raw?.date_done).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/);
+  });
+
+  it('keeps numbers as Python wrote them: arguments 2.0 and 1 give the float 3.0, read back as 3.0', async () => {
+    const args = parseExactJson('[2.0, 1]') as ExactJsonValue[];
+    const { taskId } = await publisher.publish({ taskName: 'interop.add', args, queue: pyQueue });
+    const result = await results.waitForReady(taskId, { timeoutMs: 30_000 });
+    const raw = await mongo
+      .db(database)
+      .collection(collection)
+      .findOne({ _id: taskId as never });
+    expect(raw?.result).toBe('3.0'); // a float: Python was given 2.0, not 2
+    expect(result.status).toBe('SUCCESS');
+    expect(plainJson(toPlainValue(result.result))).toBe('3.0');
   });
 
   it('reports a Python exception in Celery’s failure format', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { isLosslessNumber, parse as losslessParse, LosslessNumber } from 'lossless-json';
-import { exactJson, parseSubmittedJson } from '../../../src/queue/protocol/exact-numbers.js';
+import { exactJson, parseExactJson } from '../../../src/queue/protocol/exact-numbers.js';
 import { pythonRepr } from '../../../src/queue/protocol/python-repr.js';
 
 /** A JSON number literal of any size: an integer, or one with a fraction and/or an exponent. */
@@ -37,7 +37,7 @@ describe('submitted task arguments', () => {
     fc.assert(
       fc.property(fc.array(numberLiteral, { minLength: 1, maxLength: 8 }), (literals) => {
         const text = `{"args":[${literals.join(',')}],"kwargs":{"n":${literals[0]}}}`;
-        const written = literalsOf(exactJson(parseSubmittedJson(text)));
+        const written = literalsOf(exactJson(parseExactJson(text)));
         const read = [...literals, literals[0] as string].map(pythonValue);
         expect(written.map(pythonValue)).toEqual(read);
       }),
@@ -47,13 +47,13 @@ describe('submitted task arguments', () => {
   it('read as JSON.parse reads them, for any JSON', () => {
     fc.assert(
       fc.property(fc.json(), (text) => {
-        expect(JSON.parse(exactJson(parseSubmittedJson(text)))).toEqual(JSON.parse(text));
+        expect(JSON.parse(exactJson(parseExactJson(text)))).toEqual(JSON.parse(text));
       }),
     );
   });
 
   it('keep only the literals JSON.parse would change', () => {
-    const value = parseSubmittedJson('[3.0, 2.5, 7, 9007199254740993, 9007199254740991, 1e3, 1.5e3, -0.0, 1e400]') as unknown[];
+    const value = parseExactJson('[3.0, 2.5, 7, 9007199254740993, 9007199254740991, 1e3, 1.5e3, -0.0, 1e400]') as unknown[];
     expect(value.map((item) => (isLosslessNumber(item) ? `kept ${item.value}` : item))).toEqual([
       'kept 3.0',
       2.5,
@@ -68,7 +68,7 @@ describe('submitted task arguments', () => {
   });
 
   it('take the last of a repeated key and keep "__proto__" a key, as JSON.parse does', () => {
-    const value = parseSubmittedJson('{"a": 1.0, "a": 2.0, "__proto__": {"polluted": 3.0}}') as Record<string, unknown>;
+    const value = parseExactJson('{"a": 1.0, "a": 2.0, "__proto__": {"polluted": 3.0}}') as Record<string, unknown>;
     expect(Object.keys(value)).toEqual(['a', '__proto__']);
     expect((value.a as LosslessNumber).value).toBe('2.0');
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
@@ -83,11 +83,11 @@ describe('submitted task arguments', () => {
     } catch (error) {
       expected = error;
     }
-    expect(() => parseSubmittedJson(text)).toThrow(expected as Error);
+    expect(() => parseExactJson(text)).toThrow(expected as Error);
   });
 
   it('are shown in argsrepr as Python shows them', () => {
-    const args = parseSubmittedJson('[3.0, 1e3, 1.5e300, -0.0, 1e400, -1e400, 12345678901234567890, 2.5]') as never[];
+    const args = parseExactJson('[3.0, 1e3, 1.5e300, -0.0, 1e400, -1e400, 12345678901234567890, 2.5]') as never[];
     expect(pythonRepr(args)).toBe('[3.0, 1000.0, 1.5e+300, -0.0, inf, -inf, 12345678901234567890, 2.5]');
   });
 });

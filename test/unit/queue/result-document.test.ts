@@ -8,6 +8,8 @@ import {
   successDocument,
   type RequestMeta,
 } from '../../../src/queue/results/result-document.js';
+import { plainJson } from '../../../src/render/plain-json.js';
+import { toPlainValue } from '../../../src/render/plain-value.js';
 
 const ID = '9c7d4a1e-0b2f-4c33-9a52-3b8f4a3e6f11';
 const NOW = new Date(Date.UTC(2024, 5, 19, 19, 23, 25, 120));
@@ -94,6 +96,21 @@ describe('result documents (read)', () => {
     });
     expect(r).toMatchObject({ taskId: ID, status: 'SUCCESS', result: 4, exception: null, traceback: null, name: null, worker: null });
     expect(r.dateDone?.toISOString()).toBe('2024-06-19T19:23:25.120Z');
+  });
+
+  it("keeps a Python float's whole value and a long integer as written, and answers them that way", () => {
+    const r = decodeResultDocument({
+      _id: ID,
+      status: 'SUCCESS',
+      result:
+        '{"mean": 2.0, "count": 12345678901234567890, "ratio": 0.5, "n": 3, "when": {"__type__": "datetime", "__value__": "2024-01-01T00:00:00+00:00"}}',
+      traceback: null,
+      children: [],
+      date_done: '2024-06-19T19:23:25.120512',
+    });
+    expect(plainJson(toPlainValue(r.result))).toBe(
+      '{"mean":2.0,"count":"12345678901234567890","ratio":0.5,"n":3,"when":"2024-01-01T00:00:00Z"}',
+    );
   });
 
   it('reads a Celery >= 5.3.4 document (BSON Date, extended keys, kombu envelopes in the result)', () => {
