@@ -5,8 +5,11 @@
  *
  * The admin site (src/admin) brings its own session/authentication step, its own CSRF check and
  * its own form parsing, and its URLs have no trailing-slash rule, hence its early place.
+ *
+ * Every path comes from the route table (route-table.ts): `mount` places a feature's router at its
+ * table entry and remembers it, and the API root and the OpenAPI document are made from that.
  */
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
 import { jsonBody } from '../http/body.js';
@@ -17,8 +20,8 @@ import { negotiateFormat } from '../http/format.js';
 import { requestLog } from '../http/request-log.js';
 import type { RespondOptions } from '../http/respond.js';
 import { securityHeaders, tileOrigin } from '../http/security-headers.js';
-import { ADMIN_ROOT, adminSite, type AdminSiteOptions } from '../admin/index.js';
-import { BROWSABLE_SCRIPT_PATH, browsableScript } from '../render/html-script.js';
+import { adminSite, type AdminSiteOptions } from '../admin/index.js';
+import { browsableScript } from '../render/html-script.js';
 import { canonicalTrailingSlash } from '../http/trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
@@ -28,11 +31,13 @@ import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
 import { clientDownloadsRouter } from '../client-downloads/routes.js';
 import { schemaRouter } from './openapi.js';
+import { PAGES, apiMounts, fullPath, rootLinks } from './route-table.js';
+import type { Mount } from '../http/route-table.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
-import { EXPLORE_ROOT, exploreLink, explorerRouter } from '../explorer/routes.js';
-import { EXPLORE_STATIC_ROOT, explorerStatic } from '../explorer/static-files.js';
+import { exploreLink, explorerRouter } from '../explorer/routes.js';
+import { explorerStatic } from '../explorer/static-files.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -51,6 +56,12 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.set('query parser', 'simple');
   app.set('trust proxy', settings.trustProxy ? 1 : false);
   app.set('json spaces', 0);
+  const m = apiMounts(ctx.documents);
+  const mounted: Mount[] = [];
+  const mount = (at: Mount, ...handlers: RequestHandler[]) => {
+    app.use(at.prefix, ...handlers);
+    mounted.push(at);
+  };
 
   const pageOptions: RespondOptions = Object.freeze({
     title: settings.applicationTitle,
@@ -75,25 +86,25 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
     }),
   );
   app.use(negotiateFormat());
-  app.get(BROWSABLE_SCRIPT_PATH, browsableScript);
-  app.use(EXPLORE_STATIC_ROOT, explorerStatic());
+  app.get(PAGES.browsableScript.path, browsableScript);
+  app.use(PAGES.explorerStatic.path, explorerStatic());
   if (extra.admin !== false) {
     const taskNames = async (): Promise<string[]> => {
       if (ctx.queue === undefined) throw new Error('no broker configured');
       return [...(await ctx.queue.catalog.get()).tasks.keys()];
     };
-    app.use(ADMIN_ROOT, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, ...extra.admin }));
+    app.use(PAGES.admin.path, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, ...extra.admin }));
   }
   // Ahead of the trailing-slash redirect: scrapers ask for the literal path they were given.
   // Only the authentication steps run, as for a GET under /api (no body, no CSRF for GET).
   if (ctx.metrics !== undefined) {
-    app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
+    mount(m.metrics, ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
   }
-  app.use('/api/client', clientDownloadsRouter(settings.clientDownloadsDir));
+  mount(m.client, clientDownloadsRouter(settings.clientDownloadsDir, m.client.prefix));
   app.use(canonicalTrailingSlash('/api'));
   const links = { secretKey: settings.secretKey, linkHolder: (id: string) => ctx.auth.linkHolder(id) };
-  app.use('/api/health', healthRouter(ctx));
-  app.use('/api/schema', schemaRouter());
+  mount(m.health, healthRouter(ctx));
+  mount(m.schema, schemaRouter(mounted));
 
   for (const { path, router } of extra.beforeBody ?? []) app.use(path, router);
 
@@ -102,27 +113,29 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use('/api', linkAuthentication(links));
   app.use('/api', ctx.auth.csrf);
   // HTML forms are accepted only by the login page; everything else takes JSON.
-  app.use('/api/auth', ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
+  const formPaths = [fullPath(m.auth, m.auth.at.login), fullPath(m.auth, m.auth.at.logout)];
+  app.use(formPaths, ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
   // Record bodies keep how their numbers were written (`3.0` stays a double, number-literals.ts).
   const recordBody = jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseRecordJson });
-  app.use(['/api/data_store/data', '/api/catalog/data'], ...recordBody);
+  app.use([m.dataStore.prefix, m.catalog.prefix], ...recordBody);
   // Task arguments reach Python workers written as submitted (`3.0` stays a float, exact-numbers.ts).
-  app.use('/api/queue', ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseExactJson }));
+  app.use(m.queue.prefix, ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseExactJson }));
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
-  app.use('/api', ctx.auth.router);
-  app.use('/api/links', linksRouter(links));
-  app.get('/api/data_store/data/:db/:col/', exploreLink('data_store'));
-  app.get('/api/catalog/data/:db/:col/', exploreLink('catalog'));
-  app.use('/api/data_store/data', documentsRouter(ctx, ctx.documents.dataStore));
-  app.use('/api/catalog/data', documentsRouter(ctx, ctx.documents.catalog));
-  app.use('/api/data_store/indexes', indexesRouter(ctx.documents.dataStore));
-  app.use('/api/catalog/indexes', indexesRouter(ctx.documents.catalog));
-  app.use(EXPLORE_ROOT, explorerRouter({ settings, areas: ctx.documents }));
-  app.use('/api/queue', queueRouter(ctx));
+  mount(m.auth, ctx.auth.router);
+  mount(m.links, linksRouter(links));
+  app.get(fullPath(m.dataStore, m.dataStore.at.collection), exploreLink('data_store'));
+  app.get(fullPath(m.catalog, m.catalog.at.collection), exploreLink('catalog'));
+  mount(m.dataStore, documentsRouter(ctx, ctx.documents.dataStore, m.dataStore.prefix));
+  mount(m.catalog, documentsRouter(ctx, ctx.documents.catalog, m.catalog.prefix));
+  mount(m.dataStoreIndexes, indexesRouter(ctx.documents.dataStore));
+  mount(m.catalogIndexes, indexesRouter(ctx.documents.catalog));
+  app.use(PAGES.explorer.path, explorerRouter({ settings, areas: ctx.documents }));
+  mount(m.queue, queueRouter(ctx, m.queue.prefix));
   for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
-  app.use('/api', rootRouter(ctx));
-  app.get('/', (_req, res) => res.redirect(302, '/api/'));
+  mount(m.root, rootRouter(rootLinks(m)));
+  const apiRoot = fullPath(m.root, m.root.at.root);
+  app.get(PAGES.home.path, (_req, res) => res.redirect(302, apiRoot));
 
   app.use(notFoundHandler());
   app.use(errorHandler(logger, settings.debug, ctx.storage));

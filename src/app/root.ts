@@ -1,22 +1,21 @@
-/** GET /api/ — the entry point: links to every part of the API. */
+/** GET /api/ — the entry point: links to every part of the API (which ones: the route table's ROOT_LINKS). */
 import { Router } from 'express';
-import type { ServiceContext } from './service-context.js';
 import { absoluteUrl } from '../http/base-url.js';
+import { ok } from '../http/openapi-parts.js';
 import { respond } from '../http/respond.js';
+import { route, serve } from '../http/route-table.js';
 
-export function rootRouter(_ctx: ServiceContext): Router {
+export const ROOT_ROUTES = {
+  root: route('/', { GET: { summary: 'Links to every part of the API', responses: { 200: ok('Links') } } }),
+};
+
+/** `links`: each part's name and path, in the order the page shows them. */
+export function rootRouter(links: readonly (readonly [name: string, path: string])[]): Router {
   const router = Router({ strict: true });
-  router.get('/', (req, res) => {
-    res.locals.allow = ['GET', 'HEAD', 'OPTIONS'];
-    respond(req, res, 200, {
-      queue: absoluteUrl(req, '/api/queue/'),
-      'user tasks': absoluteUrl(req, '/api/queue/usertasks/'),
-      catalog: absoluteUrl(req, '/api/catalog/data/'),
-      'data store': absoluteUrl(req, '/api/data_store/data/'),
-      'user profile': absoluteUrl(req, '/api/user/'),
-      schema: absoluteUrl(req, '/api/schema/'),
-      health: absoluteUrl(req, '/api/health/'),
-    });
+  serve(router, ROOT_ROUTES.root, {
+    GET: async (req, res) => {
+      respond(req, res, 200, Object.fromEntries(links.map(([name, path]) => [name, absoluteUrl(req, path)])));
+    },
   });
   return router;
 }

@@ -1,8 +1,9 @@
 /**
- * The researchers' Python client, served by the service itself so any lab machine can install it:
- *   GET /api/client/python/                         where the wheel is and how to install it (JSON)
- *   GET /api/client/python/<wheel file>             the wheel (no credentials needed)
- *   GET /api/client/python/simple/[cybercom/]       a PEP 503 index page, for pip --index-url
+ * The researchers' Python client, served by the service itself so any lab machine can install it
+ * (CLIENT_ROUTES below; the app's route table mounts them at /api/client):
+ *   GET python/                         where the wheel is and how to install it (JSON)
+ *   GET python/<wheel file>             the wheel (no credentials needed)
+ *   GET python/simple/[cybercom/]       a PEP 503 index page, for pip --index-url
  * The wheel is built outside the request path (test/support/python-client.sh, run by the test
  * preparation; `pip wheel clients/python` by hand) into CLIENT_DOWNLOADS_DIR. Without one every
  * route answers 404 `client_not_built` saying how to build it. Mounted before the trailing-slash
@@ -16,7 +17,8 @@ import { Router, type Request, type Response } from 'express';
 import escapeHtml from 'escape-html';
 import { notFound } from '../errors.js';
 import { absoluteUrl } from '../http/base-url.js';
-import { methods } from '../http/methods.js';
+import { ok } from '../http/openapi-parts.js';
+import { pathOf, route, serve } from '../http/route-table.js';
 import { respond } from '../http/respond.js';
 
 const PACKAGE = 'cybercom';
@@ -79,8 +81,55 @@ function sendHtml(res: Response, title: string, links: string[]): void {
     .send(`<!DOCTYPE html>\n<html><head><title>${escapeHtml(title)}</title></head><body>\n${links.join('<br>\n')}\n</body></html>\n`);
 }
 
-/** `downloadsDir` is CLIENT_DOWNLOADS_DIR; the wheels are in its `python/` folder. */
-export function clientDownloadsRouter(downloadsDir: string): Router {
+const tags = ['client'];
+/** Anyone may download the client: the wheel holds no secret. */
+const security = [{}];
+const HTML = { 'text/html': { schema: { type: 'string' } } };
+
+export const CLIENT_ROUTES = {
+  description: route('/python/', {
+    GET: {
+      tags,
+      security,
+      summary: 'The Python client: current wheel URL, version, SHA-256 and install line (404 client_not_built before it is built)',
+      responses: { 200: ok('Wheel description'), 404: ok('Not built on this server') },
+    },
+  }),
+  index: route('/python/simple/', {
+    GET: {
+      tags,
+      security,
+      summary: 'A PEP 503 index of the client, for pip --index-url',
+      responses: { 200: { description: 'Index page', content: HTML }, 404: ok('Not built on this server') },
+    },
+  }),
+  project: route('/python/simple/:project/', {
+    GET: {
+      tags,
+      security,
+      summary: "The PEP 503 page of the client's project (cybercom), linking its wheel with its SHA-256",
+      responses: { 200: { description: 'Project page', content: HTML }, 404: ok('No such project, or not built on this server') },
+    },
+  }),
+  wheel: route(
+    '/python/:file',
+    {
+      GET: {
+        tags,
+        security,
+        summary: 'The wheel file (application/zip)',
+        responses: { 200: { description: 'The wheel', content: { 'application/zip': {} } }, 404: ok('No such file') },
+      },
+    },
+    { file: 'wheel' },
+  ),
+};
+
+/**
+ * `downloadsDir` is CLIENT_DOWNLOADS_DIR; the wheels are in its `python/` folder. `mountPath` is
+ * where the app mounts the router (its route table), for the links the description carries.
+ */
+export function clientDownloadsRouter(downloadsDir: string, mountPath: string): Router {
   const dir = join(downloadsDir, 'python');
   const router = Router();
   const wheelOrThrow = async (): Promise<Wheel> => {
@@ -89,76 +138,64 @@ export function clientDownloadsRouter(downloadsDir: string): Router {
     return wheel;
   };
 
-  router.all(
-    '/python/',
-    methods({
-      GET: async (req: Request, res: Response) => {
-        const wheel = await wheelOrThrow();
-        const url = absoluteUrl(req, `/api/client/python/${wheel.file}`);
-        respond(req, res, 200, {
-          package: PACKAGE,
-          version: wheel.version,
-          wheel: url,
-          sha256: wheel.sha256,
-          size: wheel.size,
-          index_url: absoluteUrl(req, '/api/client/python/simple/'),
-          install: `pip install ${url}`,
-        });
-      },
-    }),
-  );
-  router.all(
-    '/python/simple/',
-    methods({
-      GET: async (_req, res) => {
-        await wheelOrThrow();
-        sendHtml(res, 'Simple index', [`<a href="${PACKAGE}/">${PACKAGE}</a>`]);
-      },
-    }),
-  );
-  router.all(
-    '/python/simple/:project/',
-    methods({
-      GET: async (req, res) => {
-        // PEP 503 normalised names: cybercom is its own normal form.
-        if (
-          String(req.params.project)
-            .toLowerCase()
-            .replace(/[-_.]+/g, '-') !== PACKAGE
-        ) {
-          throw notFound(`No project "${String(req.params.project)}" here; this index serves "${PACKAGE}".`, 'no_such_project');
-        }
-        const wheel = await wheelOrThrow();
-        sendHtml(res, `Links for ${PACKAGE}`, [
-          `<a href="../../${escapeHtml(wheel.file)}#sha256=${wheel.sha256}" data-requires-python="&gt;=3.9">${escapeHtml(wheel.file)}</a>`,
-        ]);
-      },
-    }),
-  );
-  router.all(
-    '/python/:file',
-    methods({
-      GET: async (req, res) => {
-        const wheel = await wheelOrThrow();
-        if (req.params.file !== wheel.file) {
-          throw notFound(`No file "${String(req.params.file)}"; the current client is ${wheel.file}.`, 'no_such_file');
-        }
-        res.status(200);
-        res.setHeader('Content-Type', 'application/zip');
-        res.setHeader('Content-Length', String(wheel.size));
-        res.setHeader('Content-Disposition', `attachment; filename="${wheel.file}"`);
-        if (req.method === 'HEAD') {
-          res.end();
-          return;
-        }
-        await new Promise<void>((resolve, reject) => {
-          const stream = createReadStream(wheel.path);
-          stream.on('error', reject);
-          res.on('close', resolve);
-          stream.pipe(res);
-        });
-      },
-    }),
-  );
+  serve(router, CLIENT_ROUTES.description, {
+    GET: async (req: Request, res: Response) => {
+      const wheel = await wheelOrThrow();
+      const url = absoluteUrl(req, mountPath + pathOf(CLIENT_ROUTES.wheel, { file: wheel.file }));
+      respond(req, res, 200, {
+        package: PACKAGE,
+        version: wheel.version,
+        wheel: url,
+        sha256: wheel.sha256,
+        size: wheel.size,
+        index_url: absoluteUrl(req, mountPath + pathOf(CLIENT_ROUTES.index)),
+        install: `pip install ${url}`,
+      });
+    },
+  });
+  serve(router, CLIENT_ROUTES.index, {
+    GET: async (_req, res) => {
+      await wheelOrThrow();
+      sendHtml(res, 'Simple index', [`<a href="${PACKAGE}/">${PACKAGE}</a>`]);
+    },
+  });
+  serve(router, CLIENT_ROUTES.project, {
+    GET: async (req, res) => {
+      // PEP 503 normalised names: cybercom is its own normal form.
+      if (
+        String(req.params.project)
+          .toLowerCase()
+          .replace(/[-_.]+/g, '-') !== PACKAGE
+      ) {
+        throw notFound(`No project "${String(req.params.project)}" here; this index serves "${PACKAGE}".`, 'no_such_project');
+      }
+      const wheel = await wheelOrThrow();
+      sendHtml(res, `Links for ${PACKAGE}`, [
+        `<a href="../../${escapeHtml(wheel.file)}#sha256=${wheel.sha256}" data-requires-python="&gt;=3.9">${escapeHtml(wheel.file)}</a>`,
+      ]);
+    },
+  });
+  serve(router, CLIENT_ROUTES.wheel, {
+    GET: async (req, res) => {
+      const wheel = await wheelOrThrow();
+      if (req.params.file !== wheel.file) {
+        throw notFound(`No file "${String(req.params.file)}"; the current client is ${wheel.file}.`, 'no_such_file');
+      }
+      res.status(200);
+      res.setHeader('Content-Type', 'application/zip');
+      res.setHeader('Content-Length', String(wheel.size));
+      res.setHeader('Content-Disposition', `attachment; filename="${wheel.file}"`);
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const stream = createReadStream(wheel.path);
+        stream.on('error', reject);
+        res.on('close', resolve);
+        stream.pipe(res);
+      });
+    },
+  });
   return router;
 }

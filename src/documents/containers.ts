@@ -6,6 +6,8 @@ import { paginate } from '../http/paginate.js';
 import { parsePaging } from '../http/paging.js';
 import { PAGE_PARAMS, checkParams, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
+import { pathOf } from '../http/route-table.js';
+import type { DocumentRoutes } from './route-table.js';
 import type { DocumentService } from './document-service.js';
 import { validateCollectionName, validateDatabaseName } from './names.js';
 
@@ -23,10 +25,10 @@ async function respondList<T>(req: Request, res: Response, items: readonly T[], 
   await paginate(req, res, items, parsePaging(checkParams(req, PAGE_PARAMS), defaultPageSize));
 }
 
-export function containerHandlers(documents: DocumentService, mountPath: string, defaultPageSize: number) {
-  const dbUrl = (req: Request, db: string): string => absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/`);
-  const colUrl = (req: Request, db: string, col: string): string =>
-    absoluteUrl(req, `${mountPath}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`);
+/** `mountPath` is where the app mounted the area's routes (its route table). */
+export function containerHandlers(documents: DocumentService, mountPath: string, routes: DocumentRoutes, defaultPageSize: number) {
+  const dbUrl = (req: Request, db: string): string => absoluteUrl(req, mountPath + pathOf(routes.database, { db }));
+  const colUrl = (req: Request, db: string, col: string): string => absoluteUrl(req, mountPath + pathOf(routes.collection, { db, col }));
 
   return {
     async listDatabases(req: Request, res: Response): Promise<void> {

@@ -1,12 +1,11 @@
 /**
- * The indexes of a collection (mounted at /api/data_store/indexes and /api/catalog/indexes):
- *   /:db/:col/          GET the list · POST create one
- *   /:db/:col/:name/    DELETE drop one
+ * The indexes of a collection, serving the routes declared in route-table.ts (indexRoutes).
  * Permissions and existence are the DocumentService's; this only reads the request and answers.
  */
 import { Router, type Request } from 'express';
 import { canManageContainers } from '../auth/permissions.js';
-import { methods } from '../http/methods.js';
+import { serve } from '../http/route-table.js';
+import { indexRoutes } from './route-table.js';
 import { setPageForm } from '../render/html-forms.js';
 import { checkParams, COMMON_PARAMS } from '../http/params.js';
 import { respond } from '../http/respond.js';
@@ -22,17 +21,12 @@ function collectionOf(req: Request): { db: string; col: string } {
 
 export function indexesRouter(area: DocumentArea): Router {
   const documents = new DocumentService(area);
+  const routes = indexRoutes(area.name);
   const router = Router({ strict: true });
-  router.all(
-    '/:db/:col/',
-    (req, res, next) => {
-      // The browsable page offers its create/drop form to those who may use it.
-      if (req.method === 'GET' && req.format === 'api' && canManageContainers(req.principal, area.name)) {
-        setPageForm(res, { kind: 'indexes', postUrl: req.baseUrl + req.path });
-      }
-      next();
-    },
-    methods({
+  serve(
+    router,
+    routes.indexes,
+    {
       GET: async (req, res) => {
         const { db, col } = collectionOf(req);
         respond(req, res, 200, { indexes: await documents.listIndexes(req.principal, db, col) });
@@ -42,18 +36,22 @@ export function indexesRouter(area: DocumentArea): Router {
         const name = await documents.createIndex(req.principal, db, col, parseIndexDefinition(req.body));
         respond(req, res, 201, { name });
       },
-    }),
+    },
+    (req, res, next) => {
+      // The browsable page offers its create/drop form to those who may use it.
+      if (req.method === 'GET' && req.format === 'api' && canManageContainers(req.principal, area.name)) {
+        setPageForm(res, { kind: 'indexes', postUrl: req.baseUrl + req.path });
+      }
+      next();
+    },
   );
-  router.all(
-    '/:db/:col/:name/',
-    methods({
-      DELETE: async (req, res) => {
-        const { db, col } = collectionOf(req);
-        const name = String(req.params.name);
-        await documents.dropIndex(req.principal, db, col, name);
-        respond(req, res, 200, { deleted: name });
-      },
-    }),
-  );
+  serve(router, routes.index, {
+    DELETE: async (req, res) => {
+      const { db, col } = collectionOf(req);
+      const name = String(req.params.name);
+      await documents.dropIndex(req.principal, db, col, name);
+      respond(req, res, 200, { deleted: name });
+    },
+  });
   return router;
 }

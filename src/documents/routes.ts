@@ -1,13 +1,10 @@
 /**
- * The document API of one area (mounted at /api/data_store/data and /api/catalog/data):
- *   /                 GET databases · POST create/delete database (data store only)
- *   /:db/             GET collections · POST create/delete collection
- *   /:db/:col/        GET query/distinct/aggregate · POST insert · PATCH/DELETE every record a filter matches
- *   /:db/:col/:id/    GET · PUT · PATCH · DELETE
+ * The document API of one area, serving the routes declared in route-table.ts.
  * Each handler: validate names → check permission → check existence → act → respond.
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { methods, type AsyncHandler } from '../http/methods.js';
+import type { AsyncHandler } from '../http/methods.js';
+import { serve } from '../http/route-table.js';
 import { paginate } from '../http/paginate.js';
 import { setCsvFields } from '../http/respond.js';
 import { isRecordFormat } from '../render/index.js';
@@ -25,6 +22,7 @@ import { validateCollectionName, validateDatabaseName } from './names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type RecordRequest } from './records.js';
 import { isStreamedRead } from './streamed-reads.js';
+import { documentRoutes } from './route-table.js';
 
 const COLLECTION_PARAMS = [...PAGE_PARAMS, 'skip', 'query', 'distinct', 'aggregate', 'fields'];
 const WRITE_BY_FILTER_PARAMS = [...COMMON_PARAMS, 'query'];
@@ -46,11 +44,16 @@ function callerKey(req: Request): string {
   return userId ? `user:${userId}` : `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
 }
 
-export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' | 'defaultPageSize'> }, area: DocumentArea): Router {
-  const mountPath = area.name === 'data_store' ? '/api/data_store/data' : '/api/catalog/data';
+/** `mountPath` is where the app mounts the router (its route table), for the links the listings carry. */
+export function documentsRouter(
+  ctx: { settings: Pick<Settings, 'maxQueryBytes' | 'defaultPageSize'> },
+  area: DocumentArea,
+  mountPath: string,
+): Router {
   const { maxQueryBytes, defaultPageSize } = ctx.settings;
+  const routes = documentRoutes(area);
   const documents = new DocumentService(area);
-  const containers = containerHandlers(documents, mountPath, defaultPageSize);
+  const containers = containerHandlers(documents, mountPath, routes, defaultPageSize);
   const records = recordHandlers(documents);
   const bulkWrites = bulkWriteHandlers(documents, maxQueryBytes);
   const router = Router({ strict: true });
@@ -78,19 +81,17 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
     (req: Request) =>
       actions.some((a) => canAccessCollection(req.principal, area.name, String(req.params.db), String(req.params.col), a, area.policy));
 
-  router.all(
-    '/',
+  serve(
+    router,
+    routes.databases,
+    { GET: containers.listDatabases, ...(area.canCreateDatabases ? { POST: containers.postDatabases } : {}) },
     pageForm('databases', (req) => area.canCreateDatabases && mayManage(req)),
-    methods({
-      GET: containers.listDatabases,
-      ...(area.canCreateDatabases ? { POST: containers.postDatabases } : {}),
-    }),
   );
-  router.all('/:db/', pageForm('collections', mayManage), methods({ GET: containers.listCollections, POST: containers.postCollections }));
-  router.all(
-    '/:db/:col/',
-    pageForm('collection', mayWriteRecords('add')),
-    methods({
+  serve(router, routes.database, { GET: containers.listCollections, POST: containers.postCollections }, pageForm('collections', mayManage));
+  serve(
+    router,
+    routes.collection,
+    {
       // Records matching `query`, `distinct` values or an `aggregate` pipeline, always in the paged envelope.
       GET: async (req, res) => {
         const target = lazyTarget(req);
@@ -124,7 +125,8 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
         const target = lazyTarget(req);
         await bulkWrites.deleteMatching(req, res, target, checkParams(req, WRITE_BY_FILTER_PARAMS).query);
       },
-    }),
+    },
+    pageForm('collection', mayWriteRecords('add')),
   );
   /** One record by id: each handler looks the record up first, so existence is checked only when it is not found. */
   const onRecord =
@@ -133,15 +135,11 @@ export function documentsRouter(ctx: { settings: Pick<Settings, 'maxQueryBytes' 
       checkParams(req, COMMON_PARAMS);
       await fn(req, res, { target: lazyTarget(req), id: req.params.id as string });
     };
-  router.all(
-    '/:db/:col/:id/',
+  serve(
+    router,
+    routes.record,
+    { GET: onRecord(records.read), PUT: onRecord(records.replace), PATCH: onRecord(records.merge), DELETE: onRecord(records.remove) },
     pageForm('record', mayWriteRecords('update', 'delete')),
-    methods({
-      GET: onRecord(records.read),
-      PUT: onRecord(records.replace),
-      PATCH: onRecord(records.merge),
-      DELETE: onRecord(records.remove),
-    }),
   );
   return router;
 }

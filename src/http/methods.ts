@@ -8,17 +8,21 @@ import { methodNotAllowed } from '../errors.js';
 
 export type AsyncHandler = (req: Request, res: Response) => Promise<void>;
 
-export function methods(handlers: Record<string, AsyncHandler>): RequestHandler {
+/** The handler `methods` returns names the methods it serves, so what is mounted can be listed (the route table's test). */
+type MethodsHandler = RequestHandler & { readonly methods: readonly string[] };
+
+export function methods(handlers: Record<string, AsyncHandler>): MethodsHandler {
   const allow = [...Object.keys(handlers), ...(handlers.GET ? ['HEAD'] : []), 'OPTIONS'];
-  return (req, res, next) => {
+  const handler: RequestHandler = (req, res, next) => {
     res.locals.allow = allow;
     res.setHeader('Allow', allow.join(', '));
     if (req.method === 'OPTIONS') {
       res.status(204).end();
       return;
     }
-    const handler = handlers[req.method === 'HEAD' ? 'GET' : req.method];
-    if (handler === undefined) return next(methodNotAllowed(req.method));
-    handler(req, res).catch(next);
+    const handle = handlers[req.method === 'HEAD' ? 'GET' : req.method];
+    if (handle === undefined) return next(methodNotAllowed(req.method));
+    handle(req, res).catch(next);
   };
+  return Object.assign(handler, { methods: Object.freeze(Object.keys(handlers)) });
 }

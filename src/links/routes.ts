@@ -11,7 +11,8 @@ import { isAuthenticated } from '../auth/principal.js';
 import type { LinkHolder } from '../auth/module.js';
 import { badRequest, forbidden, unauthenticated } from '../errors.js';
 import { requestBaseUrl } from '../http/base-url.js';
-import { methods } from '../http/methods.js';
+import { ERRORS, jsonBody, ok } from '../http/openapi-parts.js';
+import { route, serve } from '../http/route-table.js';
 import { checkParams, COMMON_PARAMS, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
@@ -27,10 +28,23 @@ export interface LinkDeps {
   linkHolder(userId: string): Promise<LinkHolder | null>;
 }
 
-const requestSchema = z.object({
+/** Unknown fields are refused by objectBody before this schema reads the body. */
+const requestSchema = z.strictObject({
   path: z.string().min(1).max(8192),
   expires_in: z.number().int().min(1).max(MAX_LINK_SECONDS).default(DEFAULT_LINK_SECONDS),
 });
+
+/** The app's route table mounts these at /api/links. */
+export const LINK_ROUTES = {
+  links: route('/', {
+    POST: {
+      summary:
+        "A signed link: one GET of the given record read (under /api/data_store/data/ or /api/catalog/data/), as the caller, until it expires or the caller's password or API token changes (for programs without credentials)",
+      request: jsonBody(requestSchema),
+      responses: { 201: ok('{url, expires}'), ...ERRORS },
+    },
+  }),
+};
 
 /** The path and query of `raw`, normalised as a URL parser (and so a client) writes it; only API paths of this host. */
 function linkablePath(raw: string, base: string): string {
@@ -53,28 +67,25 @@ function linkablePath(raw: string, base: string): string {
 export function linksRouter(deps: LinkDeps): Router {
   const signer = new LinkSigner(deps.secretKey);
   const router = Router({ strict: true });
-  router.all(
-    '/',
-    methods({
-      POST: async (req, res) => {
-        checkParams(req, COMMON_PARAMS);
-        if (!isAuthenticated(req.principal)) throw unauthenticated();
-        // A link passes on the caller's rights to whoever holds it; a link must not mint more links.
-        if (req.principal.authMethod === 'link') throw forbidden('A signed link cannot be used to make other links.');
-        const parsed = requestSchema.safeParse(objectBody(req.body, ['path', 'expires_in']));
-        if (!parsed.success) {
-          throw badRequest('invalid_body', `"path" must be a string and "expires_in" an integer from 1 to ${MAX_LINK_SECONDS} seconds.`);
-        }
-        const base = requestBaseUrl(req);
-        const path = linkablePath(parsed.data.path, base);
-        const userId = req.principal.userId as string;
-        const holder = await deps.linkHolder(userId);
-        if (holder === null) throw unauthenticated();
-        const { token, expires } = signer.sign({ userId, path, credentials: holder.credentials }, parsed.data.expires_in);
-        respond(req, res, 201, { url: new URL(withLinkParam(path, token), base).toString(), expires: expires.toISOString() });
-      },
-    }),
-  );
+  serve(router, LINK_ROUTES.links, {
+    POST: async (req, res) => {
+      checkParams(req, COMMON_PARAMS);
+      if (!isAuthenticated(req.principal)) throw unauthenticated();
+      // A link passes on the caller's rights to whoever holds it; a link must not mint more links.
+      if (req.principal.authMethod === 'link') throw forbidden('A signed link cannot be used to make other links.');
+      const parsed = requestSchema.safeParse(objectBody(req.body, ['path', 'expires_in']));
+      if (!parsed.success) {
+        throw badRequest('invalid_body', `"path" must be a string and "expires_in" an integer from 1 to ${MAX_LINK_SECONDS} seconds.`);
+      }
+      const base = requestBaseUrl(req);
+      const path = linkablePath(parsed.data.path, base);
+      const userId = req.principal.userId as string;
+      const holder = await deps.linkHolder(userId);
+      if (holder === null) throw unauthenticated();
+      const { token, expires } = signer.sign({ userId, path, credentials: holder.credentials }, parsed.data.expires_in);
+      respond(req, res, 201, { url: new URL(withLinkParam(path, token), base).toString(), expires: expires.toISOString() });
+    },
+  });
   return router;
 }
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import { loadSettings, type Settings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createServiceContext, type ServiceContext } from '../../src/app/service-context.js';
@@ -16,6 +17,8 @@ import { testServices } from './services.js';
 
 export interface TestApp {
   url: string;
+  /** The express app itself (to list what it mounts). */
+  app: Express;
   ctx: ServiceContext;
   users: UserService;
   /** A random prefix for databases this test file creates. */
@@ -54,6 +57,7 @@ export async function startTestApp(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    app,
     ctx,
     users: ctx.auth.users,
     prefix: uniqueName('d'),

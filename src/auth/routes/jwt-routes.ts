@@ -6,21 +6,16 @@
  * good, 401 `token_not_valid` otherwise.
  */
 import { Router } from 'express';
-import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { respond } from '../../http/respond.js';
 import type { Account } from '../accounts.js';
 import { parseBody } from '../input.js';
 import { tokenNotValid, type JwtType } from '../jwt.js';
 import { accountForJwt } from '../jwt-accounts.js';
-import { MAX_PASSWORD_LENGTH } from '../password-strength.js';
 import type { AuthRouteDeps } from './deps.js';
 import { attemptPasswordLogin } from './password-login.js';
-import { asyncRoute, onlyMethods } from './route-helpers.js';
-
-const obtainBody = z.strictObject({ username: z.string().min(1).max(150), password: z.string().min(1).max(MAX_PASSWORD_LENGTH) });
-const refreshBody = z.strictObject({ refresh: z.string().min(1) });
-const verifyBody = z.strictObject({ token: z.string().min(1) });
+import { serve } from '../../http/route-table.js';
+import { AUTH_ROUTES, obtainBody, refreshBody, verifyBody } from './route-table.js';
 
 const noActiveAccount = () =>
   new ApiError(401, 'invalid_credentials', 'No active account found with the given credentials.', undefined, {
@@ -37,46 +32,37 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
     return account;
   };
 
-  router
-    .route('/token/')
-    .post(
-      asyncRoute(async (req, res) => {
-        const body = parseBody(obtainBody, req.body, 'an object {"username": string, "password": string}');
-        const account = await attemptPasswordLogin(deps, req, res, body.username);
-        if (account === null) throw noActiveAccount();
-        respond(req, res, 200, { access: deps.jwt.issue('access', account), refresh: deps.jwt.issue('refresh', account) });
-      }),
-    )
-    .all(onlyMethods('POST'));
+  serve(router, AUTH_ROUTES.token, {
+    POST: async (req, res) => {
+      const body = parseBody(obtainBody, req.body, 'an object {"username": string, "password": string}');
+      const account = await attemptPasswordLogin(deps, req, res, body.username);
+      if (account === null) throw noActiveAccount();
+      respond(req, res, 200, { access: deps.jwt.issue('access', account), refresh: deps.jwt.issue('refresh', account) });
+    },
+  });
 
-  router
-    .route('/token/refresh/')
-    .post(
-      asyncRoute(async (req, res) => {
-        const body = parseBody(refreshBody, req.body, 'an object {"refresh": string}');
-        const account = await activeAccountFor(body.refresh, 'refresh');
-        const claims = deps.jwt.verify(body.refresh, 'refresh');
-        await deps.refreshLedger.spend(claims);
-        respond(req, res, 200, {
-          access: deps.jwt.issue('access', account),
-          refresh: deps.jwt.issue('refresh', account, claims.fam ?? claims.jti),
-        });
-      }),
-    )
-    .all(onlyMethods('POST'));
+  serve(router, AUTH_ROUTES.refresh, {
+    POST: async (req, res) => {
+      const body = parseBody(refreshBody, req.body, 'an object {"refresh": string}');
+      const account = await activeAccountFor(body.refresh, 'refresh');
+      const claims = deps.jwt.verify(body.refresh, 'refresh');
+      await deps.refreshLedger.spend(claims);
+      respond(req, res, 200, {
+        access: deps.jwt.issue('access', account),
+        refresh: deps.jwt.issue('refresh', account, claims.fam ?? claims.jti),
+      });
+    },
+  });
 
-  router
-    .route('/token/verify/')
-    .post(
-      asyncRoute(async (req, res) => {
-        const body = parseBody(verifyBody, req.body, 'an object {"token": string}');
-        await activeAccountFor(body.token);
-        const claims = deps.jwt.verify(body.token);
-        if (claims.token_type === 'refresh') await deps.refreshLedger.assertUsable(claims);
-        respond(req, res, 200, {});
-      }),
-    )
-    .all(onlyMethods('POST'));
+  serve(router, AUTH_ROUTES.verify, {
+    POST: async (req, res) => {
+      const body = parseBody(verifyBody, req.body, 'an object {"token": string}');
+      await activeAccountFor(body.token);
+      const claims = deps.jwt.verify(body.token);
+      if (claims.token_type === 'refresh') await deps.refreshLedger.assertUsable(claims);
+      respond(req, res, 200, {});
+    },
+  });
 
   return router;
 }

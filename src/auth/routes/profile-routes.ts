@@ -12,20 +12,12 @@ import { absoluteUrl } from '../../http/base-url.js';
 import { respond } from '../../http/respond.js';
 import { isAuthenticated } from '../principal.js';
 import { parseBody } from '../input.js';
-import { MAX_PASSWORD_LENGTH } from '../password-strength.js';
 import type { ProfileChanges, ProfileLinks } from '../profile.js';
-import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH } from '../user-fields.js';
 import type { AuthRouteDeps } from './deps.js';
-import { asyncRoute, clientAddress, onlyMethods } from './route-helpers.js';
+import { clientAddress } from './route-helpers.js';
+import { serve } from '../../http/route-table.js';
+import { AUTH_ROUTES, profileBody } from './route-table.js';
 
-const profileBody = z.strictObject({
-  'auth-token': z.literal('update', { error: 'The only accepted value is "update" (rotates the token).' }).optional(),
-  password: z.string().max(MAX_PASSWORD_LENGTH).optional(),
-  current_password: z.string().max(MAX_PASSWORD_LENGTH).optional(),
-  first_name: z.string().max(MAX_NAME_LENGTH).optional(),
-  last_name: z.string().max(MAX_NAME_LENGTH).optional(),
-  email: z.string().max(MAX_EMAIL_LENGTH).optional(),
-});
 const PROFILE_SHAPE =
   'an object with any of "auth-token": "update", "password" with "current_password", "first_name", "last_name", "email"';
 
@@ -63,34 +55,29 @@ function toChanges(body: z.output<typeof profileBody>): ProfileChanges {
 
 export function profileRoutes(deps: AuthRouteDeps): Router {
   const router = Router();
-  router
-    .route('/user/')
-    .get(
-      asyncRoute(async (req, res) => {
-        const userId = requireUserId(req);
-        respond(req, res, 200, await deps.profiles.read(userId, links(req)));
-      }),
-    )
-    .post(
-      asyncRoute(async (req, res) => {
-        const userId = requireUserId(req);
-        const changes = toChanges(parseBody(profileBody, req.body, PROFILE_SHAPE));
-        const username = req.principal.username ?? '';
-        // A wrong current password is a guess at this account's password: it counts against this
-        // account's own counters only, never against the address other accounts log in from.
-        const ip = clientAddress(req);
-        if (changes.password !== undefined) await deps.throttle.check(username, ip, 'own-account');
-        const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, ip, 'own-account'));
-        if (result.newPasswordStamp !== undefined) {
-          deps.logger.info({ reqId: req.requestId, username }, 'password changed');
-          // Keep this browser session; every other session and every issued JWT is now void.
-          const stored = req.principal.authMethod === 'session' ? req.session.passport?.user : undefined;
-          if (stored !== undefined) stored.pwd = result.newPasswordStamp;
-        }
-        if (changes.rotateToken === true) deps.logger.info({ reqId: req.requestId, username }, 'API token rotated');
-        respond(req, res, 200, await deps.profiles.read(userId, links(req), result.newTokenKey));
-      }),
-    )
-    .all(onlyMethods('GET', 'POST'));
+  serve(router, AUTH_ROUTES.profile, {
+    GET: async (req, res) => {
+      const userId = requireUserId(req);
+      respond(req, res, 200, await deps.profiles.read(userId, links(req)));
+    },
+    POST: async (req, res) => {
+      const userId = requireUserId(req);
+      const changes = toChanges(parseBody(profileBody, req.body, PROFILE_SHAPE));
+      const username = req.principal.username ?? '';
+      // A wrong current password is a guess at this account's password: it counts against this
+      // account's own counters only, never against the address other accounts log in from.
+      const ip = clientAddress(req);
+      if (changes.password !== undefined) await deps.throttle.check(username, ip, 'own-account');
+      const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, ip, 'own-account'));
+      if (result.newPasswordStamp !== undefined) {
+        deps.logger.info({ reqId: req.requestId, username }, 'password changed');
+        // Keep this browser session; every other session and every issued JWT is now void.
+        const stored = req.principal.authMethod === 'session' ? req.session.passport?.user : undefined;
+        if (stored !== undefined) stored.pwd = result.newPasswordStamp;
+      }
+      if (changes.rotateToken === true) deps.logger.info({ reqId: req.requestId, username }, 'API token rotated');
+      respond(req, res, 200, await deps.profiles.read(userId, links(req), result.newTokenKey));
+    },
+  });
   return router;
 }

@@ -12,7 +12,6 @@
  * session is logged in) → 302 to /api/ for the form, 200 JSON otherwise.
  */
 import { Router, type Request, type Response } from 'express';
-import { z } from 'zod';
 import { ApiError, badRequest } from '../../errors.js';
 import { respond } from '../../http/respond.js';
 import type { Account } from '../accounts.js';
@@ -28,34 +27,21 @@ import {
 } from '../csrf.js';
 import { parseBody } from '../input.js';
 import { loginPage, logoutPage, type PageShell } from '../pages.js';
-import { MAX_PASSWORD_LENGTH } from '../password-strength.js';
 import { DEFAULT_AFTER_LOGIN, safeNextPath } from '../safe-redirect.js';
 import { SESSION_COOKIE } from '../session.js';
 import type { AuthRouteDeps } from './deps.js';
 import { attemptPasswordLogin } from './password-login.js';
-import { asyncRoute, isFormPost, onlyMethods } from './route-helpers.js';
+import { isFormPost } from './route-helpers.js';
+import { serve } from '../../http/route-table.js';
+import { AUTH_ROUTES, formLoginBody, formLogoutBody, jsonLoginBody, jsonLogoutBody } from './route-table.js';
 
 const LOGIN_PATH = '/api/auth/login/';
 const LOGOUT_PATH = '/api/auth/logout/';
 const BAD_CREDENTIALS = 'Please enter a correct username and password. Note that both fields are case-sensitive.';
 
-const jsonLoginBody = z.strictObject({
-  username: z.string().min(1).max(150),
-  password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
-});
 const JSON_LOGIN_SHAPE = 'an object {"username": string, "password": string}';
 
-/** Browsers and password managers may add fields to a form: only the known ones are read. */
-const formLoginBody = z.object({
-  username: z.string().max(150).optional(),
-  password: z.string().max(MAX_PASSWORD_LENGTH).optional(),
-  [CSRF_FORM_FIELD]: z.string().optional(),
-  next: z.string().optional(),
-});
 const FORM_LOGIN_SHAPE = 'form fields username, password, csrfmiddlewaretoken and next';
-
-const formLogoutBody = z.object({ [CSRF_FORM_FIELD]: z.string().optional() });
-const jsonLogoutBody = z.strictObject({});
 
 const invalidCredentials = () =>
   new ApiError(401, 'invalid_credentials', 'Unable to log in with the provided credentials.', undefined, { 'WWW-Authenticate': 'Token' });
@@ -103,45 +89,41 @@ export function sessionRoutes(deps: AuthRouteDeps): Router {
     sendPage(res, status, loginPage(shell(deps, res), { action: LOGIN_PATH, csrfToken: token, ...values }));
   };
 
-  router
-    .route('/auth/login/')
-    .get((req, res) => {
+  serve(router, AUTH_ROUTES.login, {
+    GET: async (req, res) => {
       const next = safeNextPath(req.query.next);
       if (req.format === 'api') return renderLogin(req, res, 200, { next });
       respond(req, res, 200, {
         detail: 'POST {"username", "password"} as JSON to this URL to start a session.',
         username: req.principal.username,
       });
-    })
-    .post(
-      asyncRoute(async (req, res) => {
-        requireSessionSupport(req);
-        if (isFormPost(req)) {
-          const form = parseBody(formLoginBody, req.body, FORM_LOGIN_SHAPE);
-          verifyDoubleSubmit(req, form[CSRF_FORM_FIELD] ?? req.get(CSRF_HEADER));
-          const next = safeNextPath(form.next);
-          const username = form.username ?? '';
-          if (username === '' || (form.password ?? '') === '') {
-            return renderLogin(req, res, 400, { next, username, error: 'Enter your username and password.' });
-          }
-          const account = await attemptPasswordLogin(deps, req, res, username);
-          if (account === null) return renderLogin(req, res, 400, { next, username, error: BAD_CREDENTIALS });
-          await startSession(req, res, account);
-          res.redirect(302, next);
-          return;
+    },
+    POST: async (req, res) => {
+      requireSessionSupport(req);
+      if (isFormPost(req)) {
+        const form = parseBody(formLoginBody, req.body, FORM_LOGIN_SHAPE);
+        verifyDoubleSubmit(req, form[CSRF_FORM_FIELD] ?? req.get(CSRF_HEADER));
+        const next = safeNextPath(form.next);
+        const username = form.username ?? '';
+        if (username === '' || (form.password ?? '') === '') {
+          return renderLogin(req, res, 400, { next, username, error: 'Enter your username and password.' });
         }
-        const body = parseBody(jsonLoginBody, req.body, JSON_LOGIN_SHAPE);
-        const account = await attemptPasswordLogin(deps, req, res, body.username);
-        if (account === null) throw invalidCredentials();
-        const csrftoken = await startSession(req, res, account);
-        respond(req, res, 200, { username: account.username, csrftoken });
-      }),
-    )
-    .all(onlyMethods('GET', 'POST'));
+        const account = await attemptPasswordLogin(deps, req, res, username);
+        if (account === null) return renderLogin(req, res, 400, { next, username, error: BAD_CREDENTIALS });
+        await startSession(req, res, account);
+        res.redirect(302, next);
+        return;
+      }
+      const body = parseBody(jsonLoginBody, req.body, JSON_LOGIN_SHAPE);
+      const account = await attemptPasswordLogin(deps, req, res, body.username);
+      if (account === null) throw invalidCredentials();
+      const csrftoken = await startSession(req, res, account);
+      respond(req, res, 200, { username: account.username, csrftoken });
+    },
+  });
 
-  router
-    .route('/auth/logout/')
-    .get((req, res) => {
+  serve(router, AUTH_ROUTES.logout, {
+    GET: async (req, res) => {
       const loggedIn = req.principal.authMethod === 'session';
       if (req.format !== 'api') {
         respond(req, res, 200, { detail: 'POST to this URL to log out.', username: loggedIn ? req.principal.username : null });
@@ -154,26 +136,24 @@ export function sessionRoutes(deps: AuthRouteDeps): Router {
       const token = sessionCsrfToken(req) as string;
       setCsrfCookie(req, res, token);
       sendPage(res, 200, logoutPage(shell(deps, res), { action: LOGOUT_PATH, csrfToken: token, username: req.principal.username }));
-    })
-    .post(
-      asyncRoute(async (req, res) => {
-        const form = isFormPost(req);
-        let submitted = req.get(CSRF_HEADER);
-        if (form) submitted = parseBody(formLogoutBody, req.body, 'the form field csrfmiddlewaretoken')[CSRF_FORM_FIELD] ?? submitted;
-        else if (req.body !== undefined) parseBody(jsonLogoutBody, req.body, 'an empty object or no body');
-        if (req.principal.authMethod === 'session') {
-          verifySessionCsrf(req, submitted);
-          deps.logger.info({ reqId: req.requestId, username: req.principal.username }, 'logout');
-        }
-        await endSession(req, res);
-        if (form) {
-          res.redirect(302, DEFAULT_AFTER_LOGIN);
-          return;
-        }
-        respond(req, res, 200, { detail: 'Logged out.' });
-      }),
-    )
-    .all(onlyMethods('GET', 'POST'));
+    },
+    POST: async (req, res) => {
+      const form = isFormPost(req);
+      let submitted = req.get(CSRF_HEADER);
+      if (form) submitted = parseBody(formLogoutBody, req.body, 'the form field csrfmiddlewaretoken')[CSRF_FORM_FIELD] ?? submitted;
+      else if (req.body !== undefined) parseBody(jsonLogoutBody, req.body, 'an empty object or no body');
+      if (req.principal.authMethod === 'session') {
+        verifySessionCsrf(req, submitted);
+        deps.logger.info({ reqId: req.requestId, username: req.principal.username }, 'logout');
+      }
+      await endSession(req, res);
+      if (form) {
+        res.redirect(302, DEFAULT_AFTER_LOGIN);
+        return;
+      }
+      respond(req, res, 200, { detail: 'Logged out.' });
+    },
+  });
 
   return router;
 }

@@ -1,5 +1,5 @@
 /**
- * The dead-letter queue as task admins see it (mounted at /api/queue/dead-letters/):
+ * The dead-letter queue as task admins see it (QUEUE_ROUTES.deadLetters in route-table.ts):
  *   GET     parked task messages (id, name, arguments, why, from which queue, when); reading
  *           leaves every message in place
  *   DELETE  purges the queue; answers how many messages were removed
@@ -11,15 +11,14 @@ import type { Request, Router } from 'express';
 import { isTaskAdmin } from '../../auth/permissions.js';
 import { isAuthenticated } from '../../auth/principal.js';
 import { badRequest, forbidden, unauthenticated } from '../../errors.js';
-import { methods } from '../../http/methods.js';
+import { serve } from '../../http/route-table.js';
 import { respond } from '../../http/respond.js';
 import { checkParams } from '../../http/params.js';
 import { peekDeadLetters, purgeDeadLetters } from '../dead-letter/dead-letter-queue.js';
 import type { QueueService } from './queue-service.js';
+import { DEAD_LETTER_LIMIT, QUEUE_ROUTES } from './route-table.js';
 
-/** Messages one GET shows at most (each is fetched and handed back one by one). */
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1_000;
+const { default: DEFAULT_LIMIT, max: MAX_LIMIT } = DEAD_LETTER_LIMIT;
 
 function requireTaskAdmin(req: Request): void {
   if (!isAuthenticated(req.principal) || req.principal.username === null) throw unauthenticated();
@@ -47,21 +46,18 @@ async function withChannel<T>(service: QueueService, use: (channel: Channel) => 
 }
 
 export function mountDeadLetterRoutes(router: Router, service: () => QueueService): void {
-  router.all(
-    '/dead-letters/',
-    methods({
-      GET: async (req, res) => {
-        requireTaskAdmin(req);
-        const params = checkParams(req, ['format', 'callback', '_', 'limit']);
-        const limit = parseLimit(params.limit);
-        const { count, letters } = await withChannel(service(), (channel) => peekDeadLetters(channel, limit, service().queueType));
-        respond(req, res, 200, { count, shown: letters.length, results: letters });
-      },
-      DELETE: async (req, res) => {
-        requireTaskAdmin(req);
-        const purged = await withChannel(service(), (channel) => purgeDeadLetters(channel, service().queueType));
-        respond(req, res, 200, { purged });
-      },
-    }),
-  );
+  serve(router, QUEUE_ROUTES.deadLetters, {
+    GET: async (req, res) => {
+      requireTaskAdmin(req);
+      const params = checkParams(req, ['format', 'callback', '_', 'limit']);
+      const limit = parseLimit(params.limit);
+      const { count, letters } = await withChannel(service(), (channel) => peekDeadLetters(channel, limit, service().queueType));
+      respond(req, res, 200, { count, shown: letters.length, results: letters });
+    },
+    DELETE: async (req, res) => {
+      requireTaskAdmin(req);
+      const purged = await withChannel(service(), (channel) => purgeDeadLetters(channel, service().queueType));
+      respond(req, res, 200, { purged });
+    },
+  });
 }

@@ -1,16 +1,10 @@
 /**
- * The task-queue endpoints (mounted at /api/queue):
- *   GET  /                      available tasks (envelope) and live queues
- *   GET  /run/<task>/           task description and an example curl line
- *   POST /run/<task>/           submit (202 after the broker's confirm; ?wait=<s> for the result)
- *   GET  /task/<id>/            one run: log, state, result or error (submitter, task admin, superuser;
- *                               ?wait=<s> holds the answer until the run finished)
- *   POST /task/<id>/revoke/     revoke (submitter or task admin)
- *   GET  /usertasks/            the caller's history, newest first
- *   GET, DELETE /dead-letters/  parked task messages: list, purge (task admins; dead-letter-routes.ts)
+ * The task-queue endpoints declared in route-table.ts (the dead letters: dead-letter-routes.ts).
+ * A run is shown to its submitter, task admins and superusers; `?wait=<s>` holds the answer of a
+ * run's page until the run finished.
  */
 import { Router, type Request } from 'express';
-import { methods } from '../../http/methods.js';
+import { pathOf, serve } from '../../http/route-table.js';
 import type { Principal } from '../../auth/principal.js';
 import { isAuthenticated } from '../../auth/principal.js';
 import { canRunTask, isTaskAdmin } from '../../auth/permissions.js';
@@ -31,6 +25,7 @@ import { parseSubmission, parseWait, validateTaskName } from './submission.js';
 import { exampleTokenKey } from './example-token.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { mountDeadLetterRoutes } from './dead-letter-routes.js';
+import { QUEUE_ROUTES } from './route-table.js';
 
 /** What a task id may look like (anything else is "no such task"). */
 export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -40,8 +35,6 @@ function requireUser(p: Principal): { id: string; name: string } {
   if (!isAuthenticated(p) || p.username === null || p.userId === null) throw unauthenticated();
   return { id: p.userId, name: p.username };
 }
-
-const taskUrl = (req: Request, taskId: string) => absoluteUrl(req, `/api/queue/task/${encodeURIComponent(taskId)}/`);
 
 /** A run as the history and the run's own page show it; the page also names the submitter. */
 function taskRow(entry: TaskLogEntry, status: string, withUser: boolean): Record<string, unknown> {
@@ -58,8 +51,16 @@ function taskRow(entry: TaskLogEntry, status: string, withUser: boolean): Record
   };
 }
 
+/** Links to the queue's pages, under the path the app mounts the queue at. */
+class QueueUrls {
+  constructor(private readonly mountPath: string) {}
+  run = (req: Request, name: string) => absoluteUrl(req, this.mountPath + pathOf(QUEUE_ROUTES.run, { task: name }));
+  task = (req: Request, taskId: string) => absoluteUrl(req, this.mountPath + pathOf(QUEUE_ROUTES.task, { id: taskId }));
+  revoke = (req: Request, taskId: string) => absoluteUrl(req, this.mountPath + pathOf(QUEUE_ROUTES.revoke, { id: taskId }));
+}
+
 /** What a run looks like to its reader: the log plus the current state and outcome. */
-function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Record<string, unknown> {
+function describeRun(req: Request, urls: QueueUrls, entry: TaskLogEntry, result: TaskResult): Record<string, unknown> {
   const failed = result.status === 'FAILURE' || result.status === 'REVOKED';
   return {
     // A state of the task's own (PROGRESS, ...) is shown as the task set it, as Celery's AsyncResult does.
@@ -69,8 +70,8 @@ function describeRun(req: Request, entry: TaskLogEntry, result: TaskResult): Rec
     result: failed ? null : result.result,
     error: failed && result.exception ? { type: result.exception.exc_type, message: result.exception.exc_message } : null,
     traceback: result.traceback,
-    url: taskUrl(req, entry.task_id),
-    revoke_url: absoluteUrl(req, `/api/queue/task/${encodeURIComponent(entry.task_id)}/revoke/`),
+    url: urls.task(req, entry.task_id),
+    revoke_url: urls.revoke(req, entry.task_id),
   };
 }
 
@@ -94,10 +95,12 @@ export interface QueueRouterContext {
   metrics?: { taskSubmitted(name: string): void };
 }
 
-export function queueRouter(ctx: QueueRouterContext): Router {
+/** `mountPath` is where the app mounts the router (its route table), for the links the answers carry. */
+export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router {
   const router = Router({ strict: true });
   const { settings } = ctx;
-  const runUrl = (req: Request, name: string) => absoluteUrl(req, `/api/queue/run/${encodeURIComponent(name)}/`);
+  const urls = new QueueUrls(mountPath);
+  const runUrl = urls.run;
 
   const service = (): QueueService => {
     if (ctx.queue === undefined) throw unavailable('No task broker is configured (BROKER_URL).', 'broker_not_configured');
@@ -126,151 +129,136 @@ export function queueRouter(ctx: QueueRouterContext): Router {
     return entry;
   }
 
-  router.all(
-    '/',
-    methods({
-      GET: async (req, res) => {
-        requireUser(req.principal);
-        const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'refresh']);
-        const refresh = params.refresh === 'true' || params.refresh === '1';
-        if (refresh && !isTaskAdmin(req.principal)) throw forbidden('Only task admins may refresh the task list.');
-        const snapshot = await service().catalog.get(refresh);
-        const tasks = [...snapshot.tasks.values()].sort((a, b) => a.name.localeCompare(b.name));
-        const paging = parsePaging(params, settings.defaultPageSize);
-        await paginate(req, res, tasks, paging, {
-          map: (t) => ({
-            name: t.name,
-            docstring: t.docstring,
-            signature: signatureJson(t.signature),
-            queues: t.queues,
-            url: runUrl(req, t.name),
-          }),
-          trailing: {
-            queues: snapshot.queues,
-            workers: snapshot.workers,
-            ...(snapshot.workers.length === 0
-              ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' }
-              : {}),
-          },
-        });
-      },
-    }),
-  );
+  serve(router, QUEUE_ROUTES.tasks, {
+    GET: async (req, res) => {
+      requireUser(req.principal);
+      const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'refresh']);
+      const refresh = params.refresh === 'true' || params.refresh === '1';
+      if (refresh && !isTaskAdmin(req.principal)) throw forbidden('Only task admins may refresh the task list.');
+      const snapshot = await service().catalog.get(refresh);
+      const tasks = [...snapshot.tasks.values()].sort((a, b) => a.name.localeCompare(b.name));
+      const paging = parsePaging(params, settings.defaultPageSize);
+      await paginate(req, res, tasks, paging, {
+        map: (t) => ({
+          name: t.name,
+          docstring: t.docstring,
+          signature: signatureJson(t.signature),
+          queues: t.queues,
+          url: runUrl(req, t.name),
+        }),
+        trailing: {
+          queues: snapshot.queues,
+          workers: snapshot.workers,
+          ...(snapshot.workers.length === 0
+            ? { message: 'No worker is running right now, so no task can be submitted. Start a worker and reload.' }
+            : {}),
+        },
+      });
+    },
+  });
 
-  router.all(
-    '/run/:task/',
-    methods({
-      GET: async (req, res) => {
-        requireUser(req.principal);
-        checkParams(req, ['format', 'callback', '_']);
-        const task = await liveTask(req.params.task as string);
-        const token = exampleTokenKey(req);
-        const url = runUrl(req, task.name);
-        const body = JSON.stringify({ function: task.name, queue: defaultQueue(task), args: [], kwargs: {}, tags: [] });
-        setPageForm(res, { kind: 'task-run', postUrl: url, task: task.name, doc: task.docstring, signature: task.signature });
-        respond(req, res, 200, {
-          name: task.name,
-          docstring: task.docstring,
-          signature: signatureJson(task.signature),
-          queues: task.queues,
-          default_queue: defaultQueue(task),
-          can_run: canRunTask(req.principal, task.name),
-          url,
-          example: `curl -X POST -H "Authorization: Token ${token}" -H "Content-Type: application/json" -H "Accept: application/json" -d '${body}' ${url}`,
-        });
-      },
-      POST: async (req, res) => {
-        const user = requireUser(req.principal);
-        const params = checkParams(req, ['format', 'callback', '_', 'wait']);
-        const name = validateTaskName(req.params.task as string);
-        if (!canRunTask(req.principal, name)) throw forbidden(`You may not run the task "${name}".`);
-        const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
-        const submission = parseSubmission(req.body, name);
-        const task = await liveTask(name, submission.queue);
-        const queue = submission.queue ?? defaultQueue(task);
-        if (queue === null || !task.queues.includes(queue)) {
-          throw badRequest(
-            'invalid_queue',
-            `No live worker consumes "${name}" from queue "${queue ?? ''}". Queues for this task: ${task.queues.join(', ') || 'none'}.`,
-          );
+  serve(router, QUEUE_ROUTES.run, {
+    GET: async (req, res) => {
+      requireUser(req.principal);
+      checkParams(req, ['format', 'callback', '_']);
+      const task = await liveTask(req.params.task as string);
+      const token = exampleTokenKey(req);
+      const url = runUrl(req, task.name);
+      const body = JSON.stringify({ function: task.name, queue: defaultQueue(task), args: [], kwargs: {}, tags: [] });
+      setPageForm(res, { kind: 'task-run', postUrl: url, task: task.name, doc: task.docstring, signature: task.signature });
+      respond(req, res, 200, {
+        name: task.name,
+        docstring: task.docstring,
+        signature: signatureJson(task.signature),
+        queues: task.queues,
+        default_queue: defaultQueue(task),
+        can_run: canRunTask(req.principal, task.name),
+        url,
+        example: `curl -X POST -H "Authorization: Token ${token}" -H "Content-Type: application/json" -H "Accept: application/json" -d '${body}' ${url}`,
+      });
+    },
+    POST: async (req, res) => {
+      const user = requireUser(req.principal);
+      const params = checkParams(req, ['format', 'callback', '_', 'wait']);
+      const name = validateTaskName(req.params.task as string);
+      if (!canRunTask(req.principal, name)) throw forbidden(`You may not run the task "${name}".`);
+      const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
+      const submission = parseSubmission(req.body, name);
+      const task = await liveTask(name, submission.queue);
+      const queue = submission.queue ?? defaultQueue(task);
+      if (queue === null || !task.queues.includes(queue)) {
+        throw badRequest(
+          'invalid_queue',
+          `No live worker consumes "${name}" from queue "${queue ?? ''}". Queues for this task: ${task.queues.join(', ') || 'none'}.`,
+        );
+      }
+      const queueService = service();
+      const submitter = submitterAccessOf({
+        username: user.name,
+        isSuperuser: req.principal.isSuperuser,
+        permissions: req.principal.permissions,
+      });
+      const { taskId } = await queueService.submit(submitter, user.id, name, submission, queue);
+      ctx.metrics?.taskSubmitted(name);
+      const resultUrl = urls.task(req, taskId);
+      res.setHeader('Location', resultUrl);
+      if (wait !== undefined && wait > 0) {
+        const result = await queueService.waitForResult(taskId, wait);
+        if (READY_STATES.has(result.status)) {
+          respond(req, res, 200, { ...outcome(result), result_url: resultUrl });
+          return;
         }
-        const queueService = service();
-        const submitter = submitterAccessOf({
-          username: user.name,
-          isSuperuser: req.principal.isSuperuser,
-          permissions: req.principal.permissions,
-        });
-        const { taskId } = await queueService.submit(submitter, user.id, name, submission, queue);
-        ctx.metrics?.taskSubmitted(name);
-        const resultUrl = absoluteUrl(req, `/api/queue/task/${taskId}/`);
-        res.setHeader('Location', resultUrl);
-        if (wait !== undefined && wait > 0) {
-          const result = await queueService.waitForResult(taskId, wait);
-          if (READY_STATES.has(result.status)) {
-            respond(req, res, 200, { ...outcome(result), result_url: resultUrl });
-            return;
-          }
-        }
-        respond(req, res, 202, { task_id: taskId, status: 'PENDING', result_url: resultUrl });
-      },
-    }),
-  );
+      }
+      respond(req, res, 202, { task_id: taskId, status: 'PENDING', result_url: resultUrl });
+    },
+  });
 
-  router.all(
-    '/task/:id/',
-    methods({
-      GET: async (req, res) => {
-        const params = checkParams(req, ['format', 'callback', '_', 'wait']);
-        const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
-        const entry = await readableRun(req);
-        // ?wait=<s>: the answer is held until the run finished or the time is up (a long poll,
-        // which answers sooner than a client polling at its own interval, with fewer requests).
-        const result =
-          wait !== undefined && wait > 0 ? await service().waitForResult(entry.task_id, wait) : await service().results.get(entry.task_id);
-        respond(req, res, 200, describeRun(req, entry, result));
-      },
-    }),
-  );
+  serve(router, QUEUE_ROUTES.task, {
+    GET: async (req, res) => {
+      const params = checkParams(req, ['format', 'callback', '_', 'wait']);
+      const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
+      const entry = await readableRun(req);
+      // ?wait=<s>: the answer is held until the run finished or the time is up (a long poll,
+      // which answers sooner than a client polling at its own interval, with fewer requests).
+      const result =
+        wait !== undefined && wait > 0 ? await service().waitForResult(entry.task_id, wait) : await service().results.get(entry.task_id);
+      respond(req, res, 200, describeRun(req, urls, entry, result));
+    },
+  });
 
-  router.all(
-    '/task/:id/revoke/',
-    methods({
-      POST: async (req, res) => {
-        checkParams(req, ['format', 'callback', '_']);
-        const entry = await readableRun(req);
-        const body = req.body === undefined ? {} : objectBody(req.body, ['terminate']);
-        if (body.terminate !== undefined && typeof body.terminate !== 'boolean')
-          throw badRequest('invalid_terminate', '"terminate" must be true or false.');
-        const result = await service().revoke(entry, body.terminate === true);
-        respond(req, res, 200, describeRun(req, entry, result));
-      },
-    }),
-  );
+  serve(router, QUEUE_ROUTES.revoke, {
+    POST: async (req, res) => {
+      checkParams(req, ['format', 'callback', '_']);
+      const entry = await readableRun(req);
+      const body = req.body === undefined ? {} : objectBody(req.body, ['terminate']);
+      if (body.terminate !== undefined && typeof body.terminate !== 'boolean')
+        throw badRequest('invalid_terminate', '"terminate" must be true or false.');
+      const result = await service().revoke(entry, body.terminate === true);
+      respond(req, res, 200, describeRun(req, urls, entry, result));
+    },
+  });
 
-  router.all(
-    '/usertasks/',
-    methods({
-      GET: async (req, res) => {
-        const user = requireUser(req.principal);
-        const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'taskname', 'tag', 'status']);
-        const taskNames = params.taskname
-          ?.split(',')
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0);
-        let status: TaskState | undefined;
-        if (params.status !== undefined && params.status !== '') {
-          const upper = params.status.toUpperCase();
-          if (!isTaskState(upper)) throw badRequest('invalid_status', `Unknown task state "${params.status}".`);
-          status = upper;
-        }
-        const paging = parsePaging(params, settings.defaultPageSize);
-        const filter = { userId: user.id, taskNames, tag: params.tag === '' ? undefined : params.tag };
-        await paginate(req, res, service().history(filter, status), paging, {
-          map: ({ entry, status: state }) => ({ ...taskRow(entry, state, false), url: taskUrl(req, entry.task_id) }),
-        });
-      },
-    }),
-  );
+  serve(router, QUEUE_ROUTES.history, {
+    GET: async (req, res) => {
+      const user = requireUser(req.principal);
+      const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'taskname', 'tag', 'status']);
+      const taskNames = params.taskname
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+      let status: TaskState | undefined;
+      if (params.status !== undefined && params.status !== '') {
+        const upper = params.status.toUpperCase();
+        if (!isTaskState(upper)) throw badRequest('invalid_status', `Unknown task state "${params.status}".`);
+        status = upper;
+      }
+      const paging = parsePaging(params, settings.defaultPageSize);
+      const filter = { userId: user.id, taskNames, tag: params.tag === '' ? undefined : params.tag };
+      await paginate(req, res, service().history(filter, status), paging, {
+        map: ({ entry, status: state }) => ({ ...taskRow(entry, state, false), url: urls.task(req, entry.task_id) }),
+      });
+    },
+  });
 
   mountDeadLetterRoutes(router, service);
 

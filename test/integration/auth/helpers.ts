@@ -120,11 +120,13 @@ export async function startAppWithCapturedLogs(overrides: Record<string, string>
   // Same redaction as the production logger (src/log/logger.ts), only the destination differs.
   const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
   const ctx = await createServiceContext(settings, logger);
-  const server: Server = createApp(ctx).listen(0, '127.0.0.1');
+  const app = createApp(ctx);
+  const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    app,
     ctx,
     users: ctx.auth.users,
     prefix: uniqueName('d'),

@@ -1,4 +1,4 @@
-/** GET /api/schema/: a parseable OpenAPI 3.1 document covering every endpoint family. */
+/** GET /api/schema/: a parseable OpenAPI 3.1 document covering every endpoint family (that it covers every route: app/route-table.test.ts). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 
@@ -49,9 +49,29 @@ describe('OpenAPI description', () => {
     }
     expect(Object.keys(collection.responses[200].content)).toEqual(['application/json', 'text/csv', 'application/x-ndjson']);
     for (const prefix of ['/api/data_store/indexes', '/api/catalog/indexes']) {
-      expect(Object.keys(doc.paths[`${prefix}/{database}/{collection}/`])).toEqual(['parameters', 'get', 'post']);
+      const indexes = doc.paths[`${prefix}/{database}/{collection}/`];
+      expect(Object.keys(indexes)).toEqual(['get', 'post']);
+      // Each operation names the path's parameters.
+      for (const method of ['get', 'post']) {
+        const inPath = indexes[method].parameters.filter((param: { in: string }) => param.in === 'path');
+        expect(inPath.map((param: { name: string }) => param.name)).toEqual(['database', 'collection']);
+      }
       expect(doc.paths[`${prefix}/{database}/{collection}/{name}/`].delete).toBeDefined();
     }
     expect(doc.paths['/api/links/'].post).toBeDefined();
+  });
+
+  it('describes request bodies with the zod schemas the handlers parse them with', async () => {
+    const doc = JSON.parse((await call(app.url, 'GET', '/api/schema/')).text);
+    const token = doc.paths['/api/token/'].post.requestBody.content['application/json'].schema;
+    expect(token).toMatchObject({ type: 'object', required: ['username', 'password'], additionalProperties: false });
+    const link = doc.paths['/api/links/'].post.requestBody.content['application/json'].schema;
+    expect(link.properties.expires_in).toMatchObject({ type: 'integer', minimum: 1, maximum: 86400, default: 3600 });
+    expect(link.required).toEqual(['path']);
+    // The login takes the form as well as JSON.
+    expect(Object.keys(doc.paths['/api/auth/login/'].post.requestBody.content)).toEqual([
+      'application/json',
+      'application/x-www-form-urlencoded',
+    ]);
   });
 });

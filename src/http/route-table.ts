@@ -1,0 +1,104 @@
+/**
+ * How a route is declared: its path under the router that serves it, and per method its OpenAPI
+ * operation (summary, parameters, request body as a zod schema or a JSON schema, responses).
+ * Each feature declares its routes once; its router mounts them with `serve` (which refuses a
+ * handler set that differs from the declared methods), and the app's route table places them
+ * under their mount paths, from which the OpenAPI document and the API root are made.
+ */
+import type { RequestHandler, Router } from 'express';
+import type { ZodType } from 'zod';
+import { methods, type AsyncHandler } from './methods.js';
+
+export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A JSON schema written as the document carries it, or a zod schema the document is made from. */
+export type Schema = Readonly<Record<string, unknown>> | ZodType;
+
+/** A media type's body, e.g. `{'application/json': {schema}}`. */
+export type Content = Readonly<Record<string, { schema?: Schema }>>;
+
+export interface QueryParameter {
+  name: string;
+  in: 'query';
+  required: boolean;
+  description: string;
+  schema: Readonly<Record<string, unknown>>;
+}
+
+export interface Answer {
+  description: string;
+  content?: Content;
+}
+
+/** One method of a route as the OpenAPI document describes it (path parameters are added from the path). */
+export interface Operation {
+  summary: string;
+  description?: string;
+  tags?: string[];
+  parameters?: readonly QueryParameter[];
+  request?: { body: { required: boolean; content: Content } };
+  responses: Readonly<Record<string, Answer>>;
+  /** Only where it differs from the document's (`[{}]`: no credentials needed). */
+  security?: Readonly<Record<string, string[]>>[];
+}
+
+export interface RouteDecl {
+  /** The express pattern under the router's mount path, e.g. `/:db/:col/`. */
+  readonly path: string;
+  readonly operations: Readonly<Partial<Record<Verb, Operation>>>;
+  /** The document's names of path parameters, where they differ from the pattern's (see PARAMETER_NAMES). */
+  readonly params?: Readonly<Record<string, string>>;
+}
+
+/** A router's routes and the path it is mounted at. */
+export interface Mount {
+  readonly prefix: string;
+  readonly routes: readonly RouteDecl[];
+}
+
+/** Names the document gives pattern parameters everywhere (the patterns keep express's short names). */
+const PARAMETER_NAMES: Readonly<Record<string, string>> = { db: 'database', col: 'collection' };
+
+export function route(path: string, operations: RouteDecl['operations'], params?: RouteDecl['params']): RouteDecl {
+  return { path, operations, ...(params === undefined ? {} : { params }) };
+}
+
+/** The document's names of the parameters of `path` (an express pattern), in order. */
+export function parameterNames(decl: RouteDecl, path: string): { pattern: string; name: string }[] {
+  return [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, pattern]) => ({
+    pattern: pattern as string,
+    name: decl.params?.[pattern as string] ?? PARAMETER_NAMES[pattern as string] ?? (pattern as string),
+  }));
+}
+
+/** `path` (an express pattern) in the OpenAPI form: `/:db/` → `/{database}/`. */
+export function openApiPath(decl: RouteDecl, path: string): string {
+  const names = new Map(parameterNames(decl, path).map(({ pattern, name }) => [pattern, name]));
+  return path.replace(/:([A-Za-z0-9_]+)/g, (_m, pattern: string) => `{${names.get(pattern) ?? pattern}}`);
+}
+
+/** The path of `decl` with its parameters filled in (each one encoded), for links to it. */
+export function pathOf(decl: RouteDecl, values: Readonly<Record<string, string>> = {}): string {
+  return decl.path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`No value for ":${name}" of ${decl.path}`);
+    return encodeURIComponent(value);
+  });
+}
+
+/**
+ * Mounts `decl` on `router`: the steps in `before`, then one handler per declared method (405
+ * for the others). A handler set that differs from the declaration is a programming error and
+ * is refused when the router is built, so the document cannot list a method nobody serves.
+ */
+export function serve(
+  router: Router,
+  decl: RouteDecl,
+  handlers: Readonly<Record<string, AsyncHandler>>,
+  ...before: RequestHandler[]
+): void {
+  const declared = Object.keys(decl.operations).sort().join(', ');
+  const given = Object.keys(handlers).sort().join(', ');
+  if (declared !== given) throw new Error(`The route ${decl.path} declares ${declared} but is given handlers for ${given}.`);
+  router.all(decl.path, ...before, methods(handlers));
+}
