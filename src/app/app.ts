@@ -33,6 +33,7 @@ import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
 import { EXPLORE_ROOT, exploreLink, explorerRouter } from '../explorer/routes.js';
 import { EXPLORE_STATIC_ROOT, explorerStatic } from '../explorer/static-files.js';
+import { MANUAL_ROOT, manualRouter } from '../manual/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -90,6 +91,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
     app.use('/api/metrics', ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
   }
   app.use('/api/client', clientDownloadsRouter(settings.clientDownloadsDir));
+  app.use(MANUAL_ROOT, manualRouter(settings.manualDir));
   app.use(canonicalTrailingSlash('/api'));
   const links = { secretKey: settings.secretKey, linkHolder: (id: string) => ctx.auth.linkHolder(id) };
   app.use('/api/health', healthRouter(ctx));

@@ -16,6 +16,7 @@ export function rootRouter(_ctx: ServiceContext): Router {
       'user profile': absoluteUrl(req, '/api/user/'),
       schema: absoluteUrl(req, '/api/schema/'),
       health: absoluteUrl(req, '/api/health/'),
+      manual: absoluteUrl(req, '/api/manual/'),
     });
   });
   return router;
