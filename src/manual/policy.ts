@@ -3,7 +3,7 @@
  * (the colour-scheme check, the page-chunk map) and its code highlighting colours tokens with
  * style attributes, so the browsable pages' nonce policy does not fit: the manual's own policy
  * allows exactly those inline scripts and style values by their SHA-256 hashes, read from the
- * built pages, and nothing inline besides. Same origin only: no host outside the server.
+ * built pages (and the one style sheet its code adds, COLOUR_SWITCH_STYLE), and nothing inline besides. Same origin only: no host outside the server.
  */
 import { createHash } from 'node:crypto';
 
@@ -13,6 +13,14 @@ export interface InlineContent {
   /** The value of every style="…" attribute, as the browser reads it (entities decoded). */
   styleAttributes: Set<string>;
 }
+
+/**
+ * The one <style> element the pages' code adds: while the colour scheme changes, VitePress's
+ * colour-mode helper (VueUse) adds this sheet for a moment so nothing animates. Allowed by its
+ * hash; the browser test of the manual catches a version that writes another.
+ */
+export const COLOUR_SWITCH_STYLE =
+  '*,*::before,*::after{-webkit-transition:none!important;-moz-transition:none!important;-o-transition:none!important;-ms-transition:none!important;transition:none!important}';
 
 const INLINE_SCRIPT = /<script\b(?![^>]*\bsrc\s*=)[^>]*>([\s\S]*?)<\/script\s*>/gi;
 const STYLE_ATTRIBUTE = /\sstyle\s*=\s*(?:"([^"]*)"|'([^']*)')/gi;
@@ -35,12 +43,12 @@ export function manualPolicy(inline: InlineContent): string {
     .filter((text) => text.trim() !== '')
     .map(sha256)
     .sort();
-  const styles = [...inline.styleAttributes].map(sha256).sort();
+  const styles = [...new Set([...inline.styleAttributes, COLOUR_SWITCH_STYLE])].map(sha256).sort();
   const directives: [string, string[]][] = [
     ['default-src', ["'self'"]],
     ['script-src', ["'self'", ...scripts]],
     // 'unsafe-hashes' lets the hashes cover style attributes, and only the listed values.
-    ['style-src', ["'self'", ...(styles.length === 0 ? [] : ["'unsafe-hashes'", ...styles])]],
+    ['style-src', ["'self'", "'unsafe-hashes'", ...styles]],
     ['img-src', ["'self'", 'data:']],
     ['font-src', ["'self'", 'data:']],
     ['connect-src', ["'self'"]],

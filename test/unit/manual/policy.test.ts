@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { collectInline, manualPolicy, type InlineContent } from '../../../src/manual/policy.js';
+import { COLOUR_SWITCH_STYLE, collectInline, manualPolicy, type InlineContent } from '../../../src/manual/policy.js';
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 const empty = (): InlineContent => ({ scripts: new Set(), styleAttributes: new Set() });
@@ -32,14 +32,14 @@ describe('the manual policy', () => {
         ?.split(' ')
         .slice(1);
     expect(directive('script-src')).toEqual(["'self'", hash('one()')]);
-    expect(directive('style-src')).toEqual(["'self'", "'unsafe-hashes'", hash('color:red')]);
+    expect(directive('style-src')).toEqual(["'self'", "'unsafe-hashes'", ...[hash('color:red'), hash(COLOUR_SWITCH_STYLE)].sort()]);
     expect(policy).not.toContain('unsafe-inline');
     expect(directive('default-src')).toEqual(["'self'"]);
     expect(directive('connect-src')).toEqual(["'self'"]);
     expect(directive('frame-ancestors')).toEqual(["'none'"]);
   });
 
-  it('has no hash keyword for styles when no page has a style attribute', () => {
-    expect(manualPolicy(empty())).toContain("style-src 'self';");
+  it('allows only the colour switch style sheet when no page has a style attribute', () => {
+    expect(manualPolicy(empty())).toContain(`style-src 'self' 'unsafe-hashes' ${hash(COLOUR_SWITCH_STYLE)};`);
   });
 });
