@@ -92,7 +92,10 @@ const Dashboard = () => {
             <a href="/api/">Open the browsable API</a>
           </li>
           <li>
-            <a href="/api/manual/" data-testid="manual-link">Read the manual</a>, served by this server
+            <a href="/api/manual/" data-testid="manual-link">
+              Read the manual
+            </a>
+            , served by this server
           </li>
         </ul>
       </Box>
