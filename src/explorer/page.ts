@@ -1,7 +1,7 @@
 /**
- * The explorer's page shell: navigation, the one inline <style> (carrying the request's CSP
- * nonce) and no script at all, so every view works without JavaScript under the service's strict
- * Content-Security-Policy. Everything from the data or the URL is escaped by the views.
+ * The explorer's page shell: navigation and the one inline <style> (carrying the request's CSP
+ * nonce), and no inline script: every view works without JavaScript under the service's strict
+ * Content-Security-Policy (the chart, the map and the histograms' brush load script files). Everything from the data or the URL is escaped by the views.
  */
 import escapeHtml from 'escape-html';
 import { MANUAL_PATH } from '../render/html.js';
