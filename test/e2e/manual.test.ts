@@ -1,6 +1,6 @@
 /**
  * The manual the service serves itself, in a real browser (Debian's Chromium): reached from the
- * browsable API's and the admin dashboard's "Manual" links, it runs as the VitePress site it is
+ * browsable API's "Manual" link and the admin site's (its dashboard's link, its sidebar's page), it runs as the VitePress site it is
  * (moving to another page without reloading, the built-in search, the code highlighting's
  * colours) under its own Content-Security-Policy, which it never trips, and nothing is
  * requested off this machine.
@@ -71,13 +71,20 @@ describe('the manual in a browser', () => {
     await page.keyboard.press('Escape');
   });
 
-  it("is linked from the admin site's dashboard", async () => {
+  it("is linked from the admin site's dashboard and sidebar", async () => {
     const admin = await watchedPage(browser);
     try {
       await signInThrough(admin.page, `${app.url}/api/admin`, 'root', 'root-pass-123');
       const link = admin.page.getByTestId('manual-link');
       await link.waitFor({ timeout: 100_000 });
       await Promise.all([admin.page.waitForURL(`${app.url}/api/manual/`), link.click()]);
+      await admin.page.locator('.VPContent h1').first().waitFor();
+      // The sidebar's Manual page, on every admin page, sends the browser to the manual too.
+      await admin.page.goto(`${app.url}/api/admin/pages/operations`);
+      const entry = admin.page.locator('a[href="/api/admin/pages/manual"]').first();
+      await entry.waitFor({ timeout: 60_000 });
+      expect(await entry.innerText()).toContain('Manual');
+      await Promise.all([admin.page.waitForURL(`${app.url}/api/manual/`), entry.click()]);
       await admin.page.locator('.VPContent h1').first().waitFor();
       expect(admin.cspViolations).toEqual([]);
       expect(externalRequests(admin, app.url)).toEqual([]);
