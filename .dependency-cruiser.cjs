@@ -6,13 +6,13 @@
  *   installer, ops                   operator programs, beside app, on the installation library
  *   installation library             installation/ (and its runner/): what installer and ops share
  *   worker                           its own program, on queue, db, log
- *   features                         admin, auth, documents, queue, metrics, links, client-downloads, explorer
+ *   features                         admin, auth, documents, queue, metrics, links, client-downloads, explorer, manual
  *   helpers                          http, render: no feature imports
  *   foundations                      db, pki, runtime (API process supervision), local-services
  *   base                             config, log, lib (shared helpers), errors.ts
  * Each layer imports only layers below it (features may import each other, without cycles).
  */
-const FEATURES = '^src/(admin|auth|documents|queue|metrics|links|client-downloads|explorer)/';
+const FEATURES = '^src/(admin|auth|documents|queue|metrics|links|client-downloads|explorer|manual)/';
 const HELPERS = '^src/(http|render)/';
 const FOUNDATIONS = '^src/(db|pki|runtime|local-services)/';
 const BASE = '^src/(config/|log/|lib/|errors[.]ts$)';

@@ -2,7 +2,7 @@
 # The API server image: compiled JavaScript, production dependencies only, runs as `node`
 # (uid 1000) and works with a read-only root filesystem (compose mounts a volume for the admin
 # site's component bundle and a tmpfs for /tmp). It carries the Python client's wheel, which it
-# serves at /api/client/python/ for `pip install`. NODE_IMAGE and PYTHON_IMAGE replace the bases
+# serves at /api/client/python/ for `pip install`, and the manual, served at /api/manual/. NODE_IMAGE and PYTHON_IMAGE replace the bases
 # (tests build on locally made stand-ins).
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
@@ -25,6 +25,11 @@ RUN npm run build
 RUN mkdir -p /src/adminjs-bundle \
  && if npm run | grep -q '^  build:admin'; then ADMIN_BUNDLE_DIR=/src/adminjs-bundle NODE_ENV=production npm run build:admin; fi
 
+# The manual, built for the path the API serves it at (/api/manual/), from the same packages.
+COPY docs ./docs
+COPY ops/build-manual.sh ./ops/build-manual.sh
+RUN MANUAL_DIR=/src/manual bash ops/build-manual.sh
+
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -35,12 +40,14 @@ FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     ADMIN_BUNDLE_DIR=/var/lib/cybercom/adminjs \
     CLIENT_DOWNLOADS_DIR=/app/client \
+    MANUAL_DIR=/app/manual \
     HTTP_PORT=8080
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # The admin components' sources: AdminJS bundles them itself (tsc does not emit them).
 COPY --from=build /src/src/admin/components ./src/admin/components
+COPY --from=build /src/manual ./manual
 COPY package.json ./
 COPY docker/api-start.sh /usr/local/bin/cybercom-api-start
 COPY --from=client-wheel /wheels /app/client/python

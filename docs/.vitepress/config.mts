@@ -1,11 +1,18 @@
 // The manual's site (`npm run docs:build`, also run by `npm run lint`). Dead links fail the build
 // (VitePress's default, kept on purpose), so a renamed page cannot leave a broken link behind.
+//
+// The service serves this site itself at /api/manual/ (ops/build-manual.sh builds it for that path
+// with MANUAL_BASE and its own output directory); without it the site is built for the root of a site.
 import { defineConfig } from 'vitepress';
+
+const base = process.env.MANUAL_BASE ?? '/';
+if (!base.startsWith('/') || !base.endsWith('/')) throw new Error(`MANUAL_BASE must start and end with "/" (got "${base}")`);
 
 export default defineConfig({
   title: 'cybercom-ts',
   description: 'A self-hosted REST API for a research group: catalog, data store and a Celery-compatible task queue',
   // Build output and Vite's cache live under the git-ignored .cache/, beside the other tools' caches.
+  base,
   outDir: '../.cache/docs/dist',
   cacheDir: '../.cache/docs/vite',
   cleanUrls: false,

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 export const ADMIN_COMPONENTS = {
   Dashboard: 'Dashboard.tsx',
   Indexes: 'Indexes.tsx',
+  Manual: 'Manual.tsx',
   Operations: 'Operations.tsx',
   PermissionPicker: 'PermissionPicker.tsx',
   PermissionsEdit: 'PermissionsEdit.tsx',

@@ -17,7 +17,7 @@ export function adminLocale(): Locale {
           Token: 'API tokens',
           TaskLog: 'Task history',
         },
-        pages: { operations: 'Operations' },
+        pages: { operations: 'Operations', manual: 'Manual' },
         actions: {
           picker: 'Grant access',
           setPassword: 'Set password',

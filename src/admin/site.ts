@@ -49,9 +49,11 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
     },
     // Workers, queues, task outcomes and failures; its data comes from operations/routes.ts.
     // A data-store or catalog collection's indexes; data from indexes/routes.ts.
+    // The manual the service serves at /api/manual/, in every admin page's sidebar.
     pages: {
       operations: { component: component('Operations'), icon: 'Activity' },
       indexes: { component: component('Indexes'), icon: 'List' },
+      manual: { component: component('Manual'), icon: 'BookOpen' },
     },
   };
 }

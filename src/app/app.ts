@@ -38,6 +38,7 @@ import { metricsRouter } from '../metrics/routes.js';
 import { linkAuthentication, linksRouter } from '../links/routes.js';
 import { exploreLink, explorerRouter } from '../explorer/routes.js';
 import { explorerStatic } from '../explorer/static-files.js';
+import { manualRouter } from '../manual/routes.js';
 import './request-context.js';
 
 export interface ExtraRouters {
@@ -101,6 +102,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
     mount(m.metrics, ctx.auth.session, ctx.auth.authenticate, metricsRouter(ctx.metrics, ctx.metrics.allowList));
   }
   mount(m.client, clientDownloadsRouter(settings.clientDownloadsDir, m.client.prefix));
+  app.use(PAGES.manual.path, manualRouter(settings.manualDir));
   app.use(canonicalTrailingSlash('/api'));
   const links = { secretKey: settings.secretKey, linkHolder: (id: string) => ctx.auth.linkHolder(id) };
   mount(m.health, healthRouter(ctx));

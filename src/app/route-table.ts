@@ -16,6 +16,7 @@ import { QUEUE_ROUTES } from '../queue/api/route-table.js';
 import { ADMIN_ROOT } from '../admin/index.js';
 import { EXPLORE_ROOT } from '../explorer/routes.js';
 import { EXPLORE_STATIC_ROOT } from '../explorer/static-files.js';
+import { MANUAL_ROOT } from '../manual/routes.js';
 import { BROWSABLE_SCRIPT_PATH } from '../render/html-script.js';
 import { HEALTH_ROUTES } from './health.js';
 import { SCHEMA_ROUTES } from './openapi.js';
@@ -65,6 +66,7 @@ export function rootLinks(m: ApiMounts): [name: string, path: string][] {
     ['user profile', fullPath(m.auth, m.auth.at.profile)],
     ['schema', fullPath(m.schema, m.schema.at.schema)],
     ['health', fullPath(m.health, m.health.at.health)],
+    ['manual', `${PAGES.manual.path}/`],
   ];
 }
 
@@ -91,4 +93,5 @@ export const PAGES = {
     what: 'the administration site (AdminJS) with its Operations and Indexes pages and their endpoints',
   },
   explorer: { path: EXPLORE_ROOT, methods: ['GET'], tree: true, what: "the data explorer's pages and its map's geometries" },
+  manual: { path: MANUAL_ROOT, methods: ['GET'], tree: true, what: "the service's own manual (the built documentation site)" },
 } as const satisfies Record<string, Page>;

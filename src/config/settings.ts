@@ -93,6 +93,8 @@ export const serviceEnvSchema = z
     ADMIN_BUNDLE_DIR: z.string().trim().min(1).default('.cache/adminjs'),
     /** Where the researchers' Python client wheel is found (its `python/` folder), served at /api/client/. */
     CLIENT_DOWNLOADS_DIR: z.string().trim().min(1).default('.cache/client'),
+    /** Where the manual's built site is found (ops/build-manual.sh), served at /api/manual/. */
+    MANUAL_DIR: z.string().trim().min(1).default('.cache/manual'),
     /** Prometheus metrics at /api/metrics and the request timing they need; off saves that cost. */
     METRICS_ENABLED: booleanFlag.default(true),
     /** Client addresses or CIDR blocks that may read /api/metrics without credentials. */
@@ -147,6 +149,8 @@ export interface Settings {
   logLevel: string;
   adminBundleDir: string;
   clientDownloadsDir: string;
+  /** The manual's site, built for the path /api/manual/. */
+  manualDir: string;
   /** /api/metrics: whether metrics are gathered at all, and who may read them without a login. */
   metrics: { enabled: boolean; allowedIps: string[] };
   /** Workers tracked at most from their events, per API process. */
@@ -263,6 +267,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
     clientDownloadsDir: resolve(e.CLIENT_DOWNLOADS_DIR),
+    manualDir: resolve(e.MANUAL_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },
     workersTrackedMax: e.WORKERS_TRACKED_MAX,
     mongo,

@@ -1,7 +1,8 @@
 /**
  * Histograms as inline SVG (presentation attributes only, so the strict Content-Security-Policy
  * allows them and no script is needed): one bar per bin, each a link that filters the view to
- * that bin's range, with the range and count as its tooltip.
+ * that bin's range, with the range and count as its tooltip. The SVG also carries the bin edges
+ * and the view's URL for the brush (histogram-script.ts), which filters by a dragged range of bins.
  */
 import escapeHtml from 'escape-html';
 import type { Histogram } from './histogram.js';
@@ -42,8 +43,12 @@ function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): s
       `<rect x="${(i * barWidth + 1).toFixed(1)}" y="${HEIGHT - height}" width="${Math.max(1, barWidth - 2).toFixed(1)}" height="${height}" fill="#2c6dac"></rect></a>`
     );
   });
+  const edges = [bins[0]?.from ?? 0, ...bins.map((bin) => bin.to)];
+  const brush =
+    `data-brush="true" data-kind="${histogram.kind}" data-field="${escapeHtml(field)}" data-edges="${escapeHtml(JSON.stringify(edges))}" ` +
+    `data-view-href="${escapeHtml(viewHref(base, withChanges(view, {})))}"`;
   return (
-    `<svg width="${WIDTH}" height="${HEIGHT + 2}" viewBox="0 0 ${WIDTH} ${HEIGHT + 2}" role="img" aria-label="${escapeHtml(`Histogram of ${field}`)}">${bars.join('')}</svg>` +
+    `<svg width="${WIDTH}" height="${HEIGHT + 2}" viewBox="0 0 ${WIDTH} ${HEIGHT + 2}" role="img" aria-label="${escapeHtml(`Histogram of ${field}`)}" ${brush}>${bars.join('')}</svg>` +
     `<div class="axis"><span>${escapeHtml(edgeText(histogram, bins[0]?.from ?? 0))}</span><span>${escapeHtml(edgeText(histogram, bins.at(-1)?.to ?? 0))}</span></div>`
   );
 }
@@ -56,6 +61,6 @@ export function histogramBox(base: string, view: ExplorerView, histogram: Histog
       : histogram.bins.length === 0
         ? '<p class="nil">no values</p>'
         : histogramSvg(base, view, histogram) +
-          `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}; click a bar to filter by its range</small>`;
+          `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}; click a bar, or drag across bars, to filter by a range</small>`;
   return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3>${escapeHtml(field)} <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
 }

@@ -1,9 +1,10 @@
 /**
- * The explorer's page shell: navigation, the one inline <style> (carrying the request's CSP
- * nonce) and no script at all, so every view works without JavaScript under the service's strict
- * Content-Security-Policy. Everything from the data or the URL is escaped by the views.
+ * The explorer's page shell: navigation and the one inline <style> (carrying the request's CSP
+ * nonce), and no inline script: every view works without JavaScript under the service's strict
+ * Content-Security-Policy (the chart, the map and the histograms' brush load script files). Everything from the data or the URL is escaped by the views.
  */
 import escapeHtml from 'escape-html';
+import { MANUAL_PATH } from '../render/html.js';
 
 export interface Shell {
   appTitle: string;
@@ -77,7 +78,7 @@ export function pageHtml(shell: Shell, body: string): string {
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta name="robots" content="NONE,NOARCHIVE">\n' +
     `<title>${escapeHtml(`${shell.heading} – Explore – ${shell.appTitle}`)}</title>\n<style${nonce}>${STYLE}</style>\n</head>\n<body>\n` +
-    `<header class="navbar"><a class="brand" href="/api/">${escapeHtml(shell.appTitle)}</a><span>${account}</span></header>\n` +
+    `<header class="navbar"><a class="brand" href="/api/">${escapeHtml(shell.appTitle)}</a><span><a class="manual" href="${MANUAL_PATH}">Manual</a> · ${account}</span></header>\n` +
     `<nav class="crumbs" aria-label="breadcrumb">${crumbsHtml(shell.crumbs)}</nav>\n` +
     `<main>\n<h1>${escapeHtml(shell.heading)}</h1>\n${body}</main>\n</body>\n</html>\n`
   );

@@ -235,7 +235,17 @@ export function explorerRouter(deps: ExplorerDeps): Router {
                       deps.settings,
                       pageContext(req, res).cspNonce,
                     )
-                  : await tableBody(reads, reader, base, view, query, filterJson, requestBaseUrl(req), deps.settings.maxQueryBytes);
+                  : await tableBody(
+                      reads,
+                      reader,
+                      base,
+                      view,
+                      query,
+                      filterJson,
+                      requestBaseUrl(req),
+                      deps.settings.maxQueryBytes,
+                      pageContext(req, res).cspNonce,
+                    );
           send(req, res, 200, shell, body);
         } catch (err) {
           // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
@@ -317,6 +327,7 @@ async function tableBody(
   filterJson: string,
   baseUrl: string,
   maxQueryBytes: number,
+  nonce: string | undefined,
 ): Promise<string> {
   const started = performance.now();
   const sortIndexed = view.sort === undefined ? undefined : await reads.sortHasIndex(reader, view.sort.field);
@@ -355,6 +366,7 @@ async function tableBody(
     fieldNames,
     query: viewQuery,
     baseUrl,
+    nonce,
   });
 }
 

@@ -3,7 +3,8 @@
  * view that uses it: for the chart view, uPlot's prebuilt browser build and stylesheet (the
  * installed `uplot` package) and the chart script (chart-script.ts); for the map view, Leaflet's
  * and Leaflet.markercluster's prebuilt builds and stylesheets (the installed `leaflet` and
- * `leaflet.markercluster` packages) and the map script (map-script.ts). Revalidated by ETag, so a
+ * `leaflet.markercluster` packages) and the map script (map-script.ts); for histograms, their
+ * brush (histogram-script.ts). Revalidated by ETag, so a
  * new version is picked up at once.
  */
 import { createHash } from 'node:crypto';
@@ -12,6 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import { CHART_SCRIPT } from './chart-script.js';
+import { HISTOGRAM_SCRIPT } from './histogram-script.js';
 import { MAP_SCRIPT } from './map-script.js';
 
 export const EXPLORE_STATIC_ROOT = '/api/explore/static';
@@ -39,6 +41,7 @@ const FILES: Record<string, StaticFile> = {
   'uplot.js': { type: JS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.iife.min.js'), 'utf8') },
   'uplot.css': { type: CSS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.min.css'), 'utf8') },
   'chart.js': { type: JS, body: () => CHART_SCRIPT },
+  'histogram.js': { type: JS, body: () => HISTOGRAM_SCRIPT },
   'leaflet.js': { type: JS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.js'), 'utf8') },
   'leaflet.css': { type: CSS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.css'), 'utf8') },
   'markercluster.js': { type: JS, body: () => readFileSync(join(DIST.markercluster(), 'leaflet.markercluster.js'), 'utf8') },

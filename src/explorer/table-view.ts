@@ -9,6 +9,7 @@ import { exportsPanel } from './exports-panel.js';
 import type { Total } from './explorer-reads.js';
 import { facetPanel, type FacetPanelModel } from './facet-panel.js';
 import { filterPanel } from './filter-panel.js';
+import { staticPath } from './static-files.js';
 import { FILTER_OPERATORS, type FilterOperator } from './filters.js';
 import type { ViewQuery } from './snippets.js';
 import { a, hiddenInputs, tabsHtml, viewHref } from './view-html.js';
@@ -27,6 +28,8 @@ export interface TableModel {
   /** Whether an index serves the sort (undefined: no sort). */
   sortIndexed: boolean | undefined;
   facets: FacetPanelModel;
+  /** The request's CSP nonce, for the histograms' brush script (the only script a table page may load). */
+  nonce: string | undefined;
   /** Field names for the filter and facet inputs' suggestions. */
   fieldNames: readonly string[];
   query: ViewQuery;
@@ -102,6 +105,14 @@ function pagingNav(base: string, view: ExplorerView, shownRows: number, total: T
   return `<nav class="paging" aria-label="pages">${prev}<span>Page ${numberText(view.page)}${of}</span>${next}</nav>\n`;
 }
 
+/** The histograms' brush, loaded only when a histogram is drawn: every other table page has no script. */
+function brushScript(model: TableModel): string {
+  const drawn = [...model.facets.histograms.values()].some((histogram) => typeof histogram !== 'string' && histogram.bins.length > 0);
+  if (!drawn) return '';
+  const nonce = model.nonce === undefined ? '' : ` nonce="${escapeHtml(model.nonce)}"`;
+  return `<script src="${staticPath('histogram.js')}"${nonce}></script>\n`;
+}
+
 export function tableView(model: TableModel): string {
   const { base, view, records } = model;
   const rows = records.map((record) => flattenRecord(record));
@@ -137,6 +148,7 @@ export function tableView(model: TableModel): string {
     `<div class="scroll"><table class="records" data-testid="records"><thead><tr>${columns.map((c) => headerCell(base, view, c)).join('')}</tr></thead>` +
     `<tbody>${body.join('\n')}</tbody></table></div>\n` +
     pagingNav(base, view, records.length, model.total) +
-    exportsPanel(model.query, model.baseUrl)
+    exportsPanel(model.query, model.baseUrl) +
+    brushScript(model)
   );
 }

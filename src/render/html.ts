@@ -22,6 +22,8 @@ import { IntegralDouble, type EnvelopeHead, type Format, type PageContext, type 
 const API_ROOT = '/api/';
 const LOGIN_PATH = '/api/auth/login/';
 const LOGOUT_PATH = '/api/auth/logout/';
+/** The manual the service serves itself (src/manual), linked from every page's navbar. */
+export const MANUAL_PATH = '/api/manual/';
 
 /** A format suffix after the last slash (`/run/task/.json`) means the same as `?format=`. */
 const FORMAT_SUFFIX = /\/\.(?:api|json|jsonp|xml|csv|ndjson)$/;
@@ -97,7 +99,8 @@ function navbar(ctx: PageContext): string {
   const account = ctx.user
     ? `${escapeHtml(ctx.user.username)} · ${link(LOGOUT_PATH, 'Log out')}`
     : link(`${LOGIN_PATH}?next=${encodeURIComponent(pathAndQuery(ctx.requestUrl))}`, 'Log in');
-  return `<header class="navbar">${link(API_ROOT, ctx.title, ' class="brand"')}<span class="account">${account}</span></header>\n`;
+  const manual = link(MANUAL_PATH, 'Manual', ' class="manual"');
+  return `<header class="navbar">${link(API_ROOT, ctx.title, ' class="brand"')}<span class="account">${manual} · ${account}</span></header>\n`;
 }
 
 function breadcrumbs(ctx: PageContext): string {

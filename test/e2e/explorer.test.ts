@@ -1,8 +1,8 @@
 /**
  * The data explorer in a real browser (Debian's Chromium through playwright-core) against the
  * real service and database, as a researcher who may read one collection: sort by a header,
- * add a suggested facet and filter by one of its values, filter by a cell's "= this" link and by a
- * histogram's bar, open a record, look at the schema, draw a chart and a map (and filter to the
+ * add a suggested facet and filter by one of its values, filter by a cell's "= this" link, by a
+ * histogram's bar and by a range brushed across a histogram's bars, open a record, look at the schema, draw a chart and a map (and filter to the
  * map's visible box), and open the view's URL in a new browser context (a colleague's), which
  * shows the same view. Nothing is requested off this machine and the Content-Security-Policy
  * is never tripped. Screenshots of each view go to test-output/screenshots/.
@@ -172,6 +172,65 @@ describe('the explorer in a browser', () => {
     await page.getByTestId('filter-row').first().waitFor();
     expect(await summary(page)).toContain(`of ${count} records`);
     expect(await page.locator('[data-testid="filter-row"] input[name="f"]').first().inputValue()).toBe('reading.temp');
+  });
+
+  it("brushes a range of a date histogram's bins: the URL gets the range, with the count of the selected bars and of the API", async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?hist=when`);
+    const svg = page.locator('[data-testid="histogram"][data-field="when"] svg[data-brush]');
+    await svg.waitFor();
+    const bars = svg.locator('[data-testid="histogram-bar"]');
+    const counts = (await bars.locator('title').allTextContents()).map((t) =>
+      Number(
+        t
+          .split(': ')
+          .at(-1)
+          ?.replace(/\u202f/g, ''),
+      ),
+    );
+    const box = await svg.boundingBox();
+    if (box === null) throw new Error('the histogram is not drawn');
+    const binWidth = box.width / counts.length;
+    // From the middle of bin 3 to the middle of bin 8.
+    await page.mouse.move(box.x + binWidth * 3.5, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + binWidth * 8.5, box.y + box.height / 2, { steps: 6 });
+    expect(await svg.getByTestId('histogram-brush').count()).toBe(1);
+    await Promise.all([page.waitForNavigation(), page.mouse.up()]);
+    await page.getByTestId('records').waitFor();
+    const params = new URL(page.url()).searchParams;
+    expect(params.getAll('f')).toEqual(['when', 'when']);
+    expect(params.getAll('op')).toEqual(['gte', 'lt']);
+    expect(params.getAll('hist')).toEqual(['when']);
+    const [from, to] = params.getAll('v').map((v) => JSON.parse(v) as { $date: string });
+    const total = Number(/of ([\d\u202f]+) records/.exec(await summary(page))?.[1]?.replace(/\u202f/g, ''));
+    expect(total).toBe(counts.slice(3, 9).reduce((sum, n) => sum + n, 0));
+    const filter = { when: { $gte: from, $lt: to } };
+    const api = await call(
+      app.url,
+      'GET',
+      `/api/data_store/data/${db}/${col}/?page_size=1&query=${encodeURIComponent(JSON.stringify({ filter }))}`,
+      { token: rootToken },
+    );
+    expect(api.status, api.text).toBe(200);
+    expect(total).toBe(api.json.count);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThan(RECORDS);
+  });
+
+  it("still follows a bar's link on a plain click where the brush is loaded", async () => {
+    const { page } = researcher;
+    await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?hist=reading.temp`);
+    const bar = page.locator('[data-testid="histogram"][data-field="reading.temp"] [data-testid="histogram-bar"]').nth(2);
+    const count = Number(
+      (await bar.locator('title').textContent())
+        ?.split(': ')
+        .at(-1)
+        ?.replace(/\u202f/g, ''),
+    );
+    await Promise.all([page.waitForNavigation(), bar.click()]);
+    expect(new URL(page.url()).searchParams.getAll('op')).toEqual(['gte', 'lt']);
+    expect(await summary(page)).toContain(`of ${count} records`);
   });
 
   it('draws a chart with uPlot, and a drag across it filters by that range', async () => {

@@ -91,6 +91,12 @@ const Dashboard = () => {
           <li>
             <a href="/api/">Open the browsable API</a>
           </li>
+          <li>
+            <a href="/api/manual/" data-testid="manual-link">
+              Read the manual
+            </a>
+            , served by this server
+          </li>
         </ul>
       </Box>
     </Box>

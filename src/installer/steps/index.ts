@@ -6,6 +6,7 @@ import { certificates } from './certificates.js';
 import { clientWheel } from './client-wheel.js';
 import { configuration } from './configuration.js';
 import { databaseUsers } from './database-users.js';
+import { manual } from './manual.js';
 import { images } from './images.js';
 import { migrateDatabase } from './migrate-database.js';
 import { preflightPorts } from './preflight-ports.js';
@@ -26,6 +27,7 @@ export const INSTALL_STEPS: readonly Step[] = [
   preflightWriteAccess,
   prerequisites,
   clientWheel,
+  manual,
   configuration,
   certificates,
   serviceFiles,

@@ -267,6 +267,29 @@ describe('histograms', () => {
     expect(res.text).toContain('data-testid="suggested-histogram">reading.temp</a>');
     expect((await page(`${base()}?hist=kind`)).text).toContain('No numbers or dates');
   });
+
+  it("carries the bins' edges for the brush, whose script is loaded only where a histogram is drawn", async () => {
+    const res = await page(`${base()}?hist=reading.temp&f=kind&op=eq&v=fog`);
+    const nonce = /'nonce-([^']+)'/.exec(res.headers.get('content-security-policy') ?? '')?.[1];
+    expect(res.text).toContain(`<script src="/api/explore/static/histogram.js" nonce="${nonce}"></script>`);
+    const svg = /<svg [^>]*data-brush="true"[^>]*>/.exec(res.text)?.[0] ?? '';
+    const attribute = (name: string) =>
+      /* entities decoded */ (new RegExp(` ${name}="([^"]*)"`).exec(svg)?.[1] ?? '').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+    expect(attribute('data-field')).toBe('reading.temp');
+    expect(attribute('data-kind')).toBe('number');
+    expect(attribute('data-view-href')).toBe(`${base()}?f=kind&op=eq&v=fog&hist=reading.temp`);
+    const edges = JSON.parse(attribute('data-edges')) as number[];
+    const found = bars(res.text, 'reading.temp');
+    expect(edges.length).toBe(found.length + 1);
+    // The range the brush gives for bins 2..6 counts what those bars count.
+    const brushed = `${base()}?f=kind&op=eq&v=fog&hist=reading.temp&f=reading.temp&op=gte&v=${edges[2]}&f=reading.temp&op=lt&v=${edges[7]}`;
+    expect(totalOf((await page(brushed)).text)).toBe(found.slice(2, 7).reduce((sum, bar) => sum + bar.n, 0));
+    // Without a histogram, or with one that has no numbers, no script.
+    expect((await page(`${base()}?hist=kind`)).text).not.toMatch(/<script/i);
+    const served = await call(app.url, 'GET', '/api/explore/static/histogram.js', { accept: '*/*' });
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toContain('application/javascript');
+  });
 });
 
 describe('the chart', () => {
@@ -297,7 +320,7 @@ describe('the chart', () => {
     }
     // The explorer's whole script budget: 150 KB gzipped.
     let gzipped = 0;
-    for (const file of ['uplot.js', 'chart.js']) {
+    for (const file of ['uplot.js', 'chart.js', 'histogram.js']) {
       gzipped += gzipSync((await call(app.url, 'GET', `/api/explore/static/${file}`, { accept: '*/*' })).text).length;
     }
     expect(gzipped).toBeLessThan(150 * 1024);

@@ -2,7 +2,7 @@
  * The installer end to end, non-interactive, in the local runtime on this machine: a fresh
  * directory becomes a TLS-secured service (certificates, database, broker, API, worker), the
  * administrator logs in, a task runs on the local worker and writes a record that is read back
- * through the API. A second run keeps secrets and certificates byte for byte and the data.
+ * through the API, and the API serves the manual the installer built. A second run keeps secrets and certificates byte for byte and the data.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -45,6 +45,7 @@ describe('./installer --yes (local runtime)', () => {
       'Free ports',
       'Disk and memory',
       'Write access',
+      'Manual',
       'Configuration files',
       'Certificates',
       'Start services',
@@ -124,6 +125,17 @@ describe('./installer --yes (local runtime)', () => {
     const record = await call(target.api, `/api/data_store/data/e2e/records/${id}/`, { bearer: token });
     expect(record.status, record.text).toBe(200);
     expect(record.json).toMatchObject({ station: 'Norman', elev: 357 });
+  });
+
+  it('serves its own manual, built by the installer, at /api/manual/', async () => {
+    const index = await fetch(`${target.api}/api/manual/`, { headers: { Host: 'localhost', Accept: 'text/html' } });
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(index.headers.get('content-security-policy')).toMatch(/script-src 'self' 'sha256-/);
+    expect(await index.text()).toContain('src="/api/manual/assets/app.');
+    const page = await fetch(`${target.api}/api/manual/installing.html`, { headers: { Host: 'localhost', Accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('The manual on the server');
   });
 
   it('shows service logs with ops/logs', async () => {
