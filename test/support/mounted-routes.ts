@@ -6,6 +6,7 @@
 import type { Express } from 'express';
 
 export interface MountedRoute {
+  /** An HTTP method, or `USE` for a router that has only middleware (it serves a whole tree). */
   method: string;
   /** The full express pattern, e.g. `/api/data_store/data/:db/:col/`. */
   path: string;
@@ -47,7 +48,10 @@ function walk(stack: Layer[], prefix: string, out: MountedRoute[]): void {
         for (const method of verbs) if (method !== 'HEAD' && method !== 'OPTIONS') out.push({ method, path: prefix + path });
       }
     } else if (Array.isArray(layer.handle.stack)) {
+      const before = out.length;
       walk(layer.handle.stack, prefix + mountPathOf(layer), out);
+      // A router of middleware only (a static site) still serves its path: `USE` says so.
+      if (out.length === before && layer.handle.stack.length > 0) out.push({ method: 'USE', path: prefix + mountPathOf(layer) });
     }
   }
 }

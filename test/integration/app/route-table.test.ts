@@ -55,7 +55,7 @@ describe('the route table', () => {
     }
   });
 
-  it('lists the parts of the API at its root, as before', async () => {
+  it('lists the parts of the API at its root, as before, and the manual', async () => {
     const res = await call(app.url, 'GET', '/api/');
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toEqual({
@@ -66,6 +66,7 @@ describe('the route table', () => {
       'user profile': `${app.url}/api/user/`,
       schema: `${app.url}/api/schema/`,
       health: `${app.url}/api/health/`,
+      manual: `${app.url}/api/manual/`,
     });
   });
 });
