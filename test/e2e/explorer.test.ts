@@ -4,15 +4,20 @@
  * add a suggested facet and filter by one of its values, filter by a cell's "= this" link, by a
  * histogram's bar and by a range brushed across a histogram's bars, open a record, look at the schema, draw a chart and a map (and filter to the
  * map's visible box), and open the view's URL in a new browser context (a colleague's), which
- * shows the same view. Nothing is requested off this machine and the Content-Security-Policy
+ * shows the same view; the view's Python and pandas snippets, run as copied, read the same records. Nothing is requested off this machine and the Content-Security-Policy
  * is never tripped. Screenshots of each view go to test-output/screenshots/.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { call, startTestApp, type TestApp } from '../support/app.js';
 import { insertFixture } from '../support/explorer-fixture.js';
 import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
 
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RECORDS = 8_000;
 /** A field name that is markup with a script in it: every view must show it as text. */
 const HOSTILE_KEY = '<img src=x onerror="window.__pwned=1">';
@@ -136,6 +141,32 @@ describe('the explorer in a browser', () => {
       expect(colleague.cspViolations).toEqual([]);
     } finally {
       await colleague.context.close();
+    }
+  });
+
+  it("runs the view's Python and pandas snippets against the service: the records the table counts, its page among them", async () => {
+    const { page } = researcher;
+    await page.goto(sharedUrl);
+    await page.getByTestId('records').waitFor();
+    const total = Number(/of ([\d,]+) records?/.exec(await summary(page))?.[1]?.replace(/,/g, ''));
+    expect(total).toBeGreaterThan(0);
+    const shown = await rowIds(page);
+    const token = await app.users.tokenFor('researcher');
+    // What a researcher does: copy the snippet, then look at the frame's _id column. Run apart
+    // (not execFileSync): the service answering it is in this process.
+    const idsFrom = async (snippet: string): Promise<string[]> => {
+      const { stdout } = await promisify(execFile)(
+        join(REPO, '.venv-client', 'bin', 'python'),
+        ['-c', `${snippet}\nimport json\nprint(json.dumps([str(v) for v in df["_id"]]))`],
+        { env: { ...process.env, CYBERCOM_URL: app.url, CYBERCOM_TOKEN: token }, timeout: 120_000 },
+      );
+      return JSON.parse(stdout) as string[];
+    };
+    for (const testId of ['python-snippet', 'pandas-snippet']) {
+      const snippet = (await page.getByTestId(testId).textContent()) ?? '';
+      const ids = await idsFrom(snippet);
+      expect(ids, testId).toHaveLength(total);
+      expect(ids, testId).toEqual(expect.arrayContaining(shown));
     }
   });
 
