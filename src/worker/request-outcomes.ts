@@ -19,7 +19,6 @@ import {
   type CeleryExceptionInfo,
 } from '../queue/results/exceptions.js';
 import type { RequestMeta } from '../queue/results/result-document.js';
-import type { ResultStore } from '../queue/results/result-store.js';
 import type { TaskState } from '../queue/results/states.js';
 import { InvalidSignatureError, chainTaskIds } from './canvas.js';
 import { errbackSteps, retryMessage, successSteps } from './follow-up-messages.js';
@@ -142,15 +141,17 @@ export class RequestOutcomes {
     // Only the start count was written for a task whose result is not kept: remove it.
     if (!storesResults && !request.firstDelivery) void this.options.forgetDeliveries(task.taskId).catch(() => undefined);
     if (storesResults) {
-      const written = await this.storeFinal(
-        request,
-        meta,
-        runtimeMs,
-        (store, m) => store.markSuccess(task.taskId, value, m),
-        () => ['result', pythonRepr(toJsonValue(value))],
-      );
-      if (written === null) return;
-      stored = written;
+      try {
+        stored = await this.options.recorder.writeFinal(
+          task,
+          meta,
+          (store, m) => store.markSuccess(task.taskId, value, m),
+          () => ['result', pythonRepr(toJsonValue(value))],
+        );
+      } catch (error) {
+        this.notStored(request, error, runtimeMs);
+        return;
+      }
     }
     if (typeof stored === 'object') {
       await this.onRefused(request, stored, runtimeMs);
@@ -165,14 +166,18 @@ export class RequestOutcomes {
 
   private async onFailure(request: TaskRequest, failure: Failure, meta: RequestMeta, runtimeMs: number): Promise<void> {
     const { task } = request;
-    const stored = await this.storeFinal(
-      request,
-      meta,
-      runtimeMs,
-      (store, m) => store.markFailure(task.taskId, failure.exception, failure.traceback, m),
-      () => ['exception', exceptionRepr(failure.exception)],
-    );
-    if (stored === null) return;
+    let stored: StoredAs;
+    try {
+      stored = await this.options.recorder.writeFinal(
+        task,
+        meta,
+        (store, m) => store.markFailure(task.taskId, failure.exception, failure.traceback, m),
+        () => ['exception', exceptionRepr(failure.exception)],
+      );
+    } catch (error) {
+      this.notStored(request, error, runtimeMs);
+      return;
+    }
     if (typeof stored === 'object') {
       await this.onRefused(request, stored, runtimeMs);
       return;
@@ -190,14 +195,18 @@ export class RequestOutcomes {
   /** Stopped by a revoke with terminate. */
   private async onTerminated(request: TaskRequest, meta: RequestMeta, runtimeMs: number): Promise<void> {
     const { task } = request;
-    const stored = await this.storeFinal(
-      request,
-      meta,
-      runtimeMs,
-      (store, m) => store.markRevoked(task.taskId, 'terminated', m),
-      () => ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
-    );
-    if (stored === null) return;
+    let stored: StoredAs;
+    try {
+      stored = await this.options.recorder.writeFinal(
+        task,
+        meta,
+        (store, m) => store.markRevoked(task.taskId, 'terminated', m),
+        () => ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
+      );
+    } catch (error) {
+      this.notStored(request, error, runtimeMs);
+      return;
+    }
     if (typeof stored === 'object') {
       await this.onRefused(request, stored, runtimeMs);
       return;
@@ -250,24 +259,10 @@ export class RequestOutcomes {
     this.report(request, 'RETRY', runtimeMs);
   }
 
-  /**
-   * Stores a final outcome (see OutcomeRecorder.writeFinal); null when it could not be stored,
-   * in which case the message has gone back to its queue.
-   */
-  private async storeFinal(
-    request: TaskRequest,
-    meta: RequestMeta,
-    runtimeMs: number,
-    write: (store: ResultStore, meta: RequestMeta) => Promise<void>,
-    refused: () => [what: string, repr: string],
-  ): Promise<StoredAs | null> {
-    try {
-      return await this.options.recorder.writeFinal(request.task, meta, write, refused);
-    } catch (error) {
-      this.log(request).error({ err: error }, 'could not store the task outcome; returning the message so it runs again');
-      this.returnToQueue(request, runtimeMs);
-      return null;
-    }
+  /** The outcome could not be stored (see OutcomeRecorder.writeFinal): the message goes back to its queue. */
+  private notStored(request: TaskRequest, error: unknown, runtimeMs: number): void {
+    this.log(request).error({ err: error }, 'could not store the task outcome; returning the message so it runs again');
+    this.returnToQueue(request, runtimeMs);
   }
 
   /**

@@ -56,12 +56,17 @@ export class StartChecks {
     if (this.checksFinalStateOnly(request)) request.finalStateRead = this.readFinalState(request);
   }
 
-  /** Revoked or expired: REVOKED stored, message acknowledged; true when the request was settled so. */
-  async dropIfRevokedOrExpired(request: TaskRequest): Promise<boolean> {
+  /** Why the request must not run any more, or null: known without a wait, so most requests pass on at once. */
+  revocation(request: TaskRequest): 'revoked' | 'expired' | null {
     const { task } = request;
-    const expired = task.expires !== null && task.expires.getTime() <= Date.now();
-    if (!expired && !this.options.revoked.has(task.taskId)) return false;
-    const reason = expired ? 'expired' : 'revoked';
+    if (task.expires !== null && task.expires.getTime() <= Date.now()) return 'expired';
+    return this.options.revoked.has(task.taskId) ? 'revoked' : null;
+  }
+
+  /** Revoked or expired: REVOKED stored and the message acknowledged (returned to its queue when it cannot be stored). */
+  async discardRevoked(request: TaskRequest, reason: 'revoked' | 'expired'): Promise<void> {
+    const { task } = request;
+    const expired = reason === 'expired';
     this.options.logger.info({ taskId: task.taskId, task: task.taskName, reason }, 'discarding revoked task');
     try {
       await this.options.recorder.writeFinal(
@@ -73,11 +78,10 @@ export class StartChecks {
     } catch (error) {
       this.options.logger.error({ err: error, taskId: task.taskId }, 'could not store REVOKED; returning the message');
       this.options.outcomes.returnToQueue(request, 0);
-      return true;
+      return;
     }
     this.options.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: false, signum: null, expired });
     this.options.outcomes.discard(request, 'REVOKED');
-    return true;
   }
 
   /**
@@ -86,8 +90,13 @@ export class StartChecks {
    * the worker shut down meanwhile, or parked.
    */
   async mayStart(request: TaskRequest, meta: RequestMeta): Promise<boolean> {
-    if (await this.dropIfRevokedOrExpired(request)) return false;
-    if (await this.dropIfAlreadyFinished(request)) return false;
+    const revocation = this.revocation(request);
+    if (revocation !== null) {
+      await this.discardRevoked(request, revocation);
+      return false;
+    }
+    // Only a redelivery can have run before (the check is a database read).
+    if (!request.firstDelivery && (await this.dropIfAlreadyFinished(request))) return false;
     const counted = await this.startCount(request, meta);
     if (this.options.graceOver.aborted) {
       // Shut down while counting: not started, so back to the queue without running.
@@ -135,9 +144,9 @@ export class StartChecks {
    * be told apart from one whose worker died, and runs again (at-least-once).
    */
   private async dropIfAlreadyFinished(request: TaskRequest): Promise<boolean> {
-    const { task, message } = request;
+    const { task } = request;
     const store = this.options.records();
-    if (!message.fields.redelivered || store === null) return false;
+    if (store === null) return false;
     const finished = await store.isReady(task.taskId).catch(() => false);
     if (!finished) return false;
     this.options.logger.info(

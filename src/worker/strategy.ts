@@ -41,7 +41,7 @@ export interface TaskStrategyOptions {
   /** True once the worker stops taking tasks: what arrives then goes straight back. */
   closing: () => boolean;
   running: Pick<RunningTasks, 'get'>;
-  checks: Pick<StartChecks, 'dropIfRevokedOrExpired' | 'readAhead'>;
+  checks: Pick<StartChecks, 'revocation' | 'discardRevoked' | 'readAhead'>;
   recorder: Pick<OutcomeRecorder, 'write'>;
   events: TaskEvents;
   eta: Pick<EtaSchedule, 'hold'>;
@@ -90,7 +90,11 @@ export class TaskStrategy {
       return;
     }
     const request = new TaskRequest(delivery, task, received.definition);
-    if (await this.options.checks.dropIfRevokedOrExpired(request)) return;
+    const revocation = this.options.checks.revocation(request);
+    if (revocation !== null) {
+      await this.options.checks.discardRevoked(request, revocation);
+      return;
+    }
 
     if (events.taskEventsEnabled)
       events.sendTaskEvent('task-received', {
