@@ -9,6 +9,7 @@ import { WORKER_ENVIRONMENT, WorkerConfigError, loadWorkerConfig } from './confi
 import { TaskModuleError, loadTaskModules } from './task-modules.js';
 import { DuplicateTaskError } from './task-registry.js';
 import { Worker } from './worker.js';
+import { workerServices } from './worker-services.js';
 
 export function workerHelp(): string {
   const width = Math.max(...Object.keys(WORKER_ENVIRONMENT).map((k) => k.length));
@@ -55,23 +56,25 @@ export async function runWorkerProcess(argv: string[] = process.argv.slice(2), e
 
   let worker: Worker;
   try {
-    worker = new Worker({
-      nodeName: config.nodeName,
-      queues: config.queues,
-      tasks,
-      broker: config.broker,
-      mongo: config.mongo,
-      resultDatabase: config.resultDatabase,
-      resultCollection: config.resultCollection,
-      concurrency: config.concurrency,
-      prefetchMultiplier: config.prefetchMultiplier,
-      trackStarted: config.trackStarted,
-      sendTaskEvents: config.sendTaskEvents,
-      shutdownGraceMs: config.shutdownGraceMs,
-      maxDeliveries: config.maxDeliveries,
-      defaultTimeLimitSeconds: config.defaultTimeLimitSeconds,
-      logger,
-    });
+    worker = new Worker(
+      {
+        nodeName: config.nodeName,
+        queues: config.queues,
+        tasks,
+        broker: config.broker,
+        resultDatabase: config.resultDatabase,
+        resultCollection: config.resultCollection,
+        concurrency: config.concurrency,
+        prefetchMultiplier: config.prefetchMultiplier,
+        trackStarted: config.trackStarted,
+        sendTaskEvents: config.sendTaskEvents,
+        shutdownGraceMs: config.shutdownGraceMs,
+        maxDeliveries: config.maxDeliveries,
+        defaultTimeLimitSeconds: config.defaultTimeLimitSeconds,
+        logger,
+      },
+      workerServices(config.broker, config.mongo),
+    );
   } catch (error) {
     if (error instanceof DuplicateTaskError) {
       logger.fatal(error.message);

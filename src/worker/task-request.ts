@@ -7,6 +7,7 @@
  */
 import type { ConsumeMessage } from 'amqplib';
 import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
+import type { RequestMeta } from '../queue/results/result-document.js';
 import type { TaskState } from '../queue/results/states.js';
 import type { ChannelAcknowledgements, Settlement } from './acknowledgements.js';
 import type { PrefetchWindow } from './prefetch-window.js';
@@ -96,6 +97,21 @@ export class TaskRequest {
     this.delivery.window?.giveRoomBack();
   }
 
+  /** Acknowledges the message and its copies (the outcome is stored); see `settle`. */
+  ack(): boolean {
+    return this.settle('ack');
+  }
+
+  /** Returns the message and its copies to their queue, to run again; see `settle`. */
+  requeue(): boolean {
+    return this.settle('requeue');
+  }
+
+  /** Drops the message and its copies (never to run); see `settle`. */
+  reject(): boolean {
+    return this.settle('reject');
+  }
+
   /** Settles the message and its copies; only the first call does anything. Answers whether it was that one. */
   settle(how: Settlement): boolean {
     if (this.settledAs !== null) return false;
@@ -107,4 +123,18 @@ export class TaskRequest {
     this.duplicates.length = 0;
     return true;
   }
+}
+
+/** What a result document records of the request that produced it. */
+export function requestMeta(task: IncomingTask, worker: string): RequestMeta {
+  return {
+    name: task.taskName,
+    args: task.args,
+    kwargs: task.kwargs,
+    worker,
+    retries: task.retries,
+    queue: task.deliveryInfo.routingKey,
+    parentId: task.parentId,
+    groupId: task.groupId,
+  };
 }

@@ -7,12 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
-import { Worker } from '../../../src/worker/worker.js';
+import type { Worker } from '../../../src/worker/worker.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
-import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings } from '../../../src/config/connections.js';
 import { createLogger } from '../../../src/log/logger.js';
-import { testServices } from '../../support/services.js';
-import { startWorker } from './support.js';
+import { startWorker, workerOnTestServices } from './support.js';
 
 const lateTask = `tasks.late_${uniqueName('')}`;
 const lateQueue = uniqueName('late-q-');
@@ -24,13 +22,10 @@ let queue: string;
 let token: string;
 
 function startLateWorker(queues: string[], tasks: string[]): Promise<void> {
-  const env = testServices().env;
-  late = new Worker({
+  late = workerOnTestServices({
     nodeName: `${uniqueName('late-')}@localhost`,
     queues,
     tasks: tasks.map((name) => defineTask({ name, run: () => 'late' })),
-    broker: toBrokerSettings(brokerEnvSchema.parse(env)),
-    mongo: toMongoSettings(mongoEnvSchema.parse(env)),
     resultDatabase: app.ctx.settings.serviceDatabase,
     resultCollection: 'tombstone',
     concurrency: 1,

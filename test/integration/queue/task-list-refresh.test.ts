@@ -6,13 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
-import { Worker } from '../../../src/worker/worker.js';
+import type { Worker } from '../../../src/worker/worker.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
-import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings } from '../../../src/config/connections.js';
 import { createLogger } from '../../../src/log/logger.js';
-import { testServices } from '../../support/services.js';
 import { until } from '../../support/until.js';
-import { startWorker } from './support.js';
+import { startWorker, workerOnTestServices } from './support.js';
 
 const CACHE_S = 1;
 const REPLY_TIMEOUT_MS = 3_000;
@@ -44,13 +42,10 @@ const submit = (task: string, targetQueue = queue) =>
 beforeAll(async () => {
   app = await startTestApp({ TASK_LIST_CACHE_S: String(CACHE_S), TASK_LIST_REPLY_TIMEOUT_MS: String(REPLY_TIMEOUT_MS) });
   ({ worker: steady, queue } = await startWorker(app.ctx.settings.serviceDatabase));
-  const env = testServices().env;
-  leaving = new Worker({
+  leaving = workerOnTestServices({
     nodeName: `${uniqueName('leaving-')}@localhost`,
     queues: [queue],
     tasks: [defineTask({ name: ephemeralTask, doc: 'Offered by one worker only.', run: () => 'here' })],
-    broker: toBrokerSettings(brokerEnvSchema.parse(env)),
-    mongo: toMongoSettings(mongoEnvSchema.parse(env)),
     resultDatabase: app.ctx.settings.serviceDatabase,
     resultCollection: 'tombstone',
     concurrency: 1,

@@ -15,14 +15,18 @@ import { TaskPublisher, type TaskPublisherOptions } from '../../../src/queue/pub
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import type { ControlClient } from '../../../src/queue/remote-control/control-client.js';
 import { loadTaskModules } from '../../../src/worker/task-modules.js';
-import { Worker, type WorkerOptions } from '../../../src/worker/worker.js';
+import { Worker } from '../../../src/worker/worker.js';
+import type { WorkerOptions } from '../../../src/worker/worker-options.js';
+import { workerServices } from '../../../src/worker/worker-services.js';
+import type { MongoSettings } from '../../../src/config/connections.js';
 import { celeryDir, stopProcess } from '../../support/celery-env.js';
 import { until } from '../../support/until.js';
 import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, repoRoot, TASK_MODULE } from './support.js';
 
 const run = promisify(execFile);
 
-export type TestWorkerOptions = Pick<WorkerOptions, 'nodeName' | 'queues' | 'resultDatabase' | 'resultCollection'> & Partial<WorkerOptions>;
+export type TestWorkerOptions = Pick<WorkerOptions, 'nodeName' | 'queues' | 'resultDatabase' | 'resultCollection'> &
+  Partial<WorkerOptions> & { mongo?: MongoSettings };
 
 /**
  * A TypeScript worker on the suite's broker and database, not yet running: the example tasks
@@ -30,14 +34,18 @@ export type TestWorkerOptions = Pick<WorkerOptions, 'nodeName' | 'queues' | 'res
  * business), silent unless TEST_LOG_LEVEL says otherwise. Any option can be overridden.
  */
 export async function testWorker(options: TestWorkerOptions): Promise<Worker> {
-  return new Worker({
-    tasks: options.tasks ?? (await loadTaskModules([TASK_MODULE], repoRoot)),
-    broker: brokerSettings(),
-    mongo: mongoSettings(),
-    mingle: false,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    ...options,
-  });
+  const { mongo = mongoSettings(), ...workerOptions } = options;
+  const broker = workerOptions.broker ?? brokerSettings();
+  return new Worker(
+    {
+      tasks: options.tasks ?? (await loadTaskModules([TASK_MODULE], repoRoot)),
+      broker,
+      mingle: false,
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      ...workerOptions,
+    },
+    workerServices(broker, mongo),
+  );
 }
 
 /** Where a test file's tasks go and where their results land: its own queues and result collection. */

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTask, type TaskDefinition } from '../../../src/worker/task-definition.js';
-import type { Worker, WorkerOptions } from '../../../src/worker/worker.js';
+import type { Worker } from '../../../src/worker/worker.js';
 import { mongoSettings, unique } from './support.js';
-import { QueueRig, testWorker } from './fixtures.js';
+import { QueueRig, testWorker, type TestWorkerOptions } from './fixtures.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 
 const database = 'cybercom_test';
@@ -52,7 +52,7 @@ const gated = defineTask({
 
 const testTasks: TaskDefinition[] = [tooLarge, gated];
 
-async function startWorker(overrides: Partial<WorkerOptions> = {}): Promise<{ worker: Worker; queue: string }> {
+async function startWorker(overrides: Partial<TestWorkerOptions> = {}): Promise<{ worker: Worker; queue: string }> {
   const queue = unique('ts-poison');
   queues.push(queue);
   const worker = await testWorker({

@@ -5,7 +5,8 @@
  * state still runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Worker, TaskReport } from '../../../src/worker/worker.js';
+import type { TaskReport } from '../../../src/worker/request-outcomes.js';
+import type { Worker } from '../../../src/worker/worker.js';
 import { unique } from './support.js';
 import { QueueRig, testWorker } from './fixtures.js';
 import { until } from '../../support/until.js';

@@ -31,6 +31,20 @@ describe('TaskRequest', () => {
     expect(request.settlement).toBe('ack');
   });
 
+  it.each([
+    ['ack', (r: TaskRequest) => r.ack()],
+    ['requeue', (r: TaskRequest) => r.requeue()],
+    ['reject', (r: TaskRequest) => r.reject()],
+  ] as const)('%s settles once; a second ack, requeue or reject does nothing', (how, settle) => {
+    const log: string[] = [];
+    const request = new TaskRequest(delivery(log, 'a', 1), task(), noop);
+    expect(settle(request)).toBe(true);
+    expect(settle(request)).toBe(false);
+    expect([request.ack(), request.requeue(), request.reject()]).toEqual([false, false, false]);
+    expect(log).toEqual([`a:1:${how}`]);
+    expect(request.settlement).toBe(how);
+  });
+
   it('a duplicate arriving after the settlement is settled the same way at once', () => {
     const log: string[] = [];
     const request = new TaskRequest(delivery(log, 'a', 1), task(), noop);
