@@ -5,7 +5,7 @@
  *
  *   1. through the proxy (HTTPS, the site certificate of the public host): health, login as the
  *      administrator (API and admin site), a record written and read with the API token, a task
- *      submitted and its result; the client wheel the API image carries; the compose profile
+ *      submitted and its result; the client wheel and the manual the API image carries; the compose profile
  *      python-worker built and started on a lab's module, whose task is given `3.0` as a float;
  *   2. the published broker and database ports accept only TLS sessions with a client
  *      certificate of the installation's client CA (not one of its server CA, nor a stranger's);
@@ -245,6 +245,13 @@ async function main(): Promise<number> {
         const path = new URL(about.wheel ?? '', site.origin).pathname;
         const wheel = await site.request('GET', path, { headers: { accept: '*/*' } });
         assert(wheel.status === 200 && /\.whl$/.test(path) && wheel.text.startsWith('PK'), `wheel ${path}: ${wheel.status}`);
+      });
+      await report.check('the manual the API image carries is served', async () => {
+        const res = await site.request('GET', '/api/manual/', { headers: { accept: 'text/html' } });
+        assert(
+          res.status === 200 && /<html/i.test(res.text) && /cybercom/i.test(res.text),
+          `manual: ${res.status} ${res.text.slice(0, 200)}`,
+        );
       });
       await report.check('plain HTTP is redirected to HTTPS', async () => {
         const res = await fetch(`http://127.0.0.1:${ports.http}/api/health/`, { redirect: 'manual', headers: { host: PUBLIC_HOST } });
