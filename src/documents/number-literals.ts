@@ -7,6 +7,8 @@
  * driver stores as an int32), so such literals are rewritten, before JSON.parse sees them, into
  * the canonical Extended JSON that says the same thing (`{"$numberDouble": "3.0"}`,
  * `{"$numberLong": "3000000000"}`), and extended-json.ts revives them with every other wrapper.
+ * A literal whose value is not whole (`2.5`) is left alone: the driver stores that number as a
+ * double anyway.
  * The result is still plain JSON; it differs from JSON.parse's only in those numbers.
  *
  * Why a rewrite and not a reviver: Node 20's reviver is not given the literal's text (only
@@ -58,11 +60,18 @@ export function parseRecordJson(text: string): unknown {
   }
 }
 
-/** The Extended JSON wrapper a literal stands for, or undefined when JSON.parse already reads it right (an int32). */
+/**
+ * The Extended JSON wrapper a literal stands for, or undefined when JSON.parse already reads it
+ * right (an int32, or a double whose value is not whole).
+ */
 export function typedLiteral(literal: string): string | undefined {
   if (!JSON_NUMBER.test(literal)) return undefined;
   const digits = literal.charCodeAt(0) === MINUS ? literal.length - 1 : literal.length;
-  if (/[.eE]/.test(literal)) return `{"$numberDouble":"${literal}"}`;
+  // A fraction that is not whole (`2.5`) is a JavaScript number the driver already stores as a
+  // double: only whole values (`3.0`, `1e3`, `-0.0`) need saying so. Most measured values are
+  // such fractions, and leaving them alone keeps their records free of wrapper objects, which
+  // cost the driver more to store than numbers.
+  if (/[.eE]/.test(literal)) return Number.isInteger(Number(literal)) ? `{"$numberDouble":"${literal}"}` : undefined;
   if (digits <= SURE_INT32_DIGITS) return undefined;
   const value = BigInt(literal);
   if (value >= INT32_MIN && value <= INT32_MAX) return undefined;
