@@ -12,7 +12,8 @@
  *   3. no-op tasks/s executed by one TypeScript worker process beside one Python Celery worker
  *      process (prefork, concurrency 1 and 2), from a pre-filled queue, measured between the first
  *      and the last result's date_done; then `cybercom worker` beside a Celery worker configured by
- *      hand, both on the client's venv, in alternating rounds.
+ *      hand (with Celery's defaults, and with the service's conventions), all on the client's venv,
+ *      in alternating rounds.
  * The API and the TypeScript workers (the one that drains the benchmark queue and the measured ones) run as an installation runs them: the
  * compiled build, NODE_ENV=production, the API with its installed Node flags; one API process
  * unless `--processes N` (`--processes default`: the count an installation chooses here).
@@ -498,34 +499,36 @@ async function main(): Promise<void> {
         const clientPath = `${clientVenv}:${process.env.PATH ?? ''}`;
         const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
         const byHand: number[] = [];
+        const byHandConventions: number[] = [];
         const ours: number[] = [];
-        for (let round = 1; round <= 3; round += 1) {
-          byHand.push(
-            await measure(`Celery configured by hand (conc. 1) #${round}`, 'bench-hand', 'interop.noop', (rc) =>
-              spawnLogged(
-                join(clientVenv, 'celery'),
-                [
-                  '-A',
-                  'interop_app',
-                  'worker',
-                  '-P',
-                  'prefork',
-                  '-c',
-                  '1',
-                  '-Q',
-                  'bench-hand',
-                  '-n',
-                  'bench-hand@localhost',
-                  '--without-gossip',
-                  '--without-mingle',
-                  '-l',
-                  'WARNING',
-                ],
-                { ...pyEnv('bench-hand', rc), PATH: clientPath },
-                resolve('test/support/celery'),
-              ),
+        const handConfigured = (label: string, queue: string, conventions: boolean): Promise<number> =>
+          measure(label, queue, 'interop.noop', (rc) =>
+            spawnLogged(
+              join(clientVenv, 'celery'),
+              [
+                '-A',
+                'interop_app',
+                'worker',
+                '-P',
+                'prefork',
+                '-c',
+                '1',
+                '-Q',
+                queue,
+                '-n',
+                `${queue}@localhost`,
+                '--without-gossip',
+                '--without-mingle',
+                '-l',
+                'WARNING',
+              ],
+              { ...pyEnv(queue, rc), PATH: clientPath, ...(conventions ? { INTEROP_SERVICE_CONVENTIONS: '1' } : {}) },
+              resolve('test/support/celery'),
             ),
           );
+        for (let round = 1; round <= 3; round += 1) {
+          byHand.push(await handConfigured(`Celery by hand, its defaults (conc. 1) #${round}`, 'bench-hand', false));
+          byHandConventions.push(await handConfigured(`Celery by hand, our conventions (conc. 1) #${round}`, 'bench-hand', true));
           ours.push(
             await measure(`cybercom worker (conc. 1) #${round}`, 'bench-cw', 'bench.noop', (rc) =>
               spawnLogged(
@@ -559,7 +562,12 @@ async function main(): Promise<void> {
             ),
           );
         }
-        report(`   ratio cybercom worker / Celery configured by hand (medians of 3 rounds): ${(median(ours) / median(byHand)).toFixed(2)}`);
+        report(
+          `   ratio cybercom worker / Celery by hand with the same conventions (late ack, prefetch 1, events, extended results), medians of 3 rounds: ${(median(ours) / median(byHandConventions)).toFixed(2)}`,
+        );
+        report(
+          `   ratio cybercom worker / Celery by hand with its defaults (early ack, prefetch 4, no events): ${(median(ours) / median(byHand)).toFixed(2)}`,
+        );
       }
       await channel.close();
 

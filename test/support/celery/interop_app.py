@@ -74,3 +74,16 @@ if with_extension:
     import cybercom.celery
 
     cybercom.celery.install(app)
+
+# The service's worker conventions, as `cybercom worker` sets them (late acknowledgement, one
+# message per process, extended results, task events): the queue benchmark's hand-configured
+# worker with the same settings, so that comparing the two measures the configuration's wiring
+# and not the conventions themselves.
+if os.environ.get("INTEROP_SERVICE_CONVENTIONS") == "1":
+    app.conf.update(
+        task_acks_late=True,
+        worker_prefetch_multiplier=1,
+        result_extended=True,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+    )
