@@ -8,15 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelModel } from 'amqplib';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
-import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
-import { brokerSettings } from '../worker/support.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 import { testServices } from '../../support/services.js';
-import type { Worker } from '../../../src/worker/worker.js';
-import { startWorker } from './support.js';
+import { appWithIdleQueue, startWorker } from './support.js';
 
 let app: TestApp;
-let worker: Worker | undefined;
 let queue: string;
 let token: string;
 let broker: ChannelModel;
@@ -38,24 +34,10 @@ async function loggedWith(marker: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  // The task list is kept for the whole file, so the API still offers the queue after its worker stops.
-  app = await startTestApp({ TASK_LIST_CACHE_S: '3600' });
-  ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase));
-  await app.users.createUser({ username: 'runner', password: 'pw-runner-123', permissions: ['cybercom_queue.task.tasks.add'] });
-  token = await app.users.tokenFor('runner');
-  broker = await connectBroker(brokerSettings());
-  const first = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', {
-    token,
-    body: { function: 'tasks.add', queue, args: [1, 2] },
-  });
-  expect(first.status).toBe(200);
-  // From here on nothing consumes the queue: what is published stays there to be counted.
-  await worker.close();
-  worker = undefined;
+  ({ app, queue, token, broker } = await appWithIdleQueue('runner'));
 });
 
 afterAll(async () => {
-  await worker?.close();
   await broker?.close().catch(() => undefined);
   await app?.close();
 });

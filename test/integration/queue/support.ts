@@ -6,7 +6,10 @@ import * as exampleTasks from '../../../worker-image/tasks/index.js';
 import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings } from '../../../src/config/connections.js';
 import { isTaskDefinition } from '../../../src/worker/task-definition.js';
 import { testServices } from '../../support/services.js';
-import { uniqueName } from '../../support/app.js';
+import type { ChannelModel } from 'amqplib';
+import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
+import { brokerSettings } from '../worker/support.js';
 import { createLogger } from '../../../src/log/logger.js';
 
 export async function startWorker(
@@ -36,4 +39,27 @@ export function workerOnTestServices(options: Omit<WorkerOptions, 'broker'>): Wo
   const env = testServices().env;
   const broker = toBrokerSettings(brokerEnvSchema.parse(env));
   return new Worker({ ...options, broker }, workerServices(broker, toMongoSettings(mongoEnvSchema.parse(env))));
+}
+
+/**
+ * A test app whose API offers `tasks.add` on a queue that nothing consumes any more: a worker
+ * consumed it long enough for one submission to complete (the task list is kept for the whole
+ * file), then stopped. What the API publishes from then on stays on the queue, to be counted or
+ * read with the returned broker connection.
+ */
+export async function appWithIdleQueue(username: string): Promise<{ app: TestApp; queue: string; token: string; broker: ChannelModel }> {
+  const app = await startTestApp({ TASK_LIST_CACHE_S: '3600' });
+  const { worker, queue } = await startWorker(app.ctx.settings.serviceDatabase);
+  try {
+    await app.users.createUser({ username, password: `pw-${username}-123`, permissions: ['cybercom_queue.task.tasks.add'] });
+    const token = await app.users.tokenFor(username);
+    const first = await call(app.url, 'POST', '/api/queue/run/tasks.add/?wait=10', {
+      token,
+      body: { function: 'tasks.add', queue, args: [1, 2] },
+    });
+    if (first.status !== 200) throw new Error(`the first submission answered ${first.status}: ${first.text}`);
+    return { app, queue, token, broker: await connectBroker(brokerSettings()) };
+  } finally {
+    await worker.close();
+  }
 }
