@@ -54,13 +54,16 @@ export function newNonce(): string {
   return nonce;
 }
 
-/** The policy's text with NONCE where the nonce goes. */
-function policyTemplate(options: CspOptions): string {
+/**
+ * A Content-Security-Policy's text: the service's directives (everything from this origin only,
+ * no framing, no plugins), with the given extra sources for scripts, styles and images.
+ */
+export function policyText(sources: { scripts: readonly string[]; styles: readonly string[]; images?: readonly string[] }): string {
   const directives: [string, string[]][] = [
     ['default-src', ["'self'"]],
-    ['script-src', ["'self'", `'nonce-NONCE'`]],
-    ['style-src', ["'self'", options.inlineStyles === true ? "'unsafe-inline'" : `'nonce-NONCE'`]],
-    ['img-src', ["'self'", 'data:', ...(options.imageOrigins ?? [])]],
+    ['script-src', ["'self'", ...sources.scripts]],
+    ['style-src', ["'self'", ...sources.styles]],
+    ['img-src', ["'self'", 'data:', ...(sources.images ?? [])]],
     ['font-src', ["'self'", 'data:']],
     ['connect-src', ["'self'"]],
     ['form-action', ["'self'"]],
@@ -69,6 +72,15 @@ function policyTemplate(options: CspOptions): string {
     ['base-uri', ["'self'"]],
   ];
   return directives.map(([name, values]) => `${name} ${values.join(' ')}`).join('; ');
+}
+
+/** The policy's text with NONCE where the nonce goes. */
+function policyTemplate(options: CspOptions): string {
+  return policyText({
+    scripts: [`'nonce-NONCE'`],
+    styles: [options.inlineStyles === true ? "'unsafe-inline'" : `'nonce-NONCE'`],
+    images: options.imageOrigins ?? [],
+  });
 }
 
 /** The policy split around its nonces, once per kind of policy. */

@@ -6,6 +6,7 @@
  * built pages (and the one style sheet its code adds, COLOUR_SWITCH_STYLE), and nothing inline besides. Same origin only: no host outside the server.
  */
 import { createHash } from 'node:crypto';
+import { policyText } from '../http/security-headers.js';
 
 export interface InlineContent {
   /** The text of every inline <script> (one without a src). */
@@ -44,18 +45,6 @@ export function manualPolicy(inline: InlineContent): string {
     .map(sha256)
     .sort();
   const styles = [...new Set([...inline.styleAttributes, COLOUR_SWITCH_STYLE])].map(sha256).sort();
-  const directives: [string, string[]][] = [
-    ['default-src', ["'self'"]],
-    ['script-src', ["'self'", ...scripts]],
-    // 'unsafe-hashes' lets the hashes cover style attributes, and only the listed values.
-    ['style-src', ["'self'", "'unsafe-hashes'", ...styles]],
-    ['img-src', ["'self'", 'data:']],
-    ['font-src', ["'self'", 'data:']],
-    ['connect-src', ["'self'"]],
-    ['form-action', ["'self'"]],
-    ['frame-ancestors', ["'none'"]],
-    ['object-src', ["'none'"]],
-    ['base-uri', ["'self'"]],
-  ];
-  return directives.map(([name, values]) => `${name} ${values.join(' ')}`).join('; ');
+  // 'unsafe-hashes' lets the hashes cover style attributes, and only the listed values.
+  return policyText({ scripts, styles: ["'unsafe-hashes'", ...styles] });
 }
