@@ -51,7 +51,7 @@ export function parseExactJson(text: string): unknown {
   }
 }
 
-/** Whether a value holds a kept literal (only submissions do; a worker's own messages never). */
+/** Whether a value holds a kept literal (parsed submissions and results may; a worker's own values never). */
 export function holdsExactNumbers(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (isLosslessNumber(value)) return true;
@@ -74,6 +74,8 @@ export function pythonNumberText(literal: LosslessNumber): string {
   const value = Number(text);
   if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
   if (Object.is(value, -0)) return '-0.0';
+  // Python writes floats from 1e16 up with an exponent (`1e+16`), as toExponential does.
+  if (Math.abs(value) >= 1e16) return value.toExponential();
   const shortest = String(value);
   return shortest.includes('e') ? shortest : `${shortest}.0`;
 }

@@ -87,7 +87,7 @@ describe('submitted task arguments', () => {
   });
 
   it('are shown in argsrepr as Python shows them', () => {
-    const args = parseExactJson('[3.0, 1e3, 1.5e300, -0.0, 1e400, -1e400, 12345678901234567890, 2.5]') as never[];
-    expect(pythonRepr(args)).toBe('[3.0, 1000.0, 1.5e+300, -0.0, inf, -inf, 12345678901234567890, 2.5]');
+    const args = parseExactJson('[3.0, 1e3, 1.5e300, -0.0, 1e400, -1e400, 12345678901234567890, 2.5, 1e16, 9999999999999998.0]') as never[];
+    expect(pythonRepr(args)).toBe('[3.0, 1000.0, 1.5e+300, -0.0, inf, -inf, 12345678901234567890, 2.5, 1e+16, 9999999999999998.0]');
   });
 });
