@@ -5,6 +5,7 @@
  * refuses a callback, the database stays down) hands the message back to its queue instead, so
  * the task runs again; every path ends the request with exactly one settlement and one report.
  */
+import type { ResultStore } from '../queue/results/result-store.js';
 import type { Logger } from 'pino';
 import type { JsonObject } from '../queue/protocol/json.js';
 import type { TaskEventType } from '../queue/protocol/events.js';
@@ -137,26 +138,19 @@ export class RequestOutcomes {
       await this.onFailure(request, { exception: toExceptionInfo(error), traceback: '' }, meta, runtimeMs);
       return;
     }
-    let stored: StoredAs = 'stored';
     // Only the start count was written for a task whose result is not kept: remove it.
     if (!storesResults && !request.firstDelivery) void this.options.forgetDeliveries(task.taskId).catch(() => undefined);
-    if (storesResults) {
-      try {
-        stored = await this.options.recorder.writeFinal(
-          task,
-          meta,
-          (store, m) => store.markSuccess(task.taskId, value, m),
-          () => ['result', pythonRepr(toJsonValue(value))],
-        );
-      } catch (error) {
-        this.notStored(request, error, runtimeMs);
-        return;
-      }
-    }
-    if (typeof stored === 'object') {
-      await this.onRefused(request, stored, runtimeMs);
+    if (
+      storesResults &&
+      !(await this.storeFinal(
+        request,
+        meta,
+        runtimeMs,
+        (store, m) => store.markSuccess(task.taskId, value, m),
+        () => ['result', pythonRepr(toJsonValue(value))],
+      ))
+    )
       return;
-    }
     const runtime = runtimeMs / 1000;
     if (this.options.logger.isLevelEnabled('info')) this.log(request).info({ runtime }, 'task succeeded');
     if (this.options.events.taskEventsEnabled)
@@ -166,22 +160,14 @@ export class RequestOutcomes {
 
   private async onFailure(request: TaskRequest, failure: Failure, meta: RequestMeta, runtimeMs: number): Promise<void> {
     const { task } = request;
-    let stored: StoredAs;
-    try {
-      stored = await this.options.recorder.writeFinal(
-        task,
-        meta,
-        (store, m) => store.markFailure(task.taskId, failure.exception, failure.traceback, m),
-        () => ['exception', exceptionRepr(failure.exception)],
-      );
-    } catch (error) {
-      this.notStored(request, error, runtimeMs);
-      return;
-    }
-    if (typeof stored === 'object') {
-      await this.onRefused(request, stored, runtimeMs);
-      return;
-    }
+    const stored = await this.storeFinal(
+      request,
+      meta,
+      runtimeMs,
+      (store, m) => store.markFailure(task.taskId, failure.exception, failure.traceback, m),
+      () => ['exception', exceptionRepr(failure.exception)],
+    );
+    if (!stored) return;
     if (!(await this.afterFailure(request, failure.exception, runtimeMs))) return;
     this.log(request).warn({ runtime: runtimeMs / 1000, exception: exceptionRepr(failure.exception) }, 'task failed');
     this.options.events.sendTaskEvent('task-failed', {
@@ -195,25 +181,43 @@ export class RequestOutcomes {
   /** Stopped by a revoke with terminate. */
   private async onTerminated(request: TaskRequest, meta: RequestMeta, runtimeMs: number): Promise<void> {
     const { task } = request;
-    let stored: StoredAs;
-    try {
-      stored = await this.options.recorder.writeFinal(
-        task,
-        meta,
-        (store, m) => store.markRevoked(task.taskId, 'terminated', m),
-        () => ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
-      );
-    } catch (error) {
-      this.notStored(request, error, runtimeMs);
-      return;
-    }
-    if (typeof stored === 'object') {
-      await this.onRefused(request, stored, runtimeMs);
-      return;
-    }
+    const stored = await this.storeFinal(
+      request,
+      meta,
+      runtimeMs,
+      (store, m) => store.markRevoked(task.taskId, 'terminated', m),
+      () => ['revocation', exceptionRepr(toExceptionInfo(new TaskRevokedError('terminated')))],
+    );
+    if (!stored) return;
     this.log(request).info('task terminated by revoke');
     this.options.events.sendTaskEvent('task-revoked', { uuid: task.taskId, terminated: true, signum: 15, expired: false });
     this.complete(request, 'REVOKED', runtimeMs);
+  }
+
+  /**
+   * Stores a final state (OutcomeRecorder.writeFinal). True when it was stored; otherwise the
+   * request has already been ended: returned to its queue when nothing could be stored, or ended
+   * as the FAILURE the database kept instead when it refused the outcome itself.
+   */
+  private async storeFinal(
+    request: TaskRequest,
+    meta: RequestMeta,
+    runtimeMs: number,
+    write: (store: ResultStore, meta: RequestMeta) => Promise<void>,
+    refused: () => [what: string, repr: string],
+  ): Promise<boolean> {
+    let stored: StoredAs;
+    try {
+      stored = await this.options.recorder.writeFinal(request.task, meta, write, refused);
+    } catch (error) {
+      this.notStored(request, error, runtimeMs);
+      return false;
+    }
+    if (typeof stored === 'object') {
+      await this.onRefused(request, stored, runtimeMs);
+      return false;
+    }
+    return true;
   }
 
   /** The outcome itself was refused by the database; what was stored instead is a FAILURE saying so. */
