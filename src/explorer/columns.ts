@@ -25,21 +25,57 @@ function spreads(value: unknown, depth: number): value is Record<string, unknown
   return keys.length > 0 && !keys.some((key) => key.startsWith('$'));
 }
 
-/** The record's cells by column name, in the record's key order. */
-export function flattenRecord(record: Record<string, unknown>): Map<string, { column: Column; value: unknown }> {
-  const cells = new Map<string, { column: Column; value: unknown }>();
-  const walk = (object: Record<string, unknown>, keys: string[]): void => {
-    for (const [key, value] of Object.entries(object)) {
-      const path = [...keys, key];
-      if (spreads(value, path.length)) {
-        walk(value, path);
-        continue;
-      }
-      const field = fieldPathOf(path);
-      cells.set(columnName(path), { column: field === undefined ? { name: columnName(path) } : { name: columnName(path), field }, value });
+/** A column met under a key path, with the columns met below it (made once per path, not per cell). */
+interface ColumnNode {
+  column: Column;
+  keys: readonly string[];
+  children?: Map<string, ColumnNode>;
+}
+
+/**
+ * The columns of key paths already met. Records of one collection mostly share their paths, so
+ * walking many records with one ColumnNames names each path once.
+ */
+export class ColumnNames {
+  private readonly root: ColumnNode = { column: { name: '' }, keys: [] };
+
+  child(parent: ColumnNode | undefined, key: string): ColumnNode {
+    const node = parent ?? this.root;
+    node.children ??= new Map();
+    let found = node.children.get(key);
+    if (found === undefined) {
+      const keys = [...node.keys, key];
+      const name = columnName(keys);
+      const field = fieldPathOf(keys);
+      found = { column: field === undefined ? { name } : { name, field }, keys };
+      node.children.set(key, found);
+    }
+    return found;
+  }
+}
+
+/** Calls `visit` for each cell of the record, in the record's key order. */
+export function forEachCell(
+  record: Record<string, unknown>,
+  visit: (column: Column, value: unknown) => void,
+  names: ColumnNames = new ColumnNames(),
+): void {
+  const walk = (object: Record<string, unknown>, parent: ColumnNode | undefined, depth: number): void => {
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      const value = object[key];
+      const node = names.child(parent, key);
+      if (spreads(value, depth + 1)) walk(value, node, depth + 1);
+      else visit(node.column, value);
     }
   };
-  walk(record, []);
+  walk(record, undefined, 0);
+}
+
+/** The record's cells by column name, in the record's key order. */
+export function flattenRecord(record: Record<string, unknown>, names?: ColumnNames): Map<string, { column: Column; value: unknown }> {
+  const cells = new Map<string, { column: Column; value: unknown }>();
+  forEachCell(record, (column, value) => cells.set(column.name, { column, value }), names);
   return cells;
 }
 

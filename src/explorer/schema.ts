@@ -5,8 +5,8 @@
  * few distinct values that most records have.
  */
 import type { Document } from 'mongodb';
-import { flattenRecord, type Column } from './columns.js';
-import { bsonTag, previewJson, showValue, type ValueKind } from './values.js';
+import { ColumnNames, forEachCell, type Column } from './columns.js';
+import { bsonTag, kindOf, sameValueKey, type ValueKind } from './values.js';
 
 export interface FieldProfile {
   column: Column;
@@ -40,32 +40,27 @@ function comparable(value: unknown): number | Date | undefined {
   return undefined;
 }
 
-function distinctKey(value: unknown): string {
-  const shown = showValue(value);
-  return shown.matchJson ?? `${shown.kind}:${previewJson(value, 400)}`;
-}
-
 export function profileSample(records: readonly Document[]): SchemaProfile {
   const byColumn = new Map<string, FieldProfile & { values: Set<string> }>();
-  for (const record of records) {
-    for (const [name, { column, value }] of flattenRecord(record)) {
-      let profile = byColumn.get(name);
-      if (profile === undefined) {
-        profile = { column, present: 0, kinds: new Map(), distinct: 0, values: new Set() };
-        byColumn.set(name, profile);
-      }
-      profile.present += 1;
-      const kind = showValue(value).kind;
-      profile.kinds.set(kind, (profile.kinds.get(kind) ?? 0) + 1);
-      const point = comparable(value);
-      // Numbers and dates are each other's min/max only within one kind: the first kind met wins.
-      if (point !== undefined && (profile.min === undefined || typeof profile.min === typeof point)) {
-        if (profile.min === undefined || point < profile.min) profile.min = point;
-        if (profile.max === undefined || point > profile.max) profile.max = point;
-      }
-      profile.values.add(distinctKey(value));
+  const names = new ColumnNames();
+  const visit = (column: Column, value: unknown): void => {
+    let profile = byColumn.get(column.name);
+    if (profile === undefined) {
+      profile = { column, present: 0, kinds: new Map(), distinct: 0, values: new Set() };
+      byColumn.set(column.name, profile);
     }
-  }
+    profile.present += 1;
+    const kind = kindOf(value);
+    profile.kinds.set(kind, (profile.kinds.get(kind) ?? 0) + 1);
+    const point = comparable(value);
+    // Numbers and dates are each other's min/max only within one kind: the first kind met wins.
+    if (point !== undefined && (profile.min === undefined || typeof profile.min === typeof point)) {
+      if (profile.min === undefined || point < profile.min) profile.min = point;
+      if (profile.max === undefined || point > profile.max) profile.max = point;
+    }
+    profile.values.add(sameValueKey(value));
+  };
+  for (const record of records) forEachCell(record, visit, names);
   const fields = [...byColumn.values()].map(({ values, ...profile }) => ({ ...profile, distinct: values.size }));
   return { sampleSize: records.length, fields };
 }

@@ -90,6 +90,71 @@ function shortText(text: string): string {
 const shown = (kind: ValueKind, html: string, ordered: boolean, matchJson?: string): ShownValue =>
   matchJson === undefined ? { kind, html, ordered } : { kind, html, ordered, matchJson };
 
+/** The kind showValue gives a value, without writing its HTML (for profiling many values). */
+export function kindOf(value: unknown): ValueKind {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+      return 'bool';
+    case 'number':
+    case 'bigint':
+      return 'number';
+    case 'string':
+      return 'text';
+    case 'object':
+      break;
+    default:
+      return 'other';
+  }
+  if (value instanceof Date) return 'date';
+  if (Array.isArray(value)) return 'array';
+  switch (bsonTag(value)) {
+    case 'ObjectId':
+      return 'objectid';
+    case 'Int32':
+    case 'Double':
+    case 'Long':
+    case 'Decimal128':
+      return 'number';
+    case undefined:
+      return isGeoJson(value) ? 'geo' : 'object';
+    default:
+      return 'other';
+  }
+}
+
+/**
+ * A text equal for two values exactly when they are the same value of the same kind, as far as a
+ * reader tells them apart (an Int32 5 and a double 5 are one value; a Long 5 is another); objects
+ * and arrays compared as their JSON, cut at `chars`.
+ */
+export function sameValueKey(value: unknown, chars = 400): string {
+  switch (typeof value) {
+    case 'number':
+      return `n${value}`;
+    case 'string':
+      return `s${value}`;
+    case 'boolean':
+      return `b${value}`;
+    case 'bigint':
+      return `l${value}`;
+    case 'undefined':
+      return 'u';
+    default:
+      break;
+  }
+  if (value === null) return 'z';
+  if (value instanceof Date) return `d${value.getTime()}`;
+  const tag = bsonTag(value as object);
+  if (tag === 'ObjectId') return `o${(value as { toHexString(): string }).toHexString()}`;
+  if (tag === 'Int32' || tag === 'Double') return `n${(value as { valueOf(): number }).valueOf()}`;
+  if (tag === 'Long' || tag === 'Decimal128') return `${tag}${String(value)}`;
+  const point = pointOf(value);
+  if (point !== undefined) return `p${point[0]},${point[1]}`;
+  return `${kindOf(value)}:${previewJson(value, chars)}`;
+}
+
 export function showValue(value: unknown): ShownValue {
   if (value === undefined) return shown('missing', '', false);
   if (value === null) return shown('null', '<span class="nil">null</span>', false, 'null');

@@ -1,7 +1,7 @@
 /** Record values as the explorer shows them in a cell, and the Extended JSON its "= this" links match them by. */
-import { Decimal128, Long, ObjectId } from 'mongodb';
+import { Binary, Decimal128, Double, Int32, Long, ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { showValue } from '../../../src/explorer/values.js';
+import { kindOf, sameValueKey, showValue } from '../../../src/explorer/values.js';
 
 describe('showValue', () => {
   it.each([
@@ -52,5 +52,55 @@ describe('showValue', () => {
   it('treats a plain object with a _bsontype key as data, not as a BSON value', () => {
     expect(showValue({ _bsontype: 'ObjectId', id: '<x>' })).toMatchObject({ kind: 'object' });
     expect(showValue({ _bsontype: 'ObjectId', id: '<x>' }).html).toContain('&lt;x&gt;');
+  });
+});
+
+describe('kindOf and sameValueKey (the schema profile reads every sampled value with them)', () => {
+  const values: unknown[] = [
+    undefined,
+    null,
+    true,
+    false,
+    0,
+    5,
+    -1.5,
+    Number.NaN,
+    10n,
+    '',
+    '5',
+    'd5',
+    'n5',
+    new Date(5),
+    new Date('2024-05-01T00:00:00Z'),
+    new Date(Number.NaN),
+    ObjectId.createFromHexString('65f000000000000000000001'),
+    new Int32(5),
+    new Double(5),
+    Long.fromNumber(5),
+    Decimal128.fromString('5'),
+    new Binary(Buffer.from('x')),
+    [],
+    [5],
+    ['5'],
+    {},
+    { a: 5 },
+    { a: '5' },
+    { type: 'Point', coordinates: [1, 2] },
+    { type: 'Point', coordinates: [2, 1] },
+    { type: 'LineString', coordinates: [[1, 2], [3, 4]] },
+  ];
+
+  it('gives the kind showValue gives', () => {
+    for (const value of values) expect(kindOf(value), String(value)).toBe(showValue(value).kind);
+  });
+
+  it('tells values apart as a reader does: a number is one value whatever its BSON width, but not its text', () => {
+    const key = (value: unknown) => sameValueKey(value);
+    expect(key(5)).toBe(key(new Int32(5)));
+    expect(key(5)).toBe(key(new Double(5)));
+    const distinct = new Set(values.map(key));
+    // 5, Int32 5 and Double 5 are one value; every other value of the list is its own.
+    expect(distinct.size).toBe(values.length - 2);
+    expect(key({ type: 'Point', coordinates: [1, 2] })).toBe(key({ type: 'Point', coordinates: [1, 2] }));
   });
 });
