@@ -14,7 +14,7 @@ import { FILTER_OPERATORS, type FilterOperator } from './filters.js';
 import type { ViewQuery } from './snippets.js';
 import { a, hiddenInputs, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
-import { numberText, showValue, type ShownValue } from './values.js';
+import { kindOf, numberText, showValue, type ShownValue } from './values.js';
 
 export interface TableModel {
   /** The explorer path of the collection (ends with "/"). */
@@ -38,9 +38,9 @@ export interface TableModel {
 
 /** A record's `_id` as its row view's path segment (unencoded), when it can be written in a URL (an ObjectId or a string). */
 export function recordIdSegment(id: unknown): string | undefined {
-  const shown = showValue(id);
-  if (shown.kind === 'objectid') return (id as { toHexString(): string }).toHexString();
-  if (shown.kind === 'text' && typeof id === 'string' && id.length <= 512 && !id.includes('/')) return id;
+  const kind = kindOf(id);
+  if (kind === 'objectid') return (id as { toHexString(): string }).toHexString();
+  if (kind === 'text' && typeof id === 'string' && id.length <= 512 && !id.includes('/')) return id;
   return undefined;
 }
 
