@@ -100,8 +100,12 @@ export function typeNumberLiterals(text: string): string {
       at += 1;
       continue;
     }
-    let literalEnd = at + 1;
-    while (literalEnd < end && isNumberChar(text.charCodeAt(literalEnd))) literalEnd += 1;
+    const literalEnd = numberEnd(text, at);
+    if (literalEnd < 0) {
+      // Plainly fine as JSON.parse reads it: skip without looking at it twice.
+      at = -literalEnd;
+      continue;
+    }
     const wrapper = typedLiteral(text.slice(at, literalEnd));
     if (wrapper !== undefined) {
       out += text.slice(copiedTo, at) + wrapper;
@@ -110,6 +114,43 @@ export function typeNumberLiterals(text: string): string {
     at = literalEnd;
   }
   return copiedTo === 0 ? text : out + text.slice(copiedTo);
+}
+
+const DOT = 0x2e;
+
+/**
+ * The end of the number-like run that starts at `start`, negated when the run is certainly a
+ * number JSON.parse already reads right: up to SURE_INT32_DIGITS digits with no fraction or
+ * exponent, or a fraction with a non-zero digit after the point and no exponent (not whole, so
+ * a double). Most literals of a body are one of these, and are then passed over without being
+ * copied out of the text. Anything else (whole fractions, exponents, long integers, malformed
+ * runs) is for typedLiteral to judge.
+ */
+function numberEnd(text: string, start: number): number {
+  const end = text.length;
+  let at = text.charCodeAt(start) === MINUS ? start + 1 : start;
+  const digitsFrom = at;
+  while (at < end && isDigit(text.charCodeAt(at))) at += 1;
+  const intDigits = at - digitsFrom;
+  // A leading zero is fine only alone ("0", "0.5"), as JSON has it.
+  const plainInteger = intDigits > 0 && (intDigits === 1 || text.charCodeAt(digitsFrom) !== DIGIT_0);
+  let sure = plainInteger && intDigits <= SURE_INT32_DIGITS;
+  if (at < end && text.charCodeAt(at) === DOT) {
+    at += 1;
+    const fractionFrom = at;
+    let nonZero = false;
+    while (at < end && isDigit(text.charCodeAt(at))) {
+      if (text.charCodeAt(at) !== DIGIT_0) nonZero = true;
+      at += 1;
+    }
+    sure = plainInteger && at > fractionFrom && nonZero;
+  }
+  if (at < end && isNumberChar(text.charCodeAt(at))) {
+    // An exponent, or something that is no JSON number at all.
+    while (at < end && isNumberChar(text.charCodeAt(at))) at += 1;
+    return at;
+  }
+  return sure ? -at : at;
 }
 
 /** The index after the string that opens at `open`, or -1 when it is not closed. */
