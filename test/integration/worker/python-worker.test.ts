@@ -6,7 +6,8 @@
  * submissions run on it; a failure keeps its traceback; a task revoked through the API, and one
  * queued by a user who is then deactivated, are not run by a worker that was stopped meanwhile;
  * a queued task revoked through the Python client is dropped and a running one revoked with
- * terminate is ended; and the page's updated module is what runs after a restart.
+ * terminate is ended; a queued task marked REVOKED in the result store with no broadcast is
+ * dropped by the running worker; and the page's updated module is what runs after a restart.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -223,6 +224,36 @@ describe("cybercom worker with the manual's lab module", () => {
     expect(after).toMatchObject({ status: 'SUCCESS', result: 6 });
     expect((await app.ctx.queue!.results.get(long.task_id as string)).status).toBe('REVOKED');
   }, 120_000);
+
+  it('does not run a queued task whose REVOKED mark was stored while it ran, with no broadcast to tell it', async () => {
+    const lab = await liveWorker();
+    const busy = await submit('labtasks.pause', { args: [6] });
+    const queued = await submit('labtasks.summarize', { args: [[7, 8]] });
+    await until(
+      () => lab.log().includes(`labtasks.pause[${busy.task_id as string}] received`),
+      30_000,
+      () => `the busy task to start\n${lab.log()}`,
+    );
+    // The mark alone, as the service stores it before its broadcast (which may be lost): the
+    // worker reads the marks stored since its last read every few seconds.
+    const marked = await app.ctx.queue!.results.markRevokedIfQueued(queued.task_id as string, {
+      name: 'labtasks.summarize',
+      args: [[7, 8]],
+      kwargs: {},
+      worker: null,
+      retries: 0,
+      queue,
+    });
+    expect(marked).toBe(true);
+    expect((await app.ctx.queue!.results.waitForReady(busy.task_id as string, { timeoutMs: 45_000 })).status).toBe('SUCCESS');
+    await until(
+      () => new RegExp(`Discarding revoked task: labtasks\\.summarize\\[${queued.task_id as string}\\]`).test(lab.log()),
+      30_000,
+      () => `the worker to drop the task marked REVOKED\n${lab.log()}`,
+    );
+    expect((await app.ctx.queue!.results.get(queued.task_id as string)).status).toBe('REVOKED');
+    expect(lab.log()).not.toContain(`labtasks.summarize[${queued.task_id as string}] succeeded`);
+  }, 90_000);
 
   it('does not run tasks revoked while it was stopped (through the API, or by deactivating their submitter), and runs the updated module after a restart', async () => {
     await liveWorker();
