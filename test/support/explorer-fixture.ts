@@ -29,7 +29,7 @@ export function fixtureRecord(i: number): Record<string, unknown> {
 }
 
 /** Record `i` as the driver stores it: the same record, its date a Date. */
-export const fixtureDocument = (i: number): Document => ({ ...fixtureRecord(i), when: fixtureWhen(i) });
+const fixtureDocument = (i: number): Document => ({ ...fixtureRecord(i), when: fixtureWhen(i) });
 
 /** Creates `db` (when asked) and `col` through the API, as a user would. */
 export async function createFixtureCollection(url: string, token: string, db: string, col: string, createDb = true): Promise<void> {
