@@ -1,11 +1,14 @@
 /**
  * The data explorer in a real browser (Debian's Chromium through playwright-core) against the
- * real service and database, as a researcher who may read one collection: sort by a header,
- * add a suggested facet and filter by one of its values, filter by a cell's "= this" link, by a
- * histogram's bar and by a range brushed across a histogram's bars, open a record, look at the schema, draw a chart and a map (and filter to the
- * map's visible box), and open the view's URL in a new browser context (a colleague's), which
- * shows the same view; the view's Python and pandas snippets, run as copied, read the same records. Nothing is requested off this machine and the Content-Security-Policy
- * is never tripped. Screenshots of each view go to test-output/screenshots/.
+ * real service and database, on 100,000 records, as a researcher who may read one collection:
+ * sort by a header, add a suggested facet and filter by one of its values, filter by a cell's
+ * "= this" link, by a histogram's bar and by a range brushed across a histogram's bars, open a
+ * record, look at the schema, draw a chart and a map (and filter to the map's visible box), and
+ * open the view's URL in a new browser context (a colleague's), which shows the same view; the
+ * view's Python and pandas snippets, run as copied, read the same records. And the issue's
+ * closing scenario in one page, by clicks alone: one site's June records with temp > 30, counted,
+ * mapped, charted and downloaded as CSV. Nothing is requested off this machine and the
+ * Content-Security-Policy is never tripped. Screenshots of each view go to test-output/screenshots/.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -13,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON, type Collection, type Document } from 'mongodb';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { call, startTestApp, type TestApp } from '../support/app.js';
 import { createFixtureCollection, insertFixtureDocuments } from '../support/explorer-fixture.js';
 import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
@@ -57,6 +60,57 @@ async function summaryTotal(page: Page): Promise<number> {
 const driverCount = (filter: Document): Promise<number> => readings.countDocuments(BSON.EJSON.deserialize(filter, { relaxed: true }));
 /** The `_id`s of the rows shown, in order. */
 const rowIds = (page: Page): Promise<string[]> => page.locator('[data-testid="row-link"]').allInnerTexts();
+
+/** Where `field` is among the table's columns (its header sorts by it). */
+async function columnIndex(page: Page, field: string): Promise<number> {
+  const fields = await page
+    .locator('[data-testid="records"] thead th')
+    .evaluateAll((ths) => ths.map((th) => th.getAttribute('data-field')));
+  const index = fields.indexOf(field);
+  if (index < 0) throw new Error(`the table has no column ${field}`);
+  return index;
+}
+
+/** What each row's `field` cell shows: a date's ISO time, else the cell's text without its links. */
+async function columnValues(page: Page, field: string): Promise<string[]> {
+  const index = await columnIndex(page, field);
+  return page.locator('[data-testid="record-row"]').evaluateAll(
+    (rows, i) =>
+      rows.map((row) => {
+        const cell = row.children[i];
+        return cell?.querySelector('time')?.getAttribute('datetime') ?? cell?.firstChild?.textContent ?? '';
+      }),
+    index,
+  );
+}
+
+/** Follows a link and waits for the page it leads to. */
+async function follow(page: Page, link: Locator): Promise<void> {
+  await Promise.all([page.waitForNavigation(), link.click()]);
+}
+
+/** Hovers the first `field` cell whose value `pick` chooses, and follows one of its links (cell-eq, cell-gt, cell-month…). */
+async function followCellLink(page: Page, field: string, pick: (value: string) => boolean, testId: string): Promise<void> {
+  const row = (await columnValues(page, field)).findIndex(pick);
+  if (row < 0) throw new Error(`no ${field} cell on this page to follow ${testId} from`);
+  const cell = page
+    .locator('[data-testid="record-row"]')
+    .nth(row)
+    .locator('td')
+    .nth(await columnIndex(page, field));
+  await cell.hover();
+  await follow(page, cell.getByTestId(testId));
+}
+
+/** The rows of a CSV file, read by Python's csv module (not by code of this project). */
+async function csvRows(file: string): Promise<Record<string, string>[]> {
+  const { stdout } = await promisify(execFile)(join(REPO, '.venv-client', 'bin', 'python'), [
+    '-c',
+    'import csv, json, sys\nwith open(sys.argv[1], newline="") as f: print(json.dumps(list(csv.DictReader(f))))',
+    file,
+  ]);
+  return JSON.parse(stdout) as Record<string, string>[];
+}
 
 beforeAll(async () => {
   app = await startTestApp({ LOGIN_MAX_FAILURES: '1000' });
@@ -342,6 +396,83 @@ describe('the explorer in a browser', () => {
     expect(total).toBe(api.json.count);
     expect(total).toBeGreaterThan(0);
     expect(total).toBeLessThan(RECORDS);
+  });
+
+  /**
+   * The issue's closing scenario. SITE is the fixture's one station whose readings land on exactly
+   * 30.0 (temp = (37·i mod 600 − 200)/10 steps by 4.0 from one reading of a station to its next,
+   * 40 hours later), once in June 2024: the cell the user clicks "> this" on, and a record the
+   * filter must leave out.
+   */
+  it('takes a new user by clicks alone to the June records of one site with temp > 30: counted, mapped, charted and downloaded as CSV', async () => {
+    const SITE = 'Station 20';
+    const june = { $gte: new Date('2024-06-01T00:00:00Z'), $lt: new Date('2024-07-01T00:00:00Z') };
+    const inJune = (iso: string) => iso.startsWith('2024-06-');
+    const wanted = { 'station.name': SITE, when: june, 'reading.temp': { $gt: 30 } };
+    const matching = await readings.find(wanted, { sort: { when: 1 }, projection: { 'reading.temp': 1 } }).toArray();
+    expect(matching.length).toBeGreaterThan(0);
+    // What the filter must leave out is there too: the site's June reading of exactly 30, its
+    // readings above 30 in other months, other sites' readings above 30 in June.
+    expect(await readings.countDocuments({ ...wanted, 'reading.temp': 30 })).toBeGreaterThan(0);
+    expect(await readings.countDocuments({ ...wanted, when: { $not: june } })).toBeGreaterThan(0);
+    expect(await readings.countDocuments({ ...wanted, 'station.name': { $ne: SITE } })).toBeGreaterThan(0);
+
+    const user = await watchedPage(browser);
+    const { page } = user;
+    try {
+      await logIn(page, `/api/data_store/data/${db}/${col}/`);
+      await follow(page, page.locator('a.related', { hasText: 'Explore' }));
+      // In date order, the site's cell gives its filter, and its June readings are a few pages on.
+      await follow(page, page.locator('th[data-field="when"] a'));
+      await followCellLink(page, 'station.name', (name) => name === SITE, 'cell-eq');
+      for (let pages = 1; !(await columnValues(page, 'when')).some(inJune); pages++) {
+        if (pages > 10) throw new Error('no June 2024 reading of the site within 10 pages');
+        await follow(page, page.getByTestId('next-page'));
+      }
+      await followCellLink(page, 'when', inJune, 'cell-month');
+      await followCellLink(page, 'reading.temp', (temp) => temp === '30', 'cell-gt');
+
+      const params = new URL(page.url()).searchParams;
+      expect(params.getAll('f')).toEqual(['station.name', 'when', 'when', 'reading.temp']);
+      expect(params.getAll('op')).toEqual(['eq', 'gte', 'lt', 'gt']);
+      expect(params.getAll('v')).toEqual([
+        JSON.stringify(SITE),
+        JSON.stringify({ $date: june.$gte.toISOString() }),
+        JSON.stringify({ $date: june.$lt.toISOString() }),
+        '30',
+      ]);
+      expect(await summaryTotal(page)).toBe(matching.length);
+      expect(await rowIds(page)).toEqual(matching.map((record) => String(record._id)));
+
+      await follow(page, page.getByTestId('tabs').getByRole('link', { name: 'Map' }));
+      const map = page.locator('#explorer-map[data-drawn="true"]');
+      await map.waitFor();
+      const located = await readings.countDocuments({ ...wanted, loc: { $type: 'object' } });
+      expect(located).toBeGreaterThan(0);
+      expect(await map.getAttribute('data-points')).toBe(String(located));
+      expect(await page.getByTestId('map-status').innerText()).toBe(`${located} geometries drawn.`);
+      await screenshot(page, 'explorer-flow-map');
+
+      await follow(page, page.getByTestId('tabs').getByRole('link', { name: 'Chart' }));
+      await page.getByTestId('chart-x').selectOption('when');
+      await page.getByTestId('chart-y').selectOption('reading.temp');
+      await follow(page, page.getByRole('button', { name: 'Draw' }));
+      await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+      expect(await page.getByTestId('chart-summary').innerText()).toMatch(new RegExp(`^${matching.length} points:`));
+      await screenshot(page, 'explorer-flow-chart');
+
+      await follow(page, page.getByTestId('tabs').getByRole('link', { name: 'Table' }));
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('csv-link').click()]);
+      const rows = await csvRows(await download.path());
+      expect(rows.map((row) => row._id)).toEqual(matching.map((record) => String(record._id)));
+      expect(rows.map((row) => Number(row['reading.temp']))).toEqual(matching.map((record) => record.reading.temp));
+
+      expect(externalRequests(user, app.url)).toEqual([]);
+      expect(user.cspViolations).toEqual([]);
+      expect(user.pageErrors).toEqual([]);
+    } finally {
+      await user.context.close();
+    }
   });
 
   it('shows hostile field names and values as text in every view, the chart included', async () => {
