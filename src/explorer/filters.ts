@@ -42,6 +42,29 @@ export function rowValue(text: string): unknown {
   }
 }
 
+/** The first instant of a calendar month in UTC (setUTCFullYear, unlike Date.UTC, keeps years 0-99 as they are). */
+function utcMonthStart(year: number, month: number): Date {
+  const start = new Date(0);
+  start.setUTCFullYear(year, month, 1);
+  return start;
+}
+
+/**
+ * The rows of the calendar month holding `date` (in UTC, as the explorer shows dates): from that
+ * month's first instant, up to the next month's. Equal-width histogram bins and a cell's strict
+ * "> this" cannot give such a range by clicking. Undefined where the month would end past the
+ * last date JavaScript can write.
+ */
+export function monthRows(field: string, date: Date): FilterRow[] | undefined {
+  const from = utcMonthStart(date.getUTCFullYear(), date.getUTCMonth());
+  const to = utcMonthStart(date.getUTCFullYear(), date.getUTCMonth() + 1);
+  if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) return undefined;
+  return [
+    { field, op: 'gte', value: JSON.stringify({ $date: from.toISOString() }) },
+    { field, op: 'lt', value: JSON.stringify({ $date: to.toISOString() }) },
+  ];
+}
+
 /** One row's condition, `{field: condition}`. */
 export function rowCondition(row: FilterRow): Record<string, unknown> {
   if (!isFieldPath(row.field)) throw invalidView(`"${row.field}" is not a field the explorer can filter by.`);

@@ -10,7 +10,7 @@ import type { Total } from './explorer-reads.js';
 import { facetPanel, type FacetPanelModel } from './facet-panel.js';
 import { filterPanel } from './filter-panel.js';
 import { staticPath } from './static-files.js';
-import { FILTER_OPERATORS, type FilterOperator } from './filters.js';
+import { FILTER_OPERATORS, monthRows, type FilterOperator } from './filters.js';
 import type { ViewQuery } from './snippets.js';
 import { a, hiddenInputs, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
@@ -50,7 +50,18 @@ function recordHref(base: string, id: unknown): string | undefined {
   return segment === undefined ? undefined : `${base}${encodeURIComponent(segment)}/`;
 }
 
-function cellActions(base: string, view: ExplorerView, column: Column, shown: ShownValue): string {
+/** For a date: a link to the view narrowed to the date's calendar month (UTC), a range no other click gives. */
+function monthLink(base: string, view: ExplorerView, field: string, value: unknown): string {
+  const rows = value instanceof Date ? monthRows(field, value) : undefined;
+  if (rows === undefined) return '';
+  return a(
+    viewHref(base, withChanges(view, { rows: [...view.rows, ...rows] })),
+    'month',
+    ' title="this month (UTC)" data-testid="cell-month" rel="nofollow"',
+  );
+}
+
+function cellActions(base: string, view: ExplorerView, column: Column, value: unknown, shown: ShownValue): string {
   if (column.field === undefined || shown.matchJson === undefined) return '';
   const field = column.field;
   const ops: FilterOperator[] = shown.ordered ? ['eq', 'ne', 'gt', 'lt'] : ['eq', 'ne'];
@@ -61,7 +72,7 @@ function cellActions(base: string, view: ExplorerView, column: Column, shown: Sh
       ` title="${op === 'eq' ? '= this' : op === 'ne' ? '≠ this' : `${FILTER_OPERATORS[op].label} this`}" data-testid="cell-${op}" rel="nofollow"`,
     ),
   );
-  return `<span class="acts">${links.join('')}</span>`;
+  return `<span class="acts">${links.join('')}${monthLink(base, view, field, value)}</span>`;
 }
 
 function headerCell(base: string, view: ExplorerView, column: Column): string {
@@ -135,7 +146,7 @@ export function tableView(model: TableModel): string {
       const shown = showValue(cell?.value);
       let html = shown.html;
       if (column.name === '_id' && href !== undefined) html = `<a href="${escapeHtml(href)}" data-testid="row-link">${html}</a>`;
-      return `<td class="${shown.kind}">${html}${cellActions(base, view, column, shown)}</td>`;
+      return `<td class="${shown.kind}">${html}${cellActions(base, view, column, cell?.value, shown)}</td>`;
     });
     return `<tr data-testid="record-row">${tds.join('')}</tr>`;
   });

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
-import { FIXTURE_KINDS, insertFixture } from '../../support/explorer-fixture.js';
+import { FIXTURE_KINDS, fixtureWhen, insertFixture } from '../../support/explorer-fixture.js';
 
 const RECORDS = 6_000;
 let app: TestApp;
@@ -167,6 +167,25 @@ describe('filters', () => {
     const all = [...res.text.matchAll(/href="([^"]*f=kind[^"]*)" title="= this"/g)].map((m) => m[1]);
     const filtered = await page((all[0] as string).replace(/&amp;/g, '&'));
     expect(totalOf(filtered.text)).toBe(1_200);
+  });
+
+  it('offers a "month" link on date cells only, whose view is that calendar month (UTC), its records counted', async () => {
+    // Records 725 to 749 by date: the last is 2024-02-01 05:00 UTC, the first of February's.
+    const res = await page(`${base()}?sort=when&page=30`);
+    const links = [...res.text.matchAll(/href="([^"]+)" title="this month \(UTC\)" data-testid="cell-month"/g)].map((m) =>
+      (m[1] as string).replace(/&amp;/g, '&'),
+    );
+    // One a row: `when` is the only date column.
+    expect(links).toHaveLength(25);
+    const february = new URL(links.at(-1) as string, app.url);
+    expect(february.searchParams.getAll('f')).toEqual(['when', 'when']);
+    expect(february.searchParams.getAll('op')).toEqual(['gte', 'lt']);
+    expect(february.searchParams.getAll('v')).toEqual(['{"$date":"2024-02-01T00:00:00.000Z"}', '{"$date":"2024-03-01T00:00:00.000Z"}']);
+    expect(february.searchParams.get('page')).toBeNull();
+    const inFebruary = Array.from({ length: RECORDS }, (_, i) => fixtureWhen(i)).filter(
+      (when) => when.getUTCFullYear() === 2024 && when.getUTCMonth() === 1,
+    ).length;
+    expect(totalOf((await page(february.pathname + february.search)).text)).toBe(inFebruary);
   });
 
   it('answers a refused query with the reason beside the filter to fix', async () => {
