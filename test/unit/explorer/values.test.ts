@@ -87,7 +87,13 @@ describe('kindOf and sameValueKey (the schema profile reads every sampled value 
     { a: '5' },
     { type: 'Point', coordinates: [1, 2] },
     { type: 'Point', coordinates: [2, 1] },
-    { type: 'LineString', coordinates: [[1, 2], [3, 4]] },
+    {
+      type: 'LineString',
+      coordinates: [
+        [1, 2],
+        [3, 4],
+      ],
+    },
   ];
 
   it('gives the kind showValue gives', () => {
