@@ -34,6 +34,9 @@ export const CHART_SCRIPT = String.raw`(function () {
     width: Math.max(320, Math.min(1200, el.clientWidth || 900)),
     height: 420,
     scales: { x: { time: isDate } },
+    // Dates read in UTC, as the table, the histograms and the filters write them (uPlot would
+    // use the browser's time zone, and put a reading of late 30 June in July east of Greenwich).
+    tzDate: function (seconds) { return uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'); },
     cursor: { drag: { x: true, y: false, setScale: false } },
     legend: { show: true },
     series: [

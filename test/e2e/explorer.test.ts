@@ -354,6 +354,42 @@ describe('the explorer in a browser', () => {
     expect(total).toBeLessThan(RECORDS);
   });
 
+  it("dates its chart's axis and legend in UTC, as the table, histograms and filters do, whatever the browser's time zone", async () => {
+    // UTC+14: a reading at 23:00 UTC on 30 June is 13:00 on 1 July there.
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, timezoneId: 'Pacific/Kiritimati' });
+    try {
+      const page = await context.newPage();
+      const june = new URLSearchParams({ tab: 'chart', x: 'when', y: 'reading.temp' });
+      for (const [op, v] of [
+        ['gte', '{"$date":"2024-06-01T00:00:00.000Z"}'],
+        ['lt', '{"$date":"2024-07-01T00:00:00.000Z"}'],
+      ]) {
+        june.append('f', 'when');
+        june.append('op', op!);
+        june.append('v', v!);
+      }
+      await logIn(page, `/api/explore/data_store/${db}/${col}/?${june.toString()}`);
+      await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+      const over = page.locator('#explorer-chart .u-over');
+      const box = await over.boundingBox();
+      if (box === null) throw new Error('the chart has no plotting area');
+      // The cursor snaps to the nearest point: at the right edge, the month's last reading.
+      await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
+      const latest = await readings
+        .find({ when: { $lt: new Date('2024-07-01T00:00:00Z') } })
+        .sort({ when: -1 })
+        .limit(1)
+        .next();
+      expect(latest?.when.toISOString().slice(0, 10)).toBe('2024-06-30');
+      const legendX = await page.locator('#explorer-chart .u-legend .u-series').first().locator('.u-value').innerText();
+      expect(legendX).toContain('2024-06-30');
+      const ticks = await page.locator('#explorer-chart .u-axis').first().innerText();
+      expect(ticks).not.toMatch(/7\/1|Jul/);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('draws the records on a map, clustered, and "Filter to the visible box" gives a $geoWithin view with the count the API gives', async () => {
     const { page } = researcher;
     await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=map`);
