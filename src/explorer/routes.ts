@@ -36,6 +36,7 @@ import { mapView } from './map-view.js';
 import { mapData } from './map-data.js';
 import { parseView, type ExplorerView } from './view-state.js';
 import escapeHtml from 'escape-html';
+import { exportsPanel } from './exports-panel.js';
 import { filterPanel } from './filter-panel.js';
 import { a, tabsHtml } from './view-html.js';
 
@@ -246,7 +247,12 @@ export function explorerRouter(deps: ExplorerDeps): Router {
                       deps.settings.maxQueryBytes,
                       pageContext(req, res).cspNonce,
                     );
-          send(req, res, 200, shell, body);
+          // The chart and the map show the view's filter and downloads too, so what they draw can be changed and taken away there.
+          const panels =
+            view.tab === 'chart' || view.tab === 'map'
+              ? filterPanel(base, view, filterJson, []) + exportsPanel(query, requestBaseUrl(req))
+              : '';
+          send(req, res, 200, shell, body + panels);
         } catch (err) {
           // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
           const refusal = queryRefusal(err);

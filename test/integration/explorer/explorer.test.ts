@@ -311,6 +311,31 @@ describe('histograms', () => {
   });
 });
 
+describe('the chart and the map', () => {
+  it("carry the view's filter rows and downloads: the CSV link gives exactly the records the filter matches", async () => {
+    const hail = (
+      await page(
+        `/api/data_store/data/${db}/${col}/?format=json&page_size=1&query=${encodeURIComponent(JSON.stringify({ filter: { kind: 'hail' } }))}`,
+        rootToken,
+      )
+    ).json as { count: number };
+    expect(hail.count).toBeGreaterThan(0);
+    expect(hail.count).toBeLessThan(RECORDS);
+    for (const tab of ['chart&x=when&y=reading.temp', 'map&geo=loc']) {
+      const res = await page(`${base()}?tab=${tab}&f=kind&op=eq&v=hail`);
+      expect(res.status, res.text.slice(0, 300)).toBe(200);
+      expect(res.text).toContain('data-testid="filter-form"');
+      expect(res.text).toMatch(/data-testid="filter-row"><input[^>]*name="f"[^>]*value="kind"/);
+      const csv = /href="([^"]+)" data-testid="csv-link"/.exec(res.text)?.[1]?.replace(/&amp;/g, '&');
+      expect(csv, tab).toBeDefined();
+      const download = await call(app.url, 'GET', csv as string, { token: readerToken, accept: 'text/csv' });
+      expect(download.status, download.text.slice(0, 300)).toBe(200);
+      const lines = download.text.trim().split('\n');
+      expect(lines.length - 1, tab).toBe(hail.count);
+    }
+  });
+});
+
 describe('the chart', () => {
   it('carries a sample of points in the order of x, and loads uPlot and its script from the service', async () => {
     const res = await page(`${base()}?tab=chart&x=when&y=reading.temp&f=kind&op=eq&v=hail`);
