@@ -13,6 +13,10 @@ export const CHART_SCRIPT = String.raw`(function () {
   var data = JSON.parse(el.getAttribute('data-points') || '[[],[]]');
   var isDate = el.getAttribute('data-x-kind') === 'date';
   var xField = el.getAttribute('data-x-field');
+  // One series per value of the split field (or the y field alone), in the page's order.
+  var labels = JSON.parse(el.getAttribute('data-series') || '[]');
+  if (labels.length === 0) labels = [el.getAttribute('data-y-label')];
+  var COLORS = ['#2c6dac', '#d9822b', '#2e9e5b', '#c23b3b', '#8a5cc2', '#8c6d46', '#d45fa8', '#6b7b8c'];
 
   function edge(value) {
     return isDate ? JSON.stringify({ $date: new Date(value * 1000).toISOString() }) : JSON.stringify(value);
@@ -39,16 +43,16 @@ export const CHART_SCRIPT = String.raw`(function () {
     tzDate: function (seconds) { return uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'); },
     cursor: { drag: { x: true, y: false, setScale: false } },
     legend: { show: true },
-    series: [
-      { label: el.getAttribute('data-x-label') },
-      {
-        label: el.getAttribute('data-y-label'),
-        stroke: '#2c6dac',
-        fill: '#2c6dac',
+    series: [{ label: el.getAttribute('data-x-label') }].concat(labels.map(function (label, i) {
+      var color = COLORS[i % COLORS.length];
+      return {
+        label: label,
+        stroke: color,
+        fill: color,
         paths: function () { return null; },
-        points: { show: true, size: 4, stroke: '#2c6dac', fill: '#2c6dac' }
-      }
-    ],
+        points: { show: true, size: 4, stroke: color, fill: color }
+      };
+    })),
     hooks: {
       setSelect: [function (u) {
         if (u.select.width < 2) return;

@@ -19,6 +19,7 @@ import type { CollectionQuery } from '../documents/query-params.js';
 import type { BudgetedCursor } from '../documents/budgeted-cursor.js';
 import { binWidth, binsFrom, type Histogram, type HistogramKind } from './histogram.js';
 import { bsonTag } from './values.js';
+import type { ChartPoint } from './chart-series.js';
 
 /** Counting stops here: past it the view says "more than". */
 export const COUNT_CAP = 100_000;
@@ -127,7 +128,8 @@ export class ExplorerReads {
 
   /**
    * Up to `size` (x, y) points of records picked at random among those the filter matches that
-   * have a number or date `x` and a number `y`, in the order of x (dates as seconds, for the chart).
+   * have a number or date `x` and a number `y` (dates as seconds, for the chart), each with its
+   * record's value of `by` when a split field is given.
    */
   async points(
     reader: ExplorerReader,
@@ -136,18 +138,23 @@ export class ExplorerReads {
     xKind: HistogramKind,
     y: string,
     size: number,
-  ): Promise<[number[], number[]]> {
+    by = '',
+  ): Promise<ChartPoint[]> {
     const rows = await this.aggregate(reader, filter, [
       { $match: { [x]: { $type: xKind === 'date' ? 'date' : 'number' }, [y]: { $type: 'number' } } },
       { $sample: { size } },
-      { $project: { _id: 0, x: `$${x}`, y: `$${y}` } },
+      { $project: { _id: 0, x: `$${x}`, y: `$${y}`, ...(by === '' ? {} : { g: `$${by}` }) } },
     ]);
-    const points = rows
-      .map((row) => [asNumber(row.x), asNumber(row.y)] as const)
-      .filter((p): p is readonly [number, number] => p[0] !== undefined && p[1] !== undefined)
-      .map(([px, py]) => [xKind === 'date' ? px / 1000 : px, py] as const)
-      .sort((p, q) => p[0] - q[0]);
-    return [points.map((p) => p[0]), points.map((p) => p[1])];
+    const points: ChartPoint[] = [];
+    for (const row of rows) {
+      const px = asNumber(row.x);
+      const py = asNumber(row.y);
+      if (px === undefined || py === undefined) continue;
+      const point: ChartPoint = { x: xKind === 'date' ? px / 1000 : px, y: py };
+      if ('g' in row) point.group = row.g;
+      points.push(point);
+    }
+    return points;
   }
 
   /**

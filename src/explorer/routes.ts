@@ -32,6 +32,7 @@ import { schemaView } from './schema-view.js';
 import type { ViewQuery } from './snippets.js';
 import { tableView } from './table-view.js';
 import { chartView } from './chart-view.js';
+import { chartSeries } from './chart-series.js';
 import { mapView } from './map-view.js';
 import { mapData } from './map-data.js';
 import { parseView, type ExplorerView } from './view-state.js';
@@ -391,9 +392,14 @@ async function chartBody(
   const xFields = fields.filter((field) => histogramKind(profile, field) !== undefined);
   const yFields = fields.filter((field) => histogramKind(profile, field) === 'number');
   const xKind = view.x === '' ? undefined : (histogramKind(profile, view.x) ?? 'number');
-  if (xKind === undefined || view.y === '') return chartView({ base, view, nonce, xFields, yFields });
-  const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE);
-  return chartView({ base, view, nonce, xFields, yFields, chart: { xKind, points, sampleSize: CHART_SAMPLE_SIZE } });
+  // Fields with a few repeated values split a chart best: offered first.
+  const suggested = suggestedFacets(profile, []);
+  const byFields = [...suggested, ...fields.filter((field) => !suggested.includes(field))];
+  const fieldLists = { xFields, yFields, byFields };
+  if (xKind === undefined || view.y === '') return chartView({ base, view, nonce, ...fieldLists });
+  const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE, view.by);
+  const series = chartSeries(points, view.by !== '', view.y);
+  return chartView({ base, view, nonce, ...fieldLists, chart: { xKind, series, sampleSize: CHART_SAMPLE_SIZE } });
 }
 
 async function mapBody(

@@ -30,6 +30,7 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
   if (!except.includes('chart')) {
     if (view.x !== '') input('x', view.x);
     if (view.y !== '') input('y', view.y);
+    if (view.by !== '') input('by', view.by);
   }
   if (!except.includes('geo') && view.geo !== '') input('geo', view.geo);
   if (!except.includes('size')) input('size', String(view.pageSize));

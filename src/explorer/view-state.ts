@@ -38,6 +38,8 @@ export interface ExplorerView {
   /** The chart's fields ('' for none chosen). */
   x: string;
   y: string;
+  /** The field the chart's points are split by, one series per value ('' for none). */
+  by: string;
   /** The map's GeoJSON field ('' for the first one found). */
   geo: string;
   page: number;
@@ -125,6 +127,7 @@ export function parseView(query: RawQuery): ExplorerView {
     histograms,
     x: optionalField(one(query, 'x'), 'Chart field'),
     y: optionalField(one(query, 'y'), 'Chart field'),
+    by: optionalField(one(query, 'by'), 'Chart split field'),
     geo: optionalField(one(query, 'geo'), 'Map field'),
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
@@ -147,6 +150,7 @@ export function viewSearch(view: ExplorerView): string {
   for (const field of view.histograms) params.append('hist', field);
   if (view.x !== '') params.set('x', view.x);
   if (view.y !== '') params.set('y', view.y);
+  if (view.by !== '') params.set('by', view.by);
   if (view.geo !== '') params.set('geo', view.geo);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));

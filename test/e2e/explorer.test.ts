@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON, type Collection, type Document } from 'mongodb';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { call, startTestApp, type TestApp } from '../support/app.js';
-import { createFixtureCollection, insertFixtureDocuments } from '../support/explorer-fixture.js';
+import { createFixtureCollection, FIXTURE_KINDS, insertFixtureDocuments } from '../support/explorer-fixture.js';
 import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -131,6 +131,9 @@ beforeAll(async () => {
     [HOSTILE_KEY]: i,
     when: { $date: new Date(Date.UTC(2024, 0, 1 + i)).toISOString() },
     [`${HOSTILE_KEY}text`]: `<img src=x onerror="window.__pwned=${i}">`,
+    // Plain field names holding hostile values, for the chart's split (its legend names series by value).
+    n: i,
+    site: `<img src=x onerror="window.__pwned=${i % 3}">`,
   }));
   expect((await call(app.url, 'POST', `/api/data_store/data/${db}/hostile/`, { token: rootToken, body: hostile })).status).toBe(201);
   await app.users.createUser({
@@ -330,8 +333,13 @@ describe('the explorer in a browser', () => {
     await page.goto(`${app.url}/api/explore/data_store/${db}/${col}/?tab=chart`);
     await page.getByTestId('chart-x').selectOption('when');
     await page.getByTestId('chart-y').selectOption('reading.temp');
+    await page.getByTestId('chart-by').selectOption('kind');
     await page.getByRole('button', { name: 'Draw' }).click();
     await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+    expect(new URL(page.url()).searchParams.get('by')).toBe('kind');
+    // The legend: x, then one series per kind.
+    const legendLabels = await page.locator('#explorer-chart .u-legend .u-series .u-label').allInnerTexts();
+    expect(legendLabels.slice(1).sort()).toEqual([...FIXTURE_KINDS].sort());
     await screenshot(page, 'explorer-chart');
     const over = page.locator('#explorer-chart .u-over');
     const box = await over.boundingBox();
@@ -528,6 +536,13 @@ describe('the explorer in a browser', () => {
     }
     await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
     expect(await page.locator('#explorer-chart').innerText()).toContain(HOSTILE_KEY);
+
+    await page.goto(`${hostileBase}?${new URLSearchParams({ tab: 'chart', x: 'when', y: 'n', by: 'site' }).toString()}`);
+    await page.locator('#explorer-chart[data-drawn="true"] canvas').waitFor();
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('img').count()).toBe(0);
+    const legend = await page.locator('#explorer-chart .u-legend').innerText();
+    for (const k of [0, 1, 2]) expect(legend).toContain(`<img src=x onerror="window.__pwned=${k}">`);
   });
 
   it('requested nothing off this machine and tripped no Content-Security-Policy', () => {

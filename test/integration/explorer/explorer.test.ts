@@ -337,6 +337,26 @@ describe('the chart and the map', () => {
 });
 
 describe('the chart', () => {
+  it('splits its points by a chosen field: one series per value, each point in exactly one, a filtered value alone', async () => {
+    const chartData = (html: string) => {
+      const attribute = (name: string) =>
+        JSON.parse((new RegExp(`${name}="([^"]+)"`).exec(html)?.[1] ?? '').replace(/&quot;/g, '"').replace(/&amp;/g, '&')) as unknown;
+      return { series: attribute('data-series') as string[], points: attribute('data-points') as (number | null)[][] };
+    };
+    const split = await page(`${base()}?tab=chart&x=when&y=reading.temp&by=kind`);
+    expect(split.status).toBe(200);
+    expect(split.text).toMatch(/<option value="kind" selected>/);
+    const { series, points } = chartData(split.text);
+    expect([...series].sort()).toEqual([...FIXTURE_KINDS].sort());
+    const [xs, ...ys] = points;
+    expect(ys).toHaveLength(series.length);
+    for (let i = 0; i < xs!.length; i++) expect(ys.filter((column) => column[i] !== null)).toHaveLength(1);
+    expect(textOf(split.text, 'chart-summary')).toContain(`split by kind (${series.length} series)`);
+
+    const hail = chartData((await page(`${base()}?tab=chart&x=when&y=reading.temp&by=kind&f=kind&op=eq&v=hail`)).text);
+    expect(hail.series).toEqual(['hail']);
+  });
+
   it('carries a sample of points in the order of x, and loads uPlot and its script from the service', async () => {
     const res = await page(`${base()}?tab=chart&x=when&y=reading.temp&f=kind&op=eq&v=hail`);
     expect(res.status).toBe(200);

@@ -14,7 +14,7 @@ const query = (search: string): Record<string, string | string[]> => {
 describe('parseView and viewSearch', () => {
   it('read and write a whole view the same way', () => {
     const search =
-      '?tab=schema&f=kind&op=eq&v=%22rain%22&f=reading.temp&op=gt&v=3&q=%7B%22a%22%3A1%7D&sort=-when&col=_id&col=when&facet=kind&hist=reading.temp&x=when&y=reading.temp&geo=place.loc&page=3&size=50';
+      '?tab=schema&f=kind&op=eq&v=%22rain%22&f=reading.temp&op=gt&v=3&q=%7B%22a%22%3A1%7D&sort=-when&col=_id&col=when&facet=kind&hist=reading.temp&x=when&y=reading.temp&by=kind&geo=place.loc&page=3&size=50';
     const view = parseView(query(search));
     expect(view).toEqual({
       tab: 'schema',
@@ -29,6 +29,7 @@ describe('parseView and viewSearch', () => {
       histograms: ['reading.temp'],
       x: 'when',
       y: 'reading.temp',
+      by: 'kind',
       geo: 'place.loc',
       page: 3,
       pageSize: 50,
