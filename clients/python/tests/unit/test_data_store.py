@@ -138,6 +138,24 @@ def test_find_streams_records_as_decoded_line_by_line(piece: int) -> None:
     assert list(client.data_store["d"]["c"].find(limit=45, stream=True)) == expected[:45]
 
 
+@pytest.mark.parametrize("flatten", [False, True])
+@pytest.mark.parametrize("piece", [7, 997, 1 << 20])
+def test_find_to_dataframe_equals_the_frame_of_the_records(piece: int, flatten: bool) -> None:
+    pd = pytest.importorskip("pandas")
+    from cybercom.frames import records_to_dataframe
+
+    body = b"".join(orjson.dumps(r) + b"\n" for r in STREAMED)
+    client, _ = make_client(_streaming(body, piece, count=len(STREAMED)))
+    col = client.data_store["d"]["c"]
+    expected = records_to_dataframe(list(col.find()), flatten=flatten)
+    for progress in (False, True):
+        frame = col.find().to_dataframe(flatten=flatten, progress=progress)
+        pd.testing.assert_frame_equal(frame, expected)
+    assert frame["_id"].tolist()[:2] == [f"{0:024x}", f"{1:024x}"]  # ObjectIds as their text
+    assert frame["_id"].tolist()[40] == f"{40:024x}"  # lower case, as an ObjectId has it
+    assert col.find(limit=45, stream=True).to_dataframe().shape[0] == 45
+
+
 def test_find_limit_reads_only_what_it_needs() -> None:
     client, recorder = make_client(
         lambda r: json_response(200, envelope([{"n": 1}, {"n": 2}], 1, 50, 2, 100))
