@@ -443,11 +443,13 @@ def decode_lines(block: bytes, *, typed: bool = True, object_ids: bool = True) -
     if not text.strip():
         return [], True
     if not _needs_walk(text, typed):
+        array = text.replace(b"\n", b",\n")
         try:
-            records = orjson.loads(b"[" + text.replace(b"\n", b",\n") + b"]")
+            records = orjson.loads(b"[" + array + b"]")
         except orjson.JSONDecodeError:
             records = None  # a blank line, or a line that is not one value: read line by line
-        if records is not None and len(records) == text.count(b"\n") + 1:
+        # One byte was added for each newline: as many values as lines.
+        if records is not None and len(records) == len(array) - len(text) + 1:
             if typed:
                 _type_ids(records, object_ids)
             return records, not (typed and object_ids)

@@ -156,6 +156,16 @@ def test_find_to_dataframe_equals_the_frame_of_the_records(piece: int, flatten: 
     assert col.find(limit=45, stream=True).to_dataframe().shape[0] == 45
 
 
+def test_find_to_arrow_equals_the_table_of_the_records() -> None:
+    pytest.importorskip("pyarrow")
+    from cybercom.frames import records_to_arrow
+
+    body = b"".join(orjson.dumps(r) + b"\n" for r in STREAMED)
+    client, _ = make_client(_streaming(body, 997))
+    col = client.data_store["d"]["c"]
+    assert col.find().to_arrow().equals(records_to_arrow(list(col.find())))
+
+
 def test_find_limit_reads_only_what_it_needs() -> None:
     client, recorder = make_client(
         lambda r: json_response(200, envelope([{"n": 1}, {"n": 2}], 1, 50, 2, 100))
