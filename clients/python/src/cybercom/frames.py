@@ -73,9 +73,11 @@ class _Columns:
     def _add_alike(self, records: list[Any]) -> bool:
         """Adds dicts of parsed JSON that all have the fields of the first, with one call per
         column; False (nothing added) when they do not."""
+        if set(map(type, records)) != {dict}:
+            return False
         keys = list(records[0])
         width = len(keys)
-        if set(map(type, records)) != {dict} or set(map(len, records)) != {width}:
+        if set(map(len, records)) != {width}:
             return False
         if width == 0:
             values: list[Sequence[Any]] = []

@@ -67,3 +67,13 @@ def test_columns_of_blocks_equal_those_of_their_records_one_by_one() -> None:
         columns, rows = expected
         assert rows == 12 and all(len(values) == rows for values in columns.values())
     assert type(columns_of_blocks([(blocks[5], False)])[0]["_id"][0]) is str
+
+
+def test_a_block_of_what_is_not_records_fails_as_record_by_record() -> None:
+    from cybercom.frames import columns_of_blocks
+
+    for block in ([7, 8], [{"a": 1}, 8]):
+        with pytest.raises(AttributeError):
+            columns_of(block)  # type: ignore[arg-type]
+        with pytest.raises(AttributeError):
+            columns_of_blocks([(block, True)])  # type: ignore[list-item]
