@@ -76,12 +76,10 @@ export class BatchSizer {
 
   constructor(private readonly share: Pick<BatchShare, 'next'>) {}
 
-  /** Counts a batch (each record's BSON bytes) just taken out of the driver; returns the size of the next one, in records. */
-  next(batch: readonly Uint8Array[]): number | undefined {
-    let bytes = 0;
-    for (const record of batch) bytes += record.byteLength;
+  /** Counts a batch (its records and their BSON bytes) just taken out of the driver; returns the size of the next one, in records. */
+  next(records: number, bytes: number): number | undefined {
     this.bytes += bytes;
-    this.records += batch.length;
+    this.records += records;
     if (this.records === 0) return undefined;
     const average = this.bytes / this.records;
     return Math.min(MAX_BATCH_RECORDS, Math.max(MIN_BATCH_RECORDS, Math.floor(this.share.next(bytes) / Math.max(1, average))));

@@ -58,15 +58,14 @@ export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
       let more = this.hasNext();
       while (await more) {
         const cursor = this.cursor as AbstractCursor<Document>;
-        // Opened with RAW_RECORDS: the driver hands out each record's bytes.
-        const batch = cursor.readBufferedDocuments() as unknown as Uint8Array[];
+        const batch = takeBatch(cursor);
         if (!cursor.closed) {
           this.share ??= this.batchBudget.join();
-          const size = this.sizer.next(batch);
+          const size = this.sizer.next(batch.count, batch.bytes);
           if (size !== undefined) setNextBatchSize(cursor, size);
         }
         const waitForNext = this.prefetch(cursor);
-        for (const bytes of batch) yield new BsonRecord(bytes, this.reader);
+        for (let index = 0; index < batch.count; index += 1) yield new BsonRecord(batch.record(index), this.reader);
         more = waitForNext();
       }
     } finally {
@@ -104,4 +103,95 @@ export class BudgetedCursor implements AsyncIterable<BsonRecord<Document>> {
 function setNextBatchSize(cursor: AbstractCursor<Document>, size: number): void {
   const options = (cursor as unknown as { cursorOptions?: { batchSize?: number } }).cursorOptions;
   if (typeof options === 'object' && options !== null) options.batchSize = size;
+}
+
+/** The records of a batch taken out of the driver, each made a view of its bytes as it is handed on. */
+export interface RecordBatch {
+  readonly count: number;
+  /** The BSON bytes of all its records. */
+  readonly bytes: number;
+  record(index: number): Uint8Array;
+}
+
+/** What takeBatch reads of the driver's cursor response (its internals, see there). */
+export interface DriverResponse {
+  iterated?: unknown;
+  length?: unknown;
+  batch?: unknown;
+  clear?: unknown;
+}
+
+/** BSON type of an embedded document: the type of every record of a batch (an array of them). */
+const BSON_DOCUMENT = 3;
+/** The parts of the driver's parsed element: [type, name offset, name length, offset, length]. */
+const ELEMENT_TYPE = 0;
+const ELEMENT_OFFSET = 3;
+const ELEMENT_LENGTH = 4;
+
+/**
+ * Takes every record the driver holds out of it, as the view of its bytes in the batch the
+ * engine sent (opened with RAW_RECORDS, the driver hands out the same views).
+ *
+ * The driver's own way, readBufferedDocuments, first makes each record an OnDemandDocument: its
+ * fields parsed into an array of arrays, two dictionaries and a cache entry, all kept in the
+ * batch's cache until the whole batch has been rendered, only for its bytes to be taken. On a long
+ * read that was about a kilobyte per record that outlived the young generation (several
+ * megabytes copied at every scavenge, then promoted and marked): much of the API's CPU. Here the
+ * batch's own list of elements (parsed once per batch, and needed for its size) says where each
+ * record is, and a view is made of it only when the record is handed on, to die young.
+ *
+ * The response, its batch, the elements, `clear` (what readBufferedDocuments leaves: nothing
+ * buffered) and the cursor's `raw` setting are the driver's internals; when they are not what
+ * this expects (another driver version, a cursor that decodes its records, a response that is not
+ * a cursor's batch of documents), the driver's way is taken. The cursor-decoding test checks that
+ * the driver's are as expected.
+ */
+export function takeBatch(cursor: AbstractCursor<Document>): RecordBatch {
+  const { documents: response, deserializationOptions } = cursor as unknown as {
+    documents?: DriverResponse | null;
+    deserializationOptions?: { raw?: unknown };
+  };
+  const spans = response && deserializationOptions?.raw === true ? recordSpans(response) : undefined;
+  if (spans === undefined) {
+    // Opened with RAW_RECORDS: the driver hands out each record's bytes.
+    const records = cursor.readBufferedDocuments() as unknown as Uint8Array[];
+    let bytes = 0;
+    for (const record of records) bytes += record.byteLength;
+    return { count: records.length, bytes, record: (index) => records[index] as Uint8Array };
+  }
+  (response as { clear(): void }).clear();
+  return spans;
+}
+
+/** The records the response holds (see takeBatch), or undefined when it is not as expected. */
+export function recordSpans(response: DriverResponse): RecordBatch | undefined {
+  const { iterated, length, clear } = response;
+  if (typeof iterated !== 'number' || typeof length !== 'number' || typeof clear !== 'function' || 'isExplain' in response)
+    return undefined;
+  let batch: unknown;
+  try {
+    batch = response.batch;
+  } catch {
+    return undefined; // the driver's way raises the same error
+  }
+  const { bson, elements } = (batch ?? {}) as { bson?: unknown; elements?: unknown };
+  if (!(bson instanceof Uint8Array) || !Array.isArray(elements) || elements.length - iterated !== length) return undefined;
+  const spans = elements.slice(iterated) as unknown[];
+  let bytes = 0;
+  for (const element of spans) {
+    if (!Array.isArray(element) || element[ELEMENT_TYPE] !== BSON_DOCUMENT) return undefined;
+    const offset: unknown = element[ELEMENT_OFFSET];
+    const size: unknown = element[ELEMENT_LENGTH];
+    if (typeof offset !== 'number' || typeof size !== 'number' || offset < 0 || offset + size > bson.length) return undefined;
+    bytes += size;
+  }
+  return {
+    count: spans.length,
+    bytes,
+    record: (index) => {
+      const element = spans[index] as number[];
+      const offset = element[ELEMENT_OFFSET] as number;
+      return bson.subarray(offset, offset + (element[ELEMENT_LENGTH] as number));
+    },
+  };
 }

@@ -32,6 +32,8 @@ const CHUNK_HEADROOM = 32 * 1024;
  * buffer pool instead of an allocation of its own. A long stream moves on to full-size chunks.
  */
 const FIRST_CHUNK = 4000;
+/** Chunks the sink has finished with, kept for the chunks after them (see SinkWriter): a few are enough. */
+const SPARE_CHUNKS = 4;
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -43,6 +45,12 @@ const EMPTY = Buffer.alloc(0);
  * Pieces are put into the chunk as UTF-8 bytes, text encoded as it is added and records written
  * in place (addBytes): the chunk is handed to the socket as it is, with no text joined or
  * encoded on the way, and the pieces leave no garbage behind.
+ *
+ * A chunk the sink has finished with (its write's callback: the connection took it) is used again
+ * for a later one. Each chunk is memory outside the JavaScript heap, which V8 counts towards its
+ * next full collection until a collection frees it: allocating a chunk for every 64 KB made a long
+ * download set off a full collection every few megabytes, which took more of the API's CPU than
+ * rendering the records did.
  *
  * Nothing touches the sink before the first chunk is flushed, so a failure that happens early
  * (typically the first cursor batch) leaves the response untouched for a proper error reply.
@@ -56,7 +64,11 @@ const EMPTY = Buffer.alloc(0);
 export class SinkWriter {
   /** Chunks filled up before the current one (when a piece did not fit), not yet written. */
   private full: Buffer[] = [];
-  private chunk = EMPTY;
+  /** The whole chunks what is pending was written into (the current one last, when it holds any). */
+  private filled: Buffer[] = [];
+  /** Chunks the sink has finished with, each of the full size, for the next chunks. */
+  private readonly spare: Buffer[] = [];
+  private chunk: Buffer = EMPTY;
   private used = 0;
   private chunks = 0;
   private started = false;
@@ -107,10 +119,11 @@ export class SinkWriter {
   /** Writes what is pending and waits for 'drain' if the sink asks for it. */
   async flush(): Promise<void> {
     if (this.pendingBytes() === 0) return;
+    const written = this.filled;
     const chunk = this.takePending();
     this.begin();
     if (this.closed || this.sink.destroyed === true) throw new ResponseClosedError();
-    if (!this.sink.write(chunk)) await this.drained();
+    if (!this.sink.write(chunk, () => this.reuse(written))) await this.drained();
   }
 
   /** Writes what is pending and ends the response. */
@@ -124,6 +137,7 @@ export class SinkWriter {
 
   /** Removes and returns what is pending, as one piece. */
   takePending(): Buffer {
+    this.filled = [];
     const chunks = this.takeChunks();
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   }
@@ -139,9 +153,22 @@ export class SinkWriter {
     if (this.used + bytes <= this.chunk.length) return;
     if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
     const size = this.chunks === 0 ? FIRST_CHUNK : this.chunkSize + CHUNK_HEADROOM;
-    this.chunk = Buffer.allocUnsafe(Math.max(size, bytes));
+    this.chunk = (size === this.spareSize && bytes <= size ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(size, bytes));
+    this.filled.push(this.chunk);
     this.chunks += 1;
     this.used = 0;
+  }
+
+  /** The size of the chunks kept for reuse: the full size (neither the first, nor one made larger for a large piece). */
+  private get spareSize(): number {
+    return this.chunkSize + CHUNK_HEADROOM;
+  }
+
+  /** Keeps chunks the sink has finished with (the callback of the write that took them), for the next ones. */
+  private reuse(chunks: readonly Buffer[]): void {
+    for (const chunk of chunks) {
+      if (chunk.length === this.spareSize && this.spare.length < SPARE_CHUNKS) this.spare.push(chunk);
+    }
   }
 
   /** The pending chunks, in order. */

@@ -20,7 +20,8 @@ export type Format = 'api' | 'json' | 'jsonp' | 'xml' | 'csv' | 'ndjson';
 export interface ResponseSink {
   status(code: number): unknown;
   setHeader(name: string, value: string): unknown;
-  write(chunk: Uint8Array): boolean;
+  /** `callback`: called once the connection has taken the chunk (it may then be written over). */
+  write(chunk: Uint8Array, callback?: (error?: Error | null) => void): boolean;
   end(chunk?: string | Uint8Array): unknown;
   once(event: 'drain' | 'close' | 'finish', cb: () => void): unknown;
   destroy?(error?: Error): unknown;

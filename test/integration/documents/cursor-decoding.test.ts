@@ -7,7 +7,7 @@
 import { Binary, BSON, BSONRegExp, Decimal128, Double, Int32, Long, MongoClient, ObjectId, UUID, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
-import { BudgetedCursor } from '../../../src/documents/budgeted-cursor.js';
+import { BudgetedCursor, recordSpans, takeBatch, type DriverResponse } from '../../../src/documents/budgeted-cursor.js';
 import { recordReader } from '../../../src/documents/raw-records.js';
 import { BatchBudget } from '../../../src/documents/batch-bytes.js';
 import { DocumentStore } from '../../../src/documents/store.js';
@@ -109,6 +109,27 @@ describe('records read through the store', () => {
 });
 
 describe('BudgetedCursor', () => {
+  it("takes a batch's records as the bytes the driver hands out, from the driver's own list of them", async () => {
+    const col = mongo.db(DATABASE).collection(collection);
+    const driver = col.find({}, { raw: true }).sort({ n: 1 });
+    const ours = col.find({}, { raw: true }).sort({ n: 1 });
+    for (let batches = 0; batches < 2; batches += 1) {
+      expect(await driver.hasNext()).toBe(true);
+      expect(await ours.hasNext()).toBe(true);
+      const expected = (driver.readBufferedDocuments() as unknown as Uint8Array[]).map((bytes) => Buffer.from(bytes));
+      // The driver keeps its batch as takeBatch reads it (else every read would take the
+      // driver's way, which makes each record a parsed document first).
+      expect(recordSpans((ours as unknown as { documents: DriverResponse }).documents)).toBeDefined();
+      const batch = takeBatch(ours);
+      expect(ours.bufferedCount()).toBe(0);
+      expect(batch.count).toBe(expected.length);
+      expect(batch.bytes).toBe(expected.reduce((sum, bytes) => sum + bytes.length, 0));
+      expect(Array.from({ length: batch.count }, (_, index) => Buffer.from(batch.record(index)))).toStrictEqual(expected);
+    }
+    await driver.close();
+    await ours.close();
+  });
+
   it('decodes each record when it is handed on, not the whole batch with the first', async () => {
     const store = new DocumentStore(mongo, mongo.db(DATABASE), 30_000);
     const col = mongo.db(DATABASE).collection(collection);

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { BatchBudget, BatchSizer, MIN_BATCH_BYTES, STREAM_BATCH_BUDGET } from '../../../src/documents/batch-bytes.js';
 
 const MiB = 1024 * 1024;
-const records = (count: number, bytes: number): Uint8Array[] => Array.from({ length: count }, () => new Uint8Array(bytes));
+/** The arguments of BatchSizer.next for `count` records of `bytes` each. */
+const records = (count: number, bytes: number): [number, number] => [count, count * bytes];
 /** A share that always allows `bytes`. */
 const share = (bytes: number) => ({ next: () => bytes });
 
@@ -47,17 +48,17 @@ describe('BatchBudget', () => {
 describe('BatchSizer', () => {
   it('sizes the next batch to the bytes its share allows, in records of the size read so far', () => {
     const sizer = new BatchSizer(share(MiB));
-    expect(sizer.next(records(101, 2_048))).toBe(512);
+    expect(sizer.next(...records(101, 2_048))).toBe(512);
     // The average of everything read: 101 records of 2 kB and 101 of 6 kB.
-    expect(sizer.next(records(101, 6_144))).toBe(256);
+    expect(sizer.next(...records(101, 6_144))).toBe(256);
   });
 
   it('keeps batches between 16 and 100,000 records, whatever the records weigh', () => {
-    expect(new BatchSizer(share(MiB)).next(records(10, 4 * MiB))).toBe(16);
-    expect(new BatchSizer(share(8 * MiB)).next(records(101, 8))).toBe(100_000);
+    expect(new BatchSizer(share(MiB)).next(...records(10, 4 * MiB))).toBe(16);
+    expect(new BatchSizer(share(8 * MiB)).next(...records(101, 8))).toBe(100_000);
   });
 
   it('leaves the engine its size until a record was read', () => {
-    expect(new BatchSizer(share(MiB)).next([])).toBeUndefined();
+    expect(new BatchSizer(share(MiB)).next(0, 0)).toBeUndefined();
   });
 });

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Optional, Union
@@ -17,6 +16,9 @@ from .frames import FrameConversions
 from .progress import progress_bar
 from .results import DeleteResult, RecordList, UpdateResult
 from .session import Params, Session
+
+#: Decoded records, and whether they are parsed JSON only (see ejson.decode_lines).
+_Block = tuple[list[Any], bool]
 
 SortSpec = Union[Mapping[str, int], Sequence[tuple[str, int]], str, None]
 IndexKeys = Union[Mapping[str, Union[int, str]], Sequence[tuple[str, Union[int, str]]], str]
@@ -200,8 +202,9 @@ class Cursor(FrameConversions):
         self._skip = _at_least_zero(count, "skip")
         return self
 
-    def _records(self) -> Iterator[Any]:
-        """Every record, decoded (see ejson.decode_line and ejson.decode_parsed_record)."""
+    def _blocks(self, object_ids: bool = True) -> Generator[_Block, None, None]:
+        """Every record, decoded, a block at a time: those of one read of a stream (see
+        ejson.decode_lines; ``object_ids`` as there) or of one page (ejson.decode_parsed_record)."""
         col = self._collection
         query = query_param(self.filter, self.projection, self.sort)
         params: Params = {} if query is None else {"query": query}
@@ -210,10 +213,11 @@ class Cursor(FrameConversions):
         use_stream = self.stream
         if use_stream is None:
             use_stream = col._area._ndjson_supported is not False and self.limit is None
+        typed = self.typed
         if use_stream:
-            lines = col._session.lines(col.path, {**params, "format": "ndjson"})
+            blocks = col._session.line_blocks(col.path, {**params, "format": "ndjson"})
             try:
-                first = next(lines, None)
+                first = next(blocks, None)
             except BadRequest as exc:
                 if exc.code != "invalid_format" or self.stream:
                     raise
@@ -222,21 +226,35 @@ class Cursor(FrameConversions):
                 col._area._ndjson_supported = True
                 if first is None:
                     return
-                typed = self.typed
-                yield ejson.decode_line(first, typed=typed)
-                for line in lines:
-                    yield ejson.decode_line(line, typed=typed)
+                yield ejson.decode_lines(first, typed=typed, object_ids=object_ids)
+                for block in blocks:
+                    yield ejson.decode_lines(block, typed=typed, object_ids=object_ids)
                 return
         size = self.page_size if self.limit is None else min(self.page_size, max(self.limit, 1))
-        for record in col._session.results(col.path, params, size):
+        for envelope in col._session.pages(col.path, params, size):
             # Each record was just parsed and is only ever seen by the caller: decoded in place.
-            yield ejson.decode_parsed_record(record, typed=self.typed)
+            yield [ejson.decode_parsed_record(record, typed=typed) for record in envelope["results"]], False
+
+    def _limited_blocks(self, object_ids: bool = True) -> Iterator[_Block]:
+        """:meth:`_blocks` up to ``limit`` records."""
+        blocks = self._blocks(object_ids)
+        if self.limit is None:
+            yield from blocks
+            return
+        left = self.limit
+        try:
+            for records, plain in blocks:
+                if len(records) >= left:
+                    yield records[:left], plain
+                    return
+                left -= len(records)
+                yield records, plain
+        finally:
+            blocks.close()
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        records = self._records()
-        if self.limit is not None:
-            return itertools.islice(records, self.limit)
-        return records
+        for records, _ in self._limited_blocks():
+            yield from records
 
     def to_list(self) -> list[dict[str, Any]]:
         return list(self)
@@ -246,14 +264,28 @@ class Cursor(FrameConversions):
         pymongo's ``count_documents``, it leaves ``skip`` and ``limit`` aside."""
         return self._collection.count(self.filter)
 
+    def _frame_blocks(self, progress: bool) -> Iterable[_Block]:
+        # A frame keeps an ObjectId as its text: the ids are left as text, not made and unmade.
+        blocks = self._limited_blocks(object_ids=False)
+        if not progress:
+            return blocks
+        return self._counted(blocks)
+
     def _frame_records(self, progress: bool) -> Iterable[dict[str, Any]]:
         if not progress:
             return self
+        return (record for records, _ in self._counted(self._limited_blocks()) for record in records)
+
+    def _counted(self, blocks: Iterator[_Block]) -> Iterator[_Block]:
+        """``blocks``, behind a progress bar counting their records."""
         total = max(0, self.count() - self._skip)
-        bar: Iterable[dict[str, Any]] = progress_bar(
-            self, total=total if self.limit is None else min(total, self.limit), unit="rec"
-        )
-        return bar
+        bar = progress_bar(total=total if self.limit is None else min(total, self.limit), unit="rec")
+        try:
+            for block in blocks:
+                yield block
+                bar.update(len(block[0]))
+        finally:
+            bar.close()
 
 
 class Collection:

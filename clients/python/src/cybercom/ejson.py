@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import itertools
 import math
 import os
@@ -42,8 +43,12 @@ __all__ = [
     "loads",
 ]
 
-_HEX24 = re.compile(r"^[0-9a-fA-F]{24}$")
-_ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+# Matched whole (fullmatch); ASCII digits only, as the service writes them.
+_HEX24 = re.compile(r"[0-9a-fA-F]{24}")
+_LOWER_HEX = "0123456789abcdef"
+_ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+#: Such a date as it stands in JSON text (quoted), searched for in text before it is parsed.
+_ISO_UTC_JSON = re.compile(rb'"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"')
 _MAX_SAFE_INTEGER = 2**53 - 1
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -81,7 +86,7 @@ class ObjectId(str):
 
     def __new__(cls, value: str) -> ObjectId:
         text = str(value)
-        if not _HEX24.match(text):
+        if not _HEX24.fullmatch(text):
             raise ValueError(f"not an ObjectId (24 hex digits): {value!r}")
         return super().__new__(cls, text.lower())
 
@@ -296,7 +301,7 @@ _WRAPPER_KEYS["$binary"] = frozenset({"$binary", "$type"})
 
 def _is_iso_utc(text: str) -> bool:
     # The cheap tests first: almost every string of a record is not a date.
-    return len(text) == 24 and text[23] == "Z" and text[10] == "T" and _ISO_UTC.match(text) is not None
+    return len(text) == 24 and text[23] == "Z" and text[10] == "T" and _ISO_UTC.fullmatch(text) is not None
 
 
 def _wrapper(value: dict[str, Any]) -> tuple[bool, Any]:
@@ -361,15 +366,25 @@ def decode(value: Any, *, typed: bool = True) -> Any:
     return _decode_in(value, typed)
 
 
+def _hex_id(value: Any) -> Optional[str]:
+    """The lower-case hex text of a top-level ``_id`` that ``typed`` reads as an ObjectId (24 hex
+    digits), else None."""
+    if type(value) is not str or len(value) != 24:
+        return None
+    if not value.strip(_LOWER_HEX):  # only lower-case hex digits: as the service writes ids
+        return value
+    return value.lower() if _HEX24.fullmatch(value) else None
+
+
 def decode_record(value: Any, *, typed: bool = True) -> Any:
     """:func:`decode` for one record; with ``typed``, a 24-hex ``_id`` becomes an :class:`ObjectId`."""
     out = decode(value, typed=typed)
     if typed and isinstance(out, dict):
-        rid = out.get("_id")
-        if type(rid) is str and _HEX24.match(rid):
+        rid = _hex_id(out.get("_id"))
+        if rid is not None:
             if out is value:
                 out = dict(value)
-            out["_id"] = ObjectId(rid)
+            out["_id"] = str.__new__(ObjectId, rid)  # checked by _hex_id
     return out
 
 
@@ -378,26 +393,92 @@ def decode_parsed_record(value: Any, *, typed: bool = True) -> Any:
     its ``_id`` is set in place rather than on a copy."""
     out = _decode_in(value, typed)
     if typed and type(out) is dict:
-        rid = out.get("_id")
-        if type(rid) is str and _HEX24.match(rid):
-            out["_id"] = str.__new__(ObjectId, rid.lower())  # checked just above
+        rid = _hex_id(out.get("_id"))
+        if rid is not None:
+            out["_id"] = str.__new__(ObjectId, rid)  # checked by _hex_id
     return out
+
+
+def _needs_walk(text: bytes, typed: bool) -> bool:
+    """Whether parsed JSON ``text`` may hold something :func:`decode` converts: an Extended JSON
+    wrapper (a key that starts with ``$``) or, with ``typed``, a date in ``toISOString`` form.
+    Both show in the text as it is, found by searches of the bytes far cheaper than walking the
+    parsed values, unless spelled with ``\\u`` escapes: text with one is always walked."""
+    # Each search of two bytes only where one of one byte (memchr, many times faster) found any.
+    if text.find(b"$") >= 0 and text.find(b'"$') >= 0:
+        return True
+    if text.find(b"\\") >= 0 and text.find(b"\\u") >= 0:
+        return True
+    return typed and text.find(b"Z") >= 0 and _ISO_UTC_JSON.search(text) is not None
 
 
 def decode_line(line: bytes, *, typed: bool = True) -> Any:
     """:func:`decode_parsed_record` of one record's JSON text (a line of NDJSON). Most records hold
-    no Extended JSON wrapper (its keys start with ``$``) and no ISO date (its text ends in ``Z``);
-    their text says so, found by byte searches (memchr) far cheaper than walking the parsed record,
-    and then only the ``_id`` is typed. Text with a backslash (an escape, perhaps of ``$``) always
-    takes the full walk."""
+    no Extended JSON wrapper and no date; their text says so (see :func:`_needs_walk`), and then
+    only the ``_id`` is typed."""
     value = orjson.loads(line)
-    if b"$" in line or b"\\" in line or (typed and b"Z" in line):
+    if _needs_walk(line, typed):
         return decode_parsed_record(value, typed=typed)
     if typed and type(value) is dict:
-        rid = value.get("_id")
-        if type(rid) is str and _HEX24.match(rid):
-            value["_id"] = str.__new__(ObjectId, rid.lower())  # checked just above
+        rid = _hex_id(value.get("_id"))
+        if rid is not None:
+            value["_id"] = str.__new__(ObjectId, rid)  # checked by _hex_id
     return value
+
+
+def decode_lines(block: bytes, *, typed: bool = True, object_ids: bool = True) -> tuple[list[Any], bool]:
+    """The records of whole lines of NDJSON (blank lines are skipped), each as :func:`decode_line`
+    decodes it; and whether they are parsed JSON only (str, int, float, bool, None, list and dict:
+    no value of another type, such as an ObjectId or a datetime, to look for in them).
+
+    ``object_ids=False`` leaves a top-level ``_id`` that ``typed`` makes an ObjectId as its
+    lower-case text instead (what a DataFrame keeps of it).
+
+    When the text needs no walk (:func:`_needs_walk`, asked once of the whole block) its lines are
+    parsed as one JSON array, one call of the parser rather than one a line, and only the ``_id``
+    of each record is typed. Each newline becomes ``,`` and a newline, so that a value spanning
+    lines fails to parse (a string cannot hold a raw newline, nor a list or object a ``,`` at its
+    start or end); with as many values as lines, each line was one value, as line by line."""
+    text = block.rstrip(b"\r\n")
+    if not text.strip():
+        return [], True
+    if not _needs_walk(text, typed):
+        array = text.replace(b"\n", b",\n")
+        try:
+            records = orjson.loads(b"[" + array + b"]")
+        except orjson.JSONDecodeError:
+            records = None  # a blank line, or a line that is not one value: read line by line
+        # One byte was added for each newline: as many values as lines.
+        if records is not None and len(records) == len(array) - len(text) + 1:
+            if typed:
+                _type_ids(records, object_ids)
+            return records, not (typed and object_ids)
+    return [decode_line(line, typed=typed) for line in text.split(b"\n") if line.strip()], False
+
+
+#: An ObjectId of text known to be 24 lower-case hex digits (no check).
+_object_id_of_hex = functools.partial(str.__new__, ObjectId)
+
+
+def _type_ids(records: list[Any], object_ids: bool) -> None:
+    """Types the top-level ``_id`` of each parsed record in place (see :func:`decode_lines`). The
+    usual block, every record a dict whose ``_id`` is 24 lower-case hex digits (as the service
+    writes ObjectIds), is checked with a few calls over the whole block rather than per record."""
+    try:
+        ids: list[Any] = list(map(dict.get, records, itertools.repeat("_id")))  # TypeError: not a dict
+        usual = set(map(len, ids)) == {24} and not "".join(ids).strip(_LOWER_HEX)  # TypeError: not str
+    except TypeError:
+        usual = False
+    if usual:
+        if object_ids:
+            for record, rid in zip(records, map(_object_id_of_hex, ids)):
+                record["_id"] = rid
+        return
+    for record in records:
+        if type(record) is dict:
+            rid = _hex_id(record.get("_id"))
+            if rid is not None:
+                record["_id"] = str.__new__(ObjectId, rid) if object_ids else rid
 
 
 def dumps(value: Any) -> bytes:

@@ -20,9 +20,6 @@ log = logging.getLogger("cybercom")
 
 Params = dict[str, Union[str, int]]
 
-#: How much of a streamed answer is read at a time (many records per chunk, a bounded buffer).
-STREAM_CHUNK_BYTES = 256 * 1024
-
 
 class Session:
     """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions."""
@@ -137,17 +134,36 @@ class Session:
 
     def lines(self, path: str, params: Optional[Params] = None) -> Iterator[bytes]:
         """The non-empty lines of a streamed answer (NDJSON), read with bounded memory."""
+        for block in self.line_blocks(path, params):
+            for line in block.split(b"\n"):
+                if line.strip():
+                    yield line
+
+    def line_blocks(self, path: str, params: Optional[Params] = None) -> Iterator[bytes]:
+        """A streamed answer (NDJSON) in pieces of whole lines, as it arrives: each piece is what
+        came in one read of the connection, up to its last newline (the rest of a line is kept for
+        the next), so that it can be parsed with one call rather than one a line. Memory stays
+        bounded by a read and the longest line. The last piece may lack its final newline."""
         response = self.send("GET", path, params=params, stream=True)
         try:
-            # Split as bytes, chunk by chunk: iter_lines() would decode every line to text only
-            # for the JSON parser to take it as bytes again.
-            rest = b""
-            for chunk in response.iter_bytes(STREAM_CHUNK_BYTES):
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()
-                for line in lines:
-                    if line.strip():
-                        yield line
+            # Taken as the connection gives them (iter_bytes without a size: no re-chunking
+            # copies) and split as bytes: iter_lines() would decode every line to text only for
+            # the JSON parser to take it as bytes again.
+            partial: list[bytes] = []
+            for chunk in response.iter_bytes():
+                end = chunk.rfind(b"\n") + 1
+                if end == 0:
+                    partial.append(chunk)
+                    continue
+                whole = chunk if end == len(chunk) else chunk[:end]
+                if partial:
+                    partial.append(whole)
+                    whole = b"".join(partial)
+                    partial = []
+                if end < len(chunk):
+                    partial.append(chunk[end:])
+                yield whole
+            rest = b"".join(partial)
             if rest.strip():
                 yield rest
         except httpx.RemoteProtocolError as exc:

@@ -15,7 +15,6 @@ from cybercom import (
     ServiceUnavailable,
     data_store,
     ejson,
-    session,
 )
 from cybercom.data_store import query_param, sort_document
 
@@ -86,18 +85,85 @@ def test_find_streams_ndjson_when_the_server_offers_it() -> None:
     assert list(client.data_store["d"]["c"].find({"n": 1})) == [{"_id": "a", "n": 1}, {"_id": "b", "n": 2}]
 
 
-def test_find_reassembles_records_cut_across_stream_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session, "STREAM_CHUNK_BYTES", 997)
+def test_find_reassembles_records_cut_across_stream_chunks() -> None:
     records = [{"_id": f"{n:024x}", "note": "x" * (n * 700)} for n in range(8)]
     body = b"\n".join(orjson.dumps(r) for r in records)  # the last line has no newline
-    # Read in chunks of an odd size: records start and end anywhere in a chunk, some span several.
-    pieces = [body[i : i + 4096] for i in range(0, len(body), 4096)]
+    # Arriving in chunks of an odd size: records start and end anywhere in a chunk, some span several.
+    pieces = [body[i : i + 997] for i in range(0, len(body), 997)]
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=iter(pieces), headers={"content-type": "application/x-ndjson"})
 
     client, _ = make_client(handler)
     assert list(client.data_store["d"]["c"].find()) == records
+
+
+def _streaming(body: bytes, piece: int, count: int | None = None) -> Any:
+    """A handler that streams ``body`` as NDJSON in pieces of ``piece`` bytes (and answers a
+    count query with ``count``)."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if params(request).get("format") != "ndjson":
+            return json_response(200, envelope([], 1, 1, 1, count or 0))
+        pieces = [body[i : i + piece] for i in range(0, len(body), piece)]
+        return httpx.Response(200, content=iter(pieces), headers={"content-type": "application/x-ndjson"})
+
+    return handler
+
+
+#: Records as a stream brings them: blocks of records alike, of different fields, dates, ids of
+#: every kind, a wrapper, nested objects.
+STREAMED = [
+    *(
+        {"_id": f"{n:024x}", "n": n, "site": f"s{n % 3}", "value": n * 0.5, "flag": n % 2 == 0}
+        for n in range(40)
+    ),
+    *({"_id": f"{n:024X}", "n": n, "loc": {"lat": n + 0.5, "lon": -n}} for n in range(40, 60)),
+    {"_id": "not an id", "n": 60, "at": "2001-04-01T00:00:00.000Z", "amount": {"$numberDecimal": "1.5"}},
+    {"_id": 61, "extra": [1, "two"], "n": 61},
+    *({"n": n, "site": None} for n in range(62, 70)),
+]
+
+
+@pytest.mark.parametrize("piece", [7, 997, 1 << 20])
+def test_find_streams_records_as_decoded_line_by_line(piece: int) -> None:
+    body = b"".join(orjson.dumps(r) + (b"\r\n" if r["n"] % 7 == 0 else b"\n") for r in STREAMED) + b"\n"
+    client, _ = make_client(_streaming(body, piece))
+    records = list(client.data_store["d"]["c"].find())
+    expected = [ejson.decode_line(orjson.dumps(r)) for r in STREAMED]
+    assert repr(records) == repr(expected)  # values and their types
+    assert type(records[0]["_id"]) is ObjectId and records[40]["_id"] == f"{40:024x}"
+    assert records[60]["at"] == dt.datetime(2001, 4, 1, tzinfo=dt.timezone.utc)
+    # As many as asked for, when a limit cuts a block.
+    assert list(client.data_store["d"]["c"].find(limit=45, stream=True)) == expected[:45]
+
+
+@pytest.mark.parametrize("flatten", [False, True])
+@pytest.mark.parametrize("piece", [7, 997, 1 << 20])
+def test_find_to_dataframe_equals_the_frame_of_the_records(piece: int, flatten: bool) -> None:
+    pd = pytest.importorskip("pandas")
+    from cybercom.frames import records_to_dataframe
+
+    body = b"".join(orjson.dumps(r) + b"\n" for r in STREAMED)
+    client, _ = make_client(_streaming(body, piece, count=len(STREAMED)))
+    col = client.data_store["d"]["c"]
+    expected = records_to_dataframe(list(col.find()), flatten=flatten)
+    for progress in (False, True):
+        frame = col.find().to_dataframe(flatten=flatten, progress=progress)
+        pd.testing.assert_frame_equal(frame, expected)
+    assert frame["_id"].tolist()[:2] == [f"{0:024x}", f"{1:024x}"]  # ObjectIds as their text
+    assert frame["_id"].tolist()[40] == f"{40:024x}"  # lower case, as an ObjectId has it
+    assert col.find(limit=45, stream=True).to_dataframe().shape[0] == 45
+
+
+def test_find_to_arrow_equals_the_table_of_the_records() -> None:
+    pytest.importorskip("pyarrow")
+    from cybercom.frames import records_to_arrow
+
+    body = b"".join(orjson.dumps(r) + b"\n" for r in STREAMED)
+    client, _ = make_client(_streaming(body, 997))
+    col = client.data_store["d"]["c"]
+    assert col.find().to_arrow().equals(records_to_arrow(list(col.find())))
 
 
 def test_find_limit_reads_only_what_it_needs() -> None:

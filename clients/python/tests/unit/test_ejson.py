@@ -2,9 +2,12 @@ import datetime as dt
 import re
 import uuid
 from decimal import Decimal
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cybercom import ejson
 from cybercom.ejson import MaxKey, MinKey, ObjectId, Regex, Timestamp
@@ -182,3 +185,165 @@ def test_new_object_ids_are_unique_ordered_and_carry_the_time_they_were_made() -
 def test_numpy_scalars_and_arrays_encode_as_python_values() -> None:
     np = pytest.importorskip("numpy")
     assert ejson.encode({"n": np.int64(3), "a": np.array([1.5, 2.5])}) == {"n": 3, "a": [1.5, 2.5]}
+
+
+def _line_by_line(block: bytes, typed: bool) -> list[Any]:
+    """What decode_lines must equal: each non-blank line parsed and decoded (walked) on its own."""
+    return [
+        ejson.decode_parsed_record(orjson.loads(line), typed=typed)
+        for line in block.split(b"\n")
+        if line.strip()
+    ]
+
+
+BLOCKS = [
+    # Records as the service writes them: an ObjectId's hex, plain values only.
+    b'{"_id":"%s","n":1,"site":"a","value":0.5,"flag":true,"tags":["x",2.5,null]}\n{"_id":"%s","n":2}\n'
+    % (OID.encode(), OID.encode()),
+    # A date, in a block of records without one.
+    b'{"_id":"%s","n":1}\n{"_id":"%s","at":"2001-04-01T00:00:00.000Z","deep":[{"at":"2001-04-01T00:00:00.000Z"}]}\n'
+    % (OID.encode(), OID.encode()),
+    # Extended JSON wrappers, one spelt with an escape.
+    b'{"_id":1,"amount":{"$numberDecimal":"1.5"}}\n{"_id":"x","amount":{"\\u0024numberDecimal":"1.5"}}\n',
+    # Escapes that spell no "$" and no date; a date-like key; text ending in Z; a dollar in text.
+    b'{"_id":"x","text":"a \\"quoted\\" line\\nand a tab\\t","2001-04-01T00:00:00.000Z":1,'
+    b'"z":"ends in Z","p":"$5"}\n',
+    # An escaped date: walked, and typed.
+    b'{"_id":"x","at":"2001-04-01T00:00:00.000\\u005a"}\n',
+    # Ids: upper-case hex, not hex, too short, not a string, a string of 24 with a newline; none.
+    b'{"_id":"%s"}\n{"_id":"%s"}\n{"_id":"abc"}\n{"_id":5}\n{"_id":"%s\\n"}\n{"n":1}\n'
+    % (OID.upper().encode(), ("g" * 24).encode(), OID[:23].encode()),
+    # Lines that are not records, blank lines, CRLF, no final newline.
+    b'["2001-04-01T00:00:00.000Z"]\n\n7\r\n"x"\n  \n{"_id":"%s"}' % OID.encode(),
+    b"",
+    b"\n\n",
+]
+
+
+@pytest.mark.parametrize("typed", [True, False])
+@pytest.mark.parametrize("block", BLOCKS)
+def test_decode_lines_equals_decoding_each_line(block: bytes, typed: bool) -> None:
+    records, plain = ejson.decode_lines(block, typed=typed)
+    expected = _line_by_line(block, typed)
+    assert records == expected
+    assert [type(r) for r in records] == [type(r) for r in expected]
+    assert [type(r.get("_id")) for r in records if isinstance(r, dict)] == [
+        type(r.get("_id")) for r in expected if isinstance(r, dict)
+    ]
+    if plain:
+        assert _only_json(records)
+    # Without ObjectIds (for frames): the same values; parsed JSON only when the block says so.
+    without, plain = ejson.decode_lines(block, typed=typed, object_ids=False)
+    assert without == expected
+    if plain:
+        assert _only_json(without)
+    else:
+        assert [type(r) for r in without] == [type(r) for r in expected]
+
+
+def _only_json(value: Any) -> bool:
+    if isinstance(value, dict):
+        return type(value) is dict and all(type(k) is str and _only_json(v) for k, v in value.items())
+    if isinstance(value, list):
+        return type(value) is list and all(_only_json(v) for v in value)
+    return value is None or type(value) in (str, int, float, bool)
+
+
+def test_decode_lines_reads_the_usual_block_without_walking_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[Any] = []
+    real = ejson._decode_in
+    monkeypatch.setattr(ejson, "_decode_in", lambda value, typed: walked.append(value) or real(value, typed))
+    block = b"".join(b'{"_id":"%024x","n":%d,"note":"record %d"}\n' % (n, n, n) for n in range(50))
+    records, plain = ejson.decode_lines(block)
+    assert len(records) == 50 and walked == []
+    assert all(type(r["_id"]) is ObjectId for r in records)
+    assert not plain  # ObjectIds are not parsed JSON
+    records, plain = ejson.decode_lines(block, object_ids=False)
+    assert plain and all(type(r["_id"]) is str for r in records)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        b'{"a":"x\n","b":1}\n',  # a raw newline in a string: not a line of NDJSON
+        b'{"a":1}\n1,2\n',  # two values on a line
+        b'{"a":\n1}\n',  # a value over two lines
+        b"[1,\n2]\n",
+        b'{"a":1} {"b":2}\n',
+    ],
+)
+def test_decode_lines_refuses_what_line_by_line_refuses(block: bytes) -> None:
+    with pytest.raises(orjson.JSONDecodeError):
+        _line_by_line(block, True)
+    with pytest.raises(orjson.JSONDecodeError):
+        ejson.decode_lines(block)
+
+
+def test_ids_and_dates_are_typed_only_when_whole() -> None:
+    with pytest.raises(ValueError, match="ObjectId"):
+        ObjectId(OID + "\n")
+    assert type(ejson.decode_record({"_id": OID + "\n"})["_id"]) is str
+    assert type(ejson.decode_line(orjson.dumps({"_id": OID + "\n"}))["_id"]) is str
+    # Digits other than ASCII ones make no date (nor an error): 2001-04-01 in Arabic-Indic digits.
+    arabic = "\u0662\u0660\u0660\u0661-\u0660\u0664-\u0660\u0661T00:00:00.000Z"
+    assert ejson.decode({"at": arabic}) == {"at": arabic}
+
+
+#: Text that may or may not spell what decoding converts: dates (whole, cut, escaped), "$" keys.
+TRICKY_TEXT = st.sampled_from(
+    [
+        "2001-04-01T00:00:00.000Z",
+        "2001-04-01T00:00:00.000Z ",
+        "x2001-04-01T00:00:00.000Z",
+        "2001-04-01T00:00:00Z",
+        "$numberDecimal",
+        "$oid",
+        "$",
+        "Z",
+        'a "quote" and \\ backslash',
+        "line\nbreak",
+        "\u0000",
+        "é ünï 日本",
+        OID,
+        OID.upper(),
+    ]
+)
+KEYS = st.one_of(TRICKY_TEXT, st.text(max_size=4))
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**53), 2**53),
+    st.floats(allow_nan=False),
+    TRICKY_TEXT,
+    st.text(max_size=8),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(KEYS, inner, max_size=3),
+        st.builds(
+            lambda key, value: {key: value}, st.sampled_from(["$numberDecimal", "$oid", "$date"]), TRICKY_TEXT
+        ),
+    ),
+    max_leaves=8,
+)
+RECORDS = st.dictionaries(st.one_of(st.just("_id"), KEYS), VALUES, max_size=5)
+
+
+@given(records=st.lists(RECORDS, max_size=6), typed=st.booleans())
+def test_decode_lines_of_any_records_equals_decoding_each_line(
+    records: list[dict[str, Any]], typed: bool
+) -> None:
+    block = b"".join(orjson.dumps(record) + b"\n" for record in records)
+    try:
+        expected = _line_by_line(block, typed)
+    except Exception as exc:  # a wrapper the decoder refuses ({"$numberDecimal": "x"}): refused alike
+        with pytest.raises(type(exc)):
+            ejson.decode_lines(block, typed=typed)
+        return
+    decoded, plain = ejson.decode_lines(block, typed=typed)
+    assert decoded == expected
+    assert repr(decoded) == repr(expected)  # types too (repr tells an ObjectId or a datetime from text)
+    if plain:
+        assert _only_json(decoded)

@@ -46,3 +46,34 @@ def test_to_dataframe_and_arrow() -> None:
     assert table.column("a").to_pylist() == [1, 2]
     assert pa.types.is_timestamp(table.schema.field("t").type)
     assert table.column("mixed").to_pylist() == ["1", '"x"']  # mixed types kept as JSON text
+
+
+def test_columns_of_blocks_equal_those_of_their_records_one_by_one() -> None:
+    from cybercom.frames import columns_of_blocks
+
+    blocks = [
+        [{"a": 1, "b": "x"}, {"b": "y", "a": 2}],  # the same fields, in another order
+        [{"c": 3.5}],  # one field, new; a and b missing
+        [{"a": 4, "c": None, "d": [1]}, {"a": 5, "c": 6.5, "d": []}],
+        [{"a": 7}, {"a": 8, "e": {"f": 1}}],  # not alike: record by record
+        [{}, {}],  # no fields
+        [{"_id": ObjectId(OID), "a": 9}],  # not parsed JSON (an ObjectId): record by record
+        [{"e": {"f": 2, "g": {"h": 3}}, "a": 10}, {"a": 11, "e": {"f": 4, "g": {"h": 5}}}],
+    ]
+    for flatten in (False, True):
+        plain = [(block, not any("_id" in r for r in block)) for block in blocks]
+        expected = columns_of([r for block in blocks for r in block], flatten=flatten)
+        assert columns_of_blocks(plain, flatten=flatten) == expected
+        columns, rows = expected
+        assert rows == 12 and all(len(values) == rows for values in columns.values())
+    assert type(columns_of_blocks([(blocks[5], False)])[0]["_id"][0]) is str
+
+
+def test_a_block_of_what_is_not_records_fails_as_record_by_record() -> None:
+    from cybercom.frames import columns_of_blocks
+
+    for block in ([7, 8], [{"a": 1}, 8]):
+        with pytest.raises(AttributeError):
+            columns_of(block)  # type: ignore[arg-type]
+        with pytest.raises(AttributeError):
+            columns_of_blocks([(block, True)])  # type: ignore[list-item]
