@@ -73,6 +73,27 @@ const QUEUE = 'bench';
 /** BENCH_CPU_PROFILE_DIR=<dir>: the API and the measured TypeScript workers write V8 CPU profiles there. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 
+/** `celery worker` arguments for the interop tests' app: prefork, one queue, no gossip or mingle, warnings only. */
+function interopWorkerArgs(concurrency: number, queue: string, node: string): string[] {
+  return [
+    '-A',
+    'interop_app',
+    'worker',
+    '-P',
+    'prefork',
+    '-c',
+    String(concurrency),
+    '-Q',
+    queue,
+    '-n',
+    node,
+    '--without-gossip',
+    '--without-mingle',
+    '-l',
+    'WARNING',
+  ];
+}
+
 /** Children log warnings only; their output goes to this process's stderr so a full pipe never blocks them. */
 function spawnLogged(command: string, argv: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
   return spawn(command, argv, { env, cwd, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -459,23 +480,7 @@ async function main(): Promise<void> {
           await measure(`Python Celery worker (prefork, conc. ${conc})`, queue, 'interop.noop', (rc) =>
             spawnLogged(
               venvCelery,
-              [
-                '-A',
-                'interop_app',
-                'worker',
-                '-P',
-                'prefork',
-                '-c',
-                String(conc),
-                '-Q',
-                queue,
-                '-n',
-                `bench-py${conc}@localhost`,
-                '--without-gossip',
-                '--without-mingle',
-                '-l',
-                'WARNING',
-              ],
+              interopWorkerArgs(conc, queue, `bench-py${conc}@localhost`),
               pyEnv(queue, rc),
               join(resolve('test/support/celery')),
             ),
@@ -505,23 +510,7 @@ async function main(): Promise<void> {
           measure(label, queue, 'interop.noop', (rc) =>
             spawnLogged(
               join(clientVenv, 'celery'),
-              [
-                '-A',
-                'interop_app',
-                'worker',
-                '-P',
-                'prefork',
-                '-c',
-                '1',
-                '-Q',
-                queue,
-                '-n',
-                `${queue}@localhost`,
-                '--without-gossip',
-                '--without-mingle',
-                '-l',
-                'WARNING',
-              ],
+              interopWorkerArgs(1, queue, `${queue}@localhost`),
               { ...pyEnv(queue, rc), PATH: clientPath, ...(conventions ? { INTEROP_SERVICE_CONVENTIONS: '1' } : {}) },
               resolve('test/support/celery'),
             ),
