@@ -4,7 +4,7 @@
  */
 import escapeHtml from 'escape-html';
 import type { Document } from 'mongodb';
-import { flattenRecord, knownColumns, shownColumns, type Column } from './columns.js';
+import { ColumnNames, flattenRecord, knownColumns, shownColumns, type Column } from './columns.js';
 import { exportsPanel } from './exports-panel.js';
 import type { Total } from './explorer-reads.js';
 import { facetPanel, type FacetPanelModel } from './facet-panel.js';
@@ -126,7 +126,9 @@ function brushScript(model: TableModel): string {
 
 export function tableView(model: TableModel): string {
   const { base, view, records } = model;
-  const rows = records.map((record) => flattenRecord(record));
+  // One set of column names for the page: its records mostly share their key paths.
+  const names = new ColumnNames();
+  const rows = records.map((record) => flattenRecord(record, names));
   const known = knownColumns(rows);
   const columns = shownColumns(known, view.columns);
   const first = (view.page - 1) * view.pageSize;
