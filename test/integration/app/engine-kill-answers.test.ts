@@ -8,6 +8,7 @@
  * answering altogether (SIGSTOP: alive, connections open, nothing said): the deadlines answer
  * then, and an insert's answer says what was and was not written.
  */
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +40,7 @@ const BATCH_RECORDS = 300;
 
 let main: PrivateMongo;
 let store: PrivateStore;
+let mainDir: string;
 let storeDir: string;
 let app: TestApp;
 const tokens = new Map<string, string>();
@@ -51,9 +53,10 @@ beforeAll(async () => {
   // Short: the private store's socket path must fit in 107 bytes.
   storeDir = await mkdtemp(join(tmpdir(), 'cc-ans-'));
   await chmod(storeDir, 0o711); // PostgreSQL runs as its own user and walks through
+  mainDir = join(services.stateDir, uniqueName('answers-'));
   [main, store] = await Promise.all([
     startPrivateMongo({
-      dir: join(services.stateDir, uniqueName('answers-')),
+      dir: mainDir,
       certDir: services.certDir,
       username: 'answers',
       password: `pw-${uniqueName('')}-${uniqueName('')}`,
@@ -160,6 +163,25 @@ function requestsInFlight(round: string): Promise<Outcome>[] {
   ];
 }
 
+/** The last lines of a log, for a failure message (the engines' own view of a recovery that did not come). */
+function logTail(file: string, lines = 12): string {
+  try {
+    return `${file}:\n${readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`;
+  } catch (err) {
+    return `${file}: ${String(err)}`;
+  }
+}
+
+const engineLogs = (): string =>
+  [
+    join(mainDir, 'ferretdb.log'),
+    join(mainDir, 'postgres', 'postgres.log'),
+    join(storeDir, 'store', 'ferretdb.log'),
+    join(storeDir, 'store', 'postgres', 'postgres.log'),
+  ]
+    .map((file) => logTail(file))
+    .join('\n');
+
 /** Every user's token is served again once the engine is back: no look-up stays stuck. */
 async function everyTokenServed(after: string): Promise<void> {
   for (const username of USERS) {
@@ -175,7 +197,7 @@ async function everyTokenServed(after: string): Promise<void> {
         return r?.status === 200 ? r : undefined;
       },
       60_000,
-      () => `${username}'s token to be served again after ${after} (last answer: ${last})`,
+      () => `${username}'s token to be served again after ${after} (last answer: ${last})\n${engineLogs()}`,
       500,
     );
   }
