@@ -150,8 +150,11 @@ export class DocumentService {
   }
 
   /** The record `id` names (see recordIdCandidates), or the 404 of the record, its collection or its database. */
-  async get(target: CollectionTarget, id: string): Promise<Document> {
-    return this.found(target, id);
+  async get({ db, col, whenEmpty }: CollectionTarget, id: string): Promise<BsonRecord<Document>> {
+    const record = await this.area.store.findRecordById(db, col, recordIdCandidates(validateRecordId(id)));
+    if (record !== null) return record;
+    await whenEmpty();
+    throw noSuchRecord(id);
   }
 
   /** Replaces the record `id` names by `record` (which keeps its `_id`), and answers the record as stored. */

@@ -35,6 +35,7 @@ import {
 import { countableFilter, nearFields } from './geo-count.js';
 import { QueryBudget } from './query-budget.js';
 import { RAW_RECORDS, recordReader } from './raw-records.js';
+import { BsonRecord, type BsonRecordReader } from '../render/bson-record.js';
 
 export interface FindOptions {
   filter: Document;
@@ -192,6 +193,7 @@ export class DocumentStore {
   private readonly deadline: Deadline;
   /** Shared by every streamed read of this process (see batch-bytes.ts). */
   private readonly batchBudget = new BatchBudget();
+  private reader: BsonRecordReader<Document> | undefined;
 
   constructor(
     private readonly client: MongoClient,
@@ -349,6 +351,28 @@ export class DocumentStore {
       }
       return null;
     });
+  }
+
+  /**
+   * As findById, whole records only, handed out still in their bytes: a JSON answer is written
+   * straight from them (render/bson-json.ts), and the other formats decode them as a read with
+   * typed numbers would.
+   */
+  findRecordById(db: string, col: string, ids: readonly unknown[]): Promise<BsonRecord<Document> | null> {
+    const collection = this.collection(db, col);
+    return this.deadline(async (signal) => {
+      for (const id of ids) {
+        // `raw` makes the driver answer the record's BSON (a Buffer) instead of decoding it.
+        const bytes = (await collection.findOne(byId(id), { ...RAW_RECORDS, signal })) as Uint8Array | null;
+        if (bytes !== null) return new BsonRecord(bytes, this.readerOf(collection));
+      }
+      return null;
+    });
+  }
+
+  /** Every collection is opened with the same decoding settings (RECORD_DECODING): one reader serves them all. */
+  private readerOf(collection: Collection<Document>): BsonRecordReader<Document> {
+    return (this.reader ??= recordReader(collection.bsonOptions));
   }
 
   /** Stores one record and answers its `_id` (the driver assigns one when the record has none). */

@@ -1,10 +1,10 @@
 /** One record whole, as JSON, with a link back to its collection's table. */
-import type { Document } from 'mongodb';
 import { prettyJsonHtml } from '../render/html-json.js';
 import { toPlainValue } from '../render/plain-value.js';
 import { a } from './view-html.js';
 
-export function recordView(base: string, apiPath: string, record: Document): string {
+/** `record`: decoded, or still in its bytes (a BsonRecord); rendered as every format renders it. */
+export function recordView(base: string, apiPath: string, record: unknown): string {
   let json: string;
   try {
     json = prettyJsonHtml(toPlainValue(record));

@@ -3,14 +3,7 @@
  * Routes never pick content types or serialise themselves.
  */
 import type { Request, Response } from 'express';
-import {
-  checkJsonpCallback,
-  renderEnvelopeStream,
-  renderValue,
-  toPlainValue,
-  type EnvelopeHead,
-  type RenderContext,
-} from '../render/index.js';
+import { checkJsonpCallback, renderEnvelopeStream, renderValue, type EnvelopeHead, type RenderContext } from '../render/index.js';
 import { isPageForm } from '../render/html-forms.js';
 import { requestUrl } from './base-url.js';
 
@@ -118,7 +111,7 @@ export function pageContext(req: Request, res: Response): RenderContext {
 
 export function respond(req: Request, res: Response, status: number, value: unknown): void {
   const ctx = pageContext(req, res);
-  renderValue(res, req.format, status, toPlainValue(value), ctx);
+  renderValue(res, req.format, status, value, ctx);
 }
 
 export async function respondEnvelope(req: Request, res: Response, head: EnvelopeHead, records: AsyncIterable<unknown>): Promise<void> {

@@ -49,9 +49,19 @@ function startResponse(sink: ResponseSink, format: Format, status: number): void
  * plain JSON) so that every format renders the same tree, even if a BSON value slipped through.
  */
 export function renderValue(sink: ResponseSink, format: Format, status: number, value: unknown, ctx: RenderContext): void {
-  const body = documentWriterFor(format, status, ctx).whole(toPlainValue(value));
+  const writer = documentWriterFor(format, status, ctx);
+  // A record still in its bytes goes to JSON as JSON written from them (the same text).
+  const json = format === 'json' && value instanceof BsonRecord ? wholeRecordJson(value) : undefined;
+  const body = json ?? writer.whole(toPlainValue(value));
   startResponse(sink, format, status);
   sink.end(body);
+}
+
+/** The record's JSON as bytes, or undefined where only its decoder can say (see BsonRecord.writeJson). */
+function wholeRecordJson(record: BsonRecord): Buffer | undefined {
+  const target = Buffer.allocUnsafe(maxJsonBytes(record.bytes.length));
+  const end = record.writeJson(target, 0);
+  return end < 0 ? undefined : target.subarray(0, end);
 }
 
 /**

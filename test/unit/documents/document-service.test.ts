@@ -3,13 +3,15 @@
  * record gets, and that a refused body is refused before the store is asked. The store is a small
  * in-memory stand-in (the real one is exercised by the integration tests).
  */
-import { ObjectId, type Document } from 'mongodb';
+import { BSON, ObjectId, type Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { DocumentArea, type DatabaseHooks } from '../../../src/documents/area.js';
 import { DocumentService, type CollectionTarget } from '../../../src/documents/document-service.js';
 import { HeavyQueryLimiter } from '../../../src/documents/heavy-queries.js';
 import { StreamedReadLimiter } from '../../../src/documents/streamed-reads.js';
 import type { DocumentStore } from '../../../src/documents/store.js';
+import { recordReader } from '../../../src/documents/raw-records.js';
+import { BsonRecord } from '../../../src/render/bson-record.js';
 import { GrantSet } from '../../../src/auth/grant-set.js';
 import { ANONYMOUS, type Principal } from '../../../src/auth/principal.js';
 import { ApiError } from '../../../src/errors.js';
@@ -28,6 +30,10 @@ class RecordsStandIn {
       if (found !== undefined) return { ...found };
     }
     return null;
+  };
+  findRecordById = async (db: string, col: string, ids: readonly unknown[]): Promise<BsonRecord<Document> | null> => {
+    const found = await this.findById(db, col, ids);
+    return found === null ? null : new BsonRecord(BSON.serialize(found), recordReader({}));
   };
   insertOne = async (_db: string, _col: string, record: Document): Promise<unknown> => {
     this.calls.push('insertOne');
@@ -128,8 +134,8 @@ describe('DocumentService records', () => {
     const oid = new ObjectId();
     store.records.push({ _id: oid, kind: 'oid' }, { _id: 'plain', kind: 'string' });
     const documents = serviceOver(store);
-    expect(await documents.get(target(), oid.toHexString())).toEqual({ _id: oid, kind: 'oid' });
-    expect(await documents.get(target(), 'plain')).toEqual({ _id: 'plain', kind: 'string' });
+    expect((await documents.get(target(), oid.toHexString())).decode()).toEqual({ _id: oid, kind: 'oid' });
+    expect((await documents.get(target(), 'plain')).decode()).toEqual({ _id: 'plain', kind: 'string' });
   });
 
   it('answers a missing record with the 404 of its collection when that is missing, else of the record', async () => {

@@ -89,8 +89,46 @@ describe('doubles in the plain tree', () => {
   });
 });
 
+describe('one record answered whole from its bytes', () => {
+  const record = {
+    _id: 'x',
+    d: new Double(3),
+    z: new Double(-0),
+    s: 'é "q" \u2028',
+    n: new Int32(5),
+    t: new Date(0),
+    nested: [{ a: new Double(0.5) }],
+  };
+  const fromBytes = new BsonRecord(BSON.serialize(record), recordReader({}));
+
+  it.each(['json', 'jsonp', 'xml', 'api'] as const)('%s: the same answer as the decoded record', (format) => {
+    const ctx = { ...pageContext(), callback: 'cb' };
+    const [bytes, decoded] = [new FakeSink(), new FakeSink()];
+    renderValue(bytes, format, 200, fromBytes, ctx);
+    renderValue(decoded, format, 200, record, ctx);
+    expect(bytes.body).toBe(decoded.body);
+    expect(bytes.headers.get('content-type')).toBe(decoded.headers.get('content-type'));
+    expect(bytes.body).toContain('3.0');
+  });
+
+  it('json: exactly the record, nothing around it', () => {
+    const sink = new FakeSink();
+    renderValue(sink, 'json', 200, fromBytes, pageContext());
+    expect(JSON.parse(sink.body)).toEqual({
+      _id: 'x',
+      d: 3,
+      z: -0,
+      s: 'é "q" \u2028',
+      n: 5,
+      t: '1970-01-01T00:00:00.000Z',
+      nested: [{ a: 0.5 }],
+    });
+    expect(sink.statusCode).toBe(200);
+  });
+});
+
 describe('a value converted twice', () => {
-  it('keeps its whole doubles (respond converts, then the renderer again)', () => {
+  it('keeps its whole doubles (a route converted it before the renderer does)', () => {
     expect(plainJson(toPlainValue(toPlainValue({ d: new Double(3) })))).toBe('{"d":3.0}');
   });
 });
