@@ -175,13 +175,16 @@ async function main(): Promise<void> {
     const basePort = await freePort();
     // tsx's own entry (not npx), so SIGTERM reaches the server and its port is free afterwards.
     const tsx = resolve('node_modules/tsx/dist/cli.mjs');
-    // BENCH_CPU_PROFILE_DIR=<dir>: the API writes V8 CPU profiles there (tsx's CLI would run it in
-    // a child process, so the loader is imported into this one instead).
+    // BENCH_CPU_PROFILE_DIR=<dir>: the API writes V8 CPU profiles there, the baseline into
+    // <dir>/baseline (tsx's CLI would run each in a child process, so the loader is imported into
+    // the profiled process instead).
     const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
     const apiCmd = profileDir
       ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/cli.ts', 'serve']
       : [process.execPath, tsx, 'src/cli.ts', 'serve'];
-    const baseCmd = [process.execPath, tsx, 'bench/baseline-server.ts'];
+    const baseCmd = profileDir
+      ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}/baseline`, '--import', 'tsx', 'bench/baseline-server.ts']
+      : [process.execPath, tsx, 'bench/baseline-server.ts'];
     const startApi = () =>
       startChild(apiCmd, { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' }, /API server listening/);
     const startBase = () => startChild(baseCmd, { ...env, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL }, /LISTENING/);
