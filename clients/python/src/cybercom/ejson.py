@@ -310,7 +310,8 @@ def _wrapper(value: dict[str, Any]) -> tuple[bool, Any]:
         if key in _DECODERS and set(value) <= _WRAPPER_KEYS[key]:
             try:
                 return True, _DECODERS[key](value)
-            except (KeyError, TypeError, ValueError):
+            # ArithmeticError: decimal.InvalidOperation, for {"$numberDecimal": "x"}.
+            except (KeyError, TypeError, ValueError, ArithmeticError):
                 return False, None
     return False, None
 
