@@ -150,17 +150,14 @@ export class DocumentService {
   }
 
   /** The record `id` names (see recordIdCandidates), or the 404 of the record, its collection or its database. */
-  async get({ db, col, whenEmpty }: CollectionTarget, id: string): Promise<BsonRecord<Document>> {
-    const record = await this.area.store.findRecordById(db, col, recordIdCandidates(validateRecordId(id)));
-    if (record !== null) return record;
-    await whenEmpty();
-    throw noSuchRecord(id);
+  async get(target: CollectionTarget, id: string): Promise<BsonRecord<Document>> {
+    return this.found(target, id, (ids) => this.area.store.findRecordById(target.db, target.col, ids));
   }
 
   /** Replaces the record `id` names by `record` (which keeps its `_id`), and answers the record as stored. */
   async replace(target: CollectionTarget, id: string, record: unknown): Promise<Document> {
     const doc = assertStorableRecord(record, 'The record');
-    const existing = await this.found(target, id, { _id: 1 });
+    const existing = await this.existing(target, id);
     const replacement = replacementFor(doc, existing._id);
     await this.area.store.replaceById(target.db, target.col, existing._id, replacement);
     return { _id: existing._id, ...replacement };
@@ -172,28 +169,33 @@ export class DocumentService {
    */
   async merge(target: CollectionTarget, id: string, changes: unknown): Promise<Document | null> {
     const update = mergeUpdate(changes);
-    const existing = await this.found(target, id, { _id: 1 });
+    const existing = await this.existing(target, id);
     await this.area.store.updateById(target.db, target.col, existing._id, update);
     return this.area.store.findById(target.db, target.col, [existing._id]);
   }
 
   /** Removes the record `id` names and answers its `_id`. */
   async remove(target: CollectionTarget, id: string): Promise<unknown> {
-    const existing = await this.found(target, id, { _id: 1 });
+    const existing = await this.existing(target, id);
     await this.area.store.deleteById(target.db, target.col, existing._id);
     return existing._id;
   }
 
   /**
    * The record a URL id names, looked up as each type the id may stand for (an ObjectId for 24 hex
-   * digits, then the string); when there is none, the 404 of a missing collection or database,
-   * else of the record.
+   * digits, then the string) by `lookup`; when there is none, the 404 of a missing collection or
+   * database, else of the record.
    */
-  private async found({ db, col, whenEmpty }: CollectionTarget, id: string, projection?: Document): Promise<Document> {
-    const doc = await this.area.store.findById(db, col, recordIdCandidates(validateRecordId(id)), projection);
-    if (doc !== null) return doc;
-    await whenEmpty();
+  private async found<T>(target: CollectionTarget, id: string, lookup: (ids: unknown[]) => Promise<T | null>): Promise<T> {
+    const record = await lookup(recordIdCandidates(validateRecordId(id)));
+    if (record !== null) return record;
+    await target.whenEmpty();
     throw noSuchRecord(id);
+  }
+
+  /** The `_id` (alone) of the record a URL id names, or the 404 found() gives. */
+  private existing(target: CollectionTarget, id: string): Promise<Document> {
+    return this.found(target, id, (ids) => this.area.store.findById(target.db, target.col, ids, { _id: 1 }));
   }
 
   /**

@@ -335,22 +335,12 @@ export class DocumentStore {
     }
   }
 
-  /**
-   * The first record whose `_id` equals one of `ids`, tried in order: one equality per id, so each
-   * lookup is a point query on the `_id` index. A `$in` over them would be one query, but engines
-   * such as FerretDB/DocumentDB plan it as a scan.
-   */
+  /** The first record whose `_id` equals one of `ids` (see firstById), decoded with typed numbers. */
   findById(db: string, col: string, ids: readonly unknown[], projection?: Document): Promise<Document | null> {
-    const collection = this.collection(db, col);
-    return this.deadline(async (signal) => {
-      for (const id of ids) {
-        const doc = await typedRead(() =>
-          collection.findOne(byId(id), { ...TYPED_NUMBERS, signal, ...(projection === undefined ? {} : { projection }) }),
-        );
-        if (doc !== null) return doc;
-      }
-      return null;
-    });
+    const options = projection === undefined ? TYPED_NUMBERS : { ...TYPED_NUMBERS, projection };
+    return this.firstById(db, col, ids, (collection, filter, signal) =>
+      typedRead(() => collection.findOne(filter, { ...options, signal })),
+    );
   }
 
   /**
@@ -359,12 +349,29 @@ export class DocumentStore {
    * typed numbers would.
    */
   findRecordById(db: string, col: string, ids: readonly unknown[]): Promise<BsonRecord<Document> | null> {
+    return this.firstById(db, col, ids, async (collection, filter, signal) => {
+      // `raw` makes the driver answer the record's BSON (a Buffer) instead of decoding it.
+      const bytes = (await collection.findOne(filter, { ...RAW_RECORDS, signal })) as Uint8Array | null;
+      return bytes === null ? null : new BsonRecord(bytes, this.readerOf(collection));
+    });
+  }
+
+  /**
+   * The first record whose `_id` equals one of `ids`, tried in order: one equality per id, so each
+   * lookup is a point query on the `_id` index. A `$in` over them would be one query, but engines
+   * such as FerretDB/DocumentDB plan it as a scan.
+   */
+  private firstById<T>(
+    db: string,
+    col: string,
+    ids: readonly unknown[],
+    findOne: (collection: Collection<Document>, filter: Document, signal: AbortSignal) => Promise<T | null>,
+  ): Promise<T | null> {
     const collection = this.collection(db, col);
     return this.deadline(async (signal) => {
       for (const id of ids) {
-        // `raw` makes the driver answer the record's BSON (a Buffer) instead of decoding it.
-        const bytes = (await collection.findOne(byId(id), { ...RAW_RECORDS, signal })) as Uint8Array | null;
-        if (bytes !== null) return new BsonRecord(bytes, this.readerOf(collection));
+        const found = await findOne(collection, byId(id), signal);
+        if (found !== null) return found;
       }
       return null;
     });

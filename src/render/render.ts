@@ -47,10 +47,11 @@ function startResponse(sink: ResponseSink, format: Format, status: number): void
 /**
  * Renders a complete value in one piece. The value goes through toPlainValue first (a no-op on
  * plain JSON) so that every format renders the same tree, even if a BSON value slipped through.
+ * The one exception is a record still in its bytes answered as JSON: its JSON is written from
+ * the bytes, the same text without the objects.
  */
 export function renderValue(sink: ResponseSink, format: Format, status: number, value: unknown, ctx: RenderContext): void {
   const writer = documentWriterFor(format, status, ctx);
-  // A record still in its bytes goes to JSON as JSON written from them (the same text).
   const json = format === 'json' && value instanceof BsonRecord ? wholeRecordJson(value) : undefined;
   const body = json ?? writer.whole(toPlainValue(value));
   startResponse(sink, format, status);
