@@ -45,10 +45,15 @@ export class BsonRecord<T = unknown> {
     return this.reader.writeJson?.(this.bytes, target, offset) ?? -1;
   }
 
-  /** The JSON that writeJson writes, as text (undefined for -1). */
-  json(): string | undefined {
+  /** The JSON that writeJson writes, as UTF-8 bytes (undefined for -1). */
+  jsonBytes(): Buffer | undefined {
     const target = Buffer.allocUnsafe(maxJsonBytes(this.bytes.length));
     const end = this.writeJson(target, 0);
-    return end < 0 ? undefined : target.toString('utf8', 0, end);
+    return end < 0 ? undefined : target.subarray(0, end);
+  }
+
+  /** The JSON that writeJson writes, as text (undefined for -1). */
+  json(): string | undefined {
+    return this.jsonBytes()?.toString('utf8');
   }
 }

@@ -52,17 +52,10 @@ function startResponse(sink: ResponseSink, format: Format, status: number): void
  */
 export function renderValue(sink: ResponseSink, format: Format, status: number, value: unknown, ctx: RenderContext): void {
   const writer = documentWriterFor(format, status, ctx);
-  const json = format === 'json' && value instanceof BsonRecord ? wholeRecordJson(value) : undefined;
+  const json = format === 'json' && value instanceof BsonRecord ? value.jsonBytes() : undefined;
   const body = json ?? writer.whole(toPlainValue(value));
   startResponse(sink, format, status);
   sink.end(body);
-}
-
-/** The record's JSON as bytes, or undefined where only its decoder can say (see BsonRecord.writeJson). */
-function wholeRecordJson(record: BsonRecord): Buffer | undefined {
-  const target = Buffer.allocUnsafe(maxJsonBytes(record.bytes.length));
-  const end = record.writeJson(target, 0);
-  return end < 0 ? undefined : target.subarray(0, end);
 }
 
 /**
