@@ -1,0 +1,95 @@
+/**
+ * The end of `npm test`'s output: one line per vitest process saying how it ended, then every
+ * failed test with the start of its failure message. The test command runs two vitest processes
+ * side by side and prints each one's output as a block; a log viewer that keeps only the end of
+ * a long output would otherwise show the block that passed and cut off the one that failed.
+ *
+ * Usage: tsx test/support/failure-digest.ts <name> <vitest json report> [<name> <report> ...]
+ */
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The parts of vitest's JSON report (`--reporter=json`) the digest reads. */
+export interface VitestJsonReport {
+  numTotalTests: number;
+  numFailedTests: number;
+  numPassedTests: number;
+  success: boolean;
+  testResults: Array<{
+    name: string;
+    status: string;
+    message: string;
+    assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] | null }>;
+  }>;
+}
+
+export interface GroupOutcome {
+  name: string;
+  /** Undefined when the process wrote no report (it crashed, or was killed, before the end). */
+  report: VitestJsonReport | undefined;
+}
+
+/** Lines of one failure message kept in the digest: the assertion and the first frames. */
+const MESSAGE_LINES = 25;
+
+/** Stack frames of the test runner and of Node itself say nothing about the failure. */
+const RUNNER_FRAME = /^\s+at (.*node_modules\/|.*node:internal\/|new Promise \(<anonymous>\))/;
+
+const clip = (message: string): string => {
+  const lines = message
+    .trimEnd()
+    .split('\n')
+    .filter((line) => !RUNNER_FRAME.test(line));
+  const kept = lines.slice(0, MESSAGE_LINES).map((line) => `      ${line}`);
+  if (lines.length > MESSAGE_LINES) kept.push(`      … (${lines.length - MESSAGE_LINES} more lines above in this group's output)`);
+  return kept.join('\n');
+};
+
+export function formatDigest(groups: GroupOutcome[], root: string): string {
+  const out: string[] = ['', '==== test digest ===='];
+  for (const group of groups) {
+    const { report } = group;
+    if (report === undefined) {
+      out.push(`${group.name}: FAILED: it wrote no report (it stopped before its end: see its output above)`);
+      continue;
+    }
+    const failedFiles = report.testResults.filter((file) => file.status !== 'passed');
+    out.push(
+      `${group.name}: ${report.success ? 'passed' : 'FAILED'}: ${report.numPassedTests} of ${report.numTotalTests} tests passed, ` +
+        `${report.numFailedTests} failed; ${failedFiles.length} of ${report.testResults.length} files failed`,
+    );
+    for (const file of failedFiles) {
+      out.push(`  FAILED ${relative(root, file.name)}`);
+      const failedTests = file.assertionResults.filter((test) => test.status === 'failed');
+      // A file can fail with no failed test: an error in a hook or at load is the file's message.
+      if (failedTests.length === 0 && file.message !== '') out.push(clip(file.message));
+      for (const test of failedTests) {
+        out.push(`    ✗ ${test.fullName}`);
+        for (const message of test.failureMessages ?? []) out.push(clip(message));
+      }
+    }
+    if (!report.success && report.numFailedTests === 0 && failedFiles.length === 0) {
+      out.push('  no test failed, yet the run did not succeed (an error outside the tests: see its output above)');
+    }
+  }
+  return out.join('\n');
+}
+
+function readReport(file: string): VitestJsonReport | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as VitestJsonReport;
+  } catch {
+    return undefined;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // Arguments come in pairs: a group's name and its report file.
+  const args = process.argv.slice(2);
+  const groups: GroupOutcome[] = [];
+  for (let i = 0; i + 1 < args.length; i += 2) {
+    groups.push({ name: args[i] as string, report: readReport(args[i + 1] as string) });
+  }
+  console.log(formatDigest(groups, process.cwd()));
+}
