@@ -182,6 +182,30 @@ const engineLogs = (): string =>
     .map((file) => logTail(file))
     .join('\n');
 
+/**
+ * What the API's driver clients make of each engine: the server's state and last error, and its
+ * connection pool's counts. Read from driver internals, for a failure message only: it tells a
+ * client that gave up reconnecting from a pool whose connections were never given back.
+ */
+function driverState(): string {
+  const clients = { 'main engine': app.ctx.mongo, 'private store': app.ctx.serviceDb.client };
+  return Object.entries(clients)
+    .map(([name, client]) => {
+      const servers = (client as unknown as { topology?: { s?: { servers?: Map<string, any> } } }).topology?.s?.servers;
+      const described = [...(servers?.values() ?? [])].map((server) => {
+        const pool = server.pool;
+        return (
+          `${server.description?.address}: ${server.description?.type}` +
+          `${server.description?.error ? ` (${String(server.description.error.message).slice(0, 200)})` : ''}; ` +
+          `pool ${pool?.poolState}, ${pool?.totalConnectionCount} connections, ${pool?.availableConnectionCount} available, ` +
+          `${pool?.pendingConnectionCount} pending, ${pool?.currentCheckedOutCount} checked out, ${pool?.waitQueueSize} waiting`
+        );
+      });
+      return `${name} client: ${described.join(' | ') || 'no servers'}`;
+    })
+    .join('\n');
+}
+
 /** Every user's token is served again once the engine is back: no look-up stays stuck. */
 async function everyTokenServed(after: string): Promise<void> {
   for (const username of USERS) {
@@ -197,7 +221,7 @@ async function everyTokenServed(after: string): Promise<void> {
         return r?.status === 200 ? r : undefined;
       },
       60_000,
-      () => `${username}'s token to be served again after ${after} (last answer: ${last})\n${engineLogs()}`,
+      () => `${username}'s token to be served again after ${after} (last answer: ${last})\n${driverState()}\n${engineLogs()}`,
       500,
     );
   }
