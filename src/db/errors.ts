@@ -5,6 +5,7 @@
  * the one place that turns a kind into a status code.
  */
 import {
+  MongoDriverError,
   MongoNetworkError,
   MongoServerError,
   MongoServerSelectionError,
@@ -180,6 +181,16 @@ function isSocketEnded(err: unknown): boolean {
   );
 }
 
+/**
+ * The driver's error for an operation that waited longer than the wait-queue limit for a pooled
+ * connection: every connection is held by an operation the engine has not answered, and new
+ * ones are not completing (an engine that stopped answering, or one overloaded). The driver
+ * does not export its class, hence the name.
+ */
+function isConnectionWaitTimeout(err: unknown): boolean {
+  return err instanceof MongoDriverError && err.name === 'MongoWaitQueueTimeoutError';
+}
+
 export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
   if (err instanceof DatabaseError) return err;
   if (isStorageFull(err)) return storageFull();
@@ -200,6 +211,9 @@ export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
     // a server-side failure is seen and fixed rather than blamed on the request.
   }
   if (isSocketEnded(err)) return databaseUnavailable();
+  if (isConnectionWaitTimeout(err)) {
+    return databaseUnavailable('The database is not answering: no connection to it came free in time. Try again shortly.');
+  }
   if (
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { MongoServerError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { DatabaseError, classifyDatabaseError, queryTimeout, storageFull, type DatabaseErrorKind } from '../../../src/db/errors.js';
@@ -32,6 +33,18 @@ describe('database errors as HTTP answers', () => {
       code: 'database_storage_full',
       detail: { inserted_count: 2 },
     });
+  });
+});
+
+// The driver raises it but neither exports nor declares it at its entry point.
+const { WaitQueueTimeoutError } = createRequire(import.meta.url)('mongodb/lib/cmap/errors.js') as {
+  WaitQueueTimeoutError: new (message: string, address: string) => Error;
+};
+
+describe('driver errors sorted into kinds', () => {
+  it('reads a connection that never came free from the pool as the database being unavailable', () => {
+    const err = new WaitQueueTimeoutError('Timed out while checking out a connection from connection pool', 'localhost:27017');
+    expect(classifyDatabaseError(err)).toMatchObject({ kind: 'unavailable', code: 'database_unavailable' });
   });
 });
 
