@@ -277,7 +277,7 @@ describe('requests in flight when an engine stops answering', () => {
       const engine = engines().find((e) => e.name === name) as Engine;
       await sleep(ACCOUNT_CACHE_PAST_MS);
       // Stopped as a request's command leaves for it (on the main engine, the batch insert's):
-      // that command is under way, faults.
+      // that command is under way, unanswered.
       const leaving =
         name === 'main engine'
           ? commandLeaving(app.ctx.mongo, (e) => e.commandName === 'insert' && e.command.documents?.length === BATCH_RECORDS)
