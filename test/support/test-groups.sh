@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the test projects as two vitest processes side by side: the `installations` files one at
-# a time, and the projects named by $2 (`!installations` for everything else). Each process's
-# output is printed as one block, and a digest of every failure of both comes last, so that the
-# end of the output (all a CI log may keep) names whatever failed.
+# a time, and the projects named by $2 (`!installations` for everything else). The second
+# group's output is shown as it comes; the installations' output follows as one block once both
+# have ended; and a digest of every failure of both comes last, so that the end of the output
+# (all a CI log may keep) names whatever failed.
 # Usage: test-groups.sh <name of the second group> <its vitest --project filter>
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -12,14 +13,24 @@ projects="$2"
 reports="$repo_root/.cache/test-reports"
 rm -rf "$reports"
 mkdir -p "$reports"
+vitest="$repo_root/node_modules/.bin/vitest"
 
-json_report() { echo "--reporter=default --reporter=json --outputFile.json=$reports/$1.json"; }
+json_report() { printf '%s\n' --reporter=default --reporter=json "--outputFile.json=$reports/$1.json"; }
+mapfile -t installations_report < <(json_report installations)
+mapfile -t group_report < <(json_report "$group")
 
-status=0
-npx concurrently --group --names "installations,$group" \
-  "vitest run --project installations --maxWorkers=1 $(json_report installations)" \
-  "vitest run --project '$projects' $(json_report "$group")" || status=$?
+"$vitest" run --project installations --maxWorkers=1 "${installations_report[@]}" >"$reports/installations.log" 2>&1 &
+installations_pid=$!
+# Stopping the test command stops the installations run too (it starts and kills engines of its own).
+trap 'kill "$installations_pid" 2>/dev/null' EXIT INT TERM
 
-npx tsx test/support/failure-digest.ts installations "$reports/installations.json" "$group" "$reports/$group.json"
-echo "npm test: exit code $status"
-exit "$status"
+group_status=0
+"$vitest" run --project "$projects" "${group_report[@]}" 2>&1 | sed -u "s/^/[$group] /" || group_status=$?
+installations_status=0
+wait "$installations_pid" || installations_status=$?
+trap - EXIT INT TERM
+sed "s/^/[installations] /" "$reports/installations.log"
+echo "[installations] exited with code $installations_status; [$group] exited with code $group_status"
+
+"$repo_root/node_modules/.bin/tsx" test/support/failure-digest.ts installations "$reports/installations.json" "$group" "$reports/$group.json"
+if ((installations_status != 0 || group_status != 0)); then exit 1; fi
