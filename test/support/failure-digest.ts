@@ -1,8 +1,8 @@
 /**
  * The end of `npm test`'s output: one line per vitest process saying how it ended, then every
  * failed test with the start of its failure message. The test command runs two vitest processes
- * side by side and prints each one's output as a block; a log viewer that keeps only the end of
- * a long output would otherwise show the block that passed and cut off the one that failed.
+ * side by side and prints their outputs one after the other; a log viewer that keeps only the
+ * end of a long output would otherwise show the one that passed and cut off the one that failed.
  *
  * Usage: tsx test/support/failure-digest.ts <name> <vitest json report> [<name> <report> ...]
  */
