@@ -5,7 +5,7 @@
  * machines have (Debian packages no MongoDB server). Either way, the health check is a real driver
  * connection with the client certificate that authenticates and runs `ping`.
  */
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { MongoClient, MongoServerError } from 'mongodb';
 import { freePort, waitForPort } from './ports.js';
 import { startPostgres, type PostgresHandle, type RoleLogin } from './postgres.js';
 import { findExecutable, retryUntilReady, spawnManaged, startupError, type ManagedProcess, type ServerHandle } from './processes.js';
+import { assertTraversable, commandAs, groupId, handOver, handOverTree, type RunAs } from './service-user.js';
 
 export type MongoWireKind = 'mongod' | 'ferretdb';
 
@@ -239,7 +240,46 @@ async function startFerretDbStorage(dir: string, o: StorageOptions): Promise<Fer
   });
   const urlFile = join(dir, 'state', 'postgresql-url');
   await writeFile(urlFile, `${postgres.url}\n`, { mode: 0o600 });
+  // FerretDB runs as the cluster's OS user (the only one its peer map admits): its state is theirs.
+  // An earlier version ran it as root: its files there become this user's too.
+  await handOverTree(postgres.runAs, join(dir, 'state'));
+  await handOver(postgres.runAs, [urlFile]);
   return { postgres, urlFile };
+}
+
+/**
+ * FerretDB as the cluster's OS user, with that user's environment. The binary may lie in a
+ * checkout that user cannot enter: say so plainly rather than with setpriv's "permission denied".
+ */
+async function spawnFrontEnd(
+  storage: FerretDbStorage,
+  command: string,
+  args: string[],
+  logFile: string,
+  cwd: string,
+): Promise<ManagedProcess> {
+  const { runAs } = storage.postgres;
+  await assertTraversable(runAs, command, runAs.env.USER ?? 'the database');
+  const [program, programArgs] = commandAs(runAs, command, args);
+  return spawnManaged(program, programArgs, { logFile, cwd, env: { ...process.env, ...runAs.env } });
+}
+
+/**
+ * The TLS files FerretDB reads, as copies its OS user owns (0600, in its 0700 state directory),
+ * rewritten at every start so that a rotation takes effect on restart: the originals stay
+ * readable by root only. Unchanged paths when no other user is involved.
+ */
+async function frontEndTlsFiles(runAs: RunAs, dir: string, o: MongoWireOptions): Promise<MongoWireOptions> {
+  if (!runAs.owner) return o;
+  const tlsDir = join(dir, 'state', 'tls');
+  await mkdir(tlsDir, { recursive: true, mode: 0o700 });
+  const copies = { certFile: join(tlsDir, 'server.pem'), keyFile: join(tlsDir, 'server.key'), clientCaFile: join(tlsDir, 'client-ca.pem') };
+  await copyFile(o.certFile, copies.certFile);
+  await copyFile(o.keyFile, copies.keyFile);
+  await copyFile(o.clientCaFile ?? o.caFile, copies.clientCaFile);
+  await Promise.all(Object.values(copies).map((file) => chmod(file, 0o600)));
+  await handOver(runAs, [tlsDir, ...Object.values(copies)]);
+  return { ...o, ...copies };
 }
 
 const LOG_ERRORS = /level=(ERROR|FATAL|DPANIC|PANIC)|"s":"[EF]"|^panic:/;
@@ -276,9 +316,9 @@ export async function startMongoWire(opts: MongoWireOptions): Promise<MongoWireH
         log: opts.log,
         ttlIntervalSeconds: opts.ttlIntervalSeconds,
       });
-      args = ferretDbArgs(opts, port, dir, storage.urlFile);
+      args = ferretDbArgs(await frontEndTlsFiles(storage.postgres.runAs, dir, opts), port, dir, storage.urlFile);
     }
-    server = await spawnManaged(command, args, { logFile, cwd: dir });
+    server = storage ? await spawnFrontEnd(storage, command, args, logFile, dir) : await spawnManaged(command, args, { logFile, cwd: dir });
     const stopped = storage ? AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]) : server.exitSignal;
     await waitForPort('127.0.0.1', port, timeoutMs, { signal: stopped });
     if (kind === 'mongod') await ensureMongodUser(opts, port);
@@ -322,6 +362,11 @@ export interface PrivateFerretDbOptions {
   startTimeoutMs?: number;
   /** Told what was killed of a dead earlier instance of its PostgreSQL cluster. */
   log?: (message: string) => void;
+  /**
+   * The OS group whose members may open the socket (the API's user), when started as root;
+   * otherwise only the server's own OS user and root can.
+   */
+  clientGroup?: string;
 }
 
 /**
@@ -341,7 +386,8 @@ export function privateSocketPath(dir: string): string {
  * FerretDB has no authorization (every login may read and write everything, see the header of
  * src/installation/database-users.ts) and its logins are the roles of its cluster; a cluster of
  * its own is what keeps the logins made on another engine from authenticating here at all.
- * Plaintext on the socket: only this user (and root) can open it, and nothing crosses a network.
+ * Plaintext on the socket: only this user, the members of `clientGroup` (and root) can open it,
+ * and nothing crosses a network.
  */
 export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promise<MongoWireHandle> {
   const { command } = chooseServer('ferretdb');
@@ -369,6 +415,8 @@ export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promis
   };
   try {
     storage = await startFerretDbStorage(dir, { timeoutMs, logins: [user], serviceUser: PRIVATE_STORE_OS_USER, log: opts.log });
+    const clientGid = opts.clientGroup === undefined ? undefined : await groupId(opts.clientGroup);
+    await socketDirFor(storage.postgres.runAs, dirname(socket), clientGid);
     const args = [
       `--postgresql-url-file=${storage.urlFile}`,
       `--state-dir=${join(dir, 'state')}`,
@@ -380,14 +428,31 @@ export async function startPrivateFerretDb(opts: PrivateFerretDbOptions): Promis
       '--log-level=info',
       '--log-format=text',
     ];
-    server = await spawnManaged(command, args, { logFile, cwd: dir });
+    server = await spawnFrontEnd(storage, command, args, logFile, dir);
     const stopped = AbortSignal.any([server.exitSignal, storageExitSignal(storage.postgres)]);
     await retryUntilReady(() => pingWithCredentials(endpoint, user), { started, timeoutMs, stopped });
+    if (clientGid !== undefined) await openSocketTo(socket, clientGid);
   } catch (err) {
     await stopServer().catch(() => undefined);
     throw await startupError(`ferretdb on ${socket}`, err, logFile, LOG_ERRORS);
   }
   return handle('ferretdb', server as ManagedProcess, storage, 0, unixSocketUri(socket), logFile, stopServer);
+}
+
+/**
+ * The socket's directory: the server's OS user makes the socket there; members of the client
+ * group may pass through to it (0710), nobody else may enter.
+ */
+async function socketDirFor(runAs: RunAs, dir: string, clientGid: number | undefined): Promise<void> {
+  if (!runAs.owner) return;
+  await chown(dir, runAs.owner.uid, clientGid ?? runAs.owner.gid);
+  await chmod(dir, clientGid === undefined ? 0o700 : 0o710);
+}
+
+/** Lets the client group connect: a Unix socket is opened with write permission on its file. */
+async function openSocketTo(socket: string, clientGid: number): Promise<void> {
+  await chown(socket, -1, clientGid);
+  await chmod(socket, 0o660);
 }
 
 function storageExitSignal(storage: PostgresHandle): AbortSignal {

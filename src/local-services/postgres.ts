@@ -5,11 +5,12 @@
  *
  * Reachable only through a Unix socket in a 0700 directory (only the cluster's own OS user and
  * root can enter it) and no TCP listener at all: a password learnt or set through the front end
- * never gives SQL to anyone on the host. On that socket the bootstrap superuser logs in by peer
- * authentication as the cluster's own OS user only (set-up, and DocumentDB's background jobs
- * connecting back), the front end's role likewise as the OS user that runs the front end; no
- * other role logs in to the cluster at all, and nothing is trusted. As root, the cluster
- * runs as a system user (by default `postgres` of Debian's package), as PostgreSQL insists.
+ * never gives SQL to anyone on the host. On that socket the bootstrap superuser and the front end's
+ * role log in by peer authentication as the cluster's own OS user only (set-up, DocumentDB's
+ * background jobs connecting back, and the front end, which runs as that user too); no other role
+ * logs in to the cluster at all, no other OS user is mapped to a role (root included), and
+ * nothing is trusted. As root, the cluster runs as a system user (by default `postgres` of
+ * Debian's package), as PostgreSQL insists.
  *
  * The front end's roles (FerretDB's own, and the logins of its clients) are ordinary roles, never
  * superusers and unable to create or alter roles, and DocumentDB's user management through the
@@ -27,7 +28,7 @@ import { killAndWait, processesWorkingIn } from './leftover-processes.js';
 import { freePort } from './ports.js';
 import { spawnManaged, startupError, type ExitStatus, type ManagedProcess, type ServerHandle } from './processes.js';
 import { userInfo } from 'node:os';
-import { assertTraversable, commandAs, ensureSystemUser, handOver, handOverTree, runAsServiceUser } from './service-user.js';
+import { assertTraversable, commandAs, ensureSystemUser, handOver, handOverTree, runAsServiceUser, type RunAs } from './service-user.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -44,8 +45,9 @@ export interface PostgresOptions {
   port?: number;
   /**
    * The database front end's (FerretDB's) own role. It has no password: it logs in by peer
-   * authentication as the OS user that starts the cluster (who runs the front end too), so no
-   * client of the front end can log in as it or learn a password that opens the cluster.
+   * authentication as the cluster's OS user (who runs the front end too, see `runAs` of the
+   * handle), so no client of the front end can log in as it or learn a password that opens the
+   * cluster.
    */
   role: string;
   /** The front end's client logins, created or given these passwords (others are left alone). */
@@ -77,6 +79,8 @@ export interface PostgresHandle extends ServerHandle {
   /** postgres://role@/postgres?host=<socket dir>&port=<port>: the front end's URL. */
   url: string;
   socketDir: string;
+  /** How to run a program as the cluster's OS user: the front end runs so, to log in by peer authentication. */
+  runAs: RunAs;
 }
 
 /** DocumentDB's role for the gateway's users: the data commands, no role management. */
@@ -150,13 +154,13 @@ function hbaConf(role: string): string {
 }
 
 /**
- * The peer map: the cluster's OS user is the bootstrap superuser and may be the front end's role
- * (DocumentDB's background work connects back as the role that asked for it); the OS user that
- * starts the cluster, and with it the front end, is the front end's role.
+ * The peer map: the cluster's OS user is the bootstrap superuser and the front end's role (the
+ * front end runs as that user, and DocumentDB's background work connects back as the role that
+ * asked for it). Nobody else: not root, not the OS user of the process that started the cluster,
+ * so that a service running as another user on this host has no road into the cluster's SQL.
  */
-function identConf(clusterUser: string, frontEndUser: string, role: string): string {
-  const lines = new Set([`${clusterUser} ${BOOTSTRAP_ROLE}`, `${clusterUser} ${role}`, `${frontEndUser} ${role}`]);
-  return `${[...lines].map((line) => `${PEER_MAP} ${line}`).join('\n')}\n`;
+export function identConf(clusterUser: string, role: string): string {
+  return `${[`${clusterUser} ${BOOTSTRAP_ROLE}`, `${clusterUser} ${role}`].map((line) => `${PEER_MAP} ${line}`).join('\n')}\n`;
 }
 
 /**
@@ -253,8 +257,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   const serviceUser = opts.serviceUser ?? DEFAULT_SERVICE_USER;
   if (serviceUser !== DEFAULT_SERVICE_USER) await ensureSystemUser(serviceUser);
   const runAs = await runAsServiceUser(serviceUser, 'postgresql-15');
-  const frontEndUser = userInfo().username;
-  const clusterUser = runAs.owner ? serviceUser : frontEndUser;
+  const clusterUser = runAs.owner ? serviceUser : userInfo().username;
   const dir = resolve(opts.dir);
   const dataDir = join(dir, 'data');
   const socketDir = join(dir, 'socket');
@@ -299,7 +302,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
   if (!mainConf.includes(INCLUDE_LINE)) await appendFile(join(dataDir, 'postgresql.conf'), `\n${INCLUDE_LINE}\n`);
   await writeFile(join(dataDir, 'cybercom.conf'), clusterConf(port, socketDir), { mode: 0o600 });
   await writeFile(join(dataDir, 'pg_hba.conf'), hbaConf(opts.role), { mode: 0o600 });
-  await writeFile(join(dataDir, 'pg_ident.conf'), identConf(clusterUser, frontEndUser, opts.role), { mode: 0o600 });
+  await writeFile(join(dataDir, 'pg_ident.conf'), identConf(clusterUser, opts.role), { mode: 0o600 });
   await handOver(
     runAs,
     ['cybercom.conf', 'pg_hba.conf', 'pg_ident.conf'].map((name) => join(dataDir, name)),
@@ -370,6 +373,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresHand
     port,
     logFile,
     socketDir,
+    runAs,
     url: `postgres://${encodeURIComponent(opts.role)}@/postgres?${new URLSearchParams({ host: socketDir, port: String(port) }).toString()}`,
     exited: ended as Promise<ExitStatus>,
     stop: () => (stopping ??= stopCluster()),

@@ -28,6 +28,14 @@ async function systemUser(name: string, installedBy: string): Promise<{ uid: num
   return { uid: Number(uid), gid: Number(gid), home };
 }
 
+/** The numeric id of an OS group. */
+export async function groupId(name: string): Promise<number> {
+  const { stdout } = await execFileAsync('getent', ['group', name]).catch(() => ({ stdout: '' }));
+  const gid = stdout.trim().split(':')[2];
+  if (!gid) throw new Error(`no ${name} group`);
+  return Number(gid);
+}
+
 /** How to run a command as `user` (a system user created by the package `installedBy`). */
 export async function runAsServiceUser(user: string, installedBy: string): Promise<RunAs> {
   if (process.getuid?.() !== 0) return { prefix: [], env: {} };

@@ -14,6 +14,7 @@ import { startMongoWire, startPrivateFerretDb, type MongoWireHandle, type MongoW
 import { waitForPortFree } from '../../local-services/ports.js';
 import { spawnManaged, type ExitStatus } from '../../local-services/processes.js';
 import { startRabbitMq } from '../../local-services/rabbitmq.js';
+import { assertTraversable, commandAs } from '../../local-services/service-user.js';
 import { certificatePaths } from '../certificates.js';
 import { legacyMigrationPending } from '../database-migration.js';
 import { ensureDatabaseUsers } from '../database-users.js';
@@ -23,6 +24,7 @@ import { loadInstallConfig, type InstallConfig } from '../install-config.js';
 import { hasPrivateStore, hostPrivateMongoClient, moveServiceData, privateStoreLogin } from '../private-store.js';
 import { installLayout, type InstallLayout } from '../layout.js';
 import { ACCOUNTS, loadSecrets, type Secrets } from '../secrets.js';
+import { prepareServiceAccounts, SERVICE_USERS, type NodeService, type ServiceAccount } from '../service-accounts.js';
 import { baseEnvironment, cliCommand } from './node-command.js';
 import { apiExecArgv, apiProcessEnv } from '../../config/api-memory.js';
 import {
@@ -131,6 +133,8 @@ function databaseService(layout: InstallLayout, config: InstallConfig, secrets: 
 async function startPrivateStore(layout: InstallLayout, secrets: Secrets, main: MongoClient): Promise<MongoWireHandle> {
   const store = await startPrivateFerretDb({
     dir: layout.privateDatabaseDir,
+    // The API's user may open its socket; the worker's may not.
+    clientGroup: process.getuid?.() === 0 ? SERVICE_USERS.api : undefined,
     ...privateStoreLogin(secrets),
     log: (message) => process.stderr.write(`${new Date().toISOString()} private database: ${message}\n`),
   });
@@ -187,7 +191,14 @@ function brokerService(layout: InstallLayout, config: InstallConfig, secrets: Se
   };
 }
 
-function nodeService(name: 'api' | 'worker', layout: InstallLayout, envFile: string, args: string[], port?: number): ServiceDefinition {
+function nodeService(
+  name: NodeService,
+  layout: InstallLayout,
+  account: ServiceAccount,
+  envFile: string,
+  args: string[],
+  port?: number,
+): ServiceDefinition {
   const logFile = join(layout.logsDir, `${name}.log`);
   return {
     name,
@@ -198,10 +209,13 @@ function nodeService(name: 'api' | 'worker', layout: InstallLayout, envFile: str
       // The API runs with its memory settings also as a single process (API_PROCESSES=1).
       const fullArgs = name === 'api' ? [...apiExecArgv([]), ...cliArgs] : cliArgs;
       const memoryEnv = name === 'api' ? apiProcessEnv({}) : {};
-      const child = await spawnManaged(command, fullArgs, {
+      // As the service's own OS user (see service-accounts.ts), which must be able to reach the checkout.
+      await assertTraversable(account.runAs, cliArgs[0] ?? cwd, SERVICE_USERS[name]);
+      const [program, programArgs] = commandAs(account.runAs, command, fullArgs);
+      const child = await spawnManaged(program, programArgs, {
         logFile,
         cwd,
-        env: baseEnvironment({ ENV_FILE: envFile, NODE_ENV: 'production', ...memoryEnv }),
+        env: baseEnvironment({ ENV_FILE: envFile, NODE_ENV: 'production', ...memoryEnv, ...account.runAs.env, ...account.env }),
       });
       return { pid: child.pid, exited: child.exited, stop: async () => void (await child.terminate(name === 'worker' ? 35_000 : 10_000)) };
     },
@@ -386,11 +400,12 @@ export async function runLocalSupervisor(root: string): Promise<number> {
   await mkdir(layout.dataDir, { recursive: true, mode: 0o755 });
   await chmod(layout.dataDir, 0o755);
   await Promise.all([layout.logsDir, layout.runDir].map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
+  const accounts = await prepareServiceAccounts(layout, config);
   const supervisor = new LocalSupervisor(layout, [
     databaseService(layout, config, secrets),
     brokerService(layout, config, secrets),
-    { ...nodeService('api', layout, layout.serviceEnvFile, ['serve'], apiListenPort(config)), after: ['database', 'broker'] },
-    { ...nodeService('worker', layout, layout.workerEnvFile, ['worker']), after: ['api'] },
+    { ...nodeService('api', layout, accounts.api, layout.serviceEnvFile, ['serve'], apiListenPort(config)), after: ['database', 'broker'] },
+    { ...nodeService('worker', layout, accounts.worker, layout.workerEnvFile, ['worker']), after: ['api'] },
   ]);
   const onSignal = (): void => void supervisor.stop();
   // SIGUSR2 (what `local stop` sends) stops in order: worker, API, broker, database. SIGTERM and

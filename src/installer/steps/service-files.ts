@@ -9,7 +9,7 @@ export const serviceFiles: Step = {
   id: 'service-files',
   title: 'Per-service key files',
   phase: 'apply',
-  skip: (ctx) => (ctx.config.runtime !== 'compose' ? 'local runtime reads certs/ directly' : undefined),
+  skip: (ctx) => (ctx.config.runtime !== 'compose' ? 'local runtime: each service is granted its own files in place at start' : undefined),
   async run(ctx: InstallContext) {
     await writeComposeServiceFiles(ctx.layout, ctx.config, ctx.secrets!);
     return 'written';

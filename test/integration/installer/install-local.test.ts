@@ -6,11 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminLogin, call, install, prepareInstall, runTool, type TestInstall } from './support.js';
+import { adminLogin, call, install, prepareInstall, REPO, runTool, type TestInstall } from './support.js';
 
 let target: TestInstall;
 let firstRun: string;
@@ -27,6 +29,79 @@ async function fingerprints(root: string, dirs: string[]): Promise<Record<string
     }
   }
   return result;
+}
+
+/**
+ * A task that tries every road from the worker's process to what only the API or an engine may
+ * reach, and reports for each what happened: `refused (<code>)`, or `OPEN` with what it got.
+ */
+const PROBE_MODULE = `
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { userInfo } from 'node:os';
+import { defineTask } from ${JSON.stringify(join(REPO, 'dist', 'src', 'worker', 'task-definition.js'))};
+
+const outcome = (promise) =>
+  promise.then(
+    (value) => 'OPEN: ' + String(value).slice(0, 80),
+    (err) => 'refused (' + (err.code ?? err.message.split('\\n')[0]) + ')',
+  );
+const psql = (socketDir, port, role) =>
+  new Promise((resolve, reject) =>
+    execFile('/usr/lib/postgresql/15/bin/psql', ['-X', '-w', '-h', socketDir, '-p', String(port), '-U', role, '-d', 'postgres', '-Atc', 'SELECT current_user'],
+      { timeout: 20000 }, (err, stdout, stderr) => (err ? reject(Object.assign(new Error(stderr.trim() || err.message), { code: 'psql exit ' + err.code })) : resolve(stdout))));
+const socket = (path) =>
+  new Promise((resolve, reject) => {
+    const s = connect(path, () => { s.destroy(); resolve('connected'); });
+    s.once('error', reject);
+  });
+
+export const roads = defineTask({
+  name: 'probe.roads',
+  doc: 'Tries the roads out of the worker.',
+  parameters: [],
+  run: async (ctx) => {
+    const k = ctx.kwargs;
+    const results = { user: userInfo().username, ownEnvFile: await outcome(readFile(k.workerEnv, 'utf8')) };
+    for (const [name, cluster] of Object.entries(k.clusters)) {
+      for (const role of ['postgres', 'cybercom_engine']) results['sql ' + name + ' as ' + role] = await outcome(psql(cluster.socketDir, cluster.port, role));
+    }
+    results['private store data'] = await outcome(readdir(k.privateData));
+    results['private store socket'] = await outcome(socket(k.privateSocket));
+    results['secrets.env'] = await outcome(readFile(k.secrets, 'utf8'));
+    results['service.env'] = await outcome(readFile(k.serviceEnv, 'utf8'));
+    results['API key'] = await outcome(readFile(k.apiKey, 'utf8'));
+    results['API environ'] = await outcome(readFile('/proc/' + k.apiPid + '/environ', 'utf8'));
+    return results;
+  },
+});
+`;
+
+interface SupervisorStatusFile {
+  services: Record<string, { pid?: number; state: string }>;
+}
+
+async function supervisorStatus(): Promise<SupervisorStatusFile> {
+  return JSON.parse(await readFile(join(target.dir, 'run', 'supervisor.json'), 'utf8')) as SupervisorStatusFile;
+}
+
+/** Ends the local worker; the supervisor starts it again, reading worker.env afresh. Waits until it runs. */
+async function restartWorker(): Promise<void> {
+  const before = (await supervisorStatus()).services.worker?.pid;
+  if (before !== undefined) process.kill(before, 'SIGTERM');
+  for (let i = 0; i < 240; i += 1) {
+    await sleep(250);
+    const worker = (await supervisorStatus()).services.worker;
+    if (worker?.state === 'running' && worker.pid !== undefined && worker.pid !== before) return;
+  }
+  throw new Error('the local worker did not come back');
+}
+
+/** The port of a local PostgreSQL cluster, from the settings the runtime writes into its data directory. */
+async function clusterPort(clusterDir: string): Promise<number> {
+  const conf = await readFile(join(clusterDir, 'data', 'cybercom.conf'), 'utf8');
+  return Number(/^port = (\d+)$/m.exec(conf)?.[1]);
 }
 
 beforeAll(async () => {
@@ -62,8 +137,9 @@ describe('./installer --yes (local runtime)', () => {
 
   it('writes configuration and keys with private modes', async () => {
     const mode = async (p: string): Promise<number> => (await stat(join(target.dir, p))).mode & 0o777;
-    expect(await mode('config')).toBe(0o700);
-    expect(await mode('certs')).toBe(0o700);
+    // Enterable, not listable: each service reaches the files it owns by name (see below).
+    expect(await mode('config')).toBe(0o711);
+    expect(await mode('certs')).toBe(0o711);
     for (const file of [
       'config/secrets.env',
       'config/service.env',
@@ -143,6 +219,57 @@ describe('./installer --yes (local runtime)', () => {
     expect(result.code, result.output).toBe(0);
     expect(result.stdout).toContain('worker ready');
   });
+
+  it("runs the worker as its own OS user, which reaches no other service's data, secrets or SQL", async () => {
+    const workerEnvFile = join(target.dir, 'config', 'worker.env');
+    const original = await readFile(workerEnvFile, 'utf8');
+    const moduleDir = await mkdtemp(join(tmpdir(), 'cybercom-probe-'));
+    await chmod(moduleDir, 0o755);
+    const modulePath = join(moduleDir, 'probe.mjs');
+    await writeFile(modulePath, PROBE_MODULE, { mode: 0o644 });
+    try {
+      await writeFile(workerEnvFile, original.replace(/^WORKER_TASK_MODULES=(.*)$/m, `WORKER_TASK_MODULES=$1,${modulePath}`));
+      await restartWorker();
+      const data = join(target.dir, 'data');
+      const kwargs = {
+        workerEnv: workerEnvFile,
+        clusters: {
+          main: { socketDir: join(data, 'database', 'postgres', 'socket'), port: await clusterPort(join(data, 'database', 'postgres')) },
+          private: {
+            socketDir: join(data, 'private-database', 'postgres', 'socket'),
+            port: await clusterPort(join(data, 'private-database', 'postgres')),
+          },
+        },
+        privateData: join(data, 'private-database', 'postgres', 'data'),
+        privateSocket: join(data, 'private-database', 'socket', 'ferretdb.sock'),
+        secrets: join(target.dir, 'config', 'secrets.env'),
+        serviceEnv: join(target.dir, 'config', 'service.env'),
+        apiKey: join(target.dir, 'certs', 'api.key'),
+        apiPid: (await supervisorStatus()).services.api?.pid,
+      };
+      const probeBody = { function: 'probe.roads', queue: 'celery', args: [], kwargs };
+      const token = await adminLogin(target.api);
+      let answer = await call(target.api, '/api/queue/run/probe.roads/?wait=60', { method: 'POST', bearer: token, body: probeBody });
+      // The API learns of the restarted worker's tasks from its announcement.
+      for (let i = 0; i < 40 && answer.status === 404; i += 1) {
+        await sleep(500);
+        answer = await call(target.api, '/api/queue/run/probe.roads/?wait=60', { method: 'POST', bearer: token, body: probeBody });
+      }
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.json.status, answer.text).toBe('SUCCESS');
+      const results = answer.json.result as Record<string, string>;
+      expect(results.user).toBe('cybercom-worker');
+      // The probe can read what is the worker's own: its refusals are the permissions', not the probe's.
+      expect(results.ownEnvFile).toMatch(/^OPEN/);
+      const roads = Object.entries(results).filter(([name]) => name !== 'user' && name !== 'ownEnvFile');
+      expect(roads.length).toBe(10);
+      for (const [road, result] of roads) expect(result, road).toMatch(/^refused /);
+    } finally {
+      await writeFile(workerEnvFile, original);
+      await restartWorker();
+      await rm(moduleDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it('re-runs as an upgrade: secrets and certificates byte-identical, data kept, services restarted', async () => {
     const before = await fingerprints(target.dir, ['config', 'certs']);

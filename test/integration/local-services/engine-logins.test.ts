@@ -266,6 +266,41 @@ describe("the private store's cluster", () => {
   });
 });
 
+/** The OS user a process runs as, from /proc. */
+async function processUser(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+}
+
+describe('the OS users each cluster admits', () => {
+  const uid = async (user: string): Promise<number> => Number((await execFileAsync('id', ['-u', user])).stdout.trim());
+
+  it('runs each front end as its cluster’s OS user', async () => {
+    expect(await processUser(main.pid)).toBe(await uid('postgres'));
+    expect(await processUser(store.pid)).toBe(await uid(PRIVATE_STORE_OS_USER));
+  });
+
+  it('maps no other OS user to a role, root included: another service’s process gets no SQL', async () => {
+    for (const engine of ['main', 'private']) {
+      const { socketDir, port } = await clusterAddress(join(root, engine));
+      for (const role of ['postgres', ENGINE_ROLE]) {
+        // Directly as root (this test process), the one user that can enter every socket directory.
+        const attempt = await execFileAsync(
+          join(PG_BIN, 'psql'),
+          ['-X', '-w', '-tA', '-h', socketDir, '-p', port, '-U', role, '-d', 'postgres', '-c', 'SELECT current_user'],
+          { env: { ...process.env, PGCONNECT_TIMEOUT: '10' }, timeout: 30_000 },
+        ).then(
+          ({ stdout }) => `connected as ${stdout.trim()}`,
+          (err: { stderr?: string }) => err.stderr ?? '',
+        );
+        expect(attempt, `${engine} as ${role}`).toMatch(/Peer authentication failed/);
+      }
+      const ident = await readFile(join(root, engine, 'postgres', 'data', 'pg_ident.conf'), 'utf8');
+      expect(ident).not.toMatch(/^\S+ root /m);
+    }
+  });
+});
+
 describe('a private store left by the previous version', () => {
   it('is taken over in place: its files become its own OS user’s, the engine role an ordinary one, nothing trusted', async () => {
     const dir = join(root, 'private');
