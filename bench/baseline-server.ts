@@ -5,6 +5,7 @@
  * _id filter · GET /range?gt=N → the same for {n: {$gt: N}} sorted by n · GET /record?id=<ObjectId>
  * → that one record · GET /all → {count, results} with every record, streamed ·
  * POST /insert (JSON array) → {inserted}
+ * POST /insert-one (one JSON record) → {_id}
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { ObjectId, type Document, type Filter } from 'mongodb';
@@ -57,6 +58,15 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
         if (!ok) await new Promise((r) => res.once('drain', r));
       }
       res.end(']}');
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/insert-one') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const result = await collection.insertOne(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+      res.statusCode = 201;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ _id: result.insertedId }));
       return;
     }
     if (req.method === 'POST' && url.pathname === '/insert') {

@@ -6,16 +6,19 @@
  *   (d) GET one record by its _id (/<db>/<col>/<id>/)
  *   (b) page_size=0 of the whole collection, with the server process's peak RSS
  *   (c) POST of 1,000-record arrays
+ *   (s) POST of one record, at concurrency 1 and at --concurrency, with the engine's
+ *       transactions per request (each command the engine runs is a PostgreSQL transaction)
  * Each beside a baseline measured in the same run: the same query made directly with the
  * mongodb driver in a plain Node http server (bench/baseline-server.ts). At the end, the memory
  * (PSS of every engine process) and disk use of the database engine after the load.
  * Each measured phase stops after --requests or --seconds, whichever comes first. Each phase also
  * prints the CPU milliseconds per request of the API server and of the baseline server.
- * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c"]
+ * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c,s"]
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
@@ -33,7 +36,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     requests: { type: 'string', default: '2000' },
     seconds: { type: 'string', default: '60' },
-    only: { type: 'string', default: "a,r,a',d,b,c" },
+    only: { type: 'string', default: "a,r,a',d,b,c,s" },
   },
 });
 const RECORDS = Number(args.records);
@@ -140,6 +143,36 @@ function engineFootprint(dir: string): string {
     }
   };
   return `Engine after the load: ${pids.length} processes, memory ${(pssKiB / 1024).toFixed(0)} MiB (PSS); disk ${du(dir)} (write-ahead log ${du(`${dir}/postgres/data/pg_wal`)})`;
+}
+
+/**
+ * Transactions the engine's PostgreSQL cluster has committed or rolled back, read as the cluster's
+ * OS user (the one peer login it admits). Its backends report their counts when idle, at the
+ * latest after ten seconds (PostgreSQL's PGSTAT_IDLE_INTERVAL): read after a pause, a difference
+ * counts every command the engine ran in between, background jobs included.
+ */
+async function engineTransactions(engineDir: string): Promise<number> {
+  await sleep(11_000);
+  const cluster = resolve(engineDir, 'postgres');
+  const port = /^port = (\d+)$/m.exec(readFileSync(`${cluster}/data/cybercom.conf`, 'utf8'))?.[1] ?? '';
+  const sql = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'postgres'";
+  const psql = [
+    '/usr/lib/postgresql/15/bin/psql',
+    '-X',
+    '-tA',
+    '-h',
+    `${cluster}/socket`,
+    '-p',
+    port,
+    '-U',
+    'postgres',
+    '-d',
+    'postgres',
+    '-c',
+    sql,
+  ];
+  const command = process.getuid?.() === 0 ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--', ...psql] : psql;
+  return Number(execFileSync(command[0] as string, command.slice(1), { encoding: 'utf8' }).trim());
 }
 
 async function main(): Promise<void> {
@@ -295,6 +328,45 @@ async function main(): Promise<void> {
       results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
       await stop(a.child);
       await stop(b.child);
+    }
+
+    // (s) POST of one record (a sensor posting each reading), with the engine's work per request
+    if (PHASES.has('s')) {
+      const engineDir = resolve('.state/bench/mongo');
+      const a = await startApi();
+      const b = await startBase();
+      const headers = { ...auth, 'content-type': 'application/json' };
+      const viaApi = (i: number): RequestSpec => ({
+        method: 'POST',
+        url: api,
+        headers,
+        body: JSON.stringify({ ...makeRecord(i), single: true }),
+      });
+      const viaBase = (i: number): RequestSpec => ({
+        method: 'POST',
+        url: `${base}/insert-one`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...makeRecord(i), single: true }),
+      });
+      await runLoad(200, CONCURRENCY, viaApi, 201, WARMUP_MS);
+      await runLoad(200, CONCURRENCY, viaBase, 201, WARMUP_MS);
+      for (const concurrency of [1, CONCURRENCY]) {
+        let before = await engineTransactions(engineDir);
+        const cpu = cpuOf(a.child.pid as number);
+        const r = await runLoad(REQUESTS, concurrency, viaApi, 201, BUDGET_MS);
+        const apiMs = cpu(r.requests);
+        const apiTx = ((await engineTransactions(engineDir)) - before) / r.requests;
+        before = await engineTransactions(engineDir);
+        const baseCpu = cpuOf(b.child.pid as number);
+        const rb = await runLoad(REQUESTS, concurrency, viaBase, 201, BUDGET_MS);
+        const baseMs = baseCpu(rb.requests);
+        const baseTx = ((await engineTransactions(engineDir)) - before) / rb.requests;
+        results.push(row(`(s) POST one record, concurrency ${concurrency}`, r, rb), cpuRow(apiMs, baseMs));
+        results.push(`    engine transactions per request: api ${apiTx.toFixed(2)}, baseline ${baseTx.toFixed(2)}`);
+      }
+      await stop(a.child);
+      await stop(b.child);
+      await collection.deleteMany({ single: true });
     }
 
     process.stdout.write(`\nData-store benchmark: ${RECORDS} records, concurrency ${CONCURRENCY}, ${services.mongo.kind} over TLS\n`);

@@ -10,7 +10,7 @@ import type { AuthMethod, Principal } from './principal.js';
 import type { AuthModels, UserRecord } from './models.js';
 import { hashTokenKey } from './api-tokens.js';
 import { hashPassword, needsRehash, verifyPassword } from './passwords.js';
-import { TtlCache } from './ttl-cache.js';
+import { TtlCache } from '../lib/ttl-cache.js';
 import { GrantSet } from './grant-set.js';
 import { credentialsStamp } from './credentials-stamp.js';
 import { InFlight } from '../lib/in-flight.js';

@@ -154,31 +154,27 @@ export class DocumentService {
     return this.found(target, id, (ids) => this.area.store.findRecordById(target.db, target.col, ids));
   }
 
-  /** Replaces the record `id` names by `record` (which keeps its `_id`), and answers the record as stored. */
+  /**
+   * Replaces the record `id` names by `record` (which keeps its `_id`), and answers the record as
+   * stored. Each of these writes by id is one operation when the record exists.
+   */
   async replace(target: CollectionTarget, id: string, record: unknown): Promise<Document> {
     const doc = assertStorableRecord(record, 'The record');
-    const existing = await this.existing(target, id);
-    const replacement = replacementFor(doc, existing._id);
-    await this.area.store.replaceById(target.db, target.col, existing._id, replacement);
-    return { _id: existing._id, ...replacement };
+    // Which _id the record turns out to have does not change the replacement (the check compares text).
+    const replacement = replacementFor(doc, id);
+    const replaced = await this.found(target, id, (ids) => this.area.store.replaceFirstById(target.db, target.col, ids, replacement));
+    return { _id: replaced, ...replacement };
   }
 
-  /**
-   * Merges `changes` (plain fields, or update operators, see mergeUpdate) into the record `id`
-   * names, and answers the record as it is afterwards (null when it was removed in between).
-   */
-  async merge(target: CollectionTarget, id: string, changes: unknown): Promise<Document | null> {
+  /** Merges `changes` (plain fields, or update operators, see mergeUpdate) into the record `id` names, and answers the record as it is afterwards. */
+  async merge(target: CollectionTarget, id: string, changes: unknown): Promise<Document> {
     const update = mergeUpdate(changes);
-    const existing = await this.existing(target, id);
-    await this.area.store.updateById(target.db, target.col, existing._id, update);
-    return this.area.store.findById(target.db, target.col, [existing._id]);
+    return this.found(target, id, (ids) => this.area.store.updateFirstById(target.db, target.col, ids, update));
   }
 
   /** Removes the record `id` names and answers its `_id`. */
   async remove(target: CollectionTarget, id: string): Promise<unknown> {
-    const existing = await this.existing(target, id);
-    await this.area.store.deleteById(target.db, target.col, existing._id);
-    return existing._id;
+    return this.found(target, id, (ids) => this.area.store.deleteFirstById(target.db, target.col, ids));
   }
 
   /**
@@ -191,11 +187,6 @@ export class DocumentService {
     if (record !== null) return record;
     await target.whenEmpty();
     throw noSuchRecord(id);
-  }
-
-  /** The `_id` (alone) of the record a URL id names, or the 404 found() gives. */
-  private existing(target: CollectionTarget, id: string): Promise<Document> {
-    return this.found(target, id, (ids) => this.area.store.findById(target.db, target.col, ids, { _id: 1 }));
   }
 
   /**

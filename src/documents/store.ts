@@ -36,6 +36,7 @@ import { countableFilter, nearFields } from './geo-count.js';
 import { QueryBudget } from './query-budget.js';
 import { RAW_RECORDS, recordReader } from './raw-records.js';
 import { BsonRecord, type BsonRecordReader } from '../render/bson-record.js';
+import { TtlCache } from '../lib/ttl-cache.js';
 
 export interface FindOptions {
   filter: Document;
@@ -179,6 +180,16 @@ const byId = (id: unknown): Document => ({ _id: id });
 
 /** Enough for every database of a research group; names beyond it are simply not cached. */
 const MAX_CACHED_DATABASES = 1_000;
+/**
+ * How long a collection seen to exist is taken to still exist without asking the engine again.
+ * A drop through this process forgets it at once; a drop through another API process, a worker
+ * or a client of the engine itself is seen within this time (the same bound as for accounts).
+ */
+export const COLLECTION_CACHE_MS = 2_000;
+const MAX_CACHED_COLLECTIONS = 10_000;
+
+/** The cache key of a collection: NUL cannot occur in either name. */
+const collectionKey = (db: string, col: string): string => `${db}\u0000${col}`;
 
 export class DocumentStore {
   private readonly registry: Collection<DatabaseRegistration>;
@@ -194,6 +205,8 @@ export class DocumentStore {
   /** Shared by every streamed read of this process (see batch-bytes.ts). */
   private readonly batchBudget = new BatchBudget();
   private reader: BsonRecordReader<Document> | undefined;
+  /** Collections seen to exist: an insert checks the collection first, and this keeps that check off the engine. */
+  private readonly knownCollections = new TtlCache<string, true>(COLLECTION_CACHE_MS, MAX_CACHED_COLLECTIONS);
 
   constructor(
     private readonly client: MongoClient,
@@ -255,6 +268,7 @@ export class DocumentStore {
   dropDatabase(name: string): Promise<void> {
     return this.deadline(async (signal) => {
       if (!(await this.databaseKnown(name, signal))) throw noSuchDatabase(name);
+      this.knownCollections.deleteWhere((_known, key) => key.startsWith(collectionKey(name, '')));
       await this.db(name).dropDatabase(signalOption(signal));
       await this.registry.deleteOne({ _id: name }, signalOption(signal));
     });
@@ -270,12 +284,15 @@ export class DocumentStore {
     });
   }
 
-  collectionExists(db: string, col: string): Promise<boolean> {
+  /** Whether the collection exists: asked of the engine unless seen to exist in the last COLLECTION_CACHE_MS. */
+  async collectionExists(db: string, col: string): Promise<boolean> {
+    if (this.knownCollections.get(collectionKey(db, col)) === true) return true;
     return this.deadline((signal) => this.collectionKnown(db, col, signal));
   }
 
   private async collectionKnown(db: string, col: string, signal: AbortSignal): Promise<boolean> {
     const infos = await this.db(db).listCollections({ name: col }, { nameOnly: true, signal }).toArray();
+    if (infos.length > 0) this.knownCollections.set(collectionKey(db, col), true);
     return infos.length > 0;
   }
 
@@ -295,6 +312,7 @@ export class DocumentStore {
   dropCollection(db: string, col: string): Promise<void> {
     return this.deadline(async (signal) => {
       if (!(await this.collectionKnown(db, col, signal))) throw noSuchCollection(db, col);
+      this.knownCollections.delete(collectionKey(db, col));
       await this.db(db).collection(col).drop(signalOption(signal));
     });
   }
@@ -395,16 +413,28 @@ export class DocumentStore {
     return insertBatch(this.collection(db, col), records, this.deadline);
   }
 
-  async replaceById(db: string, col: string, id: unknown, replacement: Document): Promise<void> {
-    await this.deadline((signal) => this.collection(db, col).replaceOne(byId(id), replacement, signalOption(signal)));
+  /**
+   * Replaces the first record whose `_id` is one of `ids` (see firstById) and answers that `_id`,
+   * or null when there is none: one operation, which finds the record as it writes it.
+   */
+  replaceFirstById(db: string, col: string, ids: readonly unknown[], replacement: Document): Promise<unknown> {
+    return this.firstById(db, col, ids, async (collection, filter, signal) =>
+      (await collection.replaceOne(filter, replacement, signalOption(signal))).matchedCount > 0 ? (filter._id as unknown) : null,
+    );
   }
 
-  async updateById(db: string, col: string, id: unknown, update: Document): Promise<void> {
-    await this.deadline((signal) => this.collection(db, col).updateOne(byId(id), update, signalOption(signal)));
+  /** Applies `update` to the first record whose `_id` is one of `ids` and answers it as it is afterwards, or null. */
+  updateFirstById(db: string, col: string, ids: readonly unknown[], update: Document): Promise<Document | null> {
+    return this.firstById(db, col, ids, (collection, filter, signal) =>
+      typedRead(() => collection.findOneAndUpdate(filter, update, { ...TYPED_NUMBERS, returnDocument: 'after', ...signalOption(signal) })),
+    );
   }
 
-  async deleteById(db: string, col: string, id: unknown): Promise<void> {
-    await this.deadline((signal) => this.collection(db, col).deleteOne(byId(id), signalOption(signal)));
+  /** Removes the first record whose `_id` is one of `ids` and answers that `_id`, or null. */
+  deleteFirstById(db: string, col: string, ids: readonly unknown[]): Promise<unknown> {
+    return this.firstById(db, col, ids, async (collection, filter, signal) =>
+      (await collection.deleteOne(filter, signalOption(signal))).deletedCount > 0 ? (filter._id as unknown) : null,
+    );
   }
 
   /** Only the store calls the driver: routes and services speak in names and plain values. */

@@ -43,21 +43,31 @@ class RecordsStandIn {
   };
   insertMany = async (db: string, col: string, records: Document[]): Promise<unknown[]> =>
     Promise.all(records.map((r) => this.insertOne(db, col, r)));
-  replaceById = async (_db: string, _col: string, id: unknown, replacement: Document): Promise<void> => {
-    this.calls.push('replaceById');
-    const i = this.records.findIndex((r) => r._id === id);
+  /** The first record one of `ids` names, as findById matches them. */
+  private indexOf(ids: readonly unknown[]): number {
+    for (const id of ids) {
+      const i = this.records.findIndex((r) => String(r._id) === String(id) && typeof r._id === typeof id);
+      if (i >= 0) return i;
+    }
+    return -1;
+  }
+  replaceFirstById = async (_db: string, _col: string, ids: readonly unknown[], replacement: Document): Promise<unknown> => {
+    this.calls.push('replaceFirstById');
+    const i = this.indexOf(ids);
+    if (i < 0) return null;
+    const id: unknown = this.records[i]?._id;
     this.records[i] = { _id: id, ...replacement };
+    return id;
   };
-  updateById = async (_db: string, _col: string, id: unknown, update: Document): Promise<void> => {
-    this.calls.push('updateById');
-    Object.assign(this.records.find((r) => r._id === id) ?? {}, update.$set);
+  updateFirstById = async (_db: string, _col: string, ids: readonly unknown[], update: Document): Promise<Document | null> => {
+    this.calls.push('updateFirstById');
+    const record = this.records[this.indexOf(ids)];
+    return record === undefined ? null : { ...Object.assign(record, update.$set) };
   };
-  deleteById = async (_db: string, _col: string, id: unknown): Promise<void> => {
-    this.calls.push('deleteById');
-    this.records.splice(
-      this.records.findIndex((r) => r._id === id),
-      1,
-    );
+  deleteFirstById = async (_db: string, _col: string, ids: readonly unknown[]): Promise<unknown> => {
+    this.calls.push('deleteFirstById');
+    const i = this.indexOf(ids);
+    return i < 0 ? null : this.records.splice(i, 1)[0]?._id;
   };
   createDatabase = async (db: string): Promise<void> => {
     this.createdDatabases.push(db);
@@ -150,6 +160,7 @@ describe('DocumentService records', () => {
     const documents = serviceOver(store);
     expect(await documents.replace(target(), 'r1', { _id: 'r1', b: 2 })).toEqual({ _id: 'r1', b: 2 });
     expect(store.records).toEqual([{ _id: 'r1', b: 2 }]);
+    expect(store.calls).toEqual(['replaceFirstById']);
     expect(await rejection(documents.replace(target(), 'r1', { _id: 'r2' }))).toMatchObject({ code: 'id_mismatch' });
   });
 
@@ -166,7 +177,8 @@ describe('DocumentService records', () => {
     store.records.push({ _id: 'r1', a: 1 });
     const documents = serviceOver(store);
     expect(await documents.merge(target(), 'r1', { b: 2 })).toEqual({ _id: 'r1', a: 1, b: 2 });
-    expect(store.calls).toEqual(['findById', 'updateById', 'findById']);
+    // One operation: the update answers the record as it is afterwards.
+    expect(store.calls).toEqual(['updateFirstById']);
   });
 
   it('removes a record and answers its _id', async () => {
@@ -174,6 +186,7 @@ describe('DocumentService records', () => {
     store.records.push({ _id: 'r1' });
     expect(await serviceOver(store).remove(target(), 'r1')).toBe('r1');
     expect(store.records).toEqual([]);
+    expect(store.calls).toEqual(['deleteFirstById']);
   });
 });
 

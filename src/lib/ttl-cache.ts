@@ -1,7 +1,7 @@
 /**
  * A small in-process cache with a fixed time-to-live and a size cap. Used to keep repeated
- * token/JWT/session lookups off the database for a second or two; entries are also dropped
- * explicitly when the underlying record changes in this process.
+ * lookups off the database for a second or two (tokens, sessions, that a collection exists);
+ * entries are also dropped explicitly when the underlying record changes in this process.
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();

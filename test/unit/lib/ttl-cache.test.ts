@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TtlCache } from '../../../src/auth/ttl-cache.js';
+import { TtlCache } from '../../../src/lib/ttl-cache.js';
 
 describe('TtlCache', () => {
   it('expires entries after the ttl and caps its size', () => {
