@@ -35,7 +35,8 @@ import { PAGES, apiMounts, fullPath, rootLinks } from './route-table.js';
 import type { Mount } from '../http/route-table.js';
 import { httpMetrics, recordRouteTemplates } from '../metrics/http-metrics.js';
 import { metricsRouter } from '../metrics/routes.js';
-import { linkAuthentication, linksRouter } from '../links/routes.js';
+import { linkAuthentication, linksRouter, type LinkDeps } from '../links/routes.js';
+import { canAccessCollection } from '../auth/permissions.js';
 import { exploreLink, explorerRouter } from '../explorer/routes.js';
 import { explorerStatic } from '../explorer/static-files.js';
 import { manualRouter } from '../manual/routes.js';
@@ -104,7 +105,14 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   mount(m.client, clientDownloadsRouter(settings.clientDownloadsDir, m.client.prefix));
   app.use(PAGES.manual.path, manualRouter(settings.manualDir));
   app.use(canonicalTrailingSlash('/api'));
-  const links = { secretKey: settings.secretKey, linkHolder: (id: string) => ctx.auth.linkHolder(id) };
+  const links: LinkDeps = {
+    secretKey: settings.secretKey,
+    linkHolder: (id) => ctx.auth.linkHolder(id),
+    mayRead: (principal, { area, db, col }) => {
+      const documents = area === 'data_store' ? ctx.documents.dataStore : ctx.documents.catalog;
+      return canAccessCollection(principal, area, db, col, 'safe', documents.policy);
+    },
+  };
   mount(m.health, healthRouter(ctx));
   mount(m.schema, schemaRouter(mounted));
 

@@ -9,6 +9,7 @@
 import { canonicalPathAndQuery } from './link-path.js';
 
 const READABLE_PREFIXES = ['/api/data_store/data/', '/api/catalog/data/'] as const;
+const AREAS = { '/api/data_store/data/': 'data_store', '/api/catalog/data/': 'catalog' } as const;
 
 /** A short list for messages: where links may point. */
 export const LINKABLE_DESCRIPTION = READABLE_PREFIXES.map((prefix) => `${prefix}...`).join(' or ');
@@ -20,4 +21,25 @@ export const LINKABLE_DESCRIPTION = READABLE_PREFIXES.map((prefix) => `${prefix}
 export function isLinkable(pathAndQuery: string): boolean {
   const canonical = canonicalPathAndQuery(pathAndQuery);
   return READABLE_PREFIXES.some((prefix) => canonical.startsWith(prefix));
+}
+
+/** The collection a linkable path reads (its database and collection segments, decoded), if it names one. */
+export interface LinkTarget {
+  area: (typeof AREAS)[keyof typeof AREAS];
+  db: string;
+  col: string;
+}
+
+/**
+ * What a link for this path reads: the collection for a path below one (its records, a record, an
+ * export), undefined for the lists of databases and collections, which show each caller only
+ * what they may see anyway.
+ */
+export function linkTarget(pathAndQuery: string): LinkTarget | undefined {
+  const canonical = canonicalPathAndQuery(pathAndQuery);
+  const prefix = READABLE_PREFIXES.find((candidate) => canonical.startsWith(candidate));
+  if (prefix === undefined) return undefined;
+  const [db, col] = canonical.slice(prefix.length).split('?', 1)[0]?.split('/') ?? [];
+  if (db === undefined || col === undefined || db === '' || col === '') return undefined;
+  return { area: AREAS[prefix], db: decodeURIComponent(db), col: decodeURIComponent(col) };
 }

@@ -7,7 +7,7 @@
  */
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { isAuthenticated } from '../auth/principal.js';
+import { isAuthenticated, type Principal } from '../auth/principal.js';
 import type { LinkHolder } from '../auth/module.js';
 import { badRequest, forbidden, unauthenticated } from '../errors.js';
 import { requestBaseUrl } from '../http/base-url.js';
@@ -16,7 +16,7 @@ import { route, serve } from '../http/route-table.js';
 import { checkParams, COMMON_PARAMS, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
-import { isLinkable, LINKABLE_DESCRIPTION } from './link-scope.js';
+import { isLinkable, LINKABLE_DESCRIPTION, linkTarget, type LinkTarget } from './link-scope.js';
 import { LinkSigner, linkNotValid } from './link-token.js';
 
 export const DEFAULT_LINK_SECONDS = 3600;
@@ -26,6 +26,8 @@ export interface LinkDeps {
   secretKey: string;
   /** An active user with their credentials stamp, or null for an unknown or disabled one. */
   linkHolder(userId: string): Promise<LinkHolder | null>;
+  /** Whether the principal may read the collection's records (the link's GET would check it again). */
+  mayRead(principal: Principal, target: LinkTarget): boolean;
 }
 
 /** Unknown fields are refused by objectBody before this schema reads the body. */
@@ -79,6 +81,10 @@ export function linksRouter(deps: LinkDeps): Router {
       }
       const base = requestBaseUrl(req);
       const path = linkablePath(parsed.data.path, base);
+      // A link to what its maker may not read would be refused when used; refuse to make it, so a
+      // link in hand means a readable path.
+      const target = linkTarget(path);
+      if (target !== undefined && !deps.mayRead(req.principal, target)) throw forbidden('You may not read the records this link is for.');
       const userId = req.principal.userId as string;
       const holder = await deps.linkHolder(userId);
       if (holder === null) throw unauthenticated();

@@ -99,6 +99,27 @@ describe('what a link may be made for', () => {
     }
   });
 
+  it('refuses (403) a link to a collection, or its records, the caller may not read, and mints none', async () => {
+    const outsider = uniqueName('outsider');
+    await app.users.createUser({ username: outsider, password: 'outsider-pass-1', permissions: [`catalog.${catalogDb}.datasets.safe`] });
+    const token = await app.users.tokenFor(outsider);
+    for (const path of [
+      stations(),
+      csvPath(),
+      `${stations()}?format=ndjson`,
+      `/api/data_store/data/${db}/stations/some-id/`,
+      `/api/data_store/data/${encodeURIComponent(db)}/${encodeURIComponent('stations')}/`,
+    ]) {
+      const res = await call(app.url, 'POST', '/api/links/', { token, body: { path } });
+      expectError(res, 403, 'permission_denied');
+      expect(res.text).not.toContain('link=');
+    }
+    // What the caller may read still gets its link.
+    expect((await call(app.url, 'POST', '/api/links/', { token, body: { path: `/api/catalog/data/${catalogDb}/datasets/` } })).status).toBe(
+      201,
+    );
+  });
+
   it('refuses a link to /api/user/ made before links were limited, and mints no token', async () => {
     // An account that has never fetched its token: the profile would create one and show its key.
     const username = uniqueName('tokenless');
