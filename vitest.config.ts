@@ -26,13 +26,14 @@ const INSTALLATION_TESTS = [
 // package.json): one for `installations` with a single worker, one for every other project.
 export default defineConfig({
   test: {
-    // Test files of one vitest process run one at a time (TEST_MAX_WORKERS overrides it). The
-    // files of `unit`, `integration` and `e2e` share one broker and one engine, and a broker's
-    // remote control and task events reach every worker on it: with two files side by side, one
-    // file's `enable_events`, control broadcasts and per-caller limits changed what another
-    // file's tests saw (six of them failed). The `installations` files bring their own services,
-    // so their process runs beside this one instead.
-    maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 1),
+    // Test files run side by side in this many worker processes, two by default (TEST_MAX_WORKERS
+    // overrides it; vitest has one worker count per run, so `unit` uses it too, which on two
+    // cores is all of them). The files of `integration` and `e2e` share one broker and one
+    // engine, but never meet on them: each worker has a broker vhost of its own (its queues,
+    // remote control and task events) and a database prefix of its own (see
+    // test/support/services.ts). The `installations` files bring their own services, so their
+    // process runs beside this one.
+    maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 2),
     projects: [
       {
         test: {

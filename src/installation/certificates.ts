@@ -127,10 +127,11 @@ function caUsable(ca: PemPair | undefined): ca is PemPair {
   }
 }
 
-function newAuthority(name: AuthorityName, validityDays: number): Promise<PemPair> {
+function newAuthority(name: AuthorityName, validityDays: number, keyBits?: number): Promise<PemPair> {
   return createCertificateAuthority({
     commonName: AUTHORITY_COMMON_NAMES[name],
     validityDays: Math.max(DEFAULT_CA_VALIDITY_DAYS, validityDays),
+    keyBits,
   });
 }
 
@@ -159,11 +160,23 @@ async function storedLeafProblem(
   }
 }
 
-async function issue(ca: PemPair, spec: CertificateSpec, publicHost: string, validityDays: number, topology: Topology): Promise<PemPair> {
+async function issue(
+  ca: PemPair,
+  spec: CertificateSpec,
+  publicHost: string,
+  validityDays: number,
+  topology: Topology,
+  keyBits: number | undefined,
+): Promise<PemPair> {
   if (spec.role === 'server') {
-    return issueServerCertificate(ca, { commonName: `cybercom ${spec.name}`, ...serverNames(spec, publicHost, topology), validityDays });
+    return issueServerCertificate(ca, {
+      commonName: `cybercom ${spec.name}`,
+      ...serverNames(spec, publicHost, topology),
+      validityDays,
+      keyBits,
+    });
   }
-  return issueClientCertificate(ca, { commonName: `cybercom-${spec.name}`, validityDays });
+  return issueClientCertificate(ca, { commonName: `cybercom-${spec.name}`, validityDays, keyBits });
 }
 
 /** An authority as the run found or made it: `fresh` ones invalidate every leaf they sign. */
@@ -177,13 +190,13 @@ interface Authority {
  * its client certificates chain to the server CA: adopt that CA as the client CA (a copy), so an
  * upgrade changes no certificate a remote worker holds; the next rotation separates the two.
  */
-async function clientAuthority(certsDir: string, server: Authority, validityDays: number): Promise<Authority> {
-  if (server.action === 'issued') return { pair: await newAuthority('client-ca', validityDays), action: 'issued' };
+async function clientAuthority(certsDir: string, server: Authority, validityDays: number, keyBits?: number): Promise<Authority> {
+  if (server.action === 'issued') return { pair: await newAuthority('client-ca', validityDays, keyBits), action: 'issued' };
   const existing = await readPair(certsDir, 'client-ca');
   if (caUsable(existing)) return { pair: existing, action: 'kept' };
   const worker = existing === undefined ? await readPair(certsDir, 'worker') : undefined;
   if (worker && verifyIssuedBy(worker.certPem, server.pair.certPem)) return { pair: server.pair, action: 'adopted' };
-  return { pair: await newAuthority('client-ca', validityDays), action: 'issued' };
+  return { pair: await newAuthority('client-ca', validityDays, keyBits), action: 'issued' };
 }
 
 /** The CAs last: until then a crash leaves the old CAs with (some) new leaves they did not sign, which the next run detects and repairs; never a new CA beside leaves it does not know. */
@@ -200,6 +213,8 @@ export interface EnsureCertificatesOptions {
   force?: boolean;
   /** Default single; cluster adds the replica set's member names to the database's certificate. */
   topology?: Topology;
+  /** RSA key size of new keys (default 2048; see src/pki/certificates.ts). */
+  keyBits?: number;
 }
 
 /**
@@ -210,10 +225,10 @@ export async function ensureCertificates(certsDir: string, opts: EnsureCertifica
   const existingCa = opts.force ? undefined : await readPair(certsDir, 'ca');
   const server: Authority = caUsable(existingCa)
     ? { pair: existingCa, action: 'kept' }
-    : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' };
+    : { pair: await newAuthority('ca', opts.validityDays, opts.keyBits), action: 'issued' };
   const authorities: Record<AuthorityName, Authority> = {
     ca: server,
-    'client-ca': await clientAuthority(certsDir, server, opts.validityDays),
+    'client-ca': await clientAuthority(certsDir, server, opts.validityDays, opts.keyBits),
   };
   const actions: Record<string, CertificateAction> = {};
   for (const spec of leafSpecs()) {
@@ -224,7 +239,7 @@ export async function ensureCertificates(certsDir: string, opts: EnsureCertifica
       actions[spec.name] = 'kept';
       continue;
     }
-    await writeKeyMaterial(certsDir, spec.name, await issue(issuer.pair, spec, opts.publicHost, opts.validityDays, topology));
+    await writeKeyMaterial(certsDir, spec.name, await issue(issuer.pair, spec, opts.publicHost, opts.validityDays, topology, opts.keyBits));
     actions[spec.name] = 'issued';
   }
   await writeAuthorities(certsDir, authorities);
@@ -246,6 +261,7 @@ export interface ReissueOptions {
   keepClientCa?: boolean;
   /** As for ensureCertificates. */
   topology?: Topology;
+  keyBits?: number;
 }
 
 /**
@@ -258,16 +274,18 @@ export async function reissueCertificates(certsDir: string, opts: ReissueOptions
   const existingClientCa = opts.keepClientCa ? await readPair(certsDir, 'client-ca') : undefined;
   const keepServerCa = !opts.newCa && caUsable(existing);
   const authorities: Record<AuthorityName, Authority> = {
-    ca: keepServerCa ? { pair: existing, action: 'kept' } : { pair: await newAuthority('ca', opts.validityDays), action: 'issued' },
+    ca: keepServerCa
+      ? { pair: existing, action: 'kept' }
+      : { pair: await newAuthority('ca', opts.validityDays, opts.keyBits), action: 'issued' },
     'client-ca':
       keepServerCa && caUsable(existingClientCa)
         ? { pair: existingClientCa, action: 'kept' }
-        : { pair: await newAuthority('client-ca', opts.validityDays), action: 'issued' },
+        : { pair: await newAuthority('client-ca', opts.validityDays, opts.keyBits), action: 'issued' },
   };
   const leaves = await Promise.all(
     leafSpecs().map(async (spec) => ({
       spec,
-      pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays, opts.topology ?? 'single'),
+      pair: await issue(authorities[spec.issuer].pair, spec, opts.publicHost, opts.validityDays, opts.topology ?? 'single', opts.keyBits),
     })),
   );
   for (const { spec, pair } of leaves) await writeKeyMaterial(certsDir, spec.name, pair);

@@ -90,6 +90,12 @@ export interface RabbitMqHandle extends ServerHandle {
   kill(): Promise<void>;
   /** Runs `rabbitmqctl <args>` against this node; resolves with its standard output. */
   ctl(args: string[]): Promise<string>;
+  /**
+   * Creates these vhosts on the running node (existing ones are kept) and gives `username` every
+   * permission on each, in one definitions import: e.g. a vhost per test worker, so that the
+   * remote control, events and queues of one worker's tests never reach another's.
+   */
+  addVhosts(vhosts: string[], username: string): Promise<void>;
 }
 
 /** The package's real scripts; /usr/sbin/rabbitmq-* are the `su` wrappers around them. */
@@ -400,6 +406,22 @@ export async function startRabbitMq(opts: RabbitMqOptions): Promise<RabbitMqHand
       const [command, commandArgs] = commandAs(runAs, ctl, ['-n', nodeName, ...args]);
       const { stdout } = await execFileAsync(command, commandArgs, { env, timeout: 60_000 });
       return stdout;
+    },
+    addVhosts: async (vhosts, username) => {
+      // No secrets in it (no users, only names and permissions); the CLI reads it as the node's user.
+      const file = join(dir, `vhosts-${randomBytes(4).toString('hex')}.json`);
+      const definitions = {
+        vhosts: vhosts.map((name) => ({ name })),
+        permissions: vhosts.map((vhost) => ({ user: username, vhost, configure: '.*', write: '.*', read: '.*' })),
+      };
+      await writeFile(file, JSON.stringify(definitions), { mode: 0o600 });
+      try {
+        await handOver(runAs, [file]);
+        const [command, commandArgs] = commandAs(runAs, ctl, ['-n', nodeName, 'import_definitions', file]);
+        await execFileAsync(command, commandArgs, { env, timeout: 60_000 });
+      } finally {
+        await rm(file, { force: true });
+      }
     },
   };
 }

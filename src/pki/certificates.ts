@@ -19,23 +19,35 @@ export interface PemPair {
   keyPem: string;
 }
 
-export interface CaOptions {
+/**
+ * The RSA modulus length of a new key (default DEFAULT_KEY_BITS). Smaller keys are for tests
+ * that are not about the key (1024 bits generate and sign many times faster); peers at OpenSSL's
+ * security level 2, Debian's default, refuse keys under 2048 bits.
+ */
+interface KeyOptions {
+  keyBits?: number;
+}
+
+export interface CaOptions extends KeyOptions {
   commonName?: string;
   validityDays?: number;
 }
 
-export interface ServerCertificateOptions {
+export interface ServerCertificateOptions extends KeyOptions {
   commonName: string;
   dnsNames: string[];
   ipAddresses: string[];
   validityDays?: number;
 }
 
-export interface ClientCertificateOptions {
+export interface ClientCertificateOptions extends KeyOptions {
   commonName: string;
   validityDays?: number;
 }
 
+export const DEFAULT_KEY_BITS = 2048;
+/** The smallest key this module makes: forge and OpenSSL sign with nothing shorter. */
+const MIN_KEY_BITS = 1024;
 export const DEFAULT_LEAF_VALIDITY_DAYS = 365;
 export const DEFAULT_CA_VALIDITY_DAYS = 3650;
 /** Backdating notBefore tolerates clock skew between this host and remote workers. */
@@ -46,12 +58,16 @@ const ORGANIZATION = 'cybercom-ts';
 const generateRsaKeyPair = promisify(generateKeyPair);
 
 /**
- * RSA 2048 via node:crypto: forge's pure-JS key generation takes seconds per key, OpenSSL's takes
- * milliseconds. The key is imported into forge only to sign with it.
+ * RSA (2048 bits unless asked otherwise) via node:crypto: forge's pure-JS key generation takes
+ * seconds per key, OpenSSL's a fraction of one. The key is imported into forge only to sign with it.
  */
-async function newKeyPair(): Promise<{ privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey; keyPem: string }> {
+async function newKeyPair(
+  bits: number = DEFAULT_KEY_BITS,
+): Promise<{ privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey; keyPem: string }> {
+  if (!Number.isInteger(bits) || bits < MIN_KEY_BITS)
+    throw new RangeError(`keyBits must be an integer of at least ${MIN_KEY_BITS}, got ${bits}`);
   const { privateKey: keyPem } = await generateRsaKeyPair('rsa', {
-    modulusLength: 2048,
+    modulusLength: bits,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
@@ -88,7 +104,7 @@ function subject(commonName: string): forge.pki.CertificateField[] {
 }
 
 export async function createCertificateAuthority(opts: CaOptions = {}): Promise<PemPair> {
-  const { privateKey, publicKey, keyPem } = await newKeyPair();
+  const { privateKey, publicKey, keyPem } = await newKeyPair(opts.keyBits);
   const cert = pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = randomSerial();
@@ -124,10 +140,11 @@ async function issueLeaf(
   validityDays: number,
   kind: LeafKind,
   altNames: Array<{ type: number; value?: string; ip?: string }>,
+  keyBits: number | undefined,
 ): Promise<PemPair> {
   const caCert = pki.certificateFromPem(ca.certPem);
   const caKey = pki.privateKeyFromPem(ca.keyPem);
-  const { publicKey, keyPem } = await newKeyPair();
+  const { publicKey, keyPem } = await newKeyPair(keyBits);
   const cert = pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = randomSerial();
@@ -158,11 +175,11 @@ export async function issueServerCertificate(ca: PemPair, opts: ServerCertificat
     }),
   ];
   if (altNames.length === 0) throw new TypeError('a server certificate needs at least one subject alternative name');
-  return issueLeaf(ca, opts.commonName, opts.validityDays ?? DEFAULT_LEAF_VALIDITY_DAYS, 'serverAuth', altNames);
+  return issueLeaf(ca, opts.commonName, opts.validityDays ?? DEFAULT_LEAF_VALIDITY_DAYS, 'serverAuth', altNames, opts.keyBits);
 }
 
 export async function issueClientCertificate(ca: PemPair, opts: ClientCertificateOptions): Promise<PemPair> {
-  return issueLeaf(ca, opts.commonName, opts.validityDays ?? DEFAULT_LEAF_VALIDITY_DAYS, 'clientAuth', []);
+  return issueLeaf(ca, opts.commonName, opts.validityDays ?? DEFAULT_LEAF_VALIDITY_DAYS, 'clientAuth', [], opts.keyBits);
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Starts the real service in-process on a free port against the real test services (TLS broker
- * and database from global-setup), with its own service database so test files don't collide.
+ * and database from global-setup), in the test worker's broker vhost and with a service database
+ * of its own under the worker's database prefix, so test files side by side don't collide.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -21,7 +22,7 @@ export interface TestApp {
   app: Express;
   ctx: ServiceContext;
   users: UserService;
-  /** A random prefix for databases this test file creates. */
+  /** A random prefix (under the worker's database prefix) for databases this test file creates. */
   prefix: string;
   close(): Promise<void>;
 }
@@ -32,12 +33,20 @@ export function uniqueName(prefix = 't'): string {
   return `${prefix}${randomBytes(4).toString('hex')}`;
 }
 
-/** Settings of a test service on the suite's broker and database, with its own service database. */
+/** A new service database's name under the test worker's database prefix. */
+export function serviceDatabaseName(): string {
+  return uniqueName(`${testServices().databasePrefix}svc_`);
+}
+
+/**
+ * Settings of a test service on the suite's broker (the worker's vhost) and database, with its
+ * own service database (which holds the task results too).
+ */
 export function testSettings(overrides: Record<string, string> = {}): Settings {
   return loadSettings({
     ...testServices().env,
     SECRET_KEY: TEST_SECRET_KEY,
-    SERVICE_DATABASE: uniqueName('svc_'),
+    SERVICE_DATABASE: serviceDatabaseName(),
     ALLOWED_HOSTS: 'localhost,127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...overrides,
@@ -60,7 +69,7 @@ export async function startTestApp(
     app,
     ctx,
     users: ctx.auth.users,
-    prefix: uniqueName('d'),
+    prefix: uniqueName(`${testServices().databasePrefix}d`),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,15 +1,17 @@
 /**
  * vitest globalSetup of the `integration` project: starts the real services once per run, in a
- * state directory of their own (parallel runs don't collide), and provides their connection
- * details to every test file (see ./services.ts). Set TEST_KEEP_STATE=1 to keep the directory
- * (logs, data, certificates) after the run.
+ * state directory of their own (parallel runs don't collide), creates a broker vhost for each
+ * vitest worker, and provides their connection details to every test file (see ./services.ts,
+ * which hands each file its worker's view). Set TEST_KEEP_STATE=1 to keep the directory (logs,
+ * data, certificates) after the run.
  */
 import { readdir, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { startLocalServices, type LocalServices } from '../../src/local-services/services.js';
-import type { TestServices } from './services.js';
+import type { SharedTestServices } from './services.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -33,7 +35,7 @@ async function removeStaleStateDirs(): Promise<void> {
 }
 
 interface SharedServices {
-  info: TestServices;
+  info: SharedTestServices;
   stop: () => Promise<void>;
   users: number;
 }
@@ -45,7 +47,12 @@ interface SharedServices {
  */
 const registry = globalThis as typeof globalThis & { __cybercomTestServices?: Promise<SharedServices> };
 
-async function startShared(): Promise<SharedServices> {
+/** The broker vhost of vitest worker `worker` (1-based). */
+export function workerVhost(worker: number): string {
+  return `test-w${worker}`;
+}
+
+async function startShared(workers: number): Promise<SharedServices> {
   const stateDir = join(repoRoot, '.state', `test-${process.pid}`);
   await removeStaleStateDirs();
   const keep = process.env.TEST_KEEP_STATE === '1';
@@ -59,11 +66,20 @@ async function startShared(): Promise<SharedServices> {
     if (!keep) await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
+  // One vhost per worker, each with the permissions the service's broker login has on its own.
+  const workerVhosts = Array.from({ length: workers }, (_, i) => workerVhost(i + 1));
+  try {
+    await services.brokerNodes[0]?.addVhosts(workerVhosts, services.broker.username);
+  } catch (err) {
+    await services.stop().catch(() => undefined);
+    if (!keep) await rm(stateDir, { recursive: true, force: true });
+    throw err;
+  }
   console.log(
     `[global-setup] ${services.mongo.kind} :${services.mongo.port} and rabbitmq :${services.broker.port} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${stateDir})`,
   );
   return {
-    info: { stateDir, certDir: services.certDir, mongo: services.mongo, broker: services.broker, env: services.env() },
+    info: { stateDir, certDir: services.certDir, mongo: services.mongo, broker: services.broker, env: services.env(), workerVhosts },
     users: 0,
     stop: async () => {
       await services.stop();
@@ -73,7 +89,9 @@ async function startShared(): Promise<SharedServices> {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  registry.__cybercomTestServices ??= startShared();
+  // VITEST_POOL_ID stays within 1..maxWorkers (a worker that ends hands its number on).
+  const workers = Math.max(1, Number(project.vitest.config.maxWorkers ?? availableParallelism()));
+  registry.__cybercomTestServices ??= startShared(workers);
   const shared = await registry.__cybercomTestServices;
   shared.users += 1;
   project.provide('services', shared.info);

@@ -13,6 +13,11 @@ package="$repo_root/clients/python"
 venv="$repo_root/.venv-client"
 wheel_dir="${CLIENT_DOWNLOADS_DIR:-$repo_root/.cache/client}/python"
 
+# Test files running side by side call this at once: one prepares, the others then find it done.
+mkdir -p "$repo_root/.cache"
+exec 9>"$repo_root/.cache/python-client.lock"
+flock 9
+
 python_bin="${PYTHON:-}"
 if [[ -z "$python_bin" ]]; then
   for candidate in python3.11 python3; do

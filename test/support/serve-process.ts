@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/local-services/ports.js';
 import { until } from './until.js';
-import { TEST_SECRET_KEY, uniqueName } from './app.js';
+import { serviceDatabaseName, TEST_SECRET_KEY } from './app.js';
 import { testServices } from './services.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -65,7 +65,7 @@ export async function spawnServe(
         HOME: process.env.HOME ?? '/tmp',
         ...services,
         SECRET_KEY: TEST_SECRET_KEY,
-        SERVICE_DATABASE: uniqueName('svc_'),
+        SERVICE_DATABASE: serviceDatabaseName(),
         ALLOWED_HOSTS: '127.0.0.1,localhost',
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(port),

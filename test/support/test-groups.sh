@@ -2,8 +2,8 @@
 # Runs the test projects as two vitest processes side by side: the `installations` files one at
 # a time, and the projects named by $2 (`!installations` for everything else). The second
 # group's output is shown as it comes; the installations' output follows as one block once both
-# have ended; and a digest of every failure of both comes last, so that the end of the output
-# (all a CI log may keep) names whatever failed.
+# have ended; then the slowest files of each (./file-times.ts) and a digest of every failure of
+# both come last, so that the end of the output (all a CI log may keep) names whatever failed.
 # Usage: test-groups.sh <name of the second group> <its vitest --project filter>
 set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -15,17 +15,17 @@ rm -rf "$reports"
 mkdir -p "$reports"
 vitest="$repo_root/node_modules/.bin/vitest"
 
-json_report() { printf '%s\n' --reporter=default --reporter=json "--outputFile.json=$reports/$1.json"; }
+json_report() { printf '%s\n' --reporter=default --reporter=json "--outputFile.json=$reports/$1.json" --reporter=./test/support/file-times.ts; }
 mapfile -t installations_report < <(json_report installations)
 mapfile -t group_report < <(json_report "$group")
 
-"$vitest" run --project installations --maxWorkers=1 "${installations_report[@]}" >"$reports/installations.log" 2>&1 &
+TEST_FILE_TIMES="$reports/installations.times.json" "$vitest" run --project installations --maxWorkers=1 "${installations_report[@]}" >"$reports/installations.log" 2>&1 &
 installations_pid=$!
 # Stopping the test command stops the installations run too (it starts and kills engines of its own).
 trap 'kill "$installations_pid" 2>/dev/null' EXIT INT TERM
 
 group_status=0
-"$vitest" run --project "$projects" "${group_report[@]}" 2>&1 | sed -u "s/^/[$group] /" || group_status=$?
+TEST_FILE_TIMES="$reports/$group.times.json" "$vitest" run --project "$projects" "${group_report[@]}" 2>&1 | sed -u "s/^/[$group] /" || group_status=$?
 installations_status=0
 wait "$installations_pid" || installations_status=$?
 trap - EXIT INT TERM

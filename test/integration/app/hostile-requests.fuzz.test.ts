@@ -34,12 +34,18 @@ import { testServices } from '../../support/services.js';
 import { DOCUMENTED_STAGES, INTERNAL_STAGES, VALID_STAGE_EXAMPLES } from '../../support/aggregation-stages.js';
 import { adminApiGet, adminApiPost, adminBrowser, ensureRoot, ROOT } from '../admin/support.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
+/**
+ * `npm test` sends a fixed sample: the first requests of the same seeded sequence, about a fifth
+ * of the full size, which `npm run test:fuzz` (FUZZ_FULL=1) sends. Each FUZZ_*_RUNS overrides.
+ */
+const FULL = process.env.FUZZ_FULL === '1';
+const runs = (name: string, full: number, sample: number): number => Number(process.env[name] ?? (FULL ? full : sample));
+const RUNS = runs('FUZZ_RUNS', 5000, 1000);
 /** The other properties send fewer requests each: their space is smaller, or each request costs more. */
-const PATH_RUNS = Number(process.env.FUZZ_PATH_RUNS ?? 1500);
-const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS ?? 400);
-const ADMIN_RUNS = Number(process.env.FUZZ_ADMIN_RUNS ?? 150);
-const EJSON_RUNS = Number(process.env.FUZZ_EJSON_RUNS ?? 1000);
+const PATH_RUNS = runs('FUZZ_PATH_RUNS', 1500, 300);
+const RAW_RUNS = runs('FUZZ_RAW_RUNS', 400, 100);
+const ADMIN_RUNS = runs('FUZZ_ADMIN_RUNS', 150, 40);
+const EJSON_RUNS = runs('FUZZ_EJSON_RUNS', 1000, 200);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 
 let engine: PrivateMongo | undefined;

@@ -9,7 +9,7 @@ import { grantTargets } from '../../../src/auth/grant-targets.js';
 import { migrateLegacyGrants } from '../../../src/auth/grants-migration.js';
 import { TaskLog } from '../../../src/queue/api/task-log.js';
 import type { Logger } from '../../../src/log/logger.js';
-import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { call, serviceDatabaseName, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { closeAndDrop } from './helpers.js';
 
 let app: TestApp;
@@ -71,7 +71,7 @@ async function seedLegacyDeployment(before: TestApp): Promise<void> {
 
 beforeAll(async () => {
   catDb = uniqueName('cat');
-  const service = uniqueName('svc_');
+  const service = serviceDatabaseName();
   const settings = { SERVICE_DATABASE: service, CATALOG_DATABASES: catDb };
   const before = await startTestApp(settings);
   p = before.prefix;

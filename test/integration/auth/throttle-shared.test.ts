@@ -8,7 +8,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../src/db/mongo-client.js';
 import { ApiError } from '../../../src/errors.js';
 import { LOGIN_ATTEMPTS_COLLECTION, LoginThrottle, type ThrottleSettings } from '../../../src/auth/login-throttle.js';
-import { call, startTestApp, testSettings, uniqueName, type TestApp } from '../../support/app.js';
+import { call, serviceDatabaseName, startTestApp, testSettings, type TestApp } from '../../support/app.js';
 import { closeAndDrop, expectError } from './helpers.js';
 
 async function throttled(fn: () => Promise<unknown>): Promise<ApiError | null> {
@@ -27,7 +27,7 @@ describe('LoginThrottle on the service database', () => {
   beforeAll(async () => {
     const settings = testSettings();
     client = await connectMongo(settings.mongo);
-    db = client.db(uniqueName('svc_'));
+    db = client.db(serviceDatabaseName());
   });
   afterAll(async () => {
     await db.dropDatabase().catch(() => undefined);
@@ -161,7 +161,7 @@ describe('two API instances on one service database', () => {
   beforeAll(async () => {
     // Behind a trusted proxy, each request from its own address: the delays below are the account's.
     const shared = {
-      SERVICE_DATABASE: uniqueName('svc_'),
+      SERVICE_DATABASE: serviceDatabaseName(),
       LOGIN_MAX_FAILURES: '4',
       LOGIN_ACCOUNT_MAX_FAILURES: '4',
       LOGIN_WINDOW_S: '600',

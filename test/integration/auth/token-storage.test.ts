@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { BSON, type Db, type MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMongo } from '../../../src/db/mongo-client.js';
-import { call, startTestApp, testSettings, uniqueName, type TestApp } from '../../support/app.js';
+import { call, serviceDatabaseName, startTestApp, testSettings, type TestApp } from '../../support/app.js';
 import { adminApiGet, adminApiPostJson, adminBrowser, ensureRoot, ROOT } from '../admin/support.js';
 import { Browser, closeAndDrop, expectError } from './helpers.js';
 
@@ -28,7 +28,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   // The database as an earlier version left it: plaintext keys under a unique index on `key`.
-  serviceDatabase = uniqueName('svc_');
+  serviceDatabase = serviceDatabaseName();
   legacyClient = await connectMongo(testSettings().mongo);
   const legacy = legacyClient.db(serviceDatabase);
   await legacy.collection('authtoken_token').createIndex({ key: 1 }, { unique: true });

@@ -5,7 +5,7 @@ import { runCreateSuperuser } from '../../../src/auth/cli-createsuperuser.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEST_SECRET_KEY, uniqueName } from '../../support/app.js';
+import { TEST_SECRET_KEY, serviceDatabaseName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 import { closeAndDrop } from './helpers.js';
 
@@ -129,7 +129,7 @@ describe('UserService', () => {
 
 describe('createsuperuser command', () => {
   it('creates the administrator, then updates it, with the password from a file or the environment', async () => {
-    const database = uniqueName('svc_');
+    const database = serviceDatabaseName();
     const env = { ...testServices().env, SECRET_KEY: TEST_SECRET_KEY, SERVICE_DATABASE: database, ALLOWED_HOSTS: 'localhost' };
     const dir = await mkdtemp(join(tmpdir(), 'csu-'));
     const file = join(dir, 'password');

@@ -28,7 +28,7 @@ import { loadSettings } from '../../../src/config/settings.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { createServiceContext, type ServiceContext } from '../../../src/app/service-context.js';
 import { createApp } from '../../../src/app/app.js';
-import { call, readResponse, TEST_SECRET_KEY, uniqueName, type CallResult } from '../../support/app.js';
+import { call, readResponse, serviceDatabaseName, TEST_SECRET_KEY, uniqueName, type CallResult } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 import { startPrivateMongo, type KillTarget, type PrivateMongo } from '../../support/private-mongo.js';
 
@@ -86,7 +86,7 @@ async function startApi(): Promise<void> {
   const settings = loadSettings({
     ...env,
     SECRET_KEY: TEST_SECRET_KEY,
-    SERVICE_DATABASE: uniqueName('svc_'),
+    SERVICE_DATABASE: serviceDatabaseName(),
     ALLOWED_HOSTS: 'localhost,127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   });

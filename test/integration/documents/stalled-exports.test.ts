@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceContext } from '../../../src/app/service-context.js';
 import { createLogger } from '../../../src/log/logger.js';
-import { call, testSettings, uniqueName } from '../../support/app.js';
+import { call, serviceDatabaseName, testSettings, uniqueName } from '../../support/app.js';
 import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
 import { until } from '../../support/until.js';
 
@@ -43,7 +43,7 @@ async function rssMb(pid: number): Promise<number> {
 }
 
 beforeAll(async () => {
-  const serviceDatabase = uniqueName('svc_');
+  const serviceDatabase = serviceDatabaseName();
   const settings = testSettings({ SERVICE_DATABASE: serviceDatabase });
   const ctx = await createServiceContext(settings, createLogger('silent'));
   try {

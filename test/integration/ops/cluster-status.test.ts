@@ -9,7 +9,7 @@ import { formatClusterStatus, readClusterStatus } from '../../../src/installatio
 import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { uniqueName } from '../../support/app.js';
+import { serviceDatabaseName, uniqueName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 import { until } from '../../support/until.js';
 import { startWorker } from '../queue/support.js';
@@ -22,7 +22,7 @@ let nodeName: string;
 beforeAll(async () => {
   session = new BrokerSession({ settings: toBrokerSettings(brokerEnvSchema.parse(testServices().env)) }).start();
   await session.waitUntilConnected(10_000);
-  ({ worker, queue, nodeName } = await startWorker(uniqueName('svc_')));
+  ({ worker, queue, nodeName } = await startWorker(serviceDatabaseName()));
 });
 
 afterAll(async () => {

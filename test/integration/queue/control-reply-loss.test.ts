@@ -10,7 +10,7 @@ import { brokerEnvSchema, toBrokerSettings } from '../../../src/config/connectio
 import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
 import { ControlClient } from '../../../src/queue/remote-control/control-client.js';
 import type { Worker } from '../../../src/worker/worker.js';
-import { uniqueName } from '../../support/app.js';
+import { serviceDatabaseName } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 import { TcpProxy, withPort } from '../../support/tcp-proxy.js';
 import { until } from '../../support/until.js';
@@ -28,7 +28,7 @@ beforeAll(async () => {
   const settings = toBrokerSettings(brokerEnvSchema.parse(services.env));
   session = new BrokerSession({ settings: { ...settings, url: withPort(settings.url, proxy.port) }, initialDelayMs: 200 }).start();
   client = new ControlClient({ session });
-  ({ worker, nodeName } = await startWorker(uniqueName('svc_')));
+  ({ worker, nodeName } = await startWorker(serviceDatabaseName()));
 });
 
 afterAll(async () => {

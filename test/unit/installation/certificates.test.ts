@@ -13,12 +13,14 @@ import { createCertificateAuthority, issueClientCertificate, issueServerCertific
 import { readPemPair, writeKeyMaterial } from '../../../src/pki/files.js';
 import { verifyIssuedBy } from '../../../src/pki/inspect.js';
 
-const OPTIONS = { publicHost: 'data.example.org', validityDays: 365 };
+/** 1024-bit keys: nothing here is about the key, and each is generated and signs many times faster. */
+const KEY_BITS = 1024;
+const OPTIONS = { publicHost: 'data.example.org', validityDays: 365, keyBits: KEY_BITS };
 const LEAVES = ['rabbitmq', 'mongodb', 'api', 'worker'] as const;
 let dir: string;
 /**
  * One fresh installation's certificates, issued once: most tests start from an existing
- * installation, and every key and signature costs CPU time (RSA 2048 keys, signatures in pure
+ * installation, and every key and signature costs CPU time (RSA keys, signatures in pure
  * JavaScript), which made this file take half a minute when each test issued its own.
  */
 let issued: string;
@@ -87,7 +89,11 @@ describe('ensureCertificates', () => {
 
   it('re-issues only a client certificate that the client CA did not sign', async () => {
     await existingInstallation();
-    await writeKeyMaterial(dir, 'worker', await issueClientCertificate(await readPemPair(dir, 'ca'), { commonName: 'cybercom-worker' }));
+    await writeKeyMaterial(
+      dir,
+      'worker',
+      await issueClientCertificate(await readPemPair(dir, 'ca'), { commonName: 'cybercom-worker', keyBits: KEY_BITS }),
+    );
     const actions = await ensureCertificates(dir, OPTIONS);
     expect(actions).toMatchObject({ ca: 'kept', 'client-ca': 'kept', api: 'kept', worker: 'issued', rabbitmq: 'kept' });
     expect(await signedBy('worker', 'client-ca')).toBe(true);
@@ -95,7 +101,7 @@ describe('ensureCertificates', () => {
 
   it('adopts the server CA as the client CA for an installation made before the client CA, changing no certificate', async () => {
     // The layout of earlier versions: one CA signs everything, no client-ca files.
-    const ca = await createCertificateAuthority({ commonName: 'cybercom CA' });
+    const ca = await createCertificateAuthority({ commonName: 'cybercom CA', keyBits: KEY_BITS });
     await writeKeyMaterial(dir, 'ca', ca, { combined: false });
     for (const name of ['rabbitmq', 'mongodb']) {
       const serviceName = name === 'mongodb' ? 'mongo' : name;
@@ -106,11 +112,12 @@ describe('ensureCertificates', () => {
           commonName: `cybercom ${name}`,
           dnsNames: ['localhost', serviceName, OPTIONS.publicHost],
           ipAddresses: ['127.0.0.1', '::1'],
+          keyBits: KEY_BITS,
         }),
       );
     }
     for (const name of ['api', 'worker'])
-      await writeKeyMaterial(dir, name, await issueClientCertificate(ca, { commonName: `cybercom-${name}` }));
+      await writeKeyMaterial(dir, name, await issueClientCertificate(ca, { commonName: `cybercom-${name}`, keyBits: KEY_BITS }));
     const leavesBefore = await Promise.all(LEAVES.map(pem));
 
     const actions = await ensureCertificates(dir, OPTIONS);

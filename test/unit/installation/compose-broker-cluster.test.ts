@@ -166,7 +166,8 @@ describe('the installer for the RabbitMQ cluster', () => {
   it('writes the shared cookie and the inter-node TLS files for a cluster, and removes them for a single node', async () => {
     const layout = installLayout(join(dir, 'install'));
     await mkdir(layout.configDir, { recursive: true });
-    await ensureCertificates(layout.certsDir, { publicHost: '', validityDays: 365, topology: 'cluster' });
+    // 1024-bit keys: the files' names and modes are checked here, not the keys.
+    await ensureCertificates(layout.certsDir, { publicHost: '', validityDays: 365, topology: 'cluster', keyBits: 1024 });
     await writeComposeServiceFiles(layout, cluster, secrets);
     const rabbitmq = join(layout.composeFilesDir, 'rabbitmq');
     const cookie = await readFile(join(rabbitmq, 'erlang-cookie'), 'utf8');

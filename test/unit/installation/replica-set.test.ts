@@ -30,13 +30,15 @@ import { remoteWorkerEnv } from '../../../src/ops/commands/bundle-parts.js';
 import { COMPOSE_SERVICES, ComposeRuntime } from '../../../src/installation/runner/compose-runtime.js';
 import { composeInstallConfig, TEST_SECRETS } from '../../support/install-fixtures.js';
 
+const KEY_BITS = 1024;
 let dir: string;
 let certs: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'cybercom-replica-set-'));
   certs = join(dir, 'certs');
-  await ensureCertificates(certs, { publicHost: '', validityDays: 365 });
-  // Six RSA keys and signatures: a second or two alone, many more beside other CPU-bound files.
+  // 1024-bit keys (nothing here is about the keys): six RSA keys and signatures take a second or
+  // two at 2048 bits alone, many more beside other CPU-bound files.
+  await ensureCertificates(certs, { publicHost: '', validityDays: 365, keyBits: KEY_BITS });
 }, 60_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -211,11 +213,13 @@ describe('database certificate', () => {
     const own = join(dir, 'certs-cluster');
     await cp(certs, own, { recursive: true });
     expect(await names(own)).not.toContain('mongo-2');
-    const actions = await ensureCertificates(own, { publicHost: '', validityDays: 365, topology: 'cluster' });
+    const actions = await ensureCertificates(own, { publicHost: '', validityDays: 365, topology: 'cluster', keyBits: KEY_BITS });
     expect(actions).toMatchObject({ mongodb: 'issued', ca: 'kept', 'client-ca': 'kept', api: 'kept', worker: 'kept' });
     for (const member of REPLICA_SET_MEMBERS) expect(await names(own)).toContain(`DNS:${member}`);
     // The extra names do not bother a single node.
-    expect(Object.values(await ensureCertificates(own, { publicHost: '', validityDays: 365 })).every((a) => a === 'kept')).toBe(true);
+    expect(
+      Object.values(await ensureCertificates(own, { publicHost: '', validityDays: 365, keyBits: KEY_BITS })).every((a) => a === 'kept'),
+    ).toBe(true);
   });
 });
 

@@ -99,7 +99,7 @@ describe('METRICS_ALLOWED_IPS', () => {
 
 describe('certificate days left', () => {
   it('reports the earliest expiry of the certificates in a file', async () => {
-    const ca = await createCertificateAuthority({ validityDays: 30 });
+    const ca = await createCertificateAuthority({ validityDays: 30, keyBits: 1024 });
     const days = daysLeft(`${ca.keyPem}\n${ca.certPem}`);
     expect(days).toBeGreaterThan(29);
     expect(days).toBeLessThanOrEqual(30.01);
@@ -110,8 +110,8 @@ describe('certificate days left', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cert-expiries-'));
     try {
       const file = join(dir, 'server.pem');
-      const short = await createCertificateAuthority({ validityDays: 10 });
-      const long = await createCertificateAuthority({ validityDays: 400 });
+      const short = await createCertificateAuthority({ validityDays: 10, keyBits: 1024 });
+      const long = await createCertificateAuthority({ validityDays: 400, keyBits: 1024 });
       writeFileSync(file, short.certPem);
       const expiries = new CertificateExpiries();
       const first = expiries.of(file);

@@ -1,4 +1,4 @@
-import { X509Certificate, createPublicKey } from 'node:crypto';
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,11 @@ import { readPemPair, writeKeyMaterial } from '../../../src/pki/files.js';
 import { daysUntilExpiry, inspectCertificate, verifyIssuedBy } from '../../../src/pki/inspect.js';
 
 const DAY_MS = 86_400_000;
+/**
+ * Keys of the tests that are not about the key: 1024-bit ones are generated and sign many times
+ * faster. The certificates the OpenSSL handshake and the RSA 2048 check use keep the default.
+ */
+const TEST_KEY_BITS = 1024;
 const SKEW_MS = 5 * 60 * 1000;
 
 interface ParsedExtension {
@@ -121,7 +126,13 @@ describe('certificate issuance', () => {
     it('is valid for 365 days by default and for a custom number of days when asked', async () => {
       expectValidity(server.certPem, 365, issuedFrom, issuedTo);
       const before = Date.now();
-      const short = await issueServerCertificate(ca, { commonName: 's', dnsNames: ['localhost'], ipAddresses: [], validityDays: 30 });
+      const short = await issueServerCertificate(ca, {
+        commonName: 's',
+        dnsNames: ['localhost'],
+        ipAddresses: [],
+        validityDays: 30,
+        keyBits: TEST_KEY_BITS,
+      });
       expectValidity(short.certPem, 30, before, Date.now());
       expect(daysUntilExpiry(short.certPem, new Date(before))).toBe(29);
       expect(daysUntilExpiry(short.certPem, new Date(before + 31 * DAY_MS))).toBeLessThan(0);
@@ -142,6 +153,18 @@ describe('certificate issuance', () => {
       expect(info.serialNumber).toMatch(/^[0-9A-F]{32}$/);
       expect(parseInt(info.serialNumber.slice(0, 2), 16)).toBeLessThan(0x80);
       expect(info.serialNumber).not.toBe(inspectCertificate(client.certPem).serialNumber);
+    });
+
+    it('has a key of keyBits bits when asked, the leaf and the CA alike, and refuses keys under 1024 bits', async () => {
+      const small = await createCertificateAuthority({ keyBits: TEST_KEY_BITS });
+      const leaf = await issueClientCertificate(small, { commonName: 'small', keyBits: TEST_KEY_BITS });
+      for (const pair of [small, leaf]) {
+        expect(new X509Certificate(pair.certPem).publicKey.asymmetricKeyDetails?.modulusLength).toBe(TEST_KEY_BITS);
+        expect(createPrivateKey(pair.keyPem).asymmetricKeyDetails?.modulusLength).toBe(TEST_KEY_BITS);
+      }
+      expect(verifyIssuedBy(leaf.certPem, small.certPem)).toBe(true);
+      await expect(createCertificateAuthority({ keyBits: 512 })).rejects.toThrow(RangeError);
+      await expect(issueClientCertificate(small, { commonName: 'x', keyBits: 1000.5 })).rejects.toThrow(RangeError);
     });
 
     it('refuses an empty SAN list and malformed IPs', async () => {
@@ -242,8 +265,8 @@ describe('key material files', () => {
   });
 
   it('writes cert 0644, key and combined 0600 in a 0700 directory, and reads them back', async () => {
-    const ca = await createCertificateAuthority();
-    const pair = await issueClientCertificate(ca, { commonName: 'worker' });
+    const ca = await createCertificateAuthority({ keyBits: TEST_KEY_BITS });
+    const pair = await issueClientCertificate(ca, { commonName: 'worker', keyBits: TEST_KEY_BITS });
     const paths = await writeKeyMaterial(dir, 'worker', pair);
     expect(paths).toEqual({
       certFile: join(dir, 'worker.pem'),
@@ -265,9 +288,9 @@ describe('key material files', () => {
   });
 
   it('replaces existing files atomically, keeps modes, leaves no temp files, and can skip the combined file', async () => {
-    const ca = await createCertificateAuthority();
+    const ca = await createCertificateAuthority({ keyBits: TEST_KEY_BITS });
     await writeKeyMaterial(dir, 'ca', ca, { combined: false });
-    const again = await createCertificateAuthority();
+    const again = await createCertificateAuthority({ keyBits: TEST_KEY_BITS });
     const paths = await writeKeyMaterial(dir, 'ca', again, { combined: false });
     expect((await readPemPair(dir, 'ca')).certPem.trim()).toBe(again.certPem.trim());
     expect((await stat(paths.keyFile)).mode & 0o777).toBe(0o600);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatDigest, type VitestJsonReport } from '../../support/failure-digest.js';
+import { formatDigest, formatSlowest, type VitestJsonReport } from '../../support/failure-digest.js';
 
 const vitestBin = resolve('node_modules/.bin/vitest');
 let dir: string;
@@ -95,5 +95,31 @@ describe('formatDigest', () => {
     expect(digest).toContain('line 24');
     expect(digest).not.toContain('line 25\n');
     expect(digest).toContain('75 more lines');
+  });
+});
+
+describe('formatSlowest', () => {
+  it('lists the slowest files of each group, collection and hooks included, slowest first, with the group total', () => {
+    const time = (name: string, collectSeconds: number, runSeconds: number) => ({
+      file: join(dir, name),
+      project: 'integration',
+      collectSeconds,
+      runSeconds,
+    });
+    const times = [time('a.test.ts', 1, 1), time('b.test.ts', 0.25, 30), time('c.test.ts', 2, 5)];
+    const lines = formatSlowest(
+      [
+        { name: 'suite', times },
+        { name: 'installations', times: undefined },
+      ],
+      dir,
+      2,
+    ).split('\n');
+    expect(lines).toContain('suite: 3 files, 39 s in all');
+    expect(lines.filter((line) => line.includes('.test.ts'))).toEqual([
+      '     30.3 s  (0.3 s collecting)  b.test.ts',
+      '      7.0 s  (2.0 s collecting)  c.test.ts',
+    ]);
+    expect(lines.some((line) => line.startsWith('installations'))).toBe(false);
   });
 });
