@@ -48,9 +48,10 @@ function stopProcess(pid: number): void {
   });
 }
 
-/** A query over TCP with the front end's role, as FerretDB connects. */
+/** A query with the front end's role, as FerretDB connects: on the socket, as the cluster's OS user. */
 async function selectOne(handle: PostgresHandle): Promise<string> {
-  const { stdout } = await execFileAsync(join(PG_BIN, 'psql'), ['-X', '-A', '-t', '-c', 'SELECT 1', handle.url], { timeout: 20_000 });
+  const [command, args] = commandAs(handle.runAs, join(PG_BIN, 'psql'), ['-X', '-A', '-t', '-c', 'SELECT 1', handle.url]);
+  const { stdout } = await execFileAsync(command, args, { timeout: 20_000, env: { ...process.env, ...handle.runAs.env } });
   return stdout.trim();
 }
 
