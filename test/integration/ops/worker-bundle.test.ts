@@ -65,8 +65,11 @@ describe('ops/worker-bundle', () => {
       '--no-image',
     ]);
     expect(result.code, result.output).toBe(0);
-    // The local engine cannot enforce roles: the operator is told what the bundle's login can do.
-    expect(result.stdout).toContain('cannot restrict what a user may do');
+    // The local engine cannot enforce roles: the operator is told what the bundle's login can do,
+    // which is not the service's users and tokens (they are in the private store).
+    expect(result.stdout).toContain('cannot restrict what a login may do');
+    expect(result.stdout).toContain('every data-store and catalog database and the task results');
+    expect(result.stdout).not.toContain('users and tokens included');
     const archive = join(target.dir, 'bundles', 'cybercom-worker-lab-pc.tar.gz');
     expect((await stat(archive)).mode & 0o777).toBe(0o600);
     await extract({ file: archive, cwd: unpacked });
@@ -139,6 +142,7 @@ describe('ops/worker-bundle', () => {
     ]);
     expect(result.code, result.output).toBe(0);
     expect(result.stdout).toContain('cd cybercom-python-worker-lab-py && ./run-worker.sh');
+    expect(result.stdout).toContain('every data-store and catalog database and the task results');
     const archive = join(target.dir, 'bundles', 'cybercom-python-worker-lab-py.tar.gz');
     expect((await stat(archive)).mode & 0o777).toBe(0o600);
     await extract({ file: archive, cwd: unpacked });
