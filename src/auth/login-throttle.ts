@@ -118,7 +118,10 @@ function retried<T>(operation: () => Promise<T>): Promise<T> {
 
 /** The 429 answer to a wrong password while a counter delays its attempts. */
 export function throttled(retryAfterMs: number): Error {
-  return tooManyRequests('Too many failed login attempts. Try again later.', retryAfterMs / 1000);
+  return tooManyRequests(
+    'Wrong credentials, after too many failed attempts: wrong ones are slowed for a while. Try again later.',
+    retryAfterMs / 1000,
+  );
 }
 
 /** What an operator clears: every counter of an account (from any address), of an address, or both. */
