@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ADMIN_COMPONENTS = {
+  ClearLoginFailures: 'ClearLoginFailures.tsx',
   Dashboard: 'Dashboard.tsx',
   Indexes: 'Indexes.tsx',
   Manual: 'Manual.tsx',

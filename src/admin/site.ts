@@ -83,6 +83,7 @@ export async function createAdminRouter(ctx: AdminContext, config: AdminSiteConf
     users: ctx.auth.users,
     catalog: ctx.auth.permissionCatalog,
     delegation: ctx.auth.delegation,
+    loginFailures: ctx.auth.loginFailures,
     areas: ctx.documents,
     taskNames: config.taskNames,
     watchRights: rightsWatch(models, revokeQueuedTasks(ctx)),

@@ -29,6 +29,7 @@ import { documentsRouter } from '../documents/routes.js';
 import { indexesRouter } from '../documents/index-routes.js';
 import { queueRouter } from '../queue/api/routes.js';
 import { healthRouter } from './health.js';
+import { expressTrustProxy } from '../config/trusted-proxy.js';
 import { clientDownloadsRouter } from '../client-downloads/routes.js';
 import { schemaRouter } from './openapi.js';
 import { PAGES, apiMounts, fullPath, rootLinks } from './route-table.js';
@@ -56,7 +57,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.set('trust proxy', settings.trustProxy ? 1 : false);
+  app.set('trust proxy', expressTrustProxy(settings.trustProxy));
   app.set('json spaces', 0);
   const m = apiMounts(ctx.documents);
   const mounted: Mount[] = [];

@@ -11,7 +11,7 @@ import { csrfProtection } from './csrf.js';
 import { DelegationGuard } from './delegation-guard.js';
 import { JwtIssuer } from './jwt.js';
 import { LoginDevices } from './login-devices.js';
-import { LoginThrottle } from './login-throttle.js';
+import { loginThrottleFor } from './login-throttle.js';
 import { createAuthModels, initAuthModels, openAuthConnection } from './models.js';
 import { createPassport } from './passport-setup.js';
 import { PermissionCatalog } from './permission-catalog.js';
@@ -22,6 +22,7 @@ import { createSessionParts } from './session.js';
 import { RefreshLedger } from './refresh-ledger.js';
 import { MongoUserService } from './user-service.js';
 import { hashPlaintextTokenKeys } from './token-key-migration.js';
+import { migrateUsernameKeys } from './username-migration.js';
 
 export type { AuthDeps, AuthModule } from './module.js';
 
@@ -31,6 +32,8 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   const models = createAuthModels(connection);
   const upgraded = await hashPlaintextTokenKeys(db.collection(models.Token.collection.collectionName));
   if (upgraded > 0) logger.info({ tokens: upgraded }, 'API token keys stored in plain text by an earlier version are now stored hashed');
+  // Before the unique index on username_key can be built: no two users may share a key then.
+  await migrateUsernameKeys(db.collection(models.User.collection.collectionName), logger);
   await initAuthModels(models);
   const catalog = new PermissionCatalog(models, deps.grantTargets);
   await catalog.seedBuiltins();
@@ -45,12 +48,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   });
   const refreshLedger = new RefreshLedger(mongo.db(db.databaseName));
   await refreshLedger.init();
-  const throttle = new LoginThrottle(mongo.db(db.databaseName), {
-    maxFailures: settings.loginMaxFailures,
-    accountMaxFailures: settings.loginAccountMaxFailures,
-    addressMaxFailures: settings.loginAddressMaxFailures,
-    windowSeconds: settings.loginWindowSeconds,
-  });
+  const throttle = loginThrottleFor(mongo.db(db.databaseName), settings);
   await throttle.init();
   const passport = createPassport(accounts);
   const session = await createSessionParts(settings, mongo, db.databaseName, settings.privateMongo.operationTimeoutMs);
@@ -80,6 +78,7 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
     models,
     permissionCatalog: catalog,
     delegation: new DelegationGuard(models, accounts),
+    loginFailures: throttle,
     sessionOptions: session.options,
     async close() {
       await session.stop();

@@ -1,12 +1,13 @@
 /**
- * Slows password guessing, without letting anyone lock a user out of a device they have logged in
- * from before (OWASP's device cookies; login-devices.ts issues and reads the cookies).
+ * Slows password guessing without keeping anyone who knows their password out: neither a spray of
+ * names from the address everyone shares nor a flood of guesses at one account turns the right
+ * password away, from any client (OWASP's device cookies for browsers that logged in before, and
+ * for every other client the rule that the counters slow only wrong passwords).
  *
  * A login that presents a valid device cookie for the account it names is judged by that cookie's
  * own failures only: while it has fewer than `maxFailures` within `windowSeconds`, no other
- * counter applies, so a flood of failures from elsewhere — one address spraying names, or guesses
- * at the account spread over many addresses — never turns that device away. A cookie that has
- * failed that often is no longer trusted, and its logins are judged as an unknown device's.
+ * counter applies. A cookie that has failed that often is no longer trusted, and its logins are
+ * judged as an unknown device's.
  *
  * Logins from unknown devices are judged by three counters, each with its free failures and then
  * growing delays (login-delays.ts):
@@ -14,10 +15,15 @@
  * - one account from all addresses together (`accountMaxFailures`): guessing spread over many
  *   addresses;
  * - one address over all accounts (`addressMaxFailures`, far higher): one address trying many
- *   names. A few accounts' worth of failures never reaches it, so failures on one account (or on
- *   a name that does not exist) never slow another one.
- * An attempt a counter delays, even a correct one, is answered 429 with Retry-After. A wrong
- * current password on /user/ counts against the account's own two counters only.
+ *   names.
+ * An attempt a counter delays is still judged: its password is checked like any other (so it
+ * takes the time any login takes, and the answer tells nothing a wrong name's would not). The
+ * right password gets in; a wrong one counts as a failure like any other and is answered 429,
+ * with the Retry-After its own failure brings, instead of 401. So a guesser who goes on is slowed
+ * more and more (every guess answered 429 once the waits reach the window), each guess costs it a
+ * full password check, and it cannot make the right password fail for anyone. A login let in
+ * while delayed leaves the counters as they are (the guesser's delays go on); one that was not
+ * delayed clears the account's counters it was judged by.
  *
  * Attempts count from the moment they start (`begin`), not when their slow password check ends:
  * otherwise many simultaneous guesses would all pass the check before the first failure is
@@ -26,12 +32,14 @@
  * The counts live in the service database (one document per counter), so the limits hold across
  * every API process and replica. Taking a place is one atomic update that returns the document
  * as it is afterwards: each of many simultaneous attempts, in whichever process, sees the places
- * taken before its own, and the ones beyond a limit give theirs back and answer 429. A place
- * whose process died before giving it back lapses after IN_FLIGHT_LAPSE_MS. Documents expire
- * (TTL index) once nothing in them can matter any more.
+ * taken before its own, and the ones beyond a limit are judged delayed. A place whose process
+ * died before giving it back lapses after IN_FLIGHT_LAPSE_MS. Documents expire (TTL index) once
+ * nothing in them can matter any more. An operator can clear an account's or an address's
+ * failures at once (`clear`: ops/clear-login-failures and the admin site's user page).
  */
 import { randomUUID } from 'node:crypto';
 import { MongoServerError, type Collection, type Db, type UpdateFilter } from 'mongodb';
+import type { Settings } from '../config/settings.js';
 import { tooManyRequests } from '../errors.js';
 import { ensureExpiryIndex } from '../db/expiry-index.js';
 import { retryOnDeadlock } from '../db/deadlock-retry.js';
@@ -79,7 +87,13 @@ export interface AttemptCounts extends FailureCounts {
 export interface LoginAttempt {
   /** Whether the attempt is judged as coming from a device the account has logged in from. */
   readonly knownDevice: boolean;
-  failed(): Promise<void>;
+  /**
+   * The wait a counter asks of this attempt (0: none). A delayed attempt is still judged: when its
+   * password is wrong the caller answers `throttled(retryAfterMs)` instead of 401.
+   */
+  readonly retryAfterMs: number;
+  /** Counts the failure; returns the wait the attempt's counters now ask (a delayed attempt's Retry-After). */
+  failed(): Promise<number>;
   succeeded(): Promise<void>;
   /** Ended without an outcome (an error before the password was judged). */
   abandoned(): Promise<void>;
@@ -101,6 +115,42 @@ const refuseUntrusted: Judge = (counts, pendingBefore, limit, now) => (deviceTru
 function retried<T>(operation: () => Promise<T>): Promise<T> {
   return retryOnDeadlock(operation);
 }
+
+/** The 429 answer to a wrong password while a counter delays its attempts. */
+export function throttled(retryAfterMs: number): Error {
+  return tooManyRequests(
+    'Wrong credentials, after too many failed attempts: wrong ones are slowed for a while. Try again later.',
+    retryAfterMs / 1000,
+  );
+}
+
+/** What an operator clears: every counter of an account (from any address), of an address, or both. */
+export interface ClearTarget {
+  username?: string;
+  address?: string;
+}
+
+/** The throttle with the installation's limits (LOGIN_* settings) over the service database `db`. */
+export function loginThrottleFor(
+  db: Db,
+  settings: Pick<Settings, 'loginMaxFailures' | 'loginAccountMaxFailures' | 'loginAddressMaxFailures' | 'loginWindowSeconds'>,
+): LoginThrottle {
+  return new LoginThrottle(db, {
+    maxFailures: settings.loginMaxFailures,
+    accountMaxFailures: settings.loginAccountMaxFailures,
+    addressMaxFailures: settings.loginAddressMaxFailures,
+    windowSeconds: settings.loginWindowSeconds,
+  });
+}
+
+/** An IPv4 address as a dual-stack socket reports it too (`::ffff:` prefix), and the other way round. */
+function addressVariants(address: string): string[] {
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) return [address, `::ffff:${address}`];
+  const mapped = /^::ffff:(\d{1,3}(\.\d{1,3}){3})$/i.exec(address);
+  return mapped?.[1] === undefined ? [address] : [mapped[1], address];
+}
+
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export class LoginThrottle {
   private readonly counts: Collection<AttemptCounts>;
@@ -146,10 +196,6 @@ export class LoginThrottle {
     return new Date(this.now() + this.settings.windowSeconds * 1000 + IN_FLIGHT_LAPSE_MS);
   }
 
-  private throwLocked(retryAfterMs: number): never {
-    throw tooManyRequests('Too many failed login attempts. Try again later.', retryAfterMs / 1000);
-  }
-
   private live(places: InFlight[] | undefined): InFlight[] {
     const cutoff = this.now() - IN_FLIGHT_LAPSE_MS;
     return (places ?? []).filter((p) => p.at.getTime() > cutoff);
@@ -172,32 +218,57 @@ export class LoginThrottle {
     }
   }
 
-  /** Throws 429 `throttled` (with Retry-After) while any counter of this scope delays an unknown device. */
-  async check(username: string, ip: string, scope: AttemptScope = 'login'): Promise<void> {
+  /** The wait the counters of this scope ask of an unknown device's attempt now (0: none). */
+  async delayMs(username: string, ip: string, scope: AttemptScope = 'login'): Promise<number> {
     const counters = this.counters(username, ip, scope);
     const docs = await this.counts.find({ _id: { $in: counters.map((c) => c.key) } }).toArray();
     const now = this.now();
-    const retryAfterMs = Math.max(
+    return Math.max(
       0,
       ...counters.map((c) => {
         const doc = docs.find((d) => d._id === c.key);
         return doc === undefined ? 0 : lockedForMs(doc, this.live(doc.inFlight).length, c.limit, now);
       }),
     );
-    if (retryAfterMs > 0) this.throwLocked(retryAfterMs);
+  }
+
+  /**
+   * Clears the failures of an account (its counters from every address) and of an address (its
+   * counter over all accounts, and each account's from it). Device cookies' counters are left:
+   * a device that failed too often is judged as an unknown one, whose right password gets in.
+   * Returns how many counters had failures.
+   */
+  async clear(target: ClearTarget): Promise<number> {
+    const keys: (string | RegExp)[] = [];
+    if (target.username !== undefined) {
+      const name = target.username.toLowerCase().slice(0, MAX_KEY_LENGTH);
+      keys.push(`u:${name}`, new RegExp(`^${escapeRegex(`ua:${JSON.stringify([name]).slice(0, -1)},`)}`));
+    }
+    for (const variant of target.address === undefined ? [] : addressVariants(target.address)) {
+      const address = variant.slice(0, MAX_KEY_LENGTH);
+      keys.push(`ip:${address}`, new RegExp(`^ua:\\[.*,${escapeRegex(`${JSON.stringify(address)}]`)}$`));
+    }
+    if (keys.length === 0) return 0;
+    const result = await retried(() =>
+      this.counts.updateMany({ $or: keys.map((key) => ({ _id: key })), 'failures.0': { $exists: true } } as never, {
+        $set: { failures: [] },
+      }),
+    );
+    return result.modifiedCount;
   }
 
   /**
    * Takes a place for this login attempt and holds it until the handle says how it ended. `device`
    * is the id of a valid device cookie issued to this very account (login-devices.ts), if the
-   * client presented one. Throws 429 when an unknown device must wait.
+   * client presented one. A delayed attempt holds no place: it is judged like any other and tells
+   * its wait in `retryAfterMs`; its failure counts, a success clears nothing.
    */
   async begin(username: string, ip: string, device?: string): Promise<LoginAttempt> {
     if (device !== undefined) {
       const counter = this.deviceCounter(device);
       const onDevice = await this.hold([counter], refuseUntrusted);
       if (onDevice.waitMs === 0) {
-        return this.attempt(true, onDevice.release, {
+        return this.attempt(true, 0, onDevice.release, {
           failed: () => this.recordFailureOn([counter]),
           succeeded: () => this.clearFailures([counter]),
         });
@@ -208,9 +279,14 @@ export class LoginThrottle {
     const held = await this.hold(counters, waitOutDelays);
     if (held.waitMs > 0) {
       await held.release();
-      this.throwLocked(held.waitMs);
+      const nothing = (): Promise<void> => Promise.resolve();
+      return this.attempt(false, held.waitMs, nothing, {
+        failed: () => this.recordFailureOn(counters),
+        // The guesser's delays go on: a right password let in must not hand it new free failures.
+        succeeded: nothing,
+      });
     }
-    return this.attempt(false, held.release, {
+    return this.attempt(false, 0, held.release, {
       failed: () => this.recordFailureOn(counters),
       // Not the address's counter: otherwise one valid account would let an attacker reset it at will.
       succeeded: () => this.clearFailures(this.counters(username, ip, 'own-account')),
@@ -253,8 +329,9 @@ export class LoginThrottle {
   /** The handle of an attempt whose places `release` gives back; each outcome is acted on once. */
   private attempt(
     knownDevice: boolean,
+    retryAfterMs: number,
     release: () => Promise<void>,
-    outcomes: { failed: () => Promise<void>; succeeded: () => Promise<void> },
+    outcomes: { failed: () => Promise<number>; succeeded: () => Promise<void> },
   ): LoginAttempt {
     let open = true;
     const end = (): boolean => {
@@ -264,11 +341,13 @@ export class LoginThrottle {
     };
     return {
       knownDevice,
+      retryAfterMs,
       failed: async () => {
-        if (!end()) return;
+        if (!end()) return 0;
         // The failure first: between the two, a new attempt would find neither and slip through.
-        await outcomes.failed();
+        const waitMs = await outcomes.failed();
         await release();
+        return waitMs;
       },
       succeeded: async () => {
         if (!end()) return;
@@ -281,20 +360,27 @@ export class LoginThrottle {
     };
   }
 
-  /** Counts a failure against every counter of the scope (a wrong current password on /user/). */
-  async recordFailure(username: string, ip: string, scope: AttemptScope = 'login'): Promise<void> {
-    await this.recordFailureOn(this.counters(username, ip, scope));
+  /**
+   * Counts a failure against every counter of the scope (a wrong current password on /user/);
+   * returns the wait they now ask of the next attempt.
+   */
+  async recordFailure(username: string, ip: string, scope: AttemptScope = 'login'): Promise<number> {
+    return this.recordFailureOn(this.counters(username, ip, scope));
   }
 
-  private async recordFailureOn(counters: Counter[]): Promise<void> {
+  /** Counts a failure on each counter; returns the longest wait they ask after it. */
+  private async recordFailureOn(counters: Counter[]): Promise<number> {
     const at = new Date(this.now());
+    let waitMs = 0;
     for (const { key, limit } of counters) {
       // Only the newest failures of a counter decide anything (login-delays.ts).
-      await this.modify(key, {
+      const doc = await this.modify(key, {
         $push: { failures: { $each: [at], $slice: -(limit.maxFailures + KEPT_BEYOND_FREE) } },
         $set: { expires: this.expiry() },
       });
+      waitMs = Math.max(waitMs, lockedForMs(doc, 0, limit, this.now()));
     }
+    return waitMs;
   }
 
   /** A successful login clears the counters it was judged by, except an address's (see `begin`). */

@@ -15,6 +15,12 @@ import { PERMISSION_AREAS, type PermissionArea } from './codenames.js';
 export interface UserRecord {
   _id: Types.ObjectId;
   username: string;
+  /**
+   * The username in lower case, unique: two accounts never have names that differ only in case.
+   * Set from `username` by this schema on every create and update through the model; users stored
+   * before it existed get it at start-up (username-migration.ts).
+   */
+  username_key?: string;
   email: string;
   first_name: string;
   last_name: string;
@@ -68,9 +74,17 @@ export interface AuthModels {
 /** Django's username rule: letters, digits and @ . + - _ only, at most 150 characters. */
 export const USERNAME_PATTERN = /^[\w.@+-]{1,150}$/;
 
+/** The key usernames are unique by: the name without case. */
+export function usernameKey(username: string): string {
+  return username.toLowerCase();
+}
+
 const userSchema = new Schema<UserRecord>(
   {
     username: { type: String, required: true, unique: true, match: USERNAME_PATTERN },
+    // Sparse: a user written around the model (an earlier version, a restore) has none until the
+    // start-up migration gives it one, and must not collide with every other such user.
+    username_key: { type: String, unique: true, sparse: true },
     email: { type: String, default: '', maxlength: 254 },
     first_name: { type: String, default: '', maxlength: 150 },
     last_name: { type: String, default: '', maxlength: 150 },
@@ -86,6 +100,25 @@ const userSchema = new Schema<UserRecord>(
   },
   { collection: 'auth_user', versionKey: false },
 );
+
+userSchema.pre('validate', function () {
+  if (typeof this.username === 'string') this.username_key = usernameKey(this.username);
+});
+
+/** A `$set` (or a plain replacement field) of `username` through the model sets its key too. */
+function keepUsernameKey(update: unknown): void {
+  if (update === null || typeof update !== 'object' || Array.isArray(update)) return;
+  const fields = update as Record<string, unknown>;
+  if (typeof fields.username === 'string') fields.username_key = usernameKey(fields.username);
+  const set = fields.$set as Record<string, unknown> | undefined;
+  if (set !== undefined && typeof set.username === 'string') set.username_key = usernameKey(set.username);
+}
+
+for (const operation of ['updateOne', 'updateMany', 'findOneAndUpdate', 'replaceOne'] as const) {
+  userSchema.pre(operation, function () {
+    keepUsernameKey(this.getUpdate());
+  });
+}
 
 const groupSchema = new Schema<GroupRecord>(
   {

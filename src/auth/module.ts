@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import type { GrantTargets } from './legacy-grants.js';
 import type { DelegationGuard } from './delegation-guard.js';
+import type { LoginThrottle } from './login-throttle.js';
 import type { AuthModels } from './models.js';
 import type { PermissionCatalog } from './permission-catalog.js';
 import type { Principal } from './principal.js';
@@ -98,6 +99,8 @@ export interface AuthModule {
   permissionCatalog: PermissionCatalog;
   /** Who may grant which rights and manage whose token (the admin site asks before every such write). */
   delegation: DelegationGuard;
+  /** The login throttle's counts, which an operator may clear (the admin site's user page). */
+  loginFailures: Pick<LoginThrottle, 'clear'>;
   /** The session's store, cookie name, secret and cookie flags, so the admin site shares the login. */
   sessionOptions: SessionOptions;
   close(): Promise<void>;

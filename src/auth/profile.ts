@@ -89,7 +89,8 @@ export class Profiles {
 
   /**
    * Applies `changes`. A wrong current password is reported through `onWrongPassword` (the
-   * caller counts it against the login throttle) and then refused with 400.
+   * caller counts it against the login throttle, and may answer with an error of its own) and
+   * then refused with 400.
    */
   async update(userId: string, changes: ProfileChanges, onWrongPassword: () => Promise<void>): Promise<ProfileUpdateResult> {
     const user = await this.models.User.findById(userId).select('+password').lean<UserRecord>().exec();

@@ -9,7 +9,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import { toPrincipal, type AccountDirectory } from './accounts.js';
 import type { ApiTokens } from './api-tokens.js';
 import { renewCredentialsGeneration } from './credentials-stamp.js';
-import type { AuthModels, UserRecord } from './models.js';
+import { usernameKey, type AuthModels, type UserRecord } from './models.js';
 import type { NewUser, UserService, UserSummary } from './module.js';
 import { hashPassword, unusablePassword } from './passwords.js';
 import type { PermissionCatalog } from './permission-catalog.js';
@@ -19,6 +19,10 @@ import { assertValidEmail, assertValidUsername } from './user-fields.js';
 const isDuplicateKey = (err: unknown): boolean => (err as { code?: number }).code === 11000;
 
 const noSuchUser = (username: string) => notFound(`No user named "${username}".`, 'no_such_user');
+
+/** Usernames are unique without case: `taken` is the name as stored, which may differ in case. */
+const userExists = (taken: string) =>
+  conflict(`A user named "${taken}" already exists (usernames are compared without case).`, 'user_exists');
 
 function summary(user: Pick<UserRecord, '_id' | 'username' | 'email' | 'is_staff' | 'is_superuser' | 'is_active'>): UserSummary {
   return {
@@ -67,7 +71,7 @@ export class MongoUserService implements UserService {
       });
       return summary(created);
     } catch (err) {
-      if (isDuplicateKey(err)) throw conflict(`A user named "${user.username}" already exists.`, 'user_exists');
+      if (isDuplicateKey(err)) throw userExists(await this.takenName(user.username));
       throw err;
     }
   }
@@ -83,13 +87,20 @@ export class MongoUserService implements UserService {
       this.accounts.forgetUser(existing._id.toString());
       return summary({ ...existing, ...update });
     }
+    const variant = await this.models.User.findOne({ username_key: usernameKey(user.username) }, { username: 1 })
+      .lean()
+      .exec();
+    // Another account's name in another case: never turned into this superuser.
+    if (variant !== null) throw userExists(variant.username);
     try {
       const created = await this.models.User.create({ username: user.username, ...update });
       return summary(created);
     } catch (err) {
-      // Another run created it in between: fall back to updating, which is what a re-run wants.
       if (!isDuplicateKey(err)) throw err;
-      return this.ensureSuperuser(user);
+      // Another run created it in between: updating it is what a re-run wants; a case variant made
+      // in between is refused like one found above.
+      if ((await this.models.User.exists({ username: user.username })) !== null) return this.ensureSuperuser(user);
+      throw userExists(await this.takenName(user.username));
     }
   }
 
@@ -155,6 +166,14 @@ export class MongoUserService implements UserService {
       .lean()
       .exec();
     return new Map(users.map((u) => [u.username, String(u._id)]));
+  }
+
+  /** The stored name a new `username` collides with (itself when the collision has gone since). */
+  private async takenName(username: string): Promise<string> {
+    const taken = await this.models.User.findOne({ username_key: usernameKey(username) }, { username: 1 })
+      .lean()
+      .exec();
+    return taken?.username ?? username;
   }
 
   private async userId(username: string): Promise<Types.ObjectId> {

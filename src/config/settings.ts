@@ -20,6 +20,7 @@ import {
 } from './connections.js';
 import { WORKER_ROLE } from './database-roles.js';
 import { allowListEntryProblem } from './ip-allowlist.js';
+import { trustProxySetting, type TrustProxy } from './trusted-proxy.js';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -32,8 +33,8 @@ export const serviceEnvSchema = z
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     /** API processes sharing HTTP_PORT (node:cluster; 1 = this process serves alone). */
     API_PROCESSES: z.coerce.number().int().min(1).max(MAX_API_PROCESSES).default(defaultApiProcesses),
-    /** Trust X-Forwarded-* from the reverse proxy (compose stack); off when the API is exposed directly. */
-    TRUST_PROXY: booleanFlag.default(false),
+    /** Whose X-Forwarded-* to believe: false, true (the peer is one proxy hop), or proxy addresses (trusted-proxy.ts). */
+    TRUST_PROXY: trustProxySetting.default(false),
     /** Serve HTTPS on HTTP_PORT with this certificate (full chain) and key: the API without a proxy. */
     HTTPS_CERT_FILE: z.string().trim().min(1).optional(),
     HTTPS_KEY_FILE: z.string().trim().min(1).optional(),
@@ -115,7 +116,8 @@ export interface Settings {
   httpPort: number;
   /** How many API processes `serve` runs on the one port. */
   apiProcesses: number;
-  trustProxy: boolean;
+  /** Whose X-Forwarded-* is believed: nobody's, the peer's (one hop), or these proxies' (trusted-proxy.ts). */
+  trustProxy: TrustProxy;
   /** Certificate and key files when the API itself serves HTTPS. */
   https: { certFile: string; keyFile: string; redirectPort: number | undefined } | undefined;
   serviceDatabase: string;

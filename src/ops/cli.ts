@@ -1,11 +1,13 @@
 /**
  * Entry point of the operator commands in ops/ (each a thin shim that names its command):
- * status, logs, services, cert-status, rotate-certs, worker-bundle, backup, restore.
+ * status, logs, services, cert-status, rotate-certs, worker-bundle, backup, restore,
+ * clear-login-failures.
  * Every command has --help, runs without questions and exits 0 (ok), 1 (failed), 2 (usage) or
  * 3 (no installation); cert-status and status use 1 for "something needs attention".
  */
 import { backup } from './commands/backup.js';
 import { certStatus } from './commands/cert-status.js';
+import { clearLoginFailures } from './commands/clear-login-failures.js';
 import { CommandError, EXIT, type Command } from './commands/common.js';
 import { logs } from './commands/logs.js';
 import { restore } from './commands/restore.js';
@@ -23,6 +25,7 @@ export const COMMANDS: Record<string, Command> = {
   'worker-bundle': workerBundle,
   backup,
   restore,
+  'clear-login-failures': clearLoginFailures,
 };
 
 export async function runOpsCommand(name: string | undefined, argv: string[]): Promise<number> {

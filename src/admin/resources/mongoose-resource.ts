@@ -60,6 +60,24 @@ function fixArrayProperty(property: AdapterProperty): AdapterProperty {
 }
 
 /**
+ * The fields of a duplicate-key error: from `keyValue` where the engine sends it, else from
+ * `keyPattern` or the index name in the message (`index: username_1`), which not every engine
+ * sends alike; `_id` when none can be told.
+ */
+function duplicateFields(e: {
+  keyValue?: Record<string, unknown>;
+  keyPattern?: Record<string, unknown>;
+  errmsg?: string;
+  message?: string;
+}): string[] {
+  const named = Object.keys(e.keyValue ?? e.keyPattern ?? {});
+  if (named.length > 0) return named;
+  const index = /index: (\S+)/.exec(e.errmsg ?? e.message ?? '')?.[1];
+  const fromIndex = index?.split(/_-?1(?:_|$)/).filter((f) => f !== '') ?? [];
+  return fromIndex.length > 0 ? fromIndex : ['_id'];
+}
+
+/**
  * Mongoose's validation, cast and duplicate-key errors as AdminJS form errors (shown under the
  * fields), the way the adapter does it for creates; anything else is passed on unchanged.
  */
@@ -70,6 +88,9 @@ export function formError(err: unknown): unknown {
     errors?: Record<string, { message: string; kind?: string }>;
     path?: string;
     keyValue?: Record<string, unknown>;
+    keyPattern?: Record<string, unknown>;
+    errmsg?: string;
+    message?: string;
   };
   if (e.name === 'ValidationError' && e.errors !== undefined) {
     const fields = Object.fromEntries(
@@ -81,9 +102,10 @@ export function formError(err: unknown): unknown {
     return new ValidationError({ [e.path]: { message: 'This value has the wrong type.', type: 'cast' } });
   }
   if (e.code === 11000) {
-    const fields = Object.keys(e.keyValue ?? {});
+    // AdminJS counts a form as saved unless a field has an error, so the refusal must name one.
+    const fields = duplicateFields(e);
     const errors = Object.fromEntries(fields.map((f) => [f, { message: 'This value is already taken.', type: 'duplicate' }]));
-    return new ValidationError(errors, fields.length === 0 ? { message: 'This record already exists.' } : undefined);
+    return new ValidationError(errors, { message: 'This value is already taken by another record.', type: 'duplicate' });
   }
   return err;
 }

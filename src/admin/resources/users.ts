@@ -1,6 +1,7 @@
 /**
  * Users in the admin site: list, create (with a password), edit (flags, groups, permissions,
- * optionally a new password), set password, delete.
+ * optionally a new password), set password, clear login failures, delete. Usernames are unique
+ * without case: a create or rename onto a name another account holds is refused under the field.
  *
  * Passwords: the stored hash never leaves the server (it is not selected, and dropped from every
  * record here) and is never written from a form field. A password typed in the "new" or "edit"
@@ -19,7 +20,7 @@
 import { ValidationError, type ActionContext, type ActionRequest, type RecordActionResponse, type ResourceOptions } from 'adminjs';
 import type { Model } from 'mongoose';
 import type { DelegationGuard } from '../../auth/delegation-guard.js';
-import type { TokenRecord, UserRecord } from '../../auth/models.js';
+import { usernameKey, type TokenRecord, type UserRecord } from '../../auth/models.js';
 import { newCredentialsGeneration } from '../../auth/credentials-stamp.js';
 import { hashPassword, unusablePassword } from '../../auth/passwords.js';
 import type { RightsWatch } from '../../auth/rights-watch.js';
@@ -35,7 +36,7 @@ import { ACCESS_CONTROL } from './navigation.js';
 import { normalizePermissions, type FormPayload } from './permission-field.js';
 
 /** Stored fields no form may write. */
-const SERVER_ONLY = ['_id', 'password', 'date_joined', 'last_login', 'credentials_generation'];
+const SERVER_ONLY = ['_id', 'password', 'date_joined', 'last_login', 'credentials_generation', 'username_key'];
 
 /**
  * What each role may write through the user form, by field: a payload key counts by its root
@@ -109,7 +110,23 @@ export class UserResource extends GrantHolderResource<UserRecord> {
         await refusedOnForm('username', () => this.delegation.assertMayRename(actingAdminId(context), id));
       }
     }
+    if (typeof fields.username === 'string') await this.assertNameFree(id, fields.username);
     await super.checkWrite(id, fields, context);
+  }
+
+  /**
+   * Usernames are unique without case: a new name that another account holds in any case is
+   * refused under the field (the unique index would refuse it too, but say less).
+   */
+  private async assertNameFree(id: string | null, username: string): Promise<void> {
+    const others = id === null ? {} : { _id: { $ne: id } };
+    const taken = await this.model
+      .findOne({ username_key: usernameKey(username), ...others }, { username: 1 })
+      .lean()
+      .exec();
+    if (taken === null) return;
+    const message = `A user named "${taken.username}" already exists (usernames are compared without case).`;
+    throw new ValidationError({ username: { message, type: 'user_exists' } }, { message, type: 'user_exists' });
   }
 
   /** The user: deactivating them, or taking a permission, a group or superuser status away, revokes their queued tasks. */
@@ -123,7 +140,7 @@ export class UserResource extends GrantHolderResource<UserRecord> {
   }
 
   protected override toParams(document: Record<string, unknown>): Record<string, unknown> {
-    const { password: _never, credentials_generation: _internal, ...rest } = document;
+    const { password: _never, credentials_generation: _internal, username_key: _derived, ...rest } = document;
     return rest;
   }
 
@@ -261,6 +278,29 @@ export function userResource(deps: AdminDeps): { resource: UserResource; options
         edit: { before: [beforeSave(deps, false)], after: [revokeTokenAfterNewPassword(deps)], isAccessible: mayManage },
         delete: { isAccessible: (context: ActionContext) => mayManage(context) && !isSelf(context) },
         bulkDelete: { isAccessible: actorIsSuperuser },
+        clearLoginFailures: {
+          actionType: 'record',
+          icon: 'Unlock',
+          component: component('ClearLoginFailures'),
+          isAccessible: mayManage,
+          handler: async (request: ActionRequest, _response: unknown, context: ActionContext) => {
+            const record = context.record;
+            if (record === undefined) throw new ValidationError({}, { message: 'No such user.' });
+            if (request.method !== 'post') return { record: record.toJSON(context.currentAdmin) };
+            const username = String(record.params.username);
+            const cleared = await deps.loginFailures.clear({ username });
+            return {
+              record: record.toJSON(context.currentAdmin),
+              notice: {
+                message:
+                  cleared === 0
+                    ? `No failed logins were counted against ${username}.`
+                    : `The failed logins counted against ${username} were cleared.`,
+                type: 'success',
+              },
+            };
+          },
+        },
         setPassword: {
           actionType: 'record',
           icon: 'Key',

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { badRequest, unauthenticated } from '../../errors.js';
 import { absoluteUrl } from '../../http/base-url.js';
 import { respond } from '../../http/respond.js';
+import { throttled } from '../login-throttle.js';
 import { isAuthenticated } from '../principal.js';
 import { parseBody } from '../input.js';
 import type { ProfileChanges, ProfileLinks } from '../profile.js';
@@ -67,8 +68,12 @@ export function profileRoutes(deps: AuthRouteDeps): Router {
       // A wrong current password is a guess at this account's password: it counts against this
       // account's own counters only, never against the address other accounts log in from.
       const ip = clientAddress(req);
-      if (changes.password !== undefined) await deps.throttle.check(username, ip, 'own-account');
-      const result = await deps.profiles.update(userId, changes, () => deps.throttle.recordFailure(username, ip, 'own-account'));
+      // Delayed by those counters, the right current password still counts; a wrong one is a 429.
+      const waitMs = changes.password === undefined ? 0 : await deps.throttle.delayMs(username, ip, 'own-account');
+      const result = await deps.profiles.update(userId, changes, async () => {
+        const after = await deps.throttle.recordFailure(username, ip, 'own-account');
+        if (waitMs > 0) throw throttled(Math.max(after, waitMs));
+      });
       if (result.newPasswordStamp !== undefined) {
         deps.logger.info({ reqId: req.requestId, username }, 'password changed');
         // Keep this browser session; every other session and every issued JWT is now void.

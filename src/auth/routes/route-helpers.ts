@@ -1,7 +1,7 @@
 /** Small pieces the auth routes share: the client's address and the kind of body. */
 import type { Request } from 'express';
 
-/** The client's address as express sees it (X-Forwarded-For only when TRUST_PROXY is on). */
+/** The client's address as express sees it: the socket's peer, or the client a trusted proxy names (TRUST_PROXY). */
 export function clientAddress(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }

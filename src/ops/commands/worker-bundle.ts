@@ -15,14 +15,33 @@ import { createGzip } from 'node:zlib';
 import { checksumLines } from '../../installation/checksums.js';
 import { DEFAULT_QUEUE } from '../../installation/env-files.js';
 import type { Installation } from '../../installation/health.js';
-import { findExecutable } from '../../local-services/processes.js';
 import { repositoryRoot } from '../../installation/layout.js';
+import { hasPrivateStore } from '../../installation/private-store.js';
+import type { InstallConfig } from '../../installation/install-config.js';
 import { buildWorkerProgram } from '../../installation/worker-program.js';
 import { checkedServerAddress, packBundle, readRecords, remoteWorkerEnv, writeCredentials, writeRecord } from './bundle-parts.js';
 import { CommandError, DIR_HELP, EXIT, loadInstallation, parseCommandArgs, type Command } from './common.js';
 import { buildPythonWorkerBundle, PYTHON_BUNDLE_HELP } from './python-bundle.js';
 
 export const DEFAULT_WORKER_IMAGE = 'cybercom/worker:local';
+
+/**
+ * What the operator is told a bundle's worker login reaches, when the engine cannot hold it to
+ * less: the local runtime's FerretDB has logins but no authorization, so the login reaches all of
+ * that engine, which holds the data store, the catalog and the task results; the service's own
+ * data is in the private store, where no worker login exists. Nothing to say where MongoDB
+ * enforces the workers' role.
+ */
+export function workerCredentialsNote(config: Pick<InstallConfig, 'runtime' | 'dbEngine'>): string | undefined {
+  if (!hasPrivateStore(config)) return undefined;
+  return (
+    "Note: this installation's database (FerretDB) cannot restrict what a login may do there: the worker credentials in the\n" +
+    'bundle can read and change every data-store and catalog database and the task results. They cannot reach the\n' +
+    "service's users, groups, API tokens, sessions, login counts or task history, which are in the private store, where no\n" +
+    'worker login exists. Give bundles only to machines you trust with the data store, and rotate the certificates\n' +
+    "(ops/rotate-certs) if one is lost. The compose runtime's MongoDB holds workers to the data-store databases.\n"
+  );
+}
 
 export const WORKER_BUNDLE_HELP = `Usage: ops/worker-bundle --host NAME [--python] [--dir DIR] [--server-address ADDR] [--queues LIST] [--image|--no-image] [--output FILE]
 
@@ -199,14 +218,7 @@ export const workerBundle: Command = async (argv) => {
   process.stdout.write(
     `Wrote ${output} (mode 0600: it holds the worker's key and credentials).\nOn ${values.host}: tar xzf ${output.split('/').pop()} && cd ${folder} && ./run-worker.sh\n`,
   );
-  const ferretDb = inst.config.dbEngine === 'ferretdb' || (inst.config.dbEngine === 'auto' && findExecutable('mongod') === undefined);
-  if (inst.config.runtime === 'local' && ferretDb) {
-    // FerretDB has SCRAM users but no authorization: the worker's login is as strong as any.
-    process.stdout.write(
-      "Note: this installation's database (FerretDB) cannot restrict what a user may do: the worker credentials in the bundle\n" +
-        "can read and change every database, the service's users and tokens included. Give bundles only to machines you trust,\n" +
-        "and rotate the certificates (ops/rotate-certs) if one is lost. The compose runtime's MongoDB enforces roles.\n",
-    );
-  }
+  const note = workerCredentialsNote(inst.config);
+  if (note !== undefined) process.stdout.write(note);
   return EXIT.ok;
 };

@@ -4,6 +4,7 @@
  * container engine here) that runs a task submitted through the installation's API; and the
  * same for a Python worker's bundle (--python) with a lab's module and requirements, whose
  * run-worker.sh installs the bundled client wheel into a virtualenv and starts cybercom worker.
+ * The same installation then serves ops/clear-login-failures.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -65,8 +66,11 @@ describe('ops/worker-bundle', () => {
       '--no-image',
     ]);
     expect(result.code, result.output).toBe(0);
-    // The local engine cannot enforce roles: the operator is told what the bundle's login can do.
-    expect(result.stdout).toContain('cannot restrict what a user may do');
+    // The local engine cannot enforce roles: the operator is told what the bundle's login can do,
+    // which is not the service's users and tokens (they are in the private store).
+    expect(result.stdout).toContain('cannot restrict what a login may do');
+    expect(result.stdout).toContain('every data-store and catalog database and the task results');
+    expect(result.stdout).not.toContain('users and tokens included');
     const archive = join(target.dir, 'bundles', 'cybercom-worker-lab-pc.tar.gz');
     expect((await stat(archive)).mode & 0o777).toBe(0o600);
     await extract({ file: archive, cwd: unpacked });
@@ -139,6 +143,7 @@ describe('ops/worker-bundle', () => {
     ]);
     expect(result.code, result.output).toBe(0);
     expect(result.stdout).toContain('cd cybercom-python-worker-lab-py && ./run-worker.sh');
+    expect(result.stdout).toContain('every data-store and catalog database and the task results');
     const archive = join(target.dir, 'bundles', 'cybercom-python-worker-lab-py.tar.gz');
     expect((await stat(archive)).mode & 0o777).toBe(0o600);
     await extract({ file: archive, cwd: unpacked });
@@ -198,4 +203,20 @@ describe('ops/worker-bundle', () => {
     expect(submitted?.status, submitted?.text).toBe(200);
     expect(submitted?.json).toMatchObject({ status: 'SUCCESS', result: { n: 4, mean: 2.5 } });
   }, 300_000);
+});
+
+// This file's installation also serves the operator command that clears a lockout, end to end:
+// through the installation's API and the service database it keeps the login counts in.
+describe('ops/clear-login-failures', () => {
+  it("clears an account's failed logins on the installation", async () => {
+    const login = (password: string) => call(target.api, '/api/token/', { method: 'POST', body: { username: 'admin', password } });
+    for (let i = 0; i < 6; i++) await login(`wrong-${i}-pass`);
+    expect((await login('wrong-again-pass')).status).toBe(429);
+    const result = await runTool('ops/clear-login-failures', ['--dir', target.dir, '--user', 'admin']);
+    expect(result.code, result.output).toBe(0);
+    expect(result.stdout).toMatch(/Cleared \d+ failure count\(s\) of account "admin"/);
+    expect((await login('wrong-after-clear')).status).toBe(401);
+    // The right password was never refused, and is not now.
+    expect(await adminLogin(target.api)).toEqual(expect.any(String));
+  }, 120_000);
 });

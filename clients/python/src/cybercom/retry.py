@@ -5,7 +5,7 @@ request is repeated only when repeating it cannot do anything twice: reads (GET,
 idempotent PUT/DELETE always; a POST or PATCH only when the error proves nothing was written
 (the service refused it before doing anything, or an insert reports ``inserted_count: 0`` with no
 unconfirmed ids). The wait is the server's ``Retry-After`` when it sends one, else an exponential
-backoff with jitter.
+backoff with jitter. A login's ``429 throttled`` is never repeated: it answers a wrong password.
 """
 
 from __future__ import annotations
@@ -52,11 +52,9 @@ class RetryPolicy:
             return False
         if error.status not in (429, 503):
             return False
-        if (
-            isinstance(error, Throttled)
-            and error.code == "throttled"
-            and (error.retry_after or 0) > self.max_retry_after
-        ):
+        if isinstance(error, Throttled) and error.code == "throttled":
+            # The login throttle answers a wrong password so while it slows guessing (the right
+            # one is never refused): sending the same password again cannot succeed.
             return False
         return method.upper() in IDEMPOTENT_METHODS or nothing_written(error)
 

@@ -34,6 +34,8 @@ def err(status: int, code: str, detail: object = None, retry_after: float | None
         ("POST", err(503, "broker_timeout", {"task_id": "t"}), 1, False),
         ("POST", err(429, "too_many_heavy_queries"), 1, True),
         ("POST", err(429, "throttled", retry_after=600), 1, False),  # a login lockout: do not sit and wait
+        # The login throttle's 429 answers a wrong password: the same one again cannot get in.
+        ("POST", err(429, "throttled", retry_after=2), 1, False),
     ],
 )
 def test_should_retry(method: str, error: e.CybercomError, attempt: int, expected: bool) -> None:
