@@ -74,7 +74,9 @@ beforeAll(async () => {
   const service = serviceDatabaseName();
   const settings = { SERVICE_DATABASE: service, CATALOG_DATABASES: catDb };
   const before = await startTestApp(settings);
-  p = before.prefix;
+  // Without an underscore: the old codenames join names with underscores, and the readings this
+  // test expects are those of names that have none of their own (the worker prefix has one).
+  p = uniqueName('m');
   await seedLegacyDeployment(before);
   await before.close();
   app = await startTestApp(settings);
