@@ -39,6 +39,7 @@ import {
   isDigit,
   isNumberChar,
   literalError,
+  mayHoldFractions,
   numberRunEnd,
   type LiteralProblem,
   rangeProblem,
@@ -111,14 +112,6 @@ function parseRewritten(rewrite: Rewrite, text: string): unknown {
     return JSON.parse(text);
   }
 }
-
-/** Whether a digit is followed by `.`, `e` or `E` anywhere (strings included): the characters are looked for first, natively. */
-function mayHoldFractions(text: string): boolean {
-  if (text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return false;
-  return DIGIT_THEN_FRACTION.test(text);
-}
-
-const DIGIT_THEN_FRACTION = /\d[.eE]/;
 
 /**
  * The text with each whole double (`3.0`, `1e3`) replaced by its wrapper; every literal with a

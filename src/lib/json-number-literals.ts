@@ -48,6 +48,18 @@ export function stringEnd(text: string, open: number): number {
   }
 }
 
+/**
+ * Whether a digit is followed by `.`, `e` or `E` anywhere (strings included): whether the text may
+ * hold a literal with a fraction or an exponent. The three characters are looked for natively
+ * first; most bodies of integers have none.
+ */
+export function mayHoldFractions(text: string): boolean {
+  if (text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return false;
+  return DIGIT_THEN_FRACTION.test(text);
+}
+
+const DIGIT_THEN_FRACTION = /\d[.eE]/;
+
 /** The end of the run of number characters that starts at `start`. */
 export function numberRunEnd(text: string, start: number): number {
   let at = start;
