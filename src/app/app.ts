@@ -29,7 +29,7 @@ import { documentsRouter } from '../documents/routes.js';
 import { indexesRouter } from '../documents/index-routes.js';
 import { queueRouter, submissionRefusal } from '../queue/api/routes.js';
 import { writeRefusal } from '../documents/guards.js';
-import { bodyGate } from './body-gate.js';
+import { bodyGate, servedBy } from './body-gate.js';
 import { healthRouter } from './health.js';
 import { clientDownloadsRouter } from '../client-downloads/routes.js';
 import { schemaRouter } from './openapi.js';
@@ -128,6 +128,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
         { prefix: m.catalog.prefix, refusal: (req, s) => writeRefusal(req.principal, ctx.documents.catalog, req.method, s) },
         { prefix: m.queue.prefix, refusal: (req, s) => submissionRefusal(req.principal, req.method, s) },
       ],
+      serves: servedBy(Object.values(m)),
     }),
   );
   // HTML forms are accepted only by the login page; everything else takes JSON.

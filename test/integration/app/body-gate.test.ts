@@ -46,7 +46,13 @@ interface PartialAnswer {
  * the answer and for the server to close the connection. A server that reads the whole body
  * before answering never answers here: the rest is never sent.
  */
-async function partialUpload(path: string, headers: Record<string, string>, length: number, firstPart: string): Promise<PartialAnswer> {
+async function partialUpload(
+  path: string,
+  headers: Record<string, string>,
+  length: number,
+  firstPart: string,
+  method = 'POST',
+): Promise<PartialAnswer> {
   const { hostname, port } = new URL(app.url);
   const socket = net.connect(Number(port), hostname);
   await once(socket, 'connect');
@@ -57,7 +63,7 @@ async function partialUpload(path: string, headers: Record<string, string>, leng
     'content-length': String(length),
     ...headers,
   });
-  socket.write(`POST ${path} HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+  socket.write(`${method} ${path} HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
   socket.write(firstPart);
   let received = '';
   socket.setEncoding('utf8');
@@ -94,6 +100,12 @@ describe('a write with a body', () => {
   ])('from an anonymous caller is refused before the body for %s too', async (_what, path) => {
     const answer = await partialUpload(path, {}, HUGE + 10, hugeStart);
     expect(answer.status, answer.head || 'no answer before the upload ended').toBe(401);
+    expect(answer.closed).toBe(true);
+  });
+
+  it("from an anonymous caller to a method no route serves is answered that route's 405 without reading the body", async () => {
+    const answer = await partialUpload(`/api/data_store/data/${db}/${col}/`, {}, HUGE + 10, hugeStart, 'PUT');
+    expect(answer.status, answer.head || 'no answer before the upload ended').toBe(405);
     expect(answer.closed).toBe(true);
   });
 
