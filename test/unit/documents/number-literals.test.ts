@@ -291,12 +291,10 @@ describe('parseRecordJson against a reference, for random bodies', () => {
   );
   const literal = fc.oneof(integerLiteral, fractionLiteral);
   const keyOrText = fc.oneof(fc.string(), fc.stringMatching(/^[\d.eE"\\ -]{0,12}$/));
-  const body = fc
-    .array(fc.tuple(keyOrText, literal, keyOrText), { maxLength: 12 })
-    .map((entries) => ({
-      entries,
-      text: `{"list": [${entries.map(([k, l, t]) => `{${JSON.stringify(k)}: ${l}, "s": ${JSON.stringify(t)}}`).join(', ')}]}`,
-    }));
+  const body = fc.array(fc.tuple(keyOrText, literal, keyOrText), { maxLength: 12 }).map((entries) => ({
+    entries,
+    text: `{"list": [${entries.map(([k, l, t]) => `{${JSON.stringify(k)}: ${l}, "s": ${JSON.stringify(t)}}`).join(', ')}]}`,
+  }));
 
   it('types every literal as the reference does, or refuses the body with the documented error', () => {
     fc.assert(
