@@ -1,55 +1,105 @@
 /**
- * Micro-benchmark of reading a record body (no server): JSON.parse plus the Extended JSON revival,
- * as before number literals were typed, against parseRecordJson plus the same revival, for
- * bodies of 1,000 records without fractional literals (the fast path), with one double per
- * record, and with five. Prints milliseconds per body (median of RUNS) and the ratio.
+ * Reading a record body (no server): the CPU the records routes spend on a body's text,
+ * parseRecordJson plus the Extended JSON revival, against JSON.parse of the same bytes, for
+ * numbers-heavy bodies from 1 KiB to 16 MiB. The goal is at most 2× JSON.parse at every size.
  *
- *   npx tsx bench/record-json.bench.ts
+ * Bodies (each of about the size named):
+ * - int64: an array of 12-digit integers (each one an int64, so a Long per value);
+ * - int32: an array of integers below 2^31;
+ * - fractions: an array of measured values (`0.123456`, never whole);
+ * - records: objects of an int32, a 13-digit time in milliseconds (int64), a fraction, a whole
+ *   double (`3.0`) and a short string;
+ * - strings: an array of short strings (no numbers), for comparison.
+ * CPU is process.cpuUsage (user + system) over repeated parses of the same text, so that the
+ * garbage each parse leaves is counted; the least of five rounds is reported, the rounds sized
+ * to parse about 32 MiB each.
+ *
+ *   npm run bench:record-json [-- --sizes 1k,1m,16m] [-- --kinds int64,fractions]
  */
 import { parseJsonBody } from '../src/documents/extended-json.js';
 import { parseRecordJson } from '../src/documents/number-literals.js';
 
-const RECORDS = 1000;
-const RUNS = 40;
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const SIZES = [KiB, 4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB];
+const ROUND_BYTES = 32 * MiB;
+const ROUNDS = 5;
 
-function body(doubles: number): string {
-  const records = Array.from({ length: RECORDS }, (_, i) => {
-    const fields = Array.from({ length: doubles }, (_, k) => `"d${k}": ${(i + k) % 7}.${(i * 7 + k) % 10}`).join(', ');
-    return `{"n": ${i}, "site": "site-${i % 97}", "when": {"$date": "2023-11-14T22:13:20Z"}, "flag": true, "note": "${'x'.repeat(900)}"${doubles > 0 ? `, ${fields}` : ''}}`;
-  });
-  return `[${records.join(',')}]`;
-}
+type Kind = 'int64' | 'int32' | 'fractions' | 'records' | 'strings';
+const KINDS: Kind[] = ['int64', 'int32', 'fractions', 'records', 'strings'];
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function time(parse: (text: string) => unknown, text: string): number {
-  for (let i = 0; i < 5; i += 1) parseJsonBody(parse(text));
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i += 1) {
-    const start = process.hrtime.bigint();
-    parseJsonBody(parse(text));
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+function item(kind: Kind, i: number): string {
+  switch (kind) {
+    case 'int64':
+      return String(100_000_000_000 + ((i * 7_919_993) % 899_999_999_999));
+    case 'int32':
+      return String((i * 7919) % 2_000_000_000);
+    case 'fractions':
+      return String(((i * 7919) % 100_000) / 1000 + 0.000123);
+    case 'records':
+      return `{"n":${i},"t":${1_700_000_000_000 + i * 1000},"v":${((i * 7919) % 100_000) / 1000 + 0.000123},"w":${i % 7}.0,"s":"site-${i % 97}"}`;
+    case 'strings':
+      return JSON.stringify(`value-${i}-${'x'.repeat(i % 13)}`);
   }
-  return median(samples);
 }
 
-for (const doubles of [0, 1, 5]) {
-  const text = body(doubles);
-  const before = time((t) => JSON.parse(t), text);
-  const after = time(parseRecordJson, text);
-  process.stdout.write(
-    `${RECORDS} records, ${doubles} double(s) each, ${(text.length / 1024).toFixed(0)} KiB: ` +
-      `JSON.parse ${before.toFixed(2)} ms, parseRecordJson ${after.toFixed(2)} ms (x${(after / before).toFixed(2)})\n`,
-  );
+/** A JSON array of `kind` items, of about `bytes` characters. */
+function body(kind: Kind, bytes: number): string {
+  const items: string[] = [];
+  let length = 2;
+  for (let i = 0; length < bytes; i += 1) {
+    const text = item(kind, i);
+    items.push(text);
+    length += text.length + 1;
+  }
+  return `[${items.join(',')}]`;
 }
 
-// What a reviver alone costs (the route Node >= 21 would offer with context.source): called for every value.
-const text = body(1);
-const plain = time((t) => JSON.parse(t), text);
-const revived = time((t) => JSON.parse(t, (_key, value: unknown) => value), text);
+/** Milliseconds of CPU per parse: the least over ROUNDS rounds of repeated parses. */
+function cpuPerParse(parse: (text: string) => unknown, text: string): number {
+  const repeats = Math.max(1, Math.round(ROUND_BYTES / text.length));
+  parse(text);
+  let best = Infinity;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const start = process.cpuUsage();
+    for (let i = 0; i < repeats; i += 1) parse(text);
+    const used = process.cpuUsage(start);
+    best = Math.min(best, (used.user + used.system) / 1000 / repeats);
+  }
+  return best;
+}
+
+function option(name: string): string | undefined {
+  const at = process.argv.indexOf(`--${name}`);
+  return at < 0 ? undefined : process.argv[at + 1];
+}
+
+function parseSize(text: string): number {
+  const match = /^(\d+)([km]?)$/i.exec(text.trim());
+  if (match === null) throw new Error(`not a size: ${text} (e.g. 64k, 16m)`);
+  return Number(match[1]) * (match[2]?.toLowerCase() === 'm' ? MiB : match[2]?.toLowerCase() === 'k' ? KiB : 1);
+}
+
+const sizes = option('sizes')?.split(',').map(parseSize) ?? SIZES;
+const kinds = (option('kinds')?.split(',') as Kind[] | undefined) ?? KINDS;
+const label = (bytes: number): string => (bytes >= MiB ? `${bytes / MiB} MiB` : `${bytes / KiB} KiB`);
+const record = (text: string): unknown => parseJsonBody(parseRecordJson(text));
+
+process.stdout.write('record-json: parseRecordJson + Extended JSON revival against JSON.parse of the same text (CPU per parse)\n');
 process.stdout.write(
-  `JSON.parse with an identity reviver: ${revived.toFixed(2)} ms vs ${plain.toFixed(2)} ms (x${(revived / plain).toFixed(2)})\n`,
+  `${'body'.padEnd(10)} ${'size'.padStart(8)} ${'JSON.parse'.padStart(12)} ${'record'.padStart(12)} ${'ratio'.padStart(7)}\n`,
 );
+let worst = 0;
+for (const kind of kinds) {
+  for (const size of sizes) {
+    const text = body(kind, size);
+    const plain = cpuPerParse((t) => JSON.parse(t), text);
+    const typed = cpuPerParse(record, text);
+    const ratio = typed / plain;
+    if (kind !== 'strings') worst = Math.max(worst, ratio);
+    process.stdout.write(
+      `${kind.padEnd(10)} ${label(size).padStart(8)} ${`${plain.toFixed(3)} ms`.padStart(12)} ${`${typed.toFixed(3)} ms`.padStart(12)} ${`x${ratio.toFixed(2)}`.padStart(7)}\n`,
+    );
+  }
+}
+process.stdout.write(`largest ratio on numbers-heavy bodies: x${worst.toFixed(2)} (goal: at most x2)\n`);

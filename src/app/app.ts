@@ -1,7 +1,7 @@
 /**
  * Assembles the express application. Order matters and is the architecture:
  * request id → allowed hosts → security headers → format → (browsable-page script, admin site) →
- * canonical slash → session → authentication → CSRF → JSON body → routes → 404 → error mapping.
+ * canonical slash → session → authentication → CSRF → body gate → JSON body → routes → 404 → error mapping.
  *
  * The admin site (src/admin) brings its own session/authentication step, its own CSRF check and
  * its own form parsing, and its URLs have no trailing-slash rule, hence its early place.
@@ -13,7 +13,7 @@ import express, { type Express, type RequestHandler, type Router } from 'express
 import type { ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
 import { jsonBody } from '../http/body.js';
-import { parseExactJson } from '../queue/protocol/exact-numbers.js';
+import { parseExactJsonBody } from '../queue/protocol/exact-numbers.js';
 import { parseRecordJson } from '../documents/number-literals.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
@@ -27,7 +27,9 @@ import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
 import { documentsRouter } from '../documents/routes.js';
 import { indexesRouter } from '../documents/index-routes.js';
-import { queueRouter } from '../queue/api/routes.js';
+import { queueRouter, submissionRefusal } from '../queue/api/routes.js';
+import { writeRefusal } from '../documents/guards.js';
+import { bodyGate, servedBy } from './body-gate.js';
 import { healthRouter } from './health.js';
 import { expressTrustProxy } from '../config/trusted-proxy.js';
 import { clientDownloadsRouter } from '../client-downloads/routes.js';
@@ -123,6 +125,21 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use('/api', ctx.auth.authenticate);
   app.use('/api', linkAuthentication(links));
   app.use('/api', ctx.auth.csrf);
+  // Who may send a body is known from the headers: refused callers are answered before it is read.
+  app.use(
+    '/api',
+    bodyGate({
+      anonymousPaths: [m.auth.at.login, m.auth.at.logout, m.auth.at.token, m.auth.at.refresh, m.auth.at.verify].map((r) =>
+        fullPath(m.auth, r),
+      ),
+      permissions: [
+        { prefix: m.dataStore.prefix, refusal: (req, s) => writeRefusal(req.principal, ctx.documents.dataStore, req.method, s) },
+        { prefix: m.catalog.prefix, refusal: (req, s) => writeRefusal(req.principal, ctx.documents.catalog, req.method, s) },
+        { prefix: m.queue.prefix, refusal: (req, s) => submissionRefusal(req.principal, req.method, s) },
+      ],
+      serves: servedBy(Object.values(m)),
+    }),
+  );
   // HTML forms are accepted only by the login page; everything else takes JSON.
   const formPaths = [fullPath(m.auth, m.auth.at.login), fullPath(m.auth, m.auth.at.logout)];
   app.use(formPaths, ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
@@ -130,7 +147,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   const recordBody = jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseRecordJson });
   app.use([m.dataStore.prefix, m.catalog.prefix], ...recordBody);
   // Task arguments reach Python workers written as submitted (`3.0` stays a float, exact-numbers.ts).
-  app.use(m.queue.prefix, ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseExactJson }));
+  app.use(m.queue.prefix, ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseExactJsonBody }));
   app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
 
   mount(m.auth, ctx.auth.router);

@@ -18,7 +18,7 @@
  * `constructor.prototype`), NUL characters in keys (BSON cannot store them) and nesting deeper
  * than MongoDB's own limit (which also bounds the recursion below).
  */
-import { BSON, Code, Double, ObjectId, type Document } from 'mongodb';
+import { BSON, Code, Double, Long, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
 
@@ -181,8 +181,12 @@ function pathOf(entry: Pending): Path {
   return path.reverse();
 }
 
-/** Only objects and arrays are walked into: a string or number has no keys to check. */
-const isContainer = (value: unknown): boolean => typeof value === 'object' && value !== null;
+/**
+ * Only objects and arrays are walked into: a string or number has no keys to check, and neither
+ * has a Long (number-literals.ts makes one of each integer literal beyond int32; a body may hold
+ * hundreds of thousands).
+ */
+const isContainer = (value: unknown): boolean => typeof value === 'object' && value !== null && !(value instanceof Long);
 
 /**
  * Iterative so that hostile nesting cannot overflow the stack before the depth check fires;
@@ -322,7 +326,8 @@ function invalidWrapper(revival: Revival, typeKey: string, path: Path, reason: s
 }
 
 function reviveWrapper(raw: Record<string, unknown>, typeKey: string, path: Path, revival: Revival): unknown {
-  const wrapper = NUMBER_OPERANDS.has(typeKey) && isPlainObject(raw[typeKey]) ? withPlainOperandNumbers(raw) : raw;
+  const operand = raw[typeKey];
+  const wrapper = NUMBER_OPERANDS.has(typeKey) && (isPlainObject(operand) || operand instanceof Long) ? withPlainOperandNumbers(raw) : raw;
   const text = wrapper[typeKey];
 
   // The wrapper number-literals.ts writes for each double of a record body.
@@ -380,13 +385,18 @@ function reviveWrapper(raw: Record<string, unknown>, typeKey: string, path: Path
 /** The wrappers whose operands hold numbers (a `$date`'s milliseconds, a `$timestamp`'s `t` and `i`, ...). */
 const NUMBER_OPERANDS = new Set(['$date', '$timestamp', '$minKey', '$maxKey']);
 
-/** `{"$numberDouble": "<text>"}` or `{"$numberLong": "<text>"}`, as number-literals.ts writes a literal. */
-function numberWrapperText(value: unknown): string | undefined {
+/**
+ * An operand as number-literals.ts hands it over when it is not a plain number: a wrapper it
+ * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`) or a Long it made of a wide
+ * integer literal. The operand's JavaScript number, or undefined for anything else.
+ */
+function operandNumber(value: unknown): number | undefined {
+  if (value instanceof Long) return value.toNumber();
   if (!isPlainObject(value)) return undefined;
   const keys = Object.keys(value);
   if (keys.length !== 1) return undefined;
   const text = value.$numberDouble ?? value.$numberLong;
-  return typeof text === 'string' ? text : undefined;
+  return typeof text === 'string' ? Number(text) : undefined;
 }
 
 /**
@@ -398,18 +408,18 @@ function numberWrapperText(value: unknown): string | undefined {
 function withPlainOperandNumbers(wrapper: Record<string, unknown>): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
   for (const [key, operand] of Object.entries(wrapper)) {
-    const text = numberWrapperText(operand);
-    if (text !== undefined) {
-      (out ??= { ...wrapper })[key] = Number(text);
+    const number = operandNumber(operand);
+    if (number !== undefined) {
+      (out ??= { ...wrapper })[key] = number;
       continue;
     }
     if (!isPlainObject(operand)) continue;
     for (const [innerKey, inner] of Object.entries(operand)) {
-      const innerText = numberWrapperText(inner);
-      if (innerText === undefined) continue;
+      const innerNumber = operandNumber(inner);
+      if (innerNumber === undefined) continue;
       out ??= { ...wrapper };
       if (out[key] === operand) out[key] = { ...operand };
-      (out[key] as Record<string, unknown>)[innerKey] = Number(innerText);
+      (out[key] as Record<string, unknown>)[innerKey] = innerNumber;
     }
   }
   return out ?? wrapper;

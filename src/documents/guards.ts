@@ -1,7 +1,7 @@
 /** Permission guards shared by the document routes: 401 for anonymous callers, 403 otherwise. */
 import type { Principal } from '../auth/principal.js';
 import { isAuthenticated } from '../auth/principal.js';
-import { canAccessCollection, canManageContainers, canSeeDatabase, type DocumentAction } from '../auth/permissions.js';
+import { actionForMethod, canAccessCollection, canManageContainers, canSeeDatabase, type DocumentAction } from '../auth/permissions.js';
 import { forbidden, unauthenticated, type ApiError } from '../errors.js';
 import type { DocumentArea } from './area.js';
 
@@ -24,4 +24,29 @@ export function requireCollection(p: Principal, area: DocumentArea, db: string, 
 /** Listing the databases of an area needs a signed-in user unless anonymous reads are on. */
 export function requireListDatabases(p: Principal, area: DocumentArea): void {
   if (!isAuthenticated(p) && !area.policy.anonymousRead) throw unauthenticated();
+}
+
+/**
+ * The refusal a write with a body gets from its URL alone, before the body is read: the route
+ * (`/`, `/:db/`, `/:db/:col/`, `/:db/:col/:id/` under the area's mount, as decoded path
+ * segments) and the method decide the permission the handler will ask for. Undefined when the
+ * URL allows the write or does not decide it (a route the method is not served on answers its
+ * own 404 or 405 after the body).
+ */
+export function writeRefusal(p: Principal, area: DocumentArea, method: string, segments: readonly string[]): ApiError | undefined {
+  const [db, col] = segments;
+  switch (segments.length) {
+    case 0:
+      return method === 'POST' && area.canCreateDatabases && !canManageContainers(p, area.name) ? denied(p) : undefined;
+    case 1:
+      return method === 'POST' && !canManageContainers(p, area.name) ? denied(p) : undefined;
+    case 2:
+    case 3: {
+      const served = segments.length === 2 ? ['POST', 'PATCH', 'DELETE'] : ['PUT', 'PATCH', 'DELETE'];
+      if (!served.includes(method)) return undefined;
+      return canAccessCollection(p, area.name, db!, col!, actionForMethod(method), area.policy) ? undefined : denied(p);
+    }
+    default:
+      return undefined;
+  }
 }

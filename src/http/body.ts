@@ -7,9 +7,11 @@
 import express, { type RequestHandler } from 'express';
 import { ApiError, badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods whose bodies are read. */
+export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-function hasBody(req: Parameters<RequestHandler>[0]): boolean {
+/** Whether the request announces a body (a length above zero, or chunks). */
+export function hasBody(req: Parameters<RequestHandler>[0]): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
@@ -20,7 +22,7 @@ export interface BodyOptions {
   allowForm?: boolean;
   /**
    * Turns the body's text into its value in place of JSON.parse (which it must otherwise match:
-   * same values, a SyntaxError for text that is not JSON).
+   * same values, a SyntaxError for text that is not JSON). An ApiError it throws is the answer.
    */
   parse?: (text: string) => unknown;
 }
@@ -48,6 +50,8 @@ function textJsonParser(maxBytes: number, parse: (text: string) => unknown): Req
       try {
         req.body = body.length === 0 ? {} : parse(body);
       } catch (parseError) {
+        // A refusal of the parser's own (a number it cannot keep) already says what is wrong, and where.
+        if (parseError instanceof ApiError) return next(parseError);
         return next(Object.assign(parseError as Error, { type: 'entity.parse.failed' }));
       }
       next();

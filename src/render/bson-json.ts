@@ -18,7 +18,7 @@
  * - nesting deeper than MAX_DEPTH, and malformed bytes (the decoder raises the proper error).
  */
 
-import { doubleText } from './double-text.js';
+import { doubleText, nonFiniteJson } from './double-text.js';
 
 /** How the collection's decoder turns values into JavaScript (the parts that change the JSON). */
 export interface BsonJsonOptions {
@@ -188,7 +188,7 @@ function writeDocument(
       case Type.Double: {
         const number = buffer.readDoubleLE(index);
         index += 8;
-        ascii(out, options.typedDoubles ? doubleText(number) : Number.isFinite(number) ? String(number) : 'null');
+        ascii(out, options.typedDoubles ? doubleText(number) : Number.isFinite(number) ? String(number) : nonFiniteJson(number));
         break;
       }
       case Type.String: {

@@ -1,4 +1,4 @@
-import { doubleText } from './double-text.js';
+import { doubleText, nonFiniteCsv, nonFiniteValue } from './double-text.js';
 import { plainJson } from './plain-json.js';
 import { IntegralDouble, type PlainValue } from './types.js';
 
@@ -13,7 +13,8 @@ import { IntegralDouble, type PlainValue } from './types.js';
  *   empty object are one cell of JSON text;
  * - arrays are one cell of JSON text;
  * - null and missing values are empty cells, booleans `true`/`false`, numbers as JSON writes them
- *   (a whole double `3.0`, so that it reads back as a double);
+ *   (a whole double `3.0`, so that it reads back as a double); a double that is not finite
+ *   `inf`, `-inf` or `nan`, as Python's float() and pandas read them;
  * - a record that is not an object (a distinct value) is one column, `value`.
  */
 
@@ -72,6 +73,8 @@ export function cellText(value: PlainValue | undefined): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean' || typeof value === 'number') return String(value);
   if (value instanceof IntegralDouble) return doubleText(value.value);
+  const nonFinite = nonFiniteValue(value);
+  if (nonFinite !== undefined) return nonFiniteCsv(nonFinite);
   return plainJson(value);
 }
 

@@ -1,9 +1,10 @@
-import { doubleText } from './double-text.js';
+import { doubleText, nonFiniteJson } from './double-text.js';
 import { IntegralDouble, type PlainValue } from './types.js';
 
 /**
  * Compact JSON of a plain value: JSON.stringify's text, except that a whole double is written
- * `3.0` (see IntegralDouble), which JSON.stringify cannot do. Strings and keys still go through
+ * `3.0` (see IntegralDouble), which JSON.stringify cannot do, and a number that is not finite is
+ * its Extended JSON wrapper (double-text.ts), where JSON.stringify writes `null`. Strings and keys still go through
  * JSON.stringify, so escaping is exactly its own.
  */
 export function plainJson(value: PlainValue): string {
@@ -12,7 +13,7 @@ export function plainJson(value: PlainValue): string {
     case 'string':
       return JSON.stringify(value);
     case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
+      return Number.isFinite(value) ? String(value) : nonFiniteJson(value);
     case 'boolean':
       return value ? 'true' : 'false';
   }

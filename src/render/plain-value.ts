@@ -1,7 +1,7 @@
 import type { Binary, BSONRegExp, BSONSymbol, Code, DBRef, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'mongodb';
 import { isLosslessNumber } from 'lossless-json';
 import { BsonRecord } from './bson-record.js';
-import { plainDouble } from './double-text.js';
+import { nonFiniteDouble, plainDouble } from './double-text.js';
 import { IntegralDouble, type PlainValue } from './types.js';
 
 /**
@@ -26,7 +26,8 @@ const UUID_BYTES = 16;
  *   Code → {$code[, $scope]}; DBRef → {$ref, $id[, $db]}; BSONSymbol → string;
  * - a number kept as its literal (LosslessNumber, a task's arguments and results) → as a double or an
  *   integer of that value, by whether the literal has a fraction or an exponent;
- * - non-finite numbers → null; `undefined`, functions and symbols are dropped from objects and
+ * - numbers that are not finite (±Infinity, NaN: doubles) → `{"$numberDouble": "Infinity"}` and so on,
+ *   the Extended JSON the API reads back as that double, never a silent null; `undefined`, functions and symbols are dropped from objects and
  *   become null in arrays (JSON.stringify semantics, so every format agrees with JSON);
  * - other objects with toJSON (URL, ...) are converted through it; other objects by own keys.
  * A BsonRecord is its document decoded with its doubles kept apart from its integers (see BsonRecord.decodeTyped). Keys are copied so that a `__proto__` key stays an ordinary own property (no prototype
@@ -43,7 +44,7 @@ function convert(value: unknown, depth: number): PlainValue | undefined {
     case 'boolean':
       return value;
     case 'number':
-      return Number.isFinite(value) ? value : null;
+      return Number.isFinite(value) ? value : nonFiniteDouble(value);
     case 'bigint':
       return integerToPlain(value.toString());
     case 'undefined':

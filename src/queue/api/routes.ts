@@ -8,7 +8,7 @@ import { pathOf, serve } from '../../http/route-table.js';
 import type { Principal } from '../../auth/principal.js';
 import { isAuthenticated } from '../../auth/principal.js';
 import { canRunTask, isTaskAdmin } from '../../auth/permissions.js';
-import { badRequest, forbidden, notFound, unauthenticated, unavailable } from '../../errors.js';
+import { badRequest, forbidden, notFound, unauthenticated, unavailable, type ApiError } from '../../errors.js';
 import { absoluteUrl } from '../../http/base-url.js';
 import { paginate } from '../../http/paginate.js';
 import { parsePaging } from '../../http/paging.js';
@@ -96,6 +96,16 @@ export interface QueueRouterContext {
 }
 
 /** `mountPath` is where the app mounts the router (its route table), for the links the answers carry. */
+/**
+ * The refusal a submission gets from its URL alone, before its body is read: running the task
+ * named in `/run/<task>/` needs the right to run it (`segments` are below the queue's mount).
+ */
+export function submissionRefusal(p: Principal, method: string, segments: readonly string[]): ApiError | undefined {
+  if (method !== 'POST' || segments.length !== 2 || segments[0] !== 'run') return undefined;
+  const name = segments[1]!;
+  return canRunTask(p, name) ? undefined : forbidden(`You may not run the task "${name}".`);
+}
+
 export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router {
   const router = Router({ strict: true });
   const { settings } = ctx;

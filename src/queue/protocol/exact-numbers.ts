@@ -12,10 +12,11 @@
  * int64: stored-arguments.ts). A Python task's result (`2.0`), read from the result store's JSON
  * text the same way, is answered as `2.0`, so the Python client gets a float back.
  *
- * Bodies with no digit before `.`/`e`/`E` and no run of sixteen digits hold no such literal and go
- * straight to JSON.parse.
+ * Bodies with no digit before `.`/`e`/`E` are read by JSON.parse; only when they hold an integer
+ * it may have rounded (beyond 2^53, or beyond a double) are they read again, literal by literal.
  */
 import { LosslessNumber, isLosslessNumber, parse, stringify } from 'lossless-json';
+import { assertNumberLiteralsBounded, mayHoldFractions } from '../../lib/json-number-literals.js';
 import type { JsonValue } from './json.js';
 
 export { LosslessNumber } from 'lossless-json';
@@ -24,7 +25,6 @@ export { LosslessNumber } from 'lossless-json';
 export type ExactJsonValue = JsonValue | LosslessNumber | ExactJsonValue[] | { [key: string]: ExactJsonValue };
 export type ExactJsonObject = { [key: string]: ExactJsonValue };
 
-const MAY_CHANGE = /\d[.eE]|\d{16}/;
 export const FRACTION_OR_EXPONENT = /[.eE]/;
 
 function exactNumber(literal: string): number | LosslessNumber {
@@ -43,12 +43,40 @@ const lastKeyWins = ({ newValue }: { newValue: unknown }): unknown => newValue;
  * JSON is reported by JSON.parse, in its words.
  */
 export function parseExactJson(text: string): unknown {
-  if (!MAY_CHANGE.test(text)) return JSON.parse(text);
+  if (!mayHoldFractions(text)) {
+    const value: unknown = JSON.parse(text);
+    if (!holdsInexactInteger(value)) return value;
+  }
   try {
     return parse(text, null, { parseNumber: exactNumber, onDuplicateKey: lastKeyWins });
   } catch {
     return JSON.parse(text);
   }
+}
+
+/** Whether a parsed value holds a number JSON.parse may have changed: an integer beyond 2^53, or not finite. */
+function holdsInexactInteger(root: unknown): boolean {
+  // Iterative: a deeply nested body cannot overflow the stack here.
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return true;
+    } else if (typeof value === 'object' && value !== null) {
+      for (const item of Array.isArray(value) ? value : Object.values(value)) stack.push(item);
+    }
+  }
+  return false;
+}
+
+/**
+ * parseExactJson for a submission's body: a number literal longer than MAX_NUMBER_LITERAL_LENGTH
+ * is refused first (a 400 naming its field), so that no caller decides how long a literal every
+ * later step converts and copies. Results are not bounded: a Python task may return any int.
+ */
+export function parseExactJsonBody(text: string): unknown {
+  assertNumberLiteralsBounded(text, 'the request body');
+  return parseExactJson(text);
 }
 
 /** Whether a value holds a kept literal (parsed submissions and results may; a worker's own values never). */

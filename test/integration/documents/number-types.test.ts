@@ -240,14 +240,14 @@ function literalJson(value: unknown): string {
 
 /**
  * Every number in `original` against the same place in `read` (an export parsed back with the
- * record rules): a double must come back a double of the same value (null when not finite; one
- * that is not whole may be a JavaScript number, which the driver stores as a double), an
+ * record rules): a double must come back a double of the same value (±Infinity and NaN too, written
+ * as {"$numberDouble": ...}; one that is not whole may be a JavaScript number, which the driver
+ * stores as a double), an
  * int32 an integer, an int64 the same integer.
  */
 function expectSameNumbers(original: unknown, read: unknown, where: string): void {
   if (original instanceof Double) {
-    if (!Number.isFinite(original.value)) expect(read, where).toBeNull();
-    else if (Number.isInteger(original.value)) {
+    if (!Number.isFinite(original.value) || Number.isInteger(original.value)) {
       expect(read, where).toBeInstanceOf(Double);
       expect(Object.is((read as Double).value, original.value), `${where}: ${String(read)}`).toBe(true);
     } else {

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { Double, Int32, Long } from 'mongodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseJsonBody } from '../../../src/documents/extended-json.js';
-import { parseRecordJson, typedLiteral } from '../../../src/documents/number-literals.js';
+import { MAX_NUMBER_LITERAL_LENGTH, parseRecordJson, typedLiteral } from '../../../src/documents/number-literals.js';
+import { ApiError } from '../../../src/errors.js';
 import { doubleText } from '../../../src/render/double-text.js';
 
 /** A record body as the records routes read it: the text parsed, then its Extended JSON revived. */
@@ -32,7 +33,6 @@ describe('number literals in a record body', () => {
     ['-0.0', 'double', -0],
     ['1e3', 'double', 1000],
     ['2.5E-3', 'double', 0.0025],
-    ['1.0e400', 'double', Infinity],
     ['0.000', 'double', 0],
     ['10.00', 'double', 10],
     ['0.50', 'double', 0.5],
@@ -138,8 +138,188 @@ describe('number literals in a record body', () => {
         } catch (error) {
           expected = (error as Error).message;
         }
-        if (expected === undefined) expect(() => parseRecordJson(text)).not.toThrow();
-        else expect(() => parseRecordJson(text)).toThrow(expected);
+        if (expected !== undefined) {
+          expect(() => parseRecordJson(text)).toThrow(expected);
+          return;
+        }
+        // JSON, refused only for a literal a double cannot keep (an insert may make `1e400`).
+        try {
+          parseRecordJson(text);
+        } catch (error) {
+          expect((error as ApiError).code).toMatch(/^number_(out_of_range|too_long)$/);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+/** The ApiError parseRecordJson throws for `text` (the test fails when it throws nothing or something else). */
+function refusal(text: string): ApiError {
+  try {
+    readBody(text);
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error(`accepted: ${text.slice(0, 80)}`);
+}
+
+describe('number literals a double cannot keep', () => {
+  it('refuses a 15,000,000-digit integer as too long, naming its field, without converting it', () => {
+    const bigInt = vi.spyOn(globalThis, 'BigInt');
+    try {
+      const error = refusal(`{"readings": {"raw": [1, 2, ${'7'.repeat(15_000_000)}]}}`);
+      expect(error.status).toBe(400);
+      expect(error.code).toBe('number_too_long');
+      expect(error.detail).toMatchObject({ path: 'readings.raw.2', length: 15_000_000, limit: MAX_NUMBER_LITERAL_LENGTH });
+      expect(error.message).toContain('(at readings.raw.2)');
+      expect(bigInt).not.toHaveBeenCalled();
+    } finally {
+      bigInt.mockRestore();
+    }
+  });
+
+  it('accepts a literal of exactly the bound and refuses one character more (integers, fractions, negative)', () => {
+    const digits = (n: number) => '1'.repeat(n);
+    expect(bsonType((readBody(`{"x": ${digits(300)}}`) as { x: unknown }).x)).toBe('double');
+    expect(refusal(`{"x": ${digits(MAX_NUMBER_LITERAL_LENGTH + 1)}}`).code).toBe('number_too_long');
+    expect(refusal(`{"x": -0.${digits(MAX_NUMBER_LITERAL_LENGTH - 2)}}`).code).toBe('number_too_long');
+    expect(refusal(`[0.${digits(MAX_NUMBER_LITERAL_LENGTH)}]`).detail).toMatchObject({ path: '0' });
+  });
+
+  it.each([
+    ['1e999', 'too large'],
+    ['-1e999', 'too large'],
+    ['2.0e308', 'too large'],
+    ['1.8e308', 'too large'],
+    [`1${'0'.repeat(309)}`, 'too large'],
+    ['1e-999', 'too small'],
+    ['-2.5e-400', 'too small'],
+  ])('refuses %s as out of range (%s), saying how to send infinity', (literal, what) => {
+    const error = refusal(`[{"a": 1}, {"b": {"c": ${literal}}}]`);
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('number_out_of_range');
+    expect(error.detail).toMatchObject({ path: '1.b.c' });
+    expect(error.message).toContain(what);
+    if (what === 'too large') expect(error.message).toContain('{"$numberDouble": "Infinity"}');
+  });
+
+  it('keeps what a double does hold: its largest and smallest values, zeros, and infinity sent as Extended JSON', () => {
+    const record = readBody(
+      '{"max": 1.7976931348623157e308, "tiny": 5e-324, "zero": 0e-999, "z": 0.0e5, "inf": {"$numberDouble": "-Infinity"}, "nan": {"$numberDouble": "NaN"}}',
+    ) as Record<string, Double>;
+    expect(record.max!.value).toBe(Number.MAX_VALUE);
+    expect(untyped(record.tiny)).toBe(5e-324);
+    expect(record.zero!.value).toBe(0);
+    expect(record.z!.value).toBe(0);
+    expect(record.inf!.value).toBe(-Infinity);
+    expect(record.nan!.value).toBeNaN();
+  });
+});
+
+describe('numbers-heavy bodies', () => {
+  it('types a 10 MB array of 12-digit integers as int64 without converting any literal through BigInt', () => {
+    const count = 770_000;
+    const text = `[${Array.from({ length: count }, (_, i) => 100_000_000_000 + i * 7919).join(',')}]`;
+    expect(text.length).toBeGreaterThan(9_900_000);
+    const bigInt = vi.spyOn(globalThis, 'BigInt');
+    let values: unknown[];
+    try {
+      values = readBody(text) as unknown[];
+      expect(bigInt).not.toHaveBeenCalled();
+    } finally {
+      bigInt.mockRestore();
+    }
+    expect(values).toHaveLength(count);
+    for (const i of [0, 1, 12_345, count - 1]) {
+      expect(values[i]).toBeInstanceOf(Long);
+      expect((values[i] as Long).toNumber()).toBe(100_000_000_000 + i * 7919);
+    }
+  });
+
+  it('keeps every digit of int64s beyond 2^53 among thousands of shorter integers', () => {
+    const text = `[${Array.from({ length: 5000 }, (_, i) => 10_000_000_000 + i).join(',')}, 9007199254740993, -9223372036854775808, 9223372036854775808]`;
+    const values = readBody(text) as unknown[];
+    expect((values[4999] as Long).toNumber()).toBe(10_000_000_000 + 4999);
+    expect((values[5000] as Long).toString()).toBe('9007199254740993');
+    expect((values[5001] as Long).toString()).toBe('-9223372036854775808');
+    expect(values[5002]).toEqual(new Double(2 ** 63));
+  });
+});
+
+/**
+ * The reference: what each literal must become, judged the slow, obvious way (the literal read
+ * by lossless-json, its value by BigInt and Number).
+ */
+type Expected = { type: 'int' | 'long' | 'double'; value: string } | { error: 'number_too_long' | 'number_out_of_range' };
+
+function expectedFor(literal: string): Expected {
+  if (literal.length > MAX_NUMBER_LITERAL_LENGTH) return { error: 'number_too_long' };
+  if (/[.eE]/.test(literal)) {
+    const value = Number(literal);
+    const mantissa = literal.split(/[eE]/)[0]!;
+    if (!Number.isFinite(value) || (value === 0 && /[1-9]/.test(mantissa))) return { error: 'number_out_of_range' };
+    return { type: 'double', value: String(value) };
+  }
+  const value = BigInt(literal);
+  if (value >= -(2n ** 31n) && value < 2n ** 31n) return { type: 'int', value: String(Number(value)) };
+  if (value >= -(2n ** 63n) && value < 2n ** 63n) return { type: 'long', value: String(value) };
+  const double = Number(literal);
+  return Number.isFinite(double) ? { type: 'double', value: String(double) } : { error: 'number_out_of_range' };
+}
+
+/** The type and value a revived number has, in the reference's terms. */
+function actualOf(value: unknown): { type: string; value: string } {
+  if (value instanceof Long) return { type: 'long', value: value.toString() };
+  return { type: bsonType(value), value: String(untyped(value)) };
+}
+
+describe('parseRecordJson against a reference, for random bodies', () => {
+  const integerLiteral = fc.oneof(
+    fc.integer().map(String),
+    fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }).map(String),
+    fc.bigInt({ min: 2n ** 53n - 3n, max: 2n ** 53n + 3n }).map(String),
+    fc.bigInt({ min: 2n ** 63n - 3n, max: 2n ** 63n + 3n }).map((n) => String(-n)),
+    fc.integer({ min: 300, max: 420 }).map((n) => '9'.repeat(n)),
+  );
+  const fractionLiteral = fc.oneof(
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(doubleText),
+    fc.tuple(fc.integer({ min: -50, max: 50 }), fc.integer({ min: -400, max: 400 })).map(([m, e]) => `${m}e${e}`),
+    fc.tuple(fc.nat(), fc.stringMatching(/^\d{0,30}$/)).map(([i, f]) => `${i}.${f}0`),
+    fc.constantFrom('1e999', '-2.0e308', '1e-999', '0e-999', '-0.0', '3.0', '1E3', `0.${'1'.repeat(400)}`),
+  );
+  const literal = fc.oneof(integerLiteral, fractionLiteral);
+  const keyOrText = fc.oneof(fc.string(), fc.stringMatching(/^[\d.eE"\\ -]{0,12}$/));
+  const body = fc.array(fc.tuple(keyOrText, literal, keyOrText), { maxLength: 12 }).map((entries) => ({
+    entries,
+    text: `{"list": [${entries.map(([k, l, t]) => `{${JSON.stringify(k)}: ${l}, "s": ${JSON.stringify(t)}}`).join(', ')}]}`,
+  }));
+
+  it('types every literal as the reference does, or refuses the body with the documented error', () => {
+    fc.assert(
+      fc.property(body, ({ entries, text }) => {
+        const expected = entries.map(([, l]) => expectedFor(l));
+        const firstError = expected.find((e): e is { error: 'number_too_long' | 'number_out_of_range' } => 'error' in e);
+        let parsed: unknown;
+        try {
+          parsed = readBody(text);
+        } catch (error) {
+          // Only the documented refusals, and only when a literal calls for one.
+          expect(error).toBeInstanceOf(ApiError);
+          expect(firstError, (error as Error).message).toBeDefined();
+          expect((error as ApiError).code).toBe(firstError!.error);
+          const at = expected.indexOf(firstError!);
+          expect(((error as ApiError).detail as { path: string }).path).toBe(`list.${at}.${entries[at]![0]}`);
+          return;
+        }
+        expect(firstError).toBeUndefined();
+        const list = (parsed as { list: Record<string, unknown>[] }).list;
+        entries.forEach(([key, , t], i) => {
+          const e = expected[i] as { type: string; value: string };
+          expect(actualOf(list[i]![key === 's' ? 's' : key]), `${entries[i]![1]}`).toEqual(key === 's' ? expect.anything() : e);
+          if (key !== 's') expect(list[i]!.s).toBe(t);
+        });
       }),
       { numRuns: 1000 },
     );

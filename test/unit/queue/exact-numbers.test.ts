@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { isLosslessNumber, parse as losslessParse, LosslessNumber } from 'lossless-json';
-import { exactJson, parseExactJson } from '../../../src/queue/protocol/exact-numbers.js';
+import { exactJson, parseExactJson, parseExactJsonBody } from '../../../src/queue/protocol/exact-numbers.js';
+import { ApiError } from '../../../src/errors.js';
+import { MAX_NUMBER_LITERAL_LENGTH } from '../../../src/lib/json-number-literals.js';
 import { pythonRepr } from '../../../src/queue/protocol/python-repr.js';
 
 /** A JSON number literal of any size: an integer, or one with a fraction and/or an exponent. */
@@ -89,5 +91,31 @@ describe('submitted task arguments', () => {
   it('are shown in argsrepr as Python shows them', () => {
     const args = parseExactJson('[3.0, 1e3, 1.5e300, -0.0, 1e400, -1e400, 12345678901234567890, 2.5, 1e16, 9999999999999998.0]') as never[];
     expect(pythonRepr(args)).toBe('[3.0, 1000.0, 1.5e+300, -0.0, inf, -inf, 12345678901234567890, 2.5, 1e+16, 9999999999999998.0]');
+  });
+});
+
+describe('submission bodies', () => {
+  it('refuse a 15,000,000-digit integer as too long, naming its field, before reading any literal', () => {
+    let refusal: unknown;
+    try {
+      parseExactJsonBody(`{"args": [1, ${'7'.repeat(15_000_000)}], "kwargs": {}}`);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect(refusal).toMatchObject({ status: 400, code: 'number_too_long', detail: { path: 'args.1', limit: MAX_NUMBER_LITERAL_LENGTH } });
+  });
+
+  it('keep literals up to the bound', () => {
+    const literal = '9'.repeat(MAX_NUMBER_LITERAL_LENGTH);
+    expect((parseExactJsonBody(`{"args": [${literal}]}`) as { args: LosslessNumber[] }).args[0]!.value).toBe(literal);
+  });
+
+  it('of integers up to 2^53 are read by JSON.parse alone; beyond, literal by literal', () => {
+    const ints = Array.from({ length: 10_000 }, (_, i) => 100_000_000_000 + i);
+    expect(parseExactJsonBody(JSON.stringify({ args: ints }))).toEqual({ args: ints });
+    const mixed = parseExactJsonBody(`{"args": [${ints.join(',')}, 9007199254740993]}`) as { args: unknown[] };
+    expect(mixed.args[0]).toBe(100_000_000_000);
+    expect(mixed.args[10_000]).toEqual(new LosslessNumber('9007199254740993'));
   });
 });

@@ -45,12 +45,12 @@ describe('toPlainValue: BSON and driver values', () => {
     expect(toPlainValue(2n ** 60n)).toBe('1152921504606846976');
   });
 
-  it('Int32 and Double become numbers; a non-finite Double becomes null', () => {
+  it('Int32 and Double become numbers; a non-finite Double becomes its Extended JSON wrapper, never null', () => {
     expect(toPlainValue(new Int32(-7))).toBe(-7);
     expect(toPlainValue(new Double(2.5))).toBe(2.5);
-    expect(toPlainValue(new Double(Number.NaN))).toBeNull();
-    expect(toPlainValue(new Double(Number.POSITIVE_INFINITY))).toBeNull();
-    expect(toPlainValue(Number.NEGATIVE_INFINITY)).toBeNull();
+    expect(toPlainValue(new Double(Number.NaN))).toEqual({ $numberDouble: 'NaN' });
+    expect(toPlainValue(new Double(Number.POSITIVE_INFINITY))).toEqual({ $numberDouble: 'Infinity' });
+    expect(toPlainValue(Number.NEGATIVE_INFINITY)).toEqual({ $numberDouble: '-Infinity' });
   });
 
   it('Binary, Buffer and Uint8Array become base64', () => {

@@ -43,6 +43,7 @@ _WHOLE = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", re.IGNORECASE)
 _CELL_INT = re.compile(r"^-?(0|[1-9]\d*)$")
 _CELL_FLOAT = re.compile(r"^-?(0|[1-9]\d*)?\.\d+([eE][+-]?\d+)?$|^-?(0|[1-9]\d*)[eE][+-]?\d+$")
+_NOT_FINITE = frozenset({"inf", "-inf", "nan"})
 _TRUE = frozenset({"true", "1"})
 _FALSE = frozenset({"false", "0"})
 
@@ -82,12 +83,15 @@ def _zone(offset: Optional[str]) -> dt.timezone:
 
 def parse_cell(text: str) -> Any:
     """One CSV cell of a column without a type, as the value it most likely holds: ``true``/
-    ``false`` -> booleans; integers and decimals -> numbers (not ``007``: a code); text starting with
-    ``[`` or ``{`` that parses as JSON -> that value; any other text stays a string."""
+    ``false`` -> booleans; integers and decimals -> numbers (not ``007``: a code); ``inf``, ``-inf``
+    and ``nan`` (how the service writes a double that is not finite) -> those floats; text starting
+    with ``[`` or ``{`` that parses as JSON -> that value; any other text stays a string."""
     if text == "true":
         return True
     if text == "false":
         return False
+    if text in _NOT_FINITE:
+        return float(text)
     if _CELL_INT.match(text):
         return int(text)
     if _CELL_FLOAT.match(text):

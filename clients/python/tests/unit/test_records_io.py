@@ -31,6 +31,9 @@ from cybercom.errors import AuthenticationFailed, NotFound, ServiceUnavailable
         ('{"a": 1}', {"a": 1}),
         ("[not json", "[not json"),
         ("Norman", "Norman"),
+        ("inf", float("inf")),
+        ("-inf", float("-inf")),
+        ("Inf", "Inf"),
         ("2001-04-01T00:00:00.000Z", "2001-04-01T00:00:00.000Z"),
     ],
 )
