@@ -44,6 +44,7 @@ import { tooManyRequests } from '../errors.js';
 import { ensureExpiryIndex } from '../db/expiry-index.js';
 import { retryOnDeadlock } from '../db/deadlock-retry.js';
 import { deviceTrusted, KEPT_BEYOND_FREE, lockedForMs, type FailureCounts, type FailureLimit } from './login-delays.js';
+import { TurnGate } from './turn-gate.js';
 
 export interface ThrottleSettings {
   /** Free failures for one account from one client address, and for one device cookie. */
@@ -152,8 +153,21 @@ function addressVariants(address: string): string[] {
 
 const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/**
+ * Password checks of delayed attempts run one at a time in a process, each waiting at most this
+ * long for its turn. A delayed attempt is still judged, so that the right password gets in
+ * during a flood; judging costs a password hash (a deliberate tenth of a second of CPU or so), and
+ * a flood of wrong guesses judged side by side would hold every core. One at a time leaves the
+ * other cores to the service; an attempt whose turn does not come in time is answered 429
+ * without being judged, as every delayed attempt once was.
+ */
+const DELAYED_CHECKS_AT_ONCE = 1;
+const DELAYED_CHECK_MAX_WAIT_MS = 5_000;
+
 export class LoginThrottle {
   private readonly counts: Collection<AttemptCounts>;
+  /** Turns at judging a delayed attempt (see DELAYED_CHECKS_AT_ONCE). */
+  readonly delayedChecks = new TurnGate(DELAYED_CHECKS_AT_ONCE, DELAYED_CHECK_MAX_WAIT_MS);
 
   constructor(
     private readonly db: Db,

@@ -3,8 +3,10 @@
  * site's login) and the JWT endpoint: the throttle first, told whether the client presents a
  * device cookie of this account (so the attempt counts from its start), then passport's local
  * strategy, then the outcome counted and logged, and on success a new device cookie. An attempt
- * the throttle delays is judged all the same: the right password gets in, a wrong one is answered
- * 429 instead of 401 (login-throttle.ts). The password is never logged; the username and address are.
+ * the throttle delays is judged all the same, one such at a time in this process: the right
+ * password gets in, a wrong one is answered 429 instead of 401, and one whose turn does not come
+ * in time is answered 429 unjudged (login-throttle.ts). The password is never logged; the username
+ * and address are.
  */
 import type { Request, Response } from 'express';
 import type { Account } from '../accounts.js';
@@ -28,14 +30,25 @@ export async function attemptPasswordLogin(deps: AuthRouteDeps, req: Request, re
   const ip = clientAddress(req);
   const attempt = await deps.throttle.begin(username, ip, deps.devices.presented(req, username));
   const knownDevice = attempt.knownDevice;
+  const delayed = attempt.retryAfterMs > 0;
+  const endTurn = delayed ? await deps.throttle.delayedChecks.enter() : undefined;
+  if (delayed && endTurn === undefined) {
+    await attempt.abandoned().catch(() => undefined);
+    deps.logger.info(
+      { reqId: req.requestId, username, ip, knownDevice, path: req.originalUrl },
+      'login not judged: delayed attempts queued',
+    );
+    throw throttled(attempt.retryAfterMs);
+  }
   let account: Account | null;
   try {
     account = await runLocalStrategy(deps, req, res);
   } catch (err) {
     await attempt.abandoned().catch(() => undefined);
     throw err;
+  } finally {
+    endTurn?.();
   }
-  const delayed = attempt.retryAfterMs > 0;
   if (account === null) {
     const waitMs = await attempt.failed();
     deps.logger.info({ reqId: req.requestId, username, ip, knownDevice, delayed, path: req.originalUrl }, 'login failed');
