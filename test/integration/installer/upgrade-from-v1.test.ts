@@ -148,106 +148,122 @@ describe('upgrade from an installation on FerretDB v1 (SQLite)', () => {
     recordsBefore = list.json.results as unknown[];
   });
 
-  it('a migration that cannot read the old data fails, and leaves them in place and usable by the previous version', async () => {
-    // A FerretDB v1 "binary" that exits at once: the new engine has started by then.
-    const failed = await runTool('installer', ['--yes', ...target.args()], { FERRETDB_V1_BIN: '/bin/false' }, LONG);
-    expect(failed.code, failed.output.slice(-3000)).toBe(1);
-    expect(failed.output).toMatch(/Database migration from FerretDB v1: FAILED/);
-    expect(failed.output).toContain('FerretDB v1 (/bin/false)');
-    expect(failed.output).toContain(
-      `The FerretDB v1 data in ${join(databaseDir(), 'data')} was left as it was and the partial copy was removed`,
-    );
-    // The new engine did run (its log is kept for the operator); its cluster is gone.
-    expect(existsSync(join(databaseDir(), 'migration-failed-ferretdb.log'))).toBe(true);
-    expect(sqliteFiles(join(databaseDir(), 'data'))).toEqual(expect.arrayContaining(['admin.sqlite', 'cybercom.sqlite', 'survey.sqlite']));
-    for (const leftover of ['postgres', 'new', 'migrated-from-ferretdb-v1.json', 'ferretdb-v1-data.old']) {
-      expect(existsSync(join(databaseDir(), leftover)), leftover).toBe(false);
-    }
+  it(
+    'a migration that cannot read the old data fails, and leaves them in place and usable by the previous version',
+    async () => {
+      // A FerretDB v1 "binary" that exits at once: the new engine has started by then.
+      const failed = await runTool('installer', ['--yes', ...target.args()], { FERRETDB_V1_BIN: '/bin/false' }, LONG);
+      expect(failed.code, failed.output.slice(-3000)).toBe(1);
+      expect(failed.output).toMatch(/Database migration from FerretDB v1: FAILED/);
+      expect(failed.output).toContain('FerretDB v1 (/bin/false)');
+      expect(failed.output).toContain(
+        `The FerretDB v1 data in ${join(databaseDir(), 'data')} was left as it was and the partial copy was removed`,
+      );
+      // The new engine did run (its log is kept for the operator); its cluster is gone.
+      expect(existsSync(join(databaseDir(), 'migration-failed-ferretdb.log'))).toBe(true);
+      expect(sqliteFiles(join(databaseDir(), 'data'))).toEqual(
+        expect.arrayContaining(['admin.sqlite', 'cybercom.sqlite', 'survey.sqlite']),
+      );
+      for (const leftover of ['postgres', 'new', 'migrated-from-ferretdb-v1.json', 'ferretdb-v1-data.old']) {
+        expect(existsSync(join(databaseDir(), leftover)), leftover).toBe(false);
+      }
 
-    // This version refuses to start an empty database over unmigrated data ...
-    const refused = await runTool('ops/services', ['start', '--dir', target.dir]);
-    expect(refused.code).not.toBe(0);
-    expect(refused.output).toContain('holds FerretDB v1 data that is not migrated yet: run ./installer');
-    // ... and the previous version still runs on it.
-    succeeded(
-      await runTool('ops/services', ['start', '--dir', target.dir], {}, LONG, oldRoot),
-      "the previous version's ops/services start",
-    );
-    const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
-    expect(list.status, list.text).toBe(200);
-    expect(list.json.results).toEqual(recordsBefore);
-  });
+      // This version refuses to start an empty database over unmigrated data ...
+      const refused = await runTool('ops/services', ['start', '--dir', target.dir]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.output).toContain('holds FerretDB v1 data that is not migrated yet: run ./installer');
+      // ... and the previous version still runs on it.
+      succeeded(
+        await runTool('ops/services', ['start', '--dir', target.dir], {}, LONG, oldRoot),
+        "the previous version's ops/services start",
+      );
+      const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
+      expect(list.status, list.text).toBe(200);
+      expect(list.json.results).toEqual(recordsBefore);
+    },
+    LONG,
+  ); // the installer and the engines take longer than the default on a busy machine
 
-  it('re-running the installer over the running old services migrates, verifies and keeps the old files', async () => {
-    const run = succeeded(await runTool('installer', ['--yes', ...target.args()], {}, LONG), 'the installer');
-    const kept = join(databaseDir(), 'ferretdb-v1-data.old');
-    expect(run.output).toContain('stopping the running services');
-    expect(run.output).toMatch(/survey: 1 collection, 3 documents: counts and content hashes match/);
-    expect(run.output).toMatch(
-      new RegExp(
-        `Database migration from FerretDB v1: migrated 2 databases, \\d+ collections, \\d+ documents \\(verified\\); old data kept in ${kept}`,
-      ),
-    );
-    expect(run.output).toContain(`Old FerretDB v1 data kept in ${kept} (no longer used): delete it once you no longer need it`);
-    expect(run.output).toMatch(/Not copied: cybercom\.sessions \(\d+ browser sessions; users log in again\)/);
-    // Migrated before the services started: the new engine never served an empty database.
-    expect(run.output.indexOf('Database migration from FerretDB v1: migrated')).toBeLessThan(run.output.indexOf('Start services: started'));
+  it(
+    're-running the installer over the running old services migrates, verifies and keeps the old files',
+    async () => {
+      const run = succeeded(await runTool('installer', ['--yes', ...target.args()], {}, LONG), 'the installer');
+      const kept = join(databaseDir(), 'ferretdb-v1-data.old');
+      expect(run.output).toContain('stopping the running services');
+      expect(run.output).toMatch(/survey: 1 collection, 3 documents: counts and content hashes match/);
+      expect(run.output).toMatch(
+        new RegExp(
+          `Database migration from FerretDB v1: migrated 2 databases, \\d+ collections, \\d+ documents \\(verified\\); old data kept in ${kept}`,
+        ),
+      );
+      expect(run.output).toContain(`Old FerretDB v1 data kept in ${kept} (no longer used): delete it once you no longer need it`);
+      expect(run.output).toMatch(/Not copied: cybercom\.sessions \(\d+ browser sessions; users log in again\)/);
+      // Migrated before the services started: the new engine never served an empty database.
+      expect(run.output.indexOf('Database migration from FerretDB v1: migrated')).toBeLessThan(
+        run.output.indexOf('Start services: started'),
+      );
 
-    const marker = JSON.parse(await readFile(join(databaseDir(), 'migrated-from-ferretdb-v1.json'), 'utf8'));
-    expect(marker.from.engine).toBe('FerretDB v1.24.2 (SQLite)');
-    expect(marker.oldData).toBe(kept);
-    expect(marker.databases.survey.stations).toMatchObject({ documents: 3, indexes: ['by_station {"station":1}'] });
-    expect(marker.databases.survey.stations.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(marker.databases.cybercom.task_log.documents).toBe(1);
-    expect(marker.databases.cybercom.authtoken_token.documents).toBe(1);
-    expect(marker.skipped['cybercom.sessions']).toBeGreaterThanOrEqual(1);
-    const perCollection = Object.values(marker.databases as Record<string, Record<string, { documents: number }>>).flatMap((cols) =>
-      Object.values(cols),
-    );
-    expect(marker.totals.documents).toBe(perCollection.reduce((n, c) => n + c.documents, 0));
+      const marker = JSON.parse(await readFile(join(databaseDir(), 'migrated-from-ferretdb-v1.json'), 'utf8'));
+      expect(marker.from.engine).toBe('FerretDB v1.24.2 (SQLite)');
+      expect(marker.oldData).toBe(kept);
+      expect(marker.databases.survey.stations).toMatchObject({ documents: 3, indexes: ['by_station {"station":1}'] });
+      expect(marker.databases.survey.stations.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(marker.databases.cybercom.task_log.documents).toBe(1);
+      expect(marker.databases.cybercom.authtoken_token.documents).toBe(1);
+      expect(marker.skipped['cybercom.sessions']).toBeGreaterThanOrEqual(1);
+      const perCollection = Object.values(marker.databases as Record<string, Record<string, { documents: number }>>).flatMap((cols) =>
+        Object.values(cols),
+      );
+      expect(marker.totals.documents).toBe(perCollection.reduce((n, c) => n + c.documents, 0));
 
-    expect(sqliteFiles(join(kept, 'data'))).toEqual(expect.arrayContaining(['admin.sqlite', 'cybercom.sqlite', 'survey.sqlite']));
-    expect(existsSync(join(kept, 'state'))).toBe(true);
-    expect(existsSync(join(databaseDir(), 'data'))).toBe(false);
-    expect(existsSync(join(databaseDir(), 'postgres'))).toBe(true);
-    expect(existsSync(join(databaseDir(), 'new'))).toBe(false);
-  });
+      expect(sqliteFiles(join(kept, 'data'))).toEqual(expect.arrayContaining(['admin.sqlite', 'cybercom.sqlite', 'survey.sqlite']));
+      expect(existsSync(join(kept, 'state'))).toBe(true);
+      expect(existsSync(join(databaseDir(), 'data'))).toBe(false);
+      expect(existsSync(join(databaseDir(), 'postgres'))).toBe(true);
+      expect(existsSync(join(databaseDir(), 'new'))).toBe(false);
+    },
+    LONG,
+  ); // the installer and the engines take longer than the default on a busy machine
 
-  it('serves the migrated data: the same records, the index, the old token, the task history and the password', async () => {
-    const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
-    expect(list.status, list.text).toBe(200);
-    expect(list.json.results).toEqual(recordsBefore);
-    const byString = await call(target.api, '/api/data_store/data/survey/stations/norman/', { token });
-    expect(byString.status, byString.text).toBe(200);
-    expect(byString.json).toEqual({ _id: 'norman', station: 'Norman', elev: 357, installed: '2024-01-02T03:04:05.000Z' });
-    const byObjectId = await call(target.api, `/api/data_store/data/survey/stations/${objectIdRecord}/`, { token });
-    expect(byObjectId.status, byObjectId.text).toBe(200);
-    expect(byObjectId.json).toMatchObject({ station: 'Tulsa', tags: ['river', 'city'], sensors: { wind: [3, 5] } });
+  it(
+    'serves the migrated data: the same records, the index, the old token, the task history and the password',
+    async () => {
+      const list = await call(target.api, '/api/data_store/data/survey/stations/?page_size=100', { token });
+      expect(list.status, list.text).toBe(200);
+      expect(list.json.results).toEqual(recordsBefore);
+      const byString = await call(target.api, '/api/data_store/data/survey/stations/norman/', { token });
+      expect(byString.status, byString.text).toBe(200);
+      expect(byString.json).toEqual({ _id: 'norman', station: 'Norman', elev: 357, installed: '2024-01-02T03:04:05.000Z' });
+      const byObjectId = await call(target.api, `/api/data_store/data/survey/stations/${objectIdRecord}/`, { token });
+      expect(byObjectId.status, byObjectId.text).toBe(200);
+      expect(byObjectId.json).toMatchObject({ station: 'Tulsa', tags: ['river', 'city'], sensors: { wind: [3, 5] } });
 
-    const { indexes, idType, installedType } = await withDatabase(async (client) => {
-      const stations = client.db('survey').collection('stations');
-      const tulsa = await stations.findOne({ station: 'Tulsa' });
-      const norman = await stations.findOne({ _id: 'norman' as never });
-      return {
-        indexes: (await stations.listIndexes().toArray()).map((i) => i.name as string),
-        idType: tulsa?._id?.constructor?.name,
-        installedType: norman?.installed instanceof Date,
-      };
-    });
-    expect(indexes).toContain('by_station');
-    expect(idType).toBe('ObjectId');
-    expect(installedType).toBe(true);
+      const { indexes, idType, installedType } = await withDatabase(async (client) => {
+        const stations = client.db('survey').collection('stations');
+        const tulsa = await stations.findOne({ station: 'Tulsa' });
+        const norman = await stations.findOne({ _id: 'norman' as never });
+        return {
+          indexes: (await stations.listIndexes().toArray()).map((i) => i.name as string),
+          idType: tulsa?._id?.constructor?.name,
+          installedType: norman?.installed instanceof Date,
+        };
+      });
+      expect(indexes).toContain('by_station');
+      expect(idType).toBe('ObjectId');
+      expect(installedType).toBe(true);
 
-    const history = await call(target.api, '/api/queue/usertasks/', { token });
-    expect(history.status, history.text).toBe(200);
-    expect(history.json.results).toEqual([
-      expect.objectContaining({ task_id: taskId, task_name: 'tasks.write_record', status: 'SUCCESS', tags: ['upgrade'] }),
-    ]);
-    expect(await adminLogin(target.api)).toMatch(/^ey/);
-    const status = await runTool('ops/status', ['--dir', target.dir, '--json']);
-    expect(status.code, status.output).toBe(0);
-    expect(JSON.parse(status.stdout).healthy).toBe(true);
-  });
+      const history = await call(target.api, '/api/queue/usertasks/', { token });
+      expect(history.status, history.text).toBe(200);
+      expect(history.json.results).toEqual([
+        expect.objectContaining({ task_id: taskId, task_name: 'tasks.write_record', status: 'SUCCESS', tags: ['upgrade'] }),
+      ]);
+      expect(await adminLogin(target.api)).toMatch(/^ey/);
+      const status = await runTool('ops/status', ['--dir', target.dir, '--json']);
+      expect(status.code, status.output).toBe(0);
+      expect(JSON.parse(status.stdout).healthy).toBe(true);
+    },
+    LONG,
+  ); // the installer and the engines take longer than the default on a busy machine
 
   it('a later re-run does not migrate again and still names the kept old files', async () => {
     const run = succeeded(await runTool('installer', ['--yes', ...target.args()], {}, LONG), 'the installer');
