@@ -149,7 +149,7 @@ describe('number literals in a record body', () => {
           expect((error as ApiError).code).toMatch(/^number_(out_of_range|too_long)$/);
         }
       }),
-      { numRuns: 1000 },
+      { numRuns: 1000, ...(process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED) }) },
     );
   });
 });
@@ -305,6 +305,11 @@ describe('parseRecordJson against a reference, for random bodies', () => {
         try {
           parsed = readBody(text);
         } catch (error) {
+          // A "__proto__" key (fast-check writes one now and then) is refused whatever it holds.
+          if (entries.some(([key]) => key === '__proto__')) {
+            expect((error as ApiError).code).toBe('forbidden_key');
+            return;
+          }
           // Only the documented refusals, and only when a literal calls for one.
           expect(error).toBeInstanceOf(ApiError);
           expect(firstError, (error as Error).message).toBeDefined();
@@ -321,7 +326,7 @@ describe('parseRecordJson against a reference, for random bodies', () => {
           if (key !== 's') expect(list[i]!.s).toBe(t);
         });
       }),
-      { numRuns: 1000 },
+      { numRuns: 1000, ...(process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED) }) },
     );
   });
 });
