@@ -102,6 +102,8 @@ async function startApi(): Promise<void> {
   ctx.mongo.on('serverDescriptionChanged', (e) =>
     note(`server ${e.previousDescription.type} -> ${e.newDescription.type} ${e.newDescription.error?.message ?? ''}`),
   );
+  ctx.mongo.on('serverHeartbeatStarted', () => note('heartbeat started'));
+  ctx.mongo.on('serverHeartbeatSucceeded', (e) => note(`heartbeat succeeded after ${e.duration} ms`));
   ctx.mongo.on('serverHeartbeatFailed', (e) => note(`heartbeat failed after ${e.duration} ms: ${e.failure.message}`));
   ctx.mongo.on('connectionPoolCleared', () => note('pool cleared'));
   ctx.mongo.on('connectionPoolReady', () => note('pool ready'));
