@@ -17,27 +17,11 @@ import { installLayout, type InstallLayout } from '../../../src/installation/lay
 import { prepareServiceAccounts, SERVICE_USERS, type ServiceAccounts } from '../../../src/installation/service-accounts.js';
 import { commandAs } from '../../../src/local-services/service-user.js';
 import { keyMaterialPaths } from '../../../src/pki/files.js';
+import { composeInstallConfig } from '../../support/install-fixtures.js';
 
 const execFileAsync = promisify(execFile);
 
-const config: InstallConfig = {
-  configVersion: 1,
-  runtime: 'local',
-  admin: { username: 'admin', email: '' },
-  publicHost: '',
-  https: 'none',
-  acmeEmail: '',
-  tlsCertFile: '',
-  tlsKeyFile: '',
-  allowedHosts: ['localhost'],
-  debug: false,
-  certValidityDays: 365,
-  dataStoreAnonymous: false,
-  catalogAnonymous: false,
-  ports: { http: 80, https: 443, broker: 5671, database: 27017 },
-  dbEngine: 'ferretdb',
-  certRenewal: 'none',
-};
+const config: InstallConfig = composeInstallConfig({ runtime: 'local', dbEngine: 'ferretdb' });
 
 let parent: string;
 let layout: InstallLayout;
