@@ -65,7 +65,8 @@ export async function spawnServe(
         HOME: process.env.HOME ?? '/tmp',
         ...services,
         SECRET_KEY: TEST_SECRET_KEY,
-        SERVICE_DATABASE: serviceDatabaseName(),
+        // A caller outside the integration project (the broker cluster's tests) names its own.
+        SERVICE_DATABASE: env.SERVICE_DATABASE ?? serviceDatabaseName(),
         ALLOWED_HOSTS: '127.0.0.1,localhost',
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(port),
