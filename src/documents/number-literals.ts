@@ -35,7 +35,11 @@
  */
 import { Double, Long } from 'mongodb';
 import {
+  DIGIT_0,
+  DOT,
   MAX_NUMBER_LITERAL_LENGTH,
+  MINUS,
+  QUOTE,
   isDigit,
   isNumberChar,
   literalError,
@@ -69,11 +73,6 @@ const INT64_MIN_DIGITS = '9223372036854775808';
 const SURE_FRACTION_DIGITS = 300;
 /** An integer literal of up to this many digits is below a double's largest value. */
 const MAX_DOUBLE_DIGITS = 308;
-
-const MINUS = 0x2d;
-const DOT = 0x2e;
-const QUOTE = 0x22;
-const DIGIT_0 = 0x30;
 
 const WHERE = 'the request body';
 

@@ -16,12 +16,13 @@ import { ApiError, badRequest } from '../errors.js';
 /** The longest number literal a body may hold. */
 export const MAX_NUMBER_LITERAL_LENGTH = 400;
 
-const QUOTE = 0x22;
+/** Character codes of JSON text that the scanners of number literals look for. */
+export const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const MINUS = 0x2d;
+export const MINUS = 0x2d;
 const PLUS = 0x2b;
-const DOT = 0x2e;
-const DIGIT_0 = 0x30;
+export const DOT = 0x2e;
+export const DIGIT_0 = 0x30;
 const DIGIT_1 = 0x31;
 const DIGIT_9 = 0x39;
 const LOWER_E = 0x65;
