@@ -136,7 +136,19 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
 
 /** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
 export function parseJsonBody(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && plainBodies.has(value)) return value;
   return revive(value, 'the request body', 'typed');
+}
+
+/**
+ * Bodies that number-literals.ts has walked and found plain: no key starting with `$` (so no
+ * wrapper to revive), no `__proto__` or `constructor` key, no NUL in a key, nesting within
+ * MAX_NESTING_DEPTH. The revival would return such a body as it is, after two walks over it.
+ */
+const plainBodies = new WeakSet<object>();
+
+export function trustAsPlainBody(value: unknown): void {
+  if (typeof value === 'object' && value !== null) plainBodies.add(value);
 }
 
 /**
@@ -183,10 +195,11 @@ function pathOf(entry: Pending): Path {
 
 /**
  * Only objects and arrays are walked into: a string or number has no keys to check, and neither
- * has a Long (number-literals.ts makes one of each integer literal beyond int32; a body may hold
- * hundreds of thousands).
+ * has a Long or a Double (number-literals.ts makes one of each integer literal beyond int32 and
+ * of each whole double; a body may hold hundreds of thousands).
  */
-const isContainer = (value: unknown): boolean => typeof value === 'object' && value !== null && !(value instanceof Long);
+const isContainer = (value: unknown): boolean =>
+  typeof value === 'object' && value !== null && !(value instanceof Long) && !(value instanceof Double);
 
 /**
  * Iterative so that hostile nesting cannot overflow the stack before the depth check fires;
@@ -327,7 +340,10 @@ function invalidWrapper(revival: Revival, typeKey: string, path: Path, reason: s
 
 function reviveWrapper(raw: Record<string, unknown>, typeKey: string, path: Path, revival: Revival): unknown {
   const operand = raw[typeKey];
-  const wrapper = NUMBER_OPERANDS.has(typeKey) && (isPlainObject(operand) || operand instanceof Long) ? withPlainOperandNumbers(raw) : raw;
+  const wrapper =
+    NUMBER_OPERANDS.has(typeKey) && (isPlainObject(operand) || operand instanceof Long || operand instanceof Double)
+      ? withPlainOperandNumbers(raw)
+      : raw;
   const text = wrapper[typeKey];
 
   // The wrapper number-literals.ts writes for each double of a record body.
@@ -387,11 +403,12 @@ const NUMBER_OPERANDS = new Set(['$date', '$timestamp', '$minKey', '$maxKey']);
 
 /**
  * An operand as number-literals.ts hands it over when it is not a plain number: a wrapper it
- * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`) or a Long it made of a wide
- * integer literal. The operand's JavaScript number, or undefined for anything else.
+ * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`), or a Long or Double it made
+ * of a wide integer literal or a whole double. The operand's JavaScript number, or undefined for anything else.
  */
 function operandNumber(value: unknown): number | undefined {
   if (value instanceof Long) return value.toNumber();
+  if (value instanceof Double) return value.value;
   if (!isPlainObject(value)) return undefined;
   const keys = Object.keys(value);
   if (keys.length !== 1) return undefined;

@@ -37,6 +37,7 @@ import { Double, Long } from 'mongodb';
 import {
   DIGIT_0,
   DOT,
+  LOWER_E,
   MAX_NUMBER_LITERAL_LENGTH,
   MINUS,
   QUOTE,
@@ -48,8 +49,9 @@ import {
   type LiteralProblem,
   rangeProblem,
   stringEnd,
+  UPPER_E,
 } from '../lib/json-number-literals.js';
-import { MAX_NESTING_DEPTH } from './extended-json.js';
+import { MAX_NESTING_DEPTH, trustAsPlainBody } from './extended-json.js';
 
 export { MAX_NUMBER_LITERAL_LENGTH } from '../lib/json-number-literals.js';
 
@@ -64,33 +66,59 @@ const INT64_BOUND = 2 ** 63;
 const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
 const INT64_MAX_DIGITS = '9223372036854775807';
 const INT64_MIN_DIGITS = '9223372036854775808';
-/**
- * A fraction with a digit that is not 0, at most SURE_INT32_DIGITS digits before its point, this
- * many after it and no exponent is surely a double JSON.parse reads right: not whole, not beyond
- * int32, neither overflowing nor underflowing. Most measured values are such, and are passed
- * over without being copied out of the text.
- */
-const SURE_FRACTION_DIGITS = 300;
 /** An integer literal of up to this many digits is below a double's largest value. */
 const MAX_DOUBLE_DIGITS = 308;
 
 const WHERE = 'the request body';
 
+/**
+ * A whole double's mark: the string `"\u0000<literal>"` in place of the literal. Cheaper than the
+ * Extended JSON wrapper (JSON.parse makes one string instead of an object and its key, and the
+ * walk after it makes the Double in place, so the revival copies no record); used only for texts
+ * in which no string of the caller's can start with a NUL.
+ */
+const DOUBLE_MARK_ESCAPE = '\\u0000';
+const NUL = 0;
+
 /** JSON.parse for a record body, with its number literals typed as described above. */
 export function parseRecordJson(text: string): unknown {
-  const doubles = mayHoldFractions(text) ? wrapWholeDoubles(text) : { text };
+  const doubles = markWholeDoubles(text);
   // A refusal names the first literal of the text that cannot be kept, integers included.
   const value = parseRewritten(doubles.problem === undefined ? doubles : typeNumberLiterals(text), text);
-  if (typeWideIntegers(value, 1, false)) return value;
-  // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
-  const typed = parseRewritten(typeNumberLiterals(text), text);
-  typeWideIntegers(typed, 1, true);
+  // Without the escape \u0000 the text has no NUL in any key (nor a string starting like a mark).
+  const noNul = !text.includes('\\u0000');
+  const walk: Walk = { final: false, marks: doubles.marks === true, plain: noNul };
+  let typed = typeWideIntegers(value, 1, walk);
+  if (typed === undefined) {
+    // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
+    Object.assign(walk, { final: true, marks: false, plain: noNul });
+    typed = typeWideIntegers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
+  }
+  if (walk.plain) trustAsPlainBody(typed);
   return typed;
+}
+
+/** A fraction of 290 digits or more: it may be over the length bound, or underflow to 0. */
+const LONG_FRACTION = /\.\d{290}/;
+
+/**
+ * The text with its whole doubles marked (or wrapped), by the quickest way that is right for it:
+ * none when it holds no fraction or exponent at all; the literal-by-literal scan when it holds a
+ * fraction long enough to need the scan's checks (rare); else the search for candidates.
+ */
+function markWholeDoubles(text: string): Rewrite {
+  if (!mayHoldFractions(text)) return { text };
+  if (LONG_FRACTION.test(text)) return typeNumberLiterals(text);
+  // Whole doubles are marked by a string of their own only where no string of the caller's can
+  // start the same way: a text without the escape \u0000 holds no string with a NUL in it.
+  return wrapWholeDoubles(text, !text.includes('\\u0000'));
 }
 
 /** The text with literals rewritten, or the first literal that cannot be kept. */
 interface Rewrite {
   text: string;
+  /** Whether whole doubles were marked (rather than wrapped): the walk after JSON.parse then makes them Doubles. */
+  marks?: boolean;
   problem?: { start: number; end: number; kind: LiteralProblem };
 }
 
@@ -113,54 +141,80 @@ function parseRewritten(rewrite: Rewrite, text: string): unknown {
 }
 
 /**
- * The text with each whole double (`3.0`, `1e3`) replaced by its wrapper; every literal with a
- * fraction or an exponent is checked against the length bound and a double's range. Integer
- * literals are not looked at (the walk after JSON.parse types them).
+ * Where a literal may need more than JSON.parse gives it: a fraction of zeros only (`3.0`) or an
+ * exponent (`1e3`, or `1e-999`, which would be read as 0). Other fractions (most measured values)
+ * are read right by JSON.parse and never looked at: one out of a double's range is not finite,
+ * which the walk after JSON.parse sees, and one over the length bound either has a long fraction
+ * (LONG_FRACTION) or is beyond 2^53, which the walk also sees.
  */
-function wrapWholeDoubles(text: string): Rewrite {
+const CANDIDATE = /\d(?:\.0+(?![0-9])|[eE])/g;
+
+/**
+ * The text with each whole double (`3.0`, `1e3`) replaced by its mark (or its wrapper, unless
+ * `marked`); every literal with a fraction or an exponent that may be out of range or too long
+ * is checked. Integer literals are not looked at (the walk after JSON.parse types them).
+ *
+ * The regular expression finds the candidates (it runs in native code, several times faster than
+ * a loop over the characters); whether one is inside a string is then decided by the quotes
+ * between it and the last place known to be outside one, each string skipped whole.
+ */
+export function wrapWholeDoubles(text: string, marked: boolean): Rewrite {
   let out = '';
   let copiedTo = 0;
-  let at = 0;
-  const end = text.length;
-  while (at < end) {
-    const code = text.charCodeAt(at);
-    if (code === QUOTE) {
-      at = stringEnd(text, at);
-      if (at < 0) break;
+  // Everything before `outside` has been read and `outside` is not inside a string.
+  let outside = 0;
+  const candidates = new RegExp(CANDIDATE);
+  for (let match = candidates.exec(text); match !== null; match = candidates.exec(text)) {
+    let start = match.index;
+    while (start > outside && isLiteralBody(text.charCodeAt(start - 1))) start -= 1;
+    const inString = skipStringsBefore(text, outside, start);
+    if (inString === undefined) break;
+    outside = inString;
+    if (inString > start) {
+      candidates.lastIndex = inString;
       continue;
     }
-    if (code !== MINUS && !isDigit(code)) {
-      at += 1;
-      continue;
-    }
-    const start = at;
-    at += 1;
-    while (at < end && isDigit(text.charCodeAt(at))) at += 1;
-    const intDigits = at - start - (code === MINUS ? 1 : 0);
-    // An integer: the walk after JSON.parse types it.
-    if (at === end || !isNumberChar(text.charCodeAt(at))) continue;
-    if (text.charCodeAt(at) === DOT) {
-      // The common case, in one pass: a fraction that is surely not whole and in range (see below).
-      at += 1;
-      const fractionFrom = at;
-      let nonZero = false;
-      for (let c = text.charCodeAt(at); at < end && isDigit(c); c = text.charCodeAt(at)) {
-        if (c !== DIGIT_0) nonZero = true;
-        at += 1;
-      }
-      const plain = nonZero && intDigits <= SURE_INT32_DIGITS && at - fractionFrom <= SURE_FRACTION_DIGITS;
-      if (plain && (at === end || !isNumberChar(text.charCodeAt(at)))) continue;
-    }
-    const runEnd = numberRunEnd(text, at);
+    const runEnd = numberRunEnd(text, start);
+    outside = runEnd;
+    candidates.lastIndex = runEnd;
+    if (!hasFractionOrExponent(text, start, runEnd)) continue;
     const wrapper = fractionWrapper(text, start, runEnd);
     if (typeof wrapper === 'object') return { text, problem: wrapper };
     if (wrapper !== undefined) {
-      out += text.slice(copiedTo, start) + wrapper;
+      out += text.slice(copiedTo, start) + (marked ? `"${DOUBLE_MARK_ESCAPE}${text.slice(start, runEnd)}"` : wrapper);
       copiedTo = runEnd;
     }
-    at = runEnd;
   }
-  return { text: copiedTo === 0 ? text : out + text.slice(copiedTo) };
+  return copiedTo === 0 ? { text } : { text: out + text.slice(copiedTo), marks: marked };
+}
+
+/** Digits, a point and a minus: what a literal's start may be walked back over. */
+const isLiteralBody = (code: number): boolean => isDigit(code) || code === DOT || code === MINUS;
+
+/**
+ * Skips the strings that open between `from` (outside any string) and `to`: the position where
+ * the last of them closes when one is still open at `to` (so `to` is inside it), else a position
+ * at or before `to` that is outside every string; undefined for a string that never closes (the
+ * text is then not JSON, and JSON.parse says so).
+ */
+function skipStringsBefore(text: string, from: number, to: number): number | undefined {
+  let at = from;
+  for (;;) {
+    const open = text.indexOf('"', at);
+    if (open < 0 || open >= to) return at;
+    const close = stringEnd(text, open);
+    if (close < 0) return undefined;
+    if (close > to) return close;
+    at = close;
+  }
+}
+
+function hasFractionOrExponent(text: string, start: number, end: number): boolean {
+  for (let at = start; at < end; at += 1) {
+    const code = text.charCodeAt(at);
+    if (code === DOT || code === LOWER_E || code === UPPER_E) return true;
+  }
+  return false;
 }
 
 /**
@@ -263,36 +317,99 @@ export function typeNumberLiterals(text: string): Rewrite {
 
 /** The Long (or beyond int64, the Double) for an integer JSON.parse read from an integer literal beyond int32. */
 function wideInteger(value: number): Long | Double {
-  return value < INT64_BOUND && value > -INT64_BOUND ? Long.fromNumber(value) : new Double(value);
+  if (value >= INT64_BOUND || value <= -INT64_BOUND) return new Double(value);
+  // Its two halves, as Long.fromNumber finds them, without its checks and cache.
+  return Long.fromBits((value % TWO_TO_32) | 0, Math.floor(value / TWO_TO_32) | 0);
 }
+
+const TWO_TO_32 = 2 ** 32;
+
+/**
+ * One walk over a parsed body. Besides typing its numbers, it notes whether the body is plain:
+ * no key that could be an Extended JSON wrapper (`$...`) or pollute a prototype (`__proto__`,
+ * `constructor`), nesting within MAX_NESTING_DEPTH, and (known from the text) no NUL in any key.
+ * The revival has nothing to do for a plain body, so it is told so instead of walking it again.
+ */
+interface Walk {
+  /** Whether to type every number, even one JSON.parse may have changed (see typeWideIntegers). */
+  final: boolean;
+  /** Whether whole doubles were marked in the text (made Doubles here). */
+  marks: boolean;
+  plain: boolean;
+}
+
+const DOLLAR = 0x24;
+const UNDERSCORE = 0x5f;
+const LOWER_C = 0x63;
 
 /**
  * Makes each number of a parsed body that is an integer beyond int32 the Long (beyond int64, the
- * Double) it stands for, in place (the value is JSON.parse's own). Unless `final`, stops and
- * answers false at a number JSON.parse may have changed (beyond 2^53 or not finite): the text
- * must then be read literal by literal. Below MAX_NESTING_DEPTH only: a deeper body is refused
- * by the Extended JSON revival, which checks that before anything else reads it.
+ * Double) it stands for, and each whole double's mark its Double. Returns the value typed: the
+ * same containers, changed in place (they are JSON.parse's own), except that an array that gets
+ * a new value is copied into a new array as it is walked (writing an object into an array of
+ * numbers makes V8 box each of its numbers first). Unless `walk.final`, stops and answers
+ * undefined at a number JSON.parse may have changed (beyond 2^53 or not finite): the text must
+ * then be read literal by literal. Below MAX_NESTING_DEPTH only: a deeper body is refused by the
+ * Extended JSON revival, which checks that before anything else reads it.
  */
-function typeWideIntegers(value: unknown, depth: number, final: boolean): boolean {
-  if (typeof value !== 'object' || value === null || depth > MAX_NESTING_DEPTH) return true;
-  const keys = Array.isArray(value) ? undefined : Object.keys(value);
-  const container = value as Record<string | number, unknown>;
-  const count = keys === undefined ? (value as unknown[]).length : keys.length;
-  for (let i = 0; i < count; i += 1) {
-    const key = keys === undefined ? i : keys[i]!;
-    const item = container[key];
-    if (typeof item === 'number') {
-      // An int32 (the common case) is left as it is.
-      if ((item | 0) === item || !Number.isInteger(item)) {
-        if (Number.isFinite(item) || final) continue;
-        return false;
-      }
-      if (!final && (item > Number.MAX_SAFE_INTEGER || item < -Number.MAX_SAFE_INTEGER)) return false;
+function typeWideIntegers(value: unknown, depth: number, walk: Walk): unknown {
+  // A body that is one whole double (not a record, refused later) is its mark alone.
+  if (walk.marks && typeof value === 'string' && value.charCodeAt(0) === NUL) return new Double(Number(value.slice(1)));
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > MAX_NESTING_DEPTH) {
+    walk.plain = false;
+    return value;
+  }
+  if (Array.isArray(value)) return typeArray(value as unknown[], depth, walk);
+  const container = value as Record<string, unknown>;
+  // for-in reads the keys from the object's shape (JSON.parse's objects have no inherited
+  // enumerable keys), without the array Object.keys would allocate for each of them.
+  for (const key in container) {
+    const first = key.charCodeAt(0);
+    if (first === DOLLAR || first === UNDERSCORE || first === LOWER_C) {
+      if (first === DOLLAR || key === '__proto__' || key === 'constructor') walk.plain = false;
       // JSON.parse made "__proto__" an own property; the revival refuses it, so it is left alone.
-      if (key !== '__proto__') container[key] = wideInteger(item);
-    } else if (typeof item === 'object' && item !== null && !typeWideIntegers(item, depth + 1, final)) {
-      return false;
+      if (key === '__proto__') continue;
+    }
+    const item = container[key];
+    const typed = typedItem(item, depth, walk);
+    if (typed === undefined) return undefined;
+    if (typed !== item) container[key] = typed;
+  }
+  return value;
+}
+
+function typeArray(array: unknown[], depth: number, walk: Walk): unknown[] | undefined {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < array.length; i += 1) {
+    const item = array[i];
+    const typed = typedItem(item, depth, walk);
+    if (typed === undefined) return undefined;
+    if (out !== undefined) out[i] = typed;
+    else if (typed !== item) {
+      out = new Array<unknown>(array.length);
+      for (let j = 0; j < i; j += 1) out[j] = array[j];
+      out[i] = typed;
     }
   }
-  return true;
+  return out ?? array;
+}
+
+/** A member of a container at `depth`, typed (undefined: see typeWideIntegers). */
+function typedItem(item: unknown, depth: number, walk: Walk): unknown {
+  if (typeof item === 'number') return typedNumber(item, walk.final);
+  if (typeof item === 'object') return item === null ? item : typeWideIntegers(item, depth + 1, walk);
+  if (walk.marks && typeof item === 'string' && item.charCodeAt(0) === NUL) return new Double(Number(item.slice(1)));
+  return item;
+}
+
+/**
+ * A number of the parsed body as it is to be stored: itself (an int32, or not whole), or the
+ * Long or Double of a wide integer; undefined when it may have been changed by JSON.parse and
+ * `final` is not set.
+ */
+function typedNumber(item: number, final: boolean): unknown {
+  if ((item | 0) === item || !Number.isInteger(item)) return Number.isFinite(item) || final ? item : undefined;
+  if (!final && (item > Number.MAX_SAFE_INTEGER || item < -Number.MAX_SAFE_INTEGER)) return undefined;
+  return wideInteger(item);
 }

@@ -25,8 +25,8 @@ export const DOT = 0x2e;
 export const DIGIT_0 = 0x30;
 const DIGIT_1 = 0x31;
 const DIGIT_9 = 0x39;
-const LOWER_E = 0x65;
-const UPPER_E = 0x45;
+export const LOWER_E = 0x65;
+export const UPPER_E = 0x45;
 
 export const isDigit = (code: number): boolean => code >= DIGIT_0 && code <= DIGIT_9;
 

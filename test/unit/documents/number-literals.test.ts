@@ -330,3 +330,34 @@ describe('parseRecordJson against a reference, for random bodies', () => {
     );
   });
 });
+
+describe('the one walk after JSON.parse and the revival it spares', () => {
+  it('still revives wrappers and refuses unsafe keys, NUL keys and deep nesting found anywhere in a body', () => {
+    const wrapped = readBody('{"a": [{"d": {"$date": "2020-01-02T00:00:00Z"}}], "t": {"$date": 1700000000000.0}}') as {
+      a: { d: unknown }[];
+      t: unknown;
+    };
+    expect(wrapped.a[0]!.d).toEqual(new Date('2020-01-02T00:00:00Z'));
+    expect(wrapped.t).toEqual(new Date(1_700_000_000_000));
+    const refusal = (text: string): string | undefined => {
+      try {
+        readBody(text);
+        return undefined;
+      } catch (error) {
+        return (error as ApiError).code;
+      }
+    };
+    expect(refusal('[1.0, {"x": {"__proto__": {"polluted": 2.0}}}]')).toBe('forbidden_key');
+    expect(refusal('{"x": 3.0, "y": {"constructor": {"prototype": {"p": 1}}}}')).toBe('forbidden_key');
+    expect(refusal('{"x": 3.0, "a\\u0000b": 1}')).toBe('invalid_key');
+    expect(refusal(`${'['.repeat(101)}1.0${']'.repeat(101)}`)).toBe('too_deeply_nested');
+    expect(refusal('{"x": {"$numberLong": 3.0}}')).toBe('malformed_json');
+  });
+
+  it('keeps a string that starts with NUL a string next to whole doubles', () => {
+    const record = readBody('{"s": "\\u00003.0", "w": 3.0, "list": ["\\u0000", 4.0]}') as { s: unknown; w: unknown; list: unknown[] };
+    expect(record.s).toBe('\u00003.0');
+    expect(record.w).toEqual(new Double(3));
+    expect(record.list).toEqual(['\u0000', new Double(4)]);
+  });
+});
