@@ -5,15 +5,18 @@
  * - an integer literal is an int32, an int64 beyond int32, a double beyond int64.
  * JSON.parse forgets how a number was written (`3.0` and `3` are both the number 3, which the
  * driver stores as an int32). Two steps recover it:
- * - Whole doubles (`3.0`, `1e3`) are rewritten, before JSON.parse sees them, into the canonical
- *   Extended JSON that says the same thing (`{"$numberDouble": "3.0"}`), and extended-json.ts
- *   revives them with every other wrapper. A literal whose value is not whole (`2.5`) is left
- *   alone: the driver stores that number as a double anyway. Only literals with a fraction or an
- *   exponent are looked at, found by a regular expression that skips strings and integers.
+ * - Whole doubles (`3.0`, `1e3`) are rewritten, before JSON.parse sees them, into a mark (a
+ *   string starting with NUL, see DOUBLE_MARK_ESCAPE) or, in the rare text where a string of the
+ *   caller's could look the same, into the canonical Extended JSON that says the same thing
+ *   (`{"$numberDouble": "3.0"}`), which extended-json.ts revives with every other wrapper. A
+ *   literal whose value is not whole (`2.5`) is left alone: the driver stores that number as a
+ *   double anyway. Only literals that may be whole are looked at, found by a regular expression.
  * - After JSON.parse, every integer beyond int32 in the value can only have come from an integer
- *   literal (whole doubles were wrapped), so the value is walked once and each such number made
- *   the Long it stands for. A numbers-heavy body (thousands of 12-digit integers) thus costs
- *   JSON.parse, one search and one walk; no literal is copied out of the text.
+ *   literal (whole doubles were marked), so the value is walked once, each such number made the
+ *   Long it stands for and each mark its Double. The same walk notes whether the body is plain
+ *   (nothing for the Extended JSON revival to do), which then does not walk it again. A
+ *   numbers-heavy body (thousands of 12-digit integers) thus costs JSON.parse, one search and
+ *   one walk; no literal is copied out of the text.
  * Only when the walk meets a number JSON.parse may have changed (beyond 2^53: a literal of 16 or
  * more digits, or beyond a double) is the text scanned literal by literal, and parsed again: an
  * int64 beyond 2^53 is then rewritten to `{"$numberLong": "<digits>"}` so that no digit is lost,
