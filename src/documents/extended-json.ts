@@ -136,19 +136,24 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
 
 /** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
 export function parseJsonBody(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null && plainBodies.has(value)) return value;
+  const known = typeof value === 'object' && value !== null ? vouchedBodies.get(value) : undefined;
+  if (known === 'plain') return value;
+  if (known === 'safe-keys') return reviveValue(value, [], { where: 'the request body', numbers: 'typed' });
   return revive(value, 'the request body', 'typed');
 }
 
 /**
- * Bodies that number-literals.ts has walked and found plain: no key starting with `$` (so no
- * wrapper to revive), no `__proto__` or `constructor` key, no NUL in a key, nesting within
- * MAX_NESTING_DEPTH. The revival would return such a body as it is, after two walks over it.
+ * What number-literals.ts, walking a body it has just parsed, found true of it:
+ * - `safe-keys`: no `__proto__` or `constructor` key, no NUL in a key, nesting within
+ *   MAX_NESTING_DEPTH: everything assertSafeKeys checks, so it need not walk the body again;
+ * - `plain`: that, and no key starting with `$`, so no wrapper: the revival would return the body
+ *   as it is.
  */
-const plainBodies = new WeakSet<object>();
+type Vouched = 'safe-keys' | 'plain';
+const vouchedBodies = new WeakMap<object, Vouched>();
 
-export function trustAsPlainBody(value: unknown): void {
-  if (typeof value === 'object' && value !== null) plainBodies.add(value);
+export function vouchForBody(value: unknown, what: Vouched): void {
+  if (typeof value === 'object' && value !== null) vouchedBodies.set(value, what);
 }
 
 /**

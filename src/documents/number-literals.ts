@@ -47,14 +47,13 @@ import {
   isDigit,
   isNumberChar,
   literalError,
-  mayHoldFractions,
   numberRunEnd,
   type LiteralProblem,
   rangeProblem,
   stringEnd,
   UPPER_E,
 } from '../lib/json-number-literals.js';
-import { MAX_NESTING_DEPTH, trustAsPlainBody } from './extended-json.js';
+import { MAX_NESTING_DEPTH, vouchForBody } from './extended-json.js';
 
 export { MAX_NUMBER_LITERAL_LENGTH } from '../lib/json-number-literals.js';
 
@@ -85,36 +84,55 @@ const NUL = 0;
 
 /** JSON.parse for a record body, with its number literals typed as described above. */
 export function parseRecordJson(text: string): unknown {
-  const doubles = markWholeDoubles(text);
-  // A refusal names the first literal of the text that cannot be kept, integers included.
-  const value = parseRewritten(doubles.problem === undefined ? doubles : typeNumberLiterals(text), text);
   // Without the escape \u0000 the text has no NUL in any key (nor a string starting like a mark).
   const noNul = !text.includes('\\u0000');
-  const walk: Walk = { final: false, marks: doubles.marks === true, plain: noNul };
+  const doubles = markWholeDoubles(text, noNul);
+  // A refusal names the first literal of the text that cannot be kept, integers included.
+  const value = parseRewritten(doubles.problem === undefined ? doubles : typeNumberLiterals(text), text);
+  const walk: Walk = { final: false, marks: doubles.marks === true, safeKeys: noNul, plain: noNul };
   let typed = typeWideIntegers(value, 1, walk);
   if (typed === undefined) {
     // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
-    Object.assign(walk, { final: true, marks: false, plain: noNul });
+    Object.assign(walk, { final: true, marks: false, safeKeys: noNul, plain: noNul });
     typed = typeWideIntegers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
   }
-  if (walk.plain) trustAsPlainBody(typed);
+  if (walk.safeKeys) vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
   return typed;
 }
 
-/** A fraction of 290 digits or more: it may be over the length bound, or underflow to 0. */
-const LONG_FRACTION = /\.\d{290}/;
+/** A fraction of this many digits or more may be over the length bound, or underflow to 0. */
+const LONG_FRACTION_DIGITS = 290;
+const HALF_LONG = LONG_FRACTION_DIGITS / 2;
+
+/**
+ * Whether the text holds a run of LONG_FRACTION_DIGITS digits or more. Only every HALF_LONG-th
+ * character is looked at first: such a run covers two of them in a row, so only where two
+ * sampled characters in a row are digits is the run measured. Linear, and for ordinary bodies
+ * a few thousand character reads per megabyte.
+ */
+function hasLongDigitRun(text: string): boolean {
+  for (let at = HALF_LONG; at < text.length; at += HALF_LONG) {
+    if (!isDigit(text.charCodeAt(at)) || !isDigit(text.charCodeAt(at - HALF_LONG))) continue;
+    let from = at - HALF_LONG;
+    while (from > 0 && isDigit(text.charCodeAt(from - 1))) from -= 1;
+    // The run that holds the first sampled digit, which may end before the second.
+    let to = from;
+    while (to < text.length && isDigit(text.charCodeAt(to))) to += 1;
+    if (to - from >= LONG_FRACTION_DIGITS) return true;
+  }
+  return false;
+}
 
 /**
  * The text with its whole doubles marked (or wrapped), by the quickest way that is right for it:
- * none when it holds no fraction or exponent at all; the literal-by-literal scan when it holds a
- * fraction long enough to need the scan's checks (rare); else the search for candidates.
+ * the literal-by-literal scan when it holds a run of digits long enough to need the scan's
+ * checks (rare); else the search for candidates.
  */
-function markWholeDoubles(text: string): Rewrite {
-  if (!mayHoldFractions(text)) return { text };
-  if (LONG_FRACTION.test(text)) return typeNumberLiterals(text);
+function markWholeDoubles(text: string, noNul: boolean): Rewrite {
+  if (hasLongDigitRun(text)) return typeNumberLiterals(text);
   // Whole doubles are marked by a string of their own only where no string of the caller's can
   // start the same way: a text without the escape \u0000 holds no string with a NUL in it.
-  return wrapWholeDoubles(text, !text.includes('\\u0000'));
+  return wrapWholeDoubles(text, noNul);
 }
 
 /** The text with literals rewritten, or the first literal that cannot be kept. */
@@ -148,7 +166,7 @@ function parseRewritten(rewrite: Rewrite, text: string): unknown {
  * exponent (`1e3`, or `1e-999`, which would be read as 0). Other fractions (most measured values)
  * are read right by JSON.parse and never looked at: one out of a double's range is not finite,
  * which the walk after JSON.parse sees, and one over the length bound either has a long fraction
- * (LONG_FRACTION) or is beyond 2^53, which the walk also sees.
+ * (hasLongDigitRun) or is beyond 2^53, which the walk also sees.
  */
 const CANDIDATE = /\d(?:\.0+(?![0-9])|[eE])/g;
 
@@ -328,16 +346,19 @@ function wideInteger(value: number): Long | Double {
 const TWO_TO_32 = 2 ** 32;
 
 /**
- * One walk over a parsed body. Besides typing its numbers, it notes whether the body is plain:
- * no key that could be an Extended JSON wrapper (`$...`) or pollute a prototype (`__proto__`,
- * `constructor`), nesting within MAX_NESTING_DEPTH, and (known from the text) no NUL in any key.
- * The revival has nothing to do for a plain body, so it is told so instead of walking it again.
+ * One walk over a parsed body. Besides typing its numbers, it notes what the Extended JSON
+ * revival would otherwise walk the body again to find: whether any key could pollute a prototype
+ * (`__proto__`, `constructor`), nesting goes beyond MAX_NESTING_DEPTH, or (known from the text)
+ * a key holds a NUL; and whether any key could be a wrapper (`$...`). The revival is told.
  */
 interface Walk {
   /** Whether to type every number, even one JSON.parse may have changed (see typeWideIntegers). */
   final: boolean;
   /** Whether whole doubles were marked in the text (made Doubles here). */
   marks: boolean;
+  /** No key that could pollute a prototype or holds a NUL, nesting within bounds. */
+  safeKeys: boolean;
+  /** Safe keys, and none starting with `$`: nothing to revive. */
   plain: boolean;
 }
 
@@ -360,7 +381,7 @@ function typeWideIntegers(value: unknown, depth: number, walk: Walk): unknown {
   if (walk.marks && typeof value === 'string' && value.charCodeAt(0) === NUL) return new Double(Number(value.slice(1)));
   if (typeof value !== 'object' || value === null) return value;
   if (depth > MAX_NESTING_DEPTH) {
-    walk.plain = false;
+    walk.safeKeys = walk.plain = false;
     return value;
   }
   if (Array.isArray(value)) return typeArray(value as unknown[], depth, walk);
@@ -370,7 +391,8 @@ function typeWideIntegers(value: unknown, depth: number, walk: Walk): unknown {
   for (const key in container) {
     const first = key.charCodeAt(0);
     if (first === DOLLAR || first === UNDERSCORE || first === LOWER_C) {
-      if (first === DOLLAR || key === '__proto__' || key === 'constructor') walk.plain = false;
+      if (first === DOLLAR) walk.plain = false;
+      else if (key === '__proto__' || key === 'constructor') walk.safeKeys = walk.plain = false;
       // JSON.parse made "__proto__" an own property; the revival refuses it, so it is left alone.
       if (key === '__proto__') continue;
     }
