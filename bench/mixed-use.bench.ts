@@ -1,0 +1,290 @@
+/**
+ * Mixed-use footprint benchmark: the API's memory through the kind of afternoon a research group
+ * gives it, not only through simple reads. Prints numbers; asserts nothing.
+ *
+ * A fresh API process (as an installation starts it, one process, the default memory settings)
+ * and one worker, on 100,000 records of varied shape (nested sites, dates, GeoJSON points, one
+ * record of 1 MB). Each round runs, one after another:
+ *   admin     session login, the admin site's page and its scripts, the users list
+ *   explorer  the table, schema, chart and map tabs of the collection, and the map's geometries
+ *   exports   the whole collection as CSV and as NDJSON (read to the end, not kept)
+ *   tasks     TASKS submissions with ?wait (16 at a time), each answered with its result
+ *   wheel     the Python client's wheel from the package index
+ *   upload    a 10 MB POST of 10,000 records
+ * After each step: the API's RSS, its V8 heap in use (from its own metrics) and its peak RSS
+ * (VmHWM); after the rounds, the same 10 s later, against the fresh process at idle.
+ * Goals: RSS after the rounds <= 1.3x fresh idle, peak <= 300 MB.
+ *
+ *   npm run bench:mixed-use [-- --rounds 5 --records 100000 --tasks 1000]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startLocalServices } from '../src/local-services/services.js';
+import { connectMongo } from '../src/db/mongo-client.js';
+import { loadSettings } from '../src/config/settings.js';
+import { createLogger } from '../src/log/logger.js';
+import { createServiceContext } from '../src/app/service-context.js';
+import { freePort } from '../src/local-services/ports.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
+import { defaultBundleDir, ensureComponentsBundle } from '../src/admin/bundle.js';
+import { benchServiceEnv, installedApiProcess, stop } from './processes.js';
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    records: { type: 'string', default: '100000' },
+    tasks: { type: 'string', default: '1000' },
+  },
+});
+const ROUNDS = Number(args.rounds);
+const RECORDS = Number(args.records);
+const TASKS = Number(args.tasks);
+const SERVICE_DB = 'bench_mixed_use';
+const DB = 'bench';
+const COL = 'mixed';
+const UPLOADS = 'mixed_uploads';
+const QUEUE = 'bench-mixed';
+const USER = { username: 'bench', email: 'bench@example.org', password: 'bench-password-1' };
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The API process's memory: RSS and peak RSS from /proc, heap in use from its metrics. */
+interface Memory {
+  rssMb: number;
+  peakMb: number;
+  heapMb: number;
+}
+
+async function memoryOf(pid: number, base: string, headers: Record<string, string>): Promise<Memory> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  const metrics = await fetch(`${base}/api/metrics/`, { headers: { ...headers, accept: 'text/plain' } }).then((r) => r.text());
+  const heap = Number(/^nodejs_heap_size_used_bytes\s+([\d.e+]+)/m.exec(metrics)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024, heapMb: heap / 1024 / 1024 };
+}
+
+/** Reads an answer to its end without keeping it; fails on anything but 2xx. */
+async function drain(response: Response, what: string): Promise<number> {
+  if (!response.ok) throw new Error(`${what}: ${response.status} ${(await response.text()).slice(0, 300)}`);
+  let bytes = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+  return bytes;
+}
+
+/** A cookie jar of one browser session. */
+class Session {
+  private readonly cookies = new Map<string, string>();
+  constructor(private readonly base: string) {}
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const response = await fetch(new URL(path, this.base), { ...init, headers, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      this.cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+    }
+    return response;
+  }
+}
+
+function record(i: number): Record<string, unknown> {
+  return {
+    station: String(i % 997).padStart(5, '0'),
+    taken: new Date(Date.UTC(2024, 0, 1) + i * 60_000),
+    temp: i % 10 === 0 ? 21.0 : ((i * 7919) % 4000) / 100 - 5,
+    site: { name: `site-${i % 53}`, elevation: (i * 13) % 3000, tags: ['a', 'b', `t${i % 7}`] },
+    location: { type: 'Point', coordinates: [-97 + ((i * 17) % 1000) / 1000, 35 + ((i * 29) % 1000) / 1000] },
+    ...(i % 100 === 0 ? {} : { humidity: (i * 31) % 100 }),
+    note: `reading ${i}`,
+  };
+}
+
+async function main(): Promise<void> {
+  process.stdout.write('Starting services (state in .state/bench)...\n');
+  const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
+  const env = benchServiceEnv(services.env(), SERVICE_DB, { NODE_ENV: 'production' });
+  const settings = loadSettings(env);
+  const mongo = await connectMongo(settings.mongo);
+  const children: ChildProcess[] = [];
+  try {
+    await mongo.db(SERVICE_DB).dropDatabase();
+    await mongo
+      .db(DB)
+      .collection(COL)
+      .drop()
+      .catch(() => undefined);
+    await mongo
+      .db(DB)
+      .collection(UPLOADS)
+      .drop()
+      .catch(() => undefined);
+    process.stdout.write(`Seeding ${RECORDS} records...\n`);
+    const collection = mongo.db(DB).collection(COL);
+    for (let from = 0; from < RECORDS; from += 5000) {
+      await collection.insertMany(Array.from({ length: Math.min(5000, RECORDS - from) }, (_, k) => record(from + k)));
+    }
+    await collection.insertOne({ ...record(RECORDS), big: 'x'.repeat(1024 * 1024) });
+    await mongo.db(DB).createCollection(UPLOADS);
+    const ctx = await createServiceContext(settings, createLogger('warn'));
+    await ctx.auth.users.ensureSuperuser(USER);
+    const token = await ctx.auth.users.tokenFor(USER.username);
+    await ctx.close();
+    const headers = { authorization: `Token ${token}`, accept: 'application/json' };
+
+    const { entry } = await ensureServiceBuild();
+    // As an installation does, the admin site's components are bundled before the API starts.
+    await ensureComponentsBundle(defaultBundleDir());
+    const installed = installedApiProcess([entry, 'serve']);
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const api = spawn(installed.command[0] as string, installed.command.slice(1), {
+      env: { ...process.env, ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(api);
+    const worker = spawn(process.execPath, [entry, 'worker'], {
+      env: {
+        ...process.env,
+        ...env,
+        WORKER_TASK_MODULES: resolve('dist/worker-image/tasks/index.js'),
+        WORKER_QUEUES: QUEUE,
+        WORKER_NODE_NAME: 'bench-mixed@localhost',
+        WORKER_CONCURRENCY: '4',
+        RESULT_DATABASE: SERVICE_DB,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(worker);
+    for (let waited = 0; ; waited += 200) {
+      const up = await fetch(`${base}/api/queue/?refresh=true`, { headers }).then(
+        async (r) => r.ok && ((await r.json()) as { queues?: string[] }).queues?.includes(QUEUE) === true,
+        () => false,
+      );
+      if (up) break;
+      if (waited > 90_000) throw new Error('the API and the worker did not come up in 90 s');
+      await sleep(200);
+    }
+    await sleep(5000);
+    const pid = api.pid as number;
+    const fresh = await memoryOf(pid, base, headers);
+    const lines: string[] = [];
+    const show = (label: string, m: Memory): void => {
+      const line = `  ${label.padEnd(22)} RSS ${m.rssMb.toFixed(0).padStart(4)} MB   heap ${m.heapMb.toFixed(0).padStart(4)} MB   peak ${m.peakMb.toFixed(0).padStart(4)} MB`;
+      lines.push(line);
+      process.stdout.write(`${line}\n`);
+    };
+    show('fresh, idle', fresh);
+
+    const explore = `/api/explore/data_store/${DB}/${COL}/`;
+    const records = `/api/data_store/data/${DB}/${COL}/`;
+    const steps: [string, () => Promise<void>][] = [
+      [
+        'admin',
+        async () => {
+          const session = new Session(base);
+          const login = await session.fetch('/api/auth/login/', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify({ username: USER.username, password: USER.password }),
+          });
+          await drain(login, 'login');
+          const page = await session.fetch('/api/admin', { headers: { accept: 'text/html' } });
+          if (!page.ok) throw new Error(`admin page: ${page.status}`);
+          const html = await page.text();
+          for (const src of html.matchAll(/<script[^>]+src="([^"]+)"/g)) {
+            const started = performance.now();
+            await drain(await session.fetch(src[1] as string), `admin script ${src[1]}`);
+            if (process.env.BENCH_VERBOSE) process.stdout.write(`    ${src[1]} ${(performance.now() - started).toFixed(0)} ms\n`);
+          }
+          await drain(await session.fetch('/api/admin/api/resources/User/actions/list'), 'admin users list');
+        },
+      ],
+      [
+        'explorer',
+        async () => {
+          for (const tab of ['table', 'schema', 'chart', 'map']) {
+            await drain(await fetch(`${base}${explore}?tab=${tab}`, { headers: { ...headers, accept: 'text/html' } }), `explorer ${tab}`);
+          }
+          await drain(await fetch(`${base}/api/explore/geometries/data_store/${DB}/${COL}/?geo=location`, { headers }), 'geometries');
+        },
+      ],
+      [
+        'exports',
+        async () => {
+          await drain(await fetch(`${base}${records}?format=csv&page_size=0`, { headers }), 'CSV export');
+          await drain(await fetch(`${base}${records}?format=ndjson&page_size=0`, { headers }), 'NDJSON export');
+        },
+      ],
+      [
+        'tasks',
+        async () => {
+          let next = 0;
+          const body = JSON.stringify({ function: 'tasks.noop', queue: QUEUE, args: [], kwargs: {} });
+          await Promise.all(
+            Array.from({ length: 16 }, async () => {
+              while (next < TASKS) {
+                next += 1;
+                const r = await fetch(`${base}/api/queue/run/tasks.noop/?wait=30`, {
+                  method: 'POST',
+                  headers: { ...headers, 'content-type': 'application/json' },
+                  body,
+                });
+                await drain(r, 'task submission');
+              }
+            }),
+          );
+        },
+      ],
+      [
+        'wheel',
+        async () => {
+          const index = await fetch(`${base}/api/client/python/simple/cybercom/`, { headers: { accept: 'text/html' } }).then((r) =>
+            r.text(),
+          );
+          const href = /href="([^"]+\.whl)[^"]*"/.exec(index)?.[1];
+          if (href === undefined) throw new Error('no wheel in the package index');
+          await drain(await fetch(new URL(href, `${base}/api/client/python/simple/cybercom/`)), 'wheel');
+        },
+      ],
+      [
+        'upload',
+        async () => {
+          const batch = JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ({ ...record(i), note: 'n'.repeat(800) })));
+          const r = await fetch(`${base}/api/data_store/data/${DB}/${UPLOADS}/`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body: batch,
+          });
+          await drain(r, '10 MB upload');
+        },
+      ],
+    ];
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [name, step] of steps) {
+        const started = performance.now();
+        await step();
+        show(`round ${round} ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`, await memoryOf(pid, base, headers));
+      }
+    }
+    await sleep(10_000);
+    const after = await memoryOf(pid, base, headers);
+    show(`${ROUNDS} rounds, 10 s idle`, after);
+    const summary = [
+      '',
+      `Mixed use (${RECORDS} records, ${TASKS} tasks a round, ${ROUNDS} rounds; one API process, default memory settings)`,
+      `  RSS after / fresh idle   ${(after.rssMb / fresh.rssMb).toFixed(2)}   (goal <= 1.30)`,
+      `  peak RSS                 ${after.peakMb.toFixed(0)} MB   (goal <= 300 MB)`,
+    ];
+    process.stdout.write(`${summary.join('\n')}\n`);
+  } finally {
+    for (const child of children) await stop(child);
+    await mongo.close();
+    await services.stop();
+  }
+}
+
+await main();
