@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isReservedDatabase, isSystemDatabase, validateCollectionName, validateDatabaseName } from '../../../src/documents/names.js';
-import { apiError } from './api-error.js';
+import { isReservedDatabase, isSystemDatabase, validateCollectionName, validateDatabaseName } from '../../../src/db/names.js';
+import { apiError } from '../documents/api-error.js';
 
 describe('validateDatabaseName', () => {
   it.each(['catalog', 'my_db', 'Data-2024', 'a', 'ünïcödé', 'x'.repeat(63)])('accepts %j', (name) => {
