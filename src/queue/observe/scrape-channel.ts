@@ -6,8 +6,8 @@
  */
 import type { Channel, ChannelModel } from 'amqplib';
 import pTimeout from 'p-timeout';
-import type { BrokerSession } from '../queue/connection/broker-session.js';
-import { closeChannel } from '../queue/connection/bounded-close.js';
+import type { BrokerSession } from '../connection/broker-session.js';
+import { closeChannel } from '../connection/bounded-close.js';
 
 export const SCRAPE_TIMEOUT_MS = 2_000;
 
