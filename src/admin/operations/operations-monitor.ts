@@ -198,7 +198,7 @@ export class OperationsMonitor {
   private async backfill(): Promise<void> {
     const until = new Date(this.listeningSince);
     const from = new Date(this.listeningSince - MINUTES * 60_000);
-    for await (const doc of this.queue.results.ended(from, until, BACKFILL_LIMIT)) {
+    for await (const doc of this.queue.endedTasks(from, until, BACKFILL_LIMIT)) {
       const done =
         doc.date_done instanceof Date ? doc.date_done : typeof doc.date_done === 'string' ? parseIsoTimestamp(doc.date_done) : null;
       if (done !== null) this.minutes.add(doc.status === 'SUCCESS' ? 'succeeded' : 'failed', done.getTime());
