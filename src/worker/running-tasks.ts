@@ -3,9 +3,9 @@
  * its message is settled: what revoke with terminate, `active`, the heartbeat and the shutdown
  * see. The shutdown waits until none is left.
  */
-import { sleep } from './retry.js';
-import { WorkerShutdown, type TaskExecution } from './task-execution.js';
-import type { TaskRequest } from './task-request.js';
+import { sleep } from './service-retry.js';
+import { WorkerShutdown, type TaskExecution } from './request/task-execution.js';
+import type { TaskRequest } from './request/task-request.js';
 
 export interface RunningTask {
   request: TaskRequest;

@@ -2,12 +2,12 @@
  * The TypeScript Celery worker: consumes task queues, runs registered tasks with bounded
  * concurrency, stores Celery-format results, answers remote control and sends events.
  *
- * This class wires the parts together, along Celery's lines: the consumer (consumer.ts) hands
- * each delivery to the strategy (strategy.ts), which makes a request (task-request.ts) and
- * holds it until its ETA (eta-schedule.ts) or gives it to the pool (pool.ts); the runner
- * (task-runner.ts) runs it after the start checks (start-checks.ts), and the outcome flow
- * (request-outcomes.ts) records the outcome and settles the message. Mingle and heart are
- * mingle.ts and heart.ts; remote control sees the worker through control-target.ts.
+ * This class wires the parts together, along Celery's lines: the consumer (consumer/) hands
+ * each delivery to the strategy (strategy.ts), which makes a request (request/task-request.ts)
+ * and holds it until its ETA (eta-schedule.ts) or gives it to the pool (pool.ts); the runner
+ * (request/task-runner.ts) runs it after the start checks (request/start-checks.ts), and the
+ * outcome flow (request/request-outcomes.ts) records the outcome and settles the message. Mingle
+ * and heart are in consumer/; remote control sees the worker through control-target.ts.
  *
  * Lifecycle: `run()` starts the steps (stepList) in order and resolves once the worker consumes;
  * `close()` stops them in reverse. Broker and database restarts are survived: the broker session
@@ -23,27 +23,27 @@ import { pino, type Logger } from 'pino';
 import type { BrokerSession } from '../queue/connection/broker-session.js';
 import type { ResultStore } from '../queue/results/result-store.js';
 import { chordUnlockTask } from './chord-unlock.js';
-import { Consumer } from './consumer.js';
-import { ControlMailbox } from './control-mailbox.js';
+import { Consumer } from './consumer/consumer.js';
+import { ControlMailbox } from './consumer/control-mailbox.js';
 import { LogicalClock, controlTarget } from './control-target.js';
 import { DataStore } from './data-store.js';
 import { EtaSchedule } from './eta-schedule.js';
-import { EventDispatcher } from './event-dispatcher.js';
-import { Heart } from './heart.js';
-import { mingle } from './mingle.js';
-import { OutcomeRecorder } from './outcome-recorder.js';
-import { GroupedResultStore } from './outcome-store.js';
+import { EventDispatcher } from './consumer/event-dispatcher.js';
+import { Heart } from './consumer/heart.js';
+import { mingle } from './consumer/mingle.js';
+import { OutcomeRecorder } from './request/outcome-recorder.js';
+import { GroupedResultStore } from './grouped-result-store.js';
 import { Pool } from './pool.js';
-import { RequestOutcomes, type TaskReport } from './request-outcomes.js';
-import { retrying, sharedAbortController } from './retry.js';
+import { RequestOutcomes, type TaskReport } from './request/request-outcomes.js';
+import { retrying, sharedAbortController } from './service-retry.js';
 import { RevokedSet } from './revoked-set.js';
 import { RunningTasks } from './running-tasks.js';
-import { StartChecks } from './start-checks.js';
+import { StartChecks } from './request/start-checks.js';
 import { Steps, type Step } from './steps.js';
 import { TaskStrategy } from './strategy.js';
-import type { TaskRequest } from './task-request.js';
+import type { TaskRequest } from './request/task-request.js';
 import { TaskRegistry } from './task-registry.js';
-import { TaskRunner } from './task-runner.js';
+import { TaskRunner } from './request/task-runner.js';
 import { workerSettings, type WorkerOptions, type WorkerSettings } from './worker-options.js';
 import type { WorkerServices } from './worker-services.js';
 

@@ -6,15 +6,15 @@
  * settled.
  */
 import type { Logger } from 'pino';
-import { decodeSubmitterAccess } from '../queue/protocol/submitter-access.js';
-import type { DataStore } from './data-store.js';
+import { decodeSubmitterAccess } from '../../queue/protocol/submitter-access.js';
+import type { DataStore } from '../data-store.js';
 import type { RequestOutcomes, TaskEvents } from './request-outcomes.js';
-import type { RunningTasks } from './running-tasks.js';
+import type { RunningTasks } from '../running-tasks.js';
 import type { StartChecks } from './start-checks.js';
 import { TaskExecution, type TaskOutcome, type TimeLimits } from './task-execution.js';
 import { requestMeta, type TaskRequest } from './task-request.js';
 import { requestRetry } from './task-retry.js';
-import type { WorkerSettings } from './worker-options.js';
+import type { WorkerSettings } from '../worker-options.js';
 
 export interface TaskRunnerOptions {
   nodeName: string;

@@ -1,7 +1,7 @@
 /** Acknowledging in groups: one frame for a settled run of deliveries, never past an unsettled one. */
 import type { Message } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { ChannelAcknowledgements } from '../../../src/worker/acknowledgements.js';
+import { ChannelAcknowledgements } from '../../../../src/worker/consumer/acknowledgements.js';
 
 function fakeChannel() {
   const frames: string[] = [];

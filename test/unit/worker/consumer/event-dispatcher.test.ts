@@ -1,7 +1,7 @@
 import type { ConfirmChannel } from 'amqplib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EventDispatcher, TASK_EVENT_BATCH_LIMIT, TASK_EVENT_BATCH_MS } from '../../../src/worker/event-dispatcher.js';
-import { EVENT_EXCHANGE } from '../../../src/queue/protocol/entities.js';
+import { EventDispatcher, TASK_EVENT_BATCH_LIMIT, TASK_EVENT_BATCH_MS } from '../../../../src/worker/consumer/event-dispatcher.js';
+import { EVENT_EXCHANGE } from '../../../../src/queue/protocol/entities.js';
 
 interface Sent {
   exchange: string;

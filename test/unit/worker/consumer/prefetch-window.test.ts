@@ -1,6 +1,6 @@
 /** The prefetch window: Celery's window plus room for the tasks waiting on their result write, given back lazily. */
 import { describe, expect, it } from 'vitest';
-import { PrefetchWindow } from '../../../src/worker/prefetch-window.js';
+import { PrefetchWindow } from '../../../../src/worker/consumer/prefetch-window.js';
 
 /** A channel whose `basic.qos` calls are recorded and answered when `answer()` is called (or at once). */
 function fakeChannel(answerAtOnce = true) {

@@ -1,11 +1,11 @@
 /** A request settles its message and the redelivered copies of it exactly once. */
 import type { ConsumeMessage } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import type { IncomingTask } from '../../../src/queue/protocol/task-message-parser.js';
-import type { ChannelAcknowledgements, Settlement } from '../../../src/worker/acknowledgements.js';
-import type { PrefetchWindow } from '../../../src/worker/prefetch-window.js';
-import { defineTask } from '../../../src/worker/task-definition.js';
-import { TaskRequest, type Delivery } from '../../../src/worker/task-request.js';
+import type { IncomingTask } from '../../../../src/queue/protocol/task-message-parser.js';
+import type { ChannelAcknowledgements, Settlement } from '../../../../src/worker/consumer/acknowledgements.js';
+import type { PrefetchWindow } from '../../../../src/worker/consumer/prefetch-window.js';
+import { defineTask } from '../../../../src/worker/task-definition.js';
+import { TaskRequest, type Delivery } from '../../../../src/worker/request/task-request.js';
 
 function recordingAcks(log: string[], name: string): ChannelAcknowledgements {
   return {

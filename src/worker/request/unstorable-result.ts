@@ -3,9 +3,9 @@
  * too large, a value it cannot encode). Celery does the same when it cannot serialise a
  * return value: it records kombu's EncodeError, naming the reason, instead of the value.
  */
-import type { CeleryExceptionInfo } from '../queue/results/exceptions.js';
-import { toExceptionInfo } from '../queue/results/exceptions.js';
-import { describeWriteRefusal } from '../queue/results/write-errors.js';
+import type { CeleryExceptionInfo } from '../../queue/results/exceptions.js';
+import { toExceptionInfo } from '../../queue/results/exceptions.js';
+import { describeWriteRefusal } from '../../queue/results/write-errors.js';
 import { EncodeError } from './task-execution.js';
 
 /** Enough of the value to recognise it; the whole of it is what could not be stored. */

@@ -5,29 +5,29 @@
  * refuses a callback, the database stays down) hands the message back to its queue instead, so
  * the task runs again; every path ends the request with exactly one settlement and one report.
  */
-import type { ResultStore } from '../queue/results/result-store.js';
+import type { ResultStore } from '../../queue/results/result-store.js';
 import type { Logger } from 'pino';
-import type { JsonObject } from '../queue/protocol/json.js';
-import type { TaskEventType } from '../queue/protocol/events.js';
-import { toJsonValue } from '../queue/protocol/python-json.js';
-import { pythonRepr } from '../queue/protocol/python-repr.js';
-import type { PublishTaskInput } from '../queue/publishing/task-publisher.js';
+import type { JsonObject } from '../../queue/protocol/json.js';
+import type { TaskEventType } from '../../queue/protocol/events.js';
+import { toJsonValue } from '../../queue/protocol/python-json.js';
+import { pythonRepr } from '../../queue/protocol/python-repr.js';
+import type { PublishTaskInput } from '../../queue/publishing/task-publisher.js';
 import {
   TaskRevokedError,
   exceptionRepr,
   formatTraceback,
   toExceptionInfo,
   type CeleryExceptionInfo,
-} from '../queue/results/exceptions.js';
-import type { RequestMeta } from '../queue/results/result-document.js';
-import type { TaskState } from '../queue/results/states.js';
-import { InvalidSignatureError, chainTaskIds } from './canvas.js';
+} from '../../queue/results/exceptions.js';
+import type { RequestMeta } from '../../queue/results/result-document.js';
+import type { TaskState } from '../../queue/results/states.js';
+import { InvalidSignatureError, chainTaskIds } from '../canvas.js';
 import { errbackSteps, retryMessage, successSteps } from './follow-up-messages.js';
 import type { OutcomeRecorder, StoredAs } from './outcome-recorder.js';
 import type { TaskOutcome } from './task-execution.js';
 import { requestMeta, type TaskRequest } from './task-request.js';
 import type { Retry } from './task-retry.js';
-import type { WorkerSettings } from './worker-options.js';
+import type { WorkerSettings } from '../worker-options.js';
 
 /** What happened to one task message, for listeners and tests. */
 export interface TaskReport {

@@ -5,10 +5,10 @@
  */
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
-import { declareReplyExchange, declareWorkerMailbox, REPLY_EXCHANGE } from '../queue/protocol/entities.js';
-import { controlPublishOptions, headerClock, isAddressedTo, parseControlRequest } from '../queue/protocol/control-message.js';
-import type { JsonValue } from '../queue/protocol/json.js';
-import { ControlCommandError, runControlCommand, type ControlTarget } from './control-commands.js';
+import { declareReplyExchange, declareWorkerMailbox, REPLY_EXCHANGE } from '../../queue/protocol/entities.js';
+import { controlPublishOptions, headerClock, isAddressedTo, parseControlRequest } from '../../queue/protocol/control-message.js';
+import type { JsonValue } from '../../queue/protocol/json.js';
+import { ControlCommandError, runControlCommand, type ControlTarget } from '../control-commands.js';
 
 export class ControlMailbox {
   private readonly declaredReplyExchanges = new WeakMap<Channel, Set<string>>();

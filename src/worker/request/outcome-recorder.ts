@@ -4,11 +4,11 @@
  * a final outcome the database refuses for good replaced by a FAILURE saying why.
  */
 import type { Logger } from 'pino';
-import type { CeleryExceptionInfo } from '../queue/results/exceptions.js';
-import type { RequestMeta } from '../queue/results/result-document.js';
-import type { ResultStore } from '../queue/results/result-store.js';
-import { isTransientWriteError } from '../queue/results/write-errors.js';
-import { OperationAborted, abortable, retrying } from './retry.js';
+import type { CeleryExceptionInfo } from '../../queue/results/exceptions.js';
+import type { RequestMeta } from '../../queue/results/result-document.js';
+import type { ResultStore } from '../../queue/results/result-store.js';
+import { isTransientWriteError } from '../../queue/results/write-errors.js';
+import { OperationAborted, abortable, retrying } from '../service-retry.js';
 import { unstorableOutcome } from './unstorable-result.js';
 
 /** How a final outcome ended up in the database: as it was, or replaced by a FAILURE saying why it could not be. */

@@ -3,9 +3,9 @@
  * revoked, so a task revoked before it came up is not run by it.
  */
 import type { Logger } from 'pino';
-import type { BrokerSession } from '../queue/connection/broker-session.js';
-import { ControlClient } from '../queue/remote-control/control-client.js';
-import type { RevokedSet } from './revoked-set.js';
+import type { BrokerSession } from '../../queue/connection/broker-session.js';
+import { ControlClient } from '../../queue/remote-control/control-client.js';
+import type { RevokedSet } from '../revoked-set.js';
 
 export async function mingle(session: BrokerSession, nodeName: string, revoked: RevokedSet, logger: Logger): Promise<void> {
   const client = new ControlClient({ session });

@@ -6,12 +6,12 @@
  * message is ever acknowledged twice or both acknowledged and returned.
  */
 import type { ConsumeMessage } from 'amqplib';
-import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
-import type { RequestMeta } from '../queue/results/result-document.js';
-import type { TaskState } from '../queue/results/states.js';
-import type { ChannelAcknowledgements, Settlement } from './acknowledgements.js';
-import type { PrefetchWindow } from './prefetch-window.js';
-import type { TaskDefinition } from './task-definition.js';
+import type { IncomingTask } from '../../queue/protocol/task-message-parser.js';
+import type { RequestMeta } from '../../queue/results/result-document.js';
+import type { TaskState } from '../../queue/results/states.js';
+import type { ChannelAcknowledgements, Settlement } from '../consumer/acknowledgements.js';
+import type { PrefetchWindow } from '../consumer/prefetch-window.js';
+import type { TaskDefinition } from '../task-definition.js';
 
 /** A message as it arrived, with the acknowledgements and the prefetch window of the channel it arrived on. */
 export interface Delivery {

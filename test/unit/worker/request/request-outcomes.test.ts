@@ -7,19 +7,24 @@ import type { ConsumeMessage } from 'amqplib';
 import { MongoNetworkError, MongoServerError } from 'mongodb';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../../src/queue/protocol/json.js';
-import { buildTaskMessage, encodeTaskBody, taskPublishOptions, type TaskMessageInput } from '../../../src/queue/protocol/task-message.js';
-import { parseTaskMessage, type IncomingTask } from '../../../src/queue/protocol/task-message-parser.js';
-import type { PublishTaskInput } from '../../../src/queue/publishing/task-publisher.js';
-import { PythonException, formatTraceback, toExceptionInfo, type CeleryExceptionInfo } from '../../../src/queue/results/exceptions.js';
-import type { ResultStore } from '../../../src/queue/results/result-store.js';
-import type { ChannelAcknowledgements, Settlement } from '../../../src/worker/acknowledgements.js';
-import { OutcomeRecorder } from '../../../src/worker/outcome-recorder.js';
-import { RequestOutcomes, type TaskReport } from '../../../src/worker/request-outcomes.js';
-import { defineTask } from '../../../src/worker/task-definition.js';
-import type { TaskOutcome } from '../../../src/worker/task-execution.js';
-import { TaskRequest, requestMeta } from '../../../src/worker/task-request.js';
-import { Retry } from '../../../src/worker/task-retry.js';
+import type { JsonObject, JsonValue } from '../../../../src/queue/protocol/json.js';
+import {
+  buildTaskMessage,
+  encodeTaskBody,
+  taskPublishOptions,
+  type TaskMessageInput,
+} from '../../../../src/queue/protocol/task-message.js';
+import { parseTaskMessage, type IncomingTask } from '../../../../src/queue/protocol/task-message-parser.js';
+import type { PublishTaskInput } from '../../../../src/queue/publishing/task-publisher.js';
+import { PythonException, formatTraceback, toExceptionInfo, type CeleryExceptionInfo } from '../../../../src/queue/results/exceptions.js';
+import type { ResultStore } from '../../../../src/queue/results/result-store.js';
+import type { ChannelAcknowledgements, Settlement } from '../../../../src/worker/consumer/acknowledgements.js';
+import { OutcomeRecorder } from '../../../../src/worker/request/outcome-recorder.js';
+import { RequestOutcomes, type TaskReport } from '../../../../src/worker/request/request-outcomes.js';
+import { defineTask } from '../../../../src/worker/task-definition.js';
+import type { TaskOutcome } from '../../../../src/worker/request/task-execution.js';
+import { TaskRequest, requestMeta } from '../../../../src/worker/request/task-request.js';
+import { Retry } from '../../../../src/worker/request/task-retry.js';
 
 const NODE = 'unit@test';
 const silent = pino({ level: 'silent' });

@@ -7,16 +7,16 @@
 import type { ConsumeMessage } from 'amqplib';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { IncomingTask } from '../../../src/queue/protocol/task-message-parser.js';
-import type { DeliveryCount, ResultStore } from '../../../src/queue/results/result-store.js';
-import type { TaskState } from '../../../src/queue/results/states.js';
-import type { ChannelAcknowledgements, Settlement } from '../../../src/worker/acknowledgements.js';
-import { OutcomeRecorder } from '../../../src/worker/outcome-recorder.js';
-import { RequestOutcomes, type TaskReport } from '../../../src/worker/request-outcomes.js';
-import { RevokedSet } from '../../../src/worker/revoked-set.js';
-import { StartChecks, type StartRecords } from '../../../src/worker/start-checks.js';
-import { defineTask } from '../../../src/worker/task-definition.js';
-import { TaskRequest, requestMeta } from '../../../src/worker/task-request.js';
+import type { IncomingTask } from '../../../../src/queue/protocol/task-message-parser.js';
+import type { DeliveryCount, ResultStore } from '../../../../src/queue/results/result-store.js';
+import type { TaskState } from '../../../../src/queue/results/states.js';
+import type { ChannelAcknowledgements, Settlement } from '../../../../src/worker/consumer/acknowledgements.js';
+import { OutcomeRecorder } from '../../../../src/worker/request/outcome-recorder.js';
+import { RequestOutcomes, type TaskReport } from '../../../../src/worker/request/request-outcomes.js';
+import { RevokedSet } from '../../../../src/worker/revoked-set.js';
+import { StartChecks, type StartRecords } from '../../../../src/worker/request/start-checks.js';
+import { defineTask } from '../../../../src/worker/task-definition.js';
+import { TaskRequest, requestMeta } from '../../../../src/worker/request/task-request.js';
 
 const NODE = 'unit@test';
 const silent = pino({ level: 'silent' });

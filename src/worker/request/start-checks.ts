@@ -7,18 +7,18 @@
  */
 import type { ChannelModel } from 'amqplib';
 import type { Logger } from 'pino';
-import type { TaskQueueType } from '../config/connections.js';
-import { closeChannel } from '../queue/connection/bounded-close.js';
-import { DEAD_LETTER_QUEUE, parkMessage } from '../queue/dead-letter/dead-letter-queue.js';
-import { PythonException, TaskRevokedError, exceptionRepr, toExceptionInfo } from '../queue/results/exceptions.js';
-import type { RequestMeta } from '../queue/results/result-document.js';
-import type { DeliveryCount, ResultStore } from '../queue/results/result-store.js';
-import type { TaskState } from '../queue/results/states.js';
+import type { TaskQueueType } from '../../config/connections.js';
+import { closeChannel } from '../../queue/connection/bounded-close.js';
+import { DEAD_LETTER_QUEUE, parkMessage } from '../../queue/dead-letter/dead-letter-queue.js';
+import { PythonException, TaskRevokedError, exceptionRepr, toExceptionInfo } from '../../queue/results/exceptions.js';
+import type { RequestMeta } from '../../queue/results/result-document.js';
+import type { DeliveryCount, ResultStore } from '../../queue/results/result-store.js';
+import type { TaskState } from '../../queue/results/states.js';
 import type { OutcomeRecorder } from './outcome-recorder.js';
 import type { RequestOutcomes, TaskEvents } from './request-outcomes.js';
-import { abortable } from './retry.js';
+import { abortable } from '../service-retry.js';
 import { requestMeta, type TaskRequest } from './task-request.js';
-import type { WorkerSettings } from './worker-options.js';
+import type { WorkerSettings } from '../worker-options.js';
 
 /** The reads and writes the checks make in the result store. */
 export type StartRecords = Pick<ResultStore, 'isReady' | 'countDelivery'> & {

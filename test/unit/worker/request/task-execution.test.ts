@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { SoftTimeLimitExceeded, TaskRevokedError } from '../../../src/queue/results/exceptions.js';
-import type { DataStore } from '../../../src/worker/data-store.js';
-import { defineTask, type TaskContext, type TaskRunFunction } from '../../../src/worker/task-definition.js';
-import { TaskExecution, WorkerShutdown } from '../../../src/worker/task-execution.js';
+import { SoftTimeLimitExceeded, TaskRevokedError } from '../../../../src/queue/results/exceptions.js';
+import type { DataStore } from '../../../../src/worker/data-store.js';
+import { defineTask, type TaskContext, type TaskRunFunction } from '../../../../src/worker/task-definition.js';
+import { TaskExecution, WorkerShutdown } from '../../../../src/worker/request/task-execution.js';
 
 const noLimits = { hardSeconds: null, softSeconds: null };
 

@@ -11,9 +11,9 @@ import {
   formatTraceback,
   toExceptionInfo,
   type CeleryExceptionInfo,
-} from '../queue/results/exceptions.js';
-import { pythonJsonDumps } from '../queue/protocol/python-json.js';
-import type { TaskContext, TaskDefinition } from './task-definition.js';
+} from '../../queue/results/exceptions.js';
+import { pythonJsonDumps } from '../../queue/protocol/python-json.js';
+import type { TaskContext, TaskDefinition } from '../task-definition.js';
 import { Retry } from './task-retry.js';
 
 /** The worker is shutting down and its grace period is over: the message goes back to the queue. */

@@ -2,7 +2,7 @@
  * Celery's heart: `worker-online` once, when the worker first consumes, then `worker-heartbeat`
  * every HEARTBEAT_INTERVAL_S while it is connected, so monitors know it is alive.
  */
-import { HEARTBEAT_INTERVAL_S, type WorkerEventType, type WorkerStatus } from '../queue/protocol/events.js';
+import { HEARTBEAT_INTERVAL_S, type WorkerEventType, type WorkerStatus } from '../../queue/protocol/events.js';
 
 export interface WorkerEventSender {
   sendWorkerEvent(type: WorkerEventType, status: WorkerStatus): boolean;

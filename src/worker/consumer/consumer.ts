@@ -11,13 +11,13 @@
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import pTimeout from 'p-timeout';
 import type { Logger } from 'pino';
-import type { TaskQueueType } from '../config/connections.js';
-import { BROKER_CLOSE_TIMEOUT_MS } from '../queue/connection/bounded-close.js';
-import { declareEventExchange, declareTaskQueue } from '../queue/protocol/entities.js';
+import type { TaskQueueType } from '../../config/connections.js';
+import { BROKER_CLOSE_TIMEOUT_MS } from '../../queue/connection/bounded-close.js';
+import { declareEventExchange, declareTaskQueue } from '../../queue/protocol/entities.js';
 import { ChannelAcknowledgements } from './acknowledgements.js';
 import { PrefetchWindow } from './prefetch-window.js';
-import type { Delivery } from './task-request.js';
-import type { WorkerSettings } from './worker-options.js';
+import type { Delivery } from '../request/task-request.js';
+import type { WorkerSettings } from '../worker-options.js';
 
 export interface TaskConsumer {
   channel: Channel;

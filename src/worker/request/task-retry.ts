@@ -4,9 +4,9 @@
  * the current message. Past `max_retries` the retry becomes a failure instead: the caller's
  * exception when one was given, else MaxRetriesExceededError.
  */
-import type { JsonObject, JsonValue } from '../queue/protocol/json.js';
-import { pythonRepr } from '../queue/protocol/python-repr.js';
-import { PythonException } from '../queue/results/exceptions.js';
+import type { JsonObject, JsonValue } from '../../queue/protocol/json.js';
+import { pythonRepr } from '../../queue/protocol/python-repr.js';
+import { PythonException } from '../../queue/results/exceptions.js';
 
 /** Celery's defaults for a task that sets neither (`Task.max_retries`, `Task.default_retry_delay`). */
 export const DEFAULT_MAX_RETRIES = 3;

@@ -4,12 +4,12 @@
  * FAILURE its errbacks (the failed task's id as their argument), after `ctx.retry()` the same
  * message again. Sending them is the outcome flow's part (request-outcomes.ts).
  */
-import type { PublishTaskInput } from '../queue/publishing/task-publisher.js';
-import { toJsonValue } from '../queue/protocol/python-json.js';
-import { AUTHENTICATED_USER_HEADER, type HeaderValue } from '../queue/protocol/task-message.js';
-import type { IncomingTask } from '../queue/protocol/task-message-parser.js';
-import { SUBMITTER_ACCESS_HEADER } from '../queue/protocol/submitter-access.js';
-import { parseSignatureList, popChain, signatureMessages, type ApplyContext } from './canvas.js';
+import type { PublishTaskInput } from '../../queue/publishing/task-publisher.js';
+import { toJsonValue } from '../../queue/protocol/python-json.js';
+import { AUTHENTICATED_USER_HEADER, type HeaderValue } from '../../queue/protocol/task-message.js';
+import type { IncomingTask } from '../../queue/protocol/task-message-parser.js';
+import { SUBMITTER_ACCESS_HEADER } from '../../queue/protocol/submitter-access.js';
+import { parseSignatureList, popChain, signatureMessages, type ApplyContext } from '../canvas.js';
 import type { Retry } from './task-retry.js';
 
 /** Callbacks, then the next chain step carrying the rest; throws InvalidSignatureError for an unusable canvas. */

@@ -10,8 +10,8 @@
  * Celery's receivers (Flower, `celery events`) and this service's accept both forms.
  */
 import type { ConfirmChannel } from 'amqplib';
-import type { JsonObject } from '../queue/protocol/json.js';
-import { EVENT_EXCHANGE } from '../queue/protocol/entities.js';
+import type { JsonObject } from '../../queue/protocol/json.js';
+import { EVENT_EXCHANGE } from '../../queue/protocol/entities.js';
 import {
   buildEvent,
   eventPublishOptions,
@@ -20,7 +20,7 @@ import {
   type TaskEventType,
   type WorkerEventType,
   type WorkerStatus,
-} from '../queue/protocol/events.js';
+} from '../../queue/protocol/events.js';
 
 /** Task events sent together at most; more go out at once without waiting for the timer. */
 export const TASK_EVENT_BATCH_LIMIT = 100;
