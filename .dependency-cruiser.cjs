@@ -5,7 +5,7 @@
  *   app, cli.ts                      composition root: assembles routes, services, processes
  *   installer, ops                   operator programs, beside app, on the installation library
  *   installation library             installation/ (and its runner/): what installer and ops share
- *   worker                           its own program, on queue, db, log
+ *   worker                           its own program, on queue, db, log (its rule lists what it may import)
  *   features                         admin, auth, documents, queue, metrics, links, client-downloads, explorer, manual
  *   helpers                          http, render: no feature imports
  *   foundations                      db, pki, runtime (API process supervision), local-services
@@ -67,11 +67,36 @@ module.exports = {
       to: { path: '^src/app/' },
     },
     {
-      name: 'worker-is-its-own-program',
+      name: 'worker-imports-only-its-runtime',
       severity: 'error',
-      comment: 'The worker runs on queue, db and log; it has no HTTP side and no operator programs.',
+      comment:
+        'The worker is its own program: the queue’s protocol, broker connection, publishing, results, dead-letter queue and ' +
+        'remote control; db, config, log, lib and errors.ts; of auth only the pure permission rules it checks tasks by, and ' +
+        'of documents only the record rules the API’s writes share. No HTTP side, no other feature, no operator program.',
       from: { path: '^src/worker/' },
-      to: { path: `^src/(app|http|render|admin|metrics|links|client-downloads|installer|ops)/|^src/cli[.]ts$` },
+      to: {
+        path: '^src/',
+        pathNot:
+          '^src/(worker/|queue/(protocol|connection|publishing|results|dead-letter|remote-control)/|db/|config/|log/|lib/|errors[.]ts$|' +
+          'auth/(permissions|principal|grant-set)[.]ts$|documents/record-rules[.]ts$)',
+      },
+    },
+    {
+      name: 'auth-imports-no-documents',
+      severity: 'error',
+      comment:
+        'Permissions sit below the document areas: auth is handed lookups (collection names) as functions, and name rules live in db/.',
+      from: { path: '^src/auth/' },
+      to: { path: '^src/documents/' },
+    },
+    {
+      name: 'admin-reads-the-queue-through-its-service',
+      severity: 'error',
+      comment:
+        'The admin site uses the queue through QueueService’s methods (task log, failures, revokes), its protocol types, its ' +
+        'broker observation and its worker events; never the stores, connections or HTTP routes behind them.',
+      from: { path: '^src/admin/' },
+      to: { path: '^src/queue/', pathNot: '^src/queue/(api/queue-service[.]ts$|protocol/|observe/|events/|errors[.]ts$)' },
     },
     {
       name: 'driver-only-in-the-data-layer',

@@ -25,6 +25,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
+import { ResultsRecorder } from './results.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { benchServiceEnv, installedApiProcess, stop } from './processes.js';
 
@@ -199,6 +200,31 @@ async function main(): Promise<void> {
       `  after ${ROUNDS} rounds / idle       ${((after.at(-1) ?? idle) / idle).toFixed(2)}   (goal <= 1.10)`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
+    const recorder = new ResultsRecorder('api-footprint', 'npm run bench:footprint');
+    const oldSystem = 'the old system (gunicorn, 5 workers), measured earlier on this machine kind';
+    recorder.add({
+      what: 'idle RSS, all API processes',
+      ours: idle,
+      unit: 'MB',
+      baseline: oldSystem,
+      baselineValue: OLD_SYSTEM.idleMb,
+      goal: '≤ 0.60',
+    });
+    recorder.add({
+      what: 'spawn to first authenticated answer',
+      ours: started.ms / 1000,
+      unit: 's',
+      baseline: oldSystem,
+      baselineValue: OLD_SYSTEM.startupS,
+      goal: '≤ 2 s',
+    });
+    recorder.add({
+      what: `RSS after ${ROUNDS} load rounds ÷ idle RSS`,
+      ours: (after.at(-1) ?? idle) / idle,
+      unit: '×',
+      goal: '≤ 1.10',
+    });
+    recorder.save();
   } finally {
     if (api) await stop(api);
     if (baseline) await stop(baseline);

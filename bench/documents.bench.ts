@@ -29,6 +29,7 @@ import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { cpuMsPer, cpuSnapshot } from './cpu-share.js';
 import { startChild, stop, benchServiceEnv } from './processes.js';
+import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -82,8 +83,13 @@ function peakRssMiB(pid: number): number {
   return kb / 1024;
 }
 
-function row(name: string, r: LoadResult, base: LoadResult): string {
+const recorder = new ResultsRecorder('documents', 'npm run bench');
+const BASELINE = 'the driver behind plain node:http';
+
+/** A phase's line; its rate goes into the results too unless `recorded` is false. */
+function row(name: string, r: LoadResult, base: LoadResult, recorded = true): string {
   const ratio = r.rps / base.rps;
+  if (recorded) recorder.add({ what: name, ours: r.rps, unit: 'req/s', baseline: BASELINE, baselineValue: base.rps });
   return [
     name.padEnd(34),
     `${rate(r.rps)} req/s`,
@@ -231,6 +237,7 @@ async function main(): Promise<void> {
     const compareGets = async (name: string, apiUrl: (i: number) => string, baseUrl: (i: number) => string): Promise<void> => {
       const a = await startApi();
       const b = await startBase();
+      const what = `${name}, concurrency ${CONCURRENCY}`;
       const viaApi = (i: number): RequestSpec => ({ method: 'GET', url: apiUrl(i), headers: auth });
       const viaBase = (i: number): RequestSpec => ({ method: 'GET', url: baseUrl(i) });
       await runLoad(200, CONCURRENCY, viaApi, 200, WARMUP_MS);
@@ -240,7 +247,7 @@ async function main(): Promise<void> {
       const apiMs = cpu(r.requests);
       const baseCpu = cpuOf(b.child.pid as number);
       const rb = await runLoad(REQUESTS, CONCURRENCY, viaBase, 200, BUDGET_MS);
-      results.push(row(name, r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
+      results.push(row(what, r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
       await stop(a.child);
       await stop(b.child);
     };
@@ -300,7 +307,14 @@ async function main(): Promise<void> {
       const rb = await runLoad(3, 1, () => ({ method: 'GET', url: `${base}/all` }));
       const rssBase = peakRssMiB(b.child.pid as number);
       await stop(b.child);
-      results.push(row('(b) page_size=0, whole collection', r, rb));
+      results.push(row('(b) page_size=0, whole collection', r, rb, false));
+      recorder.add({
+        what: `(b) page_size=0, whole collection of ${RECORDS} records, p50`,
+        ours: r.p50ms / 1000,
+        unit: 's',
+        baseline: BASELINE,
+        baselineValue: rb.p50ms / 1000,
+      });
       results.push(
         `    peak RSS (VmHWM) api ${rssBefore.toFixed(0)} → ${rssApi.toFixed(0)} MiB, baseline ${baseBefore.toFixed(0)} → ${rssBase.toFixed(0)} MiB; body ${(r.bytes / 3 / 1048576).toFixed(1)} MiB per response`,
       );
@@ -324,7 +338,7 @@ async function main(): Promise<void> {
         () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }),
         201,
       );
-      results.push(row('(c) POST 1,000-record arrays', r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
+      results.push(row('(c) POST 1,000-record arrays, concurrency 4', r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
       results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
       await stop(a.child);
       await stop(b.child);
@@ -372,6 +386,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\nData-store benchmark: ${RECORDS} records, concurrency ${CONCURRENCY}, ${services.mongo.kind} over TLS\n`);
     for (const line of results) process.stdout.write(`${line}\n`);
     process.stdout.write(`${engineFootprint(resolve('.state/bench/mongo'))}\n`);
+    recorder.save();
   } finally {
     await client.close();
     await services.stop();

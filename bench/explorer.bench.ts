@@ -30,6 +30,9 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { startChild, stop, benchServiceEnv } from './processes.js';
+import { ResultsRecorder } from './results.js';
+
+const recorder = new ResultsRecorder('explorer', 'npm run bench:explorer');
 
 const { values: args } = parseArgs({
   options: {
@@ -102,6 +105,14 @@ async function compare(
   }
   const e = percentiles(viaExplorer);
   const a = percentiles(viaApi);
+  recorder.add({
+    what: `${name}, p50`,
+    ours: e.p50,
+    unit: 'ms',
+    baseline: 'the same reads through the API’s JSON',
+    baselineValue: a.p50,
+    goal: '≤ 1.2 (time)',
+  });
   return [
     `  ${name.padEnd(10)}`,
     `explorer p50 ${e.p50.toFixed(1).padStart(7)} ms p95 ${e.p95.toFixed(1).padStart(7)} ms`,
@@ -211,19 +222,20 @@ async function main(): Promise<void> {
         const aggregate = (pipeline: unknown[]) => `${data}?page_size=0&aggregate=${json(pipeline)}`;
         const sample = (n: number) => aggregate([{ $sample: { size: n } }]);
         results.push(`${size} records:`);
-        results.push(await compare('table', [explore], [page, sample(300)], headers));
+        const at = (tab: string) => `${tab} at ${size} records`;
+        results.push(await compare(at('table'), [explore], [page, sample(300)], headers));
         results.push(
           await compare(
-            'facet',
+            at('facet'),
             [`${explore}?facet=kind`],
             [page, aggregate([{ $sortByCount: '$kind' }, { $limit: 10 }]), sample(300)],
             headers,
           ),
         );
-        results.push(await compare('schema', [`${explore}?tab=schema`], [sample(1000)], headers));
+        results.push(await compare(at('schema'), [`${explore}?tab=schema`], [sample(1000)], headers));
         results.push(
           await compare(
-            'map data',
+            at('map data'),
             [`${origin}/api/explore/geometries/data_store/${DB}/${col}/?geo=loc`],
             [aggregate([{ $match: { loc: { $type: 'object' } } }, { $limit: MAP_LIMIT + 1 }, { $project: { loc: 1 } }])],
             { html: headers.json, json: headers.json },
@@ -240,6 +252,7 @@ async function main(): Promise<void> {
       `\nExplorer benchmark: one request at a time, ${REQUESTS} rounds per line, ${services.mongo.kind} over TLS, map limit ${MAP_LIMIT}\n`,
     );
     for (const line of results) process.stdout.write(`${line}\n`);
+    recorder.save();
   } finally {
     await client.db(DB).dropDatabase();
     await client.close();

@@ -32,6 +32,7 @@ import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult } from './load.js';
 import { readFileSync } from 'node:fs';
 import { startChild, stop, benchServiceEnv } from './processes.js';
+import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -336,6 +337,23 @@ async function main(): Promise<void> {
         `  worker CPU per task  on ${of('on', (r) => r.submit.workerUs).toFixed(0)} µs  off ${of('off', (r) => r.submit.workerUs).toFixed(0)} µs (task events on in both)\n` +
         `  worker task events   without ${median(eventCost.without).toFixed(0)} µs/task  with ${median(eventCost.with).toFixed(0)} µs/task (metrics off)\n`,
     );
+    if (!SAME_BOTH) {
+      const recorder = new ResultsRecorder('metrics', 'npm run bench:metrics');
+      for (const [what, phase, goal] of [
+        ['GET one record by _id with metrics on', 'get', '≥ 0.95'],
+        ['task submissions with metrics on', 'submit', '≥ 0.95'],
+      ] as const) {
+        recorder.add({
+          what: `${what}, medians of ${ROUNDS} rounds`,
+          ours: of('on', (r) => r[phase].rps),
+          unit: 'req/s',
+          baseline: 'the same with metrics off',
+          baselineValue: of('off', (r) => r[phase].rps),
+          goal,
+        });
+      }
+      recorder.save();
+    }
     await ctx.close();
   } finally {
     for (const child of children) await stop(child);

@@ -27,6 +27,7 @@ import { freePort } from '../src/local-services/ports.js';
 import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 import { cpuMsPer, cpuSnapshot, serviceMsPer } from './cpu-share.js';
 import { benchServiceEnv, installedApiProcess, startChild, stop } from './processes.js';
+import { ResultsRecorder } from './results.js';
 
 const execFileAsync = promisify(execFile);
 const { values: args } = parseArgs({
@@ -201,6 +202,7 @@ async function main(): Promise<void> {
       ];
     };
     const f = (x: number, digits = 0): string => x.toFixed(digits);
+    const recorder = new ResultsRecorder('python-client', 'npm run bench:client');
     const lines = ['', `Python client, ${args.records} records of ~1 KB (ratios: client / baseline; goal in brackets)`];
     // The baseline's rate swings by a quarter from one run to the next on this kind of machine
     // (the engine's own state: checkpoints, autovacuum): phases run `repeats` rounds, alternating
@@ -237,6 +239,14 @@ async function main(): Promise<void> {
         `               each round: ${eachRatio(rounds, ['insert-client', 'rate'], ['insert-pymongo', 'rate'])}`,
         `               last round: client ${last['insert-client']!.cpu}   pymongo ${last['insert-pymongo']!.cpu}`,
       );
+      recorder.add({
+        what: `col.insert(records), ${args.records} records, medians of ${rounds.length} alternating rounds`,
+        ours: clientRate,
+        unit: 'records/s',
+        baseline: 'pymongo insert_many',
+        baselineValue: mongoRate,
+        goal: '≥ 0.7',
+      });
     }
     if (runs('read')) {
       // The inserts leave the engine busy for a while (autovacuum, checkpoints): reads start once it is quiet.
@@ -262,6 +272,31 @@ async function main(): Promise<void> {
         `               last round: client ${last['frame-client']!.cpu}`,
         `  CSV          read_csv ${f(n(csv, 'seconds'), 2)} s   to_dataframe ${f(frameSeconds, 2)} s   ratio ${f(n(csv, 'seconds') / frameSeconds, 2)} (<= 1.5)   API RSS ${f(apiIdle)} MB before, ${f(apiPeak)} MB peak`,
       );
+      const medians = `${args.records} records, medians of ${rounds.length} alternating rounds`;
+      recorder.add({
+        what: `list(col.find({})), ${medians}`,
+        ours: findRate,
+        unit: 'records/s',
+        baseline: 'pymongo find',
+        baselineValue: mongoRate,
+        goal: '≥ 0.7',
+      });
+      recorder.add({
+        what: `to_dataframe(), ${medians}`,
+        ours: frameSeconds,
+        unit: 's',
+        baseline: 'pandas.DataFrame(list(pymongo find))',
+        baselineValue: mongoFrameSeconds,
+        goal: '≤ 1.2 (time)',
+      });
+      recorder.add({
+        what: 'pandas.read_csv of the CSV export',
+        ours: n(csv, 'seconds'),
+        unit: 's',
+        baseline: 'to_dataframe() of the same run',
+        baselineValue: frameSeconds,
+        goal: '≤ 1.5 (time)',
+      });
     }
     if (runs('submit')) {
       const submitCelery = await run('submit-celery');
@@ -269,12 +304,21 @@ async function main(): Promise<void> {
       lines.push(
         `  submit p50   client ${f(n(submitClient, 'p50_ms'), 1)} ms   Celery send_task().get() ${f(n(submitCelery, 'p50_ms'), 1)} ms   ratio ${f(n(submitClient, 'p50_ms') / n(submitCelery, 'p50_ms'), 2)} (<= 1.5)`,
       );
+      recorder.add({
+        what: 'tasks.submit(...).result(), no-op, p50',
+        ours: n(submitClient, 'p50_ms'),
+        unit: 'ms',
+        baseline: 'Celery send_task(...).get()',
+        baselineValue: n(submitCelery, 'p50_ms'),
+        goal: '≤ 1.5 (time)',
+      });
     }
     // What the API keeps once the work is over: it gives a burst's memory back when it has been quiet for a while.
     const apiBusy = await rssMb(api.child.pid as number);
     await new Promise((resolve) => setTimeout(resolve, 5000));
     lines.push(`  API RSS      ${f(apiBusy)} MB right after the last phase, ${f(await rssMb(api.child.pid as number))} MB after 5 s idle`);
     process.stdout.write(`${lines.join('\n')}\n`);
+    recorder.save();
   } finally {
     for (const child of children) await stop(child);
     await services.stop();

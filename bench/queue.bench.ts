@@ -39,6 +39,7 @@ import { benchServiceEnv, installedApiProcess } from './processes.js';
 import { defaultApiProcesses } from '../src/config/api-processes.js';
 import { runLoad, runPooledLoad } from './load.js';
 import { cpuMsPer, cpuSnapshot, serviceMsPer } from './cpu-share.js';
+import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -148,6 +149,7 @@ async function main(): Promise<void> {
   const broker = await connectBroker(settings.broker!);
   const children: ChildProcess[] = [];
   const lines: string[] = [];
+  const recorder = new ResultsRecorder('queue', 'npm run bench:queue');
   /** Printed at once (progress) and again in the summary. */
   const report = (line: string): void => {
     lines.push(line);
@@ -328,6 +330,14 @@ async function main(): Promise<void> {
         ` | ratio ${(submitted.rps / plain.rps).toFixed(2)}`,
     );
     report(`   API ${cpuLine(apiCpu)} | plain HTTP ${cpuLine(plainCpu)}`);
+    recorder.add({
+      what: 'task submissions, concurrency 32',
+      ours: submitted.rps,
+      unit: 'tasks/s',
+      baseline: 'bare amqplib publisher with confirms onto the drained queue',
+      baselineValue: drainedCeilingRate,
+      goal: '≥ 0.3',
+    });
     report(
       `   plain amqplib confirms (no HTTP, no database): onto an unconsumed queue ${ceilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / ceilingRate).toFixed(2)})` +
         ` | onto the drained benchmark queue ${drainedCeilingRate.toFixed(0)}/s (API ratio ${(submitted.rps / drainedCeilingRate).toFixed(2)})`,
@@ -493,6 +503,19 @@ async function main(): Promise<void> {
       report(
         `   ratio at the same concurrency, TypeScript conc. 1 / Python conc. 1: ${(tsRate1 / (rates[0] as number)).toFixed(2)}, conc. 2 / conc. 2: ${(tsRate2 / (rates[1] as number)).toFixed(2)}`,
       );
+      for (const [concurrency, ts, py] of [
+        [1, tsRate1, rates[0]],
+        [2, tsRate2, rates[1]],
+      ] as const) {
+        recorder.add({
+          what: `no-op tasks, one worker process, concurrency ${concurrency}`,
+          ours: ts,
+          unit: 'tasks/s',
+          baseline: 'Celery prefork, same concurrency',
+          baselineValue: py as number,
+          goal: concurrency === 1 ? '≥ 2' : '≥ 1.5',
+        });
+      }
       // 3b. `cybercom worker` (the client's celery extra) beside a Celery worker configured by
       // hand (the interop tests' app), both from the client's venv: the same interpreter and
       // Celery, only the configuration differs (late acknowledgement, prefetch 1, task events and
@@ -557,6 +580,14 @@ async function main(): Promise<void> {
         report(
           `   ratio cybercom worker / Celery by hand with its defaults (early ack, prefetch 4, no events): ${(median(ours) / median(byHand)).toFixed(2)}`,
         );
+        recorder.add({
+          what: '`cybercom worker`, no-op tasks, concurrency 1, medians of 3 alternating rounds',
+          ours: median(ours),
+          unit: 'tasks/s',
+          baseline: 'Celery configured by hand with the same conventions',
+          baselineValue: median(byHandConventions),
+          goal: '≥ 0.95',
+        });
       }
       await channel.close();
 
@@ -564,6 +595,8 @@ async function main(): Promise<void> {
       for (const l of lines) process.stdout.write(`${l}\n`);
     }
   } finally {
+    // What was measured, also when a part was left out (--only) or a later part failed.
+    recorder.save();
     for (const c of children) await stop(c);
     await broker.close().catch(() => undefined);
     await mongo.close();

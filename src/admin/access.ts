@@ -13,10 +13,11 @@ import { csrfCookie, newCsrfToken, sessionCsrfToken, setCsrfCookie } from '../au
 import { loginPage } from '../auth/pages.js';
 import type { Principal } from '../auth/principal.js';
 import { forbidden } from '../errors.js';
+import { urls } from '../http/urls.js';
 
-export const ADMIN_ROOT = '/api/admin';
-export const LOGIN_PATH = '/api/auth/login/';
-export const LOGOUT_PATH = '/api/auth/logout/';
+export const ADMIN_ROOT = urls.admin();
+export const LOGIN_PATH = urls.login();
+export const LOGOUT_PATH = urls.logout();
 
 export function mayUseAdmin(p: Principal): boolean {
   return p.authMethod === 'session' && (p.isStaff || p.isSuperuser);

@@ -15,7 +15,7 @@ import type { AdminDeps } from './deps.js';
 import { adminLocale } from './locale.js';
 import { groupResource } from './resources/groups.js';
 import { permissionResource } from './resources/permissions.js';
-import { taskLogModel, taskLogResource } from './resources/task-log.js';
+import { NO_TASK_LOG, taskLogResource, type TaskLogSource } from './resources/task-log.js';
 import { tokenResource } from './resources/tokens.js';
 import { userResource } from './resources/users.js';
 import { adminRouter } from './router.js';
@@ -26,7 +26,7 @@ export interface AdminSiteConfig {
   taskNames: (() => Promise<string[]>) | undefined;
 }
 
-function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>): AdminJSOptions {
+function adminOptions(deps: AdminDeps, taskLog: TaskLogSource): AdminJSOptions {
   return {
     rootPath: ADMIN_ROOT,
     loginPath: LOGIN_PATH,
@@ -42,7 +42,7 @@ function adminOptions(deps: AdminDeps, taskLog: ReturnType<typeof taskLogModel>)
           deps.models.Group.estimatedDocumentCount().exec(),
           deps.models.Permission.estimatedDocumentCount().exec(),
           deps.models.Token.estimatedDocumentCount().exec(),
-          taskLog.estimatedDocumentCount().exec(),
+          taskLog.estimatedLogSize(),
         ]);
         return { title: deps.title, rootPath: ADMIN_ROOT, counts: { users, groups, permissions, tokens, taskRuns } };
       },
@@ -90,6 +90,6 @@ export async function createAdminRouter(ctx: AdminContext, config: AdminSiteConf
   };
   const bundle = await ensureComponentsBundle(config.bundleDir);
   if (bundle.built) ctx.logger.info({ file: bundle.file }, 'admin site: components bundle built');
-  const admin = new AdminJS(adminOptions(deps, taskLogModel(models.User.db)));
+  const admin = new AdminJS(adminOptions(deps, ctx.queue ?? NO_TASK_LOG));
   return adminRouter(admin, { title: deps.title, componentsBundle: bundle.file });
 }

@@ -6,6 +6,7 @@
  * walks the mounted app and fails on any route that is neither in the document nor a page here.
  */
 import type { Mount, RouteDecl, Verb } from '../http/route-table.js';
+import { MOUNTS } from '../http/urls.js';
 import type { AreaName } from '../auth/permissions.js';
 import { AUTH_ROUTES } from '../auth/routes/route-table.js';
 import { CLIENT_ROUTES } from '../client-downloads/routes.js';
@@ -36,18 +37,18 @@ interface Area {
 /** Every API mount; the document areas' routes depend on what each area allows. */
 export function apiMounts(areas: { dataStore: Area; catalog: Area }) {
   return {
-    root: mount('/api', ROOT_ROUTES),
-    health: mount('/api/health', HEALTH_ROUTES),
-    schema: mount('/api/schema', SCHEMA_ROUTES),
-    metrics: mount('/api/metrics', METRICS_ROUTES),
-    client: mount('/api/client', CLIENT_ROUTES),
-    auth: mount('/api', AUTH_ROUTES),
-    links: mount('/api/links', LINK_ROUTES),
-    dataStore: mount('/api/data_store/data', { ...documentRoutes(areas.dataStore) }),
-    catalog: mount('/api/catalog/data', { ...documentRoutes(areas.catalog) }),
-    dataStoreIndexes: mount('/api/data_store/indexes', { ...indexRoutes(areas.dataStore.name) }),
-    catalogIndexes: mount('/api/catalog/indexes', { ...indexRoutes(areas.catalog.name) }),
-    queue: mount('/api/queue', QUEUE_ROUTES),
+    root: mount(MOUNTS.api, ROOT_ROUTES),
+    health: mount(MOUNTS.health, HEALTH_ROUTES),
+    schema: mount(MOUNTS.schema, SCHEMA_ROUTES),
+    metrics: mount(MOUNTS.metrics, METRICS_ROUTES),
+    client: mount(MOUNTS.client, CLIENT_ROUTES),
+    auth: mount(MOUNTS.api, AUTH_ROUTES),
+    links: mount(MOUNTS.links, LINK_ROUTES),
+    dataStore: mount(MOUNTS.records.data_store, { ...documentRoutes(areas.dataStore) }),
+    catalog: mount(MOUNTS.records.catalog, { ...documentRoutes(areas.catalog) }),
+    dataStoreIndexes: mount(MOUNTS.indexes.data_store, { ...indexRoutes(areas.dataStore.name) }),
+    catalogIndexes: mount(MOUNTS.indexes.catalog, { ...indexRoutes(areas.catalog.name) }),
+    queue: mount(MOUNTS.queue, QUEUE_ROUTES),
   };
 }
 

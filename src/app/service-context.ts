@@ -9,7 +9,8 @@ import type { Logger } from '../log/logger.js';
 import { connectServiceClients } from '../db/mongo-client.js';
 import { StorageState } from '../db/storage-state.js';
 import { createAuthModule, type AuthModule } from '../auth/index.js';
-import { grantTargets } from '../auth/grant-targets.js';
+import { grantTargets, type AreaListings } from '../auth/grant-targets.js';
+import type { AreaName } from '../auth/grants.js';
 import { createDocumentAreas, type DocumentArea } from '../documents/area.js';
 import { QueueService } from '../queue/api/queue-service.js';
 import { TaskLog } from '../queue/api/task-log.js';
@@ -39,6 +40,15 @@ export interface ServiceContext {
   close(): Promise<void>;
 }
 
+/** What auth may read of the document areas: their names, never the areas or their store. */
+export function areaListings(documents: ServiceContext['documents']): AreaListings {
+  const area = (name: AreaName): DocumentArea => (name === 'data_store' ? documents.dataStore : documents.catalog);
+  return {
+    databaseNames: (name) => area(name).databaseNames(),
+    collectionNames: (name, db) => area(name).store.collectionNames(db),
+  };
+}
+
 export async function createServiceContext(settings: Settings, logger: Logger): Promise<ServiceContext> {
   const { mongo, privateMongo } = await connectServiceClients(settings);
   const serviceDb = privateMongo.db(settings.serviceDatabase);
@@ -60,7 +70,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     mongo: privateMongo,
     db: serviceDb,
     // The queue is built after the auth module (it needs the accounts); the log it keeps is read here on its own.
-    grantTargets: grantTargets(documents, () => new TaskLog(serviceDb).taskNames()),
+    grantTargets: grantTargets(areaListings(documents), () => new TaskLog(serviceDb).taskNames()),
   });
   const healthProbes = new Map<string, () => Promise<void>>();
   healthProbes.set('database', async () => {

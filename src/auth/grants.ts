@@ -15,7 +15,7 @@
  * Task names are kept whole behind the fixed `task.` segment, which `task_admin` never matches.
  */
 import { badRequest } from '../errors.js';
-import { validateCollectionName, validateDatabaseName } from '../documents/names.js';
+import { validateCollectionName, validateDatabaseName } from '../db/names.js';
 
 export const PERMISSION_AREAS = ['data_store', 'catalog', 'cybercom_queue'] as const;
 export type PermissionArea = (typeof PERMISSION_AREAS)[number];

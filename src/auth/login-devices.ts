@@ -17,10 +17,11 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
+import { urls } from '../http/urls.js';
 
 const AUDIENCE = 'login-device';
 const COOKIE_PREFIX = 'device_';
-const COOKIE_PATH = '/api/';
+const COOKIE_PATH = urls.root();
 /** A device is remembered for half a year after its last login from it. */
 export const DEVICE_COOKIE_MAX_AGE_S = 180 * 86_400;
 /** Longer values are not cookies this service issued: refused before any parsing work. */

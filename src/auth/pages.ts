@@ -5,6 +5,7 @@
  */
 import escapeHtml from 'escape-html';
 import { CSRF_FORM_FIELD } from './csrf.js';
+import { urls } from '../http/urls.js';
 
 export interface PageShell {
   title: string;
@@ -85,6 +86,6 @@ export function logoutPage(shell: PageShell, values: LogoutPageValues): string {
 <input type="hidden" name="${CSRF_FORM_FIELD}" value="${escapeHtml(values.csrfToken)}">
 <button type="submit">Log out</button>
 </form>
-<p class="note"><a href="/api/">Back to the API</a></p>`,
+<p class="note"><a href="${escapeHtml(urls.root())}">Back to the API</a></p>`,
   );
 }

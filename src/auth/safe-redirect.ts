@@ -2,7 +2,9 @@
  * The login page's `next` parameter: only a same-site path is followed, so the login form can
  * never be used to bounce a user to another site (open redirect). Anything else gives the default.
  */
-export const DEFAULT_AFTER_LOGIN = '/api/';
+import { urls } from '../http/urls.js';
+
+export const DEFAULT_AFTER_LOGIN = urls.root();
 
 export function safeNextPath(candidate: unknown, fallback = DEFAULT_AFTER_LOGIN): string {
   if (typeof candidate !== 'string' || candidate.length === 0 || candidate.length > 2048) return fallback;

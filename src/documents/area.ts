@@ -8,7 +8,7 @@ import type { AreaName, ReadPolicy } from '../auth/permissions.js';
 import { DocumentStore } from './store.js';
 import { HeavyQueryLimiter } from './heavy-queries.js';
 import { StreamedReadLimiter } from './streamed-reads.js';
-import { isReservedDatabase } from './names.js';
+import { isReservedDatabase } from '../db/names.js';
 
 /** Told about databases created and deleted through the API (the service keeps the workers' database role in step). */
 export interface DatabaseHooks {

@@ -9,7 +9,7 @@ import { respond } from '../http/respond.js';
 import { pathOf } from '../http/route-table.js';
 import type { DocumentRoutes } from './route-table.js';
 import type { DocumentService } from './document-service.js';
-import { validateCollectionName, validateDatabaseName } from './names.js';
+import { validateCollectionName, validateDatabaseName } from '../db/names.js';
 
 type Action = 'create' | 'delete';
 

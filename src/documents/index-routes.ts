@@ -12,7 +12,7 @@ import { respond } from '../http/respond.js';
 import type { DocumentArea } from './area.js';
 import { DocumentService } from './document-service.js';
 import { parseIndexDefinition } from './index-spec.js';
-import { validateCollectionName, validateDatabaseName } from './names.js';
+import { validateCollectionName, validateDatabaseName } from '../db/names.js';
 
 function collectionOf(req: Request): { db: string; col: string } {
   checkParams(req, COMMON_PARAMS);

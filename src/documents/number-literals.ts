@@ -35,6 +35,10 @@
  * outside strings is replaced, and by a value (an object), which is valid exactly where the
  * number was. A body that fails to parse is parsed as it was sent, so that the error describes
  * the caller's text.
+ *
+ * Task arguments are read differently (queue/protocol/exact-numbers.ts keeps literals as their
+ * text) because they are written back out as JSON for a Python worker, whereas a record ends as
+ * BSON, where the literal's BSON type, not its text, is what must survive.
  */
 import { Double, Long } from 'mongodb';
 import {

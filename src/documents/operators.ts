@@ -5,7 +5,7 @@
  */
 import type { Document } from 'mongodb';
 import { badRequest } from '../errors.js';
-import { validateCollectionName } from './names.js';
+import { validateCollectionName } from '../db/names.js';
 import { assertAllowedStage } from './pipeline-stages.js';
 import isPlainObject from 'is-plain-obj';
 

@@ -18,7 +18,7 @@ import type { DocumentArea } from './area.js';
 import { bulkWriteHandlers } from './bulk-writes.js';
 import { containerHandlers } from './containers.js';
 import { DocumentService, type CollectionTarget } from './document-service.js';
-import { validateCollectionName, validateDatabaseName } from './names.js';
+import { validateCollectionName, validateDatabaseName } from '../db/names.js';
 import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type RecordRequest } from './records.js';
 import { isStreamedRead } from './streamed-reads.js';

@@ -19,7 +19,7 @@ import { pageContext, setRelatedPages } from '../http/respond.js';
 import type { AreaName } from '../auth/permissions.js';
 import type { DocumentArea } from '../documents/area.js';
 import { DocumentService } from '../documents/document-service.js';
-import { validateCollectionName, validateDatabaseName } from '../documents/names.js';
+import { validateCollectionName, validateDatabaseName } from '../db/names.js';
 import { parseQuery } from '../documents/query-params.js';
 import { invalidView, queryRefusal } from './errors.js';
 import { ExplorerReads, SCHEMA_SAMPLE_SIZE, withGeometry, type ExplorerReader, type FacetValue, type Total } from './explorer-reads.js';

@@ -11,8 +11,8 @@ import type { JsonValue } from '../queue/protocol/json.js';
 import { declareEventReceiverQueue } from '../queue/protocol/entities.js';
 import { HEARTBEAT_INTERVAL_S } from '../queue/protocol/events.js';
 import { eventsOf } from '../queue/events/worker-events.js';
-import { readQueues, type QueueState } from '../metrics/queue-collector.js';
-import { ScrapeChannel } from '../metrics/scrape-channel.js';
+import { readQueues, type QueueState } from '../queue/observe/queue-depths.js';
+import { ScrapeChannel } from '../queue/observe/scrape-channel.js';
 import isPlainObject from 'is-plain-obj';
 
 export interface WorkerRow {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { BSON, type Document, type MongoClient } from 'mongodb';
-import { isSystemDatabase } from '../documents/names.js';
+import { isSystemDatabase } from '../db/names.js';
 
 const BATCH = 1000;
 

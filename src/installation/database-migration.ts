@@ -27,7 +27,7 @@ import { freePort, waitForPort } from '../local-services/ports.js';
 import { spawnManaged, startupError, type ManagedProcess } from '../local-services/processes.js';
 import { certificatePaths } from './certificates.js';
 import { dumpDatabases, loadDatabases } from './database-archive.js';
-import { isSystemDatabase } from '../documents/names.js';
+import { isSystemDatabase } from '../db/names.js';
 import { SERVICE_DATABASE } from './env-files.js';
 import type { InstallConfig } from './install-config.js';
 import { repositoryRoot, type InstallLayout } from './layout.js';

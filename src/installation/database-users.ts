@@ -21,7 +21,7 @@
  */
 import { MongoServerError, type MongoClient } from 'mongodb';
 import { DEFAULT_RESULT_COLLECTION } from '../queue/results/result-store.js';
-import { isReservedDatabase } from '../documents/names.js';
+import { isReservedDatabase } from '../db/names.js';
 import {
   API_GRANTS_ROLE,
   apiGrantsPrivileges,

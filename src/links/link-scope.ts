@@ -7,9 +7,9 @@
  * NDJSON exports — are allowed. Every GET under these two prefixes is a read.
  */
 import { canonicalPathAndQuery } from './link-path.js';
+import { recordsPath, urls, type DocumentArea } from '../http/urls.js';
 
-const READABLE_PREFIXES = ['/api/data_store/data/', '/api/catalog/data/'] as const;
-const AREAS = { '/api/data_store/data/': 'data_store', '/api/catalog/data/': 'catalog' } as const;
+const READABLE_PREFIXES = [urls.records('data_store'), urls.records('catalog')] as const;
 
 /** A short list for messages: where links may point. */
 export const LINKABLE_DESCRIPTION = READABLE_PREFIXES.map((prefix) => `${prefix}...`).join(' or ');
@@ -25,7 +25,7 @@ export function isLinkable(pathAndQuery: string): boolean {
 
 /** The collection a linkable path reads (its database and collection segments, decoded), if it names one. */
 export interface LinkTarget {
-  area: (typeof AREAS)[keyof typeof AREAS];
+  area: DocumentArea;
   db: string;
   col: string;
 }
@@ -36,10 +36,9 @@ export interface LinkTarget {
  * what they may see anyway.
  */
 export function linkTarget(pathAndQuery: string): LinkTarget | undefined {
-  const canonical = canonicalPathAndQuery(pathAndQuery);
-  const prefix = READABLE_PREFIXES.find((candidate) => canonical.startsWith(candidate));
-  if (prefix === undefined) return undefined;
-  const [db, col] = canonical.slice(prefix.length).split('?', 1)[0]?.split('/') ?? [];
+  const target = recordsPath(canonicalPathAndQuery(pathAndQuery));
+  if (target === null) return undefined;
+  const [db, col] = target.rest.split('?', 1)[0]?.split('/') ?? [];
   if (db === undefined || col === undefined || db === '' || col === '') return undefined;
-  return { area: AREAS[prefix], db: decodeURIComponent(db), col: decodeURIComponent(col) };
+  return { area: target.area, db: decodeURIComponent(db), col: decodeURIComponent(col) };
 }

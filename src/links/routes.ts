@@ -18,6 +18,7 @@ import { respond } from '../http/respond.js';
 import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
 import { isLinkable, LINKABLE_DESCRIPTION, linkTarget, type LinkTarget } from './link-scope.js';
 import { LinkSigner, linkNotValid } from './link-token.js';
+import { urls } from '../http/urls.js';
 
 export const DEFAULT_LINK_SECONDS = 3600;
 export const MAX_LINK_SECONDS = 86_400;
@@ -51,14 +52,14 @@ export const LINK_ROUTES = {
 /** The path and query of `raw`, normalised as a URL parser (and so a client) writes it; only API paths of this host. */
 function linkablePath(raw: string, base: string): string {
   if (!raw.startsWith('/') || raw.startsWith('//'))
-    throw badRequest('invalid_path', 'The path must start with "/api/" (no scheme or host).');
+    throw badRequest('invalid_path', `The path must start with "${urls.root()}" (no scheme or host).`);
   let url: URL;
   try {
     url = new URL(raw, base);
   } catch {
     throw badRequest('invalid_path', 'The path is not a valid URL path.');
   }
-  if (!url.pathname.startsWith('/api/')) throw badRequest('invalid_path', 'Links can only be made to paths under /api/.');
+  if (!url.pathname.startsWith(urls.root())) throw badRequest('invalid_path', `Links can only be made to paths under ${urls.root()}.`);
   if (url.hash !== '') throw badRequest('invalid_path', 'The path must not have a #fragment.');
   if (url.searchParams.has(LINK_PARAM)) throw badRequest('invalid_path', `The path must not carry a "${LINK_PARAM}" parameter.`);
   const path = url.pathname + url.search;

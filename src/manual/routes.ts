@@ -15,8 +15,9 @@ import { join, sep } from 'node:path';
 import express, { Router, type Response } from 'express';
 import { methodNotAllowed, notFound } from '../errors.js';
 import { collectInline, manualPolicy, type InlineContent } from './policy.js';
+import { MOUNTS } from '../http/urls.js';
 
-export const MANUAL_ROOT = '/api/manual';
+export const MANUAL_ROOT = MOUNTS.manual;
 /** Written by ops/build-manual.sh last, so its time says when the site was (re)built. */
 const STAMP = '.source-digest';
 const ALLOW = ['GET', 'HEAD', 'OPTIONS'];

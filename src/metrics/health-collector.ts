@@ -7,7 +7,7 @@ import type { Db } from 'mongodb';
 import { Gauge, type Registry } from 'prom-client';
 import type { BrokerSession } from '../queue/connection/broker-session.js';
 import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
-import { withTimeout, type ScrapeChannel } from './scrape-channel.js';
+import { withTimeout, type ScrapeChannel } from '../queue/observe/scrape-channel.js';
 import { SharedProbe } from './shared-probe.js';
 
 export interface Ping {

@@ -18,11 +18,11 @@ import { answerMetrics, gatherMetrics } from './process-metrics.js';
 import { BoundedLabel, OTHER } from './labels.js';
 import { registerQueueMetrics } from './queue-collector.js';
 import { createCoreMetrics, type CoreMetrics } from './registry.js';
-import { ScrapeChannel } from './scrape-channel.js';
+import { ScrapeChannel } from '../queue/observe/scrape-channel.js';
 import { SharedProbe } from './shared-probe.js';
 import { TaskOutcomes } from './task-outcomes.js';
 import { registerWorkerMetrics } from './worker-collector.js';
-import { WorkerTracker } from './worker-tracker.js';
+import { WorkerTracker } from '../queue/observe/worker-tracker.js';
 
 /** Distinct task names labelled at most; the rest count under OTHER. */
 const TASK_NAME_LIMIT = 500;

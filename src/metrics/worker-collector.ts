@@ -1,7 +1,7 @@
 /** Worker metrics from the worker tracker, as of the scrape. */
 import { Gauge, type Registry } from 'prom-client';
 import { METRIC_PREFIX, PROCESS_WIDE } from './registry.js';
-import type { WorkerTracker } from './worker-tracker.js';
+import type { WorkerTracker } from '../queue/observe/worker-tracker.js';
 
 export function registerWorkerMetrics(registry: Registry, tracker: WorkerTracker): void {
   new Gauge({

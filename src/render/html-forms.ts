@@ -12,6 +12,7 @@
  */
 import escapeHtml from 'escape-html';
 import { BROWSABLE_SCRIPT_PATH } from './html-script.js';
+import { recordsPath, urls } from '../http/urls.js';
 
 export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run', 'indexes'] as const;
 export type PageFormKind = (typeof PAGE_FORM_KINDS)[number];
@@ -247,11 +248,11 @@ export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean): str
   if (form === undefined || target === null) return '';
   const { heading, body, buttons } = fields(form);
   // A collection's indexes have a page of their own, next to its records.
-  const indexes = form.kind === 'collection' ? /^\/api\/(data_store|catalog)\/data\/(.+)$/.exec(target) : null;
+  const indexes = form.kind === 'collection' ? recordsPath(target) : null;
   const indexesLink =
     indexes === null
       ? ''
-      : `<p class="hint"><a href="${escapeHtml(`/api/${indexes[1]}/indexes/${indexes[2]}`)}">Indexes of this collection</a></p>`;
+      : `<p class="hint"><a href="${escapeHtml(urls.indexes(indexes.area, indexes.rest))}">Indexes of this collection</a></p>`;
   const task = form.task === undefined ? '' : ` data-task="${escapeHtml(form.task)}"`;
   const signature = form.kind === 'task-run' && form.signature ? ' data-signature' : '';
   const note = loggedIn ? '' : '<p class="hint">Log in to send changes from this page.</p>';

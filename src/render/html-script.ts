@@ -12,8 +12,9 @@
  */
 import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
+import { urls } from '../http/urls.js';
 
-export const BROWSABLE_SCRIPT_PATH = '/api/static/browsable.js';
+export const BROWSABLE_SCRIPT_PATH = urls.browsableScript();
 
 export const BROWSABLE_SCRIPT = String.raw`(function () {
   'use strict';

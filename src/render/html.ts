@@ -6,6 +6,7 @@ import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
 import { FORM_STYLE, pageFormHtml } from './html-forms.js';
 import { indentation, keyHtml, prettyJsonHtml } from './html-json.js';
 import { IntegralDouble, type EnvelopeHead, type Format, type PageContext, type PlainValue } from './types.js';
+import { urls } from '../http/urls.js';
 
 /**
  * The browsable API page (`format=api`), laid out like Django REST framework's: navbar with the
@@ -19,11 +20,10 @@ import { IntegralDouble, type EnvelopeHead, type Format, type PageContext, type 
  * from data or from the request is escaped with escape-html.
  */
 
-const API_ROOT = '/api/';
-const LOGIN_PATH = '/api/auth/login/';
-const LOGOUT_PATH = '/api/auth/logout/';
+const API_ROOT = urls.root();
+const LOGOUT_PATH = urls.logout();
 /** The manual the service serves itself (src/manual), linked from every page's navbar. */
-export const MANUAL_PATH = '/api/manual/';
+export const MANUAL_PATH = urls.manual();
 
 /** A format suffix after the last slash (`/run/task/.json`) means the same as `?format=`. */
 const FORMAT_SUFFIX = /\/\.(?:api|json|jsonp|xml|csv|ndjson)$/;
@@ -98,7 +98,7 @@ function link(href: string | null, text: string, attributes = ''): string {
 function navbar(ctx: PageContext): string {
   const account = ctx.user
     ? `${escapeHtml(ctx.user.username)} · ${link(LOGOUT_PATH, 'Log out')}`
-    : link(`${LOGIN_PATH}?next=${encodeURIComponent(pathAndQuery(ctx.requestUrl))}`, 'Log in');
+    : link(urls.login(pathAndQuery(ctx.requestUrl)), 'Log in');
   const manual = link(MANUAL_PATH, 'Manual', ' class="manual"');
   return `<header class="navbar">${link(API_ROOT, ctx.title, ' class="brand"')}<span class="account">${manual} · ${account}</span></header>\n`;
 }

@@ -19,7 +19,7 @@ import type { Collection, Document, MongoClient } from 'mongodb';
 import { canAccessCollection, type DocumentAction } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { GrantSet } from '../auth/grant-set.js';
-import { isReservedDatabase } from '../documents/names.js';
+import { isReservedDatabase } from '../db/names.js';
 import { storableRecordFromJson } from '../documents/record-rules.js';
 import { isApiError } from '../errors.js';
 import type { SubmitterAccess } from '../queue/protocol/submitter-access.js';

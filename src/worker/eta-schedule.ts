@@ -3,7 +3,7 @@
  * Celery's, with room beside the prefetch window meanwhile (see prefetch-window.ts), and go to
  * the pool when due.
  */
-import type { TaskRequest } from './task-request.js';
+import type { TaskRequest } from './request/task-request.js';
 
 export class EtaSchedule {
   private readonly timers = new Map<NodeJS.Timeout, TaskRequest>();

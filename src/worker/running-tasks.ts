@@ -3,8 +3,9 @@
  * its message is settled: what revoke with terminate, `active`, the heartbeat and the shutdown
  * see. The shutdown waits until none is left.
  */
-import type { TaskExecution } from './task-execution.js';
-import type { TaskRequest } from './task-request.js';
+import { sleep } from './service-retry.js';
+import { WorkerShutdown, type TaskExecution } from './request/task-execution.js';
+import type { TaskRequest } from './request/task-request.js';
 
 export interface RunningTask {
   request: TaskRequest;
@@ -46,5 +47,18 @@ export class RunningTasks {
   whenIdle(): Promise<void> {
     if (this.byId.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Resolves once no task runs. Past `graceMs`, `abandon` is told which still run, and each is
+   * stopped with WorkerShutdown: their messages stay unacknowledged, so the broker redelivers them.
+   */
+  async finishWithin(graceMs: number, abandon: (ids: string[]) => void): Promise<void> {
+    const idle = this.whenIdle();
+    const inTime = await Promise.race([idle.then(() => true), sleep(graceMs).then(() => false)]);
+    if (inTime) return;
+    abandon(this.ids());
+    for (const entry of this.byId.values()) entry.execution.stop(new WorkerShutdown());
+    await idle;
   }
 }

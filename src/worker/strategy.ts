@@ -11,12 +11,12 @@ import { parseTaskMessage, type IncomingTask, type RejectedMessage } from '../qu
 import { formatCeleryTimestamp } from '../queue/protocol/timestamps.js';
 import { NotRegistered, exceptionRepr, toExceptionInfo } from '../queue/results/exceptions.js';
 import type { EtaSchedule } from './eta-schedule.js';
-import type { OutcomeRecorder } from './outcome-recorder.js';
-import type { TaskEvents, TaskReport } from './request-outcomes.js';
+import type { OutcomeRecorder } from './request/outcome-recorder.js';
+import type { TaskEvents, TaskReport } from './request/request-outcomes.js';
 import type { RunningTasks } from './running-tasks.js';
-import type { StartChecks } from './start-checks.js';
+import type { StartChecks } from './request/start-checks.js';
 import type { TaskDefinition } from './task-definition.js';
-import { TaskRequest, requestMeta, type Delivery } from './task-request.js';
+import { TaskRequest, requestMeta, type Delivery } from './request/task-request.js';
 
 export type Received =
   | ({ kind: 'invalid' } & RejectedMessage)

@@ -31,7 +31,7 @@ import type { JsonObject, JsonValue } from '../queue/protocol/json.js';
 import { signatureText, type ParameterKind, type TaskParameter } from '../queue/protocol/task-info.js';
 import type { HeaderValue } from '../queue/protocol/task-message.js';
 import type { DataStore } from './data-store.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_SECONDS, type RetryOptions } from './task-retry.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_SECONDS, type RetryOptions } from './request/task-retry.js';
 
 export interface TaskContext {
   taskId: string;

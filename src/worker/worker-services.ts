@@ -6,6 +6,10 @@ import type { MongoClient } from 'mongodb';
 import type { BrokerSettings, MongoSettings } from '../config/connections.js';
 import { connectMongo } from '../db/mongo-client.js';
 import { BrokerSession } from '../queue/connection/broker-session.js';
+import { TaskPublisher } from '../queue/publishing/task-publisher.js';
+
+/** What the worker sends messages with (retries, canvas steps, chord callbacks). */
+export type TaskSender = Pick<TaskPublisher, 'publish' | 'close'>;
 
 export interface WorkerServices {
   /** The broker session to consume on, not yet started: the worker starts it, and closes it when it stops. */
@@ -15,8 +19,14 @@ export interface WorkerServices {
    * database answers, and retries this until it does; it closes the client when it stops.
    */
   openDatabase: () => Promise<MongoClient>;
+  /**
+   * Sends retries and canvas steps on the session, each confirmed by the broker before the
+   * message it follows from is acknowledged; the worker closes it when it stops.
+   */
+  publisher: TaskSender;
 }
 
 export function workerServices(broker: BrokerSettings, mongo: MongoSettings): WorkerServices {
-  return { session: new BrokerSession({ settings: broker }), openDatabase: () => connectMongo(mongo) };
+  const session = new BrokerSession({ settings: broker });
+  return { session, publisher: new TaskPublisher({ session }), openDatabase: () => connectMongo(mongo) };
 }

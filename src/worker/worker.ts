@@ -2,17 +2,16 @@
  * The TypeScript Celery worker: consumes task queues, runs registered tasks with bounded
  * concurrency, stores Celery-format results, answers remote control and sends events.
  *
- * This class wires the parts together, along Celery's lines: the consumer (consumer.ts) hands
- * each delivery to the strategy (strategy.ts), which makes a request (task-request.ts) and
- * holds it until its ETA (eta-schedule.ts) or gives it to the pool (pool.ts); the runner
- * (task-runner.ts) runs it after the start checks (start-checks.ts), and the outcome flow
- * (request-outcomes.ts) records the outcome and settles the message. Mingle and heart are
- * mingle.ts and heart.ts; remote control sees the worker through control-target.ts.
+ * This class wires the parts together, along Celery's lines: the consumer (consumer/) hands
+ * each delivery to the strategy (strategy.ts), which makes a request (request/task-request.ts)
+ * and holds it until its ETA (eta-schedule.ts) or gives it to the pool (pool.ts); the runner
+ * (request/task-runner.ts) runs it after the start checks (request/start-checks.ts), and the
+ * outcome flow (request/request-outcomes.ts) records the outcome and settles the message. Mingle
+ * and heart are in consumer/; remote control sees the worker through control-target.ts.
  *
- * Lifecycle: `run()` resolves once the worker consumes (it waits for the database and the
- * broker, retrying); `close()` stops taking tasks, lets running ones finish within the grace
- * period and hands the rest back to the broker. Broker and database restarts are survived:
- * the broker session reconnects and re-attaches everything, result writes are retried.
+ * Lifecycle: `run()` starts the steps (stepList) in order and resolves once the worker consumes;
+ * `close()` stops them in reverse. Broker and database restarts are survived: the broker session
+ * reconnects and re-attaches everything, result writes are retried.
  *
  * Delivery guarantees (late ack): a message is acknowledged only after its outcome is stored,
  * so a worker that dies mid-task leaves the message to the broker, which redelivers it.
@@ -22,30 +21,29 @@ import type { ChannelModel } from 'amqplib';
 import type { MongoClient } from 'mongodb';
 import { pino, type Logger } from 'pino';
 import type { BrokerSession } from '../queue/connection/broker-session.js';
-import { TaskPublisher } from '../queue/publishing/task-publisher.js';
 import type { ResultStore } from '../queue/results/result-store.js';
 import { chordUnlockTask } from './chord-unlock.js';
-import { Consumer } from './consumer.js';
-import { ControlMailbox } from './control-mailbox.js';
+import { Consumer } from './consumer/consumer.js';
+import { ControlMailbox } from './consumer/control-mailbox.js';
 import { LogicalClock, controlTarget } from './control-target.js';
 import { DataStore } from './data-store.js';
 import { EtaSchedule } from './eta-schedule.js';
-import { EventDispatcher } from './event-dispatcher.js';
-import { Heart } from './heart.js';
-import { mingle } from './mingle.js';
-import { OutcomeRecorder } from './outcome-recorder.js';
-import { GroupedResultStore } from './outcome-store.js';
+import { EventDispatcher } from './consumer/event-dispatcher.js';
+import { Heart } from './consumer/heart.js';
+import { mingle } from './consumer/mingle.js';
+import { OutcomeRecorder } from './request/outcome-recorder.js';
+import { GroupedResultStore } from './grouped-result-store.js';
 import { Pool } from './pool.js';
-import { RequestOutcomes, type TaskReport } from './request-outcomes.js';
-import { retrying, sharedAbortController, sleep } from './retry.js';
+import { RequestOutcomes, type TaskReport } from './request/request-outcomes.js';
+import { retrying, sharedAbortController } from './service-retry.js';
 import { RevokedSet } from './revoked-set.js';
 import { RunningTasks } from './running-tasks.js';
-import { StartChecks } from './start-checks.js';
+import { StartChecks } from './request/start-checks.js';
+import { Steps, type Step } from './steps.js';
 import { TaskStrategy } from './strategy.js';
-import { WorkerShutdown } from './task-execution.js';
-import type { TaskRequest } from './task-request.js';
+import type { TaskRequest } from './request/task-request.js';
 import { TaskRegistry } from './task-registry.js';
-import { TaskRunner } from './task-runner.js';
+import { TaskRunner } from './request/task-runner.js';
 import { workerSettings, type WorkerOptions, type WorkerSettings } from './worker-options.js';
 import type { WorkerServices } from './worker-services.js';
 
@@ -78,14 +76,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Fires when close()'s grace period runs out: result writes still retrying give up then. */
   private readonly graceOver = sharedAbortController();
   private readonly settings: WorkerSettings;
-  /** Sends retries and canvas steps, each confirmed by the broker before the message is acknowledged. */
-  private readonly publisher: TaskPublisher;
+  private readonly steps: Steps;
 
   private lifecycle: Lifecycle = 'new';
   private mongo: MongoClient | null = null;
   private results: GroupedResultStore | null = null;
   private dataStore: DataStore | null = null;
   private closing: Promise<void> | null = null;
+  /** Settles on the first `ready`; made before the session starts, so that it cannot be missed. */
+  private firstReady: Promise<void> = Promise.resolve();
+  /** Whether run() was called before close() (only then does the worker say it goes offline). */
+  private wasStarted = false;
+  private graceMs = 0;
 
   constructor(
     private readonly options: WorkerOptions,
@@ -101,7 +103,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const { defaultQueue, resultWriteDeadlineMs } = settings;
     const queueType = options.broker.queueType;
     const session = (this.session = services.session);
-    const publisher = (this.publisher = new TaskPublisher({ session }));
+    const publisher = services.publisher;
     const report = (taskReport: TaskReport): boolean => this.emit('task-finished', taskReport);
 
     const events = (this.events = new EventDispatcher(nodeName, () => clock.tick(), { taskEvents: settings.sendTaskEvents }));
@@ -154,6 +156,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
       stopping: () => this.stopping,
       onDelivery: (delivery) => strategy.onDelivery(delivery),
     });
+    this.steps = new Steps(this.stepList(), (step, err) => logger.error({ err, step }, 'worker step failed to stop'));
+  }
+
+  /**
+   * In start order. So close() stops taking deliveries, returns what is held, gives running tasks
+   * the grace period, then acknowledges, says `worker-offline`, and closes the connection before
+   * the publisher (whose channels end with it, so its close cannot wait on a silent broker).
+   */
+  private stepList(): Step[] {
+    const nothing = (): void => undefined;
+    return [
+      { name: 'database', start: () => this.connectDatabase(), stop: () => this.mongo?.close().catch(nothing) },
+      { name: 'publisher', start: nothing, stop: () => this.services.publisher.close() },
+      { name: 'session', start: () => this.startSession(), stop: () => this.session.close() },
+      { name: 'events', start: nothing, stop: () => (this.wasStarted ? this.events.flush() : undefined) },
+      // Started on each connection by attach(); stopped for good here.
+      { name: 'heart', start: nothing, stop: () => (this.wasStarted ? this.heart.offline() : this.heart.stop()) },
+      { name: 'acknowledgements', start: nothing, stop: () => this.consumer.flush() },
+      { name: 'pool', start: nothing, stop: () => this.drainPool() },
+      { name: 'eta schedule', start: nothing, stop: () => this.eta.returnAll() },
+      { name: 'consumer', start: () => this.consuming(), stop: () => this.consumer.cancel() },
+    ];
   }
 
   /** The broker node connected to (its address from BROKER_URL), or null while disconnected. */
@@ -175,21 +199,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       'worker starting',
     );
     try {
-      await this.connectDatabase();
+      await this.steps.start(() => this.closeSignal.signal.aborted);
     } catch (error) {
       if (this.closeSignal.signal.aborted) return; // closed while waiting for the database
       throw error;
     }
-    if (this.closeSignal.signal.aborted) return;
-
-    const ready = new Promise<void>((resolve) => this.once('ready', resolve));
-    this.session.on('connected', (connection) => void this.attach(connection));
-    this.session.on('disconnected', (error) => this.detach(error));
-    this.session.on('retrying', (error, delayMs) =>
-      this.logger.warn({ err: error.message, retryInMs: delayMs }, 'broker not reachable, retrying'),
-    );
-    this.session.start();
-    await Promise.race([ready, new Promise<void>((resolve) => this.closeSignal.signal.addEventListener('abort', () => resolve()))]);
   }
 
   /**
@@ -219,6 +233,22 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.dataStore = new DataStore(this.mongo, this.options.resultDatabase);
   }
 
+  private startSession(): void {
+    this.firstReady = new Promise<void>((resolve) => this.once('ready', resolve));
+    this.session.on('connected', (connection) => void this.attach(connection));
+    this.session.on('disconnected', (error) => this.detach(error));
+    this.session.on('retrying', (error, delayMs) =>
+      this.logger.warn({ err: error.message, retryInMs: delayMs }, 'broker not reachable, retrying'),
+    );
+    this.session.start();
+  }
+
+  /** Resolves once the worker consumes, or is closed first. */
+  private async consuming(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.closeSignal.signal.addEventListener('abort', () => resolve()));
+    await Promise.race([this.firstReady, closed]);
+  }
+
   /** (Re)attaches the consumer on a fresh connection; the first time, mingles and says it is online. */
   private async attach(connection: ChannelModel): Promise<void> {
     if (this.stopping) return;
@@ -246,42 +276,24 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async shutdown(graceMs: number): Promise<void> {
-    const wasStarted = this.lifecycle !== 'new';
+    this.wasStarted = this.lifecycle !== 'new';
+    this.graceMs = graceMs;
     this.lifecycle = 'closing';
     this.closeSignal.abort();
     this.logger.info({ running: this.running.size, graceMs }, 'worker shutting down');
-
-    // 1. No new deliveries.
-    await this.consumer.cancel();
-    // 2. Messages we hold but have not started go back to the queue.
-    this.pool.close();
-    this.eta.returnAll();
-    for (const request of this.pool.takeWaiting()) request.requeue();
-
-    // 3. Running tasks get the grace period, then are abandoned (unacknowledged → redelivered).
-    const drained = this.running.whenIdle();
-    const inTime = await Promise.race([drained.then(() => true), sleep(graceMs).then(() => false)]);
-    if (!inTime) {
-      this.logger.warn({ running: this.running.ids() }, 'grace period over; abandoning running tasks');
-      this.graceOver.abort();
-      for (const entry of this.running.values()) entry.execution.stop(new WorkerShutdown());
-      await drained;
-    }
-
-    // 4. Say goodbye and disconnect (the last acknowledgements first).
-    this.consumer.flush();
-    this.heart.stop();
-    if (wasStarted) {
-      this.heart.offline();
-      await this.events.flush();
-    }
-    // The connection before the publisher: closing it ends the publisher's channels too, so the
-    // publisher's close cannot wait on a broker that no longer answers.
-    await this.session.close();
-    await this.publisher.close();
-    await this.mongo?.close().catch(() => undefined);
+    await this.steps.stop();
     this.lifecycle = 'closed';
     this.logger.info('worker stopped');
     this.emit('closed');
+  }
+
+  /** Messages held but not started go back to the queue; running tasks get the grace period. */
+  private async drainPool(): Promise<void> {
+    this.pool.close();
+    for (const request of this.pool.takeWaiting()) request.requeue();
+    await this.running.finishWithin(this.graceMs, (running) => {
+      this.logger.warn({ running }, 'grace period over; abandoning running tasks');
+      this.graceOver.abort();
+    });
   }
 }

@@ -17,7 +17,7 @@ import { notFound } from '../../errors.js';
 import type { DocumentArea } from '../../documents/area.js';
 import { DocumentService } from '../../documents/document-service.js';
 import { parseIndexDefinition } from '../../documents/index-spec.js';
-import { validateCollectionName, validateDatabaseName } from '../../documents/names.js';
+import { validateCollectionName, validateDatabaseName } from '../../db/names.js';
 
 const MAX_BODY_BYTES = 16 * 1024;
 

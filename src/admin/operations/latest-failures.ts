@@ -7,7 +7,6 @@ import type { Principal } from '../../auth/principal.js';
 import { isTaskAdmin } from '../../auth/permissions.js';
 import type { QueueService } from '../../queue/api/queue-service.js';
 import type { JsonValue } from '../../queue/protocol/json.js';
-import { decodeResultDocument } from '../../queue/results/result-document.js';
 import { mayReadTask } from './task-visibility.js';
 
 export interface FailureRow {
@@ -29,7 +28,7 @@ export interface FailureRow {
  * used; until it exists the list is read by the `date_done` index.
  */
 export async function ensureFailureIndex(queue: QueueService): Promise<void> {
-  await queue.results.ensureFailureIndex();
+  await queue.ensureFailureIndex();
 }
 
 /** A non-admin's submissions searched for failures, newest first. */
@@ -42,24 +41,15 @@ function messageOf(value: unknown): string {
 }
 
 export async function latestFailures(queue: QueueService, principal: Principal, limit: number): Promise<FailureRow[]> {
-  let own: string[] | undefined;
+  let ofAccount: { userId: string; scanned: number } | undefined;
   if (!isTaskAdmin(principal)) {
     if (principal.userId === null) return [];
-    own = await queue.log.latestIds(principal.userId, OWN_TASKS_SCANNED);
+    ofAccount = { userId: principal.userId, scanned: OWN_TASKS_SCANNED };
   }
-  const docs = await queue.results.latestFailures(limit, own);
-  const entries = await queue.log.entries(docs.map((doc) => String(doc._id)));
   const rows: FailureRow[] = [];
-  for (const doc of docs) {
-    const entry = entries.get(String(doc._id));
+  for (const { result, entry } of await queue.latestFailures(limit, ofAccount)) {
     // The same check again, so the list never depends on the query above alone.
     if (!mayReadTask(principal, entry)) continue;
-    let result;
-    try {
-      result = decodeResultDocument(doc as unknown as Record<string, unknown>);
-    } catch {
-      continue; // a document no reader of this service can decode
-    }
     rows.push({
       taskId: result.taskId,
       name: result.name ?? entry?.task_name ?? null,

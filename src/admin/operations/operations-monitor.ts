@@ -15,8 +15,8 @@ import type { QueueService } from '../../queue/api/queue-service.js';
 import type { CeleryEvent } from '../../queue/events/worker-events.js';
 import type { JsonObject, JsonValue } from '../../queue/protocol/json.js';
 import { parseIsoTimestamp } from '../../queue/protocol/timestamps.js';
-import { readQueues } from '../../metrics/queue-collector.js';
-import { ScrapeChannel } from '../../metrics/scrape-channel.js';
+import { readQueues } from '../../queue/observe/queue-depths.js';
+import { ScrapeChannel } from '../../queue/observe/scrape-channel.js';
 import { MinuteCounts, MINUTES } from './minute-counts.js';
 import type { ClusterView, ProcessOperations, RunningTask } from './views.js';
 import { RateWindow } from './rate-window.js';
@@ -198,7 +198,7 @@ export class OperationsMonitor {
   private async backfill(): Promise<void> {
     const until = new Date(this.listeningSince);
     const from = new Date(this.listeningSince - MINUTES * 60_000);
-    for await (const doc of this.queue.results.ended(from, until, BACKFILL_LIMIT)) {
+    for await (const doc of this.queue.endedTasks(from, until, BACKFILL_LIMIT)) {
       const done =
         doc.date_done instanceof Date ? doc.date_done : typeof doc.date_done === 'string' ? parseIsoTimestamp(doc.date_done) : null;
       if (done !== null) this.minutes.add(doc.status === 'SUCCESS' ? 'succeeded' : 'failed', done.getTime());

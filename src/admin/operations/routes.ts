@@ -16,8 +16,7 @@ import { jsonBody } from '../../http/body.js';
 import { checkParams, objectBody } from '../../http/params.js';
 import { badRequest, notFound, unavailable } from '../../errors.js';
 import type { AdminContext } from '../context.js';
-import type { QueueService } from '../../queue/api/queue-service.js';
-import { TASK_ID } from '../../queue/api/routes.js';
+import { TASK_ID, type QueueService } from '../../queue/api/queue-service.js';
 import { HEARTBEAT_INTERVAL_S } from '../../queue/protocol/events.js';
 import { ensureFailureIndex, latestFailures } from './latest-failures.js';
 import { OperationsMonitor } from './operations-monitor.js';
@@ -38,7 +37,7 @@ async function visibleRunning(
   req: Request,
   running: RunningTask[],
 ): Promise<(RunningTask & { user: string | null })[]> {
-  const entries = await queue.log.entries(running.map((t) => t.id));
+  const entries = await queue.logEntries(running.map((t) => t.id));
   return running.filter((t) => mayReadTask(req.principal, entries.get(t.id))).map((t) => ({ ...t, user: entries.get(t.id)?.user ?? null }));
 }
 
@@ -93,12 +92,12 @@ export function operationsRouter(ctx: AdminContext): Router {
         const { queue } = service();
         const id = body.task_id;
         const terminate = body.terminate === true;
-        const entry = TASK_ID.test(id) ? await queue.log.get(id) : null;
+        const entry = TASK_ID.test(id) ? await queue.logEntry(id) : null;
         // Revoking follows reading: the submitter or a task admin, as for the API's revoke.
         if (!TASK_ID.test(id) || !mayReadTask(req.principal, entry)) throw notFound('No such task.', 'no_such_task');
         if (entry === null) {
           // A task sent by another client (only task admins get here): tell the workers only.
-          await queue.control.revoke(id, { terminate, signal: 'SIGTERM' });
+          await queue.broadcastRevoke(id, terminate);
           res.json({ task_id: id, terminate, status: null });
           return;
         }

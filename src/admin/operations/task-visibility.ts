@@ -5,7 +5,7 @@
  */
 import type { Principal } from '../../auth/principal.js';
 import { isTaskAdmin } from '../../auth/permissions.js';
-import type { TaskLogEntry } from '../../queue/api/task-log.js';
+import type { TaskLogEntry } from '../../queue/api/queue-service.js';
 
 /** Whether `principal` may read the result of a task with this log entry (null: not in the log). */
 export function mayReadTask(principal: Principal, entry: TaskLogEntry | null | undefined): boolean {

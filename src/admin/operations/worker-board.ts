@@ -10,7 +10,7 @@
  * nor a bigger page.
  */
 import type { JsonValue } from '../../queue/protocol/json.js';
-import { DEFAULT_TRACKED_WORKERS, WorkerTracker } from '../../metrics/worker-tracker.js';
+import { DEFAULT_TRACKED_WORKERS, WorkerTracker } from '../../queue/observe/worker-tracker.js';
 import isPlainObject from 'is-plain-obj';
 
 export interface OperationsWorker {

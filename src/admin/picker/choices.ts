@@ -6,7 +6,7 @@
  */
 import pTimeout from 'p-timeout';
 import type { AdminDeps } from '../deps.js';
-import { validateDatabaseName } from '../../documents/names.js';
+import { validateDatabaseName } from '../../db/names.js';
 import { badRequest } from '../../errors.js';
 
 export const MAX_CHOICES = 1000;

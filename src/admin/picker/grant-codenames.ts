@@ -6,7 +6,7 @@
  */
 import { describeCodename, type ParsedCodename } from '../../auth/codenames.js';
 import { DOCUMENT_ACTIONS, isTaskName, type DocumentAction, type Grant, type Role } from '../../auth/grants.js';
-import { validateCollectionName, validateDatabaseName } from '../../documents/names.js';
+import { validateCollectionName, validateDatabaseName } from '../../db/names.js';
 import { badRequest } from '../../errors.js';
 
 export const GRANT_AREAS = ['data_store', 'catalog', 'cybercom_queue'] as const;

@@ -18,15 +18,16 @@ import type { AuthRouteDeps } from './deps.js';
 import { clientAddress } from './route-helpers.js';
 import { serve } from '../../http/route-table.js';
 import { AUTH_ROUTES, profileBody } from './route-table.js';
+import { urls } from '../../http/urls.js';
 
 const PROFILE_SHAPE =
   'an object with any of "auth-token": "update", "password" with "current_password", "first_name", "last_name", "email"';
 
 function links(req: Request): ProfileLinks {
   return {
-    obtainToken: absoluteUrl(req, '/api/token/'),
-    refreshToken: absoluteUrl(req, '/api/token/refresh/'),
-    verifyToken: absoluteUrl(req, '/api/token/verify/'),
+    obtainToken: absoluteUrl(req, urls.token()),
+    refreshToken: absoluteUrl(req, urls.tokenRefresh()),
+    verifyToken: absoluteUrl(req, urls.tokenVerify()),
   };
 }
 

@@ -34,9 +34,10 @@ import { attemptPasswordLogin } from './password-login.js';
 import { isFormPost } from './route-helpers.js';
 import { serve } from '../../http/route-table.js';
 import { AUTH_ROUTES, formLoginBody, formLogoutBody, jsonLoginBody, jsonLogoutBody } from './route-table.js';
+import { urls } from '../../http/urls.js';
 
-const LOGIN_PATH = '/api/auth/login/';
-const LOGOUT_PATH = '/api/auth/logout/';
+const LOGIN_PATH = urls.login();
+const LOGOUT_PATH = urls.logout();
 const BAD_CREDENTIALS = 'Please enter a correct username and password. Note that both fields are case-sensitive.';
 
 const JSON_LOGIN_SHAPE = 'an object {"username": string, "password": string}';

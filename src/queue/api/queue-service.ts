@@ -15,11 +15,11 @@ import { ControlClient } from '../remote-control/control-client.js';
 import { TaskPublisher, mayHaveBeenPublished } from '../publishing/task-publisher.js';
 import { storedArgs, storedKwargs } from './stored-arguments.js';
 import { ResultStore } from '../results/result-store.js';
-import type { RequestMeta, TaskResult } from '../results/result-document.js';
+import { decodeResultDocument, type RequestMeta, type TaskResult } from '../results/result-document.js';
 import { cursorOver, type CountedRows } from '../../lib/paging.js';
 import { READY_STATES, type TaskState } from '../results/states.js';
 import { TaskCatalog } from './task-catalog.js';
-import { TaskLog, loggedState, type HistoryFilter, type TaskLogEntry } from './task-log.js';
+import { TaskLog, loggedState, type HistoryFilter, type LogBrowseFilter, type LogBrowseQuery, type TaskLogEntry } from './task-log.js';
 import type { Submission } from './submission.js';
 import { encodeSubmitterAccess, type SubmitterAccess } from '../protocol/submitter-access.js';
 import { operationDeadline } from '../../db/deadline.js';
@@ -43,10 +43,22 @@ export interface QueueServiceOptions {
   logger: Logger;
 }
 
+/** What a task id may look like (anything else is "no such task"). */
+export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
 /** Task ids per result lookup while settling states. */
 const SETTLE_BATCH = 1000;
 /** When the queued tasks of users who lost rights are revoked once more: after the API's account cache (2 s) has let go of the old rights. */
 const RIGHTS_RESWEEP_MS = 3_000;
+
+export type { LogBrowseFilter, LogBrowseQuery, TaskLogEntry, TaskResult };
+export { LOG_BROWSE_SORTS } from './task-log.js';
+
+/** A failed task as the administration site lists it: its result, and its log entry when the API submitted it. */
+export interface FailedTask {
+  result: TaskResult;
+  entry: TaskLogEntry | undefined;
+}
 
 export interface SubmittedTask {
   taskId: string;
@@ -317,6 +329,69 @@ export class QueueService {
         return cursorOver(entries.then((rows) => rows.map((entry) => ({ entry, status }))));
       },
     };
+  }
+
+  // What the administration site reads of the log and the results. It is given these, never the
+  // stores themselves, so the queue alone decides how both are kept and queried.
+
+  /** The log entry of one task; null when the API did not submit it. */
+  logEntry(taskId: string): Promise<TaskLogEntry | null> {
+    return this.log.get(taskId);
+  }
+
+  /** The log entries of the tasks `taskIds` (id → entry); tasks the API did not submit are absent. */
+  logEntries(taskIds: readonly string[]): Promise<Map<string, TaskLogEntry>> {
+    return this.log.entries(taskIds);
+  }
+
+  /** Every account's log entries, filtered, sorted and paged (the administration site's task history). */
+  browseLog(query: LogBrowseQuery): Promise<TaskLogEntry[]> {
+    return this.log.browse(query);
+  }
+
+  countLog(filter: LogBrowseFilter): Promise<number> {
+    return this.log.browseCount(filter);
+  }
+
+  /** The log's size from the collection's metadata (cheap, possibly a little off). */
+  estimatedLogSize(): Promise<number> {
+    return this.log.estimatedSize();
+  }
+
+  /** The index `latestFailures` is read by; see ResultStore.ensureFailureIndex. */
+  ensureFailureIndex(): Promise<void> {
+    return this.results.ensureFailureIndex();
+  }
+
+  /**
+   * The latest `limit` failures, newest first, with their log entries: of every task, or with
+   * `ofAccount` only among that account's latest `scanned` submissions. A result no reader of
+   * this service can decode is left out.
+   */
+  async latestFailures(limit: number, ofAccount?: { userId: string; scanned: number }): Promise<FailedTask[]> {
+    const own = ofAccount === undefined ? undefined : await this.log.latestIds(ofAccount.userId, ofAccount.scanned);
+    const docs = await this.results.latestFailures(limit, own);
+    const entries = await this.log.entries(docs.map((doc) => String(doc._id)));
+    const failed: FailedTask[] = [];
+    for (const doc of docs) {
+      try {
+        const result = decodeResultDocument(doc as unknown as Record<string, unknown>);
+        failed.push({ result, entry: entries.get(result.taskId) });
+      } catch {
+        // A document written by a client this service cannot read.
+      }
+    }
+    return failed;
+  }
+
+  /** The status and end time of tasks that succeeded or failed between `from` and `until` (at most `limit`). */
+  endedTasks(from: Date, until: Date, limit: number): ReturnType<ResultStore['ended']> {
+    return this.results.ended(from, until, limit);
+  }
+
+  /** Tells the workers to revoke a task the API did not submit (no log entry, no result to record). */
+  async broadcastRevoke(taskId: string, terminate: boolean): Promise<void> {
+    await this.control.revoke(taskId, { terminate, signal: 'SIGTERM' });
   }
 
   async close(): Promise<void> {

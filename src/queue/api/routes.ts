@@ -18,7 +18,7 @@ import { setPageForm } from '../../render/html-forms.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
 import type { TaskResult } from '../results/result-document.js';
 import type { Settings } from '../../config/settings.js';
-import type { QueueService } from './queue-service.js';
+import { TASK_ID, type QueueService } from './queue-service.js';
 import { defaultQueue, signatureJson, type CatalogTask } from './task-catalog.js';
 import type { TaskLogEntry } from './task-log.js';
 import { parseSubmission, parseWait, validateTaskName } from './submission.js';
@@ -26,9 +26,6 @@ import { exampleTokenKey } from './example-token.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { mountDeadLetterRoutes } from './dead-letter-routes.js';
 import { QUEUE_ROUTES } from './route-table.js';
-
-/** What a task id may look like (anything else is "no such task"). */
-export const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /** The caller's account: its id (what the history is kept by) and its name now. */
 function requireUser(p: Principal): { id: string; name: string } {

@@ -26,6 +26,7 @@ import { WriteBatcher } from '../../db/write-batcher.js';
 import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
 import { signalOption } from '../../db/deadline.js';
 import { noDeadline, type Deadline } from '../../lib/deadline.js';
+import { escapeRegExp } from '../../lib/regexp.js';
 import { READY_STATES, TASK_STATES, isTaskState } from '../results/states.js';
 
 const FINAL_STATES = [...READY_STATES];
@@ -115,6 +116,37 @@ export interface TaskLogEntry {
 interface Settlement {
   taskId: string;
   mayHaveRun: boolean;
+}
+
+/**
+ * What the administration site's list of every submission may ask for: each text field matches
+ * entries that contain it (any case; for `tags`, any one tag), the time a range.
+ */
+export interface LogBrowseFilter {
+  task_name?: string;
+  user?: string;
+  queue?: string;
+  tags?: string;
+  timestamp?: { from?: Date; to?: Date };
+}
+export const LOG_BROWSE_SORTS = ['timestamp', 'task_name', 'user', 'queue', 'tags', 'task_id'] as const;
+export interface LogBrowseQuery {
+  filter: LogBrowseFilter;
+  sortBy: (typeof LOG_BROWSE_SORTS)[number];
+  direction: 'asc' | 'desc';
+  skip: number;
+  limit: number;
+}
+
+function browseFilter(f: LogBrowseFilter): Filter<TaskLogEntry> {
+  const filter: Record<string, unknown> = {};
+  for (const field of ['task_name', 'user', 'queue', 'tags'] as const) {
+    const text = f[field];
+    if (text !== undefined && text !== '') filter[field] = { $regex: escapeRegExp(text), $options: 'i' };
+  }
+  const { from, to } = f.timestamp ?? {};
+  if (from !== undefined || to !== undefined) filter.timestamp = { ...(from && { $gte: from }), ...(to && { $lte: to }) };
+  return filter as Filter<TaskLogEntry>;
 }
 
 export interface HistoryFilter {
@@ -354,6 +386,28 @@ export class TaskLog {
         .toArray(),
     );
     return rows.map((row) => row._id);
+  }
+
+  /** Every account's entries, for the administration site's list (see LogBrowseFilter). */
+  browse(query: LogBrowseQuery): Promise<TaskLogEntry[]> {
+    const direction = query.direction === 'asc' ? 1 : -1;
+    return this.deadline((signal) =>
+      this.collection
+        .find(browseFilter(query.filter), { signal })
+        .sort({ [query.sortBy]: direction, _id: direction })
+        .skip(query.skip)
+        .limit(query.limit)
+        .toArray(),
+    );
+  }
+
+  browseCount(filter: LogBrowseFilter): Promise<number> {
+    return this.deadline((signal) => this.collection.countDocuments(browseFilter(filter), { signal }));
+  }
+
+  /** The number of entries, from the collection's metadata (cheap, possibly a little off). */
+  estimatedSize(): Promise<number> {
+    return this.deadline((signal) => this.collection.estimatedDocumentCount(signalOption(signal)));
   }
 
   /** The names of every task ever submitted (what permissions may be granted on before a worker lists it). */

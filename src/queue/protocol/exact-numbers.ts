@@ -14,6 +14,10 @@
  *
  * Bodies with no digit before `.`/`e`/`E` are read by JSON.parse; only when they hold an integer
  * it may have rounded (beyond 2^53, or beyond a double) are they read again, literal by literal.
+ *
+ * Record bodies are read differently (documents/number-literals.ts turns literals into BSON
+ * doubles and longs) because a record ends as BSON, whereas task arguments are written back out
+ * as JSON text for Python, where keeping the literal's exact text is what preserves its type.
  */
 import { LosslessNumber, isLosslessNumber, parse, stringify } from 'lossless-json';
 import { assertNumberLiteralsBounded, mayHoldFractions } from '../../lib/json-number-literals.js';

@@ -133,4 +133,37 @@ describe('task history', () => {
     expect(del.json.notice.type).toBe('error');
     expect(await app.ctx.serviceDb.collection('task_log').countDocuments()).toBe(1);
   });
+
+  it('filters by part of a field in any case, by a time range, sorts, and shows one entry', async () => {
+    const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 12, minute));
+    const entry = (n: number, task_name: string, tags: string[]) => ({
+      _id: `c0ffee00-0000-4000-8000-00000000010${n}` as never,
+      task_id: `c0ffee00-0000-4000-8000-00000000010${n}`,
+      user: 'filterer',
+      task_name,
+      args: [n],
+      kwargs: {},
+      queue: 'celery',
+      tags,
+      timestamp: at(n),
+    });
+    await app.ctx.serviceDb
+      .collection('task_log')
+      .insertMany([entry(1, 'lab.Convert.run', ['night']), entry(2, 'lab.convert.more', []), entry(3, 'lab.other', ['Nightly'])]);
+    const names = async (query: string) =>
+      ((await adminApiGet(root, `/resources/TaskLog/actions/list?${query}`)).json.records as { params: { task_name: string } }[]).map(
+        (r) => r.params.task_name,
+      );
+    expect(await names('filters.task_name=CONVERT&sortBy=timestamp&direction=asc')).toEqual(['lab.Convert.run', 'lab.convert.more']);
+    expect(await names('filters.tags=night&filters.user=filter&sortBy=task_name&direction=desc')).toEqual(['lab.other', 'lab.Convert.run']);
+    const range = `filters.user=filterer&filters.timestamp~~from=${at(2).toISOString()}&filters.timestamp~~to=${at(3).toISOString()}`;
+    expect(await names(`${range}&sortBy=timestamp&direction=desc`)).toEqual(['lab.other', 'lab.convert.more']);
+    // A regular expression's special characters are matched as themselves.
+    expect(await names('filters.task_name=lab.*')).toEqual([]);
+    const show = await adminApiGet(root, '/resources/TaskLog/records/c0ffee00-0000-4000-8000-000000000103/show');
+    expect(show.status, show.text).toBe(200);
+    expect(show.json.record.params).toMatchObject({ task_name: 'lab.other', 'tags.0': 'Nightly', args: '[3]', kwargs: '{}' });
+    const missing = await adminApiGet(root, '/resources/TaskLog/records/c0ffee00-0000-4000-8000-000000000199/show');
+    expect(missing.status === 404 || missing.json?.notice?.type === 'error', missing.text).toBe(true);
+  });
 });

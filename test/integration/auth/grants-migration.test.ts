@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { grantTargets } from '../../../src/auth/grant-targets.js';
+import { areaListings } from '../../../src/app/service-context.js';
 import { migrateLegacyGrants } from '../../../src/auth/grants-migration.js';
 import { TaskLog } from '../../../src/queue/api/task-log.js';
 import type { Logger } from '../../../src/log/logger.js';
@@ -139,7 +140,7 @@ describe('migrating old permission codenames at start-up', () => {
   it('is idempotent, and names every codename left with several meanings', async () => {
     const warn = vi.fn();
     const logger = { warn, info: vi.fn() } as unknown as Logger;
-    const targets = grantTargets(app.ctx.documents, () => new TaskLog(app.ctx.serviceDb).taskNames());
+    const targets = grantTargets(areaListings(app.ctx.documents), () => new TaskLog(app.ctx.serviceDb).taskNames());
     const before = await permissionsOf('auth_user', { username: 'legacy' });
     expect(await migrateLegacyGrants(app.ctx.auth.models, app.ctx.auth.permissionCatalog, targets, logger)).toMatchObject({
       users: 0,

@@ -10,7 +10,7 @@ import { BrokerSession } from '../../../src/queue/connection/broker-session.js';
 import { TaskPublisher } from '../../../src/queue/publishing/task-publisher.js';
 import { ResultStore } from '../../../src/queue/results/result-store.js';
 import { defineTask } from '../../../src/worker/task-definition.js';
-import type { TaskReport } from '../../../src/worker/request-outcomes.js';
+import type { TaskReport } from '../../../src/worker/request/request-outcomes.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { brokerSettings, deleteQueues, dropResultsAndClose, mongoSettings, unique } from './support.js';

@@ -10,8 +10,8 @@ import type { ChannelModel, ConsumeMessage } from 'amqplib';
 import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
 import type { TaskQueueType } from '../../../src/config/connections.js';
 import { declareTaskQueue } from '../../../src/queue/protocol/entities.js';
-import { startConsuming, type TaskConsumer } from '../../../src/worker/consumer.js';
-import { ROOM_LINGER_MS } from '../../../src/worker/prefetch-window.js';
+import { startConsuming, type TaskConsumer } from '../../../src/worker/consumer/consumer.js';
+import { ROOM_LINGER_MS } from '../../../src/worker/consumer/prefetch-window.js';
 import { until } from '../../support/until.js';
 import { brokerSettings, deleteQueues, unique } from './support.js';
 

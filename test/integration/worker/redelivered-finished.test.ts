@@ -5,7 +5,7 @@
  * state still runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskReport } from '../../../src/worker/request-outcomes.js';
+import type { TaskReport } from '../../../src/worker/request/request-outcomes.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { unique } from './support.js';
 import { QueueRig, testWorker } from './fixtures.js';

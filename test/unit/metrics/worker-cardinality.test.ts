@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { WorkerBoard } from '../../../src/admin/operations/worker-board.js';
 import { SharedProbe } from '../../../src/metrics/shared-probe.js';
 import { registerWorkerMetrics } from '../../../src/metrics/worker-collector.js';
-import { DEFAULT_TRACKED_WORKERS, WorkerTracker } from '../../../src/metrics/worker-tracker.js';
+import { DEFAULT_TRACKED_WORKERS, WorkerTracker } from '../../../src/queue/observe/worker-tracker.js';
 
 const heartbeat = (hostname: string) => ({ type: 'worker-heartbeat', hostname, freq: 2, active: 1, processed: 1 });
 

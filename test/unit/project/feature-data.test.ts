@@ -26,6 +26,13 @@ describe("features' data through their own modules", () => {
     expect(reaching).toEqual([]);
   });
 
+  it('only the queue module names the task log’s collection', () => {
+    // The admin site, the metrics and the installation read the log through QueueService; a
+    // second description of it elsewhere (a schema, a collection name) would drift from the owner's.
+    const naming = files.filter((file) => !file.startsWith(join('src', 'queue') + '/') && /\btask_log\b/.test(readFileSync(file, 'utf8')));
+    expect(naming).toEqual([]);
+  });
+
   it('the documents store raises domain errors, never HTTP ones', () => {
     const store = readFileSync('src/documents/store.ts', 'utf8');
     expect(store).not.toMatch(/from '\.\.\/errors\.js'|ApiError|badRequest|notFound\(/);

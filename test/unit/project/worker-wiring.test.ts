@@ -14,7 +14,7 @@ describe('the Worker keeps the wiring only', () => {
     expect(source.split('\n').length).toBeLessThanOrEqual(300);
   });
 
-  it('is given its broker session and database, and opens neither itself', () => {
-    expect(source).not.toMatch(/new BrokerSession\b|connectMongo\b|new MongoClient\b/);
+  it('is given its broker session, database and publisher, and makes none of them itself', () => {
+    expect(source).not.toMatch(/new BrokerSession\b|connectMongo\b|new MongoClient\b|new TaskPublisher\b/);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidSignatureError, chainTaskIds, parseSignature, popChain, signatureMessages } from '../../../src/worker/canvas.js';
 import { parseHeaderResults } from '../../../src/worker/chord-unlock.js';
-import { MaxRetriesExceededError, Retry, requestRetry } from '../../../src/worker/task-retry.js';
+import { MaxRetriesExceededError, Retry, requestRetry } from '../../../src/worker/request/task-retry.js';
 
 const sig = (task: string, extra: Record<string, unknown> = {}) => ({
   task,

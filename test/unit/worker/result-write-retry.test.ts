@@ -2,8 +2,8 @@
 import { BSON, MongoInvalidArgumentError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { isTransientWriteError } from '../../../src/queue/results/write-errors.js';
-import { OperationAborted, abortable, retrying, sharedAbortController } from '../../../src/worker/retry.js';
-import { truncatedRepr, unstorableOutcome } from '../../../src/worker/unstorable-result.js';
+import { OperationAborted, abortable, retrying, sharedAbortController } from '../../../src/worker/service-retry.js';
+import { truncatedRepr, unstorableOutcome } from '../../../src/worker/request/unstorable-result.js';
 
 const serverError = (code: number, errmsg = 'refused'): MongoServerError => new MongoServerError({ code, errmsg, ok: 0 });
 
