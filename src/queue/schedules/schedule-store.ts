@@ -153,6 +153,11 @@ export class ScheduleStore {
     }
   }
 
+  /** The earliest claim still open of the schedule's fires from `from` on (the index on schedule and fire time answers it). */
+  openClaim(scheduleId: string, from: Date): Promise<RunDoc | null> {
+    return this.runs.findOne({ schedule_id: scheduleId, fire_at: { $gte: from }, state: 'claimed' }, { sort: { fire_at: 1 } });
+  }
+
   getRun(id: string): Promise<RunDoc | null> {
     return this.runs.findOne({ _id: id });
   }

@@ -34,7 +34,7 @@ import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { READY_STATES } from '../results/states.js';
 import { planDue, type DueStep } from './plan.js';
 import { runKey, type RunDoc, type RunKind, type RunState, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
-import type { Window } from './timing.js';
+import { nextFire, type Window } from './timing.js';
 
 export interface SchedulerOptions {
   store: ScheduleStore;
@@ -159,10 +159,12 @@ export class Scheduler {
   /** Deals with the schedule's next fire; true when the schedule was advanced (by this process or found done). */
   private async fireDue(s: ScheduleDoc, now: Date): Promise<boolean> {
     const { store } = this.options;
-    const step = planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
-      graceMs: this.options.graceMs,
-      catchUpWindowMs: s.catch_up_window_s * 1000,
-    });
+    const step =
+      (await this.leftClaim(s, now)) ??
+      planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
+        graceMs: this.options.graceMs,
+        catchUpWindowMs: s.catch_up_window_s * 1000,
+      });
     if (step.missed !== null) {
       const recorded = await store.recordMissed({
         ...this.newRun(s._id, `${s._id}@missed@${step.missed.first.toISOString()}`, 'missed', step.missed.first, now),
@@ -195,6 +197,27 @@ export class Scheduler {
     const done = { ...run, ...fields };
     this.emit({ scheduleId: s._id, kind: run.kind, outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
     return this.advance(s, step, done, step.missed?.count ?? 0);
+  }
+
+  /**
+   * The fire a claim still open stands for, when the schedule's next fire is late: a claim is a
+   * decision to fire, so it is finished whatever the time. Planned again, the fire would count as
+   * late by the time a dead claimant's lease ran out, and be caught up under another key or
+   * recorded as missed, leaving the claim never published.
+   */
+  private async leftClaim(s: ScheduleDoc, now: Date): Promise<DueStep | null> {
+    const due = s.next_fire_at!;
+    if (due.getTime() >= now.getTime() - this.options.graceMs) return null;
+    const left = await this.options.store.openClaim(s._id, due);
+    if (left === null) return null;
+    return {
+      kind: 'fire',
+      fire: left.fire_at,
+      catchUp: left.kind === 'catch_up',
+      covers: left.count,
+      missed: null,
+      next: nextFire(s.timing, left.fire_at, windowOf(s)),
+    };
   }
 
   private newRun(scheduleId: string, id: string, kind: RunKind, fireAt: Date, now: Date): RunDoc {

@@ -296,6 +296,37 @@ describe('a claim left by a process that died', () => {
     expect(await scheduler().schedules.findOne({ _id: id })).toMatchObject({ finished: true, total_runs: 1, next_fire_at: null });
   });
 
+  it('whose lease outlasted the on-time grace: still published, not taken for a missed fire', async () => {
+    const graceApp = await startTestApp({ SCHEDULE_GRACE_S: '1', SCHEDULE_TICK_MS: '100', TASK_LIST_CACHE_S: '3600' });
+    try {
+      const name = uniqueName('g');
+      await graceApp.users.createUser({ username: name, password: `pw-${name}-1234`, permissions: [SCHEDULE, taskCodename('tasks.add')] });
+      const token = await graceApp.users.tokenFor(name);
+      const at = new Date(Math.ceil((Date.now() + 2_500) / 1000) * 1000);
+      const made = await call(graceApp.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: { name: 'once', task: 'tasks.add', args: [4, 4], queue, interval: { every: 3600, anchor: at.toISOString() } },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      const taskId = `dead-claim-${uniqueName()}`;
+      const runs = graceApp.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+      // Its lease runs out 3 s after the fire's time: by then the fire is later than the 1 s grace.
+      await runs.insertOne({ ...deadClaim(id, at, taskId), lease_until: new Date(at.getTime() + 3_000) });
+      const run = await until(
+        async () => (await runs.findOne({ _id: runKey(id, at), state: { $ne: 'claimed' } })) ?? undefined,
+        15_000,
+        'the claim to be finished',
+      );
+      expect(run).toMatchObject({ state: 'published', task_id: taskId, recovered: true });
+      expect(await runs.countDocuments({ schedule_id: id, kind: 'missed' })).toBe(0);
+      // The worker writes its results where the file's main app reads them.
+      expect(await app.ctx.queue!.waitForResult(taskId, 10)).toMatchObject({ status: 'SUCCESS', result: 8 });
+    } finally {
+      await graceApp.close();
+    }
+  });
+
   it('after it wrote the history entry: counted as published, not published again', async () => {
     const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
     const { id, at } = await clockedSoon(owner);
