@@ -9,7 +9,7 @@ import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../pr
 import type { QueueService } from '../api/queue-service.js';
 import { bodyOf, mergeUpdate, parseScheduleBody, type ScheduleSpec } from './model.js';
 import { nextFire, nextFires } from './timing.js';
-import type { RunDoc, ScheduleDoc, ScheduleStore } from './schedule-store.js';
+import { isDuplicateKey, type RunDoc, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { windowOf, type Scheduler } from './scheduler.js';
 
 export interface ScheduleServiceOptions {
@@ -130,7 +130,7 @@ export class ScheduleService {
     try {
       await this.options.store.updateIf(doc._id, {}, { $set: fields });
     } catch (error) {
-      if ((error as { code?: number }).code === 11000) throw nameTaken(spec.name);
+      if (isDuplicateKey(error)) throw nameTaken(spec.name);
       throw error;
     }
     return { ...doc, ...fields };

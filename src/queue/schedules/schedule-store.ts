@@ -8,7 +8,7 @@
  * its jitter, or a re-check for a buffered run), null while paused or finished: the scheduler's
  * tick is one indexed range query on it.
  */
-import { MongoServerError, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
+import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import type { Timing } from './timing.js';
 import type { IntervalPeriod, OverlapPolicy } from './model.js';
 
@@ -83,8 +83,10 @@ export interface RunDoc {
   recovered: boolean;
 }
 
+/** The server's code for a unique index refusing a write (read from the error, so no driver class is needed here). */
 const DUPLICATE_KEY = 11000;
-export const isDuplicateKey = (error: unknown): boolean => error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+export const isDuplicateKey = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === DUPLICATE_KEY;
 
 /** A fire's run-log key. */
 export const runKey = (scheduleId: string, fireAt: Date): string => `${scheduleId}@${fireAt.toISOString()}`;
