@@ -110,7 +110,9 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     if (settings.scheduler.enabled) scheduler.start();
   }
   const peers = cluster.isWorker ? new ClusterPeer().start() : undefined;
-  const metrics = settings.metrics.enabled ? new ServiceMetrics({ settings, serviceDb, queue, logger, cluster: peers }).start() : undefined;
+  const metrics = settings.metrics.enabled
+    ? new ServiceMetrics({ settings, serviceDb, queue, logger, cluster: peers, scheduler }).start()
+    : undefined;
   return {
     settings,
     logger,

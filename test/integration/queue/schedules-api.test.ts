@@ -175,6 +175,15 @@ describe('schedule endpoints', () => {
       'SUCCESS',
     );
 
+    const superuser = uniqueName('root');
+    await app.users.createUser({ username: superuser, password: 'root-pass-1234', isSuperuser: true });
+    const metrics = await call(app.url, 'GET', '/api/metrics', { token: await app.users.tokenFor(superuser), accept: 'text/plain' });
+    const published_ = /^cybercom_schedule_fires_total\{kind="scheduled",outcome="published"\} (\d+)$/m.exec(metrics.text);
+    expect(Number(published_?.[1])).toBeGreaterThanOrEqual(atPause);
+    expect(metrics.text).toMatch(/^cybercom_schedule_fires_total\{kind="manual",outcome="published"\} 1$/m);
+    expect(metrics.text).toMatch(/^cybercom_schedule_fire_lateness_seconds_bucket\{le="1",kind="scheduled"\} \d+$/m);
+    expect(metrics.text).toMatch(/^cybercom_schedule_missed_runs_total 0$/m);
+
     const resumed = await call(app.url, 'POST', `/api/queue/schedules/${id}/resume/`, { token: owner.token });
     expect(resumed.json.paused).toBe(false);
     await until(async () => published(await runsOf(owner.token, id)).length >= atPause + 3, 15_000, 'fires after resuming');
