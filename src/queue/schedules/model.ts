@@ -15,6 +15,7 @@
  *   start_time, end_time, max_runs, expires (s, per fired task), paused, note
  */
 import isPlainObject from 'is-plain-obj';
+import { isLosslessNumber } from 'lossless-json';
 import { badRequest } from '../../errors.js';
 import { exactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
 import { parseSubmission, validateTaskName } from '../api/submission.js';
@@ -199,11 +200,31 @@ function solarTiming(value: unknown, ctx: ValidationContext): Timing {
 }
 
 /**
+ * The body with its literals kept exact (`900.0`, see exact-numbers.ts) read as numbers, but for
+ * the task's arguments, which reach the task as written.
+ */
+function plainNumbers(value: unknown): unknown {
+  if (isLosslessNumber(value)) return Number(value.value);
+  if (Array.isArray(value)) return value.map(plainNumbers);
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainNumbers(v)]));
+  return value;
+}
+
+/**
  * Checks a schedule's whole body. `body` is the create body, or the stored schedule's body with
  * an update's fields laid over it (see `bodyOf`).
  */
-export function parseScheduleBody(body: unknown, ctx: ValidationContext): ScheduleSpec {
-  if (!isPlainObject(body)) throw badRequest('invalid_body', 'The request body must be a JSON object.');
+export function parseScheduleBody(input: unknown, ctx: ValidationContext): ScheduleSpec {
+  if (!isPlainObject(input)) throw badRequest('invalid_body', 'The request body must be a JSON object.');
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    Object.defineProperty(body, key, {
+      value: key === 'args' || key === 'kwargs' ? value : plainNumbers(value),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
   for (const key of Object.keys(body)) {
     if (!(FIELDS as readonly string[]).includes(key)) {
       throw badRequest('unknown_field', `Unknown field "${key}". Allowed fields: ${FIELDS.join(', ')}.`, { field: key });

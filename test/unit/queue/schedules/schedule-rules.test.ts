@@ -77,6 +77,23 @@ describe('schedule input', () => {
     });
   });
 
+  it('reads numbers written with a fraction (60.0, as Python writes floats) in every numeric field', () => {
+    // The queue's endpoints keep such literals exact (for the task's arguments); here they are numbers.
+    const spec = parseScheduleBody(
+      parseExactJson(
+        '{"name":"n","task":"tasks.add","interval":{"every":900.0},"catch_up_window":60.0,"jitter":1.0,"max_runs":3,"expires":10.0}',
+      ),
+      ctx,
+    );
+    expect(spec).toMatchObject({ catchUpWindowSeconds: 60, jitterSeconds: 1, expiresSeconds: 10, maxRuns: 3 });
+    expect(spec.timing).toMatchObject({ kind: 'interval', everySeconds: 900 });
+    const solar = parseScheduleBody(
+      parseExactJson('{"name":"n","task":"tasks.add","solar":{"event":"sunrise","latitude":46.0,"longitude":-89.0}}'),
+      ctx,
+    );
+    expect(solar.timing).toMatchObject({ lat: 46, lon: -89 });
+  });
+
   it('keeps 3.0 a float in the stored arguments', () => {
     const spec = parseScheduleBody(parseExactJson('{"name":"n","task":"tasks.add","args":[3.0,1],"crontab":"* * * * *"}'), ctx);
     expect(spec.argsJson).toBe('[3.0,1]');
