@@ -19,6 +19,26 @@ export interface ScheduleServiceOptions {
   minIntervalSeconds: number;
 }
 
+/** A schedule as the Operations page lists it. */
+export interface ScheduleSummary {
+  id: string;
+  name: string;
+  owner: string;
+  task: string;
+  nextFireAt: string | null;
+  lastOutcome: string | null;
+  lastReason: string | null;
+  failureStreak: number;
+  missedRuns: number;
+}
+
+export interface ScheduleOverview {
+  active: number;
+  paused: number;
+  next: ScheduleSummary[];
+  failing: ScheduleSummary[];
+}
+
 const dueOf = (next: Date | null, paused: boolean): Date | null => (paused ? null : next);
 
 /** The spec a stored schedule was made from. */
@@ -187,6 +207,41 @@ export class ScheduleService {
       count: store.countRuns(scheduleId),
       open: (window) => cursorOver(store.recentRuns(scheduleId, window.skip, window.limit)),
     };
+  }
+
+  /**
+   * What the Operations page shows of the schedules of one owner (or everyone's): how many are
+   * active and paused, the next to fire, and those whose last fires were refused or failed.
+   */
+  async overview(ownerId: string | undefined, shown: number): Promise<ScheduleOverview> {
+    const { schedules } = this.options.store;
+    const mine = ownerId === undefined ? {} : { owner_id: ownerId };
+    const row = (d: ScheduleDoc): ScheduleSummary => ({
+      id: d._id,
+      name: d.name,
+      owner: d.owner,
+      task: d.task,
+      nextFireAt: d.paused ? null : (d.next_fire_at?.toISOString() ?? null),
+      lastOutcome: d.last_outcome,
+      lastReason: d.last_reason,
+      failureStreak: d.failure_streak,
+      missedRuns: d.missed_total,
+    });
+    const [active, paused, next, failing] = await Promise.all([
+      schedules.countDocuments({ ...mine, paused: false, finished: false }),
+      schedules.countDocuments({ ...mine, paused: true }),
+      schedules
+        .find({ ...mine, due_at: { $ne: null } })
+        .sort({ due_at: 1 })
+        .limit(shown)
+        .toArray(),
+      schedules
+        .find({ ...mine, failure_streak: { $gt: 0 } })
+        .sort({ failure_streak: -1 })
+        .limit(shown)
+        .toArray(),
+    ]);
+    return { active, paused, next: next.map(row), failing: failing.map(row) };
   }
 
   /** Whether a live worker offers `task`, as this process last heard (a warning, never a refusal). */
