@@ -93,9 +93,10 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
     if (!canRunTask(p, task)) throw forbidden(`You may not run the task "${task}".`);
   }
 
+  const notOffered = (task: string) => `No live worker offers "${task}" right now; its fires will wait in the queue until one does.`;
+
   async function warningsFor(task: string): Promise<string[]> {
-    const offered = await service().offered(task);
-    return offered === false ? [`No live worker offers "${task}" right now; its fires will wait in the queue until one does.`] : [];
+    return (await service().offered(task)) === false ? [notOffered(task)] : [];
   }
 
   serve(router, R.schedules, {
@@ -104,7 +105,8 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
       const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size']);
       const paging = parsePaging(params, defaultPageSize);
       await paginate(req, res, service().list(isTaskAdmin(req.principal) ? undefined : user.id), paging, {
-        map: (doc) => describe(req, urls, doc),
+        // The task list this process last heard (no broadcast per page): a schedule whose task no live worker offers says so.
+        map: (doc) => describe(req, urls, doc, service().offeredLately(doc.task) === false ? [notOffered(doc.task)] : []),
       });
     },
     POST: async (req, res) => {
@@ -114,6 +116,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
       if (req.body === undefined) throw badRequest('missing_body', 'A JSON object body is required.');
       const spec = service().check(req.body);
       mayRun(req.principal, spec.task);
+      await service().checkArguments(spec);
       const doc = await service().create(user, spec);
       res.setHeader('Location', urls.schedule(req, doc._id));
       respond(req, res, 201, describe(req, urls, doc, await warningsFor(doc.task)));
@@ -132,6 +135,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
       if (req.body === undefined) throw badRequest('missing_body', 'A JSON object body is required.');
       const spec = service().merged(doc, req.body);
       if (spec.task !== doc.task) mayRun(req.principal, spec.task);
+      await service().checkArguments(spec);
       const updated = await service().update(doc, spec);
       respond(req, res, 200, describe(req, urls, updated, await warningsFor(updated.task)));
     },

@@ -3,7 +3,8 @@
  * and their run log. Who may do what is the routes' business; this is what it does.
  */
 import { randomUUID } from 'node:crypto';
-import { conflict } from '../../errors.js';
+import { badRequest, conflict } from '../../errors.js';
+import { bindProblem } from './signature-check.js';
 import { cursorOver, type CountedRows } from '../../lib/paging.js';
 import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
 import type { QueueService } from '../api/queue-service.js';
@@ -242,6 +243,34 @@ export class ScheduleService {
         .toArray(),
     ]);
     return { active, paused, next: next.map(row), failing: failing.map(row) };
+  }
+
+  /**
+   * Refuses (400) arguments that cannot bind to the task's signature, where a live worker sent
+   * one; without one (a stock Celery worker, no worker now) nothing is refused.
+   */
+  async checkArguments(spec: ScheduleSpec): Promise<void> {
+    let signature;
+    try {
+      signature = (await this.options.queue.catalog.get()).tasks.get(spec.task)?.signature ?? null;
+    } catch {
+      return;
+    }
+    if (signature === null) return;
+    const args = parseExactJson(spec.argsJson) as unknown[];
+    const kwargs = Object.keys(parseExactJson(spec.kwargsJson) as object);
+    const problem = bindProblem(signature, args.length, kwargs);
+    if (problem !== null) {
+      throw badRequest('invalid_arguments', `The arguments do not fit ${spec.task}${signature.text}: ${problem}.`, {
+        signature: signature.text,
+      });
+    }
+  }
+
+  /** Whether a live worker offered `task` when this process last asked, without asking (null: never asked yet). */
+  offeredLately(task: string): boolean | null {
+    const known = this.options.queue.catalog.peek();
+    return known === null ? null : known.tasks.has(task);
   }
 
   /** Whether a live worker offers `task`, as this process last heard (a warning, never a refusal). */

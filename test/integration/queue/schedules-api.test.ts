@@ -73,6 +73,9 @@ describe('schedule endpoints', () => {
       [{ name: 'a', task: 'tasks.add', solar: { event: 'sunrise', latitude: -89, longitude: 0 } }, 'no_solar_event'],
       [{ name: 'a', task: 'tasks.add', crontab: '* * * * *', overlap: 'never' }, 'invalid_overlap'],
     ];
+    // tasks.add(x, y), as the worker's signature says.
+    cases.push([{ name: 'a', task: 'tasks.add', args: [1], crontab: '0 2 * * *' }, 'invalid_arguments']);
+    cases.push([{ name: 'a', task: 'tasks.add', args: [1, 2], kwargs: { z: 3 }, crontab: '0 2 * * *' }, 'invalid_arguments']);
     for (const [body, code] of cases) {
       const res = await create(token, body);
       expect(res.status, res.text).toBe(400);
@@ -115,7 +118,7 @@ describe('schedule endpoints', () => {
       paused: false,
     });
     expect(made.headers.get('location')).toBe(made.json.url);
-    const again = await create(scheduler1.token, { name: 'nightly', task: 'tasks.add', crontab: '0 3 * * *' });
+    const again = await create(scheduler1.token, { name: 'nightly', task: 'tasks.add', args: [1, 2], crontab: '0 3 * * *' });
     expect(again.status).toBe(409);
 
     const other = await user([SCHEDULE, taskCodename('tasks.add')]);
@@ -123,6 +126,17 @@ describe('schedule endpoints', () => {
     expect((await call(app.url, 'GET', '/api/queue/schedules/', { token: other.token })).json.count).toBe(0);
     const all = await call(app.url, 'GET', '/api/queue/schedules/?page_size=0', { token: admin });
     expect(all.json.results.map((s: { id: string }) => s.id)).toContain(made.json.id);
+
+    // A task no live worker offers: accepted, with a warning, and the list says so too.
+    const unoffered = await create(scheduler1.token, { name: 'someday', task: 'tasks.add_later', crontab: '0 3 * * *' });
+    expect(unoffered.status).toBe(403);
+    const adminMade = await create(admin, { name: 'someday', task: 'lab.not_running_anywhere', crontab: '0 3 * * *' });
+    expect(adminMade.status, adminMade.text).toBe(201);
+    expect(adminMade.json.warnings).toEqual([expect.stringMatching(/No live worker offers "lab.not_running_anywhere"/)]);
+    const listed = (await call(app.url, 'GET', '/api/queue/schedules/?page_size=0', { token: admin })).json.results;
+    expect(listed.find((s: { id: string }) => s.id === adminMade.json.id).warnings).toHaveLength(1);
+    expect(listed.find((s: { id: string }) => s.id === made.json.id).warnings).toBeUndefined();
+    await call(app.url, 'DELETE', `/api/queue/schedules/${adminMade.json.id}/`, { token: admin });
 
     const next = await call(app.url, 'GET', `/api/queue/schedules/${made.json.id}/next/`, { token: scheduler1.token });
     expect(next.status).toBe(200);
