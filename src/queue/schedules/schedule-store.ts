@@ -8,7 +8,10 @@
  * its jitter, or a re-check for a buffered run), null while paused or finished: the scheduler's
  * tick is one indexed range query on it.
  */
-import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
+import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
+import { WriteBatcher } from '../../db/write-batcher.js';
 import type { Timing } from './timing.js';
 import type { IntervalPeriod, OverlapPolicy } from './model.js';
 
@@ -54,6 +57,8 @@ export interface ScheduleDoc {
   /** A fire held back by `buffer_one` until the last run finishes: its run id. */
   buffered_run: string | null;
   finished: boolean;
+  /** Names the last conditional update applied (see ConditionalUpdates). */
+  write_token?: string;
 }
 
 export const RUN_STATES = ['claimed', 'published', 'skipped', 'buffered', 'refused', 'failed', 'missed'] as const;
@@ -81,6 +86,67 @@ export interface RunDoc {
   count: number;
   /** Set when the claim was completed by another process than the one that made it. */
   recovered: boolean;
+  /** Names the last conditional update applied (see ConditionalUpdates). */
+  write_token?: string;
+}
+
+/** A conditional update that found nothing matching its filter. */
+const NOT_MATCHED = new Error('no document matched the update');
+
+interface PendingUpdate<T> {
+  id: string;
+  filter: Filter<T>;
+  update: UpdateFilter<T>;
+  token: string;
+}
+
+/**
+ * Compare-and-set updates of single documents, coalesced: the ones asked for while a batch is in
+ * flight leave together as one unordered bulk write (FerretDB commits each command as one
+ * PostgreSQL transaction, so a fire's writes one by one would bound the fires per second). Each
+ * caller still learns whether its own update matched: when the batch matched fewer documents than
+ * it had updates, the documents are read back by the token each update wrote.
+ */
+class ConditionalUpdates<T extends Document & { _id: string; write_token?: string }> {
+  private readonly batcher: WriteBatcher<PendingUpdate<T>>;
+
+  constructor(private readonly collection: Collection<T>) {
+    this.batcher = new WriteBatcher(async (items) => {
+      const operations = items.map((i): AnyBulkWriteOperation<T> => ({
+        updateOne: {
+          filter: { ...i.filter, _id: i.id } as Filter<T>,
+          update: { ...i.update, $set: { ...(i.update.$set ?? {}), write_token: i.token } } as UpdateFilter<T>,
+        },
+      }));
+      // An update refused by a unique index (a schedule renamed to a name its owner has) fails
+      // alone: its own error, while the others are told from their tokens.
+      let failed: (Error | null)[] = items.map(() => null);
+      try {
+        const result = await this.collection.bulkWrite(operations, { ordered: false });
+        if (result.matchedCount === items.length) return failed;
+      } catch (error) {
+        failed = bulkInsertOutcomes(items.length, error);
+      }
+      const applied = await this.collection
+        .find({ _id: { $in: items.map((i) => i.id) }, write_token: { $in: items.map((i) => i.token) } } as Filter<T>, {
+          projection: { _id: 1, write_token: 1 },
+        })
+        .toArray();
+      const done = new Set(applied.map((d) => `${String(d._id)} ${String(d.write_token)}`));
+      return items.map((i, n) => failed[n] ?? (done.has(`${i.id} ${i.token}`) ? null : NOT_MATCHED));
+    });
+  }
+
+  /** Applies `update` to the document `id` if it matches `filter`; whether it did. */
+  async apply(id: string, filter: Filter<T>, update: UpdateFilter<T>): Promise<boolean> {
+    try {
+      await this.batcher.write({ id, filter, update, token: randomUUID() });
+      return true;
+    } catch (error) {
+      if (error === NOT_MATCHED) return false;
+      throw error;
+    }
+  }
 }
 
 /** The server's code for a unique index refusing a write (read from the error, so no driver class is needed here). */
@@ -95,9 +161,25 @@ export class ScheduleStore {
   readonly schedules: Collection<ScheduleDoc>;
   readonly runs: Collection<RunDoc>;
 
+  private readonly claims: WriteBatcher<RunDoc>;
+  private readonly scheduleUpdates: ConditionalUpdates<ScheduleDoc>;
+  private readonly runUpdates: ConditionalUpdates<RunDoc>;
+
   constructor(db: Db) {
     this.schedules = db.collection<ScheduleDoc>('schedules');
     this.runs = db.collection<RunDoc>('schedule_runs');
+    // Claims made at the same time (a minute's burst) are inserted together, each told whether its
+    // own entry was written or already there.
+    this.claims = new WriteBatcher(async (runs) => {
+      try {
+        await this.runs.insertMany([...runs], { ordered: false });
+        return bulkInsertOutcomes(runs.length, undefined);
+      } catch (error) {
+        return bulkInsertOutcomes(runs.length, error);
+      }
+    });
+    this.scheduleUpdates = new ConditionalUpdates(this.schedules);
+    this.runUpdates = new ConditionalUpdates(this.runs);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -133,9 +215,8 @@ export class ScheduleStore {
   }
 
   /** Applies `update` when the schedule still matches `expect`; whether it did. */
-  async updateIf(id: string, expect: Filter<ScheduleDoc>, update: UpdateFilter<ScheduleDoc>): Promise<boolean> {
-    const result = await this.schedules.updateOne({ ...expect, _id: id }, update);
-    return result.matchedCount === 1;
+  updateIf(id: string, expect: Filter<ScheduleDoc>, update: UpdateFilter<ScheduleDoc>): Promise<boolean> {
+    return this.scheduleUpdates.apply(id, expect, update);
   }
 
   async delete(id: string): Promise<boolean> {
@@ -147,7 +228,7 @@ export class ScheduleStore {
   /** Claims a fire: true for the one caller whose insert made the entry. */
   async claim(run: RunDoc): Promise<boolean> {
     try {
-      await this.runs.insertOne(run);
+      await this.claims.write(run);
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -183,9 +264,8 @@ export class ScheduleStore {
   }
 
   /** Completes the caller's own claim; false when it lost it meanwhile (its lease ran out and was taken over). */
-  async complete(id: string, by: string, fields: Partial<RunDoc>): Promise<boolean> {
-    const result = await this.runs.updateOne({ _id: id, claimed_by: by, state: 'claimed' }, { $set: fields });
-    return result.modifiedCount === 1;
+  complete(id: string, by: string, fields: Partial<RunDoc>): Promise<boolean> {
+    return this.runUpdates.apply(id, { claimed_by: by, state: 'claimed' }, { $set: fields });
   }
 
   /** Records fires that passed without a run; a second process recording the same range changes nothing. */

@@ -64,7 +64,7 @@ export interface FireEvent {
 /** Due schedules read per query; more are read at once when a batch came back full. */
 const BATCH = 500;
 /** Schedules dealt with side by side in one tick. */
-const CONCURRENCY = 16;
+const CONCURRENCY = 64;
 /** Fires dealt with for one schedule in one tick before the others get their turn. */
 const MAX_STEPS = 20;
 /** How often a schedule holding a buffered run looks whether the last run finished. */
@@ -145,8 +145,9 @@ export class Scheduler {
         await this.options.store.updateIf(s._id, { due_at: s.due_at }, { $set: { due_at: due } });
         return;
       }
-      const advanced = await this.fireDue(s, now);
-      if (!advanced) return;
+      const due = await this.fireDue(s, now);
+      // Read again only when another fire is due already (a burst after downtime, a busy tick).
+      if (due === undefined || due === null || due.getTime() > Date.now()) return;
       s = await this.options.store.get(s._id);
     }
   }
@@ -156,8 +157,11 @@ export class Scheduler {
     return new Date(next === null ? soon : Math.min(soon, next.getTime()));
   }
 
-  /** Deals with the schedule's next fire; true when the schedule was advanced (by this process or found done). */
-  private async fireDue(s: ScheduleDoc, now: Date): Promise<boolean> {
+  /**
+   * Deals with the schedule's next fire. Resolves with the schedule's new `due_at` once it was
+   * advanced (null: nothing more is due), undefined when it was left to another process.
+   */
+  private async fireDue(s: ScheduleDoc, now: Date): Promise<Date | null | undefined> {
     const { store } = this.options;
     const step =
       (await this.leftClaim(s, now)) ??
@@ -183,17 +187,17 @@ export class Scheduler {
     };
     if (!(await store.claim(run))) {
       const existing = await store.getRun(runId);
-      if (existing === null) return false;
+      if (existing === null) return undefined;
       if (existing.state !== 'claimed') return this.advance(s, step, existing, step.missed?.count ?? 0);
       // Another process holds it; once its lease ran out, it died holding it, and this one finishes it.
-      if (existing.lease_until.getTime() > now.getTime()) return false;
-      if (!(await store.takeOver(runId, this.id, now, new Date(now.getTime() + this.options.claimLeaseMs)))) return false;
+      if (existing.lease_until.getTime() > now.getTime()) return undefined;
+      if (!(await store.takeOver(runId, this.id, now, new Date(now.getTime() + this.options.claimLeaseMs)))) return undefined;
       this.options.logger.warn({ schedule: s._id, run: runId, from: existing.claimed_by }, 'scheduler: took over a claim its process left');
       run = { ...existing, claimed_by: this.id, recovered: true };
     }
     const dueTime = step.catchUp ? step.fire : (s.due_at ?? step.fire);
     const fields = await this.execute(s, run, dueTime, true);
-    if (!(await store.complete(runId, this.id, fields))) return false;
+    if (!(await store.complete(runId, this.id, fields))) return undefined;
     const done = { ...run, ...fields };
     this.emit({ scheduleId: s._id, kind: run.kind, outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
     return this.advance(s, step, done, step.missed?.count ?? 0);
@@ -308,8 +312,11 @@ export class Scheduler {
     }
   }
 
-  /** Moves the schedule past the fire `step` dealt with, once: only while it still names that fire as next. */
-  private async advance(s: ScheduleDoc, step: DueStep, run: RunDoc | null, missed: number): Promise<boolean> {
+  /**
+   * Moves the schedule past the fire `step` dealt with, once: only while it still names that fire
+   * as next. Resolves with the new `due_at`, or undefined when the schedule had moved meanwhile.
+   */
+  private async advance(s: ScheduleDoc, step: DueStep, run: RunDoc | null, missed: number): Promise<Date | null | undefined> {
     const published = run?.state === 'published';
     const total = s.total_runs + (published ? 1 : 0);
     const finished = step.next === null || (s.max_runs !== null && total >= s.max_runs);
@@ -317,14 +324,15 @@ export class Scheduler {
     const failed = run?.state === 'refused' || run?.state === 'failed';
     const buffered = run?.state === 'buffered';
     const holdsBuffer = buffered || s.buffered_run !== null;
-    const due = next === null ? (holdsBuffer ? this.recheck(null, new Date()) : null) : dueAt(next, s.jitter_s);
+    const nextDue = next === null ? (holdsBuffer ? this.recheck(null, new Date()) : null) : dueAt(next, s.jitter_s);
+    const due = holdsBuffer && nextDue !== null ? this.recheck(nextDue, new Date()) : nextDue;
     const advanced = await this.options.store.updateIf(
       s._id,
       { next_fire_at: s.next_fire_at, total_runs: s.total_runs },
       {
         $set: {
           next_fire_at: next,
-          due_at: holdsBuffer && due !== null ? this.recheck(due, new Date()) : due,
+          due_at: due,
           last_fire_at: step.kind === 'fire' ? step.fire : s.last_fire_at,
           total_runs: total,
           finished,
@@ -337,7 +345,7 @@ export class Scheduler {
         $inc: { missed_total: missed },
       },
     );
-    return advanced;
+    return advanced ? due : undefined;
   }
 
   /** Publishes the buffered run once the last run finished (or finishes one whose process died doing so). */
