@@ -120,8 +120,8 @@ export function scheduleResource(model: Model<ScheduleRecord>): { resource: Sche
       filterProperties: ['name', 'owner', 'task', 'paused', 'last_outcome'],
       properties: {
         name: { isTitle: true },
-        args_json: { type: 'textarea', label: 'args' },
-        kwargs_json: { type: 'textarea', label: 'kwargs' },
+        args_json: { type: 'textarea' },
+        kwargs_json: { type: 'textarea' },
       },
       actions: { new: READ_ONLY, edit: READ_ONLY, delete: READ_ONLY, bulkDelete: READ_ONLY },
     },
