@@ -34,6 +34,7 @@ export default defineConfig({
           { text: 'Python client', link: '/python-client' },
           { text: 'Data explorer', link: '/explorer' },
           { text: 'The task queue', link: '/task-queue' },
+          { text: 'Running tasks on a schedule', link: '/schedules' },
           { text: 'Your own Python tasks', link: '/python-tasks' },
           { text: 'Permissions', link: '/permissions' },
         ],

@@ -9,6 +9,7 @@ import type { AuthModule } from '../auth/index.js';
 import type { DocumentArea } from '../documents/area.js';
 import type { QueueService } from '../queue/api/queue-service.js';
 import type { ClusterPeer } from '../runtime/cluster/peer.js';
+import type { ScheduleService } from '../queue/schedules/schedule-service.js';
 
 export interface AdminContext {
   settings: Settings;
@@ -17,6 +18,8 @@ export interface AdminContext {
   documents: { dataStore: DocumentArea; catalog: DocumentArea };
   /** Absent when no broker is configured. */
   queue: QueueService | undefined;
+  /** The schedules (the Operations page shows their next fires and failures); absent without a broker. */
+  schedules: ScheduleService | undefined;
   /** Under the cluster: the way to the other API processes' answers. */
   cluster?: ClusterPeer;
 }

@@ -14,6 +14,9 @@ import type { AreaName } from '../auth/grants.js';
 import { createDocumentAreas, type DocumentArea } from '../documents/area.js';
 import { QueueService } from '../queue/api/queue-service.js';
 import { TaskLog } from '../queue/api/task-log.js';
+import { ScheduleStore } from '../queue/schedules/schedule-store.js';
+import { Scheduler } from '../queue/schedules/scheduler.js';
+import { ScheduleService } from '../queue/schedules/schedule-service.js';
 import { WorkerPrivileges } from '../db/worker-privileges.js';
 import { ServiceMetrics } from '../metrics/index.js';
 import { ClusterPeer } from '../runtime/cluster/peer.js';
@@ -29,6 +32,9 @@ export interface ServiceContext {
   documents: { dataStore: DocumentArea; catalog: DocumentArea };
   /** Absent when no broker is configured (the queue endpoints then answer 503). */
   queue: QueueService | undefined;
+  /** Schedules and this process's scheduler; absent without a broker. */
+  schedules: ScheduleService | undefined;
+  scheduler: Scheduler | undefined;
   /** Extra health probes registered by optional parts (the broker). */
   healthProbes: Map<string, () => Promise<void>>;
   /** Whether the database can still store anything (a full disk leaves it reachable). */
@@ -96,8 +102,27 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
       await queue.session.waitUntilConnected(2_000);
     });
   }
+  let scheduler: Scheduler | undefined;
+  let schedules: ScheduleService | undefined;
+  if (queue !== undefined) {
+    const store = new ScheduleStore(serviceDb);
+    await store.ensureIndexes();
+    scheduler = new Scheduler({
+      store,
+      queue,
+      owner: (userId) => auth.scheduleOwner(userId),
+      logger,
+      tickMs: settings.scheduler.tickMs,
+      claimLeaseMs: settings.scheduler.claimLeaseMs,
+      graceMs: settings.scheduler.graceMs,
+    });
+    schedules = new ScheduleService({ store, scheduler, queue, minIntervalSeconds: settings.scheduler.minIntervalSeconds });
+    if (settings.scheduler.enabled) scheduler.start();
+  }
   const peers = cluster.isWorker ? new ClusterPeer().start() : undefined;
-  const metrics = settings.metrics.enabled ? new ServiceMetrics({ settings, serviceDb, queue, logger, cluster: peers }).start() : undefined;
+  const metrics = settings.metrics.enabled
+    ? new ServiceMetrics({ settings, serviceDb, queue, logger, cluster: peers, scheduler }).start()
+    : undefined;
   return {
     settings,
     logger,
@@ -106,12 +131,16 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
     auth,
     documents,
     queue,
+    schedules,
+    scheduler,
     healthProbes,
     storage: new StorageState(serviceDb),
     metrics,
     cluster: peers,
     async close() {
       peers?.close();
+      // Before the queue: a fire being published finishes on an open broker connection.
+      await scheduler?.close();
       // The queue before the metrics: closing its broker connection settles the metrics' channel too.
       await queue?.close();
       await metrics?.close();

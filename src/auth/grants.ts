@@ -4,7 +4,7 @@
  *
  *   data_store.datastore_admin  data_store.datastore_create     roles (no second dot)
  *   catalog.catalog_admin       catalog.catalog_create
- *   cybercom_queue.task_admin   cybercom_queue.metrics_read
+ *   cybercom_queue.task_admin   cybercom_queue.metrics_read   cybercom_queue.schedule_tasks
  *   data_store.<db>.<action>                                     every collection of a database
  *   data_store.<db>.<col>.<action>  catalog.<db>.<col>.<action>  one collection
  *   cybercom_queue.task.<task name>                              one task, its name as it is
@@ -32,6 +32,9 @@ export const ROLES = {
   // Operators' monitoring (queues, workers, the API's own health); the queue area is the
   // service-wide one, as task_admin shows.
   metrics_read: { area: 'cybercom_queue', name: 'Read service metrics (Prometheus /api/metrics)' },
+  // Schedules fire without their owner present, so making one is a right of its own, beside the
+  // right to run the task (which is checked again at every fire).
+  schedule_tasks: { area: 'cybercom_queue', name: 'Schedule tasks (periodic and one-off runs of tasks they may run)' },
 } as const satisfies Record<string, { area: PermissionArea; name: string }>;
 export type Role = keyof typeof ROLES;
 

@@ -75,6 +75,10 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
       if (account?.isActive !== true) return null;
       return { principal: toPrincipal(account, 'link'), credentials: account.credentialsStamp };
     },
+    async scheduleOwner(userId) {
+      const account = await accounts.byId(userId);
+      return account?.isActive === true ? toPrincipal(account, 'schedule') : null;
+    },
     models,
     permissionCatalog: catalog,
     delegation: new DelegationGuard(models, accounts),

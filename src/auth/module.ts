@@ -93,6 +93,8 @@ export interface AuthModule {
   users: UserService;
   /** An active user as signed links see them, or null for an unknown or disabled one. */
   linkHolder(userId: string): Promise<LinkHolder | null>;
+  /** An active user as the scheduler acts for them (their rights now), or null for an unknown or disabled one. */
+  scheduleOwner(userId: string): Promise<Principal | null>;
   /** The mongoose models (User, Group, Permission, Token) on the service database, for the admin site. */
   models: AuthModels;
   /** Checks and registers the codenames the admin site grants. */

@@ -116,3 +116,8 @@ export function canRunTask(p: Principal, taskName: string): boolean {
 export function isTaskAdmin(p: Principal): boolean {
   return hasRole(p, 'task_admin');
 }
+
+/** May `p` have schedules at all (each one's task still needs canRunTask)? Task admins may. */
+export function canSchedule(p: Principal): boolean {
+  return isAuthenticated(p) && (isTaskAdmin(p) || hasRole(p, 'schedule_tasks'));
+}

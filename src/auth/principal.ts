@@ -1,8 +1,11 @@
 /** Who is making a request, as every permission check sees it. Built once per request. */
 import { GrantSet } from './grant-set.js';
 
-/** `task`: a worker acting for the user who submitted a task; `link`: a signed link's URL (src/links). */
-export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session' | 'task' | 'link';
+/**
+ * `task`: a worker acting for the user who submitted a task; `link`: a signed link's URL (src/links);
+ * `schedule`: the scheduler firing a schedule as its owner.
+ */
+export type AuthMethod = 'anonymous' | 'token' | 'jwt' | 'session' | 'task' | 'link' | 'schedule';
 
 export interface Principal {
   readonly authMethod: AuthMethod;

@@ -88,6 +88,16 @@ export const serviceEnvSchema = z
     /** How long a task-list broadcast gathers worker replies (Celery's CLI waits 1 s). */
     TASK_LIST_REPLY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
     RESULT_COLLECTION: z.string().trim().min(1).default('tombstone'),
+    /** Whether this API process runs the scheduler (every process may: each fire is claimed once). */
+    SCHEDULER_ENABLED: booleanFlag.default(true),
+    /** How often the scheduler looks for due schedules. */
+    SCHEDULE_TICK_MS: z.coerce.number().int().min(20).max(60_000).default(250),
+    /** The shortest interval a schedule may have. */
+    SCHEDULE_MIN_INTERVAL_S: positiveInt.default(10),
+    /** How long a claimed fire is held before another API process may take it over (its claimant having died). */
+    SCHEDULE_CLAIM_LEASE_S: positiveInt.max(3600).default(30),
+    /** How late a fire may be and still count as on time (later ones are caught up or missed). */
+    SCHEDULE_GRACE_S: positiveInt.max(3600).default(10),
     /** The workers' MongoDB role the API adds data-store databases to (empty: leave roles alone). */
     WORKER_DB_ROLE: z.string().trim().default(WORKER_ROLE),
     /** Where the admin site's component bundle is built (must be writable unless pre-built). */
@@ -147,6 +157,8 @@ export interface Settings {
   taskListCacheSeconds: number;
   taskListReplyTimeoutMs: number;
   resultCollection: string;
+  /** The scheduler: on in this process or not, its tick, the shortest interval, the claim lease and the on-time grace. */
+  scheduler: { enabled: boolean; tickMs: number; minIntervalSeconds: number; claimLeaseMs: number; graceMs: number };
   workerDbRole: string;
   logLevel: string;
   adminBundleDir: string;
@@ -265,6 +277,13 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     taskListCacheSeconds: e.TASK_LIST_CACHE_S,
     taskListReplyTimeoutMs: e.TASK_LIST_REPLY_TIMEOUT_MS,
     resultCollection: e.RESULT_COLLECTION,
+    scheduler: {
+      enabled: e.SCHEDULER_ENABLED,
+      tickMs: e.SCHEDULE_TICK_MS,
+      minIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_S,
+      claimLeaseMs: e.SCHEDULE_CLAIM_LEASE_S * 1000,
+      graceMs: e.SCHEDULE_GRACE_S * 1000,
+    },
     workerDbRole: e.WORKER_DB_ROLE,
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),

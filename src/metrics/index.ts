@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.js';
 import type { QueueService } from '../queue/api/queue-service.js';
 import type { CeleryEvent } from '../queue/events/worker-events.js';
 import type { TaskCatalog } from '../queue/api/task-catalog.js';
+import type { FireEvent, Scheduler } from '../queue/schedules/scheduler.js';
 import { registerCertificateMetrics, certificateFiles } from './certificate-collector.js';
 import { registerHealthMetrics } from './health-collector.js';
 import { ipAllowList, type IpAllowList } from '../config/ip-allowlist.js';
@@ -39,6 +40,8 @@ export interface MetricsSources {
   logger: Logger;
   /** Under the cluster: the other API processes, asked through the primary. */
   cluster?: ClusterPeer;
+  /** This process's scheduler, whose fires are counted; absent without a queue. */
+  scheduler?: Pick<Scheduler, 'onFire'>;
 }
 
 export class ServiceMetrics {
@@ -59,6 +62,8 @@ export class ServiceMetrics {
   private readonly channel: ScrapeChannel | undefined;
   private readonly catalog: TaskCatalog | undefined;
   private readonly cluster: ClusterPeer | undefined;
+  private readonly scheduler: Pick<Scheduler, 'onFire'> | undefined;
+  private stopCountingFires: (() => void) | undefined;
   private readonly text = new SharedProbe(() => this.compute(), EXPOSITION_REUSE_MS);
 
   constructor(sources: MetricsSources) {
@@ -69,6 +74,7 @@ export class ServiceMetrics {
     this.allowList = ipAllowList(settings.metrics.allowedIps);
     const registry = this.shared;
     this.cluster = sources.cluster;
+    this.scheduler = sources.scheduler;
     this.channel = queue === undefined ? undefined : new ScrapeChannel(queue.session);
     registerHealthMetrics(registry, {
       db: sources.serviceDb,
@@ -85,6 +91,7 @@ export class ServiceMetrics {
 
   start(): this {
     this.stopListening = this.listenToWorkers?.();
+    this.stopCountingFires = this.scheduler?.onFire((event) => this.scheduleFire(event));
     if (this.cluster !== undefined) answerMetrics(this.cluster, this.core.registry);
     return this;
   }
@@ -122,7 +129,18 @@ export class ServiceMetrics {
     this.core.taskSubmissions.inc({ task: this.taskLabel(name) });
   }
 
+  private scheduleFire(event: FireEvent): void {
+    const { core } = this;
+    if (event.kind === 'missed') {
+      core.scheduleMissed.inc(event.count);
+      return;
+    }
+    core.scheduleFires.inc({ kind: event.kind, outcome: event.outcome });
+    if (event.latenessMs !== null) core.scheduleLateness.observe({ kind: event.kind }, event.latenessMs / 1000);
+  }
+
   async close(): Promise<void> {
+    this.stopCountingFires?.();
     await this.stopListening?.();
     await this.channel?.close();
   }

@@ -72,7 +72,16 @@ export interface CoreMetrics {
   httpDuration: Histogram<'route' | 'method' | 'status'>;
   taskSubmissions: BatchedCounter<'task'>;
   taskEvents: BatchedCounter<'task' | 'state'>;
+  /** Schedule fires this process dealt with, by kind (scheduled, catch_up, manual) and outcome (published, skipped, refused...). */
+  scheduleFires: Counter<'kind' | 'outcome'>;
+  /** How late a published fire was, from its due time to the broker's confirm. */
+  scheduleLateness: Histogram<'kind'>;
+  /** Fires that passed while no scheduler ran, older than their schedule's catch-up window. */
+  scheduleMissed: Counter;
 }
+
+/** Fire lateness from a prompt publish (ms) to a catch-up after a long downtime (hours). */
+const LATENESS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600];
 
 /** Request latencies from a fast cached read (ms) to a long `?wait=` submission (s). */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -106,6 +115,25 @@ export function createCoreMetrics(): CoreMetrics {
       // under the cluster the processes count the same events: the aggregate is the count of
       // the one that has seen most, not the sum.
       aggregator: 'max',
+    }),
+    // Each fire is dealt with by one API process: under the cluster the processes' counts add up.
+    scheduleFires: new Counter({
+      name: `${METRIC_PREFIX}schedule_fires_total`,
+      help: 'Schedule fires dealt with, by kind (scheduled, catch_up, manual) and outcome (published, skipped, buffered, refused, failed)',
+      labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
+    scheduleLateness: new Histogram({
+      name: `${METRIC_PREFIX}schedule_fire_lateness_seconds`,
+      help: 'How late published schedule fires were: from the time each was due to the broker confirming its task',
+      labelNames: ['kind'],
+      buckets: LATENESS_BUCKETS,
+      registers: [registry],
+    }),
+    scheduleMissed: new Counter({
+      name: `${METRIC_PREFIX}schedule_missed_runs_total`,
+      help: 'Schedule fires that passed while no scheduler ran, older than their catch-up window (never run)',
+      registers: [registry],
     }),
   };
 }

@@ -11,6 +11,7 @@ import { Box, Button, H2, H4, Text, MessageBox } from '@adminjs/design-system';
 import type { FailureRow } from '../operations/latest-failures.js';
 import type { MinuteCount } from '../operations/minute-counts.js';
 import type { ClusterView } from '../operations/views.js';
+import type { ScheduleOverview, ScheduleSummary } from '../../queue/schedules/schedule-service.js';
 import { csrfToken, errorMessage, readJson } from './shared/admin-fetch.js';
 import { LoadFailed, Loading } from './shared/page-state.js';
 import { cell, confirmFrame, head, table } from './shared/styles.js';
@@ -40,7 +41,40 @@ interface OperationsData extends ClusterView {
   generatedAt: string;
   offlineRule: string;
   failures: FailureRow[];
+  /** Null when no broker is configured. */
+  schedules: ScheduleOverview | null;
 }
+
+/** A list of schedules: name, owner, task, next fire, last outcome (with why) and failures in a row. */
+const ScheduleTable: React.FC<{ rows: ScheduleSummary[]; testId: string }> = ({ rows, testId }) => (
+  <table style={table} data-testid={testId}>
+    <thead>
+      <tr>
+        {['Schedule', 'Owner', 'Task', 'Next fire', 'Last outcome', 'Failures in a row', 'Missed'].map((h) => (
+          <th key={h} style={head}>
+            {h}
+          </th>
+        ))}
+      </tr>
+    </thead>
+    <tbody>
+      {rows.map((s) => (
+        <tr key={s.id} data-testid="schedule" data-schedule-id={s.id}>
+          <td style={cell}>{s.name}</td>
+          <td style={cell}>{s.owner}</td>
+          <td style={cell}>{s.task}</td>
+          <td style={cell}>{s.nextFireAt === null ? '—' : new Date(s.nextFireAt).toLocaleString()}</td>
+          <td style={cell}>
+            {s.lastOutcome ?? '—'}
+            {s.lastReason === null ? '' : ` (${s.lastReason})`}
+          </td>
+          <td style={num}>{s.failureStreak}</td>
+          <td style={num}>{s.missedRuns}</td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
 
 /** What POST /revoke answers. */
 interface RevokeAnswer {
@@ -375,6 +409,26 @@ const Operations = () => {
           </Button>
         </form>
       </Section>
+
+      {data.schedules === null ? null : (
+        <Section title="Schedules" testId="schedules">
+          <Text mb="default">
+            {data.schedules.active} active, {data.schedules.paused} paused.
+          </Text>
+          <H4>Next to fire</H4>
+          {data.schedules.next.length === 0 ? (
+            <Text>No schedule fires soon.</Text>
+          ) : (
+            <ScheduleTable rows={data.schedules.next} testId="next-fires" />
+          )}
+          <H4>Failing</H4>
+          {data.schedules.failing.length === 0 ? (
+            <Text data-testid="no-failing-schedules">No schedule whose last fires were refused or failed.</Text>
+          ) : (
+            <ScheduleTable rows={data.schedules.failing} testId="failing-schedules" />
+          )}
+        </Section>
+      )}
 
       <Section title="Latest failures" testId="failures">
         {data.failures.length === 0 ? (

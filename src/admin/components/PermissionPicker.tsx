@@ -54,6 +54,7 @@ const SCOPES: Record<GrantArea, [Option, ...Option[]]> = {
     { value: 'task', label: 'Run one task' },
     { value: 'task_admin', label: 'Task administrator (run any task, see every run)' },
     { value: 'metrics_read', label: 'Read service metrics (Prometheus /api/metrics)' },
+    { value: 'schedule_tasks', label: 'Schedule tasks (periodic and one-off runs of the tasks they may run)' },
   ],
 };
 

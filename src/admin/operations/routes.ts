@@ -23,9 +23,12 @@ import { OperationsMonitor } from './operations-monitor.js';
 import type { RunningTask } from './views.js';
 import { OPERATIONS_TOPIC, gatherProcessOperations, mergeProcesses } from './process-merge.js';
 import { mayReadTask } from './task-visibility.js';
+import { isTaskAdmin } from '../../auth/permissions.js';
 
 /** Failures listed at most. */
 const FAILURES_SHOWN = 20;
+/** Schedules listed at most, in each of the next-to-fire and failing lists. */
+const SCHEDULES_SHOWN = 10;
 const MAX_BODY_BYTES = 4 * 1024;
 
 export const OFFLINE_RULE =
@@ -62,10 +65,12 @@ export function operationsRouter(ctx: AdminContext): Router {
       GET: async (req, res) => {
         checkParams(req, ['_']);
         const { queue, monitor: m } = service();
-        const [own, failures, processes] = await Promise.all([
+        const [own, failures, processes, schedules] = await Promise.all([
           m.view(),
           latestFailures(queue, req.principal, FAILURES_SHOWN),
           ctx.cluster === undefined ? undefined : gatherProcessOperations(ctx.cluster),
+          // A task admin's are everyone's; anyone else's are their own, as the schedules' API shows them.
+          ctx.schedules?.overview(isTaskAdmin(req.principal) ? undefined : (req.principal.userId ?? ''), SCHEDULES_SHOWN) ?? null,
         ]);
         const view = processes === undefined ? own : mergeProcesses(own, processes, ctx.settings.workersTrackedMax);
         res.setHeader('Cache-Control', 'no-store');
@@ -75,6 +80,7 @@ export function operationsRouter(ctx: AdminContext): Router {
           ...view,
           running: await visibleRunning(queue, req, view.running),
           failures,
+          schedules,
         });
       },
     }),

@@ -16,7 +16,7 @@ export type GrantArea = (typeof GRANT_AREAS)[number];
 export const GRANT_SCOPES: Record<GrantArea, readonly string[]> = {
   data_store: ['collection', 'database', 'create', 'admin'],
   catalog: ['collection', 'create', 'admin'],
-  cybercom_queue: ['task', 'task_admin', 'metrics_read'],
+  cybercom_queue: ['task', 'task_admin', 'metrics_read', 'schedule_tasks'],
 };
 
 export interface GrantSpec {
@@ -82,6 +82,7 @@ export function grantsForSpec(spec: GrantSpec): Grant[] {
   if (spec.area === 'cybercom_queue') {
     if (spec.scope === 'task_admin') return [role('task_admin')];
     if (spec.scope === 'metrics_read') return [role('metrics_read')];
+    if (spec.scope === 'schedule_tasks') return [role('schedule_tasks')];
     const task = requireName(spec.task, 'task', (v) => v as string);
     if (!isTaskName(task)) throw invalid(`"${task}" is not a task name (a dotted name such as "tasks.add").`);
     return [{ kind: 'task', task }];

@@ -65,6 +65,12 @@ export interface SubmittedTask {
   queue: string;
 }
 
+/** What only the scheduler sets: the task id it claimed the fire under, and the task's expiry. */
+export interface SubmitOptions {
+  taskId?: string;
+  expires?: Date;
+}
+
 /** One run of the history: its log entry and its current state. */
 export interface HistoryRow {
   entry: TaskLogEntry;
@@ -136,8 +142,9 @@ export class QueueService {
     taskName: string,
     submission: Submission,
     queue: string,
+    options: SubmitOptions = {},
   ): Promise<SubmittedTask> {
-    const taskId = randomUUID();
+    const taskId = options.taskId ?? randomUUID();
     const user = submitter.username;
     await this.log.record({
       task_id: taskId,
@@ -159,6 +166,7 @@ export class QueueService {
         queue,
         authenticatedUser: user,
         headers: encodeSubmitterAccess(submitter),
+        expires: options.expires,
       });
     } catch (error) {
       const mayHaveRun = mayHaveBeenPublished(error);

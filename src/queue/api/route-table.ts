@@ -8,6 +8,8 @@
  *   POST /task/<id>/revoke/     revoke (submitter or task admin)
  *   GET  /usertasks/            the caller's history, newest first
  *   GET, DELETE /dead-letters/  parked task messages: list, purge (task admins)
+ *   /schedules/...              schedules: list, create, read, change, delete, pause, resume,
+ *                               run now, next fire times, runs (see SCHEDULE_ROUTES)
  */
 import { COMMON, ENVELOPE_REF, ERRORS, PAGING, jsonBody, ok, param } from '../../http/openapi-parts.js';
 import { route } from '../../http/route-table.js';
@@ -17,6 +19,149 @@ const tags = ['queue'];
 export const DEAD_LETTER_LIMIT = { default: 100, max: 1_000 };
 /** The run's id is `:id` in the patterns and `task_id` in the document, as in the answers' fields. */
 const RUN_ID = { id: 'task_id' };
+/** A schedule's id is `:id` in the patterns and `schedule_id` in the document. */
+const SCHEDULE_ID = { id: 'schedule_id' };
+/** Fire times the preview gives unless told, and at most. */
+export const PREVIEW_COUNT = { default: 10, max: 100 };
+
+/** A schedule's body (create; an update sends any of these fields). */
+const SCHEDULE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string' },
+    task: { type: 'string' },
+    args: { type: 'array' },
+    kwargs: { type: 'object' },
+    queue: { type: 'string' },
+    crontab: { type: 'string', description: 'Five cron fields, read in `timezone`' },
+    timezone: { type: 'string', description: 'IANA time zone of the crontab (default UTC)' },
+    interval: {
+      type: 'object',
+      properties: {
+        every: { type: 'number' },
+        period: { enum: ['seconds', 'minutes', 'hours', 'days'] },
+        anchor: { type: 'string', format: 'date-time' },
+      },
+    },
+    solar: {
+      type: 'object',
+      properties: {
+        event: { enum: ['sunrise', 'sunset', 'dawn', 'dusk', 'solar_noon'] },
+        latitude: { type: 'number' },
+        longitude: { type: 'number' },
+      },
+    },
+    clocked: { type: 'string', format: 'date-time', description: 'One run at this time' },
+    overlap: { enum: ['allow', 'skip', 'buffer_one', 'cancel_previous'] },
+    catch_up_window: { type: 'number', description: 'Seconds: fires missed within it run once, late' },
+    jitter: { type: 'number', description: 'Seconds of random delay added to each fire' },
+    start_time: { type: 'string', format: 'date-time' },
+    end_time: { type: 'string', format: 'date-time' },
+    max_runs: { type: 'integer', minimum: 1 },
+    expires: { type: 'number', description: 'Seconds each fired task may wait before it expires' },
+    paused: { type: 'boolean' },
+    note: { type: 'string' },
+  },
+};
+
+/** The schedules' endpoints, under the queue's mount. */
+const SCHEDULE_ROUTES = {
+  schedules: route('/schedules/', {
+    GET: {
+      tags,
+      summary: "The caller's schedules (task admins: everyone's), by name, with their next fire and last outcome",
+      parameters: [...COMMON, ...PAGING],
+      responses: { 200: ok('Envelope of schedules', ENVELOPE_REF), ...ERRORS },
+    },
+    POST: {
+      tags,
+      summary: 'Create a schedule (needs cybercom_queue.schedule_tasks and the right to run its task)',
+      parameters: COMMON,
+      request: jsonBody({ ...SCHEDULE_BODY, required: ['name', 'task'] }),
+      responses: { 201: ok('Schedule'), ...ERRORS },
+    },
+  }),
+  schedule: route(
+    '/schedules/:id/',
+    {
+      GET: { tags, summary: 'One schedule', parameters: COMMON, responses: { 200: ok('Schedule'), ...ERRORS } },
+      PATCH: {
+        tags,
+        summary: 'Change a schedule (the fields given replace the stored ones; the next fire is computed anew)',
+        parameters: COMMON,
+        request: jsonBody(SCHEDULE_BODY),
+        responses: { 200: ok('Schedule'), ...ERRORS },
+      },
+      DELETE: { tags, summary: 'Delete a schedule and its run log', parameters: COMMON, responses: { 204: ok('Deleted'), ...ERRORS } },
+    },
+    SCHEDULE_ID,
+  ),
+  schedulePause: route(
+    '/schedules/:id/pause/',
+    {
+      POST: {
+        tags,
+        summary: 'Pause a schedule, with an optional note saying why',
+        parameters: COMMON,
+        request: jsonBody({ type: 'object', additionalProperties: false, properties: { note: { type: 'string' } } }),
+        responses: { 200: ok('Schedule'), ...ERRORS },
+      },
+    },
+    SCHEDULE_ID,
+  ),
+  scheduleResume: route(
+    '/schedules/:id/resume/',
+    {
+      POST: {
+        tags,
+        summary: 'Resume a paused schedule (fires that passed meanwhile are not caught up)',
+        parameters: COMMON,
+        responses: { 200: ok('Schedule'), ...ERRORS },
+      },
+    },
+    SCHEDULE_ID,
+  ),
+  scheduleRun: route(
+    '/schedules/:id/run/',
+    {
+      POST: {
+        tags,
+        summary: "Run now: one run of the schedule's task, as its owner, beside its own fires",
+        parameters: COMMON,
+        responses: { 202: ok('{task_id, status, result_url}'), ...ERRORS },
+      },
+    },
+    SCHEDULE_ID,
+  ),
+  scheduleNext: route(
+    '/schedules/:id/next/',
+    {
+      GET: {
+        tags,
+        summary: 'The next fire times',
+        parameters: [
+          ...COMMON,
+          param('count', `How many (default ${PREVIEW_COUNT.default})`, { type: 'integer', minimum: 1, maximum: PREVIEW_COUNT.max }),
+        ],
+        responses: { 200: ok('{next_fire_times}'), ...ERRORS },
+      },
+    },
+    SCHEDULE_ID,
+  ),
+  scheduleRuns: route(
+    '/schedules/:id/runs/',
+    {
+      GET: {
+        tags,
+        summary: "The schedule's run log, newest first: each fire published (its task), skipped, refused, failed or missed",
+        parameters: [...COMMON, ...PAGING],
+        responses: { 200: ok('Envelope of runs', ENVELOPE_REF), ...ERRORS },
+      },
+    },
+    SCHEDULE_ID,
+  ),
+};
 
 export const QUEUE_ROUTES = {
   tasks: route('/', {
@@ -113,4 +258,5 @@ export const QUEUE_ROUTES = {
       responses: { 200: ok('{purged}'), ...ERRORS },
     },
   }),
+  ...SCHEDULE_ROUTES,
 };

@@ -25,6 +25,8 @@ import { parseSubmission, parseWait, validateTaskName } from './submission.js';
 import { exampleTokenKey } from './example-token.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { mountDeadLetterRoutes } from './dead-letter-routes.js';
+import { mountScheduleRoutes } from '../schedules/schedule-routes.js';
+import type { ScheduleService } from '../schedules/schedule-service.js';
 import { QUEUE_ROUTES } from './route-table.js';
 
 /** The caller's account: its id (what the history is kept by) and its name now. */
@@ -90,6 +92,8 @@ export interface QueueRouterContext {
   queue: QueueService | undefined;
   /** Told of each submitted task; absent with METRICS_ENABLED=false. */
   metrics?: { taskSubmitted(name: string): void };
+  /** Absent when no broker is configured (the routes then answer 503). */
+  schedules?: ScheduleService;
 }
 
 /** `mountPath` is where the app mounts the router (its route table), for the links the answers carry. */
@@ -268,6 +272,15 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
   });
 
   mountDeadLetterRoutes(router, service);
+  mountScheduleRoutes(
+    router,
+    () => {
+      if (ctx.schedules === undefined) throw unavailable('No task broker is configured (BROKER_URL).', 'broker_not_configured');
+      return ctx.schedules;
+    },
+    mountPath,
+    settings.defaultPageSize,
+  );
 
   return router;
 }

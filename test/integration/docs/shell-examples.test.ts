@@ -114,5 +114,14 @@ describe('the manual\'s shell examples', () => {
     const link = all.find((d) => typeof d.url === 'string' && typeof d.expires === 'string');
     expect((await fetch(link?.url as string)).status).toBe(200);
     expect(all).toContainEqual({ name: 'elev_-1' });
+    // The schedules page's: a nightly schedule at 02:00 Chicago time, previewed, run, paused, deleted.
+    const preview = all.find((d) => Array.isArray(d.next_fire_times));
+    expect(preview?.next_fire_times).toHaveLength(3);
+    for (const t of preview?.next_fire_times as string[]) {
+      expect(new Date(t).toLocaleTimeString('en-US', { timeZone: 'America/Chicago', hour12: false })).toBe('02:00:00');
+    }
+    expect(all.some((d) => d.name === 'nightly-summary' && d.paused === true && d.note === 'sensor maintenance')).toBe(true);
+    expect(all.some((d) => d.status === 'PENDING' && d.run?.kind === 'manual')).toBe(true);
+    expect(all).toContainEqual({ deleted: 204 });
   });
 });

@@ -38,6 +38,7 @@ describe('permission codenames', () => {
       'catalog.catalog_admin',
       'catalog.catalog_create',
       'cybercom_queue.metrics_read',
+      'cybercom_queue.schedule_tasks',
       'cybercom_queue.task_admin',
       'data_store.datastore_admin',
       'data_store.datastore_create',

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     )
     from .results import DeleteResult, RecordList, UpdateResult
     from .retry import RetryPolicy
+    from .schedules import Schedule, Schedules
     from .tasks import TaskInfo, TaskRun, Tasks
 
 _MODULE_OF = {
@@ -49,6 +50,8 @@ _MODULE_OF = {
     "AuthenticationFailed": "errors",
     "BadRequest": "errors",
     "Client": "client",
+    "Schedule": "schedules",
+    "Schedules": "schedules",
     "Collection": "data_store",
     "Conflict": "errors",
     "Cursor": "data_store",
@@ -121,6 +124,8 @@ __all__ = [
     "RecordList",
     "Regex",
     "RetryPolicy",
+    "Schedule",
+    "Schedules",
     "ServerError",
     "ServiceUnavailable",
     "TaskFailed",

@@ -345,6 +345,99 @@ def cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _schedule_options(args: argparse.Namespace) -> dict[str, Any]:
+    timings = [t for t in (args.cron, args.every, args.solar, args.at) if t is not None]
+    if len(timings) != 1:
+        raise UsageError("give exactly one of --cron, --every, --solar, --at")
+    options: dict[str, Any] = {}
+    if args.cron is not None:
+        options["cron"] = args.cron
+        options["tz"] = args.tz
+    if args.every is not None:
+        options["every"] = args.every
+    if args.solar is not None:
+        parts = args.solar.split(":")
+        if len(parts) != 3:
+            raise UsageError("--solar is EVENT:LATITUDE:LONGITUDE, e.g. sunrise:46.8:-89.5")
+        try:
+            options["solar"] = (parts[0], float(parts[1]), float(parts[2]))
+        except ValueError as exc:
+            raise UsageError(f"--solar: {exc}") from exc
+    if args.at is not None:
+        options["at"] = args.at
+    kwargs = _json_arg(args.kwargs, "--kwargs")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise UsageError("--kwargs must be a JSON object")
+    extra = {
+        "args": _task_args(args.args) if args.args else None,
+        "kwargs": kwargs,
+        "queue": args.queue,
+        "overlap": args.overlap,
+        "catch_up_window": args.catch_up_window,
+        "jitter": args.jitter,
+        "max_runs": args.max_runs,
+        "expires": args.expires,
+        "note": args.note,
+        "paused": True if args.paused else None,
+    }
+    return {**options, **{k: v for k, v in extra.items() if v is not None}}
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    action = args.action
+    with _client(args) as client:
+        schedules = client.schedules
+        if action == "add":
+            made = schedules.create(args.name, args.task, **_schedule_options(args))
+            for warning in made.info.get("warnings") or []:
+                print(f"warning: {warning}", file=sys.stderr)
+            print(orjson.dumps(made.info).decode())
+        elif action == "ls":
+            rows = schedules.list()
+            if args.json:
+                print(orjson.dumps([s.info for s in rows]).decode())
+            for s in rows if not args.json else []:
+                state = "paused" if s.paused else (s.next_fire_at or "finished")
+                print(f"{s.name}  {s.task}  {s.timing}  next: {state}  last: {s.last_outcome or '-'}")
+        elif action == "pause":
+            print(orjson.dumps(schedules.pause(args.name, note=args.note).info).decode())
+        elif action == "resume":
+            print(orjson.dumps(schedules.resume(args.name).info).decode())
+        elif action == "rm":
+            schedules.delete(args.name)
+        elif action == "next":
+            for t in schedules.next(args.name, args.count):
+                print(t.isoformat())
+        elif action == "import":
+            beat, tz = _load_beat(args.app)
+            for imported in schedules.import_beat(beat, tz=args.tz or tz, replace=args.replace):
+                print(f"{imported.name}  {imported.task}  {imported.timing}")
+    return EXIT_OK
+
+
+def _load_beat(spec: str) -> tuple[dict[str, Any], str]:
+    """``module:attribute`` (a Celery app, or a beat_schedule dict), imported from the working
+    directory; answers the schedule and the app's time zone (UTC when it has none)."""
+    import importlib
+
+    module_name, _, attribute = spec.partition(":")
+    sys.path.insert(0, os.getcwd())
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"cannot import {module_name}: {exc}") from exc
+    for part in (attribute or "app").split("."):
+        if not hasattr(target, part):
+            raise UsageError(f"{module_name} has no {attribute or 'app'}")
+        target = getattr(target, part)
+    conf = getattr(target, "conf", None)
+    if conf is not None:
+        return dict(conf.beat_schedule or {}), str(conf.timezone or "UTC")
+    if isinstance(target, dict):
+        return target, "UTC"
+    raise UsageError(f"{spec} is neither a Celery app nor a beat_schedule dict")
+
+
 def _worker_overrides(args: argparse.Namespace) -> dict[str, str]:
     """The command line's settings, by the environment variable each one replaces."""
     overrides = {
@@ -513,6 +606,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="task names, comma-separated")
     p.add_argument("--tag")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    schedule_help = "manage schedules: add, ls, pause, resume, rm, next, import (a Celery beat_schedule)"
+    p = sub.add_parser("schedule", help=schedule_help, description=schedule_help)
+    p.set_defaults(fn=cmd_schedule)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def action(name: str, help: str) -> argparse.ArgumentParser:
+        return actions.add_parser(name, help=help, description=help, parents=[common])
+
+    a = action("add", "create a schedule (exactly one of --cron, --every, --solar, --at)")
+    a.add_argument("name")
+    a.add_argument("task")
+    a.add_argument("args", nargs="*", help="the task's arguments (JSON when they parse, else strings)")
+    a.add_argument("--cron", help='five cron fields, e.g. "0 2 * * *"')
+    a.add_argument("--tz", help="the crontab's IANA time zone (default UTC)")
+    a.add_argument("--every", help="an interval: seconds, or like 15m, 2h, 1d")
+    a.add_argument("--solar", help="EVENT:LATITUDE:LONGITUDE (sunrise, sunset, dawn, dusk, solar_noon)")
+    a.add_argument("--at", help="one run at this ISO 8601 time (with its offset)")
+    a.add_argument("--kwargs", help="keyword arguments as a JSON object")
+    a.add_argument("--queue")
+    a.add_argument("--overlap", choices=("allow", "skip", "buffer_one", "cancel_previous"))
+    a.add_argument("--catch-up-window", type=float, help="seconds: fires missed within it run once, late")
+    a.add_argument("--jitter", type=float, help="seconds of random delay added to each fire")
+    a.add_argument("--max-runs", type=int)
+    a.add_argument("--expires", type=float, help="seconds each fired task may wait in the queue")
+    a.add_argument("--paused", action="store_true", help="create it paused")
+    a.add_argument("--note")
+    a = action("ls", "list your schedules (task admins: everyone's)")
+    a.add_argument("--json", action="store_true", help="print JSON")
+    a = action("pause", "pause a schedule")
+    a.add_argument("name")
+    a.add_argument("--note", help="why")
+    a = action("resume", "resume a paused schedule")
+    a.add_argument("name")
+    a = action("rm", "delete a schedule and its run log")
+    a.add_argument("name")
+    a = action("next", "print the next fire times")
+    a.add_argument("name")
+    a.add_argument("-n", "--count", type=int, default=10)
+    a = action("import", "create schedules from a Celery app's beat_schedule (module:app)")
+    a.add_argument("app", help="module:attribute, e.g. proj.celery:app (imported from the working directory)")
+    a.add_argument("--tz", help="the crontabs' time zone (default: the app's timezone setting, else UTC)")
+    a.add_argument("--replace", action="store_true", help="replace schedules of the same names")
 
     p = sub.add_parser(
         "worker",

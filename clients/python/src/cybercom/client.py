@@ -11,6 +11,7 @@ from .auth import JwtAuth, TokenAuth, TokenPair
 from .config import load_config
 from .data_store import Area
 from .retry import RetryPolicy
+from .schedules import Schedules
 from .session import Session
 from .tasks import Tasks
 
@@ -66,6 +67,7 @@ class Client:
         self.data_store = Area(self._session, "data_store")
         self.catalog = Area(self._session, "catalog")
         self.tasks = Tasks(self._session)
+        self.schedules = Schedules(self._session)
 
     def __repr__(self) -> str:
         return f"<cybercom.Client {self.url}>"

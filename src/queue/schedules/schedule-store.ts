@@ -1,0 +1,283 @@
+/**
+ * The repository of schedules (`schedules`) and their run log (`schedule_runs`) in the service
+ * database. The run log is what makes a fire happen once on any number of API processes: a fire's
+ * entry has the key `<schedule id>@<fire time>`, so inserting it is an atomic claim that exactly
+ * one process wins (see scheduler.ts for the whole protocol).
+ *
+ * A schedule keeps `due_at`, the moment the scheduler next has to look at it (its next fire plus
+ * its jitter, or a re-check for a buffered run), null while paused or finished: the scheduler's
+ * tick is one indexed range query on it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
+import { bulkInsertOutcomes } from '../../db/bulk-outcomes.js';
+import { WriteBatcher } from '../../db/write-batcher.js';
+import type { Timing } from './timing.js';
+import type { IntervalPeriod, OverlapPolicy } from './model.js';
+
+export interface ScheduleDoc {
+  _id: string;
+  name: string;
+  owner_id: string;
+  /** The owner's name when the schedule was made, for reading. */
+  owner: string;
+  task: string;
+  args_json: string;
+  kwargs_json: string;
+  queue: string | null;
+  timing: Timing;
+  interval_as: { every: number; period: IntervalPeriod } | null;
+  overlap: OverlapPolicy;
+  catch_up_window_s: number;
+  jitter_s: number;
+  start_time: Date | null;
+  end_time: Date | null;
+  max_runs: number | null;
+  expires_s: number | null;
+  paused: boolean;
+  note: string;
+  created_at: Date;
+  updated_at: Date;
+  /** The next fire's own time (null: no more fires). */
+  next_fire_at: Date | null;
+  /** When the scheduler looks at it next; null while paused or finished. */
+  due_at: Date | null;
+  /** The time of the last fire dealt with (published, skipped, refused or missed). */
+  last_fire_at: Date | null;
+  /** Fires published so far (not counting "run now"): what max_runs limits. */
+  total_runs: number;
+  missed_total: number;
+  /** The task of the last published fire, for the overlap policies. */
+  last_task_id: string | null;
+  last_outcome: RunState | null;
+  /** Why the last fire was not published (owner inactive, right revoked, broker refused...). */
+  last_reason: string | null;
+  /** Fires in a row that were refused or failed to publish. */
+  failure_streak: number;
+  /** A fire held back by `buffer_one` until the last run finishes: its run id. */
+  buffered_run: string | null;
+  finished: boolean;
+  /** Names the last conditional update applied (see ConditionalUpdates). */
+  write_token?: string;
+}
+
+export const RUN_STATES = ['claimed', 'published', 'skipped', 'buffered', 'refused', 'failed', 'missed'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+export type RunKind = 'scheduled' | 'catch_up' | 'manual' | 'missed';
+
+export interface RunDoc {
+  _id: string;
+  schedule_id: string;
+  kind: RunKind;
+  /** The fire's own time (for a missed range: its first). */
+  fire_at: Date;
+  state: RunState;
+  /** Chosen when the fire is claimed, so a process that takes the claim over publishes under the same id. */
+  task_id: string | null;
+  claimed_by: string;
+  claimed_at: Date;
+  /** A claim not completed by then may be taken over by another process. */
+  lease_until: Date;
+  published_at: Date | null;
+  /** Publication time minus the time the fire was due (its own time plus jitter). */
+  lateness_ms: number | null;
+  reason: string | null;
+  /** A catch-up run: how many fires it stands for. A missed range: how many fires it records. */
+  count: number;
+  /** Set when the claim was completed by another process than the one that made it. */
+  recovered: boolean;
+  /** Names the last conditional update applied (see ConditionalUpdates). */
+  write_token?: string;
+}
+
+/** A conditional update that found nothing matching its filter. */
+const NOT_MATCHED = new Error('no document matched the update');
+
+interface PendingUpdate<T> {
+  id: string;
+  filter: Filter<T>;
+  update: UpdateFilter<T>;
+  token: string;
+}
+
+/**
+ * Compare-and-set updates of single documents, coalesced: the ones asked for while a batch is in
+ * flight leave together as one unordered bulk write (FerretDB commits each command as one
+ * PostgreSQL transaction, so a fire's writes one by one would bound the fires per second). Each
+ * caller still learns whether its own update matched: when the batch matched fewer documents than
+ * it had updates, the documents are read back by the token each update wrote.
+ */
+class ConditionalUpdates<T extends Document & { _id: string; write_token?: string }> {
+  private readonly batcher: WriteBatcher<PendingUpdate<T>>;
+
+  constructor(private readonly collection: Collection<T>) {
+    this.batcher = new WriteBatcher(async (items) => {
+      const operations = items.map((i): AnyBulkWriteOperation<T> => ({
+        updateOne: {
+          filter: { ...i.filter, _id: i.id } as Filter<T>,
+          update: { ...i.update, $set: { ...(i.update.$set ?? {}), write_token: i.token } } as UpdateFilter<T>,
+        },
+      }));
+      // An update refused by a unique index (a schedule renamed to a name its owner has) fails
+      // alone: its own error, while the others are told from their tokens.
+      let failed: (Error | null)[] = items.map(() => null);
+      try {
+        const result = await this.collection.bulkWrite(operations, { ordered: false });
+        if (result.matchedCount === items.length) return failed;
+      } catch (error) {
+        failed = bulkInsertOutcomes(items.length, error);
+      }
+      const applied = await this.collection
+        .find({ _id: { $in: items.map((i) => i.id) }, write_token: { $in: items.map((i) => i.token) } } as Filter<T>, {
+          projection: { _id: 1, write_token: 1 },
+        })
+        .toArray();
+      const done = new Set(applied.map((d) => `${String(d._id)} ${String(d.write_token)}`));
+      return items.map((i, n) => failed[n] ?? (done.has(`${i.id} ${i.token}`) ? null : NOT_MATCHED));
+    });
+  }
+
+  /** Applies `update` to the document `id` if it matches `filter`; whether it did. */
+  async apply(id: string, filter: Filter<T>, update: UpdateFilter<T>): Promise<boolean> {
+    try {
+      await this.batcher.write({ id, filter, update, token: randomUUID() });
+      return true;
+    } catch (error) {
+      if (error === NOT_MATCHED) return false;
+      throw error;
+    }
+  }
+}
+
+/** The server's code for a unique index refusing a write (read from the error, so no driver class is needed here). */
+const DUPLICATE_KEY = 11000;
+export const isDuplicateKey = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === DUPLICATE_KEY;
+
+/** A fire's run-log key. */
+export const runKey = (scheduleId: string, fireAt: Date): string => `${scheduleId}@${fireAt.toISOString()}`;
+
+export class ScheduleStore {
+  readonly schedules: Collection<ScheduleDoc>;
+  readonly runs: Collection<RunDoc>;
+
+  private readonly claims: WriteBatcher<RunDoc>;
+  private readonly scheduleUpdates: ConditionalUpdates<ScheduleDoc>;
+  private readonly runUpdates: ConditionalUpdates<RunDoc>;
+
+  constructor(db: Db) {
+    this.schedules = db.collection<ScheduleDoc>('schedules');
+    this.runs = db.collection<RunDoc>('schedule_runs');
+    // Claims made at the same time (a minute's burst) are inserted together, each told whether its
+    // own entry was written or already there.
+    this.claims = new WriteBatcher(async (runs) => {
+      try {
+        await this.runs.insertMany([...runs], { ordered: false });
+        return bulkInsertOutcomes(runs.length, undefined);
+      } catch (error) {
+        return bulkInsertOutcomes(runs.length, error);
+      }
+    });
+    this.scheduleUpdates = new ConditionalUpdates(this.schedules);
+    this.runUpdates = new ConditionalUpdates(this.runs);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await Promise.all([
+      this.schedules.createIndex({ due_at: 1 }, { name: 'due_at' }),
+      this.schedules.createIndex({ owner_id: 1, name: 1 }, { name: 'owner_name', unique: true }),
+      this.runs.createIndex({ schedule_id: 1, fire_at: -1 }, { name: 'schedule_fire' }),
+    ]);
+  }
+
+  /** The schedules due by `now`, soonest first: the tick's one query. */
+  due(now: Date, limit: number): Promise<ScheduleDoc[]> {
+    return this.schedules
+      .find({ due_at: { $lte: now } })
+      .sort({ due_at: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  get(id: string): Promise<ScheduleDoc | null> {
+    return this.schedules.findOne({ _id: id });
+  }
+
+  /** Inserts a new schedule; false when its owner already has one of that name. */
+  async insert(doc: ScheduleDoc): Promise<boolean> {
+    try {
+      await this.schedules.insertOne(doc);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Applies `update` when the schedule still matches `expect`; whether it did. */
+  updateIf(id: string, expect: Filter<ScheduleDoc>, update: UpdateFilter<ScheduleDoc>): Promise<boolean> {
+    return this.scheduleUpdates.apply(id, expect, update);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const result = await this.schedules.deleteOne({ _id: id });
+    await this.runs.deleteMany({ schedule_id: id });
+    return result.deletedCount === 1;
+  }
+
+  /** Claims a fire: true for the one caller whose insert made the entry. */
+  async claim(run: RunDoc): Promise<boolean> {
+    try {
+      await this.claims.write(run);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  /** The earliest claim still open of the schedule's fires from `from` on (the index on schedule and fire time answers it). */
+  openClaim(scheduleId: string, from: Date): Promise<RunDoc | null> {
+    return this.runs.findOne({ schedule_id: scheduleId, fire_at: { $gte: from }, state: 'claimed' }, { sort: { fire_at: 1 } });
+  }
+
+  getRun(id: string): Promise<RunDoc | null> {
+    return this.runs.findOne({ _id: id });
+  }
+
+  /** Takes over a claim whose lease ran out (its process died): true for the one caller that did. */
+  async takeOver(id: string, by: string, now: Date, leaseUntil: Date): Promise<boolean> {
+    const result = await this.runs.updateOne(
+      { _id: id, state: 'claimed', lease_until: { $lt: now } },
+      { $set: { claimed_by: by, lease_until: leaseUntil, recovered: true } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  /** Claims a buffered run for publishing: true for the one caller that did. */
+  async unbuffer(id: string, by: string, leaseUntil: Date): Promise<boolean> {
+    const result = await this.runs.updateOne(
+      { _id: id, state: 'buffered' },
+      { $set: { state: 'claimed', claimed_by: by, lease_until: leaseUntil } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  /** Completes the caller's own claim; false when it lost it meanwhile (its lease ran out and was taken over). */
+  complete(id: string, by: string, fields: Partial<RunDoc>): Promise<boolean> {
+    return this.runUpdates.apply(id, { claimed_by: by, state: 'claimed' }, { $set: fields });
+  }
+
+  /** Records fires that passed without a run; a second process recording the same range changes nothing. */
+  async recordMissed(run: RunDoc): Promise<boolean> {
+    return this.claim(run);
+  }
+
+  recentRuns(scheduleId: string, skip: number, limit: number): Promise<RunDoc[]> {
+    return this.runs.find({ schedule_id: scheduleId }).sort({ fire_at: -1, _id: -1 }).skip(skip).limit(limit).toArray();
+  }
+
+  countRuns(scheduleId: string): Promise<number> {
+    return this.runs.countDocuments({ schedule_id: scheduleId });
+  }
+}

@@ -1,0 +1,413 @@
+/**
+ * The scheduler: runs inside every API process, with no coordinator, and fires each schedule's
+ * fires exactly once however many processes run it. Every `tickMs` it asks the database for the
+ * schedules due (one indexed query on `due_at`) and deals with each, one fire at a time:
+ *
+ *   1. What the fire is: `planDue` (plan.ts) says on time, catch-up, or missed.
+ *   2. Claim: insert the fire's run-log entry, keyed `<schedule>@<fire time>`, state `claimed`,
+ *      with the task id it will be published under and a lease. The key is unique, so one process
+ *      wins; the others see the entry and leave the fire alone.
+ *   3. Publish through the queue's submission path (history entry, then the broker's confirm), as
+ *      the owner, whose account and rights are read now: an inactive owner or a right taken away
+ *      refuses the fire, and the refusal is recorded with its reason.
+ *   4. Complete the entry (published, skipped, buffered, refused or failed), then advance the
+ *      schedule: its next fire is computed from this fire, and written only if the schedule still
+ *      names this fire as its next (compare-and-set), so it advances once.
+ *
+ * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
+ * the schedule not advanced, so it stays due. When the lease has run out another process takes the
+ * claim over (a compare-and-set on the entry) and finishes it under the same task id: if the task
+ * is not in the history yet, the dead process never published it and it is published now; if it
+ * is, the dead process wrote the history entry and had the message on its way, and the fire counts
+ * as published. A process that dies after the completion but before advancing leaves a completed
+ * entry, and the next process to look advances the schedule. Nothing is lost, nothing doubled.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../log/logger.js';
+import type { Principal } from '../../auth/principal.js';
+import { canRunTask, canSchedule } from '../../auth/permissions.js';
+import type { QueueService } from '../api/queue-service.js';
+import { defaultQueue } from '../api/task-catalog.js';
+import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
+import { submitterAccessOf } from '../protocol/submitter-access.js';
+import { READY_STATES } from '../results/states.js';
+import { planDue, type DueStep } from './plan.js';
+import { runKey, type RunDoc, type RunKind, type RunState, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
+import { nextFire, type Window } from './timing.js';
+
+export interface SchedulerOptions {
+  store: ScheduleStore;
+  queue: QueueService;
+  /** The owner as they are now (rights included), or null when the account is inactive or gone. */
+  owner(userId: string): Promise<Principal | null>;
+  logger: Logger;
+  /** How often the due schedules are asked for. */
+  tickMs: number;
+  /** How long a claim holds before another process may take it over. */
+  claimLeaseMs: number;
+  /** How late a fire may be and still count as on time (plan.ts). */
+  graceMs: number;
+}
+
+/** What each dealt-with fire tells its listeners (the metrics). */
+export interface FireEvent {
+  scheduleId: string;
+  kind: RunKind;
+  outcome: RunState;
+  /** Published fires: how late, in ms. */
+  latenessMs: number | null;
+  /** Missed fires: how many. */
+  count: number;
+}
+
+/** Due schedules read per query; more are read at once when a batch came back full. */
+const BATCH = 500;
+/** Schedules dealt with side by side in one tick. */
+const CONCURRENCY = 64;
+/** Fires dealt with for one schedule in one tick before the others get their turn. */
+const MAX_STEPS = 20;
+/** How often a schedule holding a buffered run looks whether the last run finished. */
+const BUFFER_RECHECK_MS = 1_000;
+/** Queue used when the schedule names none and no live worker tells a default: Celery's. */
+const CELERY_DEFAULT_QUEUE = 'celery';
+
+const dueAt = (next: Date | null, jitterSeconds: number): Date | null =>
+  next === null ? null : new Date(next.getTime() + Math.floor(Math.random() * jitterSeconds * 1000));
+
+export const windowOf = (s: Pick<ScheduleDoc, 'start_time' | 'end_time'>): Window => ({ start: s.start_time, end: s.end_time });
+
+export class Scheduler {
+  /** Names this process in the claims it makes. */
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private readonly listeners = new Set<(event: FireEvent) => void>();
+
+  constructor(private readonly options: SchedulerOptions) {}
+
+  start(): this {
+    this.schedule(0);
+    return this;
+  }
+
+  onFire(listener: (event: FireEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick().then((full) => {
+        this.running = undefined;
+        this.schedule(full ? 0 : this.options.tickMs);
+      });
+    }, delayMs);
+  }
+
+  /** One pass over the due schedules; true when there may be more due right now. */
+  async tick(): Promise<boolean> {
+    let due: ScheduleDoc[];
+    try {
+      due = await this.options.store.due(new Date(), BATCH);
+    } catch (err) {
+      this.options.logger.warn({ err }, 'scheduler: could not read the due schedules');
+      return false;
+    }
+    // Processes reading the same batch start at different places, so they rarely meet on a fire.
+    const offset = due.length === 0 ? 0 : Math.floor(Math.random() * due.length);
+    const order = [...due.slice(offset), ...due.slice(0, offset)];
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < order.length && !this.closed) {
+        const s = order[next++]!;
+        await this.handle(s).catch((err: unknown) =>
+          this.options.logger.error({ err, schedule: s._id }, 'scheduler: could not deal with a due schedule'),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, order.length) }, lane));
+    return due.length === BATCH;
+  }
+
+  /** Deals with what is due of one schedule, one fire at a time. */
+  private async handle(first: ScheduleDoc): Promise<void> {
+    let s: ScheduleDoc | null = first;
+    for (let step = 0; step < MAX_STEPS && s !== null && !this.closed; step++) {
+      const now = new Date();
+      if (s.due_at === null || s.due_at.getTime() > now.getTime()) return;
+      if (s.buffered_run !== null) await this.releaseBuffered(s, now);
+      if (s.next_fire_at === null || s.next_fire_at.getTime() > now.getTime()) {
+        // Only a buffered run's re-check was due.
+        const due = s.buffered_run === null ? dueAt(s.next_fire_at, 0) : this.recheck(s.next_fire_at, now);
+        await this.options.store.updateIf(s._id, { due_at: s.due_at }, { $set: { due_at: due } });
+        return;
+      }
+      const due = await this.fireDue(s, now);
+      // Read again only when another fire is due already (a burst after downtime, a busy tick).
+      if (due === undefined || due === null || due.getTime() > Date.now()) return;
+      s = await this.options.store.get(s._id);
+    }
+  }
+
+  private recheck(next: Date | null, now: Date): Date {
+    const soon = now.getTime() + BUFFER_RECHECK_MS;
+    return new Date(next === null ? soon : Math.min(soon, next.getTime()));
+  }
+
+  /**
+   * Deals with the schedule's next fire. Resolves with the schedule's new `due_at` once it was
+   * advanced (null: nothing more is due), undefined when it was left to another process.
+   */
+  private async fireDue(s: ScheduleDoc, now: Date): Promise<Date | null | undefined> {
+    const { store } = this.options;
+    const step =
+      (await this.leftClaim(s, now)) ??
+      planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
+        graceMs: this.options.graceMs,
+        catchUpWindowMs: s.catch_up_window_s * 1000,
+      });
+    if (step.missed !== null) {
+      const recorded = await store.recordMissed({
+        ...this.newRun(s._id, `${s._id}@missed@${step.missed.first.toISOString()}`, 'missed', step.missed.first, now),
+        state: 'missed',
+        count: step.missed.count,
+        reason: `${step.missed.atLeast ? 'at least ' : ''}${step.missed.count} fire(s) passed while no scheduler ran, older than the catch-up window`,
+      });
+      if (recorded) this.emit({ scheduleId: s._id, kind: 'missed', outcome: 'missed', latenessMs: null, count: step.missed.count });
+    }
+    if (step.kind === 'missed') return this.advance(s, step, null, step.missed?.count ?? 0);
+
+    const runId = runKey(s._id, step.fire);
+    let run: RunDoc = {
+      ...this.newRun(s._id, runId, step.catchUp ? 'catch_up' : 'scheduled', step.fire, now),
+      count: step.covers,
+    };
+    if (!(await store.claim(run))) {
+      const existing = await store.getRun(runId);
+      if (existing === null) return undefined;
+      if (existing.state !== 'claimed') return this.advance(s, step, existing, step.missed?.count ?? 0);
+      // Another process holds it; once its lease ran out, it died holding it, and this one finishes it.
+      if (existing.lease_until.getTime() > now.getTime()) return undefined;
+      if (!(await store.takeOver(runId, this.id, now, new Date(now.getTime() + this.options.claimLeaseMs)))) return undefined;
+      this.options.logger.warn({ schedule: s._id, run: runId, from: existing.claimed_by }, 'scheduler: took over a claim its process left');
+      run = { ...existing, claimed_by: this.id, recovered: true };
+    }
+    const dueTime = step.catchUp ? step.fire : (s.due_at ?? step.fire);
+    const fields = await this.execute(s, run, dueTime, true);
+    if (!(await store.complete(runId, this.id, fields))) return undefined;
+    const done = { ...run, ...fields };
+    this.emit({ scheduleId: s._id, kind: run.kind, outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
+    return this.advance(s, step, done, step.missed?.count ?? 0);
+  }
+
+  /**
+   * The fire a claim still open stands for, when the schedule's next fire is late: a claim is a
+   * decision to fire, so it is finished whatever the time. Planned again, the fire would count as
+   * late by the time a dead claimant's lease ran out, and be caught up under another key or
+   * recorded as missed, leaving the claim never published.
+   */
+  private async leftClaim(s: ScheduleDoc, now: Date): Promise<DueStep | null> {
+    const due = s.next_fire_at!;
+    if (due.getTime() >= now.getTime() - this.options.graceMs) return null;
+    const left = await this.options.store.openClaim(s._id, due);
+    if (left === null) return null;
+    return {
+      kind: 'fire',
+      fire: left.fire_at,
+      catchUp: left.kind === 'catch_up',
+      covers: left.count,
+      missed: null,
+      next: nextFire(s.timing, left.fire_at, windowOf(s)),
+    };
+  }
+
+  private newRun(scheduleId: string, id: string, kind: RunKind, fireAt: Date, now: Date): RunDoc {
+    return {
+      _id: id,
+      schedule_id: scheduleId,
+      kind,
+      fire_at: fireAt,
+      state: 'claimed',
+      task_id: kind === 'missed' ? null : randomUUID(),
+      claimed_by: this.id,
+      claimed_at: now,
+      lease_until: new Date(now.getTime() + this.options.claimLeaseMs),
+      published_at: null,
+      lateness_ms: null,
+      reason: null,
+      count: 1,
+      recovered: false,
+    };
+  }
+
+  /**
+   * Decides and publishes a claimed fire; resolves with the fields that complete its entry.
+   * `overlap`: whether the schedule's overlap policy applies ("run now" ignores it).
+   */
+  private async execute(s: ScheduleDoc, run: RunDoc, dueTime: Date, overlap: boolean): Promise<Partial<RunDoc>> {
+    const { queue } = this.options;
+    const owner = await this.options.owner(s.owner_id);
+    if (owner === null) return { state: 'refused', reason: "the owner's account is inactive or no longer exists" };
+    if (!canSchedule(owner)) return { state: 'refused', reason: 'the owner may no longer schedule tasks (cybercom_queue.schedule_tasks)' };
+    if (!canRunTask(owner, s.task)) return { state: 'refused', reason: `the owner may no longer run the task "${s.task}"` };
+    if (run.recovered && (await queue.log.get(run.task_id!)) !== null) {
+      return {
+        state: 'published',
+        published_at: new Date(),
+        lateness_ms: null,
+        reason: 'its process stopped after writing the history entry; counted as published, not published again',
+      };
+    }
+    if (overlap && s.overlap !== 'allow' && s.last_task_id !== null) {
+      const last = await queue.results.get(s.last_task_id);
+      if (!READY_STATES.has(last.status)) {
+        if (s.overlap === 'skip') return { state: 'skipped', reason: `the last run (${s.last_task_id}) has not finished` };
+        if (s.overlap === 'buffer_one') {
+          if (s.buffered_run !== null) return { state: 'skipped', reason: 'the last run has not finished and one run is already buffered' };
+          return { state: 'buffered', reason: `waits for the last run (${s.last_task_id}) to finish` };
+        }
+        // cancel_previous: the running one is terminated, then this one is published.
+        const entry = await queue.log.get(s.last_task_id);
+        if (entry !== null) await queue.revoke(entry, true);
+      }
+    }
+    return this.publish(s, owner, run, dueTime);
+  }
+
+  private async publish(s: ScheduleDoc, owner: Principal, run: RunDoc, dueTime: Date): Promise<Partial<RunDoc>> {
+    const { queue } = this.options;
+    try {
+      const queueName = s.queue ?? (await this.defaultQueueOf(s.task));
+      const now = new Date();
+      await queue.submit(
+        submitterAccessOf({ username: owner.username!, isSuperuser: owner.isSuperuser, permissions: owner.permissions }),
+        s.owner_id,
+        s.task,
+        {
+          args: parseExactJson(s.args_json) as ExactJsonValue[],
+          kwargs: parseExactJson(s.kwargs_json) as ExactJsonObject,
+          tags: [`schedule:${s._id}`],
+          queue: queueName,
+        },
+        queueName,
+        { taskId: run.task_id!, expires: s.expires_s === null ? undefined : new Date(now.getTime() + s.expires_s * 1000) },
+      );
+      const publishedAt = new Date();
+      return { state: 'published', published_at: publishedAt, lateness_ms: Math.max(0, publishedAt.getTime() - dueTime.getTime()) };
+    } catch (err) {
+      this.options.logger.warn({ err, schedule: s._id }, 'scheduler: could not publish a fire');
+      return { state: 'failed', reason: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  private async defaultQueueOf(task: string): Promise<string> {
+    try {
+      const offered = (await this.options.queue.catalog.get()).tasks.get(task);
+      return (offered === undefined ? null : defaultQueue(offered)) ?? CELERY_DEFAULT_QUEUE;
+    } catch {
+      return CELERY_DEFAULT_QUEUE;
+    }
+  }
+
+  /**
+   * Moves the schedule past the fire `step` dealt with, once: only while it still names that fire
+   * as next. Resolves with the new `due_at`, or undefined when the schedule had moved meanwhile.
+   */
+  private async advance(s: ScheduleDoc, step: DueStep, run: RunDoc | null, missed: number): Promise<Date | null | undefined> {
+    const published = run?.state === 'published';
+    const total = s.total_runs + (published ? 1 : 0);
+    const finished = step.next === null || (s.max_runs !== null && total >= s.max_runs);
+    const next = finished ? null : step.next;
+    const failed = run?.state === 'refused' || run?.state === 'failed';
+    const buffered = run?.state === 'buffered';
+    const holdsBuffer = buffered || s.buffered_run !== null;
+    const nextDue = next === null ? (holdsBuffer ? this.recheck(null, new Date()) : null) : dueAt(next, s.jitter_s);
+    const due = holdsBuffer && nextDue !== null ? this.recheck(nextDue, new Date()) : nextDue;
+    const advanced = await this.options.store.updateIf(
+      s._id,
+      { next_fire_at: s.next_fire_at, total_runs: s.total_runs },
+      {
+        $set: {
+          next_fire_at: next,
+          due_at: due,
+          last_fire_at: step.kind === 'fire' ? step.fire : s.last_fire_at,
+          total_runs: total,
+          finished,
+          last_outcome: run?.state ?? 'missed',
+          last_reason: run?.reason ?? null,
+          failure_streak: failed ? s.failure_streak + 1 : published ? 0 : s.failure_streak,
+          ...(published ? { last_task_id: run.task_id } : {}),
+          ...(buffered ? { buffered_run: run._id } : {}),
+        },
+        $inc: { missed_total: missed },
+      },
+    );
+    return advanced ? due : undefined;
+  }
+
+  /** Publishes the buffered run once the last run finished (or finishes one whose process died doing so). */
+  private async releaseBuffered(s: ScheduleDoc, now: Date): Promise<void> {
+    const { store, queue } = this.options;
+    const id = s.buffered_run!;
+    let run = await store.getRun(id);
+    if (run !== null && (run.state === 'buffered' || run.state === 'claimed')) {
+      if (run.state === 'buffered') {
+        if (s.last_task_id !== null && !READY_STATES.has((await queue.results.get(s.last_task_id)).status)) return;
+        if (!(await store.unbuffer(id, this.id, new Date(now.getTime() + this.options.claimLeaseMs)))) return;
+        run = { ...run, state: 'claimed', claimed_by: this.id };
+      } else {
+        if (run.lease_until.getTime() > now.getTime()) return;
+        if (!(await store.takeOver(id, this.id, now, new Date(now.getTime() + this.options.claimLeaseMs)))) return;
+        run = { ...run, claimed_by: this.id, recovered: true };
+      }
+      const fields = await this.execute({ ...s, last_task_id: null }, run, run.fire_at, false);
+      if (!(await store.complete(id, this.id, fields))) return;
+      run = { ...run, ...fields };
+      this.emit({ scheduleId: s._id, kind: run.kind, outcome: run.state, latenessMs: run.lateness_ms, count: 1 });
+    }
+    const published = run?.state === 'published';
+    const failed = run?.state === 'refused' || run?.state === 'failed';
+    await store.updateIf(
+      s._id,
+      { buffered_run: id },
+      {
+        $set: {
+          buffered_run: null,
+          ...(published ? { last_task_id: run!.task_id, last_outcome: 'published' as const, failure_streak: 0 } : {}),
+          ...(failed ? { last_outcome: run!.state, last_reason: run!.reason } : {}),
+        },
+        ...(published ? { $inc: { total_runs: 1 } } : {}),
+      },
+    );
+    s.buffered_run = null;
+    if (published) s.total_runs += 1;
+  }
+
+  /**
+   * "Run now": one run published at once as the owner, beside the schedule's own fires (which it
+   * neither moves nor counts toward max_runs; the overlap policy does not hold it back).
+   */
+  async runNow(s: ScheduleDoc): Promise<RunDoc> {
+    const now = new Date();
+    const run = this.newRun(s._id, `${s._id}@manual@${randomUUID()}`, 'manual', now, now);
+    await this.options.store.claim(run);
+    const fields = await this.execute(s, run, now, false);
+    await this.options.store.complete(run._id, this.id, fields);
+    const done = { ...run, ...fields };
+    this.emit({ scheduleId: s._id, kind: 'manual', outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
+    return done;
+  }
+
+  private emit(event: FireEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+}

@@ -1,0 +1,380 @@
+/**
+ * Schedules through the real HTTP server, broker and engine, with a worker consuming the
+ * schedules' queue: the endpoints, who may use them, bad input (400, nothing written), fires that
+ * become ordinary tasks in the history tagged with their schedule, pause, "run now", an owner
+ * deactivated, the overlap policies with a task that outlasts its interval, and a claim left by a
+ * process that died finished by the scheduler under the same task id.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskCodename } from '../../../src/auth/permissions.js';
+import { runKey, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
+
+const SCHEDULE = 'cybercom_queue.schedule_tasks';
+let app: TestApp;
+let worker: Worker;
+let queue: string;
+let admin: string;
+
+beforeAll(async () => {
+  app = await startTestApp({
+    SCHEDULE_MIN_INTERVAL_S: '1',
+    SCHEDULE_TICK_MS: '100',
+    SCHEDULE_CLAIM_LEASE_S: '2',
+    TASK_LIST_CACHE_S: '3600',
+  });
+  const started = await startWorker(app.ctx.settings.serviceDatabase, uniqueName('sq-'), { concurrency: 4 });
+  worker = started.worker;
+  queue = started.queue;
+  const adminName = uniqueName('admin');
+  await app.users.createUser({ username: adminName, password: 'admin-pass-1234', permissions: ['cybercom_queue.task_admin'] });
+  admin = await app.users.tokenFor(adminName);
+});
+
+afterAll(async () => {
+  await worker?.close(1_000).catch(() => undefined);
+  await app?.close();
+});
+
+async function user(permissions: string[]): Promise<{ name: string; token: string }> {
+  const name = uniqueName('u');
+  await app.users.createUser({ username: name, password: `pw-${name}-1234`, permissions });
+  return { name, token: await app.users.tokenFor(name) };
+}
+
+const scheduler = () => ({
+  schedules: app.ctx.serviceDb.collection<ScheduleDoc>('schedules'),
+  runs: app.ctx.serviceDb.collection<RunDoc>('schedule_runs'),
+});
+
+async function create(token: string, body: Record<string, unknown>) {
+  return call(app.url, 'POST', '/api/queue/schedules/', { token, body: { queue, ...body } });
+}
+
+async function runsOf(token: string, id: string): Promise<Record<string, any>[]> {
+  const res = await call(app.url, 'GET', `/api/queue/schedules/${id}/runs/?page_size=0`, { token });
+  expect(res.status, res.text).toBe(200);
+  return res.json.results;
+}
+
+const published = (runs: Record<string, any>[]) => runs.filter((r) => r.state === 'published');
+
+describe('schedule endpoints', () => {
+  it('refuses bad input with a clear 400 and writes nothing', async () => {
+    const { token } = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const before = await scheduler().schedules.countDocuments();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: 'a', task: 'tasks.add', crontab: '0 25 * * *' }, 'invalid_crontab'],
+      [{ name: 'a', task: 'tasks.add', crontab: '0 2 * * *', timezone: 'America/Chikago' }, 'unknown_timezone'],
+      [{ name: 'a', task: 'tasks.add', interval: { every: 0.5 } }, 'invalid_interval'],
+      [{ name: 'a', task: 'tasks.add', solar: { event: 'sunrise', latitude: -89, longitude: 0 } }, 'no_solar_event'],
+      [{ name: 'a', task: 'tasks.add', crontab: '* * * * *', overlap: 'never' }, 'invalid_overlap'],
+    ];
+    // tasks.add(x, y), as the worker's signature says.
+    cases.push([{ name: 'a', task: 'tasks.add', args: [1], crontab: '0 2 * * *' }, 'invalid_arguments']);
+    cases.push([{ name: 'a', task: 'tasks.add', args: [1, 2], kwargs: { z: 3 }, crontab: '0 2 * * *' }, 'invalid_arguments']);
+    for (const [body, code] of cases) {
+      const res = await create(token, body);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error.code).toBe(code);
+    }
+    const tooShort = await startTestApp({ SCHEDULE_MIN_INTERVAL_S: '60' });
+    try {
+      const adminTooShort = uniqueName('a');
+      await tooShort.users.createUser({ username: adminTooShort, password: 'pw-12345678', permissions: ['cybercom_queue.task_admin'] });
+      const res = await call(tooShort.url, 'POST', '/api/queue/schedules/', {
+        token: await tooShort.users.tokenFor(adminTooShort),
+        body: { name: 'a', task: 'tasks.add', interval: { every: 30 } },
+      });
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error).toMatchObject({ code: 'interval_too_short', detail: { minimum_seconds: 60 } });
+    } finally {
+      await tooShort.close();
+    }
+    expect(await scheduler().schedules.countDocuments()).toBe(before);
+  });
+
+  it('needs the scheduling right and the right to run the task; others see nothing; task admins see all', async () => {
+    const plain = await user([taskCodename('tasks.add')]);
+    expect((await create(plain.token, { name: 'x', task: 'tasks.add', crontab: '0 2 * * *' })).status).toBe(403);
+    const scheduler1 = await user([SCHEDULE, taskCodename('tasks.add')]);
+    expect((await create(scheduler1.token, { name: 'x', task: 'tasks.noop', crontab: '0 2 * * *' })).status).toBe(403);
+    const made = await create(scheduler1.token, {
+      name: 'nightly',
+      task: 'tasks.add',
+      args: [1, 2],
+      crontab: '0 2 * * *',
+      timezone: 'America/Chicago',
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json).toMatchObject({
+      name: 'nightly',
+      owner: scheduler1.name,
+      crontab: '0 2 * * *',
+      timezone: 'America/Chicago',
+      paused: false,
+    });
+    expect(made.headers.get('location')).toBe(made.json.url);
+    const again = await create(scheduler1.token, { name: 'nightly', task: 'tasks.add', args: [1, 2], crontab: '0 3 * * *' });
+    expect(again.status).toBe(409);
+
+    const other = await user([SCHEDULE, taskCodename('tasks.add')]);
+    expect((await call(app.url, 'GET', `/api/queue/schedules/${made.json.id}/`, { token: other.token })).status).toBe(404);
+    expect((await call(app.url, 'GET', '/api/queue/schedules/', { token: other.token })).json.count).toBe(0);
+    const all = await call(app.url, 'GET', '/api/queue/schedules/?page_size=0', { token: admin });
+    expect(all.json.results.map((s: { id: string }) => s.id)).toContain(made.json.id);
+
+    // A task no live worker offers: accepted, with a warning, and the list says so too.
+    const unoffered = await create(scheduler1.token, { name: 'someday', task: 'tasks.add_later', crontab: '0 3 * * *' });
+    expect(unoffered.status).toBe(403);
+    const adminMade = await create(admin, { name: 'someday', task: 'lab.not_running_anywhere', crontab: '0 3 * * *' });
+    expect(adminMade.status, adminMade.text).toBe(201);
+    expect(adminMade.json.warnings).toEqual([expect.stringMatching(/No live worker offers "lab.not_running_anywhere"/)]);
+    const listed = (await call(app.url, 'GET', '/api/queue/schedules/?page_size=0', { token: admin })).json.results;
+    expect(listed.find((s: { id: string }) => s.id === adminMade.json.id).warnings).toHaveLength(1);
+    expect(listed.find((s: { id: string }) => s.id === made.json.id).warnings).toBeUndefined();
+    await call(app.url, 'DELETE', `/api/queue/schedules/${adminMade.json.id}/`, { token: admin });
+
+    const next = await call(app.url, 'GET', `/api/queue/schedules/${made.json.id}/next/`, { token: scheduler1.token });
+    expect(next.status).toBe(200);
+    const times: string[] = next.json.next_fire_times;
+    expect(times).toHaveLength(10);
+    for (const t of times)
+      expect(new Date(t).toLocaleString('en-US', { timeZone: 'America/Chicago', hour: 'numeric', hour12: false })).toBe('02');
+    expect([...times].sort()).toEqual(times);
+
+    const patched = await call(app.url, 'PATCH', `/api/queue/schedules/${made.json.id}/`, {
+      token: scheduler1.token,
+      body: { interval: { every: 1, period: 'hours' } },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.json.crontab).toBeUndefined();
+    expect(patched.json.interval).toMatchObject({ every: 1, period: 'hours' });
+    expect((await call(app.url, 'DELETE', `/api/queue/schedules/${made.json.id}/`, { token: scheduler1.token })).status).toBe(204);
+    expect((await call(app.url, 'GET', `/api/queue/schedules/${made.json.id}/`, { token: scheduler1.token })).status).toBe(404);
+  });
+
+  it('fires every second as ordinary tasks tagged with the schedule; paused fires none; run now makes one run', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const made = await create(owner.token, { name: 'every-second', task: 'tasks.add', args: [2, 3], interval: { every: 1 } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.json.id as string;
+    await until(async () => published(await runsOf(owner.token, id)).length >= 3, 15_000, 'three fires');
+    const paused = await call(app.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token: owner.token, body: { note: 'gauges down' } });
+    expect(paused.json).toMatchObject({ paused: true, note: 'gauges down', next_fire_at: null });
+    await new Promise((r) => setTimeout(r, 500));
+    const atPause = published(await runsOf(owner.token, id)).length;
+
+    const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${id}&page_size=0`, { token: owner.token });
+    expect(history.json.count).toBe(atPause);
+    const fires = published(await runsOf(owner.token, id));
+    expect(new Set(fires.map((r) => r.task_id)).size).toBe(fires.length);
+    expect(new Set(fires.map((r) => r.fire_at)).size).toBe(fires.length);
+    for (const r of fires) expect(Date.parse(r.fire_at) % 1000).toBe(Date.parse(made.json.interval.anchor) % 1000);
+    const result = await call(app.url, 'GET', `/api/queue/task/${fires[0]!.task_id}/?wait=10`, { token: owner.token });
+    expect(result.json).toMatchObject({ status: 'SUCCESS', result: 5, tags: [`schedule:${id}`] });
+
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(published(await runsOf(owner.token, id)).length).toBe(atPause);
+
+    const now = await call(app.url, 'POST', `/api/queue/schedules/${id}/run/`, { token: owner.token });
+    expect(now.status, now.text).toBe(202);
+    const manual = (await runsOf(owner.token, id)).filter((r) => r.kind === 'manual');
+    expect(manual).toHaveLength(1);
+    expect(manual[0]!.task_id).toBe(now.json.task_id);
+    expect((await call(app.url, 'GET', `/api/queue/task/${now.json.task_id}/?wait=10`, { token: owner.token })).json.status).toBe(
+      'SUCCESS',
+    );
+
+    const superuser = uniqueName('root');
+    await app.users.createUser({ username: superuser, password: 'root-pass-1234', isSuperuser: true });
+    const metrics = await call(app.url, 'GET', '/api/metrics', { token: await app.users.tokenFor(superuser), accept: 'text/plain' });
+    const published_ = /^cybercom_schedule_fires_total\{kind="scheduled",outcome="published"\} (\d+)$/m.exec(metrics.text);
+    expect(Number(published_?.[1])).toBeGreaterThanOrEqual(atPause);
+    expect(metrics.text).toMatch(/^cybercom_schedule_fires_total\{kind="manual",outcome="published"\} 1$/m);
+    expect(metrics.text).toMatch(/^cybercom_schedule_fire_lateness_seconds_bucket\{le="1",kind="scheduled"\} \d+$/m);
+    expect(metrics.text).toMatch(/^cybercom_schedule_missed_runs_total 0$/m);
+
+    const resumed = await call(app.url, 'POST', `/api/queue/schedules/${id}/resume/`, { token: owner.token });
+    expect(resumed.json.paused).toBe(false);
+    await until(async () => published(await runsOf(owner.token, id)).length >= atPause + 3, 15_000, 'fires after resuming');
+    await call(app.url, 'DELETE', `/api/queue/schedules/${id}/`, { token: owner.token });
+  });
+
+  it('stops firing when the owner is deactivated, and says why', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const made = await create(owner.token, { name: 'until-deactivated', task: 'tasks.add', args: [1, 1], interval: { every: 1 } });
+    const id = made.json.id as string;
+    await until(async () => published(await runsOf(owner.token, id)).length >= 1, 15_000, 'a first fire');
+    await app.ctx.auth.models.User.updateOne({ username: owner.name }, { $set: { is_active: false } });
+    const refused = await until(
+      async () => (await scheduler().runs.find({ schedule_id: id, state: 'refused' }).toArray()).length >= 2,
+      15_000,
+      'refused fires',
+    );
+    expect(refused).toBe(true);
+    const before = await scheduler().runs.countDocuments({ schedule_id: id, state: 'published' });
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await scheduler().runs.countDocuments({ schedule_id: id, state: 'published' })).toBe(before);
+    const doc = await scheduler().schedules.findOne({ _id: id });
+    expect(doc).toMatchObject({ last_outcome: 'refused', last_reason: expect.stringMatching(/inactive/) });
+    expect(doc!.failure_streak).toBeGreaterThanOrEqual(2);
+    await scheduler().schedules.deleteOne({ _id: id });
+  });
+});
+
+describe('overlap policies, with a task that outlasts its 1 s interval', () => {
+  async function overlapping(policy: string) {
+    const owner = await user([SCHEDULE, taskCodename('tasks.sleep')]);
+    const made = await create(owner.token, {
+      name: `sleepy-${policy}`,
+      task: 'tasks.sleep',
+      args: [2.5],
+      interval: { every: 1 },
+      overlap: policy,
+    });
+    expect(made.status, made.text).toBe(201);
+    const id = made.json.id as string;
+    await new Promise((r) => setTimeout(r, 6_500));
+    await call(app.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token: owner.token });
+    return { id, runs: await runsOf(owner.token, id), owner };
+  }
+
+  it('skip: a fire while the last run has not finished is skipped', async () => {
+    const { runs } = await overlapping('skip');
+    const states = runs.map((r) => r.state);
+    expect(states.filter((s) => s === 'published').length).toBeGreaterThanOrEqual(2);
+    expect(states.filter((s) => s === 'published').length).toBeLessThanOrEqual(3);
+    expect(states.filter((s) => s === 'skipped').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('buffer_one: one fire waits for the last run and is published when it finishes; more are skipped', async () => {
+    const { id, runs } = await overlapping('buffer_one');
+    const buffered = runs.filter((r) => r.reason !== null && /waits for the last run/.test(r.reason));
+    expect(buffered.length).toBeGreaterThanOrEqual(1);
+    // A buffered fire is published once the run before it finished: later than its own time.
+    expect(buffered.filter((r) => r.state === 'published').length).toBeGreaterThanOrEqual(1);
+    expect(runs.filter((r) => r.state === 'skipped').length).toBeGreaterThanOrEqual(1);
+    const doc = await scheduler().schedules.findOne({ _id: id });
+    expect(doc!.total_runs).toBe(runs.filter((r) => r.state === 'published').length);
+  });
+
+  it('cancel_previous: the running run is terminated and the new fire published', async () => {
+    const { runs, owner } = await overlapping('cancel_previous');
+    const fires = published(runs);
+    expect(fires.length).toBeGreaterThanOrEqual(5);
+    const states = await Promise.all(
+      fires.slice(1).map(async (r) => (await call(app.url, 'GET', `/api/queue/task/${r.task_id}/`, { token: owner.token })).json.status),
+    );
+    expect(states.filter((s) => s === 'REVOKED').length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('a claim left by a process that died', () => {
+  async function clockedSoon(owner: { token: string }) {
+    const at = new Date(Math.ceil((Date.now() + 2_500) / 1000) * 1000);
+    const made = await create(owner.token, { name: uniqueName('once-'), task: 'tasks.add', args: [4, 4], clocked: at.toISOString() });
+    expect(made.status, made.text).toBe(201);
+    return { id: made.json.id as string, at };
+  }
+
+  function deadClaim(id: string, at: Date, taskId: string): RunDoc {
+    return {
+      _id: runKey(id, at),
+      schedule_id: id,
+      kind: 'scheduled',
+      fire_at: at,
+      state: 'claimed',
+      task_id: taskId,
+      claimed_by: 'a-process-that-was-killed',
+      claimed_at: new Date(),
+      lease_until: new Date(at.getTime() + 1_500),
+      published_at: null,
+      lateness_ms: null,
+      reason: null,
+      count: 1,
+      recovered: false,
+    };
+  }
+
+  it('before it published: taken over when its lease runs out, and published once under its task id', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const { id, at } = await clockedSoon(owner);
+    const taskId = `dead-claim-${uniqueName()}`;
+    await scheduler().runs.insertOne(deadClaim(id, at, taskId));
+    const run = await until(
+      async () => (await scheduler().runs.findOne({ _id: runKey(id, at), state: 'published' })) ?? undefined,
+      15_000,
+      'the claim to be finished',
+    );
+    expect(run).toMatchObject({ task_id: taskId, recovered: true });
+    expect(Date.now()).toBeGreaterThanOrEqual(at.getTime() + 1_500);
+    const result = await call(app.url, 'GET', `/api/queue/task/${taskId}/?wait=10`, { token: owner.token });
+    expect(result.json).toMatchObject({ status: 'SUCCESS', result: 8 });
+    const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${id}`, { token: owner.token });
+    expect(history.json.count).toBe(1);
+    expect(await scheduler().schedules.findOne({ _id: id })).toMatchObject({ finished: true, total_runs: 1, next_fire_at: null });
+  });
+
+  it('whose lease outlasted the on-time grace: still published, not taken for a missed fire', async () => {
+    const graceApp = await startTestApp({ SCHEDULE_GRACE_S: '1', SCHEDULE_TICK_MS: '100', TASK_LIST_CACHE_S: '3600' });
+    try {
+      const name = uniqueName('g');
+      await graceApp.users.createUser({ username: name, password: `pw-${name}-1234`, permissions: [SCHEDULE, taskCodename('tasks.add')] });
+      const token = await graceApp.users.tokenFor(name);
+      const at = new Date(Math.ceil((Date.now() + 2_500) / 1000) * 1000);
+      const made = await call(graceApp.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: { name: 'once', task: 'tasks.add', args: [4, 4], queue, interval: { every: 3600, anchor: at.toISOString() } },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      const taskId = `dead-claim-${uniqueName()}`;
+      const runs = graceApp.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+      // Its lease runs out 3 s after the fire's time: by then the fire is later than the 1 s grace.
+      await runs.insertOne({ ...deadClaim(id, at, taskId), lease_until: new Date(at.getTime() + 3_000) });
+      const run = await until(
+        async () => (await runs.findOne({ _id: runKey(id, at), state: { $ne: 'claimed' } })) ?? undefined,
+        15_000,
+        'the claim to be finished',
+      );
+      expect(run).toMatchObject({ state: 'published', task_id: taskId, recovered: true });
+      expect(await runs.countDocuments({ schedule_id: id, kind: 'missed' })).toBe(0);
+      // The worker writes its results where the file's main app reads them.
+      expect(await app.ctx.queue!.waitForResult(taskId, 10)).toMatchObject({ status: 'SUCCESS', result: 8 });
+    } finally {
+      await graceApp.close();
+    }
+  });
+
+  it('after it wrote the history entry: counted as published, not published again', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const { id, at } = await clockedSoon(owner);
+    const taskId = `dead-claim-${uniqueName()}`;
+    await scheduler().runs.insertOne(deadClaim(id, at, taskId));
+    const doc = (await scheduler().schedules.findOne({ _id: id }))!;
+    await app.ctx.queue!.log.record({
+      task_id: taskId,
+      user_id: doc.owner_id,
+      user: doc.owner,
+      task_name: 'tasks.add',
+      args: [4, 4],
+      kwargs: {},
+      queue,
+      tags: [`schedule:${id}`],
+      timestamp: new Date(),
+    });
+    const run = await until(
+      async () => (await scheduler().runs.findOne({ _id: runKey(id, at), state: 'published' })) ?? undefined,
+      15_000,
+      'the claim to be finished',
+    );
+    expect(run).toMatchObject({ task_id: taskId, recovered: true, reason: expect.stringMatching(/not published again/) });
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Never published by the scheduler: no worker ever ran it.
+    expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');
+  });
+});

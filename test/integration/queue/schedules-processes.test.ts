@@ -1,0 +1,151 @@
+/**
+ * Exactly once on several API processes: real `serve` processes (two of their own, then one with
+ * three API processes, one of them killed with SIGKILL mid-run) share one service database and
+ * each runs its scheduler. A schedule firing every second inside a 20-second window must leave
+ * exactly 20 runs: each fire published once, under its own task, in the history once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskCodename } from '../../../src/auth/permissions.js';
+import type { RunDoc } from '../../../src/queue/schedules/schedule-store.js';
+import type { Worker } from '../../../src/worker/worker.js';
+import { call, serviceDatabaseName, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
+import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
+import { until } from '../../support/until.js';
+import { startWorker } from './support.js';
+
+const WINDOW_S = 20;
+const SERVE_ENV = { SCHEDULE_MIN_INTERVAL_S: '1', SCHEDULE_CLAIM_LEASE_S: '3', METRICS_ENABLED: 'false', TASK_LIST_CACHE_S: '3600' };
+
+let worker: Worker;
+let queue: string;
+const serves: ServeProcess[] = [];
+const apps: TestApp[] = [];
+
+beforeAll(async () => {
+  const started = await startWorker(uniqueName('sr_'), uniqueName('mq-'), { concurrency: 4 });
+  worker = started.worker;
+  queue = started.queue;
+});
+
+afterAll(async () => {
+  await Promise.all(serves.map((s) => s.kill()));
+  for (const app of apps) await app.close().catch(() => undefined);
+  await worker?.close(1_000).catch(() => undefined);
+});
+
+/** A service database with an owner allowed to schedule tasks.add, read and written through an in-process app whose scheduler is off. */
+async function database(): Promise<{ name: string; app: TestApp; token: string }> {
+  const name = serviceDatabaseName();
+  const app = await startTestApp({ SERVICE_DATABASE: name, SCHEDULER_ENABLED: 'false', SCHEDULE_MIN_INTERVAL_S: '1' });
+  apps.push(app);
+  const owner = uniqueName('owner');
+  await app.users.createUser({
+    username: owner,
+    password: `pw-${owner}-1`,
+    permissions: ['cybercom_queue.schedule_tasks', taskCodename('tasks.add')],
+  });
+  return { name, app, token: await app.users.tokenFor(owner) };
+}
+
+/** Every second from `start` for WINDOW_S seconds: WINDOW_S fires. */
+async function everySecond(app: TestApp, token: string, start: Date): Promise<string> {
+  const end = new Date(start.getTime() + WINDOW_S * 1000);
+  const res = await call(app.url, 'POST', '/api/queue/schedules/', {
+    token,
+    body: {
+      name: uniqueName('tick-'),
+      task: 'tasks.add',
+      args: [1, 2],
+      queue,
+      interval: { every: 1, anchor: start.toISOString() },
+      start_time: start.toISOString(),
+      end_time: end.toISOString(),
+    },
+  });
+  expect(res.status, res.text).toBe(201);
+  return res.json.id as string;
+}
+
+/** Waits for the schedule to finish, then checks exactly WINDOW_S runs, each fire once; answers the runs. */
+async function exactlyOnce(app: TestApp, token: string, id: string, start: Date): Promise<RunDoc[]> {
+  const runs = app.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+  await until(
+    async () => (await app.ctx.serviceDb.collection('schedules').findOne({ _id: id as never, finished: true })) !== null,
+    (WINDOW_S + 30) * 1000,
+    'the schedule to finish',
+  );
+  const all = await runs.find({ schedule_id: id }).toArray();
+  expect(
+    all.filter((r) => r.state !== 'published'),
+    JSON.stringify(all.filter((r) => r.state !== 'published')),
+  ).toEqual([]);
+  const fires = all.map((r) => r.fire_at.getTime()).sort((a, b) => a - b);
+  expect(fires).toEqual(Array.from({ length: WINDOW_S }, (_, i) => start.getTime() + i * 1000));
+  expect(new Set(all.map((r) => r.task_id)).size).toBe(WINDOW_S);
+  const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${id}&page_size=0`, { token });
+  expect(history.json.count).toBe(WINDOW_S);
+  expect(new Set(history.json.results.map((r: { task_id: string }) => r.task_id))).toEqual(new Set(all.map((r) => r.task_id)));
+  return all;
+}
+
+function p99(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
+describe('a schedule every second on several API processes', () => {
+  it('two serve processes: exactly one run per fire, none late by more than a second', async () => {
+    const { name, app, token } = await database();
+    const started = await Promise.all([
+      spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name }),
+      spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name }),
+    ]);
+    serves.push(...started);
+    await Promise.all(started.map((s) => s.listening()));
+    const start = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
+    const id = await everySecond(app, token, start);
+    const runs = await exactlyOnce(app, token, id, start);
+    const lateness = runs.map((r) => r.lateness_ms ?? Number.POSITIVE_INFINITY);
+    expect(p99(lateness), JSON.stringify(lateness)).toBeLessThanOrEqual(1_000);
+    await Promise.all(started.map((s) => s.kill()));
+  });
+
+  it('three API processes, one killed with SIGKILL mid-run: no fire lost or doubled', async () => {
+    const { name, app, token } = await database();
+    const serve = await spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name, API_PROCESSES: '3' });
+    serves.push(serve);
+    await serve.listening();
+    await until(
+      () =>
+        new Set(
+          serve
+            .lines()
+            .filter((l) => l.msg === 'API process ready')
+            .map((l) => l.worker),
+        ).size === 3,
+      60_000,
+      'three API processes',
+    );
+    const start = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
+    const id = await everySecond(app, token, start);
+    // Mid-run: kill the process that made the latest claim, so the one killed is one that fires.
+    await new Promise((r) => setTimeout(r, start.getTime() + (WINDOW_S / 2) * 1000 - Date.now()));
+    const latest = await app.ctx.serviceDb
+      .collection<RunDoc>('schedule_runs')
+      .find({ schedule_id: id })
+      .sort({ fire_at: -1 })
+      .limit(1)
+      .next();
+    const pid = Number(latest!.claimed_by.split(':')[1]);
+    const pids = serve
+      .lines()
+      .filter((l) => l.msg === 'API process ready')
+      .map((l) => l.workerPid);
+    expect(pids).toContain(pid);
+    process.kill(pid, 'SIGKILL');
+    const runs = await exactlyOnce(app, token, id, start);
+    expect(runs.some((r) => r.claimed_by.split(':')[1] === String(pid))).toBe(true);
+    expect(new Set(runs.map((r) => r.claimed_by)).size).toBeGreaterThanOrEqual(2);
+    await serve.kill();
+  });
+});
