@@ -8,6 +8,7 @@ import type { ServiceContext } from './service-context.js';
 import { createApp, type ExtraRouters } from './app.js';
 import { createHttpsRedirectServer } from '../http/https-redirect.js';
 import { answerClientErrors } from '../http/client-errors.js';
+import { holdIdleConnections } from '../http/keep-alive.js';
 
 export interface RunningServer {
   server: Server;
@@ -24,6 +25,7 @@ export async function startHttpServer(ctx: ServiceContext, extra?: ExtraRouters)
     ? createHttpsServer({ cert: readFileSync(https.certFile), key: readFileSync(https.keyFile) }, app)
     : createServer(app);
   answerClientErrors(server);
+  holdIdleConnections(server);
   server.listen(httpPort, httpHost);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

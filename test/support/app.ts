@@ -12,6 +12,7 @@ import { loadSettings, type Settings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createServiceContext, type ServiceContext } from '../../src/app/service-context.js';
 import { createApp, type ExtraRouters } from '../../src/app/app.js';
+import { holdIdleConnections } from '../../src/http/keep-alive.js';
 import { answerClientErrors } from '../../src/http/client-errors.js';
 import type { UserService } from '../../src/auth/module.js';
 import { testServices } from './services.js';
@@ -62,6 +63,7 @@ export async function startTestApp(
   const app = createApp(ctx, extra?.(ctx));
   const server: Server = app.listen(0, '127.0.0.1');
   answerClientErrors(server);
+  holdIdleConnections(server);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {
