@@ -42,6 +42,7 @@ import { linkAuthentication, linksRouter, type LinkDeps } from '../links/routes.
 import { canAccessCollection } from '../auth/permissions.js';
 import { exploreLink, explorerRouter } from '../explorer/routes.js';
 import { explorerStatic } from '../explorer/static-files.js';
+import { favicon } from '../explorer/favicon.js';
 import { manualRouter } from '../manual/routes.js';
 import './request-context.js';
 
@@ -92,6 +93,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   );
   app.use(negotiateFormat());
   app.get(PAGES.browsableScript.path, browsableScript);
+  app.get(PAGES.favicon.path, favicon);
   app.use(PAGES.explorerStatic.path, explorerStatic());
   if (extra.admin !== false) {
     const taskNames = async (): Promise<string[]> => {

@@ -51,14 +51,57 @@ export class ExplorerReads {
     return this.documents.target(principal, db, col, 'safe');
   }
 
-  /** The records of one page; a first page that finds nothing checks that the collection exists (404). */
-  async page(reader: ExplorerReader, query: CollectionQuery, skip: number, limit: number): Promise<Document[]> {
+  /**
+   * The records of one page, decoded as the renderers decode them (a double stays a Double, so a
+   * whole one is shown `21.0`); a first page that finds nothing checks that the collection exists (404).
+   */
+  async page(
+    reader: ExplorerReader,
+    query: CollectionQuery,
+    skip: number,
+    limit: number,
+    decoding: Decoding = 'typed',
+  ): Promise<Document[]> {
     const records = await this.documents.readCollection(reader.principal, reader.caller, reader.target, { query }, async (rows) => {
       if ('values' in rows) return [];
-      return decodedRows(rows.open({ skip, limit }));
+      return decodedRows(rows.open({ skip, limit }), decoding);
     });
     if (records.length === 0 && skip === 0) await reader.target.whenEmpty();
     return records;
+  }
+
+  /**
+   * A page sorted up by `field` with the records that lack it (or hold null) after all the others,
+   * as they are when sorted down, instead of before them: two reads, each served by an index on
+   * the field where there is one. The records with a value fill the page first; the rest of it,
+   * the records without, in `_id` order, skipping as many of them as earlier pages showed.
+   */
+  async pageMissingLast(
+    reader: ExplorerReader,
+    query: CollectionQuery & { sort: Document },
+    field: string,
+    skip: number,
+    limit: number,
+  ): Promise<Document[]> {
+    const present = await this.page(reader, { ...query, filter: narrowed(query.filter, { [field]: { $ne: null } }) }, skip, limit);
+    if (present.length === limit) return present;
+    const before =
+      present.length > 0
+        ? skip + present.length
+        : await this.documents.readCollection(
+            reader.principal,
+            reader.caller,
+            reader.target,
+            { query: { filter: narrowed(query.filter, { [field]: { $ne: null } }) } },
+            async (rows) => ('values' in rows ? rows.values.length : rows.count),
+          );
+    const missing = await this.page(
+      reader,
+      { filter: narrowed(query.filter, { [field]: null }), sort: { _id: 1 } },
+      Math.max(0, skip - before),
+      limit - present.length,
+    );
+    return [...present, ...missing];
   }
 
   /** The number of records the filter matches, up to COUNT_CAP, or a lower bound when counting takes too long. */
@@ -96,7 +139,7 @@ export class ExplorerReads {
       const pipeline = [{ $sortByCount: `$${field}` }, { $limit: FACET_VALUES }];
       out.set(
         field,
-        (await this.aggregate(reader, filter, pipeline)).map((row) => ({ value: row._id, n: Number(row.count) })),
+        (await this.aggregate(reader, filter, pipeline, 'typed')).map((row) => ({ value: row._id, n: Number(row.count) })),
       );
     }
     return out;
@@ -164,12 +207,12 @@ export class ExplorerReads {
    */
   geometries(reader: ExplorerReader, filter: Document, field: string, limit: number): Promise<Document[]> {
     const query: CollectionQuery = { filter: withGeometry(filter, field), projection: { [field]: 1 } };
-    return this.page(reader, query, 0, limit + 1);
+    return this.page(reader, query, 0, limit + 1, 'plain');
   }
 
-  /** Up to `size` records picked at random among those the filter matches. */
+  /** Up to `size` records picked at random among those the filter matches, their numbers as their BSON classes (for the schema's types). */
   sample(reader: ExplorerReader, filter: Document, size: number): Promise<Document[]> {
-    return this.aggregate(reader, filter, [{ $sample: { size } }]);
+    return this.aggregate(reader, filter, [{ $sample: { size } }], 'typed');
   }
 
   /** Whether some index of the collection starts with `field` (a sort on it then reads no more than it returns). */
@@ -178,12 +221,17 @@ export class ExplorerReads {
     return indexes.some((index) => Object.keys((index.key ?? {}) as Document)[0] === field);
   }
 
-  private aggregate(reader: ExplorerReader, filter: Document, pipeline: Document[]): Promise<Document[]> {
+  private aggregate(reader: ExplorerReader, filter: Document, pipeline: Document[], decoding: Decoding = 'plain'): Promise<Document[]> {
     return this.documents.readCollection(reader.principal, reader.caller, reader.target, { query: { filter }, pipeline }, async (rows) => {
       if ('values' in rows) return [];
-      return decodedRows(rows.open({ skip: 0, limit: 0 }));
+      return decodedRows(rows.open({ skip: 0, limit: 0 }), decoding);
     });
   }
+}
+
+/** The filter and a condition, both. */
+function narrowed(filter: Document, condition: Document): Document {
+  return Object.keys(filter).length === 0 ? condition : { $and: [filter, condition] };
 }
 
 /** The filter narrowed to records with an object (a GeoJSON geometry, for the map) in `field`. */
@@ -203,11 +251,18 @@ function asNumber(value: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * How records are decoded: `typed` keeps numbers as their BSON classes (Int32, Double, Long), as
+ * shown and profiled; `plain` makes them JavaScript numbers, for arithmetic (ranges, points,
+ * map coordinates).
+ */
+type Decoding = 'typed' | 'plain';
+
 /** Every row of `cursor`, decoded; the cursor is closed whatever happens. */
-async function decodedRows(cursor: BudgetedCursor): Promise<Document[]> {
+async function decodedRows(cursor: BudgetedCursor, decoding: Decoding): Promise<Document[]> {
   const out: Document[] = [];
   try {
-    for await (const row of cursor) out.push(row.decode());
+    for await (const row of cursor) out.push(decoding === 'typed' ? row.decodeTyped() : row.decode());
   } finally {
     await cursor.close();
   }

@@ -30,7 +30,7 @@ export function facetPanel(base: string, view: ExplorerView, model: FacetPanelMo
     });
     const remove = viewHref(base, withChanges(view, { facets: view.facets.filter((f) => f !== field), page: view.page }));
     return (
-      `<div class="facet" data-testid="facet" data-field="${escapeHtml(field)}"><h3>${escapeHtml(field)} <a href="${escapeHtml(remove)}" title="remove facet">✕</a></h3>` +
+      `<div class="facet" data-testid="facet" data-field="${escapeHtml(field)}"><h3><span title="${escapeHtml(field)}">${escapeHtml(field)}</span> <a href="${escapeHtml(remove)}" title="remove facet">✕</a></h3>` +
       `<ol>${items.join('') || '<li><span class="nil">no values</span></li>'}</ol></div>`
     );
   });

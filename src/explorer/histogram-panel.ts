@@ -62,5 +62,5 @@ export function histogramBox(base: string, view: ExplorerView, histogram: Histog
         ? '<p class="nil">no values</p>'
         : histogramSvg(base, view, histogram) +
           `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}; click a bar, or drag across bars, to filter by a range</small>`;
-  return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3>${escapeHtml(field)} <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
+  return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3><span title="${escapeHtml(field)}">${escapeHtml(field)}</span> <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
 }

@@ -27,7 +27,7 @@ import { combinedFilter } from './filters.js';
 import { pageHtml, type Shell } from './page.js';
 import { recordView } from './record-view.js';
 import type { Histogram } from './histogram.js';
-import { geometryFields, histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
+import { csvTypes, geometryFields, histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
 import { schemaView } from './schema-view.js';
 import type { ViewQuery } from './snippets.js';
 import { tableView } from './table-view.js';
@@ -340,7 +340,13 @@ async function tableBody(
   const sortIndexed = view.sort === undefined ? undefined : await reads.sortHasIndex(reader, view.sort.field);
   const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...pageSort(view, sortIndexed) }), maxQueryBytes);
   const skip = (view.page - 1) * view.pageSize;
-  const [records, counted] = await Promise.all([reads.page(reader, query, skip, view.pageSize), reads.total(reader, query.filter, 0)]);
+  const sort = view.sort;
+  // Up, records without the field would come first (MongoDB sorts missing below every value): they go last, as they do down.
+  const reading =
+    sort !== undefined && sort.direction === 1 && sort.field !== '_id' && query.sort !== undefined
+      ? reads.pageMissingLast(reader, { ...query, sort: query.sort }, sort.field, skip, view.pageSize)
+      : reads.page(reader, query, skip, view.pageSize);
+  const [records, counted] = await Promise.all([reading, reads.total(reader, query.filter, 0)]);
   const elapsedMs = performance.now() - started;
   const seen = skip + records.length;
   const total: Total = counted.exact ? counted : { ...counted, n: Math.max(counted.n, seen) };
@@ -360,6 +366,7 @@ async function tableBody(
     base,
     view,
     records,
+    sampleColumns: profile.fields.map(({ column }) => column),
     total,
     elapsedMs,
     filterJson,
@@ -371,7 +378,7 @@ async function tableBody(
       suggestedHistograms: suggestedHistograms(profile, view.histograms),
     },
     fieldNames,
-    query: viewQuery,
+    query: { ...viewQuery, types: csvTypes(profile) },
     baseUrl,
     nonce,
   });

@@ -21,6 +21,8 @@ export interface TableModel {
   base: string;
   view: ExplorerView;
   records: readonly Document[];
+  /** The columns of a sample of the view's records, offered beside those of the page. */
+  sampleColumns: readonly Column[];
   total: Total;
   elapsedMs: number;
   /** The filter the view runs, as pretty JSON. */
@@ -76,12 +78,14 @@ function cellActions(base: string, view: ExplorerView, column: Column, value: un
 }
 
 function headerCell(base: string, view: ExplorerView, column: Column): string {
-  if (column.field === undefined) return `<th title="Not a field path MongoDB can sort by">${escapeHtml(column.name)}</th>`;
+  if (column.field === undefined)
+    return `<th title="${escapeHtml(column.name)} (not a field path MongoDB can sort by)">${escapeHtml(column.name)}</th>`;
   const current = view.sort?.field === column.field ? view.sort.direction : 0;
   const next = current === 1 ? -1 : 1;
   const arrow = current === 1 ? ' ▲' : current === -1 ? ' ▼' : '';
   const href = viewHref(base, withChanges(view, { sort: { field: column.field, direction: next } }));
-  return `<th data-field="${escapeHtml(column.field)}">${a(href, column.name + arrow, ' data-testid="sort-header" rel="nofollow"')}</th>`;
+  // Long names are cut short by the stylesheet; the whole name is the tooltip.
+  return `<th data-field="${escapeHtml(column.field)}" title="${escapeHtml(column.name)}">${a(href, column.name + arrow, ' data-testid="sort-header" rel="nofollow"')}</th>`;
 }
 
 function totalText(total: Total): string {
@@ -95,12 +99,12 @@ function columnPicker(base: string, view: ExplorerView, known: readonly Column[]
   const on = new Set(shown.map((c) => c.name));
   const boxes = known.map(
     (column) =>
-      `<label><input type="checkbox" name="col" value="${escapeHtml(column.name)}"${on.has(column.name) ? ' checked' : ''}> ${escapeHtml(column.name)}</label>`,
+      `<label title="${escapeHtml(column.name)}"><input type="checkbox" name="col" value="${escapeHtml(column.name)}"${on.has(column.name) ? ' checked' : ''}> ${escapeHtml(column.name)}</label>`,
   );
   const all =
     view.columns.length > 0 ? ` · ${a(viewHref(base, withChanges(view, { columns: [], page: view.page })), 'default columns')}` : '';
   return (
-    `<details class="columns" data-testid="column-picker"><summary>Columns (${shown.length} of ${known.length} on this page)</summary>` +
+    `<details class="columns" data-testid="column-picker"><summary>Columns (${shown.length} of ${known.length} in this page and a sample of the view)</summary>` +
     `<form method="get" action="${escapeHtml(base)}">${hiddenInputs(view, ['columns'])}${boxes.join('')}<br><button type="submit">Show these columns</button>${all}</form></details>\n`
   );
 }
@@ -124,13 +128,18 @@ function brushScript(model: TableModel): string {
   return `<script src="${staticPath('histogram.js')}"${nonce}></script>\n`;
 }
 
+/** The fields the view sorts, filters or facets by: always shown. */
+function keptFields(view: ExplorerView): string[] {
+  return [...(view.sort === undefined ? [] : [view.sort.field]), ...view.rows.map((row) => row.field), ...view.facets];
+}
+
 export function tableView(model: TableModel): string {
   const { base, view, records } = model;
   // One set of column names for the page: its records mostly share their key paths.
   const names = new ColumnNames();
   const rows = records.map((record) => flattenRecord(record, names));
-  const known = knownColumns(rows);
-  const columns = shownColumns(known, view.columns);
+  const known = knownColumns(rows, model.sampleColumns);
+  const columns = shownColumns(known, view.columns, keptFields(view));
   const first = (view.page - 1) * view.pageSize;
   const summary =
     records.length === 0
