@@ -5,7 +5,7 @@
  * - a page of records (a find: filter, sort, skip, limit);
  * - the total, counted up to a cap (an aggregation `$match` + `$limit`), and given up on after a
  *   short wait, when the view says "more than N" instead;
- * - top values of chosen fields (`$sortByCount`), one aggregation per field;
+ * - top values of chosen fields (`$sortByCount`, as many as the view shows and one more), one aggregation per field;
  * - a `$sample` of records, for the schema and for suggested facets;
  * - histograms of number and date fields (the range, then the count per bin);
  * - the geometry of the first records, for the map;
@@ -25,7 +25,6 @@ import type { ChartPoint } from './chart-series.js';
 export const COUNT_CAP = 100_000;
 /** How long a page waits for its count before saying "more than" what it has seen. */
 export const COUNT_WAIT_MS = 2_500;
-export const FACET_VALUES = 10;
 export const SCHEMA_SAMPLE_SIZE = 1_000;
 
 /** Who reads which collection: the principal and their share of reads. */
@@ -132,11 +131,14 @@ export class ExplorerReads {
     }
   }
 
-  /** The most frequent values of each field among the records the filter matches (one aggregation per field, in turn). */
-  async facets(reader: ExplorerReader, filter: Document, fields: readonly string[]): Promise<Map<string, FacetValue[]>> {
+  /**
+   * The `size` most frequent values of each field among the records the filter matches, and one
+   * more when there are more (one aggregation per field, in turn).
+   */
+  async facets(reader: ExplorerReader, filter: Document, fields: readonly string[], size: number): Promise<Map<string, FacetValue[]>> {
     const out = new Map<string, FacetValue[]>();
     for (const field of fields) {
-      const pipeline = [{ $sortByCount: `$${field}` }, { $limit: FACET_VALUES }];
+      const pipeline = [{ $sortByCount: `$${field}` }, { $limit: size + 1 }];
       out.set(
         field,
         (await this.aggregate(reader, filter, pipeline, 'typed')).map((row) => ({ value: row._id, n: Number(row.count) })),

@@ -41,7 +41,11 @@ button{font:inherit;padding:3px 12px;border:1px solid #2c6dac;background:#2c6dac
 .scroll{overflow-x:auto;border:1px solid #ddd;border-radius:4px}
 table.records{border-collapse:collapse;width:max-content;min-width:100%}
 table.records th,table.records td{border-bottom:1px solid #eee;padding:4px 8px;text-align:left;vertical-align:top;max-width:28em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-table.records th{background:#f3f3f3;position:sticky;top:0;font-weight:600}
+table.records th{background:#f3f3f3;position:sticky;top:0;font-weight:600;overflow:visible}
+table.records th a.sort{display:inline-block;max-width:26em;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom}
+.colmenu{display:inline-block;position:relative;margin-left:4px}.colmenu>summary{list-style:none;color:#777;padding:0 3px}.colmenu>summary::-webkit-details-marker{display:none}
+.colmenu>.menu{position:absolute;z-index:5;top:100%;left:0;background:#fff;border:1px solid #ccc;border-radius:4px;padding:6px 8px;white-space:nowrap;font-weight:400;box-shadow:0 2px 6px rgba(0,0,0,.15)}
+.colmenu form{margin-top:6px}
 table.records th a{color:#222}
 table.records td.number{text-align:right;font-variant-numeric:tabular-nums}
 table.records td.objectid code{font-size:12px;color:#555}

@@ -350,7 +350,8 @@ async function tableBody(
   const elapsedMs = performance.now() - started;
   const seen = skip + records.length;
   const total: Total = counted.exact ? counted : { ...counted, n: Math.max(counted.n, seen) };
-  const facets: Map<string, FacetValue[]> = view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets) : new Map();
+  const facets: Map<string, FacetValue[]> =
+    view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets, view.facetSize) : new Map();
   const sample = await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE);
   const profile = profileSample(sample);
   const histograms = new Map<string, Histogram | string>();

@@ -27,7 +27,8 @@ export interface SchemaProfile {
 }
 
 const MAX_SUGGESTED = 5;
-const MAX_FACET_DISTINCT = 20;
+/** A field with more distinct values than this in a sample is no facet to suggest (a station code among 40 still is). */
+const MAX_FACET_DISTINCT = 50;
 
 function comparable(value: unknown): number | Date | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;

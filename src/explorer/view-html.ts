@@ -1,6 +1,6 @@
 /** HTML pieces every explorer view shares: links to other views, hidden view inputs, the tabs. */
 import escapeHtml from 'escape-html';
-import { viewSearch, withChanges, type ExplorerTab, type ExplorerView } from './view-state.js';
+import { FACET_SIZES, viewSearch, withChanges, type ExplorerTab, type ExplorerView } from './view-state.js';
 
 /** A link to `base` with the view's query string. */
 export const viewHref = (base: string, view: ExplorerView): string => base + viewSearch(view);
@@ -34,6 +34,7 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
   }
   if (!except.includes('geo') && view.geo !== '') input('geo', view.geo);
   if (!except.includes('size')) input('size', String(view.pageSize));
+  if (!except.includes('facets') && view.facetSize !== FACET_SIZES[0]) input('fsize', String(view.facetSize));
   return out.join('');
 }
 

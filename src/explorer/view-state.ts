@@ -10,6 +10,7 @@
  *   facet (repeated)       fields whose top values are shown
  *   hist (repeated)        number or date fields shown as histograms
  *   page, size             paging
+ *   fsize                  values shown per facet (10, 30, 100 or 300; a facet's "more" link)
  * Parsing refuses what the explorer cannot show (400); the filter's own checks run where the
  * documents layer parses the query built from it.
  */
@@ -44,10 +45,14 @@ export interface ExplorerView {
   geo: string;
   page: number;
   pageSize: number;
+  /** Values shown per facet (FACET_SIZES). */
+  facetSize: number;
 }
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const PAGE_SIZES = [10, 25, 50, 100] as const;
+/** Values per facet: the first, and each "more" the next. */
+export const FACET_SIZES = [10, 30, 100, 300] as const;
 const MAX_ROWS = 20;
 const MAX_FACETS = 8;
 const MAX_COLUMNS = 200;
@@ -117,6 +122,8 @@ export function parseView(query: RawQuery): ExplorerView {
   if (histograms.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} histograms.`);
   const sizeRaw = positiveInt(one(query, 'size'), 'size', DEFAULT_PAGE_SIZE, 100);
   const pageSize = (PAGE_SIZES as readonly number[]).includes(sizeRaw) ? sizeRaw : DEFAULT_PAGE_SIZE;
+  const facetSizeRaw = positiveInt(one(query, 'fsize'), 'fsize', FACET_SIZES[0], 1_000);
+  const facetSize: number = FACET_SIZES.find((size) => size >= facetSizeRaw) ?? FACET_SIZES[3];
   return {
     tab: tabRaw as ExplorerTab,
     rows,
@@ -131,6 +138,7 @@ export function parseView(query: RawQuery): ExplorerView {
     geo: optionalField(one(query, 'geo'), 'Map field'),
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
+    facetSize,
   };
 }
 
@@ -154,6 +162,7 @@ export function viewSearch(view: ExplorerView): string {
   if (view.geo !== '') params.set('geo', view.geo);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
+  if (view.facetSize !== FACET_SIZES[0]) params.set('fsize', String(view.facetSize));
   const search = params.toString();
   return search === '' ? '' : `?${search}`;
 }

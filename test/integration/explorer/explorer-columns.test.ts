@@ -34,6 +34,7 @@ function recordJson(i: number): string {
     `"count": ${i % 4}`,
     `"when": {"$date": "${new Date(Date.UTC(2024, 0, 1 + i)).toISOString()}"}`,
     `"site": {"name": "Site ${i % 3}"}`,
+    `"code": "C${i % 40}"`,
     `"${LONG_NAME}": ${i}`,
   ];
   if (i >= MISSING) fields.push(`"temp": ${i - MISSING + 10}.0`);
@@ -112,6 +113,36 @@ describe('columns that stay', () => {
   it('keeps chosen columns in the URL, and adds the sorted field to them', async () => {
     const res = await page(`${base()}?col=n&col=station&sort=temp`);
     expect(headers(res.text)).toEqual(['n', 'station', 'temp']);
+  });
+});
+
+describe('the column menu and facets', () => {
+  it('gives each header a menu: sort up and down, facet, hide (unless the view works on the field), and a filter', async () => {
+    const res = await page(`${base()}?col=n&col=station&sort=n`);
+    const menu = (field: string) => res.text.split(`<th data-field="${field}"`)[1]?.split('</th>')[0] ?? '';
+    const hrefOf = (html: string, testId: string) =>
+      unescape(new RegExp(`href="([^"]+)"[^>]*data-testid="${testId}"`).exec(html)?.[1] ?? '');
+    expect(hrefOf(menu('station'), 'menu-sort-up')).toContain('sort=station');
+    expect(hrefOf(menu('station'), 'menu-sort-down')).toContain('sort=-station');
+    expect(hrefOf(menu('station'), 'menu-facet')).toContain('facet=station');
+    expect(hrefOf(menu('station'), 'menu-hide')).toBe(`${base()}?sort=n&col=n`);
+    expect(menu('n')).not.toContain('menu-hide');
+    expect(menu('station')).toMatch(/<input type="hidden" name="f" value="station"><select name="op"/);
+  });
+
+  it('shows a facet\'s values ten at a time with "more", and suggests a field with 40 values', async () => {
+    const first = await page(`${base()}?facet=n`);
+    const facet = (html: string) => html.split('data-testid="facet" data-field="n"')[1]?.split('</div>')[0] ?? '';
+    const values = (html: string) => (facet(html).match(/data-testid="facet-value"/g) ?? []).length;
+    expect(values(first.text)).toBe(10);
+    const more = /href="([^"]+)" data-testid="facet-more"/.exec(facet(first.text))?.[1];
+    expect(more && unescape(more)).toBe(`${base()}?facet=n&fsize=30`);
+    const second = await page(`${base()}?facet=n&fsize=30`);
+    expect(values(second.text)).toBe(30);
+    const all = await page(`${base()}?facet=n&fsize=100`);
+    expect(values(all.text)).toBe(RECORDS);
+    expect(facet(all.text)).not.toContain('facet-more');
+    expect(first.text).toMatch(/data-testid="suggested-facet">code</);
   });
 });
 
