@@ -25,7 +25,7 @@ a{color:#2c6dac;text-decoration:none}a:hover{text-decoration:underline}
 .navbar{display:flex;justify-content:space-between;align-items:center;padding:0 20px;min-height:46px;background:#2c2c2c;border-bottom:4px solid #a30000;color:#ddd}
 .navbar a{color:#fff}.navbar .brand{font-size:18px}
 .crumbs{margin:12px 20px 0;color:#777}.crumbs a{color:#2c6dac}
-main{margin:0 20px 40px}
+main{margin:0 20px 40px;overflow-wrap:anywhere}
 h1{font-size:24px;font-weight:400;margin:6px 0 10px;word-break:break-all}
 .tabs{display:flex;gap:4px;border-bottom:1px solid #ccc;margin-bottom:12px}
 .tabs a{padding:6px 14px;border:1px solid transparent;border-bottom:0;border-radius:4px 4px 0 0;color:#333}

@@ -142,6 +142,8 @@ describe('the table in a browser', () => {
   });
 
   it('asks for nothing that fails (the favicon is there), with no script error or CSP complaint, compressed', async () => {
+    await watched.page.goto(`${base()}?tab=chart&x=when&y=n`);
+    await watched.page.locator('#explorer-chart canvas').first().waitFor();
     await watched.page.goto(`${base()}?tab=map`);
     expect(failed).toEqual([]);
     expect(watched.pageErrors).toEqual([]);
