@@ -7,7 +7,7 @@
  *   short wait, when the view says "more than N" instead;
  * - top values of chosen fields (`$sortByCount`, as many as the view shows and one more), one aggregation per field;
  * - a `$sample` of records, for the schema and for suggested facets;
- * - histograms of number and date fields (the range, then the count per bin);
+ * - histograms of number and date fields (the range, then the count per bin: dates by calendar unit, with `$bucket`);
  * - the geometry of the first records, for the map;
  * - whether an index starts with a sort's field.
  */
@@ -17,7 +17,7 @@ import { DatabaseError } from '../db/errors.js';
 import type { CollectionTarget, DocumentService, ReadCaller } from '../documents/document-service.js';
 import type { CollectionQuery } from '../documents/query-params.js';
 import type { BudgetedCursor } from '../documents/budgeted-cursor.js';
-import { binWidth, binsFrom, type Histogram, type HistogramKind } from './histogram.js';
+import { binWidth, binsFrom, calendarBins, calendarBinsFrom, type Histogram, type HistogramKind } from './histogram.js';
 import { bsonTag } from './values.js';
 import type { ChartPoint } from './chart-series.js';
 
@@ -157,6 +157,26 @@ export class ExplorerReads {
     const min = asNumber(range?.min);
     const max = asNumber(range?.max);
     if (range === undefined || min === undefined || max === undefined) return { field, kind, bins: [], total: 0 };
+    const calendar = kind === 'date' ? calendarBins(min, max) : undefined;
+    if (calendar !== undefined) {
+      const rows = await this.aggregate(reader, filter, [
+        ofKind,
+        {
+          $bucket: {
+            groupBy: `$${field}`,
+            boundaries: calendar.edges.map((edge) => new Date(edge)),
+            default: 'outside',
+            output: { n: { $sum: 1 } },
+          },
+        },
+      ]);
+      const counts = new Map<number, number>();
+      for (const row of rows) {
+        const edge = row._id instanceof Date ? row._id.getTime() : undefined;
+        if (edge !== undefined) counts.set(edge, Number(row.n));
+      }
+      return { field, kind, unit: calendar.unit, bins: calendarBinsFrom(calendar.edges, counts), total: Number(range.n) };
+    }
     const width = binWidth(min, max, kind === 'number' && Number.isInteger(min) && Number.isInteger(max));
     const origin = kind === 'date' ? new Date(min) : min;
     const rows = await this.aggregate(reader, filter, [

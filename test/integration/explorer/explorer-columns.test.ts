@@ -146,6 +146,21 @@ describe('the column menu and facets', () => {
   });
 });
 
+describe('calendar bins', () => {
+  it('bins a date histogram by day when its range is two months, each bar filtering to its day', async () => {
+    const res = await page(`${base()}?hist=when`);
+    const box = res.text.split('data-testid="histogram" data-field="when"')[1]?.split('</svg>')[0] ?? '';
+    expect(box).toContain('data-unit="day"');
+    const titles = [...box.matchAll(/<title>([^<]+)<\/title>/g)].map((m) => m[1]);
+    expect(titles.length).toBe(RECORDS);
+    expect(titles[0]).toBe('2024-01-01: 1');
+    expect(titles[RECORDS - 1]).toBe('2024-02-29: 1');
+    const href = unescape(/<a href="([^"]+)" data-testid="histogram-bar">/.exec(box)?.[1] ?? '');
+    const day = await page(href);
+    expect(cells(day.text, 'n')).toEqual(['0']);
+  });
+});
+
 describe('values as stored', () => {
   it('shows whole doubles as doubles and integers as integers', async () => {
     const res = await page(`${base()}?sort=-temp&size=10`);
