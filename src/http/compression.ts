@@ -122,14 +122,13 @@ function worthCompressing(res: ServerResponse): boolean {
   return compressibleType(res.getHeader('Content-Type')?.toString());
 }
 
-/** The headers of a compressed answer: its encoding, Vary, no length (unless known), a weak ETag. */
+/** The headers of a compressed answer: its encoding, and no length (unless known). */
 function markCompressed(res: ServerResponse, encoding: Encoding, length: number | undefined): void {
   res.setHeader('Content-Encoding', encoding);
   if (length === undefined) res.removeHeader('Content-Length');
   else res.setHeader('Content-Length', length);
-  // The compressed bytes differ from those a strong ETag names; the representation is the same.
-  const etag = res.getHeader('ETag');
-  if (typeof etag === 'string' && !etag.startsWith('W/')) res.setHeader('ETag', `W/${etag}`);
+  // The ETag stays as it is: the handlers that set one compare If-None-Match with it as written, and
+  // Vary: Accept-Encoding keeps caches from mixing up the two encodings.
 }
 
 function addVary(res: ServerResponse): void {

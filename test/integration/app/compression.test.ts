@@ -96,6 +96,14 @@ describe('text answers', () => {
     expect(br.body.length).toBeLessThan(plain.body.length / 3);
   });
 
+  it('keeps an ETag as its handler set it, so a compressed file still revalidates', async () => {
+    const script = await get('/api/static/browsable.js', { 'accept-encoding': 'gzip' });
+    expect(script.headers['content-encoding']).toBe('gzip');
+    const etag = String(script.headers.etag);
+    const again = await get('/api/static/browsable.js', { 'accept-encoding': 'gzip', 'if-none-match': etag });
+    expect(again.status).toBe(304);
+  });
+
   it('compresses explorer pages, and leaves small answers and the login page alone', async () => {
     const table = await get(`/api/explore/data_store/${db}/${col}/`, { 'accept-encoding': 'gzip', accept: 'text/html' });
     expect(table.status).toBe(200);
