@@ -237,6 +237,11 @@ export class ExplorerReads {
     return this.aggregate(reader, filter, [{ $sample: { size } }], 'typed');
   }
 
+  /** The rows of a summary's pipeline (see summary-view.ts) over the records the filter matches. */
+  summarize(reader: ExplorerReader, filter: Document, pipeline: Document[]): Promise<Document[]> {
+    return this.aggregate(reader, filter, pipeline, 'typed');
+  }
+
   /** Whether some index of the collection starts with `field` (a sort on it then reads no more than it returns). */
   async sortHasIndex(reader: ExplorerReader, field: string): Promise<boolean> {
     const indexes = await this.documents.listIndexes(reader.principal, reader.target.db, reader.target.col);

@@ -34,6 +34,7 @@ import { tableView } from './table-view.js';
 import { chartView } from './chart-view.js';
 import { chartSeries } from './chart-series.js';
 import { mapView } from './map-view.js';
+import { summaryPipeline, summaryView } from './summary-view.js';
 import { mapData } from './map-data.js';
 import { parseView, type ExplorerView } from './view-state.js';
 import escapeHtml from 'escape-html';
@@ -226,31 +227,33 @@ export function explorerRouter(deps: ExplorerDeps): Router {
               ? await schemaBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes)
               : view.tab === 'chart'
                 ? await chartBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes, pageContext(req, res).cspNonce)
-                : view.tab === 'map'
-                  ? await mapBody(
-                      reads,
-                      reader,
-                      base,
-                      geometriesPath(area, db, col),
-                      view,
-                      filter,
-                      deps.settings,
-                      pageContext(req, res).cspNonce,
-                    )
-                  : await tableBody(
-                      reads,
-                      reader,
-                      base,
-                      view,
-                      query,
-                      filterJson,
-                      requestBaseUrl(req),
-                      deps.settings.maxQueryBytes,
-                      pageContext(req, res).cspNonce,
-                    );
+                : view.tab === 'summary'
+                  ? await summaryBody(reads, reader, base, view, query, deps.settings.maxQueryBytes)
+                  : view.tab === 'map'
+                    ? await mapBody(
+                        reads,
+                        reader,
+                        base,
+                        geometriesPath(area, db, col),
+                        view,
+                        filter,
+                        deps.settings,
+                        pageContext(req, res).cspNonce,
+                      )
+                    : await tableBody(
+                        reads,
+                        reader,
+                        base,
+                        view,
+                        query,
+                        filterJson,
+                        requestBaseUrl(req),
+                        deps.settings.maxQueryBytes,
+                        pageContext(req, res).cspNonce,
+                      );
           // The chart and the map show the view's filter and downloads too, so what they draw can be changed and taken away there.
           const panels =
-            view.tab === 'chart' || view.tab === 'map'
+            view.tab === 'chart' || view.tab === 'map' || view.tab === 'summary'
               ? filterPanel(base, view, filterJson, []) + exportsPanel(query, requestBaseUrl(req))
               : '';
           send(req, res, 200, shell, body + panels);
@@ -408,6 +411,29 @@ async function chartBody(
   const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE, view.by);
   const series = chartSeries(points, view.by !== '', view.y);
   return chartView({ base, view, nonce, ...fieldLists, chart: { xKind, series, sampleSize: CHART_SAMPLE_SIZE } });
+}
+
+async function summaryBody(
+  reads: ExplorerReads,
+  reader: ExplorerReader,
+  base: string,
+  view: ExplorerView,
+  viewQuery: ViewQuery,
+  maxQueryBytes: number,
+): Promise<string> {
+  const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), maxQueryBytes);
+  const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+  const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
+  const suggested = suggestedFacets(profile, []);
+  const model = {
+    base,
+    view,
+    query: viewQuery,
+    groupFields: [...suggested, ...fields.filter((field) => !suggested.includes(field))],
+    numberFields: fields.filter((field) => histogramKind(profile, field) === 'number'),
+  };
+  if (view.groupBy.length === 0) return summaryView(model);
+  return summaryView({ ...model, rows: await reads.summarize(reader, query.filter, summaryPipeline(view.groupBy, view.measure)) });
 }
 
 async function mapBody(

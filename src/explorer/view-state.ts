@@ -1,6 +1,7 @@
 /**
  * The state of an explorer view, carried whole by its URL so that a view is a link to share:
- *   tab=table|schema|chart|map which view
+ *   tab=table|schema|chart|map|summary which view
+ *   group (repeated, ≤ 2), measure  the summary's group fields and the number field it summarizes
  *   x, y                   the chart's fields
  *   geo                    the map's GeoJSON field
  *   f, op, v (repeated)    filter rows: field, operator, value (see filters.ts)
@@ -18,7 +19,7 @@ import { isFieldPath } from './field-paths.js';
 import { isFilterOperator, type FilterRow } from './filters.js';
 import { invalidView } from './errors.js';
 
-export const TABS = ['table', 'schema', 'chart', 'map'] as const;
+export const TABS = ['table', 'schema', 'chart', 'map', 'summary'] as const;
 export type ExplorerTab = (typeof TABS)[number];
 
 export interface SortOrder {
@@ -43,6 +44,9 @@ export interface ExplorerView {
   by: string;
   /** The map's GeoJSON field ('' for the first one found). */
   geo: string;
+  /** The summary's group fields (at most two) and the number field summarized ('' for counts only). */
+  groupBy: string[];
+  measure: string;
   page: number;
   pageSize: number;
   /** Values shown per facet (FACET_SIZES). */
@@ -120,6 +124,8 @@ export function parseView(query: RawQuery): ExplorerView {
   if (facets.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} facets.`);
   const histograms = [...new Set(all(query, 'hist').filter((f) => f !== ''))].map((f) => requireField(f, 'Histogram field'));
   if (histograms.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} histograms.`);
+  const groupBy = [...new Set(all(query, 'group').filter((f) => f !== ''))].map((f) => requireField(f, 'Group field'));
+  if (groupBy.length > 2) throw invalidView('At most two "group" fields.');
   const sizeRaw = positiveInt(one(query, 'size'), 'size', DEFAULT_PAGE_SIZE, 100);
   const pageSize = (PAGE_SIZES as readonly number[]).includes(sizeRaw) ? sizeRaw : DEFAULT_PAGE_SIZE;
   const facetSizeRaw = positiveInt(one(query, 'fsize'), 'fsize', FACET_SIZES[0], 1_000);
@@ -136,6 +142,8 @@ export function parseView(query: RawQuery): ExplorerView {
     y: optionalField(one(query, 'y'), 'Chart field'),
     by: optionalField(one(query, 'by'), 'Chart split field'),
     geo: optionalField(one(query, 'geo'), 'Map field'),
+    groupBy,
+    measure: optionalField(one(query, 'measure'), 'Summary field'),
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
     facetSize,
@@ -160,6 +168,8 @@ export function viewSearch(view: ExplorerView): string {
   if (view.y !== '') params.set('y', view.y);
   if (view.by !== '') params.set('by', view.by);
   if (view.geo !== '') params.set('geo', view.geo);
+  for (const field of view.groupBy) params.append('group', field);
+  if (view.measure !== '') params.set('measure', view.measure);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
   if (view.facetSize !== FACET_SIZES[0]) params.set('fsize', String(view.facetSize));

@@ -141,6 +141,21 @@ describe('the table in a browser', () => {
     }
   });
 
+  it('summarizes by a field from the Summarize tab: a table, a bar chart and the pipeline', async () => {
+    const { page } = watched;
+    await page.goto(base());
+    await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'Summarize' }).click()]);
+    await page.locator('[data-testid="summary-group"]').first().selectOption('station');
+    await page.locator('[data-testid="summary-measure"]').selectOption('temp');
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Summarize' }).click()]);
+    expect(await page.locator('[data-testid="summary-row"]').count()).toBe(7);
+    expect(await page.locator('[data-testid="summary-chart"] rect').count()).toBe(7);
+    expect(await page.getByTestId('summary-pipeline').textContent()).toContain('"$group"');
+    await Promise.all([page.waitForNavigation(), page.locator('[data-testid="summary-row"] a').first().click()]);
+    expect(new URL(page.url()).searchParams.get('f')).toBe('station');
+    expect(await page.locator('[data-testid="record-row"]').count()).toBe(9);
+  });
+
   it('asks for nothing that fails (the favicon is there), with no script error or CSP complaint, compressed', async () => {
     await watched.page.goto(`${base()}?tab=chart&x=when&y=n`);
     await watched.page.locator('#explorer-chart canvas').first().waitFor();

@@ -146,6 +146,49 @@ describe('the column menu and facets', () => {
   });
 });
 
+describe('the Summarize tab', () => {
+  it('groups by a field with count, mean, min, max and sum, shows its $group pipeline, and its Python gives the same groups', async () => {
+    const res = await page(`${base()}?tab=summary&group=station&measure=temp`);
+    expect(res.status, res.text.slice(0, 300)).toBe(200);
+    const rows = [...res.text.matchAll(/<tr data-testid="summary-row">([\s\S]*?)<\/tr>/g)].map((m) =>
+      [...(m[1] as string).matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((td) => (td[1] as string).replace(/<[^>]+>/g, '')),
+    );
+    expect(rows.length).toBe(7);
+    const expected = new Map<string, number[]>();
+    for (let i = 0; i < RECORDS; i += 1) {
+      const station = String(i % 7).padStart(5, '0');
+      expected.set(station, [...(expected.get(station) ?? []), ...(i >= MISSING ? [i - MISSING + 10] : [])]);
+    }
+    for (const [station, count, mean, min, max, sum] of rows) {
+      const temps = expected.get(station as string) ?? [];
+      expect(Number(count)).toBe(RECORDS / 7 > 8 && Number(station) < 4 ? 9 : 8);
+      expect(Number(sum)).toBe(temps.reduce((a, b) => a + b, 0));
+      expect(Number(min)).toBe(Math.min(...temps));
+      expect(Number(max)).toBe(Math.max(...temps));
+      expect(Number(mean)).toBeCloseTo(temps.reduce((a, b) => a + b, 0) / temps.length, 3);
+    }
+    expect(res.text).toContain('data-testid="summary-chart"');
+    const pipeline = JSON.parse(unescape(res.text.split('data-testid="summary-pipeline">')[1]?.split('</pre>')[0] ?? '')) as unknown[];
+    expect(pipeline[0]).toMatchObject({
+      $group: { _id: { g0: '$station' }, count: { $sum: 1 }, mean: { $avg: '$temp' }, sum: { $sum: '$temp' } },
+    });
+    const python = unescape(res.text.split('data-testid="summary-python">')[1]?.split('</pre>')[0] ?? '');
+    const { stdout } = await promisify(execFile)(
+      join(REPO, '.venv-client', 'bin', 'python'),
+      ['-c', `${python}\nimport json\nprint(json.dumps(sorted(int(c) for c in df["count"])))`],
+      { env: { ...process.env, CYBERCOM_URL: app.url, CYBERCOM_TOKEN: token }, timeout: 120_000 },
+    );
+    expect(JSON.parse(stdout)).toEqual([8, 8, 8, 9, 9, 9, 9]);
+  }, 120_000);
+
+  it('asks for a field to group by first, and groups by two fields', async () => {
+    expect((await page(`${base()}?tab=summary`)).text).toContain('Choose a field to group the records by.');
+    const two = await page(`${base()}?tab=summary&group=station&group=count`);
+    expect((two.text.match(/data-testid="summary-row"/g) ?? []).length).toBe(28);
+    expect((await page(`${base()}?tab=summary&group=a&group=b&group=c`)).status).toBe(400);
+  });
+});
+
 describe('calendar bins', () => {
   it('bins a date histogram by day when its range is two months, each bar filtering to its day', async () => {
     const res = await page(`${base()}?hist=when`);

@@ -31,6 +31,8 @@ describe('parseView and viewSearch', () => {
       y: 'reading.temp',
       by: 'kind',
       geo: 'place.loc',
+      groupBy: [],
+      measure: '',
       page: 3,
       pageSize: 50,
       facetSize: 30,
