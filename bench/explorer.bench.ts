@@ -17,9 +17,15 @@
  * Then, for the largest collection, the table view's first paint in Chromium (warm: the page is
  * loaded --paints times after one unmeasured load), from the browser's own paint timing
  * (`first-contentful-paint`), beside the time to the response's last byte (goal: ≤ 300 ms).
+ * And compression: for the table view with a page of 50, the API's JSON page of 50, the whole
+ * collection as CSV and the map's geometries, the bytes as sent uncompressed, in Brotli and in
+ * gzip (as the service sends them), and the CPU time per MB each encoding costs (measured here,
+ * with the service's settings: Brotli quality 4, gzip level 6).
  * Usage: npm run bench:explorer [-- --records 10000,100000 --requests 30 --paints 10]
  */
 import { existsSync } from 'node:fs';
+import { request } from 'node:http';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
@@ -173,6 +179,51 @@ async function firstPaint(url: string, token: string): Promise<string> {
   }
 }
 
+/** A GET's body as it came over the wire (node:http decodes nothing) and its Content-Encoding. */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ bytes: number; body: Buffer; encoding: string }> {
+  return new Promise((done, fail) => {
+    const req = request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (res.statusCode !== 200) fail(new Error(`${url} answered ${res.statusCode}`));
+        else done({ bytes: body.length, body, encoding: String(res.headers['content-encoding'] ?? 'none') });
+      });
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** CPU milliseconds (user + system) per MB of input that `compress` costs, over enough rounds to take a second of CPU at most. */
+function cpuPerMb(body: Buffer, compress: (input: Buffer) => Buffer): number {
+  const rounds = Math.max(1, Math.min(20, Math.round(8_000_000 / Math.max(1, body.length))));
+  const before = process.cpuUsage();
+  for (let i = 0; i < rounds; i++) compress(body);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / rounds / (body.length / 1e6);
+}
+
+const BROTLI = (input: Buffer) => brotliCompressSync(input, { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } });
+const GZIP = (input: Buffer) => gzipSync(input, { level: 6 });
+
+/** Bytes on the wire without compression, with Brotli and with gzip, and the CPU per MB of each. */
+async function compressionLine(name: string, url: string, headers: Record<string, string>): Promise<string> {
+  const plain = await rawGet(url, headers);
+  const br = await rawGet(url, { ...headers, 'accept-encoding': 'br' });
+  const gzip = await rawGet(url, { ...headers, 'accept-encoding': 'gzip' });
+  const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
+  const saved = (n: number) => `${(100 * (1 - n / plain.bytes)).toFixed(0)} % saved`;
+  return [
+    `  ${name.padEnd(22)}`,
+    `${kb(plain.bytes).padStart(9)} plain`,
+    `| br ${kb(br.bytes).padStart(7)} (${br.encoding}, ${saved(br.bytes)}) ${cpuPerMb(plain.body, BROTLI).toFixed(1)} ms CPU/MB`,
+    `| gzip ${kb(gzip.bytes).padStart(7)} (${gzip.encoding}, ${saved(gzip.bytes)}) ${cpuPerMb(plain.body, GZIP).toFixed(1)} ms CPU/MB`,
+  ].join(' ');
+}
+
 async function main(): Promise<void> {
   if (SIZES.length === 0) throw new Error('--records names no collection size (e.g. --records 10000,100000)');
   process.stdout.write('Starting services (state in .state/bench-explorer)...\n');
@@ -245,6 +296,19 @@ async function main(): Promise<void> {
       const largest = Math.max(...SIZES);
       results.push(`${largest} records:`);
       results.push(await firstPaint(`${origin}/api/explore/data_store/${DB}/records_${largest}/`, token));
+      const explore = `${origin}/api/explore/data_store/${DB}/records_${largest}/`;
+      const data = `${origin}/api/data_store/data/${DB}/records_${largest}/`;
+      results.push(`  compression (bytes on the wire; CPU per MB of input, measured in this process):`);
+      results.push(await compressionLine('table, page of 50', `${explore}?size=50`, headers.html));
+      results.push(await compressionLine('API JSON, page of 50', `${data}?page_size=50`, headers.json));
+      results.push(await compressionLine(`CSV, ${largest} records`, `${data}?page_size=0&format=csv`, headers.json));
+      results.push(
+        await compressionLine(
+          'map geometries',
+          `${origin}/api/explore/geometries/data_store/${DB}/records_${largest}/?geo=loc`,
+          headers.json,
+        ),
+      );
     } finally {
       await stop(api.child);
     }

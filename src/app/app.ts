@@ -1,6 +1,6 @@
 /**
  * Assembles the express application. Order matters and is the architecture:
- * request id → allowed hosts → security headers → format → (browsable-page script, admin site) →
+ * request id → allowed hosts → security headers → format → compression → (browsable-page script, admin site) →
  * canonical slash → session → authentication → CSRF → body gate → JSON body → routes → 404 → error mapping.
  *
  * The admin site (src/admin) brings its own session/authentication step, its own CSRF check and
@@ -17,6 +17,7 @@ import { parseExactJsonBody } from '../queue/protocol/exact-numbers.js';
 import { parseRecordJson } from '../documents/number-literals.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
+import { compression } from '../http/compression.js';
 import { requestLog } from '../http/request-log.js';
 import type { RespondOptions } from '../http/respond.js';
 import { securityHeaders, tileOrigin } from '../http/security-headers.js';
@@ -42,6 +43,7 @@ import { linkAuthentication, linksRouter, type LinkDeps } from '../links/routes.
 import { canAccessCollection } from '../auth/permissions.js';
 import { exploreLink, explorerRouter } from '../explorer/routes.js';
 import { explorerStatic } from '../explorer/static-files.js';
+import { favicon } from '../explorer/favicon.js';
 import { manualRouter } from '../manual/routes.js';
 import './request-context.js';
 
@@ -91,7 +93,10 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
     }),
   );
   app.use(negotiateFormat());
+  // Answers that carry a CSRF token or a credential (the login forms, the profile with its token, the admin site) are never compressed (BREACH).
+  app.use(compression({ except: [...Object.values(m.auth.at).map((r) => fullPath(m.auth, r)), PAGES.admin.path] }));
   app.get(PAGES.browsableScript.path, browsableScript);
+  app.get(PAGES.favicon.path, favicon);
   app.use(PAGES.explorerStatic.path, explorerStatic());
   if (extra.admin !== false) {
     const taskNames = async (): Promise<string[]> => {

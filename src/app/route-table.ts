@@ -17,6 +17,7 @@ import { QUEUE_ROUTES } from '../queue/api/route-table.js';
 import { ADMIN_ROOT } from '../admin/index.js';
 import { EXPLORE_ROOT } from '../explorer/routes.js';
 import { EXPLORE_STATIC_ROOT } from '../explorer/static-files.js';
+import { FAVICON_PATH } from '../explorer/favicon.js';
 import { MANUAL_ROOT } from '../manual/routes.js';
 import { BROWSABLE_SCRIPT_PATH } from '../render/html-script.js';
 import { HEALTH_ROUTES } from './health.js';
@@ -85,6 +86,7 @@ export interface Page {
 
 export const PAGES = {
   home: { path: '/', methods: ['GET'], what: 'redirects to the API root' },
+  favicon: { path: FAVICON_PATH, methods: ['GET'], what: "the service's icon" },
   browsableScript: { path: BROWSABLE_SCRIPT_PATH, methods: ['GET'], what: "the browsable page's script" },
   explorerStatic: { path: EXPLORE_STATIC_ROOT, methods: ['GET'], tree: true, what: "the explorer's scripts and styles" },
   admin: {

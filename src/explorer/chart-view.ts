@@ -27,7 +27,9 @@ function select(name: 'x' | 'y' | 'by', fields: readonly string[], chosen: strin
     (field) => `<option value="${escapeHtml(field)}"${field === chosen ? ' selected' : ''}>${escapeHtml(field || none)}</option>`,
   );
   const label = name === 'by' ? 'split by' : name;
-  return `<label>${label} <select name="${name}" data-testid="chart-${name}">${options.join('')}</select></label>`;
+  // The stylesheet keeps a select narrow whatever its fields' names; the chosen one's whole name is its tooltip.
+  const title = chosen === '' ? '' : ` title="${escapeHtml(chosen)}"`;
+  return `<label>${label} <select name="${name}" data-testid="chart-${name}"${title}>${options.join('')}</select></label>`;
 }
 
 export function chartView(model: ChartModel): string {

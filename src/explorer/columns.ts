@@ -79,21 +79,35 @@ export function flattenRecord(record: Record<string, unknown>, names?: ColumnNam
   return cells;
 }
 
-/** Every column of the records, in the order first met (`_id` first). */
-export function knownColumns(rows: readonly Map<string, { column: Column }>[]): Column[] {
+/** Every column of the records, in the order first met (`_id` first), then those only `more` has (a sample's). */
+export function knownColumns(rows: readonly Map<string, { column: Column }>[], more: readonly Column[] = []): Column[] {
   const columns = new Map<string, Column>();
-  for (const row of rows) {
-    for (const { column } of row.values()) {
-      if (columns.size >= MAX_KNOWN_COLUMNS) break;
-      if (!columns.has(column.name)) columns.set(column.name, column);
-    }
-  }
+  const add = (column: Column) => {
+    if (columns.size < MAX_KNOWN_COLUMNS && !columns.has(column.name)) columns.set(column.name, column);
+  };
+  for (const row of rows) for (const { column } of row.values()) add(column);
+  for (const column of more) add(column);
   return [...columns.values()];
 }
 
-/** The chosen columns (those known first, then chosen ones no record on the page has), or the first few. */
-export function shownColumns(known: readonly Column[], chosen: readonly string[]): Column[] {
-  if (chosen.length === 0) return known.slice(0, DEFAULT_COLUMN_COUNT);
+/** The column of a name: the known one, or for a field path no known record has, that path. */
+function columnOf(byName: ReadonlyMap<string, Column>, name: string): Column {
+  return byName.get(name) ?? (isFieldPath(name) && !name.includes('\\') ? { name, field: name } : { name });
+}
+
+/**
+ * The chosen columns, or the first few known; either way followed by the `kept` fields (the view
+ * sorts, filters or facets by them) not among them, so that a column the view works on never
+ * goes missing because the records on the page happen to lack it.
+ */
+export function shownColumns(known: readonly Column[], chosen: readonly string[], kept: readonly string[] = []): Column[] {
   const byName = new Map(known.map((column) => [column.name, column]));
-  return chosen.map((name) => byName.get(name) ?? (isFieldPath(name) && !name.includes('\\') ? { name, field: name } : { name }));
+  const shown = chosen.length === 0 ? known.slice(0, DEFAULT_COLUMN_COUNT) : chosen.map((name) => columnOf(byName, name));
+  const has = new Set(shown.flatMap((column) => [column.name, ...(column.field === undefined ? [] : [column.field])]));
+  for (const field of kept) {
+    if (has.has(field)) continue;
+    has.add(field);
+    shown.push(known.find((column) => column.field === field) ?? columnOf(byName, field));
+  }
+  return shown;
 }

@@ -4,7 +4,7 @@ import type { FacetValue } from './explorer-reads.js';
 import type { Histogram } from './histogram.js';
 import { histogramBox } from './histogram-panel.js';
 import { hiddenInputs, viewHref } from './view-html.js';
-import { withChanges, type ExplorerView } from './view-state.js';
+import { FACET_SIZES, withChanges, type ExplorerView } from './view-state.js';
 import { numberText, showValue } from './values.js';
 
 export interface FacetPanelModel {
@@ -18,7 +18,14 @@ export interface FacetPanelModel {
 
 export function facetPanel(base: string, view: ExplorerView, model: FacetPanelModel): string {
   const { facets, suggested } = model;
-  const boxes = [...facets].map(([field, values]) => {
+  const boxes = [...facets].map(([field, found]) => {
+    // One value more than shown is read: then there are more, and a "more" link shows the next size up.
+    const values = found.slice(0, view.facetSize);
+    const larger = FACET_SIZES.find((size) => size > view.facetSize);
+    const more =
+      found.length > view.facetSize && larger !== undefined
+        ? `<li><a href="${escapeHtml(viewHref(base, withChanges(view, { facetSize: larger, page: view.page })))}" data-testid="facet-more" rel="nofollow">more…</a></li>`
+        : '';
     const items = values.map(({ value, n }) => {
       const shown = showValue(value === null ? null : value);
       const label = shown.html === '' ? '<span class="nil">(missing)</span>' : shown.html;
@@ -30,8 +37,8 @@ export function facetPanel(base: string, view: ExplorerView, model: FacetPanelMo
     });
     const remove = viewHref(base, withChanges(view, { facets: view.facets.filter((f) => f !== field), page: view.page }));
     return (
-      `<div class="facet" data-testid="facet" data-field="${escapeHtml(field)}"><h3>${escapeHtml(field)} <a href="${escapeHtml(remove)}" title="remove facet">✕</a></h3>` +
-      `<ol>${items.join('') || '<li><span class="nil">no values</span></li>'}</ol></div>`
+      `<div class="facet" data-testid="facet" data-field="${escapeHtml(field)}"><h3><span title="${escapeHtml(field)}">${escapeHtml(field)}</span> <a href="${escapeHtml(remove)}" title="remove facet">✕</a></h3>` +
+      `<ol>${items.join('') || '<li><span class="nil">no values</span></li>'}${more}</ol></div>`
     );
   });
   const suggestions = suggested.map(

@@ -8,7 +8,7 @@ import { a, hiddenInputs, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
 import type { FilterRow } from './filters.js';
 
-function operatorSelect(selected: FilterOperator): string {
+export function operatorSelect(selected: FilterOperator): string {
   const options = Object.entries(FILTER_OPERATORS).map(
     ([op, { label }]) => `<option value="${op}"${op === selected ? ' selected' : ''}>${escapeHtml(label)}</option>`,
   );

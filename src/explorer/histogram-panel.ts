@@ -18,6 +18,21 @@ function edgeText(histogram: Histogram, value: number): string {
   return histogram.kind === 'date' ? dateText(new Date(value)) : numberText(Number(value.toPrecision(6)));
 }
 
+/** A calendar bin by the name a reader gives it: `2024-06-03`, `week of 2024-06-03`, `2024-06`, `2024`. */
+function calendarText(unit: NonNullable<Histogram['unit']>, from: number): string {
+  const iso = new Date(from).toISOString();
+  switch (unit) {
+    case 'day':
+      return iso.slice(0, 10);
+    case 'week':
+      return `week of ${iso.slice(0, 10)}`;
+    case 'month':
+      return iso.slice(0, 7);
+    case 'year':
+      return iso.slice(0, 4);
+  }
+}
+
 /** A bin edge as the JSON a filter row carries. */
 function edgeJson(histogram: Histogram, value: number): string {
   return histogram.kind === 'date' ? JSON.stringify({ $date: new Date(value).toISOString() }) : JSON.stringify(value);
@@ -28,14 +43,19 @@ function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): s
   const highest = Math.max(1, ...bins.map((bin) => bin.n));
   const barWidth = WIDTH / Math.max(1, bins.length);
   const bars = bins.map((bin, i) => {
-    const last = i === bins.length - 1;
+    // The last bin holds the largest value itself, unless calendar bins end on the next unit's start.
+    const last = i === bins.length - 1 && histogram.unit === undefined;
     const rows: FilterRow[] = [
       ...view.rows,
       { field, op: 'gte', value: edgeJson(histogram, bin.from) },
       { field, op: last ? 'lte' : 'lt', value: edgeJson(histogram, bin.to) },
     ];
     const height = bin.n === 0 ? 0 : Math.max(1, Math.round((bin.n / highest) * HEIGHT));
-    const title = `${edgeText(histogram, bin.from)} – ${edgeText(histogram, bin.to)}: ${numberText(bin.n)}`;
+    const range =
+      histogram.unit === undefined
+        ? `${edgeText(histogram, bin.from)} – ${edgeText(histogram, bin.to)}`
+        : calendarText(histogram.unit, bin.from);
+    const title = `${range}: ${numberText(bin.n)}`;
     return (
       `<a href="${escapeHtml(viewHref(base, withChanges(view, { rows })))}" data-testid="histogram-bar">` +
       `<title>${escapeHtml(title)}</title>` +
@@ -46,6 +66,7 @@ function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): s
   const edges = [bins[0]?.from ?? 0, ...bins.map((bin) => bin.to)];
   const brush =
     `data-brush="true" data-kind="${histogram.kind}" data-field="${escapeHtml(field)}" data-edges="${escapeHtml(JSON.stringify(edges))}" ` +
+    `data-last-op="${histogram.unit === undefined ? 'lte' : 'lt'}" ${histogram.unit === undefined ? '' : `data-unit="${histogram.unit}" `}` +
     `data-view-href="${escapeHtml(viewHref(base, withChanges(view, {})))}"`;
   return (
     `<svg width="${WIDTH}" height="${HEIGHT + 2}" viewBox="0 0 ${WIDTH} ${HEIGHT + 2}" role="img" aria-label="${escapeHtml(`Histogram of ${field}`)}" ${brush}>${bars.join('')}</svg>` +
@@ -61,6 +82,6 @@ export function histogramBox(base: string, view: ExplorerView, histogram: Histog
       : histogram.bins.length === 0
         ? '<p class="nil">no values</p>'
         : histogramSvg(base, view, histogram) +
-          `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}; click a bar, or drag across bars, to filter by a range</small>`;
-  return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3>${escapeHtml(field)} <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
+          `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}${histogram.unit === undefined ? '' : `, one bar a ${histogram.unit} (UTC)`}; click a bar, or drag across bars, to filter by a range</small>`;
+  return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3><span title="${escapeHtml(field)}">${escapeHtml(field)}</span> <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
 }

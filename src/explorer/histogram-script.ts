@@ -63,7 +63,7 @@ export const HISTOGRAM_SCRIPT = String.raw`(function () {
       url.searchParams.append('op', 'gte');
       url.searchParams.append('v', edge(edges[lo]));
       url.searchParams.append('f', field);
-      url.searchParams.append('op', hi === bins - 1 ? 'lte' : 'lt');
+      url.searchParams.append('op', hi === bins - 1 ? svg.getAttribute('data-last-op') || 'lte' : 'lt');
       url.searchParams.append('v', edge(edges[hi + 1]));
       window.location.assign(url.pathname + url.search);
     }

@@ -27,13 +27,14 @@ import { combinedFilter } from './filters.js';
 import { pageHtml, type Shell } from './page.js';
 import { recordView } from './record-view.js';
 import type { Histogram } from './histogram.js';
-import { geometryFields, histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
+import { csvTypes, geometryFields, histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
 import { schemaView } from './schema-view.js';
 import type { ViewQuery } from './snippets.js';
 import { tableView } from './table-view.js';
 import { chartView } from './chart-view.js';
 import { chartSeries } from './chart-series.js';
 import { mapView } from './map-view.js';
+import { summaryPipeline, summaryView } from './summary-view.js';
 import { mapData } from './map-data.js';
 import { parseView, type ExplorerView } from './view-state.js';
 import escapeHtml from 'escape-html';
@@ -226,31 +227,33 @@ export function explorerRouter(deps: ExplorerDeps): Router {
               ? await schemaBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes)
               : view.tab === 'chart'
                 ? await chartBody(reads, reader, base, view, filter, deps.settings.maxQueryBytes, pageContext(req, res).cspNonce)
-                : view.tab === 'map'
-                  ? await mapBody(
-                      reads,
-                      reader,
-                      base,
-                      geometriesPath(area, db, col),
-                      view,
-                      filter,
-                      deps.settings,
-                      pageContext(req, res).cspNonce,
-                    )
-                  : await tableBody(
-                      reads,
-                      reader,
-                      base,
-                      view,
-                      query,
-                      filterJson,
-                      requestBaseUrl(req),
-                      deps.settings.maxQueryBytes,
-                      pageContext(req, res).cspNonce,
-                    );
+                : view.tab === 'summary'
+                  ? await summaryBody(reads, reader, base, view, query, deps.settings.maxQueryBytes)
+                  : view.tab === 'map'
+                    ? await mapBody(
+                        reads,
+                        reader,
+                        base,
+                        geometriesPath(area, db, col),
+                        view,
+                        filter,
+                        deps.settings,
+                        pageContext(req, res).cspNonce,
+                      )
+                    : await tableBody(
+                        reads,
+                        reader,
+                        base,
+                        view,
+                        query,
+                        filterJson,
+                        requestBaseUrl(req),
+                        deps.settings.maxQueryBytes,
+                        pageContext(req, res).cspNonce,
+                      );
           // The chart and the map show the view's filter and downloads too, so what they draw can be changed and taken away there.
           const panels =
-            view.tab === 'chart' || view.tab === 'map'
+            view.tab === 'chart' || view.tab === 'map' || view.tab === 'summary'
               ? filterPanel(base, view, filterJson, []) + exportsPanel(query, requestBaseUrl(req))
               : '';
           send(req, res, 200, shell, body + panels);
@@ -340,11 +343,18 @@ async function tableBody(
   const sortIndexed = view.sort === undefined ? undefined : await reads.sortHasIndex(reader, view.sort.field);
   const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...pageSort(view, sortIndexed) }), maxQueryBytes);
   const skip = (view.page - 1) * view.pageSize;
-  const [records, counted] = await Promise.all([reads.page(reader, query, skip, view.pageSize), reads.total(reader, query.filter, 0)]);
+  const sort = view.sort;
+  // Up, records without the field would come first (MongoDB sorts missing below every value): they go last, as they do down.
+  const reading =
+    sort !== undefined && sort.direction === 1 && sort.field !== '_id' && query.sort !== undefined
+      ? reads.pageMissingLast(reader, { ...query, sort: query.sort }, sort.field, skip, view.pageSize)
+      : reads.page(reader, query, skip, view.pageSize);
+  const [records, counted] = await Promise.all([reading, reads.total(reader, query.filter, 0)]);
   const elapsedMs = performance.now() - started;
   const seen = skip + records.length;
   const total: Total = counted.exact ? counted : { ...counted, n: Math.max(counted.n, seen) };
-  const facets: Map<string, FacetValue[]> = view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets) : new Map();
+  const facets: Map<string, FacetValue[]> =
+    view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets, view.facetSize) : new Map();
   const sample = await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE);
   const profile = profileSample(sample);
   const histograms = new Map<string, Histogram | string>();
@@ -360,6 +370,7 @@ async function tableBody(
     base,
     view,
     records,
+    sampleColumns: profile.fields.map(({ column }) => column),
     total,
     elapsedMs,
     filterJson,
@@ -371,7 +382,7 @@ async function tableBody(
       suggestedHistograms: suggestedHistograms(profile, view.histograms),
     },
     fieldNames,
-    query: viewQuery,
+    query: { ...viewQuery, types: csvTypes(profile) },
     baseUrl,
     nonce,
   });
@@ -400,6 +411,29 @@ async function chartBody(
   const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE, view.by);
   const series = chartSeries(points, view.by !== '', view.y);
   return chartView({ base, view, nonce, ...fieldLists, chart: { xKind, series, sampleSize: CHART_SAMPLE_SIZE } });
+}
+
+async function summaryBody(
+  reads: ExplorerReads,
+  reader: ExplorerReader,
+  base: string,
+  view: ExplorerView,
+  viewQuery: ViewQuery,
+  maxQueryBytes: number,
+): Promise<string> {
+  const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), maxQueryBytes);
+  const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+  const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
+  const suggested = suggestedFacets(profile, []);
+  const model = {
+    base,
+    view,
+    query: viewQuery,
+    groupFields: [...suggested, ...fields.filter((field) => !suggested.includes(field))],
+    numberFields: fields.filter((field) => histogramKind(profile, field) === 'number'),
+  };
+  if (view.groupBy.length === 0) return summaryView(model);
+  return summaryView({ ...model, rows: await reads.summarize(reader, query.filter, summaryPipeline(view.groupBy, view.measure)) });
 }
 
 async function mapBody(

@@ -9,12 +9,13 @@ const rangeText = (value: number | Date | undefined): string =>
   value === undefined ? '' : value instanceof Date ? dateText(value) : numberText(value);
 
 export function schemaView(base: string, view: ExplorerView, profile: SchemaProfile, elapsedMs: number): string {
-  const rows = profile.fields.map(({ column, present, kinds, min, max, distinct }) => {
+  const rows = profile.fields.map(({ column, present, types, min, max, distinct }) => {
     const coverage = profile.sampleSize === 0 ? 0 : (100 * present) / profile.sampleSize;
-    const kindText = [...kinds]
+    // Stored types with the records of each: an int and a double are told apart, as a date and a string are.
+    const typeText = [...types]
       .sort((x, y) => y[1] - x[1])
-      .map(([kind, n]) => `${kind}${kinds.size > 1 ? ` ${Math.round((100 * n) / present)}%` : ''}`)
-      .join(', ');
+      .map(([type, n]) => `${type} ${numberText(n)}`)
+      .join(' · ');
     const distinctText = distinct >= present && present > 1 ? `${numberText(distinct)} (all different)` : numberText(distinct);
     const facet =
       column.field !== undefined && !view.facets.includes(column.field)
@@ -25,7 +26,7 @@ export function schemaView(base: string, view: ExplorerView, profile: SchemaProf
         ? a(viewHref(base, withChanges(view, { tab: 'table', histograms: [...view.histograms, column.field] })), 'histogram')
         : '';
     return (
-      `<tr data-testid="schema-field" data-column="${escapeHtml(column.name)}"><td>${escapeHtml(column.name)}</td><td>${escapeHtml(kindText)}</td>` +
+      `<tr data-testid="schema-field" data-column="${escapeHtml(column.name)}"><td class="name" title="${escapeHtml(column.name)}">${escapeHtml(column.name)}</td><td data-testid="schema-types">${escapeHtml(typeText)}</td>` +
       `<td><meter min="0" max="100" value="${coverage.toFixed(1)}"></meter> ${coverage.toFixed(coverage < 10 ? 1 : 0)}%</td>` +
       `<td>${escapeHtml(rangeText(min))}</td><td>${escapeHtml(rangeText(max))}</td><td>${distinctText}</td><td>${facet} ${histogram}</td></tr>`
     );
@@ -33,7 +34,7 @@ export function schemaView(base: string, view: ExplorerView, profile: SchemaProf
   return (
     tabsHtml(base, view) +
     `<p class="summary" data-testid="schema-summary">Fields of a random sample of ${numberText(profile.sampleSize)} records (<code>$sample</code>, at most 1,000) matching the view's filter · ${numberText(Math.round(elapsedMs))} ms. Distinct values are counted within the sample.</p>\n` +
-    `<table class="schema" data-testid="schema"><thead><tr><th>Field</th><th>Types</th><th>Coverage</th><th>Min</th><th>Max</th><th>Distinct in sample</th><th></th></tr></thead>` +
+    `<table class="schema" data-testid="schema"><thead><tr><th>Field</th><th title="Records of the sample per stored BSON type">Types</th><th>Coverage</th><th>Min</th><th>Max</th><th>Distinct in sample</th><th></th></tr></thead>` +
     `<tbody>${rows.join('\n')}</tbody></table>\n`
   );
 }

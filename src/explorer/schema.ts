@@ -1,18 +1,20 @@
 /**
  * A collection's fields as a sample of its records shows them: per column (the table's dotted
- * columns), the kinds of value found, how many records have it, the smallest and largest number
+ * columns), the kinds of value found and their stored BSON types, how many records have it, the smallest and largest number
  * or date, and how many distinct values the sample holds. Suggested facets are the fields with
  * few distinct values that most records have.
  */
 import type { Document } from 'mongodb';
 import { ColumnNames, forEachCell, type Column } from './columns.js';
-import { bsonTag, kindOf, sameValueKey, type ValueKind } from './values.js';
+import { bsonTag, kindOf, sameValueKey, storedType, type StoredType, type ValueKind } from './values.js';
 
 export interface FieldProfile {
   column: Column;
   /** Records of the sample that have the field. */
   present: number;
   kinds: Map<ValueKind, number>;
+  /** Records of the sample per stored BSON type (int, double, date, string ...), as the schema shows them. */
+  types: Map<StoredType, number>;
   min?: number | Date;
   max?: number | Date;
   /** Distinct values in the sample (values compared as their JSON). */
@@ -25,7 +27,8 @@ export interface SchemaProfile {
 }
 
 const MAX_SUGGESTED = 5;
-const MAX_FACET_DISTINCT = 20;
+/** A field with more distinct values than this in a sample is no facet to suggest (a station code among 40 still is). */
+const MAX_FACET_DISTINCT = 50;
 
 function comparable(value: unknown): number | Date | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
@@ -46,12 +49,14 @@ export function profileSample(records: readonly Document[]): SchemaProfile {
   const visit = (column: Column, value: unknown): void => {
     let profile = byColumn.get(column.name);
     if (profile === undefined) {
-      profile = { column, present: 0, kinds: new Map(), distinct: 0, values: new Set() };
+      profile = { column, present: 0, kinds: new Map(), types: new Map(), distinct: 0, values: new Set() };
       byColumn.set(column.name, profile);
     }
     profile.present += 1;
     const kind = kindOf(value);
     profile.kinds.set(kind, (profile.kinds.get(kind) ?? 0) + 1);
+    const type = storedType(value);
+    profile.types.set(type, (profile.types.get(type) ?? 0) + 1);
     const point = comparable(value);
     // Numbers and dates are each other's min/max only within one kind: the first kind met wins.
     if (point !== undefined && (profile.min === undefined || typeof profile.min === typeof point)) {
@@ -116,4 +121,18 @@ export function suggestedHistograms(profile: SchemaProfile, exclude: readonly st
     .filter(({ column }) => histogramKind(profile, column.field as string) !== undefined)
     .slice(0, 6)
     .map(({ column }) => column.field as string);
+}
+
+/**
+ * The columns a CSV reader should be told the type of: those the sample holds only text in (digits
+ * with leading zeros, such as "00429", would otherwise be read as numbers) and those it holds only
+ * dates in. Named as the CSV names its columns (the table's dotted names).
+ */
+export function csvTypes(profile: SchemaProfile): { text: string[]; dates: string[] } {
+  // A null among the values does not make a column any less text (pandas reads an empty cell as missing either way).
+  const only = (type: StoredType) =>
+    profile.fields
+      .filter(({ types }) => types.has(type) && [...types.keys()].every((found) => found === type || found === 'null'))
+      .map(({ column }) => column.name);
+  return { text: only('string'), dates: only('date') };
 }

@@ -14,6 +14,8 @@ export interface ViewQuery {
   sort?: { field: string; direction: 1 | -1 };
   /** Chosen columns (CSV `fields`, named as the table names them). */
   columns: readonly string[];
+  /** Columns a sample of the records holds only text, or only dates, in (for the CSV reader's types). */
+  types?: { text: readonly string[]; dates: readonly string[] };
 }
 
 const areaPath = (q: ViewQuery): string => `/api/${q.area}/data/${encodeURIComponent(q.db)}/${encodeURIComponent(q.col)}/`;
@@ -73,12 +75,26 @@ export function pythonSnippet(q: ViewQuery): string {
     'client = Client()  # CYBERCOM_URL, CYBERCOM_TOKEN',
     collectionLine(q),
     `records = col.find(${pythonArguments(q, false)})`,
-    'df = records.to_dataframe()',
+    '# Nested objects as dotted columns (site.name), as in the table and the CSV.',
+    'df = records.to_dataframe(flatten=True)',
   ].join('\n');
+}
+
+/** Of the columns named, those the CSV has (all of them when no columns are chosen). */
+function inCsv(q: ViewQuery, columns: readonly string[]): string[] {
+  return q.columns.length === 0 ? [...columns] : columns.filter((column) => q.columns.includes(column));
 }
 
 export function pandasSnippet(q: ViewQuery): string {
   const args = pythonArguments(q, true);
+  const text = inCsv(q, q.types?.text ?? []);
+  const dates = inCsv(q, q.types?.dates ?? []);
+  // Text stays text ("00429" is no number 429); dates become datetimes: the frame the client's to_dataframe(flatten=True) gives.
+  const readArgs = text.length === 0 ? '' : `, dtype={${text.map((column) => `${JSON.stringify(column)}: str`).join(', ')}}`;
+  const dateLines =
+    dates.length === 0
+      ? []
+      : [`for column in ${pythonLiteral(dates)}:`, '    if column in df:', '        df[column] = pd.to_datetime(df[column], utc=True)'];
   return [
     'import pandas as pd',
     'from cybercom import Client',
@@ -87,6 +103,7 @@ export function pandasSnippet(q: ViewQuery): string {
     collectionLine(q),
     '# A signed link: anyone holding it may read this CSV, without credentials, for one hour.',
     `url = col.export_url("csv"${args === '' ? '' : `, ${args}`}, expires_in=3600)`,
-    'df = pd.read_csv(url)',
+    `df = pd.read_csv(url${readArgs})`,
+    ...dateLines,
   ].join('\n');
 }

@@ -8,7 +8,7 @@ import { ColumnNames, flattenRecord, knownColumns, shownColumns, type Column } f
 import { exportsPanel } from './exports-panel.js';
 import type { Total } from './explorer-reads.js';
 import { facetPanel, type FacetPanelModel } from './facet-panel.js';
-import { filterPanel } from './filter-panel.js';
+import { filterPanel, operatorSelect } from './filter-panel.js';
 import { staticPath } from './static-files.js';
 import { FILTER_OPERATORS, monthRows, type FilterOperator } from './filters.js';
 import type { ViewQuery } from './snippets.js';
@@ -21,6 +21,8 @@ export interface TableModel {
   base: string;
   view: ExplorerView;
   records: readonly Document[];
+  /** The columns of a sample of the view's records, offered beside those of the page. */
+  sampleColumns: readonly Column[];
   total: Total;
   elapsedMs: number;
   /** The filter the view runs, as pretty JSON. */
@@ -75,13 +77,44 @@ function cellActions(base: string, view: ExplorerView, column: Column, value: un
   return `<span class="acts">${links.join('')}${monthLink(base, view, field, value)}</span>`;
 }
 
-function headerCell(base: string, view: ExplorerView, column: Column): string {
-  if (column.field === undefined) return `<th title="Not a field path MongoDB can sort by">${escapeHtml(column.name)}</th>`;
+/**
+ * A column's menu, a <details> that needs no script: sort up or down, facet, hide (unless the view
+ * works on the field, which keeps it shown), and a filter on the field (operator and value).
+ */
+function columnMenu(base: string, view: ExplorerView, field: string, shown: readonly Column[], kept: readonly string[]): string {
+  const link = (changes: Partial<ExplorerView>, text: string, testId: string) =>
+    a(viewHref(base, withChanges(view, changes)), text, ` data-testid="${testId}" rel="nofollow"`);
+  const items = [
+    link({ sort: { field, direction: 1 } }, 'Sort ↑', 'menu-sort-up'),
+    link({ sort: { field, direction: -1 } }, 'Sort ↓', 'menu-sort-down'),
+  ];
+  if (!view.facets.includes(field)) items.push(link({ facets: [...view.facets, field], page: view.page }, 'Facet', 'menu-facet'));
+  if (!kept.includes(field)) {
+    const columns = shown.filter((column) => column.field !== field).map((column) => column.name);
+    items.push(link({ columns, page: view.page }, 'Hide', 'menu-hide'));
+  }
+  const filter =
+    `<form method="get" action="${escapeHtml(base)}" data-testid="menu-filter">${hiddenInputs(view, [])}` +
+    `<input type="hidden" name="f" value="${escapeHtml(field)}">${operatorSelect('eq')}` +
+    `<input type="text" name="v" placeholder="value" aria-label="value"> <button type="submit">Filter</button></form>`;
+  return (
+    `<details class="colmenu" data-testid="column-menu"><summary title="Sort, facet, filter or hide">▾</summary>` +
+    `<div class="menu">${items.join(' · ')}${filter}</div></details>`
+  );
+}
+
+function headerCell(base: string, view: ExplorerView, column: Column, shown: readonly Column[], kept: readonly string[]): string {
+  if (column.field === undefined)
+    return `<th title="${escapeHtml(column.name)} (not a field path MongoDB can sort by)">${escapeHtml(column.name)}</th>`;
   const current = view.sort?.field === column.field ? view.sort.direction : 0;
   const next = current === 1 ? -1 : 1;
   const arrow = current === 1 ? ' ▲' : current === -1 ? ' ▼' : '';
   const href = viewHref(base, withChanges(view, { sort: { field: column.field, direction: next } }));
-  return `<th data-field="${escapeHtml(column.field)}">${a(href, column.name + arrow, ' data-testid="sort-header" rel="nofollow"')}</th>`;
+  // Long names are cut short by the stylesheet; the whole name is the tooltip.
+  return (
+    `<th data-field="${escapeHtml(column.field)}" title="${escapeHtml(column.name)}">` +
+    `${a(href, column.name + arrow, ' class="sort" data-testid="sort-header" rel="nofollow"')}${columnMenu(base, view, column.field, shown, kept)}</th>`
+  );
 }
 
 function totalText(total: Total): string {
@@ -95,12 +128,12 @@ function columnPicker(base: string, view: ExplorerView, known: readonly Column[]
   const on = new Set(shown.map((c) => c.name));
   const boxes = known.map(
     (column) =>
-      `<label><input type="checkbox" name="col" value="${escapeHtml(column.name)}"${on.has(column.name) ? ' checked' : ''}> ${escapeHtml(column.name)}</label>`,
+      `<label title="${escapeHtml(column.name)}"><input type="checkbox" name="col" value="${escapeHtml(column.name)}"${on.has(column.name) ? ' checked' : ''}> ${escapeHtml(column.name)}</label>`,
   );
   const all =
     view.columns.length > 0 ? ` · ${a(viewHref(base, withChanges(view, { columns: [], page: view.page })), 'default columns')}` : '';
   return (
-    `<details class="columns" data-testid="column-picker"><summary>Columns (${shown.length} of ${known.length} on this page)</summary>` +
+    `<details class="columns" data-testid="column-picker"><summary>Columns (${shown.length} of ${known.length} in this page and a sample of the view)</summary>` +
     `<form method="get" action="${escapeHtml(base)}">${hiddenInputs(view, ['columns'])}${boxes.join('')}<br><button type="submit">Show these columns</button>${all}</form></details>\n`
   );
 }
@@ -124,13 +157,19 @@ function brushScript(model: TableModel): string {
   return `<script src="${staticPath('histogram.js')}"${nonce}></script>\n`;
 }
 
+/** The fields the view sorts, filters or facets by: always shown. */
+function keptFields(view: ExplorerView): string[] {
+  return [...(view.sort === undefined ? [] : [view.sort.field]), ...view.rows.map((row) => row.field), ...view.facets];
+}
+
 export function tableView(model: TableModel): string {
   const { base, view, records } = model;
   // One set of column names for the page: its records mostly share their key paths.
   const names = new ColumnNames();
   const rows = records.map((record) => flattenRecord(record, names));
-  const known = knownColumns(rows);
-  const columns = shownColumns(known, view.columns);
+  const known = knownColumns(rows, model.sampleColumns);
+  const kept = keptFields(view);
+  const columns = shownColumns(known, view.columns, kept);
   const first = (view.page - 1) * view.pageSize;
   const summary =
     records.length === 0
@@ -158,7 +197,7 @@ export function tableView(model: TableModel): string {
     facetPanel(base, view, model.facets) +
     `<p class="summary" data-testid="summary">${summary}</p>\n${hint}` +
     columnPicker(base, view, known, columns) +
-    `<div class="scroll"><table class="records" data-testid="records"><thead><tr>${columns.map((c) => headerCell(base, view, c)).join('')}</tr></thead>` +
+    `<div class="scroll"><table class="records" data-testid="records"><thead><tr>${columns.map((c) => headerCell(base, view, c, columns, kept)).join('')}</tr></thead>` +
     `<tbody>${body.join('\n')}</tbody></table></div>\n` +
     pagingNav(base, view, records.length, model.total) +
     exportsPanel(model.query, model.baseUrl) +

@@ -7,6 +7,7 @@
  * equality can find it. Everything returned as HTML is escaped here.
  */
 import escapeHtml from 'escape-html';
+import { doubleText } from '../render/double-text.js';
 import { toPlainValue } from '../render/plain-value.js';
 
 export type ValueKind = 'missing' | 'null' | 'bool' | 'number' | 'text' | 'date' | 'objectid' | 'geo' | 'array' | 'object' | 'other';
@@ -45,11 +46,19 @@ export function isGeoJson(value: unknown): value is { type: string; coordinates?
   return Array.isArray(value.coordinates) || Array.isArray(value.geometries);
 }
 
+/** A coordinate: a number, or a number decoded as its BSON class (Double, Int32). */
+function coordinate(value: unknown): number | undefined {
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const tag = bsonTag(value);
+  return tag === 'Double' || tag === 'Int32' ? (value as { valueOf(): number }).valueOf() : undefined;
+}
+
 /** A point's longitude and latitude, when the value is a GeoJSON Point. */
 export function pointOf(value: unknown): [number, number] | undefined {
   if (!isGeoJson(value) || value.type !== 'Point' || !Array.isArray(value.coordinates)) return undefined;
-  const [lon, lat] = value.coordinates as unknown[];
-  return typeof lon === 'number' && typeof lat === 'number' ? [lon, lat] : undefined;
+  const [lon, lat] = (value.coordinates as unknown[]).map(coordinate);
+  return lon !== undefined && lat !== undefined ? [lon, lat] : undefined;
 }
 
 /** `2024-05-01 12:00:00 UTC`, or `2024-05-01` at midnight; milliseconds only when there are some. */
@@ -124,6 +133,53 @@ export function kindOf(value: unknown): ValueKind {
   }
 }
 
+/** BSON type names the schema tells apart (MongoDB's `$type` aliases, GeoJSON apart from other objects). */
+export type StoredType =
+  | 'missing'
+  | 'null'
+  | 'bool'
+  | 'int'
+  | 'long'
+  | 'double'
+  | 'decimal'
+  | 'string'
+  | 'date'
+  | 'objectId'
+  | 'geo'
+  | 'array'
+  | 'object'
+  | 'other';
+
+/**
+ * The stored BSON type of a value decoded with its numbers as their BSON classes (a JavaScript
+ * number, from a decoder that promotes them, is taken for a double when it has a fraction and
+ * for an int otherwise: the best that can be told without the record's bytes).
+ */
+export function storedType(value: unknown): StoredType {
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
+  if (typeof value === 'bigint') return 'long';
+  const kind = kindOf(value);
+  switch (kind) {
+    case 'text':
+      return 'string';
+    case 'objectid':
+      return 'objectId';
+    case 'number':
+      switch (bsonTag(value as object)) {
+        case 'Int32':
+          return 'int';
+        case 'Long':
+          return 'long';
+        case 'Decimal128':
+          return 'decimal';
+        default:
+          return 'double';
+      }
+    default:
+      return kind;
+  }
+}
+
 /**
  * A text equal for two values exactly when they are the same value of the same kind, as far as a
  * reader tells them apart (an Int32 5 and a double 5 are one value; a Long 5 is another); objects
@@ -187,10 +243,14 @@ export function showValue(value: unknown): ShownValue {
       const title = `created ${dateText(id.getTimestamp())}`;
       return shown('objectid', `<code title="${escapeHtml(title)}">${escapeHtml(hex)}</code>`, true, JSON.stringify({ $oid: hex }));
     }
-    case 'Int32':
-    case 'Double': {
+    case 'Int32': {
       const n = (value as { valueOf(): number }).valueOf();
       return shown('number', escapeHtml(numberText(n)), true, JSON.stringify(n));
+    }
+    case 'Double': {
+      // Written as every other format writes a double (`21.0`), so a whole one is not taken for an integer.
+      const n = (value as { valueOf(): number }).valueOf();
+      return shown('number', escapeHtml(doubleText(n)), true, Number.isFinite(n) ? JSON.stringify(n) : undefined);
     }
     case 'Long':
     case 'Decimal128': {

@@ -1,6 +1,6 @@
 /** HTML pieces every explorer view shares: links to other views, hidden view inputs, the tabs. */
 import escapeHtml from 'escape-html';
-import { viewSearch, withChanges, type ExplorerTab, type ExplorerView } from './view-state.js';
+import { FACET_SIZES, viewSearch, withChanges, type ExplorerTab, type ExplorerView } from './view-state.js';
 
 /** A link to `base` with the view's query string. */
 export const viewHref = (base: string, view: ExplorerView): string => base + viewSearch(view);
@@ -8,7 +8,7 @@ export const viewHref = (base: string, view: ExplorerView): string => base + vie
 export const a = (href: string, text: string, attributes = ''): string =>
   `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
 
-type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'geo' | 'size' | 'tab';
+type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'geo' | 'summary' | 'size' | 'tab';
 
 /** The view as hidden inputs of a GET form, except the parts the form itself edits. */
 export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): string {
@@ -33,12 +33,17 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
     if (view.by !== '') input('by', view.by);
   }
   if (!except.includes('geo') && view.geo !== '') input('geo', view.geo);
+  if (!except.includes('summary')) {
+    for (const field of view.groupBy) input('group', field);
+    if (view.measure !== '') input('measure', view.measure);
+  }
   if (!except.includes('size')) input('size', String(view.pageSize));
+  if (!except.includes('facets') && view.facetSize !== FACET_SIZES[0]) input('fsize', String(view.facetSize));
   return out.join('');
 }
 
 export function tabsHtml(base: string, view: ExplorerView): string {
   const tab = (name: ExplorerTab, text: string) =>
     a(viewHref(base, withChanges(view, { tab: name })), text, view.tab === name ? ' class="on" aria-current="page"' : '');
-  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}${tab('map', 'Map')}</nav>\n`;
+  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}${tab('map', 'Map')}${tab('summary', 'Summarize')}</nav>\n`;
 }

@@ -1,6 +1,7 @@
 /**
  * The state of an explorer view, carried whole by its URL so that a view is a link to share:
- *   tab=table|schema|chart|map which view
+ *   tab=table|schema|chart|map|summary which view
+ *   group (repeated, ≤ 2), measure  the summary's group fields and the number field it summarizes
  *   x, y                   the chart's fields
  *   geo                    the map's GeoJSON field
  *   f, op, v (repeated)    filter rows: field, operator, value (see filters.ts)
@@ -10,6 +11,7 @@
  *   facet (repeated)       fields whose top values are shown
  *   hist (repeated)        number or date fields shown as histograms
  *   page, size             paging
+ *   fsize                  values shown per facet (10, 30, 100 or 300; a facet's "more" link)
  * Parsing refuses what the explorer cannot show (400); the filter's own checks run where the
  * documents layer parses the query built from it.
  */
@@ -17,7 +19,7 @@ import { isFieldPath } from './field-paths.js';
 import { isFilterOperator, type FilterRow } from './filters.js';
 import { invalidView } from './errors.js';
 
-export const TABS = ['table', 'schema', 'chart', 'map'] as const;
+export const TABS = ['table', 'schema', 'chart', 'map', 'summary'] as const;
 export type ExplorerTab = (typeof TABS)[number];
 
 export interface SortOrder {
@@ -42,12 +44,19 @@ export interface ExplorerView {
   by: string;
   /** The map's GeoJSON field ('' for the first one found). */
   geo: string;
+  /** The summary's group fields (at most two) and the number field summarized ('' for counts only). */
+  groupBy: string[];
+  measure: string;
   page: number;
   pageSize: number;
+  /** Values shown per facet (FACET_SIZES). */
+  facetSize: number;
 }
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const PAGE_SIZES = [10, 25, 50, 100] as const;
+/** Values per facet: the first, and each "more" the next. */
+export const FACET_SIZES = [10, 30, 100, 300] as const;
 const MAX_ROWS = 20;
 const MAX_FACETS = 8;
 const MAX_COLUMNS = 200;
@@ -115,8 +124,12 @@ export function parseView(query: RawQuery): ExplorerView {
   if (facets.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} facets.`);
   const histograms = [...new Set(all(query, 'hist').filter((f) => f !== ''))].map((f) => requireField(f, 'Histogram field'));
   if (histograms.length > MAX_FACETS) throw invalidView(`At most ${MAX_FACETS} histograms.`);
+  const groupBy = [...new Set(all(query, 'group').filter((f) => f !== ''))].map((f) => requireField(f, 'Group field'));
+  if (groupBy.length > 2) throw invalidView('At most two "group" fields.');
   const sizeRaw = positiveInt(one(query, 'size'), 'size', DEFAULT_PAGE_SIZE, 100);
   const pageSize = (PAGE_SIZES as readonly number[]).includes(sizeRaw) ? sizeRaw : DEFAULT_PAGE_SIZE;
+  const facetSizeRaw = positiveInt(one(query, 'fsize'), 'fsize', FACET_SIZES[0], 1_000);
+  const facetSize: number = FACET_SIZES.find((size) => size >= facetSizeRaw) ?? FACET_SIZES[3];
   return {
     tab: tabRaw as ExplorerTab,
     rows,
@@ -129,8 +142,11 @@ export function parseView(query: RawQuery): ExplorerView {
     y: optionalField(one(query, 'y'), 'Chart field'),
     by: optionalField(one(query, 'by'), 'Chart split field'),
     geo: optionalField(one(query, 'geo'), 'Map field'),
+    groupBy,
+    measure: optionalField(one(query, 'measure'), 'Summary field'),
     page: positiveInt(one(query, 'page'), 'page', 1, MAX_PAGE),
     pageSize,
+    facetSize,
   };
 }
 
@@ -152,8 +168,11 @@ export function viewSearch(view: ExplorerView): string {
   if (view.y !== '') params.set('y', view.y);
   if (view.by !== '') params.set('by', view.by);
   if (view.geo !== '') params.set('geo', view.geo);
+  for (const field of view.groupBy) params.append('group', field);
+  if (view.measure !== '') params.set('measure', view.measure);
   if (view.page !== 1) params.set('page', String(view.page));
   if (view.pageSize !== DEFAULT_PAGE_SIZE) params.set('size', String(view.pageSize));
+  if (view.facetSize !== FACET_SIZES[0]) params.set('fsize', String(view.facetSize));
   const search = params.toString();
   return search === '' ? '' : `?${search}`;
 }

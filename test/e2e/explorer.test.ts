@@ -169,8 +169,8 @@ describe('the explorer in a browser', () => {
 
   it('sorts by clicking a header, and says when no index serves the sort', async () => {
     const { page } = researcher;
-    await page.locator('th[data-field="reading.temp"] a').click();
-    await page.locator('th[data-field="reading.temp"] a').click();
+    await page.locator('th[data-field="reading.temp"] a.sort').click();
+    await page.locator('th[data-field="reading.temp"] a.sort').click();
     await page.getByTestId('sort-hint').waitFor();
     expect(new URL(page.url()).searchParams.get('sort')).toBe('-reading.temp');
     const firstTemp = await page.locator('[data-testid="record-row"]').first().locator('td.number').first().innerText();
@@ -467,7 +467,7 @@ describe('the explorer in a browser', () => {
       await logIn(page, `/api/data_store/data/${db}/${col}/`);
       await follow(page, page.locator('a.related', { hasText: 'Explore' }));
       // In date order, the site's cell gives its filter, and its June readings are a few pages on.
-      await follow(page, page.locator('th[data-field="when"] a'));
+      await follow(page, page.locator('th[data-field="when"] a.sort'));
       await followCellLink(page, 'station.name', (name) => name === SITE, 'cell-eq');
       for (let pages = 1; !(await columnValues(page, 'when')).some(inJune); pages++) {
         if (pages > 10) throw new Error('no June 2024 reading of the site within 10 pages');

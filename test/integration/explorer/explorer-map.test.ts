@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { fixtureRecord, insertFixture } from '../../support/explorer-fixture.js';
+import { staticPath } from '../../../src/explorer/static-files.js';
 
 const RECORDS = 3_000;
 const MAP_LIMIT = 2_000;
@@ -100,8 +101,8 @@ describe('the map tab', () => {
     expect(mapAttribute(res.text, 'data-tile-attribution')).toBe('© <Example> tiles');
     expect(res.text).not.toContain('<Example>');
     const nonce = /'nonce-([^']+)'/.exec(res.headers.get('content-security-policy') ?? '')?.[1];
-    for (const file of ['leaflet.js', 'markercluster.js', 'map.js']) {
-      expect(res.text).toContain(`<script src="/api/explore/static/${file}" nonce="${nonce}"></script>`);
+    for (const file of ['leaflet.js', 'markercluster.js', 'map.js'] as const) {
+      expect(res.text).toContain(`<script src="${staticPath(file)}" nonce="${nonce}"></script>`);
     }
     expect(res.text).toMatch(/data-testid="map-summary">3000 matching records have a geometry/);
     expect(res.text).toContain(`data-testid="map-capped">The map draws the first ${MAP_LIMIT} of them`);

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { FIXTURE_KINDS, fixtureWhen, insertFixture } from '../../support/explorer-fixture.js';
+import { staticPath } from '../../../src/explorer/static-files.js';
 
 const RECORDS = 6_000;
 let app: TestApp;
@@ -246,12 +247,14 @@ describe('facets and schema', () => {
     expect(textOf(res.text, 'schema-summary')).toContain('random sample of 1000 records');
     expect(elapsed).toBeLessThan(1_000);
     const row = (column: string) => res.text.split(`data-testid="schema-field" data-column="${column}"`)[1]?.split('</tr>')[0] ?? '';
-    expect(row('kind')).toContain('<td>text</td>');
+    const types = (column: string) => /data-testid="schema-types">([^<]*)</.exec(row(column))?.[1];
+    expect(types('kind')).toBe('string 1000');
     expect(row('kind')).toContain('100%');
     expect(row('kind')).toContain('<td>5</td>');
-    expect(row('when')).toContain('<td>date</td>');
-    expect(row('reading.temp')).toContain('<td>number</td>');
-    expect(row('loc')).toContain('<td>geo</td>');
+    expect(types('when')).toBe('date 1000');
+    // Temperatures were sent as JSON numbers, some with a fraction (doubles), some without (integers).
+    expect(types('reading.temp')).toMatch(/^(double|int) \d+ · (double|int) \d+$/);
+    expect(types('loc')).toBe('geo 1000');
     expect(row('_id')).toContain('(all different)');
   });
 });
@@ -290,7 +293,7 @@ describe('histograms', () => {
   it("carries the bins' edges for the brush, whose script is loaded only where a histogram is drawn", async () => {
     const res = await page(`${base()}?hist=reading.temp&f=kind&op=eq&v=fog`);
     const nonce = /'nonce-([^']+)'/.exec(res.headers.get('content-security-policy') ?? '')?.[1];
-    expect(res.text).toContain(`<script src="/api/explore/static/histogram.js" nonce="${nonce}"></script>`);
+    expect(res.text).toContain(`<script src="${staticPath('histogram.js')}" nonce="${nonce}"></script>`);
     const svg = /<svg [^>]*data-brush="true"[^>]*>/.exec(res.text)?.[0] ?? '';
     const attribute = (name: string) =>
       /* entities decoded */ (new RegExp(` ${name}="([^"]*)"`).exec(svg)?.[1] ?? '').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
@@ -373,7 +376,7 @@ describe('the chart', () => {
       ['uplot.css', 'text/css'],
       ['chart.js', 'application/javascript'],
     ] as const) {
-      expect(res.text).toContain(`/api/explore/static/${file}`);
+      expect(res.text).toContain(staticPath(file));
       const served = await call(app.url, 'GET', `/api/explore/static/${file}`, { accept: '*/*' });
       expect(served.status).toBe(200);
       expect(served.headers.get('content-type')).toContain(type);
@@ -463,7 +466,9 @@ describe('hostile names and values', () => {
   const hostileBase = () => `/api/explore/data_store/${db}/hostile/`;
   const assertInert = (html: string) => {
     // The only scripts are the chart's own files, served by the service.
-    expect(html.replace(/<script src="\/api\/explore\/static\/(uplot|chart)\.js" nonce="[^"]+"><\/script>/g, '')).not.toMatch(/<script/i);
+    expect(
+      html.replace(/<script src="\/api\/explore\/static\/(uplot|chart)\.[A-Za-z0-9]{12}\.js" nonce="[^"]+"><\/script>/g, ''),
+    ).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<img /i);
     expect(html).not.toMatch(/<svg/i);
     expect(html).not.toMatch(/<b>deep/i);

@@ -1,6 +1,7 @@
 /** Profiles of a sample: kinds, coverage, ranges and distinct values per column, and suggested facets. */
 import { describe, expect, it } from 'vitest';
-import { profileSample, suggestedFacets } from '../../../src/explorer/schema.js';
+import { Double, Int32 } from 'mongodb';
+import { csvTypes, profileSample, suggestedFacets } from '../../../src/explorer/schema.js';
 
 describe('profileSample', () => {
   const records = Array.from({ length: 10 }, (_, i) => ({
@@ -24,6 +25,21 @@ describe('profileSample', () => {
       ['number', 5],
       ['text', 5],
     ]);
+  });
+
+  it('counts stored types, and names the columns a CSV reader should read as text or as dates', () => {
+    const typed = Array.from({ length: 4 }, (_, i) => ({
+      code: `00${i}`,
+      at: new Date(i),
+      temp: i < 3 ? new Double(i) : new Int32(i),
+      maybe: i === 0 ? null : 'x',
+    }));
+    const profile = profileSample(typed);
+    expect([...(profile.fields.find((f) => f.column.name === 'temp')?.types ?? [])]).toEqual([
+      ['double', 3],
+      ['int', 1],
+    ]);
+    expect(csvTypes(profile)).toEqual({ text: ['code', 'maybe'], dates: ['at'] });
   });
 
   it('suggests fields most records have with few repeated values', () => {

@@ -1,6 +1,6 @@
 /** The view as curl, Python and export paths: quoting that survives hostile names and values. */
 import { describe, expect, it } from 'vitest';
-import { curlCommand, exportPath, pythonLiteral, pythonSnippet } from '../../../src/explorer/snippets.js';
+import { curlCommand, exportPath, pandasSnippet, pythonLiteral, pythonSnippet } from '../../../src/explorer/snippets.js';
 
 const view = {
   area: 'data_store' as const,
@@ -31,5 +31,13 @@ describe('snippets', () => {
     const path = new URL(exportPath(view, 'csv'), 'http://x');
     expect(path.searchParams.get('fields')).toBe('a,b\\.c');
     expect(JSON.parse(path.searchParams.get('query') as string)).toEqual({ filter: view.filter });
+  });
+
+  it('tells pandas which CSV columns are text and which dates, among those the CSV has', () => {
+    const snippet = pandasSnippet({ ...view, columns: [], types: { text: ['code', 'site.name'], dates: ['when'] } });
+    expect(snippet).toContain('df = pd.read_csv(url, dtype={"code": str, "site.name": str})');
+    expect(snippet).toContain('for column in ["when"]:');
+    expect(pandasSnippet({ ...view, types: { text: ['code', 'a'], dates: ['when'] } })).toContain('dtype={"a": str})');
+    expect(pandasSnippet({ ...view, types: { text: [], dates: [] } })).toContain('df = pd.read_csv(url)');
   });
 });

@@ -1,7 +1,7 @@
 /** Record values as the explorer shows them in a cell, and the Extended JSON its "= this" links match them by. */
 import { Binary, Decimal128, Double, Int32, Long, ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { kindOf, sameValueKey, showValue } from '../../../src/explorer/values.js';
+import { kindOf, sameValueKey, showValue, storedType } from '../../../src/explorer/values.js';
 
 describe('showValue', () => {
   it.each([
@@ -10,6 +10,9 @@ describe('showValue', () => {
     [1234567, 'number', '1\u202f234\u202f567', '1234567'],
     [1994, 'number', '1994', '1994'],
     [0.1, 'number', '0.1', '0.1'],
+    [new Double(21), 'number', '21.0', '21'],
+    [new Double(0.5), 'number', '0.5', '0.5'],
+    [new Int32(21), 'number', '21', '21'],
     [Long.fromString('9007199254740993'), 'number', '9007199254740993', '{"$numberLong":"9007199254740993"}'],
     [Decimal128.fromString('1.10'), 'number', '1.10', '{"$numberDecimal":"1.10"}'],
     ['<b>x</b>', 'text', '&lt;b&gt;x&lt;/b&gt;', '"<b>x</b>"'],
@@ -27,6 +30,7 @@ describe('showValue', () => {
     expect(showValue(id)).toMatchObject({ kind: 'objectid', matchJson: '{"$oid":"65f000000000000000000001"}' });
     expect(showValue(id).html).toContain('created 2024-03-12');
     expect(showValue({ type: 'Point', coordinates: [-97.44, 35.22] }).html).toContain('35.22000, -97.44000');
+    expect(showValue({ type: 'Point', coordinates: [new Double(-97.44), new Int32(35)] }).html).toContain('35.00000, -97.44000');
     expect(
       showValue({
         type: 'Polygon',
@@ -52,6 +56,18 @@ describe('showValue', () => {
   it('treats a plain object with a _bsontype key as data, not as a BSON value', () => {
     expect(showValue({ _bsontype: 'ObjectId', id: '<x>' })).toMatchObject({ kind: 'object' });
     expect(showValue({ _bsontype: 'ObjectId', id: '<x>' }).html).toContain('&lt;x&gt;');
+  });
+});
+
+describe('storedType', () => {
+  it('names the BSON type of a value decoded with its numbers as their classes', () => {
+    expect(
+      [new Int32(1), new Double(1), Long.fromNumber(1), Decimal128.fromString('1'), 'x', new Date(0), null, true, [1], { a: 1 }].map(
+        storedType,
+      ),
+    ).toEqual(['int', 'double', 'long', 'decimal', 'string', 'date', 'null', 'bool', 'array', 'object']);
+    expect(storedType({ type: 'Point', coordinates: [1, 2] })).toBe('geo');
+    expect(storedType(ObjectId.createFromHexString('65f000000000000000000001'))).toBe('objectId');
   });
 });
 

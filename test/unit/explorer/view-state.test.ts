@@ -14,7 +14,7 @@ const query = (search: string): Record<string, string | string[]> => {
 describe('parseView and viewSearch', () => {
   it('read and write a whole view the same way', () => {
     const search =
-      '?tab=schema&f=kind&op=eq&v=%22rain%22&f=reading.temp&op=gt&v=3&q=%7B%22a%22%3A1%7D&sort=-when&col=_id&col=when&facet=kind&hist=reading.temp&x=when&y=reading.temp&by=kind&geo=place.loc&page=3&size=50';
+      '?tab=schema&f=kind&op=eq&v=%22rain%22&f=reading.temp&op=gt&v=3&q=%7B%22a%22%3A1%7D&sort=-when&col=_id&col=when&facet=kind&hist=reading.temp&x=when&y=reading.temp&by=kind&geo=place.loc&page=3&size=50&fsize=30';
     const view = parseView(query(search));
     expect(view).toEqual({
       tab: 'schema',
@@ -31,10 +31,16 @@ describe('parseView and viewSearch', () => {
       y: 'reading.temp',
       by: 'kind',
       geo: 'place.loc',
+      groupBy: [],
+      measure: '',
       page: 3,
       pageSize: 50,
+      facetSize: 30,
     });
     expect(viewSearch(view)).toBe(search);
+    // A facet size between the steps is the next step up, at most 300.
+    expect(parseView(query('?fsize=11')).facetSize).toBe(30);
+    expect(parseView(query('?fsize=999')).facetSize).toBe(300);
   });
 
   it('writes the default view as no query at all, and leaves out blank filter rows', () => {
