@@ -44,6 +44,12 @@ export class IdleCollector {
   private collecting = false;
   /** Heap size right after the last collection (or at start): growth is counted from it. */
   private baseline: number;
+  /**
+   * A request was served while a collection ran: its garbage was made after that collection
+   * began marking and may outlive it, though the baseline taken after it counts it as live. The
+   * next quiet check collects again, whatever the growth.
+   */
+  private owed = false;
 
   constructor(
     private readonly measure: HeapMeasure,
@@ -56,6 +62,7 @@ export class IdleCollector {
   requestStarted(): void {
     this.active += 1;
     this.stirred = true;
+    if (this.collecting) this.owed = true;
   }
 
   requestEnded(): void {
@@ -71,7 +78,8 @@ export class IdleCollector {
     const quiet = this.active === 0 && !this.stirred;
     this.stirred = false;
     if (!quiet || this.collecting) return false;
-    if (this.measure() - this.baseline < this.growthBytes) return false;
+    if (!this.owed && this.measure() - this.baseline < this.growthBytes) return false;
+    this.owed = false;
     this.collecting = true;
     void this.collect()
       .catch(() => undefined)

@@ -64,6 +64,21 @@ describe('IdleCollector', () => {
     expect(collector.check()).toBe(true);
   });
 
+  it('collects again after the quiet that follows requests served while it collected', async () => {
+    const { collector, state, finish } = fakeCollector();
+    state.heap = 90 * MB;
+    expect(collector.check()).toBe(true);
+    // A burst arrives while the collection runs: its garbage is made after the marking began.
+    collector.requestStarted();
+    collector.requestEnded();
+    state.afterCollection = 31 * MB;
+    finish();
+    await settle();
+    expect(collector.check()).toBe(false); // the burst's end was since the last check
+    expect(collector.check()).toBe(true); // quiet: the burst's garbage is collected too
+    expect(state.collections).toBe(2);
+  });
+
   it('never starts a second collection while one runs', () => {
     const { collector, state } = fakeCollector();
     state.heap = 90 * MB;
