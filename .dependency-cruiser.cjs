@@ -93,10 +93,14 @@ module.exports = {
       name: 'admin-reads-the-queue-through-its-service',
       severity: 'error',
       comment:
-        'The admin site uses the queue through QueueService’s methods (task log, failures, revokes), its protocol types, its ' +
-        'broker observation and its worker events; never the stores, connections or HTTP routes behind them.',
+        'The admin site uses the queue through QueueService’s methods (task log, failures, revokes) and ScheduleService’s ' +
+        '(the Operations page’s schedules), its protocol types, its broker observation and its worker events; never the ' +
+        'stores, connections or HTTP routes behind them.',
       from: { path: '^src/admin/' },
-      to: { path: '^src/queue/', pathNot: '^src/queue/(api/queue-service[.]ts$|protocol/|observe/|events/|errors[.]ts$)' },
+      to: {
+        path: '^src/queue/',
+        pathNot: '^src/queue/(api/queue-service[.]ts$|schedules/schedule-service[.]ts$|protocol/|observe/|events/|errors[.]ts$)',
+      },
     },
     {
       name: 'driver-only-in-the-data-layer',

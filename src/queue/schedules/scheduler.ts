@@ -35,6 +35,8 @@ import { READY_STATES } from '../results/states.js';
 import { planDue, type DueStep } from './plan.js';
 import { runKey, type RunDoc, type RunKind, type RunState, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { nextFire, type Window } from './timing.js';
+import { QueueUnavailableError } from '../errors.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 export interface SchedulerOptions {
   store: ScheduleStore;
@@ -69,6 +71,10 @@ const CONCURRENCY = 64;
 const MAX_STEPS = 20;
 /** How often a schedule holding a buffered run looks whether the last run finished. */
 const BUFFER_RECHECK_MS = 1_000;
+/** How long a fire is retried while the broker cannot be reached (at most half its claim's lease). */
+const BROKER_RETRY_FOR_MS = 10_000;
+const BROKER_RETRY_EVERY_MS = 500;
+const BROKER_NOT_REACHED = Symbol('broker not reached');
 /** Queue used when the schedule names none and no live worker tells a default: Celery's. */
 const CELERY_DEFAULT_QUEUE = 'celery';
 
@@ -278,6 +284,26 @@ export class Scheduler {
   }
 
   private async publish(s: ScheduleDoc, owner: Principal, run: RunDoc, dueTime: Date): Promise<Partial<RunDoc>> {
+    // A broker not reached yet (a process just started after downtime, or reconnecting) took no
+    // message and left no history entry: the fire is tried again while its claim holds, so that
+    // a short outage makes it late, not failed.
+    const retryUntil = Date.now() + Math.min(this.options.claimLeaseMs / 2, BROKER_RETRY_FOR_MS);
+    for (;;) {
+      const outcome = await this.publishOnce(s, owner, run, dueTime);
+      if (outcome !== BROKER_NOT_REACHED) return outcome;
+      if (Date.now() >= retryUntil) {
+        return { state: 'failed', reason: 'The task broker could not be reached while the fire was claimed.' };
+      }
+      await delay(BROKER_RETRY_EVERY_MS);
+    }
+  }
+
+  private async publishOnce(
+    s: ScheduleDoc,
+    owner: Principal,
+    run: RunDoc,
+    dueTime: Date,
+  ): Promise<Partial<RunDoc> | typeof BROKER_NOT_REACHED> {
     const { queue } = this.options;
     try {
       const queueName = s.queue ?? (await this.defaultQueueOf(s.task));
@@ -298,6 +324,9 @@ export class Scheduler {
       const publishedAt = new Date();
       return { state: 'published', published_at: publishedAt, lateness_ms: Math.max(0, publishedAt.getTime() - dueTime.getTime()) };
     } catch (err) {
+      // Without a task id in its detail the broker surely did not take the message (one that may
+      // have been taken names the task, and is never sent twice).
+      if (err instanceof QueueUnavailableError && err.detail?.task_id === undefined) return BROKER_NOT_REACHED;
       this.options.logger.warn({ err, schedule: s._id }, 'scheduler: could not publish a fire');
       return { state: 'failed', reason: err instanceof Error ? err.message : String(err) };
     }
