@@ -8,7 +8,6 @@
  * Prints numbers and asserts nothing.
  * Usage: npm run bench:schedules [-- --schedules 10000 --minutes 2]
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { startLocalServices } from '../src/local-services/services.js';
 import { loadSettings } from '../src/config/settings.js';
@@ -17,6 +16,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { connectBroker } from '../src/queue/connection/broker-connection.js';
 import type { RunDoc, ScheduleDoc } from '../src/queue/schedules/schedule-store.js';
+import { newScheduleDoc } from '../src/queue/schedules/schedule-service.js';
 import { benchServiceEnv } from './processes.js';
 
 const { values: args } = parseArgs({
@@ -51,40 +51,31 @@ async function main(): Promise<void> {
     const owner = await setup.auth.users.createUser({ username: OWNER, password: 'bench-password-1', isSuperuser: true });
     const now = new Date();
     const firstMinute = new Date(Math.ceil((now.getTime() + 20_000) / 60_000) * 60_000);
-    const docs: ScheduleDoc[] = Array.from({ length: SCHEDULES }, (_, i) => ({
-      _id: randomUUID(),
-      name: `bench-${i}`,
-      owner_id: owner.id,
-      owner: OWNER,
-      task: 'tasks.noop',
-      args_json: '[]',
-      kwargs_json: '{}',
-      queue: QUEUE,
-      timing: { kind: 'crontab', cron: '* * * * *', tz: 'UTC' },
-      interval_as: null,
-      overlap: 'allow',
-      catch_up_window_s: 0,
-      jitter_s: 0,
-      start_time: null,
-      end_time: new Date(firstMinute.getTime() + MINUTES * 60_000),
-      max_runs: null,
-      expires_s: null,
-      paused: false,
-      note: '',
-      created_at: now,
-      updated_at: now,
-      next_fire_at: firstMinute,
-      due_at: firstMinute,
-      last_fire_at: null,
-      total_runs: 0,
-      missed_total: 0,
-      last_task_id: null,
-      last_outcome: null,
-      last_reason: null,
-      failure_streak: 0,
-      buffered_run: null,
-      finished: false,
-    }));
+    const docs: ScheduleDoc[] = Array.from({ length: SCHEDULES }, (_, i) =>
+      newScheduleDoc(
+        { id: owner.id, name: OWNER },
+        {
+          name: `bench-${i}`,
+          task: 'tasks.noop',
+          argsJson: '[]',
+          kwargsJson: '{}',
+          queue: QUEUE,
+          timing: { kind: 'crontab', cron: '* * * * *', tz: 'UTC' },
+          intervalAs: null,
+          overlap: 'allow',
+          catchUpWindowSeconds: 0,
+          jitterSeconds: 0,
+          startTime: null,
+          endTime: new Date(firstMinute.getTime() + MINUTES * 60_000),
+          maxRuns: null,
+          expiresSeconds: null,
+          paused: false,
+          note: '',
+        },
+        now,
+        firstMinute,
+      ),
+    );
     const schedules = mongo.db(SERVICE_DB).collection<ScheduleDoc>('schedules');
     for (let i = 0; i < docs.length; i += 2_000) await schedules.insertMany(docs.slice(i, i + 2_000));
     await setup.close();

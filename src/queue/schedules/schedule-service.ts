@@ -90,6 +90,29 @@ function specFields(spec: ScheduleSpec) {
   };
 }
 
+/** A new schedule's document: its spec, never fired, first due at `next` (null: never). */
+export function newScheduleDoc(owner: { id: string; name: string }, spec: ScheduleSpec, now: Date, next: Date | null): ScheduleDoc {
+  return {
+    _id: randomUUID(),
+    owner_id: owner.id,
+    owner: owner.name,
+    ...specFields(spec),
+    created_at: now,
+    updated_at: now,
+    next_fire_at: next,
+    due_at: dueOf(next, spec.paused),
+    last_fire_at: null,
+    total_runs: 0,
+    missed_total: 0,
+    last_task_id: null,
+    last_outcome: null,
+    last_reason: null,
+    failure_streak: 0,
+    buffered_run: null,
+    finished: next === null,
+  };
+}
+
 const nameTaken = (name: string) => conflict(`You already have a schedule named "${name}".`, 'schedule_exists', { field: 'name' });
 
 export class ScheduleService {
@@ -106,26 +129,7 @@ export class ScheduleService {
 
   async create(owner: { id: string; name: string }, spec: ScheduleSpec): Promise<ScheduleDoc> {
     const now = new Date();
-    const next = nextFire(spec.timing, now, { start: spec.startTime, end: spec.endTime });
-    const doc: ScheduleDoc = {
-      _id: randomUUID(),
-      owner_id: owner.id,
-      owner: owner.name,
-      ...specFields(spec),
-      created_at: now,
-      updated_at: now,
-      next_fire_at: next,
-      due_at: dueOf(next, spec.paused),
-      last_fire_at: null,
-      total_runs: 0,
-      missed_total: 0,
-      last_task_id: null,
-      last_outcome: null,
-      last_reason: null,
-      failure_streak: 0,
-      buffered_run: null,
-      finished: next === null,
-    };
+    const doc = newScheduleDoc(owner, spec, now, nextFire(spec.timing, now, { start: spec.startTime, end: spec.endTime }));
     if (!(await this.options.store.insert(doc))) throw nameTaken(spec.name);
     return doc;
   }
