@@ -78,14 +78,18 @@ it('catches up once inside the window, records the rest as missed, and doubles n
     const last = Math.max(...ran);
     const accounted = scheduled.length + catchUps.reduce((n, r) => n + r.count, 0) + missed.reduce((n, r) => n + r.count, 0);
     expect(accounted, JSON.stringify(all)).toBe((last - first) / EVERY_MS + 1);
+    // The first run after the restart deals with the downtime: one catch-up run for the fires
+    // inside the window, one missed record for the older ones. On a loaded machine a fire after
+    // the restart may itself be later than the grace and be caught up or missed on its own; such
+    // a run comes after the first and is counted in the accounting above.
     if (id === withCatchUp) {
-      expect(catchUps).toHaveLength(1);
+      expect(catchUps.length).toBeGreaterThanOrEqual(1);
       expect(catchUps[0]).toMatchObject({ state: 'published' });
       expect(catchUps[0]!.count).toBeGreaterThanOrEqual(1);
-      expect(missed).toHaveLength(1);
+      expect(missed.length).toBeGreaterThanOrEqual(1);
     } else {
       expect(catchUps).toHaveLength(0);
-      expect(missed).toHaveLength(1);
+      expect(missed.length).toBeGreaterThanOrEqual(1);
       expect(missed[0]!.count).toBeGreaterThanOrEqual(3);
     }
   }
