@@ -55,8 +55,15 @@ export function areaListings(documents: ServiceContext['documents']): AreaListin
   };
 }
 
+/** The task names the workers registered (the admin's permission picker offers them). */
+export async function registeredTaskNames(ctx: Pick<ServiceContext, 'queue'>): Promise<string[]> {
+  if (ctx.queue === undefined) throw new Error('no broker configured');
+  return [...(await ctx.queue.catalog.get()).tasks.keys()];
+}
+
 export async function createServiceContext(settings: Settings, logger: Logger): Promise<ServiceContext> {
-  const { mongo, privateMongo } = await connectServiceClients(settings);
+  const clients = await connectServiceClients(settings, logger);
+  const { mongo, privateMongo } = clients;
   const serviceDb = privateMongo.db(settings.serviceDatabase);
   // On MongoDB, workers reach only the data-store databases their role names (src/db/worker-role.ts):
   // the ones that exist now are added before any request is served, then each one created or
@@ -145,8 +152,7 @@ export async function createServiceContext(settings: Settings, logger: Logger): 
       await queue?.close();
       await metrics?.close();
       await auth.close();
-      await mongo.close();
-      if (privateMongo !== mongo) await privateMongo.close();
+      await clients.close();
     },
   };
 }

@@ -2,6 +2,8 @@
 import { MongoClient, type MongoClientOptions } from 'mongodb';
 import type { MongoSettings } from '../config/connections.js';
 import type { Settings } from '../config/settings.js';
+import type { Logger } from '../log/logger.js';
+import { watchServerMonitoring } from './monitor-watchdog.js';
 
 export function mongoClientOptions(settings: MongoSettings): MongoClientOptions {
   const options: MongoClientOptions = {
@@ -38,19 +40,38 @@ export async function connectMongo(settings: MongoSettings): Promise<MongoClient
   return client;
 }
 
+export interface ServiceClients {
+  mongo: MongoClient;
+  privateMongo: MongoClient;
+  /** Closes both clients, their monitoring watchdogs first. */
+  close(): Promise<void>;
+}
+
 /**
  * The API's two clients: the main engine's, and the private store's (the same client when the
- * settings name no store of their own, see config/connections.ts).
+ * settings name no store of their own, see config/connections.ts). Each is watched for a server
+ * monitor that stopped (monitor-watchdog.ts): the API runs for months across engine restarts.
  */
-export async function connectServiceClients(
-  settings: Pick<Settings, 'mongo' | 'privateMongo'>,
-): Promise<{ mongo: MongoClient; privateMongo: MongoClient }> {
+export async function connectServiceClients(settings: Pick<Settings, 'mongo' | 'privateMongo'>, logger: Logger): Promise<ServiceClients> {
   const mongo = await connectMongo(settings.mongo);
-  if (settings.privateMongo === settings.mongo) return { mongo, privateMongo: mongo };
-  try {
-    return { mongo, privateMongo: await connectMongo(settings.privateMongo) };
-  } catch (err) {
-    await mongo.close();
-    throw err;
+  let privateMongo = mongo;
+  if (settings.privateMongo !== settings.mongo) {
+    try {
+      privateMongo = await connectMongo(settings.privateMongo);
+    } catch (err) {
+      await mongo.close();
+      throw err;
+    }
   }
+  const watchdogs = [watchServerMonitoring(mongo, { name: 'main engine', logger })];
+  if (privateMongo !== mongo) watchdogs.push(watchServerMonitoring(privateMongo, { name: 'private store', logger }));
+  return {
+    mongo,
+    privateMongo,
+    async close() {
+      for (const watchdog of watchdogs) watchdog.close();
+      await mongo.close();
+      if (privateMongo !== mongo) await privateMongo.close();
+    },
+  };
 }

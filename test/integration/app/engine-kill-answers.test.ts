@@ -79,6 +79,7 @@ beforeAll(async () => {
     MONGO_URI: `${mainEnv.MONGO_URI}?monitorCommands=true`,
     PRIVATE_MONGO_URI: `${storeEnv.PRIVATE_MONGO_URI}?monitorCommands=true`,
   });
+  for (const [name, client] of driverClients()) recordMonitoring(name, client);
   for (const username of USERS) {
     await app.users.createUser({ username, password: `pw-${username}-answers-1`, isSuperuser: true });
     tokens.set(username, await app.users.tokenFor(username));
@@ -187,26 +188,58 @@ const engineLogs = (): string =>
     .map((file) => logTail(file))
     .join('\n');
 
+const driverClients = (): [string, MongoClient][] => [
+  ['main engine', app.ctx.mongo],
+  ['private store', app.ctx.serviceDb.client],
+];
+
+/** The last server-monitoring events of each driver client, for a failure message. */
+const monitoring = new Map<string, string[]>();
+const MONITORING_KEPT = 40;
+
+function recordMonitoring(name: string, client: MongoClient): void {
+  const events: string[] = [];
+  monitoring.set(name, events);
+  const note = (line: string) => {
+    events.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+    if (events.length > MONITORING_KEPT) events.shift();
+  };
+  client.on('serverHeartbeatStarted', () => note('heartbeat started'));
+  client.on('serverHeartbeatSucceeded', (e) => note(`heartbeat succeeded in ${e.duration} ms`));
+  client.on('serverHeartbeatFailed', (e) => note(`heartbeat failed: ${String(e.failure?.message ?? e.failure).slice(0, 120)}`));
+  client.on('serverDescriptionChanged', (e) =>
+    note(
+      `server ${e.previousDescription.type} -> ${e.newDescription.type}${e.newDescription.error ? ` (${String(e.newDescription.error.message).slice(0, 120)})` : ''}`,
+    ),
+  );
+  client.on('connectionPoolCleared', () => note('pool cleared'));
+  client.on('connectionPoolReady', () => note('pool ready'));
+}
+
 /**
- * What the API's driver clients make of each engine: the server's state and last error, and its
- * connection pool's counts. Read from driver internals, for a failure message only: it tells a
- * client that gave up reconnecting from a pool whose connections were never given back.
+ * What the API's driver clients make of each engine: the server's state and last error, its
+ * connection pool's counts, its monitor's state and the last monitoring events. Read from driver
+ * internals, for a failure message only: it tells a client that gave up reconnecting from a pool
+ * whose connections were never given back, and a monitor that stopped checking from one that
+ * checks and fails.
  */
 function driverState(): string {
-  const clients = { 'main engine': app.ctx.mongo, 'private store': app.ctx.serviceDb.client };
-  return Object.entries(clients)
+  return driverClients()
     .map(([name, client]) => {
       const servers = (client as unknown as { topology?: { s?: { servers?: Map<string, any> } } }).topology?.s?.servers;
       const described = [...(servers?.values() ?? [])].map((server) => {
         const pool = server.pool;
+        const monitor = server.monitor;
         return (
           `${server.description?.address}: ${server.description?.type}` +
           `${server.description?.error ? ` (${String(server.description.error.message).slice(0, 200)})` : ''}; ` +
           `pool ${pool?.poolState}, ${pool?.totalConnectionCount} connections, ${pool?.availableConnectionCount} available, ` +
-          `${pool?.pendingConnectionCount} pending, ${pool?.currentCheckedOutCount} checked out, ${pool?.waitQueueSize} waiting`
+          `${pool?.pendingConnectionCount} pending, ${pool?.currentCheckedOutCount} checked out, ${pool?.waitQueueSize} waiting; ` +
+          `server state ${server.s?.state}; monitor state ${monitor?.s?.state}, connection ${monitor?.connection ? (monitor.connection.closed ? 'closed' : 'open') : 'none'}, ` +
+          `interval ${JSON.stringify(monitor?.monitorId?.toJSON?.() ?? null)} in progress ${monitor?.monitorId?.isExecutionInProgress}`
         );
       });
-      return `${name} client: ${described.join(' | ') || 'no servers'}`;
+      return `${name} client: ${described.join(' | ') || 'no servers'}\n  ${(monitoring.get(name) ?? []).join('\n  ')}`;
     })
     .join('\n');
 }
