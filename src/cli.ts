@@ -46,7 +46,7 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
     import('./app/server.js'),
   ]);
   const ctx = await createServiceContext(settings, logger);
-  const running = await startHttpServer(ctx);
+  const running = await startHttpServer(ctx, { settingsEnv: env });
   // A serving process gives the garbage of a burst of requests back as soon as the burst ends.
   collectAfterBursts(running.server);
   if (cluster.isWorker) {

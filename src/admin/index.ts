@@ -16,6 +16,7 @@ import { adminCsrf } from './admin-csrf.js';
 import { defaultBundleDir } from './bundle.js';
 import { operationsRouter } from './operations/routes.js';
 import { indexesAdminRouter } from './indexes/routes.js';
+import type { AdminProcess } from './process/admin-process.js';
 
 export { ADMIN_ROOT } from './access.js';
 
@@ -29,6 +30,12 @@ export interface AdminSiteOptions {
   bundleDir?: string;
   /** Set the site up right away (in the background) instead of on its first request. */
   eager?: boolean;
+  /**
+   * Make AdminJS's pages in a process of its own (process/admin-process.ts) instead of loading
+   * AdminJS into this one. Everything before AdminJS (session, access, CSRF, the Operations and
+   * Indexes JSON) stays here either way.
+   */
+  separate?: AdminProcess;
 }
 
 /** The URLs of Django's admin, which people and old links know: they land on the same lists. */
@@ -66,7 +73,8 @@ export function adminSite(ctx: AdminContext, options: AdminSiteOptions = {}): Ro
     });
     return site;
   };
-  if (options.eager === true) load().catch((err: unknown) => ctx.logger.error({ err }, 'admin site failed to start'));
+  if (options.eager === true && options.separate === undefined)
+    load().catch((err: unknown) => ctx.logger.error({ err }, 'admin site failed to start'));
 
   const router = Router();
   router.use(ctx.auth.session, ctx.auth.authenticate);
@@ -80,8 +88,12 @@ export function adminSite(ctx: AdminContext, options: AdminSiteOptions = {}): Ro
   router.use('/operations', operationsRouter(ctx));
   // The Indexes page's endpoints: a collection's indexes through the documents' own service.
   router.use('/indexes', indexesAdminRouter(ctx.documents));
-  router.use((req, res, next) => {
-    load().then((admin) => admin(req, res, next), next);
-  });
+  if (options.separate !== undefined) {
+    router.use(options.separate.handler());
+  } else {
+    router.use((req, res, next) => {
+      load().then((admin) => admin(req, res, next), next);
+    });
+  }
   return router;
 }

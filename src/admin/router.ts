@@ -1,8 +1,8 @@
 /**
  * The express routes of the admin site, made from AdminJS's own route table (the same table
  * @adminjs/express's buildRouter uses), with four differences that are the point of this module:
- * - the current admin comes from the request's principal (our session login), not from a
- *   session key of AdminJS's own login;
+ * - the current admin comes from the request's principal (our session login, or the API's word
+ *   for it in the admin process), not from a session key of AdminJS's own login;
  * - pages are passed through hardenLayout and sent with the site's Content-Security-Policy
  *   (scripts by nonce only; inline styles allowed, which AdminJS's React components need);
  * - the shipped frontend bundles are always the production builds (about 3 MB instead of
@@ -15,7 +15,7 @@ import formidable from 'express-formidable';
 import type AdminJS from 'adminjs';
 import { Router as AdminRoutes } from 'adminjs';
 import { contentSecurityPolicy } from '../http/security-headers.js';
-import { currentAdminFor } from './current-admin.js';
+import type { ServiceAdmin } from './current-admin.js';
 import { withoutPrototypeKeys } from './form-fields.js';
 import { hardenLayout } from './layout.js';
 
@@ -25,6 +25,8 @@ const MAX_FORM_BYTES = 1024 * 1024;
 
 export interface AdminRouterOptions {
   title: string;
+  /** The administrator a request stands for: its principal in the API, a forwarded header in the admin process. */
+  currentAdmin: (req: Request) => ServiceAdmin;
   /** The components bundle's file (bundle.ts). */
   componentsBundle: string;
 }
@@ -55,7 +57,7 @@ function sendFile(file: string): RequestHandler {
 
 function routeHandler(admin: AdminJS, route: AdminRoute, options: AdminRouterOptions): RequestHandler {
   return (req: Request, res: Response, next) => {
-    const controller = new route.Controller({ admin }, currentAdminFor(req.principal)) as unknown as Controller;
+    const controller = new route.Controller({ admin }, options.currentAdmin(req)) as unknown as Controller;
     const fields = (req as Request & { fields?: Record<string, unknown> }).fields ?? {};
     const request = {
       params: req.params,

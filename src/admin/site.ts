@@ -19,12 +19,15 @@ import { NO_TASK_LOG, taskLogResource, type TaskLogSource } from './resources/ta
 import { scheduleModel, scheduleResource } from './resources/schedules.js';
 import { tokenResource } from './resources/tokens.js';
 import { userResource } from './resources/users.js';
-import { adminRouter } from './router.js';
+import { adminRouter, type AdminRouterOptions } from './router.js';
+import { currentAdminFor } from './current-admin.js';
 import { rightsWatch, type RightsLostListener } from '../auth/rights-watch.js';
 
 export interface AdminSiteConfig {
   bundleDir: string;
   taskNames: (() => Promise<string[]>) | undefined;
+  /** The administrator a request stands for (default: from its principal). */
+  currentAdmin?: AdminRouterOptions['currentAdmin'];
 }
 
 function adminOptions(deps: AdminDeps, taskLog: TaskLogSource, schedules: ReturnType<typeof scheduleModel>): AdminJSOptions {
@@ -99,5 +102,9 @@ export async function createAdminRouter(ctx: AdminContext, config: AdminSiteConf
   const bundle = await ensureComponentsBundle(config.bundleDir);
   if (bundle.built) ctx.logger.info({ file: bundle.file }, 'admin site: components bundle built');
   const admin = new AdminJS(adminOptions(deps, ctx.queue ?? NO_TASK_LOG, scheduleModel(models.User.db)));
-  return adminRouter(admin, { title: deps.title, componentsBundle: bundle.file });
+  return adminRouter(admin, {
+    title: deps.title,
+    componentsBundle: bundle.file,
+    currentAdmin: config.currentAdmin ?? ((req) => currentAdminFor(req.principal)),
+  });
 }

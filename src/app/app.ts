@@ -9,8 +9,10 @@
  * Every path comes from the route table (route-table.ts): `mount` places a feature's router at its
  * table entry and remembers it, and the API root and the OpenAPI document are made from that.
  */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import type { ServiceContext } from './service-context.js';
+import { registeredTaskNames, type ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
 import { jsonBody } from '../http/body.js';
 import { parseExactJsonBody } from '../queue/protocol/exact-numbers.js';
@@ -22,6 +24,7 @@ import { requestLog } from '../http/request-log.js';
 import type { RespondOptions } from '../http/respond.js';
 import { securityHeaders, tileOrigin } from '../http/security-headers.js';
 import { adminSite, type AdminSiteOptions } from '../admin/index.js';
+import { AdminProcess } from '../admin/process/admin-process.js';
 import { browsableScript } from '../render/html-script.js';
 import { canonicalTrailingSlash } from '../http/trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
@@ -50,10 +53,30 @@ import './request-context.js';
 export interface ExtraRouters {
   /** The admin site at /api/admin (on unless `false`); set up on its first request. */
   admin?: AdminSiteOptions | false;
+  /**
+   * The environment the settings were loaded from. With it, and ADMIN_PROCESS=separate, the
+   * admin site's AdminJS pages are made in a process of their own that loads the same settings;
+   * without it they are made in this process.
+   */
+  settingsEnv?: Record<string, string | undefined>;
   /** Mounted before the session and the body parsers. */
   beforeBody?: { path: string; router: Router }[];
   /** Mounted under /api after authentication. */
   api?: { path: string; router: Router }[];
+}
+
+/** The admin process's entry: this folder's admin-child, as TypeScript or as built JavaScript. */
+const ADMIN_PROCESS_ENTRY = new URL(`./admin-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+const closers = new WeakMap<Express, (() => Promise<void>)[]>();
+
+function onAppClose(app: Express, close: () => Promise<void>): void {
+  closers.set(app, [...(closers.get(app) ?? []), close]);
+}
+
+/** Stops what the application started besides its routes (the admin process). */
+export async function closeApp(app: Express): Promise<void> {
+  await Promise.all((closers.get(app) ?? []).map((close) => close()));
 }
 
 export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Express {
@@ -99,11 +122,13 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.get(PAGES.favicon.path, favicon);
   app.use(PAGES.explorerStatic.path, explorerStatic());
   if (extra.admin !== false) {
-    const taskNames = async (): Promise<string[]> => {
-      if (ctx.queue === undefined) throw new Error('no broker configured');
-      return [...(await ctx.queue.catalog.get()).tasks.keys()];
-    };
-    app.use(PAGES.admin.path, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, ...extra.admin }));
+    const separate =
+      extra.settingsEnv !== undefined && settings.adminProcess.mode === 'separate'
+        ? new AdminProcess({ entry: ADMIN_PROCESS_ENTRY, env: extra.settingsEnv, idleExitMs: settings.adminProcess.idleExitMs, logger })
+        : undefined;
+    if (separate !== undefined) onAppClose(app, () => separate.close());
+    const taskNames = () => registeredTaskNames(ctx);
+    app.use(PAGES.admin.path, adminSite(ctx, { taskNames, bundleDir: settings.adminBundleDir, separate, ...extra.admin }));
   }
   // Ahead of the trailing-slash redirect: scrapers ask for the literal path they were given.
   // Only the authentication steps run, as for a GET under /api (no body, no CSRF for GET).

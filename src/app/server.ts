@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { ServiceContext } from './service-context.js';
-import { createApp, type ExtraRouters } from './app.js';
+import { closeApp, createApp, type ExtraRouters } from './app.js';
 import { createHttpsRedirectServer } from '../http/https-redirect.js';
 import { answerClientErrors } from '../http/client-errors.js';
 import { holdIdleConnections } from '../http/keep-alive.js';
@@ -48,6 +48,7 @@ export async function startHttpServer(ctx: ServiceContext, extra?: ExtraRouters)
         const forced = setTimeout(() => server.closeAllConnections(), 10_000);
         await once(server, 'close').catch(() => undefined);
         clearTimeout(forced);
+        await closeApp(app);
         await ctx.close();
       })();
       return closing;

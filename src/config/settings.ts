@@ -102,6 +102,14 @@ export const serviceEnvSchema = z
     WORKER_DB_ROLE: z.string().trim().default(WORKER_ROLE),
     /** Where the admin site's component bundle is built (must be writable unless pre-built). */
     ADMIN_BUNDLE_DIR: z.string().trim().min(1).default('.cache/adminjs'),
+    /**
+     * Where the admin site's pages are made: `separate`, in a process of its own started on the
+     * first admin page and stopped when idle (AdminJS's code then leaves the API's memory), or
+     * `inline`, in the API process (held for the process's life once loaded).
+     */
+    ADMIN_PROCESS: z.enum(['separate', 'inline']).default('separate'),
+    /** A separate admin process stops after this long without an admin page request. */
+    ADMIN_IDLE_EXIT_S: positiveInt.max(86_400).default(600),
     /** Where the researchers' Python client wheel is found (its `python/` folder), served at /api/client/. */
     CLIENT_DOWNLOADS_DIR: z.string().trim().min(1).default('.cache/client'),
     /** Where the manual's built site is found (ops/build-manual.sh), served at /api/manual/. */
@@ -162,6 +170,8 @@ export interface Settings {
   workerDbRole: string;
   logLevel: string;
   adminBundleDir: string;
+  /** Where the admin site's pages are made, and how long a separate admin process may sit idle. */
+  adminProcess: { mode: 'separate' | 'inline'; idleExitMs: number };
   clientDownloadsDir: string;
   /** The manual's site, built for the path /api/manual/. */
   manualDir: string;
@@ -287,6 +297,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     workerDbRole: e.WORKER_DB_ROLE,
     logLevel: e.LOG_LEVEL,
     adminBundleDir: resolve(e.ADMIN_BUNDLE_DIR),
+    adminProcess: { mode: e.ADMIN_PROCESS, idleExitMs: e.ADMIN_IDLE_EXIT_S * 1000 },
     clientDownloadsDir: resolve(e.CLIENT_DOWNLOADS_DIR),
     manualDir: resolve(e.MANUAL_DIR),
     metrics: { enabled: e.METRICS_ENABLED, allowedIps: e.METRICS_ALLOWED_IPS },

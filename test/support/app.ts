@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import { loadSettings, type Settings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createServiceContext, type ServiceContext } from '../../src/app/service-context.js';
-import { createApp, type ExtraRouters } from '../../src/app/app.js';
+import { closeApp, createApp, type ExtraRouters } from '../../src/app/app.js';
 import { holdIdleConnections } from '../../src/http/keep-alive.js';
 import { answerClientErrors } from '../../src/http/client-errors.js';
 import type { UserService } from '../../src/auth/module.js';
@@ -44,23 +44,34 @@ export function serviceDatabaseName(): string {
  * own service database (which holds the task results too).
  */
 export function testSettings(overrides: Record<string, string> = {}): Settings {
-  return loadSettings({
+  return loadSettings(testEnv(overrides));
+}
+
+/**
+ * The environment testSettings loads. The admin site's pages are made in the test's own process
+ * unless ADMIN_PROCESS=separate is asked for (by the test, or for a whole run with
+ * TEST_ADMIN_PROCESS=separate): a process of their own takes seconds to start.
+ */
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string | undefined> {
+  return {
     ...testServices().env,
     SECRET_KEY: TEST_SECRET_KEY,
     SERVICE_DATABASE: serviceDatabaseName(),
     ALLOWED_HOSTS: 'localhost,127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ADMIN_PROCESS: process.env.TEST_ADMIN_PROCESS ?? 'inline',
     ...overrides,
-  });
+  };
 }
 
 export async function startTestApp(
   overrides: Record<string, string> = {},
   extra?: (ctx: ServiceContext) => ExtraRouters,
 ): Promise<TestApp> {
-  const settings = testSettings(overrides);
+  const env = testEnv(overrides);
+  const settings = loadSettings(env);
   const ctx = await createServiceContext(settings, createLogger(settings.logLevel));
-  const app = createApp(ctx, extra?.(ctx));
+  const app = createApp(ctx, { settingsEnv: env, ...extra?.(ctx) });
   const server: Server = app.listen(0, '127.0.0.1');
   answerClientErrors(server);
   holdIdleConnections(server);
@@ -75,6 +86,7 @@ export async function startTestApp(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeApp(app);
       await ctx.close();
     },
   };
