@@ -20,7 +20,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
@@ -79,9 +80,12 @@ export function decodeAdmin(value: string | undefined): ServiceAdmin | undefined
   }
 }
 
-/** The child runs TypeScript where this module is TypeScript (development and tests, through tsx). */
+/**
+ * The child runs TypeScript where this module is TypeScript (development and tests, through
+ * tsx), with tsx named by its resolved location: the API may run in any working directory.
+ */
 function childExecArgv(entry: URL): string[] {
-  return entry.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  return entry.pathname.endsWith('.ts') ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [];
 }
 
 export class AdminProcess {
