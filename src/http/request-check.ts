@@ -17,7 +17,7 @@ import type { ZodType } from 'zod';
 import { badRequest } from '../errors.js';
 import { parseBody } from './body-schema.js';
 import { checkParams } from './params.js';
-import type { Content, Operation, Verb } from './route-table.js';
+import type { Content, Operation, Verb } from './operation.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 

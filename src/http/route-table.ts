@@ -8,43 +8,12 @@
  * the OpenAPI document and the API root are made: what the document shows is what is enforced.
  */
 import type { RequestHandler, Router } from 'express';
-import type { ZodType } from 'zod';
 import { readBody, type BodyParser } from './body.js';
 import { methods, type AsyncHandler } from './methods.js';
+import type { Operation, Verb } from './operation.js';
 import { checkDeclared } from './request-check.js';
 
-export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** A JSON schema written as the document carries it, or a zod schema the document is made from. */
-export type Schema = Readonly<Record<string, unknown>> | ZodType;
-
-/** A media type's body, e.g. `{'application/json': {schema}}`. */
-export type Content = Readonly<Record<string, { schema?: Schema }>>;
-
-export interface QueryParameter {
-  name: string;
-  in: 'query';
-  required: boolean;
-  description: string;
-  schema: Readonly<Record<string, unknown>>;
-}
-
-export interface Answer {
-  description: string;
-  content?: Content;
-}
-
-/** One method of a route as the OpenAPI document describes it (path parameters are added from the path). */
-export interface Operation {
-  summary: string;
-  description?: string;
-  tags?: string[];
-  parameters?: readonly QueryParameter[];
-  request?: { body: { required: boolean; content: Content } };
-  responses: Readonly<Record<string, Answer>>;
-  /** Only where it differs from the document's (`[{}]`: no credentials needed). */
-  security?: Readonly<Record<string, string[]>>[];
-}
+export type { Answer, Content, Operation, QueryParameter, Schema, Verb } from './operation.js';
 
 export interface RouteDecl {
   /** The express pattern under the router's mount path, e.g. `/:db/:col/`. */
