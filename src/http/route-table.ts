@@ -13,7 +13,7 @@ import { methods, type AsyncHandler } from './methods.js';
 import type { Operation, Verb } from './operation.js';
 import { checkDeclared } from './request-check.js';
 
-export type { Answer, Content, Operation, QueryParameter, Schema, Verb } from './operation.js';
+export type { Answer, Operation, QueryParameter, Schema, Verb } from './operation.js';
 
 export interface RouteDecl {
   /** The express pattern under the router's mount path, e.g. `/:db/:col/`. */

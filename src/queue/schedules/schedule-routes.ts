@@ -112,7 +112,6 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
     POST: async (req, res) => {
       const user = requireUser(req.principal);
       if (!canSchedule(req.principal)) throw forbidden('You may not schedule tasks (this needs cybercom_queue.schedule_tasks).');
-      if (req.body === undefined) throw badRequest('missing_body', 'A JSON object body is required.');
       const spec = service().check(req.body);
       mayRun(req.principal, spec.task);
       await service().checkArguments(spec);
@@ -129,7 +128,6 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
     },
     PATCH: async (req, res) => {
       const doc = await ownSchedule(req);
-      if (req.body === undefined) throw badRequest('missing_body', 'A JSON object body is required.');
       const spec = service().merged(doc, req.body);
       if (spec.task !== doc.task) mayRun(req.principal, spec.task);
       await service().checkArguments(spec);
