@@ -127,4 +127,20 @@ describe('the route declarations', () => {
       }
     }
   });
+
+  it('reads a body with the parser its route declares, and none for a method the route does not serve', async () => {
+    const verbs: Verb[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    for (const { prefix, routes } of Object.values(apiMounts(app.ctx.documents))) {
+      for (const decl of routes) {
+        const unserved = verbs.find((v) => v !== 'GET' && decl.operations[v] === undefined);
+        if (unserved === undefined) continue;
+        const path = (prefix + decl.path).replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => `declared_${name}`);
+        const res = await call(app.url, unserved, path, { token, rawBody: '{"not json' });
+        expect(res.status, `${unserved} ${path}`).toBe(405);
+      }
+    }
+    // A served method's body is read (and malformed JSON refused) before anything else.
+    const served = await call(app.url, 'POST', '/api/links/', { token, rawBody: '{"not json' });
+    expect(served.json.error.code).toBe('malformed_json');
+  });
 });
