@@ -34,10 +34,10 @@ export default tseslint.config(
   },
   {
     // URLs come from one module (src/http/urls.ts) and the route tables, never from a literal
-    // written where the link is made. Not yet converted: the explorer's pages, and the admin
-    // site's browser components (their bundle is rebuilt from their own folder only).
+    // written where the link is made. Not yet converted: the admin site's browser components
+    // (their bundle is rebuilt from their own folder only).
     files: ['src/**/*.{ts,tsx}'],
-    ignores: ['src/**/route-table.ts', 'src/http/urls.ts', 'src/explorer/**', 'src/admin/components/**'],
+    ignores: ['src/**/route-table.ts', 'src/http/urls.ts', 'src/admin/components/**'],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -1,7 +1,9 @@
 /**
  * Assembles the express application. Order matters and is the architecture:
  * request id → allowed hosts → security headers → format → compression → (browsable-page script, admin site) →
- * canonical slash → session → authentication → CSRF → body gate → JSON body → routes → 404 → error mapping.
+ * canonical slash → session → authentication → CSRF → body gate → routes (each reads its body with the
+ * parser its declaration names, then checks its query and body) → JSON body of any other path → 404 →
+ * error mapping.
  *
  * The admin site (src/admin) brings its own session/authentication step, its own CSRF check and
  * its own form parsing, and its URLs have no trailing-slash rule, hence its early place.
@@ -14,9 +16,7 @@ import { fileURLToPath } from 'node:url';
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { registeredTaskNames, type ServiceContext } from './service-context.js';
 import { allowedHosts } from '../http/allowed-hosts.js';
-import { jsonBody } from '../http/body.js';
-import { parseExactJsonBody } from '../queue/protocol/exact-numbers.js';
-import { parseRecordJson } from '../documents/number-literals.js';
+import { jsonBody, setBodyLimit } from '../http/body.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { negotiateFormat } from '../http/format.js';
 import { compression } from '../http/compression.js';
@@ -86,6 +86,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.set('query parser', 'simple');
   app.set('trust proxy', expressTrustProxy(settings.trustProxy));
   app.set('json spaces', 0);
+  setBodyLimit(app, settings.maxBodyBytes);
   const m = apiMounts(ctx.documents);
   const mounted: Mount[] = [];
   const mount = (at: Mount, ...handlers: RequestHandler[]) => {
@@ -170,15 +171,9 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
       serves: servedBy(Object.values(m)),
     }),
   );
-  // HTML forms are accepted only by the login page; everything else takes JSON.
-  const formPaths = [fullPath(m.auth, m.auth.at.login), fullPath(m.auth, m.auth.at.logout)];
-  app.use(formPaths, ...jsonBody({ maxBytes: settings.maxBodyBytes, allowForm: true }));
-  // Record bodies keep how their numbers were written (`3.0` stays a double, number-literals.ts).
-  const recordBody = jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseRecordJson });
-  app.use([m.dataStore.prefix, m.catalog.prefix], ...recordBody);
-  // Task arguments reach Python workers written as submitted (`3.0` stays a float, exact-numbers.ts).
-  app.use(m.queue.prefix, ...jsonBody({ maxBytes: settings.maxBodyBytes, parse: parseExactJsonBody }));
-  app.use('/api', ...jsonBody({ maxBytes: settings.maxBodyBytes }));
+  // Routes from the route table read their bodies themselves (serve); the other parts under /api
+  // (the explorer, extra routers, and paths nothing serves, before their 404) read them as JSON.
+  const anyBody = jsonBody({ maxBytes: settings.maxBodyBytes });
 
   mount(m.auth, ctx.auth.router);
   mount(m.links, linksRouter(links));
@@ -188,12 +183,13 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   mount(m.catalog, documentsRouter(ctx, ctx.documents.catalog, m.catalog.prefix));
   mount(m.dataStoreIndexes, indexesRouter(ctx.documents.dataStore));
   mount(m.catalogIndexes, indexesRouter(ctx.documents.catalog));
-  app.use(PAGES.explorer.path, explorerRouter({ settings, areas: ctx.documents }));
+  app.use(PAGES.explorer.path, ...anyBody, explorerRouter({ settings, areas: ctx.documents }));
   mount(m.queue, queueRouter(ctx, m.queue.prefix));
-  for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, router);
+  for (const { path, router } of extra.api ?? []) app.use(`/api${path}`, ...anyBody, router);
   mount(m.root, rootRouter(rootLinks(m)));
   const apiRoot = fullPath(m.root, m.root.at.root);
   app.get(PAGES.home.path, (_req, res) => res.redirect(302, apiRoot));
+  app.use('/api', ...anyBody);
 
   app.use(notFoundHandler());
   app.use(errorHandler(logger, settings.debug, ctx.storage));

@@ -8,7 +8,7 @@
 import { Router } from 'express';
 import pTimeout from 'p-timeout';
 import type { ServiceContext } from './service-context.js';
-import { ok } from '../http/openapi-parts.js';
+import { COMMON, ok } from '../http/openapi-parts.js';
 import { route, serve } from '../http/route-table.js';
 import { respond } from '../http/respond.js';
 
@@ -20,6 +20,7 @@ export const HEALTH_ROUTES = {
   health: route('/', {
     GET: {
       summary: 'Database and broker reachability, and whether the database can store anything',
+      parameters: COMMON,
       responses: { 200: ok('Healthy'), 503: ok('Unavailable, or degraded (the database answers but its storage is full)') },
     },
   }),

@@ -1,12 +1,12 @@
 /** GET /api/ — the entry point: links to every part of the API (which ones: the route table's ROOT_LINKS). */
 import { Router } from 'express';
 import { absoluteUrl } from '../http/base-url.js';
-import { ok } from '../http/openapi-parts.js';
+import { COMMON, ok } from '../http/openapi-parts.js';
 import { respond } from '../http/respond.js';
 import { route, serve } from '../http/route-table.js';
 
 export const ROOT_ROUTES = {
-  root: route('/', { GET: { summary: 'Links to every part of the API', responses: { 200: ok('Links') } } }),
+  root: route('/', { GET: { summary: 'Links to every part of the API', parameters: COMMON, responses: { 200: ok('Links') } } }),
 };
 
 /** `links`: each part's name and path, in the order the page shows them. */

@@ -17,7 +17,7 @@ import { Router, type Request, type Response } from 'express';
 import escapeHtml from 'escape-html';
 import { notFound } from '../errors.js';
 import { absoluteUrl } from '../http/base-url.js';
-import { ok } from '../http/openapi-parts.js';
+import { COMMON, ok } from '../http/openapi-parts.js';
 import { pathOf, route, serve } from '../http/route-table.js';
 import { respond } from '../http/respond.js';
 
@@ -92,6 +92,7 @@ export const CLIENT_ROUTES = {
       tags,
       security,
       summary: 'The Python client: current wheel URL, version, SHA-256 and install line (404 client_not_built before it is built)',
+      parameters: COMMON,
       responses: { 200: ok('Wheel description'), 404: ok('Not built on this server') },
     },
   }),

@@ -4,7 +4,7 @@ import { badRequest } from '../errors.js';
 import { absoluteUrl } from '../http/base-url.js';
 import { paginate } from '../http/paginate.js';
 import { parsePaging } from '../http/paging.js';
-import { PAGE_PARAMS, checkParams, objectBody } from '../http/params.js';
+import { queryOf } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import { pathOf } from '../http/route-table.js';
 import type { DocumentRoutes } from './route-table.js';
@@ -22,7 +22,7 @@ function parseAction(body: Record<string, unknown>): Action {
 
 /** Pages an in-memory list into the standard envelope. */
 async function respondList<T>(req: Request, res: Response, items: readonly T[], defaultPageSize: number): Promise<void> {
-  await paginate(req, res, items, parsePaging(checkParams(req, PAGE_PARAMS), defaultPageSize));
+  await paginate(req, res, items, parsePaging(queryOf(req), defaultPageSize));
 }
 
 /** `mountPath` is where the app mounted the area's routes (its route table). */
@@ -42,9 +42,8 @@ export function containerHandlers(documents: DocumentService, mountPath: string,
     },
 
     async postDatabases(req: Request, res: Response): Promise<void> {
-      checkParams(req, ['format', 'callback']);
       const containers = documents.containers(req.principal);
-      const body = objectBody(req.body, ['database', 'action']);
+      const body = req.body as Record<string, unknown>;
       const action = parseAction(body);
       if (body.database === undefined) throw badRequest('missing_field', 'The "database" field is required.');
       const db = validateDatabaseName(body.database);
@@ -70,10 +69,9 @@ export function containerHandlers(documents: DocumentService, mountPath: string,
     },
 
     async postCollections(req: Request, res: Response): Promise<void> {
-      checkParams(req, ['format', 'callback']);
       const db = validateDatabaseName(req.params.db);
       const containers = documents.containers(req.principal);
-      const body = objectBody(req.body, ['collection', 'action']);
+      const body = req.body as Record<string, unknown>;
       const action = parseAction(body);
       if (body.collection === undefined) throw badRequest('missing_field', 'The "collection" field is required.');
       const col = validateCollectionName(body.collection);

@@ -7,7 +7,6 @@ import { canManageContainers } from '../auth/permissions.js';
 import { serve } from '../http/route-table.js';
 import { indexRoutes } from './route-table.js';
 import { setPageForm } from '../render/html-forms.js';
-import { checkParams, COMMON_PARAMS } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import type { DocumentArea } from './area.js';
 import { DocumentService } from './document-service.js';
@@ -15,7 +14,6 @@ import { parseIndexDefinition } from './index-spec.js';
 import { validateCollectionName, validateDatabaseName } from '../db/names.js';
 
 function collectionOf(req: Request): { db: string; col: string } {
-  checkParams(req, COMMON_PARAMS);
   return { db: validateDatabaseName(req.params.db), col: validateCollectionName(req.params.col) };
 }
 

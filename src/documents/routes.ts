@@ -1,5 +1,6 @@
 /**
- * The document API of one area, serving the routes declared in route-table.ts.
+ * The document API of one area, serving the routes declared in route-table.ts (serve has checked
+ * the query and the body's outline against them).
  * Each handler: validate names → check permission → check existence → act → respond.
  */
 import { Router, type Request, type RequestHandler, type Response } from 'express';
@@ -10,7 +11,7 @@ import { setCsvFields } from '../http/respond.js';
 import { isRecordFormat } from '../render/index.js';
 import { parseCsvFields } from './csv-fields.js';
 import { parsePaging, parseSkip } from '../http/paging.js';
-import { COMMON_PARAMS, PAGE_PARAMS, checkParams } from '../http/params.js';
+import { queryOf } from '../http/params.js';
 import { actionForMethod, canAccessCollection, canManageContainers, type DocumentAction } from '../auth/permissions.js';
 import { setPageForm, type PageFormKind } from '../render/html-forms.js';
 import type { Settings } from '../config/settings.js';
@@ -23,9 +24,6 @@ import { parseAggregate, parseDistinct, parseQuery } from './query-params.js';
 import { recordHandlers, type RecordRequest } from './records.js';
 import { isStreamedRead } from './streamed-reads.js';
 import { documentRoutes } from './route-table.js';
-
-const COLLECTION_PARAMS = [...PAGE_PARAMS, 'skip', 'query', 'distinct', 'aggregate', 'fields'];
-const WRITE_BY_FILTER_PARAMS = [...COMMON_PARAMS, 'query'];
 
 /**
  * Asks the browsable page for a form (src/render/html-forms.ts) on GET pages whose write the
@@ -95,7 +93,7 @@ export function documentsRouter(
       // Records matching `query`, `distinct` values or an `aggregate` pipeline, always in the paged envelope.
       GET: async (req, res) => {
         const target = lazyTarget(req);
-        const params = checkParams(req, COLLECTION_PARAMS);
+        const params = queryOf(req);
         // An export (CSV, NDJSON) is the whole result unless a page is asked for.
         const wholeExport = isRecordFormat(req.format) && params.page === undefined && params.page_size === undefined;
         const paging = { ...parsePaging(params, wholeExport ? 0 : defaultPageSize), skip: parseSkip(params) };
@@ -114,16 +112,15 @@ export function documentsRouter(
         );
       },
       POST: async (req, res) => {
-        checkParams(req, COMMON_PARAMS);
         await records.insert(req, res, await existingTarget(req));
       },
       PATCH: async (req, res) => {
         const target = lazyTarget(req);
-        await bulkWrites.updateMatching(req, res, target, checkParams(req, WRITE_BY_FILTER_PARAMS).query);
+        await bulkWrites.updateMatching(req, res, target, queryOf(req).query);
       },
       DELETE: async (req, res) => {
         const target = lazyTarget(req);
-        await bulkWrites.deleteMatching(req, res, target, checkParams(req, WRITE_BY_FILTER_PARAMS).query);
+        await bulkWrites.deleteMatching(req, res, target, queryOf(req).query);
       },
     },
     pageForm('collection', mayWriteRecords('add')),
@@ -132,7 +129,6 @@ export function documentsRouter(
   const onRecord =
     (fn: (req: Request, res: Response, record: RecordRequest) => Promise<void>): AsyncHandler =>
     async (req, res) => {
-      checkParams(req, COMMON_PARAMS);
       await fn(req, res, { target: lazyTarget(req), id: req.params.id as string });
     };
   serve(

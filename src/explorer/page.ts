@@ -5,6 +5,7 @@
  */
 import escapeHtml from 'escape-html';
 import { MANUAL_PATH } from '../render/html.js';
+import { urls } from '../http/urls.js';
 import { FAVICON_PATH } from './favicon.js';
 
 export interface Shell {
@@ -78,14 +79,14 @@ export function pageHtml(shell: Shell, body: string): string {
   const nonce = shell.nonce === undefined ? '' : ` nonce="${escapeHtml(shell.nonce)}"`;
   const account =
     shell.username === null
-      ? `<a href="/api/auth/login/?next=${encodeURIComponent(shell.here)}">Log in</a>`
-      : `${escapeHtml(shell.username)} · <a href="/api/auth/logout/">Log out</a>`;
+      ? `<a href="${urls.login(shell.here)}">Log in</a>`
+      : `${escapeHtml(shell.username)} · <a href="${urls.logout()}">Log out</a>`;
   return (
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta name="robots" content="NONE,NOARCHIVE">\n' +
     `<link rel="icon" href="${FAVICON_PATH}">\n` +
     `<title>${escapeHtml(`${shell.heading} – Explore – ${shell.appTitle}`)}</title>\n<style${nonce}>${STYLE}</style>\n</head>\n<body>\n` +
-    `<header class="navbar"><a class="brand" href="/api/">${escapeHtml(shell.appTitle)}</a><span><a class="manual" href="${MANUAL_PATH}">Manual</a> · ${account}</span></header>\n` +
+    `<header class="navbar"><a class="brand" href="${urls.root()}">${escapeHtml(shell.appTitle)}</a><span><a class="manual" href="${MANUAL_PATH}">Manual</a> · ${account}</span></header>\n` +
     `<nav class="crumbs" aria-label="breadcrumb">${crumbsHtml(shell.crumbs)}</nav>\n` +
     `<main>\n<h1>${escapeHtml(shell.heading)}</h1>\n${body}</main>\n</body>\n</html>\n`
   );

@@ -14,6 +14,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import isPlainObject from 'is-plain-obj';
 import type { Document } from 'mongodb';
 import { requestBaseUrl } from '../http/base-url.js';
+import { MOUNTS, urls } from '../http/urls.js';
 import { methods } from '../http/methods.js';
 import { pageContext, setRelatedPages } from '../http/respond.js';
 import type { AreaName } from '../auth/permissions.js';
@@ -42,7 +43,7 @@ import { exportsPanel } from './exports-panel.js';
 import { filterPanel } from './filter-panel.js';
 import { a, tabsHtml } from './view-html.js';
 
-export const EXPLORE_ROOT = '/api/explore';
+export const EXPLORE_ROOT = MOUNTS.explore;
 /** Records sampled for suggested facets on the table view (the schema view samples SCHEMA_SAMPLE_SIZE). */
 const SUGGESTION_SAMPLE_SIZE = 300;
 /** Points drawn by the chart view, a random sample of the matching records. */
@@ -54,8 +55,7 @@ export interface ExplorerDeps {
 }
 
 /** The explorer's path of a collection. */
-export const explorePath = (area: AreaName, db: string, col: string): string =>
-  `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`;
+export const explorePath = (area: AreaName, db: string, col: string): string => urls.explore(area, db, col);
 
 /**
  * The geometries the map of a collection draws. Its own first segment keeps it apart from the
@@ -151,7 +151,7 @@ export function explorerRouter(deps: ExplorerDeps): Router {
           res,
           area,
           [
-            ['API', '/api/'],
+            ['API', urls.root()],
             [area, null],
           ],
           names.map((db) => [db, `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/`]),
@@ -172,7 +172,7 @@ export function explorerRouter(deps: ExplorerDeps): Router {
           res,
           db,
           [
-            ['API', '/api/'],
+            ['API', urls.root()],
             [area, `${EXPLORE_ROOT}/${area}/`],
             [db, null],
           ],
@@ -193,10 +193,10 @@ export function explorerRouter(deps: ExplorerDeps): Router {
       reads,
       reader: { principal: req.principal, caller: { key: callerKey(req), streamed: false }, target },
       crumbs: [
-        ['API', '/api/'],
+        ['API', urls.root()],
         [area, `${EXPLORE_ROOT}/${area}/`],
         [db, `${EXPLORE_ROOT}/${area}/${encodeURIComponent(db)}/`],
-        [col, `/api/${area}/data/${encodeURIComponent(db)}/${encodeURIComponent(col)}/`],
+        [col, urls.records(area, db, col)],
       ],
     };
   }
@@ -294,7 +294,7 @@ export function explorerRouter(deps: ExplorerDeps): Router {
         const { db, col } = reader.target;
         const id = String(req.params.id);
         const record = await reads.documents.get(reader.target, id);
-        const apiPath = `/api/${area}/data/${encodeURIComponent(db)}/${encodeURIComponent(col)}/${encodeURIComponent(id)}/`;
+        const apiPath = urls.records(area, db, col, id);
         send(
           req,
           res,

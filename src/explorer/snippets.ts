@@ -4,6 +4,7 @@
  * paths. All of them read the same records the view shows, with the reader's own credentials.
  */
 import type { AreaName } from '../auth/permissions.js';
+import { urls } from '../http/urls.js';
 
 export interface ViewQuery {
   area: AreaName;
@@ -18,7 +19,7 @@ export interface ViewQuery {
   types?: { text: readonly string[]; dates: readonly string[] };
 }
 
-const areaPath = (q: ViewQuery): string => `/api/${q.area}/data/${encodeURIComponent(q.db)}/${encodeURIComponent(q.col)}/`;
+const areaPath = (q: ViewQuery): string => urls.records(q.area, q.db, q.col);
 
 function queryParam(q: ViewQuery): Record<string, unknown> | undefined {
   const query: Record<string, unknown> = {};

@@ -17,11 +17,12 @@ import { dirname, join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { Router, type Request, type Response } from 'express';
 import { negotiateEncoding, type Encoding } from '../http/compression.js';
+import { MOUNTS } from '../http/urls.js';
 import { CHART_SCRIPT } from './chart-script.js';
 import { HISTOGRAM_SCRIPT } from './histogram-script.js';
 import { MAP_SCRIPT } from './map-script.js';
 
-export const EXPLORE_STATIC_ROOT = '/api/explore/static';
+export const EXPLORE_STATIC_ROOT = MOUNTS.exploreStatic;
 
 interface StaticFile {
   type: string;

@@ -4,7 +4,7 @@
  * routes that accept documents. Those routes may parse the text themselves (`parse`): JSON.parse
  * forgets how a number was written, and a record keeps `3.0` a double only if that is known.
  */
-import express, { type RequestHandler } from 'express';
+import express, { type Application, type Request, type RequestHandler } from 'express';
 import { ApiError, badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.js';
 
 /** The methods whose bodies are read. */
@@ -80,6 +80,54 @@ export function jsonBody(options: BodyOptions): RequestHandler[] {
     next(unsupportedMediaType());
   };
   return [guard];
+}
+
+/**
+ * How a route's bodies are read, named in its declaration: JSON, or JSON whose text a parser of
+ * the route's own reads (records keep how their numbers were written, task arguments reach Python
+ * as submitted), or also HTML form posts (the login and logout pages).
+ */
+export interface BodyParser {
+  readonly name: string;
+  readonly parse?: (text: string) => unknown;
+  readonly allowForm?: boolean;
+}
+
+/** Plain JSON (JSON.parse): every route whose declaration names no other parser. */
+export const PLAIN_JSON: BodyParser = { name: 'json' };
+
+/** JSON, or an HTML form post. */
+export const JSON_OR_FORM: BodyParser = { name: 'json-or-form', allowForm: true };
+
+const LIMIT = 'cybercom body limit';
+
+/** The largest body the app's routes read, set once by the app that mounts them. */
+export function setBodyLimit(app: Application, maxBytes: number): void {
+  app.locals[LIMIT] = maxBytes;
+}
+
+function bodyLimit(req: Request): number {
+  const limit = req.app.locals[LIMIT] as unknown;
+  if (typeof limit !== 'number') throw new Error('No body limit: the app must call setBodyLimit before mounting routes.');
+  return limit;
+}
+
+/**
+ * The step that reads a route's bodies with its declared parser (PLAIN_JSON when none is
+ * declared), for the methods it serves: a method it does not serve is answered 405 unread. The
+ * limit is the app's (setBodyLimit), read at the first request.
+ */
+export function readBody(served: ReadonlySet<string>, parser: BodyParser = PLAIN_JSON): RequestHandler {
+  let step: RequestHandler | undefined;
+  return (req, res, next) => {
+    if (!served.has(req.method)) return next();
+    step ??= jsonBody({
+      maxBytes: bodyLimit(req),
+      ...(parser.parse === undefined ? {} : { parse: parser.parse }),
+      ...(parser.allowForm === true ? { allowForm: true } : {}),
+    })[0] as RequestHandler;
+    step(req, res, next);
+  };
 }
 
 function translate(err: unknown, maxBytes: number): unknown {

@@ -1,6 +1,7 @@
 /**
  * Pieces the routes' OpenAPI operations share: the error responses, the format and paging
- * parameters, and small builders for query parameters, JSON bodies and answers.
+ * parameters, and small builders for query parameters, JSON bodies and answers. A route's
+ * parameters and body are also what `serve` enforces (request-check.ts).
  */
 import type { Answer, Operation, QueryParameter, Schema } from './route-table.js';
 
@@ -62,6 +63,7 @@ export const COMMON: QueryParameter[] = [
     enum: ['api', 'json', 'jsonp', 'xml', 'csv', 'ndjson'],
   }),
   param('callback', 'JSONP callback name'),
+  param('_', "Ignored: a cache buster (jQuery's JSONP requests add one)"),
 ];
 
 export const PAGING: QueryParameter[] = [

@@ -1,46 +1,19 @@
 /**
- * How a route is declared: its path under the router that serves it, and per method its OpenAPI
- * operation (summary, parameters, request body as a zod schema or a JSON schema, responses).
- * Each feature declares its routes once; its router mounts them with `serve` (which refuses a
- * handler set that differs from the declared methods), and the app's route table places them
- * under their mount paths, from which the OpenAPI document and the API root are made.
+ * How a route is declared: its path under the router that serves it, the parser of its bodies,
+ * and per method its OpenAPI operation (summary, query parameters, request body as a zod schema
+ * or a JSON schema, responses). Each feature declares its routes once; its router mounts them
+ * with `serve`, which refuses a handler set that differs from the declared methods, reads the
+ * body with the declared parser and checks the query and the body against the declaration before
+ * the handler runs. The app's route table places the routes under their mount paths, from which
+ * the OpenAPI document and the API root are made: what the document shows is what is enforced.
  */
 import type { RequestHandler, Router } from 'express';
-import type { ZodType } from 'zod';
+import { readBody, type BodyParser } from './body.js';
 import { methods, type AsyncHandler } from './methods.js';
+import type { Operation, Verb } from './operation.js';
+import { checkDeclared } from './request-check.js';
 
-export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** A JSON schema written as the document carries it, or a zod schema the document is made from. */
-export type Schema = Readonly<Record<string, unknown>> | ZodType;
-
-/** A media type's body, e.g. `{'application/json': {schema}}`. */
-export type Content = Readonly<Record<string, { schema?: Schema }>>;
-
-export interface QueryParameter {
-  name: string;
-  in: 'query';
-  required: boolean;
-  description: string;
-  schema: Readonly<Record<string, unknown>>;
-}
-
-export interface Answer {
-  description: string;
-  content?: Content;
-}
-
-/** One method of a route as the OpenAPI document describes it (path parameters are added from the path). */
-export interface Operation {
-  summary: string;
-  description?: string;
-  tags?: string[];
-  parameters?: readonly QueryParameter[];
-  request?: { body: { required: boolean; content: Content } };
-  responses: Readonly<Record<string, Answer>>;
-  /** Only where it differs from the document's (`[{}]`: no credentials needed). */
-  security?: Readonly<Record<string, string[]>>[];
-}
+export type { Answer, Operation, QueryParameter, Schema, Verb } from './operation.js';
 
 export interface RouteDecl {
   /** The express pattern under the router's mount path, e.g. `/:db/:col/`. */
@@ -48,6 +21,8 @@ export interface RouteDecl {
   readonly operations: Readonly<Partial<Record<Verb, Operation>>>;
   /** The document's names of path parameters, where they differ from the pattern's (see PARAMETER_NAMES). */
   readonly params?: Readonly<Record<string, string>>;
+  /** How its bodies are read (JSON.parse when not given). */
+  readonly body?: BodyParser;
 }
 
 /** A router's routes and the path it is mounted at. */
@@ -59,8 +34,8 @@ export interface Mount {
 /** Names the document gives pattern parameters everywhere (the patterns keep express's short names). */
 const PARAMETER_NAMES: Readonly<Record<string, string>> = { db: 'database', col: 'collection' };
 
-export function route(path: string, operations: RouteDecl['operations'], params?: RouteDecl['params']): RouteDecl {
-  return { path, operations, ...(params === undefined ? {} : { params }) };
+export function route(path: string, operations: RouteDecl['operations'], params?: RouteDecl['params'], body?: BodyParser): RouteDecl {
+  return { path, operations, ...(params === undefined ? {} : { params }), ...(body === undefined ? {} : { body }) };
 }
 
 /** The document's names of the parameters of `path` (an express pattern), in order. */
@@ -87,9 +62,11 @@ export function pathOf(decl: RouteDecl, values: Readonly<Record<string, string>>
 }
 
 /**
- * Mounts `decl` on `router`: the steps in `before`, then one handler per declared method (405
- * for the others). A handler set that differs from the declaration is a programming error and
- * is refused when the router is built, so the document cannot list a method nobody serves.
+ * Mounts `decl` on `router`: the steps in `before`, the body read with the declared parser, the
+ * query and body checked against the method's operation (an undeclared query parameter or body
+ * field is a 400 naming it), then one handler per declared method (405 for the others). A
+ * handler set that differs from the declaration is a programming error and is refused when the
+ * router is built, so the document cannot list a method nobody serves.
  */
 export function serve(
   router: Router,
@@ -100,5 +77,11 @@ export function serve(
   const declared = Object.keys(decl.operations).sort().join(', ');
   const given = Object.keys(handlers).sort().join(', ');
   if (declared !== given) throw new Error(`The route ${decl.path} declares ${declared} but is given handlers for ${given}.`);
-  router.all(decl.path, ...before, methods(handlers));
+  router.all(
+    decl.path,
+    ...before,
+    readBody(new Set(Object.keys(decl.operations)), decl.body),
+    checkDeclared(decl.operations),
+    methods(handlers),
+  );
 }

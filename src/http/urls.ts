@@ -21,6 +21,8 @@ export const MOUNTS = {
   queue: `${API_ROOT}/queue`,
   admin: `${API_ROOT}/admin`,
   manual: `${API_ROOT}/manual`,
+  explore: `${API_ROOT}/explore`,
+  exploreStatic: `${API_ROOT}/explore/static`,
   static: `${API_ROOT}/static`,
   records: { data_store: `${API_ROOT}/data_store/data`, catalog: `${API_ROOT}/catalog/data` },
   indexes: { data_store: `${API_ROOT}/data_store/indexes`, catalog: `${API_ROOT}/catalog/indexes` },
@@ -46,6 +48,8 @@ export const urls = {
   /** A collection's indexes page (`rest`: the collection's path under the records mount, as given). */
   indexes: (area: DocumentArea, rest: string): string => `${MOUNTS.indexes[area]}/${rest}`,
   manual: (): string => `${MOUNTS.manual}/`,
+  /** The data explorer's page of a collection. */
+  explore: (area: DocumentArea, db: string, col: string): string => `${MOUNTS.explore}/${area}/${part(db)}${part(col)}`,
   admin: (): string => MOUNTS.admin,
   browsableScript: (): string => `${MOUNTS.static}/browsable.js`,
 };

@@ -11,9 +11,8 @@ import { isAuthenticated, type Principal } from '../auth/principal.js';
 import type { LinkHolder } from '../auth/module.js';
 import { badRequest, forbidden, unauthenticated } from '../errors.js';
 import { requestBaseUrl } from '../http/base-url.js';
-import { ERRORS, jsonBody, ok } from '../http/openapi-parts.js';
+import { COMMON, ERRORS, jsonBody, ok } from '../http/openapi-parts.js';
 import { route, serve } from '../http/route-table.js';
-import { checkParams, COMMON_PARAMS, objectBody } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import { canonicalPathAndQuery, LINK_PARAM, withLinkParam, withoutLinkParam } from './link-path.js';
 import { isLinkable, LINKABLE_DESCRIPTION, linkTarget, type LinkTarget } from './link-scope.js';
@@ -31,11 +30,14 @@ export interface LinkDeps {
   mayRead(principal: Principal, target: LinkTarget): boolean;
 }
 
-/** Unknown fields are refused by objectBody before this schema reads the body. */
-const requestSchema = z.strictObject({
-  path: z.string().min(1).max(8192),
-  expires_in: z.number().int().min(1).max(MAX_LINK_SECONDS).default(DEFAULT_LINK_SECONDS),
-});
+/** serve parses the body with this schema before the handler runs. */
+const SECONDS = `an integer from 1 to ${MAX_LINK_SECONDS} seconds`;
+const requestSchema = z
+  .strictObject({
+    path: z.string().min(1).max(8192),
+    expires_in: z.number().int(SECONDS).min(1, SECONDS).max(MAX_LINK_SECONDS, SECONDS).default(DEFAULT_LINK_SECONDS),
+  })
+  .describe('an object {"path": string, "expires_in": seconds}');
 
 /** The app's route table mounts these at /api/links. */
 export const LINK_ROUTES = {
@@ -43,6 +45,7 @@ export const LINK_ROUTES = {
     POST: {
       summary:
         "A signed link: one GET of the given record read (under /api/data_store/data/ or /api/catalog/data/), as the caller, until it expires or the caller's password or API token changes (for programs without credentials)",
+      parameters: COMMON,
       request: jsonBody(requestSchema),
       responses: { 201: ok('{url, expires}'), ...ERRORS },
     },
@@ -72,16 +75,12 @@ export function linksRouter(deps: LinkDeps): Router {
   const router = Router({ strict: true });
   serve(router, LINK_ROUTES.links, {
     POST: async (req, res) => {
-      checkParams(req, COMMON_PARAMS);
       if (!isAuthenticated(req.principal)) throw unauthenticated();
       // A link passes on the caller's rights to whoever holds it; a link must not mint more links.
       if (req.principal.authMethod === 'link') throw forbidden('A signed link cannot be used to make other links.');
-      const parsed = requestSchema.safeParse(objectBody(req.body, ['path', 'expires_in']));
-      if (!parsed.success) {
-        throw badRequest('invalid_body', `"path" must be a string and "expires_in" an integer from 1 to ${MAX_LINK_SECONDS} seconds.`);
-      }
+      const body = req.body as z.output<typeof requestSchema>;
       const base = requestBaseUrl(req);
-      const path = linkablePath(parsed.data.path, base);
+      const path = linkablePath(body.path, base);
       // A link to what its maker may not read would be refused when used; refuse to make it, so a
       // link in hand means a readable path.
       const target = linkTarget(path);
@@ -89,7 +88,7 @@ export function linksRouter(deps: LinkDeps): Router {
       const userId = req.principal.userId as string;
       const holder = await deps.linkHolder(userId);
       if (holder === null) throw unauthenticated();
-      const { token, expires } = signer.sign({ userId, path, credentials: holder.credentials }, parsed.data.expires_in);
+      const { token, expires } = signer.sign({ userId, path, credentials: holder.credentials }, body.expires_in);
       respond(req, res, 201, { url: new URL(withLinkParam(path, token), base).toString(), expires: expires.toISOString() });
     },
   });

@@ -6,16 +6,16 @@
  * good, 401 `token_not_valid` otherwise.
  */
 import { Router } from 'express';
+import type { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { respond } from '../../http/respond.js';
 import type { Account } from '../accounts.js';
-import { parseBody } from '../input.js';
 import { tokenNotValid, type JwtType } from '../jwt.js';
 import { accountForJwt } from '../jwt-accounts.js';
 import type { AuthRouteDeps } from './deps.js';
 import { attemptPasswordLogin } from './password-login.js';
 import { serve } from '../../http/route-table.js';
-import { AUTH_ROUTES, obtainBody, refreshBody, verifyBody } from './route-table.js';
+import { AUTH_ROUTES, type obtainBody, type refreshBody, type verifyBody } from './route-table.js';
 
 const noActiveAccount = () =>
   new ApiError(401, 'invalid_credentials', 'No active account found with the given credentials.', undefined, {
@@ -34,7 +34,7 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
 
   serve(router, AUTH_ROUTES.token, {
     POST: async (req, res) => {
-      const body = parseBody(obtainBody, req.body, 'an object {"username": string, "password": string}');
+      const body = req.body as z.output<typeof obtainBody>;
       const account = await attemptPasswordLogin(deps, req, res, body.username);
       if (account === null) throw noActiveAccount();
       respond(req, res, 200, { access: deps.jwt.issue('access', account), refresh: deps.jwt.issue('refresh', account) });
@@ -43,7 +43,7 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
 
   serve(router, AUTH_ROUTES.refresh, {
     POST: async (req, res) => {
-      const body = parseBody(refreshBody, req.body, 'an object {"refresh": string}');
+      const body = req.body as z.output<typeof refreshBody>;
       const account = await activeAccountFor(body.refresh, 'refresh');
       const claims = deps.jwt.verify(body.refresh, 'refresh');
       await deps.refreshLedger.spend(claims);
@@ -56,7 +56,7 @@ export function jwtRoutes(deps: AuthRouteDeps): Router {
 
   serve(router, AUTH_ROUTES.verify, {
     POST: async (req, res) => {
-      const body = parseBody(verifyBody, req.body, 'an object {"token": string}');
+      const body = req.body as z.output<typeof verifyBody>;
       await activeAccountFor(body.token);
       const claims = deps.jwt.verify(body.token);
       if (claims.token_type === 'refresh') await deps.refreshLedger.assertUsable(claims);

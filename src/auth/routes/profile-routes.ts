@@ -12,16 +12,12 @@ import { absoluteUrl } from '../../http/base-url.js';
 import { respond } from '../../http/respond.js';
 import { throttled } from '../login-throttle.js';
 import { isAuthenticated } from '../principal.js';
-import { parseBody } from '../input.js';
 import type { ProfileChanges, ProfileLinks } from '../profile.js';
 import type { AuthRouteDeps } from './deps.js';
 import { clientAddress } from './route-helpers.js';
 import { serve } from '../../http/route-table.js';
-import { AUTH_ROUTES, profileBody } from './route-table.js';
+import { AUTH_ROUTES, PROFILE_SHAPE, type profileBody } from './route-table.js';
 import { urls } from '../../http/urls.js';
-
-const PROFILE_SHAPE =
-  'an object with any of "auth-token": "update", "password" with "current_password", "first_name", "last_name", "email"';
 
 function links(req: Request): ProfileLinks {
   return {
@@ -64,7 +60,7 @@ export function profileRoutes(deps: AuthRouteDeps): Router {
     },
     POST: async (req, res) => {
       const userId = requireUserId(req);
-      const changes = toChanges(parseBody(profileBody, req.body, PROFILE_SHAPE));
+      const changes = toChanges(req.body as z.output<typeof profileBody>);
       const username = req.principal.username ?? '';
       // A wrong current password is a guess at this account's password: it counts against this
       // account's own counters only, never against the address other accounts log in from.

@@ -12,6 +12,7 @@
  * session is logged in) → 302 to /api/ for the form, 200 JSON otherwise.
  */
 import { Router, type Request, type Response } from 'express';
+import type { z } from 'zod';
 import { ApiError, badRequest } from '../../errors.js';
 import { respond } from '../../http/respond.js';
 import type { Account } from '../accounts.js';
@@ -25,7 +26,6 @@ import {
   verifyDoubleSubmit,
   verifySessionCsrf,
 } from '../csrf.js';
-import { parseBody } from '../input.js';
 import { loginPage, logoutPage, type PageShell } from '../pages.js';
 import { DEFAULT_AFTER_LOGIN, safeNextPath } from '../safe-redirect.js';
 import { SESSION_COOKIE } from '../session.js';
@@ -33,16 +33,12 @@ import type { AuthRouteDeps } from './deps.js';
 import { attemptPasswordLogin } from './password-login.js';
 import { isFormPost } from './route-helpers.js';
 import { serve } from '../../http/route-table.js';
-import { AUTH_ROUTES, formLoginBody, formLogoutBody, jsonLoginBody, jsonLogoutBody } from './route-table.js';
+import { AUTH_ROUTES, type formLoginBody, type formLogoutBody, type jsonLoginBody } from './route-table.js';
 import { urls } from '../../http/urls.js';
 
 const LOGIN_PATH = urls.login();
 const LOGOUT_PATH = urls.logout();
 const BAD_CREDENTIALS = 'Please enter a correct username and password. Note that both fields are case-sensitive.';
-
-const JSON_LOGIN_SHAPE = 'an object {"username": string, "password": string}';
-
-const FORM_LOGIN_SHAPE = 'form fields username, password, csrfmiddlewaretoken and next';
 
 const invalidCredentials = () =>
   new ApiError(401, 'invalid_credentials', 'Unable to log in with the provided credentials.', undefined, { 'WWW-Authenticate': 'Token' });
@@ -102,7 +98,7 @@ export function sessionRoutes(deps: AuthRouteDeps): Router {
     POST: async (req, res) => {
       requireSessionSupport(req);
       if (isFormPost(req)) {
-        const form = parseBody(formLoginBody, req.body, FORM_LOGIN_SHAPE);
+        const form = req.body as z.output<typeof formLoginBody>;
         verifyDoubleSubmit(req, form[CSRF_FORM_FIELD] ?? req.get(CSRF_HEADER));
         const next = safeNextPath(form.next);
         const username = form.username ?? '';
@@ -115,7 +111,7 @@ export function sessionRoutes(deps: AuthRouteDeps): Router {
         res.redirect(302, next);
         return;
       }
-      const body = parseBody(jsonLoginBody, req.body, JSON_LOGIN_SHAPE);
+      const body = req.body as z.output<typeof jsonLoginBody>;
       const account = await attemptPasswordLogin(deps, req, res, body.username);
       if (account === null) throw invalidCredentials();
       const csrftoken = await startSession(req, res, account);
@@ -141,8 +137,7 @@ export function sessionRoutes(deps: AuthRouteDeps): Router {
     POST: async (req, res) => {
       const form = isFormPost(req);
       let submitted = req.get(CSRF_HEADER);
-      if (form) submitted = parseBody(formLogoutBody, req.body, 'the form field csrfmiddlewaretoken')[CSRF_FORM_FIELD] ?? submitted;
-      else if (req.body !== undefined) parseBody(jsonLogoutBody, req.body, 'an empty object or no body');
+      if (form) submitted = (req.body as z.output<typeof formLogoutBody> | undefined)?.[CSRF_FORM_FIELD] ?? submitted;
       if (req.principal.authMethod === 'session') {
         verifySessionCsrf(req, submitted);
         deps.logger.info({ reqId: req.requestId, username: req.principal.username }, 'logout');

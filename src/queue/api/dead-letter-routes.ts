@@ -13,7 +13,7 @@ import { isAuthenticated } from '../../auth/principal.js';
 import { badRequest, forbidden, unauthenticated } from '../../errors.js';
 import { serve } from '../../http/route-table.js';
 import { respond } from '../../http/respond.js';
-import { checkParams } from '../../http/params.js';
+import { queryOf } from '../../http/params.js';
 import { peekDeadLetters, purgeDeadLetters } from '../dead-letter/dead-letter-queue.js';
 import type { QueueService } from './queue-service.js';
 import { DEAD_LETTER_LIMIT, QUEUE_ROUTES } from './route-table.js';
@@ -49,7 +49,7 @@ export function mountDeadLetterRoutes(router: Router, service: () => QueueServic
   serve(router, QUEUE_ROUTES.deadLetters, {
     GET: async (req, res) => {
       requireTaskAdmin(req);
-      const params = checkParams(req, ['format', 'callback', '_', 'limit']);
+      const params = queryOf(req);
       const limit = parseLimit(params.limit);
       const { count, letters } = await withChannel(service(), (channel) => peekDeadLetters(channel, limit, service().queueType));
       respond(req, res, 200, { count, shown: letters.length, results: letters });

@@ -11,8 +11,22 @@
  *   /schedules/...              schedules: list, create, read, change, delete, pause, resume,
  *                               run now, next fire times, runs (see SCHEDULE_ROUTES)
  */
+import type { BodyParser } from '../../http/body.js';
 import { COMMON, ENVELOPE_REF, ERRORS, PAGING, jsonBody, ok, param } from '../../http/openapi-parts.js';
-import { route } from '../../http/route-table.js';
+import { route as anyRoute, type RouteDecl } from '../../http/route-table.js';
+import { parseExactJsonBody } from '../protocol/exact-numbers.js';
+
+/** Task arguments reach Python workers written as submitted (`3.0` stays a float, exact-numbers.ts). */
+const TASK_JSON: BodyParser = { name: 'exact-json', parse: parseExactJsonBody };
+
+/** A queue route: its bodies are read with TASK_JSON (a schedule's arguments are a task's too). */
+const route = (path: string, operations: RouteDecl['operations'], params?: RouteDecl['params']): RouteDecl =>
+  anyRoute(path, operations, params, TASK_JSON);
+
+/** An optional body that is an object with only `properties`. */
+const optionalBody = (properties: Record<string, unknown>): NonNullable<RouteDecl['operations']['POST']>['request'] => ({
+  body: { required: false, content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties } } } },
+});
 
 const tags = ['queue'];
 /** Dead letters one GET shows unless told (each is fetched and handed back one by one), and at most. */
@@ -104,7 +118,7 @@ const SCHEDULE_ROUTES = {
         tags,
         summary: 'Pause a schedule, with an optional note saying why',
         parameters: COMMON,
-        request: jsonBody({ type: 'object', additionalProperties: false, properties: { note: { type: 'string' } } }),
+        request: optionalBody({ note: { type: 'string' } }),
         responses: { 200: ok('Schedule'), ...ERRORS },
       },
     },
@@ -117,6 +131,7 @@ const SCHEDULE_ROUTES = {
         tags,
         summary: 'Resume a paused schedule (fires that passed meanwhile are not caught up)',
         parameters: COMMON,
+        request: optionalBody({}),
         responses: { 200: ok('Schedule'), ...ERRORS },
       },
     },
@@ -129,6 +144,7 @@ const SCHEDULE_ROUTES = {
         tags,
         summary: "Run now: one run of the schedule's task, as its owner, beside its own fires",
         parameters: COMMON,
+        request: optionalBody({}),
         responses: { 202: ok('{task_id, status, result_url}'), ...ERRORS },
       },
     },
@@ -219,6 +235,8 @@ export const QUEUE_ROUTES = {
       POST: {
         tags,
         summary: 'Revoke a pending or running task ({"terminate": true} aborts a running one)',
+        parameters: COMMON,
+        request: optionalBody({ terminate: { type: 'boolean' } }),
         responses: { 200: ok('Run'), ...ERRORS },
       },
     },
@@ -255,6 +273,7 @@ export const QUEUE_ROUTES = {
     DELETE: {
       tags,
       summary: 'Task admins: purge the dead-letter queue',
+      parameters: COMMON,
       responses: { 200: ok('{purged}'), ...ERRORS },
     },
   }),

@@ -12,7 +12,7 @@ import { badRequest, forbidden, notFound, unauthenticated, unavailable, type Api
 import { absoluteUrl } from '../../http/base-url.js';
 import { paginate } from '../../http/paginate.js';
 import { parsePaging } from '../../http/paging.js';
-import { checkParams, objectBody } from '../../http/params.js';
+import { queryOf } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
 import { setPageForm } from '../../render/html-forms.js';
 import { isTaskState, READY_STATES, type TaskState } from '../results/states.js';
@@ -143,7 +143,7 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
   serve(router, QUEUE_ROUTES.tasks, {
     GET: async (req, res) => {
       requireUser(req.principal);
-      const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'refresh']);
+      const params = queryOf(req);
       const refresh = params.refresh === 'true' || params.refresh === '1';
       if (refresh && !isTaskAdmin(req.principal)) throw forbidden('Only task admins may refresh the task list.');
       const snapshot = await service().catalog.get(refresh);
@@ -171,7 +171,6 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
   serve(router, QUEUE_ROUTES.run, {
     GET: async (req, res) => {
       requireUser(req.principal);
-      checkParams(req, ['format', 'callback', '_']);
       const task = await liveTask(req.params.task as string);
       const token = exampleTokenKey(req);
       const url = runUrl(req, task.name);
@@ -190,7 +189,7 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
     },
     POST: async (req, res) => {
       const user = requireUser(req.principal);
-      const params = checkParams(req, ['format', 'callback', '_', 'wait']);
+      const params = queryOf(req);
       const name = validateTaskName(req.params.task as string);
       if (!canRunTask(req.principal, name)) throw forbidden(`You may not run the task "${name}".`);
       const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
@@ -226,7 +225,7 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
 
   serve(router, QUEUE_ROUTES.task, {
     GET: async (req, res) => {
-      const params = checkParams(req, ['format', 'callback', '_', 'wait']);
+      const params = queryOf(req);
       const wait = parseWait(params.wait, settings.taskWaitMaxSeconds);
       const entry = await readableRun(req);
       // ?wait=<s>: the answer is held until the run finished or the time is up (a long poll,
@@ -239,9 +238,8 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
 
   serve(router, QUEUE_ROUTES.revoke, {
     POST: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const entry = await readableRun(req);
-      const body = req.body === undefined ? {} : objectBody(req.body, ['terminate']);
+      const body = (req.body ?? {}) as { terminate?: unknown };
       if (body.terminate !== undefined && typeof body.terminate !== 'boolean')
         throw badRequest('invalid_terminate', '"terminate" must be true or false.');
       const result = await service().revoke(entry, body.terminate === true);
@@ -252,7 +250,7 @@ export function queueRouter(ctx: QueueRouterContext, mountPath: string): Router 
   serve(router, QUEUE_ROUTES.history, {
     GET: async (req, res) => {
       const user = requireUser(req.principal);
-      const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size', 'taskname', 'tag', 'status']);
+      const params = queryOf(req);
       const taskNames = params.taskname
         ?.split(',')
         .map((s) => s.trim())

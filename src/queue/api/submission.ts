@@ -1,7 +1,9 @@
 /**
  * Validation of task submissions (docs/api-behaviour.md, "Task submissions"), pure so it is unit-tested as a table:
  * `function` must equal the task in the path; `args` array, `kwargs` object, `tags` array of
- * strings; `queue` a string (whether it is live is checked against the task catalog).
+ * strings; `queue` a string (whether it is live is checked against the task catalog). The body's
+ * outline (a JSON object with only the fields the route declares) is checked before, from the
+ * route's declaration (route-table.ts).
  */
 import { badRequest } from '../../errors.js';
 import type { ExactJsonObject, ExactJsonValue } from '../protocol/exact-numbers.js';
@@ -15,7 +17,6 @@ export interface Submission {
   queue: string | undefined;
 }
 
-const ALLOWED = ['function', 'queue', 'args', 'kwargs', 'tags'];
 /** Celery-style dotted task names (module.function), also `proj:task`-style separators. */
 const TASK_NAME = /^[A-Za-z_][A-Za-z0-9_.:-]{0,199}$/;
 const QUEUE_NAME = /^[A-Za-z0-9_.:@-]{1,200}$/;
@@ -29,13 +30,8 @@ export function validateTaskName(name: string): string {
   return name;
 }
 
-export function parseSubmission(body: unknown, taskName: string): Submission {
-  if (body === undefined)
-    throw badRequest('missing_body', 'A JSON object body is required: {"function", "queue", "args", "kwargs", "tags"}.');
-  if (!isPlainObject(body)) throw badRequest('invalid_body', 'The request body must be a JSON object.');
-  for (const key of Object.keys(body)) {
-    if (!ALLOWED.includes(key)) throw badRequest('unknown_field', `Unknown field "${key}". Allowed fields: ${ALLOWED.join(', ')}.`);
-  }
+/** `body`: a submission's fields, already known to be a JSON object with only the declared ones. */
+export function parseSubmission(body: Readonly<Record<string, unknown>>, taskName: string): Submission {
   if (body.function !== taskName) {
     throw badRequest(
       'function_mismatch',

@@ -11,7 +11,7 @@ import { badRequest, forbidden, notFound, unauthenticated, unavailable } from '.
 import { absoluteUrl } from '../../http/base-url.js';
 import { paginate } from '../../http/paginate.js';
 import { parsePaging } from '../../http/paging.js';
-import { checkParams, objectBody } from '../../http/params.js';
+import { queryOf } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
 import { pathOf, serve } from '../../http/route-table.js';
 import { PREVIEW_COUNT, QUEUE_ROUTES } from '../api/route-table.js';
@@ -102,7 +102,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
   serve(router, R.schedules, {
     GET: async (req, res) => {
       const user = requireUser(req.principal);
-      const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size']);
+      const params = queryOf(req);
       const paging = parsePaging(params, defaultPageSize);
       await paginate(req, res, service().list(isTaskAdmin(req.principal) ? undefined : user.id), paging, {
         // The task list this process last heard (no broadcast per page): a schedule whose task no live worker offers says so.
@@ -111,9 +111,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
     },
     POST: async (req, res) => {
       const user = requireUser(req.principal);
-      checkParams(req, ['format', 'callback', '_']);
       if (!canSchedule(req.principal)) throw forbidden('You may not schedule tasks (this needs cybercom_queue.schedule_tasks).');
-      if (req.body === undefined) throw badRequest('missing_body', 'A JSON object body is required.');
       const spec = service().check(req.body);
       mayRun(req.principal, spec.task);
       await service().checkArguments(spec);
@@ -125,14 +123,11 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
 
   serve(router, R.schedule, {
     GET: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const doc = await ownSchedule(req);
       respond(req, res, 200, describe(req, urls, doc, await warningsFor(doc.task)));
     },
     PATCH: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const doc = await ownSchedule(req);
-      if (req.body === undefined) throw badRequest('missing_body', 'A JSON object body is required.');
       const spec = service().merged(doc, req.body);
       if (spec.task !== doc.task) mayRun(req.principal, spec.task);
       await service().checkArguments(spec);
@@ -140,7 +135,6 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
       respond(req, res, 200, describe(req, urls, updated, await warningsFor(updated.task)));
     },
     DELETE: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const doc = await ownSchedule(req);
       await service().delete(doc._id);
       res.status(204).end();
@@ -149,9 +143,8 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
 
   serve(router, R.schedulePause, {
     POST: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const doc = await ownSchedule(req);
-      const body = req.body === undefined ? {} : objectBody(req.body, ['note']);
+      const body = (req.body ?? {}) as { note?: unknown };
       if (body.note !== undefined && (typeof body.note !== 'string' || body.note.length > 2_000)) {
         throw badRequest('invalid_note', '"note" must be a text of at most 2000 characters.');
       }
@@ -161,18 +154,14 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
 
   serve(router, R.scheduleResume, {
     POST: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const doc = await ownSchedule(req);
-      if (req.body !== undefined) objectBody(req.body, []);
       respond(req, res, 200, describe(req, urls, await service().resume(doc)));
     },
   });
 
   serve(router, R.scheduleRun, {
     POST: async (req, res) => {
-      checkParams(req, ['format', 'callback', '_']);
       const doc = await ownSchedule(req);
-      if (req.body !== undefined) objectBody(req.body, []);
       const run = await service().runNow(doc);
       if (run.state === 'refused')
         throw forbidden(`The schedule's owner cannot run it now: ${run.reason ?? 'refused'}.`, 'schedule_refused');
@@ -185,7 +174,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
 
   serve(router, R.scheduleNext, {
     GET: async (req, res) => {
-      const params = checkParams(req, ['format', 'callback', '_', 'count']);
+      const params = queryOf(req);
       const doc = await ownSchedule(req);
       let count = PREVIEW_COUNT.default;
       if (params.count !== undefined && params.count !== '') {
@@ -207,7 +196,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
 
   serve(router, R.scheduleRuns, {
     GET: async (req, res) => {
-      const params = checkParams(req, ['format', 'callback', '_', 'page', 'page_size']);
+      const params = queryOf(req);
       const doc = await ownSchedule(req);
       await paginate(req, res, service().runs(doc._id), parsePaging(params, defaultPageSize), {
         map: (run) => describeRun(req, urls, run),

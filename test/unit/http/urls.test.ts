@@ -37,6 +37,11 @@ describe('the URL builders', () => {
     );
   });
 
+  it("build the explorer's collection page under the explorer's page path", () => {
+    expect(urls.explore('data_store', 'lab one', 'a/b')).toBe(`${PAGES.explorer.path}/data_store/lab%20one/a%2Fb/`);
+    expect(PAGES.explorerStatic.path.startsWith(`${PAGES.explorer.path}/`)).toBe(true);
+  });
+
   it('tell which records mount a path is under', () => {
     expect(recordsPath('/api/catalog/data/lab/samples/?page=2')).toEqual({ area: 'catalog', rest: 'lab/samples/?page=2' });
     expect(recordsPath('/api/data_store/indexes/lab/')).toBeNull();

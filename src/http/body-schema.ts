@@ -1,7 +1,9 @@
 /**
- * Request bodies of the auth endpoints, parsed once into typed values. Every mistake is a 400
- * that names the offending field: unknown keys (`unknown_field`), wrong or missing values
- * (`invalid_field`), or a body that is not a JSON object at all (`invalid_body`).
+ * Request bodies declared as zod schemas, parsed once into typed values before the handler runs
+ * (request-check.ts). Every mistake is a 400 that names the offending field: unknown keys
+ * (`unknown_field`), wrong or missing values (`invalid_field`), or a body that is not a JSON
+ * object at all (`invalid_body`). The messages describe the expected body with the schema's
+ * description (zod's `.describe`, which the OpenAPI document shows too).
  */
 import type { z } from 'zod';
 import { badRequest } from '../errors.js';
@@ -15,8 +17,17 @@ function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
-/** Parses `body` with a strict object schema; `expected` describes the body for error messages. */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown, expected: string): z.output<S> {
+/** What a schema's error messages say is expected: its description, or the names of its fields. */
+function expectedOf(schema: z.ZodType): string {
+  if (schema.description !== undefined) return schema.description;
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  const names = Object.keys(shape ?? {});
+  return names.length === 0 ? 'an empty object' : `an object {${names.map((n) => `"${n}"`).join(', ')}}`;
+}
+
+/** Parses `body` with an object schema (unknown keys refused when it is strict). */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const expected = expectedOf(schema);
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('invalid_body', `The request body must be a JSON object: ${expected}.`);
   }
