@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type CallResult, type TestApp } from '../../support/app.js';
+import { until } from '../../support/until.js';
 
 const LIMIT_MS = 400;
 /** Stop time allowed above the limit: the client-side backstop's grace plus a loaded CI machine. */
@@ -127,10 +128,13 @@ describe('concurrent heavy reads per caller', () => {
     const refused = results.filter((r) => r.status === 429);
     expect(results.length - refused.length).toBeLessThanOrEqual(2);
     expect(refused.length).toBeGreaterThanOrEqual(3);
+    // Refused at once, without touching the engine: answered before the admitted reads, which run
+    // until the time limit (a fixed bound in ms would measure the machine's load instead).
+    const admittedMs = Math.min(...results.filter((r) => r.status !== 429).map((r) => r.ms));
     for (const r of refused) {
       expect(r.json.error).toMatchObject({ status: 429, code: 'too_many_heavy_queries' });
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(r.ms).toBeLessThan(LIMIT_MS); // refused at once, without touching the engine
+      expect(r.ms).toBeLessThan(admittedMs);
     }
     expect((await theirs).status).not.toBe(429);
     // Every slot is free again once the requests have ended.
@@ -140,7 +144,8 @@ describe('concurrent heavy reads per caller', () => {
 
   it('counts distinct and scanning filters as heavy, plain filtered pages not', async () => {
     const running = [timed(ownerToken, heavyAggregate), timed(ownerToken, heavyAggregate)];
-    await new Promise((r) => setTimeout(r, 100));
+    // Both hold their slots (on a loaded machine they may take longer than a fixed pause to start).
+    await until(async () => app.ctx.documents.dataStore.heavyQueries.inUse() === 2, 10_000, 'two heavy reads running', 5);
     expect((await timed(ownerToken, `distinct=s`)).status).toBe(429);
     expect((await timed(ownerToken, `page_size=1&query=${q({ filter: { s: { $regex: '^site-1' } } })}`)).status).toBe(429);
     expect((await timed(ownerToken, `page_size=1&query=${q({ filter: slowFilter })}`)).status).toBe(429);
