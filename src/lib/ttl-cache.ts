@@ -22,7 +22,8 @@ export class TtlCache<K, V> {
     return entry.value;
   }
 
-  set(key: K, value: V): void {
+  /** `expires` (a `now()` time) shortens the entry's life below the TTL, e.g. to a lease's end. */
+  set(key: K, value: V, expires = this.now() + this.ttlMs): void {
     if (this.ttlMs <= 0) return;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) {
@@ -30,7 +31,7 @@ export class TtlCache<K, V> {
       const oldest = this.entries.keys().next();
       if (oldest.done !== true) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { value, expires: this.now() + this.ttlMs });
+    this.entries.set(key, { value, expires: Math.min(expires, this.now() + this.ttlMs) });
   }
 
   delete(key: K): void {
