@@ -38,6 +38,7 @@ import { QueryBudget } from './query-budget.js';
 import { RAW_RECORDS, recordReader } from './raw-records.js';
 import { BsonRecord, type BsonRecordReader } from '../render/bson-record.js';
 import { TtlCache } from '../lib/ttl-cache.js';
+import { InFlight } from '../lib/in-flight.js';
 import { CacheLeases, CACHE_LEASES_COLLECTION } from '../db/cache-leases.js';
 
 export interface FindOptions {
@@ -217,6 +218,8 @@ export class DocumentStore {
   private readonly knownCollections = new TtlCache<string, true>(COLLECTION_CACHE_MS, MAX_CACHED_COLLECTIONS);
   /** Shared by the API processes: a drop through any of them waits until none may still take the collection to exist. */
   private readonly leases: CacheLeases;
+  /** Checks under way: when a collection's entry runs out under load, the requests that miss it share one check. */
+  private readonly checking: InFlight<string, boolean>;
 
   constructor(
     private readonly client: MongoClient,
@@ -227,6 +230,7 @@ export class DocumentStore {
     this.registry = serviceDb.collection<DatabaseRegistration>('registered_databases');
     this.leases = new CacheLeases(serviceDb.collection(CACHE_LEASES_COLLECTION), COLLECTION_CACHE_MS);
     this.deadline = operationDeadline(operationTimeoutMs);
+    this.checking = new InFlight(this.deadline);
   }
 
   private db(name: string): Db {
@@ -282,7 +286,10 @@ export class DocumentStore {
    */
   async dropDatabase(name: string): Promise<void> {
     if (!(await this.databaseExists(name))) throw noSuchDatabase(name);
-    const forget = () => this.knownCollections.deleteWhere((_known, key) => key.startsWith(collectionKey(name, '')));
+    const forget = () => {
+      this.knownCollections.deleteWhere((_known, key) => key.startsWith(collectionKey(name, '')));
+      this.checking.clear();
+    };
     forget();
     await this.leases.whileMarked(databaseScope(name), undefined, () =>
       this.deadline(async (signal) => {
@@ -313,7 +320,7 @@ export class DocumentStore {
   async collectionExists(db: string, col: string): Promise<boolean> {
     const key = collectionKey(db, col);
     if (this.knownCollections.get(key) === true) return true;
-    return this.deadline(async (signal) => {
+    return this.checking.share(key, async (signal) => {
       for (;;) {
         const until = await this.leases.take(collectionLease(db, col), databaseScope(db));
         if (until === undefined) {
@@ -353,9 +360,11 @@ export class DocumentStore {
     const key = collectionKey(db, col);
     if (!(await this.deadline((signal) => this.collectionKnown(db, col, signal)))) throw noSuchCollection(db, col);
     this.knownCollections.delete(key);
+    this.checking.forget(key);
     await this.leases.whileMarked(databaseScope(db), collectionLease(db, col), () =>
       this.deadline(async (signal) => {
         this.knownCollections.delete(key);
+        this.checking.forget(key);
         try {
           await this.db(db).collection(col).drop(signalOption(signal));
         } catch (err) {

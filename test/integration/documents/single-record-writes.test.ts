@@ -120,7 +120,8 @@ describe('inserting one record', () => {
     let stop = false;
     const statuses: number[] = [];
     const writing = (async () => {
-      for (let n = 0; !stop; n += 1) statuses.push((await call(app.url, 'POST', `${base}/${db}/busy/`, { token: admin, body: { n } })).status);
+      for (let n = 0; !stop; n += 1)
+        statuses.push((await call(app.url, 'POST', `${base}/${db}/busy/`, { token: admin, body: { n } })).status);
     })();
     await sleep(300);
     const drop = await call(other.url, 'POST', `${base}/${db}/`, { token: admin, body: { action: 'delete', collection: 'busy' } });
