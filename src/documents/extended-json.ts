@@ -137,7 +137,7 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
 /** Revives Extended JSON inside a request body that the body parser has already `JSON.parse`d. */
 export function parseJsonBody(value: unknown): unknown {
   const known = typeof value === 'object' && value !== null ? vouchedBodies.get(value) : undefined;
-  if (known === 'plain') return value;
+  if (known === 'plain' || known === 'storable') return value;
   if (known === 'safe-keys') return reviveValue(value, [], { where: 'the request body', numbers: 'typed' });
   return revive(value, 'the request body', 'typed');
 }
@@ -147,13 +147,23 @@ export function parseJsonBody(value: unknown): unknown {
  * - `safe-keys`: no `__proto__` or `constructor` key, no NUL in a key, nesting within
  *   MAX_NESTING_DEPTH: everything assertSafeKeys checks, so it need not walk the body again;
  * - `plain`: that, and no key starting with `$`, so no wrapper: the revival would return the body
- *   as it is.
+ *   as it is;
+ * - `storable`: plain, and no control character in any key (known from the text): every key
+ *   passes the rules of record-rules.ts, which then need not walk the records again.
  */
-type Vouched = 'safe-keys' | 'plain';
+type Vouched = 'safe-keys' | 'plain' | 'storable';
 const vouchedBodies = new WeakMap<object, Vouched>();
 
 export function vouchForBody(value: unknown, what: Vouched): void {
   if (typeof value === 'object' && value !== null) vouchedBodies.set(value, what);
+}
+
+/**
+ * Whether `value` is a body parsed by number-literals.ts whose every key, at every depth, is one a
+ * record may hold (see Vouched): no `$` (so no operator), no control character, nothing unsafe.
+ */
+export function isVouchedStorable(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && vouchedBodies.get(value) === 'storable';
 }
 
 /**

@@ -100,8 +100,17 @@ export function parseRecordJson(text: string): unknown {
     Object.assign(walk, { final: true, marks: false, safeKeys: noNul, plain: noNul });
     typed = typeWideIntegers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
   }
-  if (walk.safeKeys) vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
+  if (walk.safeKeys) vouchForBody(typed, walk.plain ? (noControlCharacters(text) ? 'storable' : 'plain') : 'safe-keys');
   return typed;
+}
+
+/**
+ * Whether no string of the text, keys included, can hold a control character (U+0000–U+001F,
+ * U+007F): JSON writes the first ones only as escapes, all of which start with a backslash, and
+ * DEL may stand in a string as it is.
+ */
+function noControlCharacters(text: string): boolean {
+  return !text.includes('\\') && !text.includes('\u007f');
 }
 
 /** A fraction of this many digits or more may be over the length bound, or underflow to 0. */
