@@ -18,9 +18,10 @@ function checkBody(text: string): unknown[] {
 }
 
 describe('vouched record bodies', () => {
-  it('vouches for plain records, one or many, and checks them as objects still', () => {
+  it('vouches for plain records, one or many, and checks them as objects with storable top-level keys still', () => {
     expect(isVouchedStorable(parseRecordJson('[{"a": 1, "b": {"c": [1, {"d": "x"}]}}, {"e": 2.5}]'))).toBe(true);
     expect(isVouchedStorable(parseRecordJson('{"a": "text", "n": 12345678901234}'))).toBe(true);
+    expect(apiError(() => checkBody('[{"a": 1}, {"$oid": null}]')).code).toBe('invalid_field_name');
     expect(checkBody('[{"a": 1}, {"b": 2}]')).toEqual([{ a: 1 }, { b: 2 }]);
     expect(apiError(() => checkBody('[{"a": 1}, 3]')).code).toBe('invalid_body');
     expect(apiError(() => checkBody('[{"a": 1}, [{"b": 2}]]')).code).toBe('invalid_body');
@@ -35,7 +36,16 @@ describe('vouched record bodies', () => {
     expect(checkBody('{"path": "C:\\\\data", "quote": "\\"x\\""}')).toEqual([{ path: 'C:\\data', quote: '"x"' }]);
   });
 
-  it('does not vouch for a body with a $ key at any depth, and the rules still refuse operators', () => {
+  it('vouches for records holding Extended JSON wrappers (as the Python client sends them), revived', () => {
+    const text =
+      '[{"_id": {"$oid": "0123456789abcdef01234567"}, "at": {"$date": "2024-01-02T03:04:05Z"}, "n": 1}, {"_id": "x", "b": {"$binary": {"base64": "AA==", "subType": "00"}}}]';
+    const body = parseJsonBody(parseRecordJson(text));
+    expect(isVouchedStorable(body)).toBe(true);
+    const records = checkBody(text) as { _id: unknown }[];
+    expect(records.map((r) => String(r._id))).toEqual(['0123456789abcdef01234567', 'x']);
+  });
+
+  it('does not vouch for a body with a $ key at any depth that no wrapper holds, and the rules still refuse operators', () => {
     for (const text of ['[{"a": 1}, {"b": {"$where": "1"}}]', '{"$set": {"a": 1}}', '{"a": [{"b": {"$function": {}}}]}']) {
       expect(isVouchedStorable(parseRecordJson(text))).toBe(false);
       expect(['forbidden_operator', 'invalid_field_name', 'invalid_extended_json']).toContain(apiError(() => checkBody(text)).code);
