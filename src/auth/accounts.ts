@@ -147,9 +147,14 @@ export class AccountDirectory {
     });
   }
 
-  /** Until when an entry about to be loaded may be used (undefined: the full cache time, as no lease is shared). */
+  /**
+   * Until when an entry about to be loaded may be used: the full cache time when no leases are
+   * shared; 0 (not cached) when the lease could not be recorded, so that no change made through
+   * another process has to wait for a copy it cannot see.
+   */
   private async lease(key: string): Promise<number | undefined> {
-    return this.leases?.take(key, ACCOUNTS_SCOPE, false);
+    if (this.leases === undefined) return undefined;
+    return (await this.leases.take(key, ACCOUNTS_SCOPE, false)).until ?? 0;
   }
 
   /**

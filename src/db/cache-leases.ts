@@ -55,22 +55,28 @@ export class CacheLeases {
   ) {}
 
   /**
-   * Takes a lease on `key` before it is loaded, and answers until when (a Date.now() time) the
-   * copy about to be loaded may be used; undefined when a change marks the key or its scope, and
-   * the copy must not be cached. `marked` false skips looking for marks (one operation instead of
-   * two), for keys whose changes are waited out after they are made (see waitOut).
+   * Takes a lease on `key` before it is loaded. Answers until when (a Date.now() time) the copy
+   * about to be loaded may be used, or no time when it must not be cached: when a change marks
+   * the key or its scope (`marked`), or when the lease could not be recorded (a database that
+   * refuses writes, its disk full, still answers reads: they are then simply not cached).
+   * `checkMarks` false skips looking for marks (one operation instead of two), for keys whose
+   * changes are waited out after they are made (see waitOut).
    */
-  async take(key: string, scope: string, marked = true): Promise<number | undefined> {
+  async take(key: string, scope: string, checkMarks = true): Promise<{ until?: number; marked: boolean }> {
     const until = Date.now() + this.ttlMs;
     this.ensureExpiryIndex();
-    await this.leases.updateOne(
-      { _id: key },
-      { $max: { until: new Date(until), expires: new Date(until + KEEP_MS) }, $set: { scope } },
-      { upsert: true },
-    );
-    if (!marked) return until;
+    try {
+      await this.leases.updateOne(
+        { _id: key },
+        { $max: { until: new Date(until), expires: new Date(until + KEEP_MS) }, $set: { scope } },
+        { upsert: true },
+      );
+    } catch {
+      return { marked: false };
+    }
+    if (!checkMarks) return { until, marked: false };
     const mark = await this.leases.findOne({ _id: { $in: [key, scopeId(scope)] }, marks: { $gt: 0 } }, { projection: { _id: 1 } });
-    return mark === null ? until : undefined;
+    return mark === null ? { until, marked: false } : { marked: true };
   }
 
   /**

@@ -322,13 +322,13 @@ export class DocumentStore {
     if (this.knownCollections.get(key) === true) return true;
     return this.checking.share(key, async (signal) => {
       for (;;) {
-        const until = await this.leases.take(collectionLease(db, col), databaseScope(db));
-        if (until === undefined) {
+        const lease = await this.leases.take(collectionLease(db, col), databaseScope(db));
+        if (lease.marked) {
           await sleep(DROP_POLL_MS, undefined, { signal });
           continue;
         }
         const exists = await this.collectionKnown(db, col, signal);
-        if (exists && !signal.aborted) this.knownCollections.set(key, true, until);
+        if (exists && lease.until !== undefined && !signal.aborted) this.knownCollections.set(key, true, lease.until);
         return exists;
       }
     });

@@ -24,8 +24,8 @@ export class TtlCache<K, V> {
 
   /** `expires` (a `now()` time) shortens the entry's life below the TTL, e.g. to a lease's end. */
   set(key: K, value: V, expires = this.now() + this.ttlMs): void {
-    if (this.ttlMs <= 0) return;
     this.entries.delete(key);
+    if (this.ttlMs <= 0 || expires <= this.now()) return;
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: the first key is the oldest entry.
       const oldest = this.entries.keys().next();

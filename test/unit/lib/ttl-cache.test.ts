@@ -41,5 +41,8 @@ describe('TtlCache', () => {
     expect(cache.get('long')).toBe(2);
     now = 2_000;
     expect(cache.get('long')).toBeUndefined();
+    cache.set('long', 3);
+    cache.set('long', 4, now);
+    expect([cache.get('long'), cache.size]).toEqual([undefined, 0]);
   });
 });
