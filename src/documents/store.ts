@@ -312,7 +312,8 @@ export class DocumentStore {
 
   /**
    * Whether the collection exists: asked of the engine unless seen to exist under a lease that has
-   * not run out (at most COLLECTION_CACHE_MS). The lease is taken before the engine is asked.
+   * not run out (at most COLLECTION_CACHE_MS). Once the engine has it, a lease is taken and the
+   * engine asked again: what is cached was seen after the lease was recorded.
    * While a drop of the collection or its database is under way (it waits out the leases taken
    * before it), the answer waits for the drop to be done: a write checked now and sent after the
    * drop would create the collection again.
@@ -321,6 +322,8 @@ export class DocumentStore {
     const key = collectionKey(db, col);
     if (this.knownCollections.get(key) === true) return true;
     return this.checking.share(key, async (signal) => {
+      // A collection that does not exist gets no lease: names asked for in vain leave nothing behind.
+      if (!(await this.collectionKnown(db, col, signal))) return false;
       for (;;) {
         const lease = await this.leases.take(collectionLease(db, col), databaseScope(db));
         if (lease.marked) {
