@@ -36,8 +36,13 @@ export interface LeaseDocument {
   scope: string;
   /** Until when copies loaded under the last lease may be used. */
   until: Date;
-  /** Changes under way that mark this key or scope (see mark): while above 0, nothing loaded may be cached. */
+  /** Changes under way that mark this key or scope (see whileMarked): while above 0, nothing loaded may be cached. */
   marks?: number;
+  /**
+   * Until when the marks hold at most: a process that ended while its change was under way never
+   * unmarks, and its mark must not keep the key from being cached (and its loads waiting) for ever.
+   */
+  markedUntil?: Date;
   /** For the TTL index: a document no lease needs any more. */
   expires: Date;
 }
@@ -52,6 +57,8 @@ export class CacheLeases {
     private readonly leases: Collection<LeaseDocument>,
     /** How long a copy may be used after its lease was taken. */
     readonly ttlMs: number,
+    /** How long a change run under a mark may take at most (see whileMarked): its mark lapses after that. */
+    private readonly changeMs = 30_000,
   ) {}
 
   /**
@@ -75,7 +82,10 @@ export class CacheLeases {
       return { marked: false };
     }
     if (!checkMarks) return { until, marked: false };
-    const mark = await this.leases.findOne({ _id: { $in: [key, scopeId(scope)] }, marks: { $gt: 0 } }, { projection: { _id: 1 } });
+    const mark = await this.leases.findOne(
+      { _id: { $in: [key, scopeId(scope)] }, marks: { $gt: 0 }, markedUntil: { $gt: new Date() } },
+      { projection: { _id: 1 } },
+    );
     return mark === null ? { until, marked: false } : { marked: true };
   }
 
@@ -103,13 +113,20 @@ export class CacheLeases {
    * Runs `change` once no process may use a copy of `key` (or, without a key, of any key of
    * `scope`): marks it first, so that no process caches it again meanwhile (see take), then waits
    * out the leases taken before, runs the change, and unmarks it (also when the change failed).
+   * A mark lapses by itself once the change has had all its time (a process that ended meanwhile).
    */
   async whileMarked<T>(scope: string, key: string | undefined, change: () => Promise<T>): Promise<T> {
     const id = key ?? scopeId(scope);
-    const now = new Date();
+    const now = Date.now();
+    // The mark outlasts the wait (at most the TTL and the margin) and the change.
+    const markedUntil = new Date(now + this.ttlMs + LEASE_MARGIN_MS + this.changeMs);
     await this.leases.updateOne(
       { _id: id },
-      { $inc: { marks: 1 }, $max: { until: now, expires: new Date(now.getTime() + KEEP_MS) }, $set: { scope } },
+      {
+        $inc: { marks: 1 },
+        $max: { until: new Date(now), markedUntil, expires: new Date(markedUntil.getTime() + KEEP_MS) },
+        $set: { scope },
+      },
       { upsert: true },
     );
     try {

@@ -228,7 +228,8 @@ export class DocumentStore {
     operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
   ) {
     this.registry = serviceDb.collection<DatabaseRegistration>('registered_databases');
-    this.leases = new CacheLeases(serviceDb.collection(CACHE_LEASES_COLLECTION), COLLECTION_CACHE_MS);
+    // A drop runs under the operation deadline: its mark lapses after it.
+    this.leases = new CacheLeases(serviceDb.collection(CACHE_LEASES_COLLECTION), COLLECTION_CACHE_MS, operationTimeoutMs);
     this.deadline = operationDeadline(operationTimeoutMs);
     this.checking = new InFlight(this.deadline);
   }

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_CACHE_MS } from '../../../src/auth/accounts.js';
 import { COLLECTION_CACHE_MS } from '../../../src/documents/store.js';
+import { CACHE_LEASES_COLLECTION } from '../../../src/db/cache-leases.js';
 import type { CommandStartedEvent } from 'mongodb';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
@@ -174,6 +175,25 @@ describe('inserting one record', () => {
     writer = await other.users.tokenFor('writer');
     expect((await call(app.url, 'POST', `${base}/${db}/counted/`, { token: first, body: { a: 2 } })).status).toBe(401);
     expect((await call(app.url, 'POST', `${base}/${db}/counted/`, { token: writer, body: { a: 3 } })).status).toBe(201);
+  });
+
+  it('is not held up by the mark of a drop whose API process ended before finishing it', async () => {
+    await createCollection('orphaned');
+    const leases = app.ctx.serviceDb.collection<{ _id: string }>(CACHE_LEASES_COLLECTION);
+    const long = new Date(Date.now() + 3_600_000);
+    // What a process leaves behind that stopped between marking the collection and unmarking it.
+    await leases.insertOne({
+      _id: `collection:${db}\u0000orphaned`,
+      scope: `database:${db}`,
+      marks: 1,
+      markedUntil: new Date(Date.now() - 1_000),
+      until: new Date(),
+      expires: long,
+    } as { _id: string });
+    const started = Date.now();
+    const res = await call(app.url, 'POST', `${base}/${db}/orphaned/`, { token: admin, body: { a: 1 } });
+    expect(res.status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('answers 404 once the cache time has passed after a drop outside the API', async () => {
