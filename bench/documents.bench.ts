@@ -6,7 +6,8 @@
  *   (d) GET one record by its _id (/<db>/<col>/<id>/)
  *   (b) page_size=0 of the whole collection, with the server process's peak RSS
  *   (c) POST of 1,000-record arrays
- *   (s) POST of one record, at concurrency 1 and at --concurrency, with the engine's
+ *   (s) POST of one record, at concurrency 1 and at --concurrency, with the database commands
+ *       each server's driver started per request (command monitoring) and the engine's
  *       transactions per request (each command the engine runs is a PostgreSQL transaction)
  * Each beside a baseline measured in the same run: the same query made directly with the
  * mongodb driver in a plain Node http server (bench/baseline-server.ts). At the end, the memory
@@ -15,7 +16,8 @@
  * prints the CPU milliseconds per request of the API server and of the baseline server.
  * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c,s"]
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -86,10 +88,19 @@ function peakRssMiB(pid: number): number {
 const recorder = new ResultsRecorder('documents', 'npm run bench');
 const BASELINE = 'the driver behind plain node:http';
 
-/** A phase's line; its rate goes into the results too unless `recorded` is false. */
-function row(name: string, r: LoadResult, base: LoadResult, recorded = true): string {
+/** A phase's line; its rate goes into the results too (with its goal, when it has one) unless `recorded` is false. */
+function row(name: string, r: LoadResult, base: LoadResult, recorded = true, goal?: string): string {
   const ratio = r.rps / base.rps;
-  if (recorded) recorder.add({ what: name, ours: r.rps, unit: 'req/s', baseline: BASELINE, baselineValue: base.rps });
+  if (recorded) {
+    recorder.add({
+      what: name,
+      ours: r.rps,
+      unit: 'req/s',
+      baseline: BASELINE,
+      baselineValue: base.rps,
+      ...(goal === undefined ? {} : { goal }),
+    });
+  }
   return [
     name.padEnd(34),
     `${rate(r.rps)} req/s`,
@@ -179,6 +190,28 @@ async function engineTransactions(engineDir: string): Promise<number> {
   ];
   const command = process.getuid?.() === 0 ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--', ...psql] : psql;
   return Number(execFileSync(command[0] as string, command.slice(1), { encoding: 'utf8' }).trim());
+}
+
+/** A server's database commands so far, by name (bench/command-count.ts writes them on SIGUSR2). */
+async function commandCounts(child: ChildProcess, file: string): Promise<Record<string, number>> {
+  rmSync(file, { force: true });
+  child.kill('SIGUSR2');
+  for (let waited = 0; !existsSync(file); waited += 20) {
+    if (waited > 5_000) throw new Error(`no command counts in ${file}`);
+    await sleep(20);
+  }
+  await sleep(20);
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
+}
+
+/** The commands of a run per request: their total, then each by name (`1.00 (insert 1.00)`). */
+function commandsPer(before: Record<string, number>, after: Record<string, number>, requests: number): string {
+  const per = Object.entries(after)
+    .map(([name, n]) => [name, (n - (before[name] ?? 0)) / Math.max(requests, 1)] as const)
+    .filter(([, n]) => n > 0)
+    .sort((x, y) => y[1] - x[1]);
+  const total = per.reduce((sum, [, n]) => sum + n, 0);
+  return `${total.toFixed(2)} (${per.map(([name, n]) => `${name} ${n.toFixed(3)}`).join(', ')})`;
 }
 
 async function main(): Promise<void> {
@@ -338,7 +371,7 @@ async function main(): Promise<void> {
         () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }),
         201,
       );
-      results.push(row('(c) POST 1,000-record arrays, concurrency 4', r, rb), cpuRow(apiMs, baseCpu(rb.requests)));
+      results.push(row('(c) POST 1,000-record arrays, concurrency 4', r, rb, true, '≥ 0.9'), cpuRow(apiMs, baseCpu(rb.requests)));
       results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
       await stop(a.child);
       await stop(b.child);
@@ -347,8 +380,39 @@ async function main(): Promise<void> {
     // (s) POST of one record (a sensor posting each reading), with the engine's work per request
     if (PHASES.has('s')) {
       const engineDir = resolve('.state/bench/mongo');
-      const a = await startApi();
-      const b = await startBase();
+      // Both servers count the commands their driver starts (bench/command-count.ts): run by
+      // Node itself (tsx as a loader, not its CLI, which would serve from a child process) so
+      // that SIGUSR2 reaches the process that counts.
+      const counted = (entry: string[], extra: string[] = []) => [
+        process.execPath,
+        ...extra,
+        '--import',
+        'tsx',
+        '--import',
+        './bench/command-count.ts',
+        ...entry,
+      ];
+      const monitored = (uri: string): string => `${uri}${uri.includes('?') ? '&' : '?'}monitorCommands=true`;
+      const countEnv = (name: string): Record<string, string> => {
+        const out: Record<string, string> = { BENCH_COMMAND_COUNT_FILE: resolve(`.state/bench/commands-${name}.json`) };
+        for (const key of ['MONGO_URI', 'PRIVATE_MONGO_URI']) {
+          const uri = env[key];
+          if (uri !== undefined) out[key] = monitored(uri);
+        }
+        return out;
+      };
+      const apiEnv = countEnv('api');
+      const baseEnv = countEnv('baseline');
+      const a = await startChild(
+        counted(['src/cli.ts', 'serve'], profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        { ...env, ...apiEnv, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+        /API server listening/,
+      );
+      const b = await startChild(
+        counted(['bench/baseline-server.ts']),
+        { ...env, ...baseEnv, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL },
+        /LISTENING/,
+      );
       const headers = { ...auth, 'content-type': 'application/json' };
       const viaApi = (i: number): RequestSpec => ({
         method: 'POST',
@@ -366,16 +430,24 @@ async function main(): Promise<void> {
       await runLoad(200, CONCURRENCY, viaBase, 201, WARMUP_MS);
       for (const concurrency of [1, CONCURRENCY]) {
         let before = await engineTransactions(engineDir);
+        let commands = await commandCounts(a.child, apiEnv.BENCH_COMMAND_COUNT_FILE as string);
         const cpu = cpuOf(a.child.pid as number);
         const r = await runLoad(REQUESTS, concurrency, viaApi, 201, BUDGET_MS);
         const apiMs = cpu(r.requests);
+        const apiCommands = commandsPer(commands, await commandCounts(a.child, apiEnv.BENCH_COMMAND_COUNT_FILE as string), r.requests);
         const apiTx = ((await engineTransactions(engineDir)) - before) / r.requests;
         before = await engineTransactions(engineDir);
+        commands = await commandCounts(b.child, baseEnv.BENCH_COMMAND_COUNT_FILE as string);
         const baseCpu = cpuOf(b.child.pid as number);
         const rb = await runLoad(REQUESTS, concurrency, viaBase, 201, BUDGET_MS);
         const baseMs = baseCpu(rb.requests);
+        const baseCommands = commandsPer(commands, await commandCounts(b.child, baseEnv.BENCH_COMMAND_COUNT_FILE as string), rb.requests);
         const baseTx = ((await engineTransactions(engineDir)) - before) / rb.requests;
-        results.push(row(`(s) POST one record, concurrency ${concurrency}`, r, rb), cpuRow(apiMs, baseMs));
+        results.push(
+          row(`(s) POST one record, concurrency ${concurrency}`, r, rb, true, concurrency === 1 ? undefined : '≥ 0.55'),
+          cpuRow(apiMs, baseMs),
+        );
+        results.push(`    database commands per request: api ${apiCommands}; baseline ${baseCommands}`);
         results.push(`    engine transactions per request: api ${apiTx.toFixed(2)}, baseline ${baseTx.toFixed(2)}`);
       }
       await stop(a.child);

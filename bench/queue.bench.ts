@@ -440,15 +440,29 @@ async function main(): Promise<void> {
         await prefill(queue, taskName);
         const child = start(resultCollection);
         children.push(child);
+        // CPU from the first result on (the worker's start-up left out), per task done meanwhile.
+        let doneBefore = 0;
+        await waitFor(async () => (doneBefore = await results.estimatedDocumentCount()) >= 1, 600_000, `${label} to start`);
+        const cpuBefore = cpuSnapshot();
         await waitFor(async () => (await results.estimatedDocumentCount()) >= TASKS, 600_000, `${label} to finish`);
+        const cpuAfter = cpuSnapshot();
         await stop(child);
+        const measuredTasks = Math.max(TASKS - doneBefore, 1);
+        const workerMs = cpuMsPer(cpuBefore, cpuAfter, { worker: [child.pid as number] }, measuredTasks).worker ?? 0;
+        const services = serviceMsPer(cpuBefore, cpuAfter, measuredTasks);
         const docs = await results.find({}, { projection: { date_done: 1 } }).toArray();
         const times = docs.map((d) => parseDateDone(d.date_done)).sort((a, b) => a - b);
         const seconds = ((times.at(-1) as number) - (times[0] as number)) / 1000;
         const rate = (TASKS - 1) / Math.max(seconds, 0.001);
-        report(`3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s)`);
+        report(
+          `3. ${label.padEnd(40)} ${rate.toFixed(0)} tasks/s (${TASKS} tasks in ${seconds.toFixed(2)} s); CPU per task: worker ` +
+            `${workerMs.toFixed(2)} ms, database ${(services.database ?? 0).toFixed(2)} ms, broker ${(services.broker ?? 0).toFixed(2)} ms`,
+        );
+        cpuPerTask.set(label, workerMs);
         return rate;
       }
+      /** The worker's CPU milliseconds per task of each measured run, by its label. */
+      const cpuPerTask = new Map<string, number>();
       // The measured workers run as an installation runs them: the compiled build in production
       // mode (or, with --runner tsx, the sources through tsx).
       const compiled = fromSources ? undefined : await ensureServiceBuild();
@@ -576,6 +590,13 @@ async function main(): Promise<void> {
         }
         report(
           `   ratio cybercom worker / Celery by hand with the same conventions (late ack, prefetch 1, events, extended results), medians of 3 rounds: ${(median(ours) / median(byHandConventions)).toFixed(2)}`,
+        );
+        const cpuMedian = (prefix: string): number =>
+          median([...cpuPerTask].filter(([label]) => label.startsWith(prefix)).map(([, ms]) => ms));
+        report(
+          `   worker CPU per task, medians of 3 rounds: cybercom worker ${cpuMedian('cybercom worker').toFixed(2)} ms, ` +
+            `by hand with the same conventions ${cpuMedian('Celery by hand, our conventions').toFixed(2)} ms, ` +
+            `by hand with its defaults ${cpuMedian('Celery by hand, its defaults').toFixed(2)} ms`,
         );
         report(
           `   ratio cybercom worker / Celery by hand with its defaults (early ack, prefetch 4, no events): ${(median(ours) / median(byHand)).toFixed(2)}`,

@@ -2,8 +2,10 @@
  * The one place that reads accounts for authentication: by id (sessions, JWTs), by API token
  * key, and by username + password (login). Lookups by id and by token are cached for a couple
  * of seconds, because the data-store benchmark sends thousands of token-authenticated requests
- * per second; every change made through this process drops the affected entries at once, and
- * changes made elsewhere (another API process) are seen within the cache lifetime.
+ * per second. Every load takes a lease first (db/cache-leases.ts): a change made through the
+ * service, in any API process, drops the affected entries of its own process and then waits out
+ * the leases of the others (settle), so once it returns no process uses the account as it was.
+ * Changes made in the database by other means are seen within the cache lifetime.
  */
 import { createHmac } from 'node:crypto';
 import type { AuthMethod, Principal } from './principal.js';
@@ -17,6 +19,7 @@ import { InFlight } from '../lib/in-flight.js';
 import type { Deadline } from '../lib/deadline.js';
 import { operationDeadline } from '../db/deadline.js';
 import { DEFAULT_OPERATION_TIMEOUT_MS } from '../config/connections.js';
+import type { CacheLeases } from '../db/cache-leases.js';
 
 /** How long a loaded account may be reused without asking the database again. */
 export const ACCOUNT_CACHE_MS = 2_000;
@@ -57,6 +60,11 @@ export function toPrincipal(account: Account, authMethod: AuthMethod): Principal
 
 const OBJECT_ID = /^[0-9a-f]{24}$/;
 
+/** The lease keys of a user's account and of an API token key (by its hash), all in one scope. */
+const ACCOUNTS_SCOPE = 'accounts';
+const userLease = (userId: string): string => `user:${userId}`;
+const tokenLease = (keyHash: string): string => `token:${keyHash}`;
+
 export class AccountDirectory {
   private readonly byIdCache = new TtlCache<string, Account>(ACCOUNT_CACHE_MS);
   /** token key hash → user id (keyed by hash, so this process's memory holds no key either) */
@@ -77,6 +85,8 @@ export class AccountDirectory {
     private readonly secretKey: string,
     /** MONGO_OPERATION_TIMEOUT_MS: how long a look-up or a login may wait for the database. */
     lookupTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
+    /** Shared with the other API processes; without it, changes are seen elsewhere within ACCOUNT_CACHE_MS only. */
+    private readonly leases?: CacheLeases,
   ) {
     this.deadline = operationDeadline(lookupTimeoutMs);
     this.loadingIds = new InFlight(this.deadline);
@@ -93,11 +103,12 @@ export class AccountDirectory {
     const cached = this.byIdCache.get(id);
     if (cached !== undefined) return cached;
     return this.loadingIds.share(id, async (signal) => {
+      const until = await this.lease(userLease(id));
       const user = await this.models.User.findById(id).select('+password').setOptions({ signal }).lean<UserRecord>().exec();
       if (user === null) return null;
       const account = await this.toAccount(user, signal);
       // A look-up given up at its deadline leaves nothing behind, not even a late answer.
-      if (!signal.aborted) this.byIdCache.set(id, account);
+      if (!signal.aborted) this.byIdCache.set(id, account, until);
       return account;
     });
   }
@@ -108,10 +119,11 @@ export class AccountDirectory {
     const userId =
       this.tokenCache.get(keyHash) ??
       (await this.loadingTokens.share(keyHash, async (signal) => {
+        const until = await this.lease(tokenLease(keyHash));
         const token = await this.models.Token.findOne({ key_hash: keyHash }, { user: 1 }).setOptions({ signal }).lean().exec();
         if (token === null) return null;
         const owner = token.user.toString();
-        if (!signal.aborted) this.tokenCache.set(keyHash, owner);
+        if (!signal.aborted) this.tokenCache.set(keyHash, owner, until);
         return owner;
       }));
     return userId === null ? null : this.byId(userId);
@@ -133,6 +145,37 @@ export class AccountDirectory {
       this.forgetUser(user._id.toString());
       return { ok: true, account: await this.toAccount({ ...user, ...update }, signal) };
     });
+  }
+
+  /**
+   * Until when an entry about to be loaded may be used: the full cache time when no leases are
+   * shared; 0 (not cached) when the lease could not be recorded, so that no change made through
+   * another process has to wait for a copy it cannot see.
+   */
+  private async lease(key: string): Promise<number | undefined> {
+    if (this.leases === undefined) return undefined;
+    return (await this.leases.take(key, ACCOUNTS_SCOPE, false)).until ?? 0;
+  }
+
+  /**
+   * After a change made through the service: forgets what this process cached and waits until no
+   * other API process may still use a copy loaded before the change (see CacheLeases.waitOut).
+   * `userIds` are the accounts changed, `tokenHashes` the API token keys that changed hands or
+   * stopped working; `everyone` for a change any account may feel (a group's permissions).
+   */
+  async settle(change: { userIds?: readonly string[]; tokenHashes?: readonly string[]; everyone?: boolean }): Promise<void> {
+    const users = change.userIds ?? [];
+    const tokens = change.tokenHashes ?? [];
+    if (change.everyone === true) this.forgetAll();
+    for (const id of users) this.forgetUser(id);
+    for (const hash of tokens) this.forgetToken(hash);
+    if (this.leases === undefined) return;
+    if (change.everyone === true) {
+      await this.leases.waitOutScope(ACCOUNTS_SCOPE);
+      return;
+    }
+    const keys = [...users.map(userLease), ...tokens.map(tokenLease)];
+    if (keys.length > 0) await this.leases.waitOut({ _id: { $in: keys } });
   }
 
   forgetUser(userId: string): void {

@@ -43,7 +43,8 @@ const isDuplicateKey = (err: unknown): boolean => (err as { code?: number }).cod
 
 /** Where token lookups and accounts are cached (the AccountDirectory): a rotated key is dropped from it. */
 export interface TokenLookupCache extends AccountCache {
-  forgetToken(keyHash: string): void;
+  /** Forgets the key here and waits until no other API process may still take it (AccountDirectory.settle). */
+  settle(change: { userIds?: readonly string[]; tokenHashes?: readonly string[] }): Promise<void>;
 }
 
 export class ApiTokens {
@@ -88,7 +89,7 @@ export class ApiTokens {
     )
       .lean()
       .exec();
-    if (previous !== null) this.accounts.forgetToken(previous.key_hash);
+    if (previous !== null) await this.accounts.settle({ tokenHashes: [previous.key_hash] });
     await renewCredentialsGeneration(this.models, this.accounts, userId);
     return key;
   }

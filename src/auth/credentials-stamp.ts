@@ -24,13 +24,13 @@ export function credentialsStamp(secretKey: string, passwordHash: string, genera
     .slice(0, 22);
 }
 
-/** Where accounts are cached: a renewed generation drops the user's entry. */
+/** Where accounts are cached: a renewed generation is in force in every API process once settled (AccountDirectory.settle). */
 export interface AccountCache {
-  forgetUser(userId: string): void;
+  settle(change: { userIds: readonly string[] }): Promise<void>;
 }
 
 /** Renews the user's credentials generation: every signed link the user made stops working. */
 export async function renewCredentialsGeneration(models: AuthModels, cache: AccountCache, userId: Types.ObjectId | string): Promise<void> {
   await models.User.updateOne({ _id: userId }, { $set: { credentials_generation: newCredentialsGeneration() } }).exec();
-  cache.forgetUser(userId.toString());
+  await cache.settle({ userIds: [userId.toString()] });
 }

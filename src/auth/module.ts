@@ -54,6 +54,8 @@ export interface UserService {
   ensureSuperuser(user: { username: string; email: string; password: string }): Promise<UserSummary>;
   setPassword(username: string, password: string): Promise<void>;
   grantPermissions(username: string, codenames: string[]): Promise<void>;
+  /** Takes the codenames from the user's own permissions (a group's stay); in force in every API process once it returns. */
+  revokePermissions(username: string, codenames: string[]): Promise<void>;
   createGroup(name: string, codenames: string[]): Promise<void>;
   addToGroup(username: string, group: string): Promise<void>;
   /**

@@ -116,7 +116,7 @@ export class Profiles {
 
     if (Object.keys(set).length > 0) {
       await this.models.User.updateOne({ _id: user._id }, { $set: set }).exec();
-      this.accounts.forgetUser(userId);
+      await this.accounts.settle({ userIds: [userId] });
     }
     // A new password replaces the API token too: whoever learnt the old password may have made or
     // rotated the token through the profile. The answer to this request shows the new key.

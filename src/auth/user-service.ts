@@ -2,7 +2,8 @@
  * User management for the CLI (createsuperuser), the installer, the admin site and tests.
  * Programmatic callers are trusted with their passwords (no strength rules here: the installer
  * and tests choose them); the HTTP profile endpoint and the createsuperuser command check
- * strength themselves. Every change drops the affected cached accounts.
+ * strength themselves. Every change is in force in every API process once it returns (see
+ * AccountDirectory.settle).
  */
 import type { Types } from 'mongoose';
 import { badRequest, conflict, notFound } from '../errors.js';
@@ -84,7 +85,7 @@ export class MongoUserService implements UserService {
     const existing = await this.models.User.findOne({ username: user.username }, { _id: 1, username: 1 }).lean().exec();
     if (existing !== null) {
       await this.models.User.updateOne({ _id: existing._id }, { $set: update }).exec();
-      this.accounts.forgetUser(existing._id.toString());
+      await this.accounts.settle({ userIds: [existing._id.toString()] });
       return summary({ ...existing, ...update });
     }
     const variant = await this.models.User.findOne({ username_key: usernameKey(user.username) }, { username: 1 })
@@ -108,8 +109,9 @@ export class MongoUserService implements UserService {
     const id = await this.userId(username);
     await this.models.User.updateOne({ _id: id }, { $set: { password: await hashPassword(password) } }).exec();
     // Set by someone else (an administrator, the CLI): the API token goes as well.
+    const tokens = await this.models.Token.find({ user: id }, { key_hash: 1 }).lean().exec();
     await this.models.Token.deleteMany({ user: id }).exec();
-    this.accounts.forgetUser(id.toString());
+    await this.accounts.settle({ userIds: [id.toString()], tokenHashes: tokens.map((t) => t.key_hash) });
   }
 
   async grantPermissions(username: string, codenames: string[]): Promise<void> {
@@ -117,7 +119,14 @@ export class MongoUserService implements UserService {
     const id = await this.userId(username);
     await this.catalog.register(parsed);
     await this.models.User.updateOne({ _id: id }, { $addToSet: { permissions: { $each: parsed.map((p) => p.codename) } } }).exec();
-    this.accounts.forgetUser(id.toString());
+    await this.accounts.settle({ userIds: [id.toString()] });
+  }
+
+  async revokePermissions(username: string, codenames: string[]): Promise<void> {
+    const parsed = await this.catalog.normalize(codenames);
+    const id = await this.userId(username);
+    await this.models.User.updateOne({ _id: id }, { $pullAll: { permissions: parsed.map((p) => p.codename) } }).exec();
+    await this.accounts.settle({ userIds: [id.toString()] });
   }
 
   /** Creates the group, or adds the codenames to an existing one (safe for installer re-runs). */
@@ -131,14 +140,14 @@ export class MongoUserService implements UserService {
       { upsert: true },
     ).exec();
     // Any cached member may now lack the group's new permissions.
-    this.accounts.forgetAll();
+    await this.accounts.settle({ everyone: true });
   }
 
   async addToGroup(username: string, group: string): Promise<void> {
     const [groupId] = await this.groupIds([group]);
     const id = await this.userId(username);
     await this.models.User.updateOne({ _id: id }, { $addToSet: { groups: groupId } }).exec();
-    this.accounts.forgetUser(id.toString());
+    await this.accounts.settle({ userIds: [id.toString()] });
   }
 
   async tokenFor(username: string): Promise<string> {

@@ -138,7 +138,12 @@ export function parseJsonParam(raw: string, paramName: string): unknown {
 export function parseJsonBody(value: unknown): unknown {
   const known = typeof value === 'object' && value !== null ? vouchedBodies.get(value) : undefined;
   if (known === 'plain') return value;
-  if (known === 'safe-keys') return reviveValue(value, [], { where: 'the request body', numbers: 'typed' });
+  if (known === 'safe-keys') {
+    const revived = reviveValue(value, [], { where: 'the request body', numbers: 'typed' });
+    // The revival turns wrappers into values and keeps every other key: what held of the keys holds still.
+    if (storableKeys.has(value as object) && typeof revived === 'object' && revived !== null) storableKeys.add(revived);
+    return revived;
+  }
   return revive(value, 'the request body', 'typed');
 }
 
@@ -154,6 +159,31 @@ const vouchedBodies = new WeakMap<object, Vouched>();
 
 export function vouchForBody(value: unknown, what: Vouched): void {
   if (typeof value === 'object' && value !== null) vouchedBodies.set(value, what);
+}
+
+/**
+ * Bodies (and their revivals) that number-literals.ts found, besides safe keys, to hold no control
+ * character in any key (known from the text) and no `$` key but the names of Extended JSON
+ * wrappers (so no operator at any depth): below their top level, every key passes the rules of
+ * record-rules.ts, which then need not walk the records again.
+ */
+const storableKeys = new WeakSet<object>();
+
+export function vouchForStorableKeys(value: unknown): void {
+  if (typeof value === 'object' && value !== null) storableKeys.add(value);
+}
+
+/** Whether `value` is a body vouched for by vouchForStorableKeys (or the revival of one). */
+export function isVouchedStorable(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && storableKeys.has(value);
+}
+
+/** Every key an Extended JSON wrapper may hold (`$oid`, `$binary` and its `$type`, ...). */
+const WRAPPER_FAMILY = new Set(Object.values(WRAPPER_KEYS).flat());
+
+/** Whether `key` is one an Extended JSON wrapper may hold; no operator is. */
+export function isWrapperKeyName(key: string): boolean {
+  return WRAPPER_FAMILY.has(key);
 }
 
 /**

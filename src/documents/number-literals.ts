@@ -57,7 +57,7 @@ import {
   stringEnd,
   UPPER_E,
 } from '../lib/json-number-literals.js';
-import { MAX_NESTING_DEPTH, vouchForBody } from './extended-json.js';
+import { isWrapperKeyName, MAX_NESTING_DEPTH, vouchForBody, vouchForStorableKeys } from './extended-json.js';
 
 export { MAX_NUMBER_LITERAL_LENGTH } from '../lib/json-number-literals.js';
 
@@ -93,15 +93,27 @@ export function parseRecordJson(text: string): unknown {
   const doubles = markWholeDoubles(text, noNul);
   // A refusal names the first literal of the text that cannot be kept, integers included.
   const value = parseRewritten(doubles.problem === undefined ? doubles : typeNumberLiterals(text), text);
-  const walk: Walk = { final: false, marks: doubles.marks === true, safeKeys: noNul, plain: noNul };
+  const walk: Walk = { final: false, marks: doubles.marks === true, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true };
   let typed = typeWideIntegers(value, 1, walk);
   if (typed === undefined) {
     // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
-    Object.assign(walk, { final: true, marks: false, safeKeys: noNul, plain: noNul });
+    Object.assign(walk, { final: true, marks: false, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true });
     typed = typeWideIntegers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
   }
-  if (walk.safeKeys) vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
+  if (walk.safeKeys) {
+    vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
+    if (walk.wrapperKeysOnly && noControlCharacters(text)) vouchForStorableKeys(typed);
+  }
   return typed;
+}
+
+/**
+ * Whether no string of the text, keys included, can hold a control character (U+0000–U+001F,
+ * U+007F): JSON writes the first ones only as escapes, all of which start with a backslash, and
+ * DEL may stand in a string as it is.
+ */
+function noControlCharacters(text: string): boolean {
+  return !text.includes('\\') && !text.includes('\u007f');
 }
 
 /** A fraction of this many digits or more may be over the length bound, or underflow to 0. */
@@ -353,7 +365,8 @@ const TWO_TO_32 = 2 ** 32;
  * One walk over a parsed body. Besides typing its numbers, it notes what the Extended JSON
  * revival would otherwise walk the body again to find: whether any key could pollute a prototype
  * (`__proto__`, `constructor`), nesting goes beyond MAX_NESTING_DEPTH, or (known from the text)
- * a key holds a NUL; and whether any key could be a wrapper (`$...`). The revival is told.
+ * a key holds a NUL; whether any key could be a wrapper (`$...`), and whether any such key is not
+ * one a wrapper may hold. The revival and the record rules are told.
  */
 interface Walk {
   /** Whether to type every number, even one JSON.parse may have changed (see typeWideIntegers). */
@@ -364,6 +377,8 @@ interface Walk {
   safeKeys: boolean;
   /** Safe keys, and none starting with `$`: nothing to revive. */
   plain: boolean;
+  /** Every key starting with `$` is one an Extended JSON wrapper may hold (so none is an operator). */
+  wrapperKeysOnly: boolean;
 }
 
 const DOLLAR = 0x24;
@@ -395,8 +410,10 @@ function typeWideIntegers(value: unknown, depth: number, walk: Walk): unknown {
   for (const key in container) {
     const first = key.charCodeAt(0);
     if (first === DOLLAR || first === UNDERSCORE || first === LOWER_C) {
-      if (first === DOLLAR) walk.plain = false;
-      else if (key === '__proto__' || key === 'constructor') walk.safeKeys = walk.plain = false;
+      if (first === DOLLAR) {
+        walk.plain = false;
+        if (walk.wrapperKeysOnly && !isWrapperKeyName(key)) walk.wrapperKeysOnly = false;
+      } else if (key === '__proto__' || key === 'constructor') walk.safeKeys = walk.plain = false;
       // JSON.parse made "__proto__" an own property; the revival refuses it, so it is left alone.
       if (key === '__proto__') continue;
     }

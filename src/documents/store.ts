@@ -2,6 +2,7 @@
  * The repository for user documents: the only code that touches the driver for catalog and
  * data-store data. Routes speak in names and validated queries; this speaks MongoDB.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   MongoServerError,
   type Collection,
@@ -37,6 +38,8 @@ import { QueryBudget } from './query-budget.js';
 import { RAW_RECORDS, recordReader } from './raw-records.js';
 import { BsonRecord, type BsonRecordReader } from '../render/bson-record.js';
 import { TtlCache } from '../lib/ttl-cache.js';
+import { InFlight } from '../lib/in-flight.js';
+import { CacheLeases, CACHE_LEASES_COLLECTION } from '../db/cache-leases.js';
 
 export interface FindOptions {
   filter: Document;
@@ -182,14 +185,20 @@ const byId = (id: unknown): Document => ({ _id: id });
 const MAX_CACHED_DATABASES = 1_000;
 /**
  * How long a collection seen to exist is taken to still exist without asking the engine again.
- * A drop through this process forgets it at once; a drop through another API process, a worker
- * or a client of the engine itself is seen within this time (the same bound as for accounts).
+ * A drop through the API, in any of its processes, is never raced by such a copy: it waits until
+ * no process may use one (see CacheLeases). A drop made past the API (a worker, a client of the
+ * engine itself) is seen within this time.
  */
 export const COLLECTION_CACHE_MS = 2_000;
 const MAX_CACHED_COLLECTIONS = 10_000;
+/** How often a check waiting for a drop under way asks again whether it is done. */
+const DROP_POLL_MS = 100;
 
 /** The cache key of a collection: NUL cannot occur in either name. */
 const collectionKey = (db: string, col: string): string => `${db}\u0000${col}`;
+/** Its lease key and its database's lease scope (CacheLeases), apart from the accounts' keys. */
+const collectionLease = (db: string, col: string): string => `collection:${collectionKey(db, col)}`;
+const databaseScope = (db: string): string => `database:${db}`;
 
 export class DocumentStore {
   private readonly registry: Collection<DatabaseRegistration>;
@@ -207,6 +216,10 @@ export class DocumentStore {
   private reader: BsonRecordReader<Document> | undefined;
   /** Collections seen to exist: an insert checks the collection first, and this keeps that check off the engine. */
   private readonly knownCollections = new TtlCache<string, true>(COLLECTION_CACHE_MS, MAX_CACHED_COLLECTIONS);
+  /** Shared by the API processes: a drop through any of them waits until none may still take the collection to exist. */
+  private readonly leases: CacheLeases;
+  /** Checks under way: when a collection's entry runs out under load, the requests that miss it share one check. */
+  private readonly checking: InFlight<string, boolean>;
 
   constructor(
     private readonly client: MongoClient,
@@ -215,7 +228,10 @@ export class DocumentStore {
     operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
   ) {
     this.registry = serviceDb.collection<DatabaseRegistration>('registered_databases');
+    // A drop runs under the operation deadline: its mark lapses after it.
+    this.leases = new CacheLeases(serviceDb.collection(CACHE_LEASES_COLLECTION), COLLECTION_CACHE_MS, operationTimeoutMs);
     this.deadline = operationDeadline(operationTimeoutMs);
+    this.checking = new InFlight(this.deadline);
   }
 
   private db(name: string): Db {
@@ -265,13 +281,24 @@ export class DocumentStore {
     });
   }
 
-  dropDatabase(name: string): Promise<void> {
-    return this.deadline(async (signal) => {
-      if (!(await this.databaseKnown(name, signal))) throw noSuchDatabase(name);
+  /**
+   * Drops the database once no API process may take one of its collections to exist (see
+   * CacheLeases.whileMarked): an insert of another process never creates one again afterwards.
+   */
+  async dropDatabase(name: string): Promise<void> {
+    if (!(await this.databaseExists(name))) throw noSuchDatabase(name);
+    const forget = () => {
       this.knownCollections.deleteWhere((_known, key) => key.startsWith(collectionKey(name, '')));
-      await this.db(name).dropDatabase(signalOption(signal));
-      await this.registry.deleteOne({ _id: name }, signalOption(signal));
-    });
+      this.checking.clear();
+    };
+    forget();
+    await this.leases.whileMarked(databaseScope(name), undefined, () =>
+      this.deadline(async (signal) => {
+        forget();
+        await this.db(name).dropDatabase(signalOption(signal));
+        await this.registry.deleteOne({ _id: name }, signalOption(signal));
+      }),
+    );
   }
 
   collectionNames(db: string): Promise<string[]> {
@@ -284,15 +311,35 @@ export class DocumentStore {
     });
   }
 
-  /** Whether the collection exists: asked of the engine unless seen to exist in the last COLLECTION_CACHE_MS. */
+  /**
+   * Whether the collection exists: asked of the engine unless seen to exist under a lease that has
+   * not run out (at most COLLECTION_CACHE_MS). Once the engine has it, a lease is taken and the
+   * engine asked again: what is cached was seen after the lease was recorded.
+   * While a drop of the collection or its database is under way (it waits out the leases taken
+   * before it), the answer waits for the drop to be done: a write checked now and sent after the
+   * drop would create the collection again.
+   */
   async collectionExists(db: string, col: string): Promise<boolean> {
-    if (this.knownCollections.get(collectionKey(db, col)) === true) return true;
-    return this.deadline((signal) => this.collectionKnown(db, col, signal));
+    const key = collectionKey(db, col);
+    if (this.knownCollections.get(key) === true) return true;
+    return this.checking.share(key, async (signal) => {
+      // A collection that does not exist gets no lease: names asked for in vain leave nothing behind.
+      if (!(await this.collectionKnown(db, col, signal))) return false;
+      for (;;) {
+        const lease = await this.leases.take(collectionLease(db, col), databaseScope(db));
+        if (lease.marked) {
+          await sleep(DROP_POLL_MS, undefined, { signal });
+          continue;
+        }
+        const exists = await this.collectionKnown(db, col, signal);
+        if (exists && lease.until !== undefined && !signal.aborted) this.knownCollections.set(key, true, lease.until);
+        return exists;
+      }
+    });
   }
 
   private async collectionKnown(db: string, col: string, signal: AbortSignal): Promise<boolean> {
     const infos = await this.db(db).listCollections({ name: col }, { nameOnly: true, signal }).toArray();
-    if (infos.length > 0) this.knownCollections.set(collectionKey(db, col), true);
     return infos.length > 0;
   }
 
@@ -309,12 +356,28 @@ export class DocumentStore {
     });
   }
 
-  dropCollection(db: string, col: string): Promise<void> {
-    return this.deadline(async (signal) => {
-      if (!(await this.collectionKnown(db, col, signal))) throw noSuchCollection(db, col);
-      this.knownCollections.delete(collectionKey(db, col));
-      await this.db(db).collection(col).drop(signalOption(signal));
-    });
+  /**
+   * Drops the collection once no API process may take it to exist (see CacheLeases.whileMarked):
+   * an insert of another process never creates it again afterwards.
+   */
+  async dropCollection(db: string, col: string): Promise<void> {
+    const key = collectionKey(db, col);
+    if (!(await this.deadline((signal) => this.collectionKnown(db, col, signal)))) throw noSuchCollection(db, col);
+    this.knownCollections.delete(key);
+    this.checking.forget(key);
+    await this.leases.whileMarked(databaseScope(db), collectionLease(db, col), () =>
+      this.deadline(async (signal) => {
+        this.knownCollections.delete(key);
+        this.checking.forget(key);
+        try {
+          await this.db(db).collection(col).drop(signalOption(signal));
+        } catch (err) {
+          // 26 = NamespaceNotFound: dropped meanwhile (by another request).
+          if (err instanceof MongoServerError && err.code === 26) throw noSuchCollection(db, col);
+          throw err;
+        }
+      }),
+    );
   }
 
   /** The collection's indexes as the engine lists them, key order kept. */

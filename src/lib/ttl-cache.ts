@@ -22,15 +22,16 @@ export class TtlCache<K, V> {
     return entry.value;
   }
 
-  set(key: K, value: V): void {
-    if (this.ttlMs <= 0) return;
+  /** `expires` (a `now()` time) shortens the entry's life below the TTL, e.g. to a lease's end. */
+  set(key: K, value: V, expires = this.now() + this.ttlMs): void {
     this.entries.delete(key);
+    if (this.ttlMs <= 0 || expires <= this.now()) return;
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: the first key is the oldest entry.
       const oldest = this.entries.keys().next();
       if (oldest.done !== true) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { value, expires: this.now() + this.ttlMs });
+    this.entries.set(key, { value, expires: Math.min(expires, this.now() + this.ttlMs) });
   }
 
   delete(key: K): void {

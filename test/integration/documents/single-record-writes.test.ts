@@ -1,17 +1,24 @@
 /**
  * Writes of one record under the collection-existence cache (a collection seen to exist is not
- * asked about again for COLLECTION_CACHE_MS): an insert still answers 404 for a collection that
- * is missing, dropped through the API, or dropped outside it once the cache time has passed;
- * never creates one by accident; and never skips the caller's permission check. The writes by
- * id (replace, merge, delete) keep their answers and their 404s as single operations.
+ * asked about again for COLLECTION_CACHE_MS): an insert is one database operation, and still
+ * answers 404 for a collection that is missing, dropped through the API (through this or another
+ * API process on the same database), or dropped outside it once the cache time has passed; never
+ * creates one by accident; and never skips the caller's permission check, which a permission
+ * taken away through the service (in another API process) changes at once. The writes by id
+ * (replace, merge, delete) keep their answers and their 404s as single operations.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_CACHE_MS } from '../../../src/auth/accounts.js';
 import { COLLECTION_CACHE_MS } from '../../../src/documents/store.js';
+import { CACHE_LEASES_COLLECTION } from '../../../src/db/cache-leases.js';
+import type { CommandStartedEvent } from 'mongodb';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { testServices } from '../../support/services.js';
 
 let app: TestApp;
+/** A second API process on the same databases (its own caches), for changes made through one and seen by the other. */
+let other: TestApp;
 let admin: string;
 let writer: string;
 let db: string;
@@ -26,8 +33,26 @@ async function engineHas(col: string): Promise<boolean> {
   return (await app.ctx.mongo.db(db).listCollections({ name: col }, { nameOnly: true }).toArray()).length > 0;
 }
 
+/** The commands every database client of `target` sends while `action` runs (command monitoring). */
+async function commandsDuring(target: TestApp, action: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const listener = (event: CommandStartedEvent) => seen.push(`${event.databaseName}.${event.commandName}`);
+  const clients = new Set([target.ctx.mongo, target.ctx.serviceDb.client]);
+  for (const client of clients) client.on('commandStarted', listener);
+  try {
+    await action();
+  } finally {
+    for (const client of clients) client.off('commandStarted', listener);
+  }
+  return seen;
+}
+
+const monitored = (uri: string): string => `${uri}${uri.includes('?') ? '&' : '?'}monitorCommands=true`;
+
 beforeAll(async () => {
-  app = await startTestApp();
+  const env = testServices().env;
+  app = await startTestApp({ MONGO_URI: monitored(env.MONGO_URI ?? '') });
+  other = await startTestApp({ SERVICE_DATABASE: app.ctx.settings.serviceDatabase });
   db = `${app.prefix}single`;
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   admin = await app.users.tokenFor('root');
@@ -37,10 +62,31 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await other?.close();
   await app?.close();
 });
 
 describe('inserting one record', () => {
+  it('is one database operation once the caller and the collection have been seen', async () => {
+    await createCollection('counted');
+    expect((await call(app.url, 'POST', `${base}/${db}/counted/`, { token: writer, body: { n: 0 } })).status).toBe(201);
+    // What is cached is looked up again every COLLECTION_CACHE_MS (and once, in the background, the
+    // leases' index is built): a batch that met one of those is tried again, a few times at most.
+    const batches: string[][] = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const responses: { status: number; json: { _id?: unknown } }[] = [];
+      const commands = await commandsDuring(app, async () => {
+        for (let n = 1; n <= 5; n += 1)
+          responses.push(await call(app.url, 'POST', `${base}/${db}/counted/`, { token: writer, body: { n } }));
+      });
+      expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+      expect(responses.every((r) => typeof r.json._id === 'string')).toBe(true);
+      batches.push(commands);
+      if (commands.length === 5) break;
+    }
+    expect(batches.at(-1), JSON.stringify(batches)).toEqual(Array.from({ length: 5 }, () => `${db}.insert`));
+  });
+
   it('answers 404 for a collection that does not exist, and creates none', async () => {
     const res = await call(app.url, 'POST', `${base}/${db}/never/`, { token: admin, body: { a: 1 } });
     expect(res.status).toBe(404);
@@ -61,6 +107,93 @@ describe('inserting one record', () => {
     expect(again.status).toBe(201);
     const list = await call(app.url, 'GET', `${base}/${db}/cycled/`, { token: admin });
     expect(list.json.results).toEqual([{ _id: again.json._id, a: 3 }]);
+  });
+
+  it('answers 404 at once after another API process dropped the collection, creating nothing, and 201 once that one created it again', async () => {
+    await createCollection('shared');
+    expect((await call(app.url, 'POST', `${base}/${db}/shared/`, { token: admin, body: { a: 1 } })).status).toBe(201);
+    const drop = await call(other.url, 'POST', `${base}/${db}/`, { token: admin, body: { action: 'delete', collection: 'shared' } });
+    expect(drop.status).toBe(200);
+    const afterDrop = await call(app.url, 'POST', `${base}/${db}/shared/`, { token: admin, body: { a: 2 } });
+    expect([afterDrop.status, afterDrop.json.error.code]).toEqual([404, 'no_such_collection']);
+    expect(await engineHas('shared')).toBe(false);
+    expect((await call(other.url, 'POST', `${base}/${db}/`, { token: admin, body: { collection: 'shared' } })).status).toBe(201);
+    const again = await call(app.url, 'POST', `${base}/${db}/shared/`, { token: admin, body: { a: 3 } });
+    expect(again.status).toBe(201);
+    const list = await call(other.url, 'GET', `${base}/${db}/shared/`, { token: admin });
+    expect(list.json.results).toEqual([{ _id: again.json._id, a: 3 }]);
+  });
+
+  it('never lets inserts in flight through another API process bring back a collection dropped meanwhile', async () => {
+    await createCollection('busy');
+    let stop = false;
+    const statuses: number[] = [];
+    const writing = (async () => {
+      for (let n = 0; !stop; n += 1)
+        statuses.push((await call(app.url, 'POST', `${base}/${db}/busy/`, { token: admin, body: { n } })).status);
+    })();
+    await sleep(300);
+    const drop = await call(other.url, 'POST', `${base}/${db}/`, { token: admin, body: { action: 'delete', collection: 'busy' } });
+    expect(drop.status).toBe(200);
+    await sleep(300);
+    stop = true;
+    await writing;
+    expect(await engineHas('busy')).toBe(false);
+    // Written until the drop, refused from then on, and nothing else.
+    const firstRefused = statuses.indexOf(404);
+    expect(firstRefused).toBeGreaterThan(0);
+    expect(statuses.slice(0, firstRefused).every((s) => s === 201)).toBe(true);
+    expect(statuses.slice(firstRefused).every((s) => s === 404)).toBe(true);
+  });
+
+  it('answers 404 at once after another API process dropped the whole database', async () => {
+    const gone = `${app.prefix}gone`;
+    expect((await call(app.url, 'POST', `${base}/`, { token: admin, body: { database: gone } })).status).toBe(201);
+    expect((await call(app.url, 'POST', `${base}/${gone}/`, { token: admin, body: { collection: 'c' } })).status).toBe(201);
+    expect((await call(app.url, 'POST', `${base}/${gone}/c/`, { token: admin, body: { a: 1 } })).status).toBe(201);
+    expect((await call(other.url, 'POST', `${base}/`, { token: admin, body: { action: 'delete', database: gone } })).status).toBe(200);
+    const res = await call(app.url, 'POST', `${base}/${gone}/c/`, { token: admin, body: { a: 2 } });
+    expect(res.status).toBe(404);
+    expect((await app.ctx.mongo.db(gone).listCollections({}, { nameOnly: true }).toArray()).length).toBe(0);
+  });
+
+  it('answers 403 at once after another API process took the permission away', async () => {
+    await createCollection('revoked');
+    await app.users.createUser({ username: 'fleeting', password: 'pw-fleeting-123', permissions: [`data_store.${db}.add`] });
+    const fleeting = await app.users.tokenFor('fleeting');
+    expect((await call(app.url, 'POST', `${base}/${db}/revoked/`, { token: fleeting, body: { a: 1 } })).status).toBe(201);
+    await other.users.revokePermissions('fleeting', [`data_store.${db}.add`]);
+    const refused = await call(app.url, 'POST', `${base}/${db}/revoked/`, { token: fleeting, body: { a: 2 } });
+    expect(refused.status).toBe(403);
+    const list = await call(app.url, 'GET', `${base}/${db}/revoked/`, { token: admin });
+    expect(list.json.count).toBe(1);
+  });
+
+  it('refuses at once, in another API process, an API token key replaced by a new one', async () => {
+    const first = await app.users.tokenFor('writer');
+    expect((await call(app.url, 'POST', `${base}/${db}/counted/`, { token: first, body: { a: 1 } })).status).toBe(201);
+    writer = await other.users.tokenFor('writer');
+    expect((await call(app.url, 'POST', `${base}/${db}/counted/`, { token: first, body: { a: 2 } })).status).toBe(401);
+    expect((await call(app.url, 'POST', `${base}/${db}/counted/`, { token: writer, body: { a: 3 } })).status).toBe(201);
+  });
+
+  it('is not held up by the mark of a drop whose API process ended before finishing it', async () => {
+    await createCollection('orphaned');
+    const leases = app.ctx.serviceDb.collection<{ _id: string }>(CACHE_LEASES_COLLECTION);
+    const long = new Date(Date.now() + 3_600_000);
+    // What a process leaves behind that stopped between marking the collection and unmarking it.
+    await leases.insertOne({
+      _id: `collection:${db}\u0000orphaned`,
+      scope: `database:${db}`,
+      marks: 1,
+      markedUntil: new Date(Date.now() - 1_000),
+      until: new Date(),
+      expires: long,
+    } as { _id: string });
+    const started = Date.now();
+    const res = await call(app.url, 'POST', `${base}/${db}/orphaned/`, { token: admin, body: { a: 1 } });
+    expect(res.status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('answers 404 once the cache time has passed after a drop outside the API', async () => {

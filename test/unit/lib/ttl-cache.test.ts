@@ -27,4 +27,22 @@ describe('TtlCache', () => {
     cache.delete('k3');
     expect(cache.size).toBe(0);
   });
+
+  it('ends an entry at the expiry it is given, never later than the ttl', () => {
+    let now = 0;
+    const cache = new TtlCache<string, number>(2_000, 10, () => now);
+    cache.set('short', 1, 500);
+    cache.set('long', 2, 5_000);
+    now = 499;
+    expect(cache.get('short')).toBe(1);
+    now = 500;
+    expect(cache.get('short')).toBeUndefined();
+    now = 1_999;
+    expect(cache.get('long')).toBe(2);
+    now = 2_000;
+    expect(cache.get('long')).toBeUndefined();
+    cache.set('long', 3);
+    cache.set('long', 4, now);
+    expect([cache.get('long'), cache.size]).toEqual([undefined, 0]);
+  });
 });
