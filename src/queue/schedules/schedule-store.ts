@@ -203,10 +203,15 @@ export class ScheduleStore {
   }
 
   async ensureIndexes(): Promise<void> {
+    // One command per collection: FerretDB can refuse index builds on one collection running
+    // side by side ("deadlock detected").
     await Promise.all([
-      this.schedules.createIndex({ due_at: 1 }, { name: 'due_at' }),
-      this.schedules.createIndex({ owner_id: 1, name: 1 }, { name: 'owner_name', unique: true }),
-      this.schedules.createIndex({ updated_at: 1 }, { name: 'updated_at' }),
+      this.schedules.createIndexes([
+        { key: { due_at: 1 }, name: 'due_at' },
+        { key: { owner_id: 1, name: 1 }, name: 'owner_name', unique: true },
+        // The changes made since a burst was claimed ahead (see the scheduler).
+        { key: { updated_at: 1 }, name: 'updated_at' },
+      ]),
       this.runs.createIndex({ schedule_id: 1, fire_at: -1 }, { name: 'schedule_fire' }),
     ]);
   }
