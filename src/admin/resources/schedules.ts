@@ -43,7 +43,7 @@ export const NO_SCHEDULES: ScheduleSource = {
 };
 
 /** The timing in a few words: `cron 0 2 * * * (America/Chicago)`, `every 900 s`, `sunrise at 46.8, -89.5`, `once at ...`. */
-export function timingText(timing: unknown): string {
+function timingText(timing: unknown): string {
   const t = (timing ?? {}) as Record<string, unknown>;
   switch (t.kind) {
     case 'crontab':
@@ -90,7 +90,7 @@ const PROPERTIES = [
 const TEXT_FILTERS = ['name', 'owner', 'task', 'last_outcome'] as const;
 
 /** The list's filter as the service takes it: conditions on other fields (a list URL may name any) are left out. */
-export function scheduleFilter(filter: Filter | null | undefined): ScheduleBrowseFilter {
+function scheduleFilter(filter: Filter | null | undefined): ScheduleBrowseFilter {
   const out: ScheduleBrowseFilter = {};
   const conditions = filter?.filters ?? {};
   for (const field of TEXT_FILTERS) {

@@ -140,7 +140,7 @@ function refusalOf(owner: Principal | null, task: string): string | null {
  * later than the grace because the scheduler fell behind (more fires due at once than it could
  * publish in time).
  */
-export function missedReason(range: MissedRange, schedulerStartedAt: Date | null, graceMs: number): string {
+function missedReason(range: MissedRange, schedulerStartedAt: Date | null, graceMs: number): string {
   const count = `${range.atLeast ? 'at least ' : ''}${range.count} fire(s)`;
   if (schedulerStartedAt !== null && range.first.getTime() >= schedulerStartedAt.getTime()) {
     return `${count} came due while the scheduler ran, but it fell behind and reached them more than ${graceMs / 1000} s late; older than the catch-up window`;
