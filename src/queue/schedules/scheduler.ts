@@ -75,7 +75,7 @@ const FIRE_CHUNK = 500;
 /** Chunks being published at once. */
 const PUBLISH_LANES = 4;
 /** How far ahead a tick looks for a burst of fires due at about the same time. */
-const LOOKAHEAD_MS = 5_000;
+const LOOKAHEAD_MS = 15_000;
 /**
  * A burst at least this large is claimed ahead of its time (within LOOKAHEAD_MS), so that when
  * its time comes only the publishing is left; smaller ones are claimed when due.
