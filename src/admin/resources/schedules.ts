@@ -22,9 +22,9 @@ import {
   SCHEDULE_BROWSE_SORTS,
   type ScheduleBrowseFilter,
   type ScheduleBrowseQuery,
+  type ScheduleDoc,
   type ScheduleService,
 } from '../../queue/schedules/schedule-service.js';
-import type { ScheduleDoc } from '../../queue/schedules/schedule-store.js';
 import { component } from '../components.js';
 import type { ServiceAdmin } from '../current-admin.js';
 import { TASK_QUEUE } from './navigation.js';

@@ -14,6 +14,8 @@ import { nextFire, nextFires } from './timing.js';
 import { isDuplicateKey, type RunDoc, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { windowOf, type Scheduler } from './scheduler.js';
 
+export type { ScheduleDoc };
+
 export interface ScheduleServiceOptions {
   store: ScheduleStore;
   scheduler: Scheduler;
