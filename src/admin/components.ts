@@ -14,6 +14,7 @@ export const ADMIN_COMPONENTS = {
   Operations: 'Operations.tsx',
   PermissionPicker: 'PermissionPicker.tsx',
   PermissionsEdit: 'PermissionsEdit.tsx',
+  ScheduleToggle: 'ScheduleToggle.tsx',
   SetPassword: 'SetPassword.tsx',
   TokenKey: 'TokenKey.tsx',
 } as const;

@@ -4,11 +4,14 @@
  */
 import type { CurrentAdmin } from 'adminjs';
 import type { Principal } from '../auth/principal.js';
+import { isTaskAdmin } from '../auth/permissions.js';
 
 export interface ServiceAdmin extends CurrentAdmin {
   id: string;
   username: string;
   isSuperuser: boolean;
+  /** Manages every account's tasks and schedules (superusers too), not only their own. */
+  isTaskAdmin: boolean;
 }
 
 export function currentAdminFor(p: Principal): ServiceAdmin {
@@ -20,6 +23,7 @@ export function currentAdminFor(p: Principal): ServiceAdmin {
     id: p.userId ?? '',
     username,
     isSuperuser: p.isSuperuser,
+    isTaskAdmin: isTaskAdmin(p),
   };
 }
 

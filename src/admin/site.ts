@@ -16,7 +16,7 @@ import { adminLocale } from './locale.js';
 import { groupResource } from './resources/groups.js';
 import { permissionResource } from './resources/permissions.js';
 import { NO_TASK_LOG, taskLogResource, type TaskLogSource } from './resources/task-log.js';
-import { scheduleModel, scheduleResource } from './resources/schedules.js';
+import { NO_SCHEDULES, scheduleResource, type ScheduleSource } from './resources/schedules.js';
 import { tokenResource } from './resources/tokens.js';
 import { userResource } from './resources/users.js';
 import { adminRouter, type AdminRouterOptions } from './router.js';
@@ -30,7 +30,7 @@ export interface AdminSiteConfig {
   currentAdmin?: AdminRouterOptions['currentAdmin'];
 }
 
-function adminOptions(deps: AdminDeps, taskLog: TaskLogSource, schedules: ReturnType<typeof scheduleModel>): AdminJSOptions {
+function adminOptions(deps: AdminDeps, taskLog: TaskLogSource, schedules: ScheduleSource): AdminJSOptions {
   return {
     rootPath: ADMIN_ROOT,
     loginPath: LOGIN_PATH,
@@ -101,7 +101,7 @@ export async function createAdminRouter(ctx: AdminContext, config: AdminSiteConf
   };
   const bundle = await ensureComponentsBundle(config.bundleDir);
   if (bundle.built) ctx.logger.info({ file: bundle.file }, 'admin site: components bundle built');
-  const admin = new AdminJS(adminOptions(deps, ctx.queue ?? NO_TASK_LOG, scheduleModel(models.User.db)));
+  const admin = new AdminJS(adminOptions(deps, ctx.queue ?? NO_TASK_LOG, ctx.schedules ?? NO_SCHEDULES));
   return adminRouter(admin, {
     title: deps.title,
     componentsBundle: bundle.file,

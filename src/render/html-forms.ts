@@ -1,7 +1,8 @@
 /**
  * The forms of the browsable page: under a collection (insert records), a record (replace,
  * merge, delete), the database and collection lists (create or delete one), a collection's
- * indexes (create one, drop one by name) and a task's run page (submit it with args/kwargs/tags).
+ * indexes (create one, drop one by name), a task's run page (submit it with args/kwargs/tags) and
+ * the schedules list (create a schedule from its JSON).
  *
  * The forms hold no data from the database, only names from the URL and, on a task's run page,
  * the task's doc and parameters as its workers describe them (escaped like everything else);
@@ -14,7 +15,7 @@ import escapeHtml from 'escape-html';
 import { BROWSABLE_SCRIPT_PATH } from './html-script.js';
 import { recordsPath, urls } from '../http/urls.js';
 
-export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run', 'indexes'] as const;
+export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run', 'indexes', 'schedule'] as const;
 export type PageFormKind = (typeof PAGE_FORM_KINDS)[number];
 
 /** One parameter of a task's signature (Python's kinds, as the task list has them). */
@@ -214,6 +215,17 @@ function fields(form: PageForm): { heading: string; body: string; buttons: strin
             'Keys 1, -1, "2dsphere", "text" or "hashed"; a list of pairs keeps their order. Optional: name, unique, sparse, expireAfterSeconds, partialFilterExpression.',
           ) + textInput('index', 'Index name (to drop)', 'Dropping an index does not touch the records.'),
         buttons: button('POST', 'Create') + button('DELETE', 'Drop', { danger: true }),
+      };
+    case 'schedule':
+      return {
+        heading: 'Create a schedule',
+        body: textarea(
+          'content',
+          'Schedule (JSON object)',
+          '{"name": "nightly", "task": "tasks.harvest", "kwargs": {}, "crontab": "0 2 * * *", "timezone": "America/Chicago"}',
+          'name, task, args, kwargs, queue, and one timing: crontab (+ timezone), interval {"every": 15, "period": "minutes"}, solar {"event": "sunrise", "latitude": 46.8, "longitude": -89.5} or clocked (an ISO 8601 time); options overlap, catch_up_window, jitter, start_time, end_time, max_runs, expires, paused, note.',
+        ),
+        buttons: button('POST', 'Create'),
       };
     case 'task-run':
       return {

@@ -127,6 +127,7 @@ export const BROWSABLE_SCRIPT = String.raw`(function () {
       }
       return parseJson(field(form, 'content'), 'The index');
     }
+    if (kind === 'schedule') return parseJson(field(form, 'content'), 'The schedule');
     if (kind === 'task-run') {
       var call = form.hasAttribute('data-signature') ? signatureCall(form) : rawCall(form);
       var args = call.args;

@@ -70,7 +70,8 @@ export function decodeAdmin(value: string | undefined): ServiceAdmin | undefined
       parsed === null ||
       typeof parsed.id !== 'string' ||
       typeof parsed.username !== 'string' ||
-      typeof parsed.isSuperuser !== 'boolean'
+      typeof parsed.isSuperuser !== 'boolean' ||
+      typeof parsed.isTaskAdmin !== 'boolean'
     ) {
       return undefined;
     }

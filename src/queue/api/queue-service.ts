@@ -71,6 +71,30 @@ export interface SubmitOptions {
   expires?: Date;
 }
 
+/** One submission of `submitMany`, with the arguments `submit` takes. */
+export interface SubmissionRequest {
+  submitter: SubmitterAccess;
+  userId: string;
+  taskName: string;
+  submission: Submission;
+  queue: string;
+  options?: SubmitOptions;
+}
+
+function logEntryOf(item: SubmissionRequest, taskId: string): Omit<TaskLogEntry, '_id' | 'state'> {
+  return {
+    task_id: taskId,
+    user_id: item.userId,
+    user: item.submitter.username,
+    task_name: item.taskName,
+    args: storedArgs(item.submission.args),
+    kwargs: storedKwargs(item.submission.kwargs),
+    queue: item.queue,
+    tags: item.submission.tags,
+    timestamp: new Date(),
+  };
+}
+
 /** One run of the history: its log entry and its current state. */
 export interface HistoryRow {
   entry: TaskLogEntry;
@@ -145,18 +169,41 @@ export class QueueService {
     options: SubmitOptions = {},
   ): Promise<SubmittedTask> {
     const taskId = options.taskId ?? randomUUID();
+    await this.log.record(logEntryOf({ submitter, userId, taskName, submission, queue, options }, taskId));
+    return this.publishLogged(submitter, taskId, taskName, submission, queue, options);
+  }
+
+  /**
+   * Many submissions at once, each as `submit` makes it: their history entries in one insert, then
+   * every message published side by side (one confirm round trip covers many). Each one's outcome:
+   * the task, or the error `submit` would have thrown for it.
+   */
+  async submitMany(items: readonly SubmissionRequest[]): Promise<(SubmittedTask | Error)[]> {
+    const taskIds = items.map((item) => item.options?.taskId ?? randomUUID());
+    const logged = await this.log.recordMany(items.map((item, i) => logEntryOf(item, taskIds[i]!)));
+    return Promise.all(
+      items.map(async (item, i) => {
+        const failed = logged[i];
+        if (failed !== null && failed !== undefined) return failed;
+        try {
+          return await this.publishLogged(item.submitter, taskIds[i]!, item.taskName, item.submission, item.queue, item.options ?? {});
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        }
+      }),
+    );
+  }
+
+  /** Publishes a submission whose history entry is written (see submit). */
+  private async publishLogged(
+    submitter: SubmitterAccess,
+    taskId: string,
+    taskName: string,
+    submission: Submission,
+    queue: string,
+    options: SubmitOptions,
+  ): Promise<SubmittedTask> {
     const user = submitter.username;
-    await this.log.record({
-      task_id: taskId,
-      user_id: userId,
-      user,
-      task_name: taskName,
-      args: storedArgs(submission.args),
-      kwargs: storedKwargs(submission.kwargs),
-      queue,
-      tags: submission.tags,
-      timestamp: new Date(),
-    });
     try {
       await this.publisher.publish({
         taskName,

@@ -212,6 +212,23 @@ export class TaskLog {
     await this.inserts.write({ _id: entry.task_id, ...entry, state: 'PENDING' });
   }
 
+  /** Records many submissions with one unordered insert; each one's error, or null when it was written. */
+  async recordMany(entries: readonly Omit<TaskLogEntry, '_id' | 'state'>[]): Promise<(Error | null)[]> {
+    void this.ensureIndexes();
+    const docs = entries.map((entry): TaskLogEntry => ({ _id: entry.task_id, ...entry, state: 'PENDING' }));
+    try {
+      await this.deadline((signal) => this.collection.insertMany(docs, { ordered: false, ...signalOption(signal) }));
+      return bulkInsertOutcomes(docs.length, undefined);
+    } catch (error) {
+      try {
+        return bulkInsertOutcomes(docs.length, error);
+      } catch (whole) {
+        const failure = whole instanceof Error ? whole : new Error(String(whole));
+        return docs.map(() => failure);
+      }
+    }
+  }
+
   /**
    * The history's own index and the one that filters it by state, both ordered exactly like the
    * listing (newest first, then by id), on DocumentDB also those it counts from, and a state for

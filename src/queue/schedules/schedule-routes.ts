@@ -13,6 +13,7 @@ import { paginate } from '../../http/paginate.js';
 import { parsePaging } from '../../http/paging.js';
 import { queryOf } from '../../http/params.js';
 import { respond } from '../../http/respond.js';
+import { setPageForm } from '../../render/html-forms.js';
 import { pathOf, serve } from '../../http/route-table.js';
 import { PREVIEW_COUNT, QUEUE_ROUTES } from '../api/route-table.js';
 import type { RunDoc, ScheduleDoc } from './schedule-store.js';
@@ -30,6 +31,7 @@ const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 
 class ScheduleUrls {
   constructor(private readonly mountPath: string) {}
+  list = (req: Request) => absoluteUrl(req, this.mountPath + pathOf(R.schedules, {}));
   schedule = (req: Request, id: string) => absoluteUrl(req, this.mountPath + pathOf(R.schedule, { id }));
   runs = (req: Request, id: string) => absoluteUrl(req, this.mountPath + pathOf(R.scheduleRuns, { id }));
   next = (req: Request, id: string) => absoluteUrl(req, this.mountPath + pathOf(R.scheduleNext, { id }));
@@ -104,6 +106,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
       const user = requireUser(req.principal);
       const params = queryOf(req);
       const paging = parsePaging(params, defaultPageSize);
+      if (canSchedule(req.principal)) setPageForm(res, { kind: 'schedule', postUrl: urls.list(req) });
       await paginate(req, res, service().list(isTaskAdmin(req.principal) ? undefined : user.id), paging, {
         // The task list this process last heard (no broadcast per page): a schedule whose task no live worker offers says so.
         map: (doc) => describe(req, urls, doc, service().offeredLately(doc.task) === false ? [notOffered(doc.task)] : []),

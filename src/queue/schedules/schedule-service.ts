@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict } from '../../errors.js';
+import { escapeRegExp } from '../../lib/regexp.js';
 import { bindProblem } from './signature-check.js';
 import { cursorOver, type CountedRows } from '../../lib/paging.js';
 import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
@@ -12,6 +13,8 @@ import { bodyOf, mergeUpdate, parseScheduleBody, type ScheduleSpec } from './mod
 import { nextFire, nextFires } from './timing.js';
 import { isDuplicateKey, type RunDoc, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { windowOf, type Scheduler } from './scheduler.js';
+
+export type { ScheduleDoc };
 
 export interface ScheduleServiceOptions {
   store: ScheduleStore;
@@ -41,6 +44,38 @@ export interface ScheduleOverview {
 }
 
 const dueOf = (next: Date | null, paused: boolean): Date | null => (paused ? null : next);
+
+/** The fields a browse may sort by (the administration site's list). */
+export const SCHEDULE_BROWSE_SORTS = ['name', 'owner', 'task', 'next_fire_at', 'paused', 'last_outcome', 'failure_streak'] as const;
+
+/** What a browse may filter on: each text matches case-insensitively anywhere in its field. */
+export interface ScheduleBrowseFilter {
+  name?: string;
+  owner?: string;
+  task?: string;
+  last_outcome?: string;
+  paused?: boolean;
+}
+
+export interface ScheduleBrowseQuery {
+  /** Only this owner's (undefined: everyone's). */
+  ownerId: string | undefined;
+  filter: ScheduleBrowseFilter;
+  sortBy: (typeof SCHEDULE_BROWSE_SORTS)[number];
+  direction: 'asc' | 'desc';
+  skip: number;
+  limit: number;
+}
+
+function browseFilter(ownerId: string | undefined, f: ScheduleBrowseFilter): Record<string, unknown> {
+  const filter: Record<string, unknown> = ownerId === undefined ? {} : { owner_id: ownerId };
+  for (const field of ['name', 'owner', 'task', 'last_outcome'] as const) {
+    const text = f[field];
+    if (text !== undefined && text !== '') filter[field] = { $regex: escapeRegExp(text), $options: 'i' };
+  }
+  if (f.paused !== undefined) filter.paused = f.paused;
+  return filter;
+}
 
 /** The spec a stored schedule was made from. */
 export function specOf(doc: ScheduleDoc): ScheduleSpec {
@@ -204,6 +239,24 @@ export class ScheduleService {
       count: schedules.countDocuments(filter),
       open: (window) => cursorOver(schedules.find(filter).sort({ name: 1, _id: 1 }).skip(window.skip).limit(window.limit).toArray()),
     };
+  }
+
+  /** A page of schedules as the administration site lists them. */
+  browse(query: ScheduleBrowseQuery): Promise<ScheduleDoc[]> {
+    return this.options.store.schedules
+      .find(browseFilter(query.ownerId, query.filter))
+      .sort({ [query.sortBy]: query.direction === 'asc' ? 1 : -1, _id: 1 })
+      .skip(query.skip)
+      .limit(query.limit)
+      .toArray();
+  }
+
+  countBrowse(ownerId: string | undefined, filter: ScheduleBrowseFilter): Promise<number> {
+    return this.options.store.schedules.countDocuments(browseFilter(ownerId, filter));
+  }
+
+  getMany(ids: readonly string[]): Promise<ScheduleDoc[]> {
+    return this.options.store.getMany(ids);
   }
 
   runs(scheduleId: string): CountedRows<RunDoc> {

@@ -90,6 +90,9 @@ export interface RunDoc {
   write_token?: string;
 }
 
+/** Documents per bulk command when many are written at once. */
+const BULK_CHUNK = 1_000;
+
 /** A conditional update that found nothing matching its filter. */
 const NOT_MATCHED = new Error('no document matched the update');
 
@@ -111,30 +114,47 @@ class ConditionalUpdates<T extends Document & { _id: string; write_token?: strin
   private readonly batcher: WriteBatcher<PendingUpdate<T>>;
 
   constructor(private readonly collection: Collection<T>) {
-    this.batcher = new WriteBatcher(async (items) => {
-      const operations = items.map((i): AnyBulkWriteOperation<T> => ({
-        updateOne: {
-          filter: { ...i.filter, _id: i.id } as Filter<T>,
-          update: { ...i.update, $set: { ...(i.update.$set ?? {}), write_token: i.token } } as UpdateFilter<T>,
-        },
-      }));
-      // An update refused by a unique index (a schedule renamed to a name its owner has) fails
-      // alone: its own error, while the others are told from their tokens.
-      let failed: (Error | null)[] = items.map(() => null);
-      try {
-        const result = await this.collection.bulkWrite(operations, { ordered: false });
-        if (result.matchedCount === items.length) return failed;
-      } catch (error) {
-        failed = bulkInsertOutcomes(items.length, error);
-      }
-      const applied = await this.collection
-        .find({ _id: { $in: items.map((i) => i.id) }, write_token: { $in: items.map((i) => i.token) } } as Filter<T>, {
-          projection: { _id: 1, write_token: 1 },
-        })
-        .toArray();
-      const done = new Set(applied.map((d) => `${String(d._id)} ${String(d.write_token)}`));
-      return items.map((i, n) => failed[n] ?? (done.has(`${i.id} ${i.token}`) ? null : NOT_MATCHED));
-    });
+    this.batcher = new WriteBatcher((items) => this.flush(items));
+  }
+
+  /** One unordered bulk write of `items`; each one's outcome (null: applied). */
+  private async flush(items: readonly PendingUpdate<T>[]): Promise<(Error | null)[]> {
+    const operations = items.map((i): AnyBulkWriteOperation<T> => ({
+      updateOne: {
+        filter: { ...i.filter, _id: i.id } as Filter<T>,
+        update: { ...i.update, $set: { ...(i.update.$set ?? {}), write_token: i.token } } as UpdateFilter<T>,
+      },
+    }));
+    // An update refused by a unique index (a schedule renamed to a name its owner has) fails
+    // alone: its own error, while the others are told from their tokens.
+    let failed: (Error | null)[] = items.map(() => null);
+    try {
+      const result = await this.collection.bulkWrite(operations, { ordered: false });
+      if (result.matchedCount === items.length) return failed;
+    } catch (error) {
+      failed = bulkInsertOutcomes(items.length, error);
+    }
+    const applied = await this.collection
+      .find({ _id: { $in: items.map((i) => i.id) }, write_token: { $in: items.map((i) => i.token) } } as Filter<T>, {
+        projection: { _id: 1, write_token: 1 },
+      })
+      .toArray();
+    const done = new Set(applied.map((d) => `${String(d._id)} ${String(d.write_token)}`));
+    return items.map((i, n) => failed[n] ?? (done.has(`${i.id} ${i.token}`) ? null : NOT_MATCHED));
+  }
+
+  /**
+   * Applies many at once, as one unordered bulk write per chunk, with the chunks side by side
+   * (a burst of fires completes thousands together); whether each was applied (one refused by
+   * the database, like one that matched nothing, was not).
+   */
+  async applyMany(items: readonly { id: string; filter: Filter<T>; update: UpdateFilter<T> }[]): Promise<boolean[]> {
+    const chunks: PendingUpdate<T>[][] = [];
+    for (let i = 0; i < items.length; i += BULK_CHUNK) {
+      chunks.push(items.slice(i, i + BULK_CHUNK).map((item) => ({ ...item, token: randomUUID() })));
+    }
+    const outcomes = await Promise.all(chunks.map((chunk) => this.flush(chunk)));
+    return outcomes.flat().map((outcome) => outcome === null);
   }
 
   /** Applies `update` to the document `id` if it matches `filter`; whether it did. */
@@ -183,20 +203,57 @@ export class ScheduleStore {
   }
 
   async ensureIndexes(): Promise<void> {
+    // One command per collection: FerretDB can refuse index builds on one collection running
+    // side by side ("deadlock detected").
     await Promise.all([
-      this.schedules.createIndex({ due_at: 1 }, { name: 'due_at' }),
-      this.schedules.createIndex({ owner_id: 1, name: 1 }, { name: 'owner_name', unique: true }),
+      this.schedules.createIndexes([
+        { key: { due_at: 1 }, name: 'due_at' },
+        { key: { owner_id: 1, name: 1 }, name: 'owner_name', unique: true },
+        // The changes made since a burst was claimed ahead (see the scheduler).
+        { key: { updated_at: 1 }, name: 'updated_at' },
+      ]),
       this.runs.createIndex({ schedule_id: 1, fire_at: -1 }, { name: 'schedule_fire' }),
     ]);
   }
 
-  /** The schedules due by `now`, soonest first: the tick's one query. */
-  due(now: Date, limit: number): Promise<ScheduleDoc[]> {
+  /**
+   * The ids and due times of the schedules due after `after` (none: any time) up to `until`,
+   * soonest first: what a tick reads before it fetches the schedules it will deal with.
+   */
+  dueIds(after: Date | null, until: Date, limit: number): Promise<{ _id: string; due_at: Date }[]> {
     return this.schedules
-      .find({ due_at: { $lte: now } })
-      .sort({ due_at: 1 })
+      .find({ due_at: after === null ? { $lte: until } : { $gt: after, $lte: until } }, { projection: { _id: 1, due_at: 1 } })
+      .sort({ due_at: 1, _id: 1 })
       .limit(limit)
-      .toArray();
+      .toArray() as Promise<{ _id: string; due_at: Date }[]>;
+  }
+
+  /** As dueIds, for the schedules after `after` in the order (due time, id): the next page of a look ahead. */
+  dueIdsAfter(after: { due_at: Date; _id: string }, until: Date, limit: number): Promise<{ _id: string; due_at: Date }[]> {
+    return this.schedules
+      .find(
+        {
+          due_at: { $gte: after.due_at, $lte: until },
+          $or: [{ due_at: { $gt: after.due_at } }, { _id: { $gt: after._id } }],
+        },
+        { projection: { _id: 1, due_at: 1 } },
+      )
+      .sort({ due_at: 1, _id: 1 })
+      .limit(limit)
+      .toArray() as Promise<{ _id: string; due_at: Date }[]>;
+  }
+
+  /** The schedules `ids`, read in chunks side by side (the order is not kept). */
+  async getMany(ids: readonly string[]): Promise<ScheduleDoc[]> {
+    const chunks: string[][] = [];
+    for (let i = 0; i < ids.length; i += BULK_CHUNK) chunks.push(ids.slice(i, i + BULK_CHUNK));
+    return (await Promise.all(chunks.map((chunk) => this.schedules.find({ _id: { $in: chunk } }).toArray()))).flat();
+  }
+
+  /** When each schedule changed through the service since `since` (its `updated_at`), by id. */
+  async changedSince(since: Date): Promise<Map<string, number>> {
+    const changed = await this.schedules.find({ updated_at: { $gte: since } }, { projection: { _id: 1, updated_at: 1 } }).toArray();
+    return new Map(changed.map((d) => [d._id, d.updated_at.getTime()]));
   }
 
   get(id: string): Promise<ScheduleDoc | null> {
@@ -234,6 +291,58 @@ export class ScheduleStore {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Claims many fires with one unordered insert per chunk: for each, whether the caller won it
+   * (false when the entry was there already, or the database refused it).
+   */
+  async claimMany(runs: readonly RunDoc[]): Promise<boolean[]> {
+    const chunks: RunDoc[][] = [];
+    for (let i = 0; i < runs.length; i += BULK_CHUNK) chunks.push(runs.slice(i, i + BULK_CHUNK));
+    const outcomes = await Promise.all(
+      chunks.map(async (chunk) => {
+        try {
+          await this.runs.insertMany(chunk, { ordered: false });
+          return bulkInsertOutcomes(chunk.length, undefined);
+        } catch (error) {
+          return bulkInsertOutcomes(chunk.length, error);
+        }
+      }),
+    );
+    return outcomes.flat().map((outcome) => outcome === null);
+  }
+
+  /** Removes the caller's claims that it decided not to publish (never published, so nothing is lost). */
+  async releaseClaims(ids: readonly string[], by: string): Promise<void> {
+    if (ids.length > 0) await this.runs.deleteMany({ _id: { $in: [...ids] }, claimed_by: by, state: 'claimed' });
+  }
+
+  /** Completes many of the caller's own claims at once; whether each still was the caller's. */
+  completeMany(items: readonly { id: string; by: string; fields: Partial<RunDoc> }[]): Promise<boolean[]> {
+    return this.runUpdates.applyMany(
+      items.map((i) => ({ id: i.id, filter: { claimed_by: i.by, state: 'claimed' }, update: { $set: i.fields } })),
+    );
+  }
+
+  /** Applies many compare-and-set updates of schedules at once; whether each applied. */
+  updateManyIf(items: readonly { id: string; expect: Filter<ScheduleDoc>; update: UpdateFilter<ScheduleDoc> }[]): Promise<boolean[]> {
+    return this.scheduleUpdates.applyMany(items.map((i) => ({ id: i.id, filter: i.expect, update: i.update })));
+  }
+
+  /** The run-log entries `ids` (those that exist). */
+  async getRuns(ids: readonly string[]): Promise<RunDoc[]> {
+    if (ids.length === 0) return [];
+    return this.runs.find({ _id: { $in: [...ids] } }).toArray();
+  }
+
+  /** Of `scheduleIds`, those with a claim still open on a fire from their `from` on (one query for all). */
+  async withOpenClaims(from: ReadonlyMap<string, Date>): Promise<Set<string>> {
+    if (from.size === 0) return new Set();
+    const open = await this.runs
+      .find({ schedule_id: { $in: [...from.keys()] }, state: 'claimed' }, { projection: { schedule_id: 1, fire_at: 1 } })
+      .toArray();
+    return new Set(open.filter((r) => r.fire_at.getTime() >= from.get(r.schedule_id)!.getTime()).map((r) => r.schedule_id));
   }
 
   /** The earliest claim still open of the schedule's fires from `from` on (the index on schedule and fire time answers it). */

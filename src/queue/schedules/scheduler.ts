@@ -27,12 +27,12 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log/logger.js';
 import type { Principal } from '../../auth/principal.js';
 import { canRunTask, canSchedule } from '../../auth/permissions.js';
-import type { QueueService } from '../api/queue-service.js';
+import type { QueueService, SubmissionRequest } from '../api/queue-service.js';
 import { defaultQueue } from '../api/task-catalog.js';
 import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
 import { READY_STATES } from '../results/states.js';
-import { planDue, type DueStep } from './plan.js';
+import { planDue, type DueStep, type MissedRange } from './plan.js';
 import { runKey, type RunDoc, type RunKind, type RunState, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { nextFire, type Window } from './timing.js';
 import { QueueUnavailableError } from '../errors.js';
@@ -64,9 +64,25 @@ export interface FireEvent {
 }
 
 /** Due schedules read per query; more are read at once when a batch came back full. */
-const BATCH = 500;
-/** Schedules dealt with side by side in one tick. */
+const BATCH = 5_000;
+/** Schedules that need reads of their own (see isPlain) dealt with side by side in one tick. */
 const CONCURRENCY = 64;
+/**
+ * Fires published together: their history entries in one insert, their messages side by side;
+ * the chunks of a burst go side by side too, so one chunk's insert overlaps another's publishing.
+ */
+const FIRE_CHUNK = 500;
+/** Chunks being published at once. */
+const PUBLISH_LANES = 4;
+/** How far ahead a tick looks for a burst of fires due at about the same time. */
+const LOOKAHEAD_MS = 15_000;
+/**
+ * A burst at least this large is claimed ahead of its time (within LOOKAHEAD_MS), so that when
+ * its time comes only the publishing is left; smaller ones are claimed when due.
+ */
+const EARLY_CLAIM_MIN = 200;
+/** How far back the check for schedules changed since their fires were claimed ahead looks beyond the claim (other machines' clocks). */
+const CLOCK_SKEW_MS = 5_000;
 /** Fires dealt with for one schedule in one tick before the others get their turn. */
 const MAX_STEPS = 20;
 /** How often a schedule holding a buffered run looks whether the last run finished. */
@@ -83,6 +99,55 @@ const dueAt = (next: Date | null, jitterSeconds: number): Date | null =>
 
 export const windowOf = (s: Pick<ScheduleDoc, 'start_time' | 'end_time'>): Window => ({ start: s.start_time, end: s.end_time });
 
+type FireStep = Extract<DueStep, { kind: 'fire' }>;
+
+/** A fire this process claimed and publishes when its time comes. */
+interface Claimed {
+  s: ScheduleDoc;
+  step: FireStep;
+  run: RunDoc;
+  /** When it is due: its own time plus the schedule's jitter (a catch-up run: its own time). */
+  dueTime: Date;
+}
+
+/** Fires due at the same moment, claimed ahead of it. */
+interface Burst {
+  at: number;
+  claimedAt: Date;
+  fires: Claimed[];
+}
+
+/** A compare-and-set update of one schedule. */
+interface Advance {
+  id: string;
+  expect: Parameters<ScheduleStore['updateIf']>[1];
+  update: Parameters<ScheduleStore['updateIf']>[2];
+  /** The schedule's new `due_at` once applied. */
+  due: Date | null;
+}
+
+/** Why a fire the scheduler will not run may not be run, or null when it may. */
+function refusalOf(owner: Principal | null, task: string): string | null {
+  if (owner === null) return "the owner's account is inactive or no longer exists";
+  if (!canSchedule(owner)) return 'the owner may no longer schedule tasks (cybercom_queue.schedule_tasks)';
+  if (!canRunTask(owner, task)) return `the owner may no longer run the task "${task}"`;
+  return null;
+}
+
+/**
+ * Why fires were recorded as missed. A range that began before this process's scheduler started
+ * passed while no scheduler ran here (downtime); one that came due while it ran was reached
+ * later than the grace because the scheduler fell behind (more fires due at once than it could
+ * publish in time).
+ */
+function missedReason(range: MissedRange, schedulerStartedAt: Date | null, graceMs: number): string {
+  const count = `${range.atLeast ? 'at least ' : ''}${range.count} fire(s)`;
+  if (schedulerStartedAt !== null && range.first.getTime() >= schedulerStartedAt.getTime()) {
+    return `${count} came due while the scheduler ran, but it fell behind and reached them more than ${graceMs / 1000} s late; older than the catch-up window`;
+  }
+  return `${count} passed while no scheduler ran, older than the catch-up window`;
+}
+
 export class Scheduler {
   /** Names this process in the claims it makes. */
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -90,10 +155,22 @@ export class Scheduler {
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly listeners = new Set<(event: FireEvent) => void>();
+  /** When this process's scheduler started: fires due since then that it reached late, it fell behind on. */
+  private startedAt: Date | null = null;
+  /** Bursts claimed ahead of their time, soonest first, and the schedules they hold. */
+  private readonly bursts: Burst[] = [];
+  private readonly inHand = new Set<string>();
+  /** The last schedule (due time, id) looked at ahead: the next look starts after it. */
+  private lookedAheadTo: { due_at: Date; _id: string } | null = null;
+  /** Schedules whose fire another process claimed, by id: until when its lease holds (ms). */
+  private readonly heldElsewhere = new Map<string, number>();
+  /** Bursts published whose entries are being completed and schedules advanced. */
+  private readonly finishing = new Set<Promise<void>>();
 
   constructor(private readonly options: SchedulerOptions) {}
 
   start(): this {
+    this.startedAt = new Date();
     this.schedule(0);
     return this;
   }
@@ -108,20 +185,74 @@ export class Scheduler {
     this.timer = setTimeout(() => {
       this.running = this.tick().then((full) => {
         this.running = undefined;
-        this.schedule(full ? 0 : this.options.tickMs);
+        // The next tick comes at the tick interval, or sooner when a burst claimed ahead is due.
+        const burst = this.bursts[0]?.at;
+        const untilBurst = burst === undefined ? Infinity : Math.max(0, burst - Date.now());
+        this.schedule(full ? 0 : Math.min(this.options.tickMs, untilBurst));
       });
     }, delayMs);
   }
 
-  /** One pass over the due schedules; true when there may be more due right now. */
+  /**
+   * One pass: publishes the bursts claimed ahead whose time has come, deals with the schedules
+   * due now, then claims ahead a burst coming within LOOKAHEAD_MS. True when there may be more
+   * due right now.
+   */
   async tick(): Promise<boolean> {
-    let due: ScheduleDoc[];
+    const { store } = this.options;
     try {
-      due = await this.options.store.due(new Date(), BATCH);
+      // A burst's publishing is awaited; its completions and advances go on beside the next ticks
+      // (its schedules stay in hand until they are done, so no tick reads them meanwhile).
+      while (this.bursts.length > 0 && this.bursts[0]!.at <= Date.now() && !this.closed) await this.fireBurst(this.bursts.shift()!);
+      const now = new Date();
+      this.forgetHeld(now.getTime());
+      const rows = await store.dueIds(null, now, BATCH);
+      const ids = rows.filter((r) => this.free(r._id, now.getTime())).map((r) => r._id);
+      if (ids.length > 0) await this.dealWith(await store.getMany(ids), now);
+      if (rows.length === BATCH && ids.length > 0) return true;
+      if (!this.closed) await this.claimAhead(new Date());
     } catch (err) {
-      this.options.logger.warn({ err }, 'scheduler: could not read the due schedules');
-      return false;
+      this.options.logger.warn({ err }, 'scheduler: could not deal with the due schedules');
     }
+    return false;
+  }
+
+  /** Whether this process may look at the schedule now: not in a burst it holds, not held by another's live claim. */
+  private free(id: string, now: number): boolean {
+    return !this.inHand.has(id) && (this.heldElsewhere.get(id) ?? 0) <= now;
+  }
+
+  private forgetHeld(now: number): void {
+    for (const [id, until] of this.heldElsewhere) if (until <= now) this.heldElsewhere.delete(id);
+  }
+
+  /**
+   * Whether the schedule's due fire can go with the others in bulk: one that needs reads of its
+   * own (a buffered run, an overlap policy with a last run to look at) goes alone (`handle`).
+   */
+  private isPlain(s: ScheduleDoc, until: number): boolean {
+    return (
+      s.buffered_run === null &&
+      s.next_fire_at !== null &&
+      s.next_fire_at.getTime() <= until &&
+      (s.overlap === 'allow' || s.last_task_id === null)
+    );
+  }
+
+  /** Deals with schedules due now: the plain ones claimed and published in bulk, the others one by one. */
+  private async dealWith(docs: ScheduleDoc[], now: Date): Promise<void> {
+    const plain: ScheduleDoc[] = [];
+    const alone: ScheduleDoc[] = [];
+    for (const s of docs) {
+      if (s.due_at === null || s.due_at.getTime() > now.getTime()) continue;
+      (this.isPlain(s, now.getTime()) ? plain : alone).push(s);
+    }
+    const { claimed, others } = await this.claimFires(plain, now);
+    await Promise.all([this.fire(claimed, null).then(({ settled }) => settled), this.handleEach([...alone, ...others])]);
+  }
+
+  /** Deals with schedules one at a time each, CONCURRENCY side by side. */
+  private async handleEach(due: ScheduleDoc[]): Promise<void> {
     // Processes reading the same batch start at different places, so they rarely meet on a fire.
     const offset = due.length === 0 ? 0 : Math.floor(Math.random() * due.length);
     const order = [...due.slice(offset), ...due.slice(0, offset)];
@@ -135,7 +266,256 @@ export class Scheduler {
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, order.length) }, lane));
-    return due.length === BATCH;
+  }
+
+  /**
+   * Claims ahead the fires coming within LOOKAHEAD_MS when there are at least EARLY_CLAIM_MIN of
+   * them not claimed yet: their claims are written now, so that at their time only their
+   * publishing is left. Each claim's lease runs from its fire's time.
+   */
+  private async claimAhead(now: Date): Promise<void> {
+    const { store } = this.options;
+    const horizon = new Date(now.getTime() + LOOKAHEAD_MS);
+    let after =
+      this.lookedAheadTo !== null && this.lookedAheadTo.due_at.getTime() > now.getTime() ? this.lookedAheadTo : { due_at: now, _id: '' };
+    for (let page = 0; !this.closed; page++) {
+      const rows = await store.dueIdsAfter(after, horizon, BATCH);
+      if (page === 0 && rows.length < EARLY_CLAIM_MIN) return;
+      if (rows.length === 0) return;
+      after = rows.at(-1)!;
+      this.lookedAheadTo = after;
+      const ids = rows.filter((r) => this.free(r._id, now.getTime())).map((r) => r._id);
+      const docs = (await store.getMany(ids)).filter(
+        (s) =>
+          s.due_at !== null &&
+          s.due_at.getTime() > now.getTime() &&
+          s.due_at.getTime() <= horizon.getTime() &&
+          this.isPlain(s, horizon.getTime()),
+      );
+      const { claimed } = await this.claimFires(docs, now);
+      const byTime = new Map<number, Claimed[]>();
+      for (const c of claimed) {
+        this.inHand.add(c.s._id);
+        const at = c.dueTime.getTime();
+        byTime.set(at, [...(byTime.get(at) ?? []), c]);
+      }
+      for (const [at, fires] of byTime) {
+        const burst = this.bursts.find((b) => b.at === at);
+        if (burst === undefined) this.bursts.push({ at, claimedAt: now, fires });
+        else burst.fires.push(...fires);
+      }
+      this.bursts.sort((a, b) => a.at - b.at);
+      if (rows.length < BATCH) return;
+    }
+  }
+
+  private async fireBurst(burst: Burst): Promise<void> {
+    const release = () => {
+      for (const c of burst.fires) this.inHand.delete(c.s._id);
+    };
+    try {
+      const { settled } = await this.fire(burst.fires, burst.claimedAt);
+      const finishing = settled.then(release, (err: unknown) => {
+        release();
+        this.options.logger.warn({ err }, 'scheduler: could not complete a burst of fires');
+      });
+      this.finishing.add(finishing);
+      void finishing.finally(() => this.finishing.delete(finishing));
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * Plans and claims the due fire of each schedule, all with one insert. Resolves with the fires
+   * this process won, and the schedules to deal with one by one: those with a claim left open by
+   * another process (late, or whose lease ran out), which may have to be taken over.
+   */
+  private async claimFires(docs: ScheduleDoc[], now: Date): Promise<{ claimed: Claimed[]; others: ScheduleDoc[] }> {
+    const { store } = this.options;
+    if (docs.length === 0) return { claimed: [], others: [] };
+    // A late fire may have a claim left open by a process that died (see leftClaim): one query for all of them.
+    const lateEdge = now.getTime() - this.options.graceMs;
+    const late = new Map(docs.filter((s) => s.next_fire_at!.getTime() < lateEdge).map((s) => [s._id, s.next_fire_at!]));
+    const open = await store.withOpenClaims(late);
+    const others = docs.filter((s) => open.has(s._id));
+    const missedRuns: { s: ScheduleDoc; run: RunDoc }[] = [];
+    const fires: Claimed[] = [];
+    const advances: Advance[] = [];
+    for (const s of docs) {
+      if (open.has(s._id)) continue;
+      const step = planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
+        graceMs: this.options.graceMs,
+        catchUpWindowMs: s.catch_up_window_s * 1000,
+      });
+      if (step.missed !== null) missedRuns.push({ s, run: this.missedRun(s._id, step.missed, now) });
+      if (step.kind === 'missed') {
+        advances.push(this.advanceOf(s, step, null, step.missed?.count ?? 0));
+        continue;
+      }
+      const dueTime = step.catchUp ? step.fire : (s.due_at ?? step.fire);
+      const run: RunDoc = {
+        ...this.newRun(s._id, runKey(s._id, step.fire), step.catchUp ? 'catch_up' : 'scheduled', step.fire, now),
+        count: step.covers,
+        lease_until: new Date(Math.max(now.getTime(), dueTime.getTime()) + this.options.claimLeaseMs),
+      };
+      fires.push({ s, step, run, dueTime });
+    }
+    const won = await store.claimMany([...missedRuns.map((m) => m.run), ...fires.map((f) => f.run)]);
+    missedRuns.forEach((m, i) => {
+      if (won[i]) this.emit({ scheduleId: m.s._id, kind: 'missed', outcome: 'missed', latenessMs: null, count: m.run.count });
+    });
+    const claimed: Claimed[] = [];
+    const lost: Claimed[] = [];
+    fires.forEach((f, i) => (won[missedRuns.length + i] ? claimed : lost).push(f));
+    const existing = new Map((await store.getRuns(lost.map((f) => f.run._id))).map((r) => [r._id, r]));
+    for (const f of lost) {
+      const run = existing.get(f.run._id);
+      // Not there: the insert was refused for another reason; the schedule is looked at again next tick.
+      if (run === undefined) continue;
+      if (run.state !== 'claimed') advances.push(this.advanceOf(f.s, f.step, run, f.step.missed?.count ?? 0));
+      else if (run.lease_until.getTime() > now.getTime()) this.heldElsewhere.set(f.s._id, run.lease_until.getTime());
+      else others.push(f.s);
+    }
+    if (advances.length > 0) await store.updateManyIf(advances);
+    return { claimed, others };
+  }
+
+  private missedRun(scheduleId: string, missed: MissedRange, now: Date): RunDoc {
+    return {
+      ...this.newRun(scheduleId, `${scheduleId}@missed@${missed.first.toISOString()}`, 'missed', missed.first, now),
+      state: 'missed',
+      count: missed.count,
+      reason: missedReason(missed, this.startedAt, this.options.graceMs),
+    };
+  }
+
+  /**
+   * Publishes fires this process claimed, in chunks side by side, reading each owner once (their
+   * rights are checked now, at the fire). Resolves once all are published, with `settled`: their
+   * entries completed and their schedules advanced, in bulk, after the publishing. `claimedAt`:
+   * when they were claimed ahead (null: just now); a schedule changed, paused or resumed through
+   * the service since then is not fired, and its claim is withdrawn (the schedule's new due time
+   * is looked at as any other).
+   */
+  private async fire(claimed: Claimed[], claimedAt: Date | null): Promise<{ settled: Promise<void> }> {
+    if (claimed.length === 0) return { settled: Promise.resolve() };
+    const { store } = this.options;
+    let fires = claimed;
+    if (claimedAt !== null) {
+      const changed = await store.changedSince(new Date(claimedAt.getTime() - CLOCK_SKEW_MS));
+      const isChanged = (c: Claimed) => changed.has(c.s._id) && changed.get(c.s._id) !== c.s.updated_at.getTime();
+      await store.releaseClaims(
+        fires.filter(isChanged).map((c) => c.run._id),
+        this.id,
+      );
+      fires = fires.filter((c) => !isChanged(c));
+    }
+    const owners = new Map<string, Principal | null>();
+    await Promise.all(
+      [...new Set(fires.map((c) => c.s.owner_id))].map(async (id) => {
+        owners.set(id, await this.options.owner(id));
+      }),
+    );
+    const queues = new Map<string, string>();
+    await Promise.all(
+      [...new Set(fires.filter((c) => c.s.queue === null).map((c) => c.s.task))].map(async (task) => {
+        queues.set(task, await this.defaultQueueOf(task));
+      }),
+    );
+    const chunks: Claimed[][] = [];
+    for (let i = 0; i < fires.length; i += FIRE_CHUNK) chunks.push(fires.slice(i, i + FIRE_CHUNK));
+    // Every chunk is published before any is completed: the completions and advances would
+    // otherwise hold the database while later chunks wait to be published.
+    const published: Partial<RunDoc>[][] = new Array<Partial<RunDoc>[]>(chunks.length);
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < chunks.length) {
+        const n = next++;
+        published[n] = await this.publishChunk(chunks[n]!, owners, queues);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PUBLISH_LANES, chunks.length) }, lane));
+    const settled = (async () => {
+      for (let n = 0; n < chunks.length; n++) await this.settleChunk(chunks[n]!, published[n]!);
+    })();
+    return { settled };
+  }
+
+  /** Publishes a chunk of fires; resolves with the fields that complete each one's entry. */
+  private async publishChunk(
+    chunk: Claimed[],
+    owners: Map<string, Principal | null>,
+    queues: Map<string, string>,
+  ): Promise<Partial<RunDoc>[]> {
+    const { queue } = this.options;
+    const fields: Partial<RunDoc>[] = new Array<Partial<RunDoc>>(chunk.length);
+    const toSubmit: number[] = [];
+    chunk.forEach((c, i) => {
+      const refusal = refusalOf(owners.get(c.s.owner_id) ?? null, c.s.task);
+      if (refusal === null) toSubmit.push(i);
+      else fields[i] = { state: 'refused', reason: refusal };
+    });
+    const outcomes = await queue.submitMany(toSubmit.map((i) => this.submissionOf(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!, queues)));
+    const publishedAt = new Date();
+    const retry: number[] = [];
+    toSubmit.forEach((i, n) => {
+      const outcome = outcomes[n];
+      const c = chunk[i]!;
+      if (!(outcome instanceof Error)) {
+        fields[i] = {
+          state: 'published',
+          published_at: publishedAt,
+          lateness_ms: Math.max(0, publishedAt.getTime() - c.dueTime.getTime()),
+        };
+      } else if (outcome instanceof QueueUnavailableError && outcome.detail?.task_id === undefined) {
+        retry.push(i);
+      } else {
+        this.options.logger.warn({ err: outcome, schedule: c.s._id }, 'scheduler: could not publish a fire');
+        fields[i] = { state: 'failed', reason: outcome.message };
+      }
+    });
+    // The broker was not reached: each is tried again while its claim holds (see publish).
+    await Promise.all(
+      retry.map(async (i) => {
+        const c = chunk[i]!;
+        fields[i] = await this.publish(c.s, owners.get(c.s.owner_id)!, c.run, c.dueTime);
+      }),
+    );
+    return fields;
+  }
+
+  /** Completes the entries of a published chunk and advances its schedules. */
+  private async settleChunk(chunk: Claimed[], fields: Partial<RunDoc>[]): Promise<void> {
+    const { store } = this.options;
+    const completed = await store.completeMany(chunk.map((c, i) => ({ id: c.run._id, by: this.id, fields: fields[i]! })));
+    const advances: Advance[] = [];
+    chunk.forEach((c, i) => {
+      if (!completed[i]) return;
+      const done = { ...c.run, ...fields[i] };
+      this.emit({ scheduleId: c.s._id, kind: c.run.kind, outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
+      advances.push(this.advanceOf(c.s, c.step, done, c.step.missed?.count ?? 0));
+    });
+    if (advances.length > 0) await store.updateManyIf(advances);
+  }
+
+  private submissionOf(c: Claimed, owner: Principal, queues: Map<string, string>): SubmissionRequest {
+    const { s, run } = c;
+    const queueName = s.queue ?? queues.get(s.task) ?? CELERY_DEFAULT_QUEUE;
+    return {
+      submitter: submitterAccessOf({ username: owner.username!, isSuperuser: owner.isSuperuser, permissions: owner.permissions }),
+      userId: s.owner_id,
+      taskName: s.task,
+      submission: {
+        args: parseExactJson(s.args_json) as ExactJsonValue[],
+        kwargs: parseExactJson(s.kwargs_json) as ExactJsonObject,
+        tags: [`schedule:${s._id}`],
+        queue: queueName,
+      },
+      queue: queueName,
+      options: { taskId: run.task_id!, expires: s.expires_s === null ? undefined : new Date(Date.now() + s.expires_s * 1000) },
+    };
   }
 
   /** Deals with what is due of one schedule, one fire at a time. */
@@ -176,12 +556,7 @@ export class Scheduler {
         catchUpWindowMs: s.catch_up_window_s * 1000,
       });
     if (step.missed !== null) {
-      const recorded = await store.recordMissed({
-        ...this.newRun(s._id, `${s._id}@missed@${step.missed.first.toISOString()}`, 'missed', step.missed.first, now),
-        state: 'missed',
-        count: step.missed.count,
-        reason: `${step.missed.atLeast ? 'at least ' : ''}${step.missed.count} fire(s) passed while no scheduler ran, older than the catch-up window`,
-      });
+      const recorded = await store.recordMissed(this.missedRun(s._id, step.missed, now));
       if (recorded) this.emit({ scheduleId: s._id, kind: 'missed', outcome: 'missed', latenessMs: null, count: step.missed.count });
     }
     if (step.kind === 'missed') return this.advance(s, step, null, step.missed?.count ?? 0);
@@ -256,9 +631,8 @@ export class Scheduler {
   private async execute(s: ScheduleDoc, run: RunDoc, dueTime: Date, overlap: boolean): Promise<Partial<RunDoc>> {
     const { queue } = this.options;
     const owner = await this.options.owner(s.owner_id);
-    if (owner === null) return { state: 'refused', reason: "the owner's account is inactive or no longer exists" };
-    if (!canSchedule(owner)) return { state: 'refused', reason: 'the owner may no longer schedule tasks (cybercom_queue.schedule_tasks)' };
-    if (!canRunTask(owner, s.task)) return { state: 'refused', reason: `the owner may no longer run the task "${s.task}"` };
+    const refusal = refusalOf(owner, s.task);
+    if (refusal !== null || owner === null) return { state: 'refused', reason: refusal };
     if (run.recovered && (await queue.log.get(run.task_id!)) !== null) {
       return {
         state: 'published',
@@ -346,6 +720,12 @@ export class Scheduler {
    * as next. Resolves with the new `due_at`, or undefined when the schedule had moved meanwhile.
    */
   private async advance(s: ScheduleDoc, step: DueStep, run: RunDoc | null, missed: number): Promise<Date | null | undefined> {
+    const { id, expect, update, due } = this.advanceOf(s, step, run, missed);
+    return (await this.options.store.updateIf(id, expect, update)) ? due : undefined;
+  }
+
+  /** The compare-and-set update that moves the schedule past the fire `step` dealt with (see advance). */
+  private advanceOf(s: ScheduleDoc, step: DueStep, run: RunDoc | null, missed: number): Advance {
     const published = run?.state === 'published';
     const total = s.total_runs + (published ? 1 : 0);
     const finished = step.next === null || (s.max_runs !== null && total >= s.max_runs);
@@ -355,10 +735,11 @@ export class Scheduler {
     const holdsBuffer = buffered || s.buffered_run !== null;
     const nextDue = next === null ? (holdsBuffer ? this.recheck(null, new Date()) : null) : dueAt(next, s.jitter_s);
     const due = holdsBuffer && nextDue !== null ? this.recheck(nextDue, new Date()) : nextDue;
-    const advanced = await this.options.store.updateIf(
-      s._id,
-      { next_fire_at: s.next_fire_at, total_runs: s.total_runs },
-      {
+    return {
+      id: s._id,
+      expect: { next_fire_at: s.next_fire_at, total_runs: s.total_runs },
+      due,
+      update: {
         $set: {
           next_fire_at: next,
           due_at: due,
@@ -373,8 +754,7 @@ export class Scheduler {
         },
         $inc: { missed_total: missed },
       },
-    );
-    return advanced ? due : undefined;
+    };
   }
 
   /** Publishes the buffered run once the last run finished (or finishes one whose process died doing so). */
@@ -438,5 +818,6 @@ export class Scheduler {
     this.closed = true;
     clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.finishing);
   }
 }

@@ -45,6 +45,24 @@ export const SOLAR_SEARCH_DAYS = 366;
 const crons = new Map<string, Cron>();
 const CRON_CACHE_MAX = 20_000;
 
+/**
+ * Each crontab's last answer: many schedules share a crontab, and a burst of their fires asks
+ * for the fire after the same moment again and again (croner takes a fraction of a millisecond).
+ */
+const lastNext = new Map<string, { after: number; next: Date | null }>();
+
+function cronNextRun(cron: string, tz: string, after: Date): Date | null {
+  const key = `${tz} ${cron}`;
+  const memo = lastNext.get(key);
+  if (memo?.after !== after.getTime()) {
+    const next = cronOf(cron, tz).nextRun(after);
+    if (lastNext.size >= CRON_CACHE_MAX) lastNext.clear();
+    lastNext.set(key, { after: after.getTime(), next });
+    return next;
+  }
+  return memo.next === null ? null : new Date(memo.next.getTime());
+}
+
 /** Throws croner's own error for a bad pattern or zone (the caller turns it into a 400). */
 export function cronOf(cron: string, tz: string): Cron {
   const key = `${tz} ${cron}`;
@@ -72,7 +90,7 @@ export function solarEventOn(day: Date, event: SolarEvent, lat: number, lon: num
 function rawNextFire(timing: Timing, after: Date): Date | null {
   switch (timing.kind) {
     case 'crontab':
-      return cronOf(timing.cron, timing.tz).nextRun(after);
+      return cronNextRun(timing.cron, timing.tz, after);
     case 'interval': {
       const every = timing.everySeconds * 1000;
       const anchor = timing.anchor.getTime();

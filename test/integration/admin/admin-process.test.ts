@@ -57,7 +57,14 @@ describe('the admin process', () => {
   it('is started by the first admin page, which it makes for the administrator the API forwarded', async () => {
     expect(adminChildren()).toEqual([]);
     // The staff member claims to be the superuser in the header the API uses to forward.
-    const forged = encodeAdmin({ email: ROOT.username, title: 'Superuser', id: 'x', username: ROOT.username, isSuperuser: true });
+    const forged = encodeAdmin({
+      email: ROOT.username,
+      title: 'Superuser',
+      id: 'x',
+      username: ROOT.username,
+      isSuperuser: true,
+      isTaskAdmin: true,
+    });
     const res = await staff.get(ADMIN, { accept: 'text/html', [ADMIN_HEADER]: forged });
     expect(res.status, res.text.slice(0, 300)).toBe(200);
     expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self' 'nonce-[^']+'/);

@@ -154,6 +154,13 @@ describe('forms', () => {
     expect((await rootBrowser.get(`${colPath()}?format=json`)).text).not.toContain('<form');
   });
 
+  it('offers the schedule form on the schedules list to callers who may schedule, and not to others', async () => {
+    expect(formKind((await rootBrowser.get('/api/queue/schedules/', html)).text)).toEqual(['schedule', '/api/queue/schedules/']);
+    const readerPage = await readerBrowser.get('/api/queue/schedules/', html);
+    expect(readerPage.status).toBe(200);
+    expect(formKind(readerPage.text)).toBeUndefined();
+  });
+
   it('serves the page script itself, with the CSRF header logic', async () => {
     const script = await new Browser(app.url).get('/api/static/browsable.js', { accept: '*/*' });
     expect(script.status).toBe(200);

@@ -67,3 +67,35 @@ it('shows the next fires and the failing schedules on the Operations page, to wh
   const theirs = await staffer.get(`${ADMIN}/operations/data`);
   expect(theirs.json.schedules).toEqual({ active: 0, paused: 0, next: [], failing: [] });
 });
+
+it('pauses a schedule with a note and resumes it, through the schedules service; staff who may not manage it cannot', async () => {
+  const refused = await adminApiPost(staffer, `/resources/Schedule/records/${scheduleId}/pause`, { note: 'not mine' });
+  expect(refused.json.notice?.type ?? 'error').toBe('error');
+  expect(await app.ctx.serviceDb.collection('schedules').findOne({ _id: scheduleId as never })).toMatchObject({ paused: false });
+
+  const paused = await adminApiPost(root, `/resources/Schedule/records/${scheduleId}/pause`, { note: 'sensor maintenance' });
+  expect(paused.status, paused.text).toBe(200);
+  expect(paused.json.notice).toMatchObject({ type: 'success' });
+  // As the service pauses: no due time, so the scheduler passes it by; the next fire kept.
+  expect(await app.ctx.serviceDb.collection('schedules').findOne({ _id: scheduleId as never })).toMatchObject({
+    paused: true,
+    note: 'sensor maintenance',
+    due_at: null,
+  });
+  const shown = await adminApiGet(root, `/resources/Schedule/records/${scheduleId}/show`);
+  expect(shown.json.record.params).toMatchObject({ paused: true, note: 'sensor maintenance' });
+
+  const resumed = await adminApiPost(root, `/resources/Schedule/records/${scheduleId}/resume`, {});
+  expect(resumed.json.notice).toMatchObject({ type: 'success' });
+  const after = await app.ctx.serviceDb.collection('schedules').findOne({ _id: scheduleId as never });
+  expect(after).toMatchObject({ paused: false, note: '' });
+  expect(after?.due_at).toBeInstanceOf(Date);
+});
+
+it("lists for other staff only their own schedules, as the schedules' API does", async () => {
+  const theirs = await adminApiGet(staffer, '/resources/Schedule/actions/list');
+  expect(theirs.status, theirs.text).toBe(200);
+  expect(theirs.json.records).toEqual([]);
+  const filtered = await adminApiGet(root, '/resources/Schedule/actions/list?filters.task=ADD');
+  expect(filtered.json.records.map((r: { id: string }) => r.id)).toEqual([scheduleId]);
+});

@@ -378,3 +378,37 @@ describe('a claim left by a process that died', () => {
     expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');
   });
 });
+
+describe('a scheduler that fell behind', () => {
+  it('records the fires it reached too late as missed because it fell behind, not as passed while no scheduler ran', async () => {
+    const behindApp = await startTestApp({ SCHEDULE_GRACE_S: '1', SCHEDULE_TICK_MS: '100', SCHEDULE_MIN_INTERVAL_S: '1' });
+    try {
+      const name = uniqueName('b');
+      await behindApp.users.createUser({ username: name, password: `pw-${name}-1234`, permissions: [SCHEDULE, taskCodename('tasks.add')] });
+      const token = await behindApp.users.tokenFor(name);
+      const made = await call(behindApp.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: { name: 'hourly', task: 'tasks.add', args: [1, 1], queue, interval: { every: 3600 }, paused: true },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      // A fire that came due 3 s ago, while this scheduler was running, and that it has not dealt
+      // with yet: what a scheduler with more fires due at once than it can publish in the grace sees.
+      await new Promise((r) => setTimeout(r, 4_000));
+      const fire = new Date(Date.now() - 3_000);
+      const schedules = behindApp.ctx.serviceDb.collection<ScheduleDoc>('schedules');
+      const runs = behindApp.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+      await schedules.updateOne({ _id: id }, { $set: { paused: false, next_fire_at: fire, due_at: fire } });
+      const missed = await until(
+        async () => (await runs.findOne({ schedule_id: id, kind: 'missed' })) ?? undefined,
+        10_000,
+        'the late fire to be recorded',
+      );
+      expect(missed).toMatchObject({ state: 'missed', count: 1 });
+      expect(missed.reason).toMatch(/fell behind/);
+      expect(missed.reason).not.toMatch(/no scheduler ran/);
+    } finally {
+      await behindApp.close();
+    }
+  });
+});

@@ -1,0 +1,74 @@
+/*
+ * "Pause" and "Resume" on a schedule (record actions): pause takes an optional note saying why
+ * (shown with the schedule, as the API's pause takes one); resume starts from the next fire to
+ * come. The server does it through the schedules' service (src/admin/resources/schedules.ts).
+ */
+import React, { useState } from 'react';
+import { ApiClient, useNotice, type ActionProps } from 'adminjs';
+import { Box, Text, Button, Input, Label, MessageBox } from '@adminjs/design-system';
+import { errorMessage } from './shared/admin-fetch.js';
+
+const api = new ApiClient();
+
+const ScheduleToggle = ({ record, resource, action }: ActionProps) => {
+  const addNotice = useNotice();
+  const pause = action.name === 'pause';
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [result, setResult] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = (event: React.FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    setBusy(true);
+    api
+      .recordAction({ resourceId: resource.id, recordId: record?.id ?? '', actionName: action.name, data: pause ? { note } : {} })
+      .then((r) => {
+        if (r.data.notice) {
+          addNotice(r.data.notice);
+          setResult(r.data.notice.message);
+        }
+      })
+      .catch((e: unknown) => setError(errorMessage(e)))
+      .finally(() => setBusy(false));
+  };
+
+  return (
+    <Box variant="grey">
+      <Box as="form" variant="white" onSubmit={submit} data-testid="schedule-toggle">
+        <Text mb="xl">
+          {pause ? (
+            <>
+              Pausing <strong>{record?.params.name}</strong> keeps it and its next fire; it fires nothing until it is resumed, and fires
+              that pass meanwhile are neither run nor counted as missed.
+            </>
+          ) : (
+            <>
+              Resuming <strong>{record?.params.name}</strong> starts it again from its next fire to come (fires that passed while it was
+              paused are not caught up).
+            </>
+          )}
+        </Text>
+        {pause ? (
+          <Box mb="xl">
+            <Label htmlFor="schedule-note">Note (why it is paused)</Label>
+            <Input
+              id="schedule-note"
+              width={1}
+              value={note}
+              onChange={(e: React.ChangeEvent<HTMLInputElement>) => setNote(e.target.value)}
+            />
+          </Box>
+        ) : null}
+        {error ? <MessageBox mb="lg" variant="danger" message={error} /> : null}
+        {result ? <MessageBox mb="lg" variant="success" message={result} /> : null}
+        <Button type="submit" variant="contained" disabled={busy}>
+          {pause ? 'Pause' : 'Resume'}
+        </Button>
+      </Box>
+    </Box>
+  );
+};
+
+export default ScheduleToggle;
