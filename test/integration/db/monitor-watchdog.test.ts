@@ -1,6 +1,6 @@
 /**
- * A driver client whose server monitor stopped is started afresh. The stop is the driver's own
- * fault, reproduced here as it happens when an engine dies: a check is sent on a connection
+ * A driver client whose server monitor stopped has its monitoring started again. The stop is
+ * the driver's own fault, reproduced here as it happens when an engine dies: a check is sent on a connection
  * whose socket the engine has just closed (destroyed, its 'close' not yet emitted); the write
  * neither fails nor completes and the monitor never checks again. The first test pins that
  * fault down (should a driver release fix it, it fails, and the watchdog can go); the second
@@ -73,14 +73,17 @@ describe("the driver's server monitoring", () => {
     expect(checks.ended).toBe(endedAfter);
   }, 30_000);
 
-  it('is started afresh by the watchdog, and the client works on', async () => {
+  it('is started again by the watchdog, and the client works on', async () => {
     const { client, checks } = await connectedClient();
     const watchdog = watchServerMonitoring(client, { name: 'test', logger: createLogger('silent'), stuckAfterMs: 3_000 });
     watchdogs.push(watchdog);
+    const topology = (client as unknown as { topology: unknown }).topology;
     await stallMonitor(client, checks);
     const endedAfter = checks.ended;
     await until(async () => watchdog.restarts === 1 && checks.ended > endedAfter, 20_000, 'monitoring after the restart');
     expect((await client.db('admin').command({ ping: 1 })).ok).toBe(1);
+    // Only the monitor was started again: the client kept its topology (its pool, cursors, sessions).
+    expect((client as unknown as { topology: unknown }).topology).toBe(topology);
     // A client that never stalls is left alone.
     await sleep(4_000);
     expect(watchdog.restarts).toBe(1);
