@@ -2,7 +2,7 @@
  * Histograms as inline SVG (presentation attributes only, so the strict Content-Security-Policy
  * allows them and no script is needed): one bar per bin, each a link that filters the view to
  * that bin's range, with the range and count as its tooltip. The SVG also carries the bin edges
- * and the view's URL for the brush (histogram-script.ts), which filters by a dragged range of bins.
+ * and the view's URL for the brush (browser/histogram.ts), which filters by a dragged range of bins.
  */
 import escapeHtml from 'escape-html';
 import type { Histogram } from './histogram.js';

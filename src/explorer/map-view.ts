@@ -1,6 +1,6 @@
 /**
  * The map view: the GeoJSON geometries of the view's matching records drawn by Leaflet in the
- * browser (map-script.ts), which fetches them from the view's geometries URL. The page says how
+ * browser (browser/map.ts), which fetches them from the view's geometries URL. The page says how
  * many records match and, past the map's limit, that only the first ones are drawn. Leaflet's
  * files are loaded by this view only.
  */
