@@ -38,7 +38,7 @@ import { mapView } from './map-view.js';
 import { summaryPipeline, summaryView } from './summary-view.js';
 import { mapData } from './map-data.js';
 import { parseView, type ExplorerView } from './view-state.js';
-import escapeHtml from 'escape-html';
+import { html, type Html } from '../render/html-template.js';
 import { exportsPanel } from './exports-panel.js';
 import { filterPanel } from './filter-panel.js';
 import { a, tabsHtml } from './view-html.js';
@@ -101,14 +101,14 @@ function send(
   res: Response,
   status: number,
   shell: Omit<Shell, 'appTitle' | 'username' | 'nonce' | 'here'>,
-  body: string,
+  body: Html,
 ): void {
   const ctx = pageContext(req, res);
-  const html = pageHtml(
+  const page = pageHtml(
     { ...shell, appTitle: ctx.title, username: ctx.user?.username ?? null, nonce: ctx.cspNonce, here: req.originalUrl },
     body,
   );
-  res.status(status).type('html').send(html);
+  res.status(status).type('html').send(page.text);
 }
 
 export function explorerRouter(deps: ExplorerDeps): Router {
@@ -136,8 +136,7 @@ export function explorerRouter(deps: ExplorerDeps): Router {
       res,
       200,
       { heading, crumbs },
-      `<ul class="listing" data-testid="listing">${links.map(([text, href]) => `<li>${a(href, text)}</li>`).join('')}</ul>\n` +
-        (links.length === 0 ? '<p class="nil">Nothing here you may read.</p>\n' : ''),
+      html`<ul class="listing" data-testid="listing">${links.map(([text, href]) => html`<li>${a(href, text)}</li>`)}</ul>\n${links.length === 0 && html`<p class="nil">Nothing here you may read.</p>\n`}`,
     );
 
   router.all(
@@ -254,9 +253,9 @@ export function explorerRouter(deps: ExplorerDeps): Router {
           // The chart and the map show the view's filter and downloads too, so what they draw can be changed and taken away there.
           const panels =
             view.tab === 'chart' || view.tab === 'map' || view.tab === 'summary'
-              ? filterPanel(base, view, filterJson, []) + exportsPanel(query, requestBaseUrl(req))
-              : '';
-          send(req, res, 200, shell, body + panels);
+              ? html`${filterPanel(base, view, filterJson, [])}${exportsPanel(query, requestBaseUrl(req))}`
+              : undefined;
+          send(req, res, 200, shell, html`${body}${panels}`);
         } catch (err) {
           // A query the documents layer refuses (an unknown operator, a bad value) is shown beside the filter to fix.
           const refusal = queryRefusal(err);
@@ -309,12 +308,8 @@ export function explorerRouter(deps: ExplorerDeps): Router {
 }
 
 /** A view whose filter was refused: the reason, and the filter to fix. */
-function invalidViewBody(base: string, view: ExplorerView, message: string, filterJson = view.query): string {
-  return (
-    tabsHtml(base, view) +
-    `<p class="hint" role="alert" data-testid="view-error">${escapeHtml(message)}</p>\n` +
-    filterPanel(base, { ...view, query: filterJson }, filterJson, [])
-  );
+function invalidViewBody(base: string, view: ExplorerView, message: string, filterJson = view.query): Html {
+  return html`${tabsHtml(base, view)}<p class="hint" role="alert" data-testid="view-error">${message}</p>\n${filterPanel(base, { ...view, query: filterJson }, filterJson, [])}`;
 }
 
 /**
@@ -338,7 +333,7 @@ async function tableBody(
   baseUrl: string,
   maxQueryBytes: number,
   nonce: string | undefined,
-): Promise<string> {
+): Promise<Html> {
   const started = performance.now();
   const sortIndexed = view.sort === undefined ? undefined : await reads.sortHasIndex(reader, view.sort.field);
   const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...pageSort(view, sortIndexed) }), maxQueryBytes);
@@ -396,7 +391,7 @@ async function chartBody(
   filter: Document,
   maxQueryBytes: number,
   nonce: string | undefined,
-): Promise<string> {
+): Promise<Html> {
   const query = parseQuery(JSON.stringify({ filter }), maxQueryBytes);
   const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
   const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
@@ -420,7 +415,7 @@ async function summaryBody(
   view: ExplorerView,
   viewQuery: ViewQuery,
   maxQueryBytes: number,
-): Promise<string> {
+): Promise<Html> {
   const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), maxQueryBytes);
   const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
   const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
@@ -445,7 +440,7 @@ async function mapBody(
   filter: Document,
   settings: ExplorerDeps['settings'],
   nonce: string | undefined,
-): Promise<string> {
+): Promise<Html> {
   const query = parseQuery(JSON.stringify({ filter }), settings.maxQueryBytes);
   const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
   const found = geometryFields(profile);
@@ -465,7 +460,7 @@ async function schemaBody(
   view: ExplorerView,
   filter: Document,
   maxQueryBytes: number,
-): Promise<string> {
+): Promise<Html> {
   const started = performance.now();
   const query = parseQuery(JSON.stringify({ filter }), maxQueryBytes);
   const sample = await reads.sample(reader, query.filter, SCHEMA_SAMPLE_SIZE);
