@@ -9,7 +9,13 @@ import { staticPath } from './static-files.js';
 import type { ExplorerView } from './view-state.js';
 import type { HistogramKind } from './histogram.js';
 import { numberText } from './values.js';
-import type { ChartSeries } from './chart-series.js';
+import { chartSeries, type ChartSeries } from './chart-series.js';
+import { parseQuery } from '../documents/query-params.js';
+import { histogramKind, profileSample, suggestedFacets } from './schema.js';
+import { SUGGESTION_SAMPLE_SIZE, type TabView } from './tab-view.js';
+
+/** Points drawn, a random sample of the matching records. */
+const CHART_SAMPLE_SIZE = 2_000;
 
 export interface ChartModel {
   base: string;
@@ -46,3 +52,23 @@ export function chartView(model: ChartModel): Html {
 <div id="explorer-chart" data-testid="chart" data-x-kind="${chart.xKind}" data-x-field="${view.x}" data-x-label="${view.x}" data-y-label="${view.y}" data-series="${JSON.stringify(series.map(({ label }) => label))}" data-view-href="${viewHref(base, { ...view, tab: 'table' })}" data-points="${JSON.stringify(data)}"><p class="nil">The chart needs JavaScript; the table, facets and histograms work without it.</p></div>
 <script src="${staticPath('uplot.js')}"${nonce}></script><script src="${staticPath('chart.js')}"${nonce}></script>\n`;
 }
+
+export const chartTab: TabView<ChartModel> = {
+  async read({ reads, reader, base, view, query: viewQuery, nonce, settings }) {
+    const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), settings.maxQueryBytes);
+    const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+    const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
+    const xFields = fields.filter((field) => histogramKind(profile, field) !== undefined);
+    const yFields = fields.filter((field) => histogramKind(profile, field) === 'number');
+    const xKind = view.x === '' ? undefined : (histogramKind(profile, view.x) ?? 'number');
+    // Fields with a few repeated values split a chart best: offered first.
+    const suggested = suggestedFacets(profile, []);
+    const byFields = [...suggested, ...fields.filter((field) => !suggested.includes(field))];
+    const model = { base, view, nonce, xFields, yFields, byFields };
+    if (xKind === undefined || view.y === '') return model;
+    const points = await reads.points(reader, query.filter, view.x, xKind, view.y, CHART_SAMPLE_SIZE, view.by);
+    const series = chartSeries(points, view.by !== '', view.y);
+    return { ...model, chart: { xKind, series, sampleSize: CHART_SAMPLE_SIZE } };
+  },
+  render: chartView,
+};

@@ -8,7 +8,10 @@ import { html, type Html } from '../render/html-template.js';
 import { hiddenInputs, tabsHtml, viewHref } from './view-html.js';
 import { staticPath } from './static-files.js';
 import { viewSearch, withChanges, type ExplorerView } from './view-state.js';
-import type { Total } from './explorer-reads.js';
+import { withGeometry, type Total } from './explorer-reads.js';
+import { parseQuery } from '../documents/query-params.js';
+import { geometryFields, profileSample } from './schema.js';
+import { SUGGESTION_SAMPLE_SIZE, type TabView } from './tab-view.js';
 import { numberText } from './values.js';
 
 /** Past this many points the map clusters them (drawing each one stays quick up to about here). */
@@ -61,3 +64,28 @@ export function mapView(model: MapModel): Html {
 <div id="explorer-map" data-testid="map" data-field="${field}" data-cluster-above="${CLUSTER_ABOVE}"${tiles} data-src="${`${model.dataPath}${viewSearch(drawn)}`}" data-record-base="${base}" data-query="${view.query}" data-view-href="${viewHref(base, withChanges(drawn, { tab: 'table' }))}"><p class="nil">The map needs JavaScript; the table, facets and histograms work without it.</p></div>
 <script src="${staticPath('leaflet.js')}"${nonce}></script><script src="${staticPath('markercluster.js')}"${nonce}></script><script src="${staticPath('map.js')}"${nonce}></script>\n`;
 }
+
+export const mapTab: TabView<MapModel> = {
+  async read({ reads, reader, base, view, query: viewQuery, geometriesPath, nonce, settings }) {
+    const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), settings.maxQueryBytes);
+    const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+    const found = geometryFields(profile);
+    // A chosen field the sample happened to miss is still offered (and drawn).
+    const geoFields = view.geo === '' || found.includes(view.geo) ? found : [view.geo, ...found];
+    const field = view.geo === '' ? (geoFields[0] ?? '') : view.geo;
+    const { tileUrl, tileAttribution, limit } = settings.explorerMap;
+    const model = {
+      base,
+      dataPath: geometriesPath,
+      view,
+      nonce,
+      geoFields,
+      field,
+      limit,
+      tiles: { url: tileUrl, attribution: tileAttribution },
+    };
+    if (field === '') return model;
+    return { ...model, total: await reads.total(reader, withGeometry(query.filter, field), 0) };
+  },
+  render: mapView,
+};

@@ -1,6 +1,9 @@
 /** The schema view: the fields of a sample of the view's records, with kinds, coverage, ranges and distinct counts. */
 import { html, joinHtml, type Html } from '../render/html-template.js';
-import { histogramKind, type SchemaProfile } from './schema.js';
+import { parseQuery } from '../documents/query-params.js';
+import { SCHEMA_SAMPLE_SIZE } from './explorer-reads.js';
+import { histogramKind, profileSample, type SchemaProfile } from './schema.js';
+import type { TabView } from './tab-view.js';
 import { a, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
 import { dateText, numberText } from './values.js';
@@ -29,3 +32,20 @@ export function schemaView(base: string, view: ExplorerView, profile: SchemaProf
   });
   return html`${tabsHtml(base, view)}<p class="summary" data-testid="schema-summary">Fields of a random sample of ${numberText(profile.sampleSize)} records (<code>$sample</code>, at most 1,000) matching the view's filter · ${numberText(Math.round(elapsedMs))} ms. Distinct values are counted within the sample.</p>\n<table class="schema" data-testid="schema"><thead><tr><th>Field</th><th title="Records of the sample per stored BSON type">Types</th><th>Coverage</th><th>Min</th><th>Max</th><th>Distinct in sample</th><th></th></tr></thead><tbody>${joinHtml(rows, '\n')}</tbody></table>\n`;
 }
+
+export interface SchemaModel {
+  base: string;
+  view: ExplorerView;
+  profile: SchemaProfile;
+  elapsedMs: number;
+}
+
+export const schemaTab: TabView<SchemaModel> = {
+  async read({ reads, reader, base, view, query, settings }) {
+    const started = performance.now();
+    const { filter } = parseQuery(JSON.stringify({ filter: query.filter }), settings.maxQueryBytes);
+    const sample = await reads.sample(reader, filter, SCHEMA_SAMPLE_SIZE);
+    return { base, view, profile: profileSample(sample), elapsedMs: performance.now() - started };
+  },
+  render: ({ base, view, profile, elapsedMs }) => schemaView(base, view, profile, elapsedMs),
+};

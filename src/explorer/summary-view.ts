@@ -5,7 +5,10 @@
  */
 import { html, joinHtml, raw, type Html } from '../render/html-template.js';
 import type { Document } from 'mongodb';
+import { parseQuery } from '../documents/query-params.js';
+import { histogramKind, profileSample, suggestedFacets } from './schema.js';
 import { pythonLiteral, type ViewQuery } from './snippets.js';
+import { SUGGESTION_SAMPLE_SIZE, type TabView } from './tab-view.js';
 import { hiddenInputs, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
 import { numberText, showValue } from './values.js';
@@ -108,3 +111,22 @@ export function summaryView(model: SummaryModel): Html {
 <div class="facets"><div class="scroll"><table class="records" data-testid="summary-table"><thead><tr>${head.map((h) => html`<th title="${h}">${h}</th>`)}</tr></thead><tbody>${joinHtml(body, '\n')}</tbody></table></div><div class="facet">${barChart(model.rows, view.measure)}</div></div>
 <details><summary>The pipeline (<code>$group</code>), after the view's filter</summary><pre data-testid="summary-pipeline">${JSON.stringify(pipeline, null, 2)}</pre></details><details><summary>Python (cybercom client)</summary><pre data-testid="summary-python">${python}</pre></details>\n`;
 }
+
+export const summaryTab: TabView<SummaryModel> = {
+  async read({ reads, reader, base, view, query: viewQuery, settings }) {
+    const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), settings.maxQueryBytes);
+    const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+    const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
+    const suggested = suggestedFacets(profile, []);
+    const model = {
+      base,
+      view,
+      query: viewQuery,
+      groupFields: [...suggested, ...fields.filter((field) => !suggested.includes(field))],
+      numberFields: fields.filter((field) => histogramKind(profile, field) === 'number'),
+    };
+    if (view.groupBy.length === 0) return model;
+    return { ...model, rows: await reads.summarize(reader, query.filter, summaryPipeline(view.groupBy, view.measure)) };
+  },
+  render: summaryView,
+};

@@ -6,7 +6,11 @@ import { html, joinHtml, raw, type Html } from '../render/html-template.js';
 import type { Document } from 'mongodb';
 import { ColumnNames, flattenRecord, knownColumns, shownColumns, type Column } from './columns.js';
 import { exportsPanel } from './exports-panel.js';
-import type { Total } from './explorer-reads.js';
+import type { FacetValue, Total } from './explorer-reads.js';
+import { parseQuery } from '../documents/query-params.js';
+import type { Histogram } from './histogram.js';
+import { csvTypes, histogramKind, profileSample, suggestedFacets, suggestedHistograms } from './schema.js';
+import { SUGGESTION_SAMPLE_SIZE, type TabView } from './tab-view.js';
 import { facetPanel, type FacetPanelModel } from './facet-panel.js';
 import { filterPanel, operatorSelect } from './filter-panel.js';
 import { staticPath } from './static-files.js';
@@ -183,3 +187,67 @@ export function tableView(model: TableModel): Html {
   });
   return html`${tabsHtml(base, view)}${filterPanel(base, view, model.filterJson, model.fieldNames)}${facetPanel(base, view, model.facets)}<p class="summary" data-testid="summary">${summary}</p>\n${hint}${columnPicker(base, view, known, columns)}<div class="scroll"><table class="records" data-testid="records"><thead><tr>${columns.map((c) => headerCell(base, view, c, columns, kept))}</tr></thead><tbody>${joinHtml(body, '\n')}</tbody></table></div>\n${pagingNav(base, view, records.length, model.total)}${exportsPanel(model.query, model.baseUrl)}${brushScript(model)}`;
 }
+
+/**
+ * The page's sort. A sort no index serves sorts every match anyway, so `_id` breaks its ties at
+ * little cost and pages never repeat or skip a record; an indexed sort is left as it is, since a
+ * second key the index does not hold would make the engine sort every match instead.
+ */
+function pageSort(view: ExplorerView, indexed: boolean | undefined): { sort?: Record<string, 1 | -1> } {
+  if (view.sort === undefined) return {};
+  const { field, direction } = view.sort;
+  return { sort: indexed === true || field === '_id' ? { [field]: direction } : { [field]: direction, _id: 1 } };
+}
+
+export const tableTab: TabView<TableModel> = {
+  async read({ reads, reader, base, view, query: viewQuery, filterJson, baseUrl, nonce, settings }) {
+    const started = performance.now();
+    const sortIndexed = view.sort === undefined ? undefined : await reads.sortHasIndex(reader, view.sort.field);
+    const query = parseQuery(JSON.stringify({ filter: viewQuery.filter, ...pageSort(view, sortIndexed) }), settings.maxQueryBytes);
+    const skip = (view.page - 1) * view.pageSize;
+    const sort = view.sort;
+    // Up, records without the field would come first (MongoDB sorts missing below every value): they go last, as they do down.
+    const reading =
+      sort !== undefined && sort.direction === 1 && sort.field !== '_id' && query.sort !== undefined
+        ? reads.pageMissingLast(reader, { ...query, sort: query.sort }, sort.field, skip, view.pageSize)
+        : reads.page(reader, query, skip, view.pageSize);
+    const [records, counted] = await Promise.all([reading, reads.total(reader, query.filter, 0)]);
+    const elapsedMs = performance.now() - started;
+    const seen = skip + records.length;
+    const total: Total = counted.exact ? counted : { ...counted, n: Math.max(counted.n, seen) };
+    const facets: Map<string, FacetValue[]> =
+      view.facets.length > 0 ? await reads.facets(reader, query.filter, view.facets, view.facetSize) : new Map();
+    const sample = await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE);
+    const profile = profileSample(sample);
+    const histograms = new Map<string, Histogram | string>();
+    for (const field of view.histograms) {
+      const kind = histogramKind(profile, field);
+      histograms.set(
+        field,
+        kind === undefined ? 'No numbers or dates in a sample of this field.' : await reads.histogram(reader, query.filter, field, kind),
+      );
+    }
+    const fieldNames = profile.fields.flatMap(({ column }) => (column.field === undefined ? [] : [column.field]));
+    return {
+      base,
+      view,
+      records,
+      sampleColumns: profile.fields.map(({ column }) => column),
+      total,
+      elapsedMs,
+      filterJson,
+      sortIndexed,
+      facets: {
+        facets,
+        histograms,
+        suggested: suggestedFacets(profile, view.facets),
+        suggestedHistograms: suggestedHistograms(profile, view.histograms),
+      },
+      fieldNames,
+      query: { ...viewQuery, types: csvTypes(profile) },
+      baseUrl,
+      nonce,
+    };
+  },
+  render: tableView,
+};

@@ -1,16 +1,17 @@
 /**
- * Each tab's view rendered from a model alone: every value from the data or the URL (field
+ * Each tab's view module rendered from a model alone (its reads go through the engine, in the
+ * integration tests): every value from the data or the URL (field
  * names, values, the typed query) written as text, never as markup.
  */
 import { describe, expect, it } from 'vitest';
-import { chartView } from '../../../src/explorer/chart-view.js';
-import { mapView } from '../../../src/explorer/map-view.js';
+import { chartTab } from '../../../src/explorer/chart-view.js';
+import { mapTab } from '../../../src/explorer/map-view.js';
 import { pageHtml } from '../../../src/explorer/page.js';
 import { recordView } from '../../../src/explorer/record-view.js';
 import { profileSample } from '../../../src/explorer/schema.js';
-import { schemaView } from '../../../src/explorer/schema-view.js';
-import { summaryView } from '../../../src/explorer/summary-view.js';
-import { tableView } from '../../../src/explorer/table-view.js';
+import { schemaTab } from '../../../src/explorer/schema-view.js';
+import { summaryTab } from '../../../src/explorer/summary-view.js';
+import { tableTab } from '../../../src/explorer/table-view.js';
 import { parseView } from '../../../src/explorer/view-state.js';
 import { html } from '../../../src/render/html-template.js';
 
@@ -29,7 +30,7 @@ describe('explorer views', () => {
   it('table: hostile field names and values as text, in headers, cells, facets and filter rows', () => {
     const view = parseView({ f: EVIL, op: 'eq', v: EVIL, facet: EVIL, sort: EVIL });
     const records = [{ _id: 'a', [EVIL]: EVIL, n: 1 }];
-    const out = tableView({
+    const out = tableTab.render({
       base: BASE,
       view,
       records,
@@ -68,21 +69,26 @@ describe('explorer views', () => {
       query,
       baseUrl: 'http://localhost',
     };
-    expect(tableView(model).text).not.toContain('<script');
+    expect(tableTab.render(model).text).not.toContain('<script');
     const histograms = new Map([['n', { field: 'n', kind: 'number' as const, bins: [{ from: 0, to: 1, n: 2 }], total: 2 }]]);
-    const out = tableView({ ...model, facets: { ...model.facets, histograms } }).text;
+    const out = tableTab.render({ ...model, facets: { ...model.facets, histograms } }).text;
     expect(out).toMatch(/<script src="[^"]+\/histogram\.[A-Za-z0-9]{12}\.js" nonce="n0nce"><\/script>/);
   });
 
   it('schema: hostile field names as text, with types and coverage', () => {
-    const out = schemaView(BASE, parseView({ tab: 'schema' }), profileSample([{ [EVIL]: 1.5 }, { [EVIL]: 2 }]), 5).text;
+    const out = schemaTab.render({
+      base: BASE,
+      view: parseView({ tab: 'schema' }),
+      profile: profileSample([{ [EVIL]: 1.5 }, { [EVIL]: 2 }]),
+      elapsedMs: 5,
+    }).text;
     expectEscaped(out);
     expect(out).toContain('data-testid="schema-field"');
   });
 
   it('chart: field names and series labels as text in the form and the data attributes', () => {
     const view = parseView({ tab: 'chart', x: EVIL, y: EVIL, by: EVIL });
-    const out = chartView({
+    const out = chartTab.render({
       base: BASE,
       view,
       nonce: 'n0nce',
@@ -97,7 +103,7 @@ describe('explorer views', () => {
 
   it('map: the field, the typed query and the tile attribution as text', () => {
     const view = parseView({ tab: 'map', geo: EVIL, q: JSON.stringify({ [EVIL]: 1 }) });
-    const out = mapView({
+    const out = mapTab.render({
       base: BASE,
       dataPath: '/api/explore/geometries/data_store/db/col/',
       view,
@@ -114,7 +120,7 @@ describe('explorer views', () => {
 
   it('summary: group values, field names and the pipeline as text', () => {
     const view = parseView({ tab: 'summary', group: EVIL, measure: EVIL });
-    const out = summaryView({
+    const out = summaryTab.render({
       base: BASE,
       view,
       groupFields: [EVIL],
