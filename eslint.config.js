@@ -50,6 +50,11 @@ export default tseslint.config(
     },
   },
   {
+    // The explorer's scripts run in the browser (bundled by esbuild, see src/explorer/browser-bundle.ts).
+    files: ['src/explorer/browser/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // The admin site's React components run in the browser (bundled by AdminJS).
     files: ['src/admin/components/**/*.{ts,tsx}'],
     ...eslintReact.configs['recommended-typescript'],

@@ -2,9 +2,9 @@
  * Histograms as inline SVG (presentation attributes only, so the strict Content-Security-Policy
  * allows them and no script is needed): one bar per bin, each a link that filters the view to
  * that bin's range, with the range and count as its tooltip. The SVG also carries the bin edges
- * and the view's URL for the brush (histogram-script.ts), which filters by a dragged range of bins.
+ * and the view's URL for the brush (browser/histogram.ts), which filters by a dragged range of bins.
  */
-import escapeHtml from 'escape-html';
+import { html, type Html } from '../render/html-template.js';
 import type { Histogram } from './histogram.js';
 import { viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
@@ -38,7 +38,7 @@ function edgeJson(histogram: Histogram, value: number): string {
   return histogram.kind === 'date' ? JSON.stringify({ $date: new Date(value).toISOString() }) : JSON.stringify(value);
 }
 
-function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): string {
+function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): Html {
   const { bins, field } = histogram;
   const highest = Math.max(1, ...bins.map((bin) => bin.n));
   const barWidth = WIDTH / Math.max(1, bins.length);
@@ -56,32 +56,21 @@ function histogramSvg(base: string, view: ExplorerView, histogram: Histogram): s
         ? `${edgeText(histogram, bin.from)} – ${edgeText(histogram, bin.to)}`
         : calendarText(histogram.unit, bin.from);
     const title = `${range}: ${numberText(bin.n)}`;
-    return (
-      `<a href="${escapeHtml(viewHref(base, withChanges(view, { rows })))}" data-testid="histogram-bar">` +
-      `<title>${escapeHtml(title)}</title>` +
-      `<rect x="${(i * barWidth).toFixed(1)}" y="0" width="${barWidth.toFixed(1)}" height="${HEIGHT}" fill="transparent"></rect>` +
-      `<rect x="${(i * barWidth + 1).toFixed(1)}" y="${HEIGHT - height}" width="${Math.max(1, barWidth - 2).toFixed(1)}" height="${height}" fill="#2c6dac"></rect></a>`
-    );
+    return html`<a href="${viewHref(base, withChanges(view, { rows }))}" data-testid="histogram-bar"><title>${title}</title><rect x="${(i * barWidth).toFixed(1)}" y="0" width="${barWidth.toFixed(1)}" height="${HEIGHT}" fill="transparent"></rect><rect x="${(i * barWidth + 1).toFixed(1)}" y="${HEIGHT - height}" width="${Math.max(1, barWidth - 2).toFixed(1)}" height="${height}" fill="#2c6dac"></rect></a>`;
   });
   const edges = [bins[0]?.from ?? 0, ...bins.map((bin) => bin.to)];
-  const brush =
-    `data-brush="true" data-kind="${histogram.kind}" data-field="${escapeHtml(field)}" data-edges="${escapeHtml(JSON.stringify(edges))}" ` +
-    `data-last-op="${histogram.unit === undefined ? 'lte' : 'lt'}" ${histogram.unit === undefined ? '' : `data-unit="${histogram.unit}" `}` +
-    `data-view-href="${escapeHtml(viewHref(base, withChanges(view, {})))}"`;
-  return (
-    `<svg width="${WIDTH}" height="${HEIGHT + 2}" viewBox="0 0 ${WIDTH} ${HEIGHT + 2}" role="img" aria-label="${escapeHtml(`Histogram of ${field}`)}" ${brush}>${bars.join('')}</svg>` +
-    `<div class="axis"><span>${escapeHtml(edgeText(histogram, bins[0]?.from ?? 0))}</span><span>${escapeHtml(edgeText(histogram, bins.at(-1)?.to ?? 0))}</span></div>`
-  );
+  const unit = histogram.unit === undefined ? undefined : html`data-unit="${histogram.unit}" `;
+  const brush = html`data-brush="true" data-kind="${histogram.kind}" data-field="${field}" data-edges="${JSON.stringify(edges)}" data-last-op="${histogram.unit === undefined ? 'lte' : 'lt'}" ${unit}data-view-href="${viewHref(base, withChanges(view, {}))}"`;
+  return html`<svg width="${WIDTH}" height="${HEIGHT + 2}" viewBox="0 0 ${WIDTH} ${HEIGHT + 2}" role="img" aria-label="${`Histogram of ${field}`}" ${brush}>${bars}</svg><div class="axis"><span>${edgeText(histogram, bins[0]?.from ?? 0)}</span><span>${edgeText(histogram, bins.at(-1)?.to ?? 0)}</span></div>`;
 }
 
-export function histogramBox(base: string, view: ExplorerView, histogram: Histogram | string, field: string): string {
+export function histogramBox(base: string, view: ExplorerView, histogram: Histogram | string, field: string): Html {
   const remove = viewHref(base, withChanges(view, { histograms: view.histograms.filter((f) => f !== field), page: view.page }));
   const body =
     typeof histogram === 'string'
-      ? `<p class="nil">${escapeHtml(histogram)}</p>`
+      ? html`<p class="nil">${histogram}</p>`
       : histogram.bins.length === 0
-        ? '<p class="nil">no values</p>'
-        : histogramSvg(base, view, histogram) +
-          `<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}${histogram.unit === undefined ? '' : `, one bar a ${histogram.unit} (UTC)`}; click a bar, or drag across bars, to filter by a range</small>`;
-  return `<div class="facet histogram" data-testid="histogram" data-field="${escapeHtml(field)}"><h3><span title="${escapeHtml(field)}">${escapeHtml(field)}</span> <a href="${escapeHtml(remove)}" title="remove histogram">✕</a></h3>${body}</div>`;
+        ? html`<p class="nil">no values</p>`
+        : html`${histogramSvg(base, view, histogram)}<small>${numberText(histogram.total)} ${histogram.kind === 'date' ? 'dates' : 'numbers'}${histogram.unit !== undefined && `, one bar a ${histogram.unit} (UTC)`}; click a bar, or drag across bars, to filter by a range</small>`;
+  return html`<div class="facet histogram" data-testid="histogram" data-field="${field}"><h3><span title="${field}">${field}</span> <a href="${remove}" title="remove histogram">✕</a></h3>${body}</div>`;
 }

@@ -3,7 +3,7 @@
  * nonce), and no inline script: every view works without JavaScript under the service's strict
  * Content-Security-Policy (the chart, the map and the histograms' brush load script files). Everything from the data or the URL is escaped by the views.
  */
-import escapeHtml from 'escape-html';
+import { html, joinHtml, raw, type Html } from '../render/html-template.js';
 import { MANUAL_PATH } from '../render/html.js';
 import { urls } from '../http/urls.js';
 import { FAVICON_PATH } from './favicon.js';
@@ -69,25 +69,35 @@ meter{width:60px;vertical-align:middle}
 #explorer-map{height:540px;border:1px solid #ddd;border-radius:4px;background:#f4f4f2}button[disabled]{opacity:.5;cursor:default}
 `;
 
-function crumbsHtml(crumbs: Shell['crumbs']): string {
-  return crumbs
-    .map(([text, href]) => (href === null ? `<span>${escapeHtml(text)}</span>` : `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`))
-    .join(' / ');
+function crumbsHtml(crumbs: Shell['crumbs']): Html {
+  const items = crumbs.map(([text, href]) => (href === null ? html`<span>${text}</span>` : html`<a href="${href}">${text}</a>`));
+  return joinHtml(items, ' / ');
 }
 
-export function pageHtml(shell: Shell, body: string): string {
-  const nonce = shell.nonce === undefined ? '' : ` nonce="${escapeHtml(shell.nonce)}"`;
+export function pageHtml(shell: Shell, body: Html): Html {
+  const nonce = shell.nonce === undefined ? undefined : html` nonce="${shell.nonce}"`;
   const account =
     shell.username === null
-      ? `<a href="${urls.login(shell.here)}">Log in</a>`
-      : `${escapeHtml(shell.username)} · <a href="${urls.logout()}">Log out</a>`;
-  return (
-    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
-    '<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta name="robots" content="NONE,NOARCHIVE">\n' +
-    `<link rel="icon" href="${FAVICON_PATH}">\n` +
-    `<title>${escapeHtml(`${shell.heading} – Explore – ${shell.appTitle}`)}</title>\n<style${nonce}>${STYLE}</style>\n</head>\n<body>\n` +
-    `<header class="navbar"><a class="brand" href="${urls.root()}">${escapeHtml(shell.appTitle)}</a><span><a class="manual" href="${MANUAL_PATH}">Manual</a> · ${account}</span></header>\n` +
-    `<nav class="crumbs" aria-label="breadcrumb">${crumbsHtml(shell.crumbs)}</nav>\n` +
-    `<main>\n<h1>${escapeHtml(shell.heading)}</h1>\n${body}</main>\n</body>\n</html>\n`
-  );
+      ? html`<a href="${urls.login(shell.here)}">Log in</a>`
+      : html`${shell.username} · <a href="${urls.logout()}">Log out</a>`;
+  // The stylesheet is this module's constant, written as is.
+  return html`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="NONE,NOARCHIVE">
+<link rel="icon" href="${FAVICON_PATH}">
+<title>${`${shell.heading} – Explore – ${shell.appTitle}`}</title>
+<style${nonce}>${raw(STYLE)}</style>
+</head>
+<body>
+<header class="navbar"><a class="brand" href="${urls.root()}">${shell.appTitle}</a><span><a class="manual" href="${MANUAL_PATH}">Manual</a> · ${account}</span></header>
+<nav class="crumbs" aria-label="breadcrumb">${crumbsHtml(shell.crumbs)}</nav>
+<main>
+<h1>${shell.heading}</h1>
+${body}</main>
+</body>
+</html>
+`;
 }

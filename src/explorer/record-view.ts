@@ -1,15 +1,17 @@
 /** One record whole, as JSON, with a link back to its collection's table. */
 import { prettyJsonHtml } from '../render/html-json.js';
+import { html, raw, type Html } from '../render/html-template.js';
 import { toPlainValue } from '../render/plain-value.js';
 import { a } from './view-html.js';
 
 /** `record`: decoded, or still in its bytes (a BsonRecord); rendered as every format renders it. */
-export function recordView(base: string, apiPath: string, record: unknown): string {
-  let json: string;
+export function recordView(base: string, apiPath: string, record: unknown): Html {
+  let json: Html;
   try {
-    json = prettyJsonHtml(toPlainValue(record));
+    // Highlighted JSON, written by prettyJsonHtml, which escapes every key and value.
+    json = raw(prettyJsonHtml(toPlainValue(record)));
   } catch {
-    json = '(this record nests too deeply to show)';
+    json = html`(this record nests too deeply to show)`;
   }
-  return `<p>${a(base, '« Back to the table')} · ${a(apiPath, 'in the browsable API')}</p>\n<pre data-testid="record-json">${json}</pre>\n`;
+  return html`<p>${a(base, '« Back to the table')} · ${a(apiPath, 'in the browsable API')}</p>\n<pre data-testid="record-json">${json}</pre>\n`;
 }

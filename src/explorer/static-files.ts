@@ -1,10 +1,10 @@
 /**
  * The explorer's browser files, served by the service itself (no CDN), each loaded only by the
  * view that uses it: for the chart view, uPlot's prebuilt browser build and stylesheet (the
- * installed `uplot` package) and the chart script (chart-script.ts); for the map view, Leaflet's
- * and Leaflet.markercluster's prebuilt builds and stylesheets (the installed `leaflet` and
- * `leaflet.markercluster` packages) and the map script (map-script.ts); for histograms, their
- * brush (histogram-script.ts). Pages load each under a name holding a hash of its content
+ * installed `uplot` package) and the chart script; for the map view, Leaflet's and
+ * Leaflet.markercluster's prebuilt builds and stylesheets (the installed `leaflet` and
+ * `leaflet.markercluster` packages) and the map script; for histograms, their brush. The
+ * explorer's own scripts are the bundles of browser/*.ts (browser-bundle.ts). Pages load each under a name holding a hash of its content
  * (`map.<hash>.js`), cached for good (`immutable`): a new version has a new name, so it is picked
  * up at once and an unchanged one is never asked for again. The plain names are still served,
  * revalidated by ETag. Each file is sent compressed (Brotli or gzip, at their best ratio,
@@ -18,9 +18,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { Router, type Request, type Response } from 'express';
 import { negotiateEncoding, type Encoding } from '../http/compression.js';
 import { MOUNTS } from '../http/urls.js';
-import { CHART_SCRIPT } from './chart-script.js';
-import { HISTOGRAM_SCRIPT } from './histogram-script.js';
-import { MAP_SCRIPT } from './map-script.js';
+import { browserScript } from './browser-bundle.js';
 
 export const EXPLORE_STATIC_ROOT = MOUNTS.exploreStatic;
 
@@ -46,8 +44,8 @@ const CSS = 'text/css; charset=utf-8';
 const FILES = {
   'uplot.js': { type: JS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.iife.min.js'), 'utf8') },
   'uplot.css': { type: CSS, body: () => readFileSync(join(DIST.uplot(), 'uPlot.min.css'), 'utf8') },
-  'chart.js': { type: JS, body: () => CHART_SCRIPT },
-  'histogram.js': { type: JS, body: () => HISTOGRAM_SCRIPT },
+  'chart.js': { type: JS, body: () => browserScript('chart') },
+  'histogram.js': { type: JS, body: () => browserScript('histogram') },
   'leaflet.js': { type: JS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.js'), 'utf8') },
   'leaflet.css': { type: CSS, body: () => readFileSync(join(DIST.leaflet(), 'leaflet.css'), 'utf8') },
   'markercluster.js': { type: JS, body: () => readFileSync(join(DIST.markercluster(), 'leaflet.markercluster.js'), 'utf8') },
@@ -56,7 +54,7 @@ const FILES = {
     body: () =>
       ['MarkerCluster.css', 'MarkerCluster.Default.css'].map((name) => readFileSync(join(DIST.markercluster(), name), 'utf8')).join('\n'),
   },
-  'map.js': { type: JS, body: () => MAP_SCRIPT },
+  'map.js': { type: JS, body: () => browserScript('map') },
 } satisfies Record<string, StaticFile>;
 
 export type StaticName = keyof typeof FILES & string;

@@ -3,9 +3,12 @@
  * for a chosen number field, its mean, smallest, largest and sum, as a table and a bar chart
  * (inline SVG, no script), with the `$group` pipeline that computes it and the same as Python.
  */
-import escapeHtml from 'escape-html';
+import { html, joinHtml, raw, type Html } from '../render/html-template.js';
 import type { Document } from 'mongodb';
+import { parseQuery } from '../documents/query-params.js';
+import { histogramKind, profileSample, suggestedFacets } from './schema.js';
 import { pythonLiteral, type ViewQuery } from './snippets.js';
+import { SUGGESTION_SAMPLE_SIZE, type TabView } from './tab-view.js';
 import { hiddenInputs, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
 import { numberText, showValue } from './values.js';
@@ -50,12 +53,12 @@ export interface SummaryModel {
   rows?: Document[];
 }
 
-function select(name: string, fields: readonly string[], chosen: string, none: string): string {
+function select(name: string, fields: readonly string[], chosen: string, none: string): Html {
   const options = ['', ...fields].map(
-    (field) => `<option value="${escapeHtml(field)}"${field === chosen ? ' selected' : ''}>${escapeHtml(field || none)}</option>`,
+    (field) => html`<option value="${field}"${field === chosen && html` selected`}>${field || none}</option>`,
   );
-  const title = chosen === '' ? '' : ` title="${escapeHtml(chosen)}"`;
-  return `<select name="${name}" data-testid="summary-${name}"${title}>${options.join('')}</select>`;
+  const title = chosen === '' ? undefined : html` title="${chosen}"`;
+  return html`<select name="${name}" data-testid="summary-${name}"${title}>${options}</select>`;
 }
 
 const statText = (value: unknown): string => {
@@ -63,42 +66,37 @@ const statText = (value: unknown): string => {
   return value === null || value === undefined || !Number.isFinite(n) ? '' : numberText(Number(n.toPrecision(6)));
 };
 
-function barChart(rows: readonly Document[], measure: string): string {
+function barChart(rows: readonly Document[], measure: string): Html {
   const key = measure === '' ? 'count' : 'mean';
   const values = rows.slice(0, CHART_BARS).map((row) => Number(row[key]));
   const highest = Math.max(1e-12, ...values.filter(Number.isFinite).map(Math.abs));
   const bars = values.map((value, i) => {
     const width = Number.isFinite(value) ? Math.max(1, Math.round((Math.abs(value) / highest) * 300)) : 0;
-    return `<rect x="0" y="${i * 14}" width="${width}" height="12" fill="#2c6dac"><title>${escapeHtml(statText(value))}</title></rect>`;
+    return html`<rect x="0" y="${i * 14}" width="${width}" height="12" fill="#2c6dac"><title>${statText(value)}</title></rect>`;
   });
-  return (
-    `<svg width="320" height="${values.length * 14}" role="img" aria-label="${escapeHtml(`${key} per group`)}" data-testid="summary-chart">${bars.join('')}</svg>` +
-    `<small>${key === 'count' ? 'records' : `mean of ${escapeHtml(measure)}`} per group, in the order of the table</small>`
-  );
+  return html`<svg width="320" height="${values.length * 14}" role="img" aria-label="${`${key} per group`}" data-testid="summary-chart">${bars}</svg><small>${key === 'count' ? 'records' : `mean of ${measure}`} per group, in the order of the table</small>`;
 }
 
-export function summaryView(model: SummaryModel): string {
+export function summaryView(model: SummaryModel): Html {
   const { base, view } = model;
-  const form =
-    `<section class="panel"><h2>Summarize</h2><form method="get" action="${escapeHtml(base)}" data-testid="summary-form">${hiddenInputs(view, ['summary'])}` +
-    `group by ${select('group', model.groupFields, view.groupBy[0] ?? '', '(choose)')} and ${select('group', model.groupFields, view.groupBy[1] ?? '', '(nothing)')} ` +
-    `· summarize ${select('measure', model.numberFields, view.measure, '(count only)')} <button type="submit">Summarize</button></form></section>\n`;
-  if (model.rows === undefined) return tabsHtml(base, view) + form + '<p class="summary">Choose a field to group the records by.</p>\n';
+  const form = html`<section class="panel"><h2>Summarize</h2><form method="get" action="${base}" data-testid="summary-form">${hiddenInputs(view, ['summary'])}group by ${select('group', model.groupFields, view.groupBy[0] ?? '', '(choose)')} and ${select('group', model.groupFields, view.groupBy[1] ?? '', '(nothing)')} · summarize ${select('measure', model.numberFields, view.measure, '(count only)')} <button type="submit">Summarize</button></form></section>\n`;
+  if (model.rows === undefined) return html`${tabsHtml(base, view)}${form}<p class="summary">Choose a field to group the records by.</p>\n`;
   const stats = view.measure === '' ? [] : ['mean', 'min', 'max', 'sum'];
   const head = [...view.groupBy, 'count', ...stats.map((stat) => `${stat} of ${view.measure}`)];
   const body = model.rows.map((row) => {
     const id = (row._id ?? {}) as Record<string, unknown>;
     const groups = view.groupBy.map((field, i) => {
       const shown = showValue(id[`g${i}`]);
-      const label = shown.html === '' ? '<span class="nil">(missing)</span>' : shown.html;
+      // The value's HTML is written by showValue, which escapes what it shows.
+      const label = shown.html === '' ? html`<span class="nil">(missing)</span>` : raw(shown.html);
       const href =
         shown.matchJson === undefined
           ? undefined
           : viewHref(base, withChanges(view, { tab: 'table', rows: [...view.rows, { field, op: 'eq', value: shown.matchJson }] }));
-      return `<td>${href === undefined ? label : `<a href="${escapeHtml(href)}">${label}</a>`}</td>`;
+      return html`<td>${href === undefined ? label : html`<a href="${href}">${label}</a>`}</td>`;
     });
-    const numbers = ['count', ...stats].map((stat) => `<td class="number">${escapeHtml(statText(row[stat]))}</td>`);
-    return `<tr data-testid="summary-row">${groups.join('')}${numbers.join('')}</tr>`;
+    const numbers = ['count', ...stats].map((stat) => html`<td class="number">${statText(row[stat])}</td>`);
+    return html`<tr data-testid="summary-row">${groups}${numbers}</tr>`;
   });
   const pipeline = summaryPipeline(view.groupBy, view.measure);
   const filter = Object.keys(model.query.filter).length === 0 ? '' : `, filter=${pythonLiteral(model.query.filter)}`;
@@ -109,13 +107,26 @@ export function summaryView(model: SummaryModel): string {
     `col = client.${model.query.area}[${JSON.stringify(model.query.db)}][${JSON.stringify(model.query.col)}]`,
     `df = col.aggregate(${pythonLiteral(pipeline)}${filter}).to_dataframe(flatten=True)`,
   ].join('\n');
-  return (
-    tabsHtml(base, view) +
-    form +
-    `<p class="summary" data-testid="summary-count">${numberText(model.rows.length)} group${model.rows.length === 1 ? '' : 's'}${model.rows.length >= SUMMARY_GROUPS ? ` (the ${SUMMARY_GROUPS} largest)` : ''}, the largest first.</p>\n` +
-    `<div class="facets"><div class="scroll"><table class="records" data-testid="summary-table"><thead><tr>${head.map((h) => `<th title="${escapeHtml(h)}">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${body.join('\n')}</tbody></table></div>` +
-    `<div class="facet">${barChart(model.rows, view.measure)}</div></div>\n` +
-    `<details><summary>The pipeline (<code>$group</code>), after the view's filter</summary><pre data-testid="summary-pipeline">${escapeHtml(JSON.stringify(pipeline, null, 2))}</pre></details>` +
-    `<details><summary>Python (cybercom client)</summary><pre data-testid="summary-python">${escapeHtml(python)}</pre></details>\n`
-  );
+  return html`${tabsHtml(base, view)}${form}<p class="summary" data-testid="summary-count">${numberText(model.rows.length)} group${model.rows.length === 1 ? '' : 's'}${model.rows.length >= SUMMARY_GROUPS && ` (the ${SUMMARY_GROUPS} largest)`}, the largest first.</p>
+<div class="facets"><div class="scroll"><table class="records" data-testid="summary-table"><thead><tr>${head.map((h) => html`<th title="${h}">${h}</th>`)}</tr></thead><tbody>${joinHtml(body, '\n')}</tbody></table></div><div class="facet">${barChart(model.rows, view.measure)}</div></div>
+<details><summary>The pipeline (<code>$group</code>), after the view's filter</summary><pre data-testid="summary-pipeline">${JSON.stringify(pipeline, null, 2)}</pre></details><details><summary>Python (cybercom client)</summary><pre data-testid="summary-python">${python}</pre></details>\n`;
 }
+
+export const summaryTab: TabView<SummaryModel> = {
+  async read({ reads, reader, base, view, query: viewQuery, settings }) {
+    const query = parseQuery(JSON.stringify({ filter: viewQuery.filter }), settings.maxQueryBytes);
+    const profile = profileSample(await reads.sample(reader, query.filter, SUGGESTION_SAMPLE_SIZE));
+    const fields = profile.fields.flatMap(({ column }) => (column.field === undefined || column.field === '_id' ? [] : [column.field]));
+    const suggested = suggestedFacets(profile, []);
+    const model = {
+      base,
+      view,
+      query: viewQuery,
+      groupFields: [...suggested, ...fields.filter((field) => !suggested.includes(field))],
+      numberFields: fields.filter((field) => histogramKind(profile, field) === 'number'),
+    };
+    if (view.groupBy.length === 0) return model;
+    return { ...model, rows: await reads.summarize(reader, query.filter, summaryPipeline(view.groupBy, view.measure)) };
+  },
+  render: summaryView,
+};

@@ -1,19 +1,19 @@
 /** HTML pieces every explorer view shares: links to other views, hidden view inputs, the tabs. */
-import escapeHtml from 'escape-html';
+import { html, joinHtml, type Html, type HtmlValue } from '../render/html-template.js';
 import { FACET_SIZES, viewSearch, withChanges, type ExplorerTab, type ExplorerView } from './view-state.js';
 
 /** A link to `base` with the view's query string. */
 export const viewHref = (base: string, view: ExplorerView): string => base + viewSearch(view);
 
-export const a = (href: string, text: string, attributes = ''): string =>
-  `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
+/** A link; `attributes` (made by html`…`, so escaped) follow the href, with their leading space. */
+export const a = (href: string, text: HtmlValue, attributes?: Html): Html => html`<a href="${href}"${attributes}>${text}</a>`;
 
 type ViewPart = 'rows' | 'query' | 'sort' | 'columns' | 'facets' | 'histograms' | 'chart' | 'geo' | 'summary' | 'size' | 'tab';
 
 /** The view as hidden inputs of a GET form, except the parts the form itself edits. */
-export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): string {
-  const out: string[] = [];
-  const input = (name: string, value: string) => out.push(`<input type="hidden" name="${name}" value="${escapeHtml(value)}">`);
+export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): Html {
+  const out: Html[] = [];
+  const input = (name: string, value: string) => out.push(html`<input type="hidden" name="${name}" value="${value}">`);
   if (!except.includes('tab') && view.tab !== 'table') input('tab', view.tab);
   if (!except.includes('rows')) {
     for (const row of view.rows) {
@@ -39,11 +39,11 @@ export function hiddenInputs(view: ExplorerView, except: readonly ViewPart[]): s
   }
   if (!except.includes('size')) input('size', String(view.pageSize));
   if (!except.includes('facets') && view.facetSize !== FACET_SIZES[0]) input('fsize', String(view.facetSize));
-  return out.join('');
+  return joinHtml(out);
 }
 
-export function tabsHtml(base: string, view: ExplorerView): string {
+export function tabsHtml(base: string, view: ExplorerView): Html {
   const tab = (name: ExplorerTab, text: string) =>
-    a(viewHref(base, withChanges(view, { tab: name })), text, view.tab === name ? ' class="on" aria-current="page"' : '');
-  return `<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}${tab('map', 'Map')}${tab('summary', 'Summarize')}</nav>\n`;
+    a(viewHref(base, withChanges(view, { tab: name })), text, view.tab === name ? html` class="on" aria-current="page"` : undefined);
+  return html`<nav class="tabs" data-testid="tabs">${tab('table', 'Table')}${tab('schema', 'Schema')}${tab('chart', 'Chart')}${tab('map', 'Map')}${tab('summary', 'Summarize')}</nav>\n`;
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { call, startTestApp, type TestApp } from '../support/app.js';
 import { createFixtureCollection } from '../support/explorer-fixture.js';
-import { launchChromium, watchedPage, type Watched } from './support.js';
+import { launchChromium, screenshot, watchedPage, type Watched } from './support.js';
 
 const RECORDS = 60;
 const MISSING = 40;
@@ -151,6 +151,7 @@ describe('the table in a browser', () => {
     expect(await page.locator('[data-testid="summary-row"]').count()).toBe(7);
     expect(await page.locator('[data-testid="summary-chart"] rect').count()).toBe(7);
     expect(await page.getByTestId('summary-pipeline').textContent()).toContain('"$group"');
+    await screenshot(page, 'explorer-summary');
     await Promise.all([page.waitForNavigation(), page.locator('[data-testid="summary-row"] a').first().click()]);
     expect(new URL(page.url()).searchParams.get('f')).toBe('station');
     expect(await page.locator('[data-testid="record-row"]').count()).toBe(9);

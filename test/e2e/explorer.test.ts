@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON, type Collection, type Document } from 'mongodb';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Dialog, Locator, Page } from 'playwright-core';
 import { call, startTestApp, type TestApp } from '../support/app.js';
 import { createFixtureCollection, FIXTURE_KINDS, insertFixtureDocuments } from '../support/explorer-fixture.js';
 import { externalRequests, launchChromium, screenshot, watchedPage, type Watched } from './support.js';
@@ -543,6 +543,54 @@ describe('the explorer in a browser', () => {
     expect(await page.locator('img').count()).toBe(0);
     const legend = await page.locator('#explorer-chart .u-legend').innerText();
     for (const k of [0, 1, 2]) expect(legend).toContain(`<img src=x onerror="window.__pwned=${k}">`);
+  });
+
+  it('summarizes by hostile field names and values as text: no dialog, no script error, no CSP complaint', async () => {
+    const { page } = researcher;
+    const dialogs: string[] = [];
+    const onDialog = (dialog: Dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    };
+    page.on('dialog', onDialog);
+    try {
+      const hostileBase = `${app.url}/api/explore/data_store/${db}/hostile/`;
+      const views = [
+        [
+          ['tab', 'summary'],
+          ['group', HOSTILE_KEY],
+        ],
+        [
+          ['tab', 'summary'],
+          ['group', 'site'],
+          ['measure', HOSTILE_KEY],
+        ],
+        [
+          ['tab', 'summary'],
+          ['group', 'site'],
+          ['group', `${HOSTILE_KEY}text`],
+          ['measure', 'n'],
+        ],
+      ];
+      for (const pairs of views) {
+        await page.goto(`${hostileBase}?${new URLSearchParams(pairs).toString()}`);
+        await page.waitForLoadState('load');
+        expect(await page.locator('[data-testid="summary-row"]').count()).toBeGreaterThan(0);
+        expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+        expect(await page.locator('img').count()).toBe(0);
+      }
+      // The last view: grouped by the hostile values, shown as text in the table, the selects and the Python snippet.
+      const table = await page.locator('[data-testid="summary-table"]').innerText();
+      expect(table).toContain('<img src=x onerror="window.__pwned=0">');
+      expect(table).toContain(`${HOSTILE_KEY}text`);
+      expect(await page.locator('[data-testid="summary-group"]').last().getAttribute('title')).toBe(`${HOSTILE_KEY}text`);
+      expect(await page.locator('[data-testid="summary-python"]').textContent()).toContain('<img src=x onerror=');
+      expect(dialogs).toEqual([]);
+      expect(researcher.cspViolations).toEqual([]);
+      expect(researcher.pageErrors).toEqual([]);
+    } finally {
+      page.off('dialog', onDialog);
+    }
   });
 
   it('requested nothing off this machine and tripped no Content-Security-Policy', () => {

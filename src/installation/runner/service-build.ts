@@ -10,7 +10,9 @@
  * newer than the last build's stamp: an edited checkout never runs stale code.
  */
 import { mkdir, readdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { BROWSER_SOURCE_DIR, bundleBrowserScripts, writeBundles } from '../../explorer/browser-bundle.js';
 import { repositoryRoot } from '../layout.js';
 
 /** What a build was made from: the stamp's mtime is the build's time. */
@@ -27,7 +29,13 @@ export interface ServiceBuild {
 /** The source trees compiled, relative to the repository root. */
 const SOURCE_DIRS = ['src', join('worker-image', 'tasks')];
 
-async function sourceFiles(dirs: string[]): Promise<{ files: string[]; newest: number }> {
+/**
+ * Scripts for the browser, bundled by esbuild into one classic script each (with their own
+ * compiler settings, DOM and no Node): their changes count, but they are not Node modules.
+ */
+const BROWSER_DIRS = [BROWSER_SOURCE_DIR];
+
+async function sourceFiles(dirs: string[], browserDirs: string[]): Promise<{ files: string[]; newest: number }> {
   const files: string[] = [];
   let newest = 0;
   const walk = async (current: string): Promise<void> => {
@@ -40,7 +48,8 @@ async function sourceFiles(dirs: string[]): Promise<{ files: string[]; newest: n
       if (entry.isDirectory()) await walk(path);
       else if (entry.isFile()) {
         // The admin site's .tsx components stay sources: AdminJS bundles them itself.
-        if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(path);
+        const forNode = !browserDirs.includes(current);
+        if (forNode && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(path);
         newest = Math.max(newest, (await stat(path)).mtimeMs);
       }
     }
@@ -65,7 +74,11 @@ export async function ensureServiceBuild(root = repositoryRoot()): Promise<Servi
   const outDir = join(root, 'dist');
   const stamp = join(outDir, STAMP);
   const entry = join(outDir, 'src', 'cli.js');
-  const { files, newest } = await sourceFiles(SOURCE_DIRS.map((dir) => join(root, dir)));
+  const browserDirs = BROWSER_DIRS.map((dir) => join(root, dir));
+  const { files, newest } = await sourceFiles(
+    SOURCE_DIRS.map((dir) => join(root, dir)),
+    browserDirs,
+  );
   const lock = (await stampTime(join(root, 'package-lock.json'))) ?? 0;
   const built = await stampTime(stamp);
   const entryPresent = (await stampTime(entry)) !== undefined;
@@ -91,6 +104,9 @@ export async function ensureServiceBuild(root = repositoryRoot()): Promise<Servi
     const partial = `${file.path}.${process.pid}.partial`;
     await writeFile(partial, file.contents);
     await rename(partial, file.path);
+  }
+  for (const dir of browserDirs) {
+    if (existsSync(dir)) writeBundles(join(outDir, relative(root, dir)), bundleBrowserScripts(dir));
   }
   await writeFile(stamp, `${files.length} modules from ${SOURCE_DIRS.map((dir) => `${dir}/`).join(' ')}\n`);
   // Dated when the sources were read: a file saved during the build makes the next call build again.
