@@ -10,7 +10,6 @@
 import {
   BaseProperty,
   BaseRecord,
-  BaseResource,
   ValidationError,
   type ActionContext,
   type ActionRequest,
@@ -28,6 +27,7 @@ import {
 import { component } from '../components.js';
 import type { ServiceAdmin } from '../current-admin.js';
 import { TASK_QUEUE } from './navigation.js';
+import { ServiceResource } from './service-resource.js';
 
 /** What the resource uses of the schedules' service. */
 export type ScheduleSource = Pick<ScheduleService, 'browse' | 'countBrowse' | 'get' | 'getMany' | 'pause' | 'resume'>;
@@ -117,29 +117,9 @@ const visibleTo = (doc: ScheduleDoc, context: ActionContext | undefined): boolea
   return owner === undefined || doc.owner_id === owner;
 };
 
-export class ScheduleResource extends BaseResource {
+export class ScheduleResource extends ServiceResource {
   constructor(private readonly source: ScheduleSource) {
-    super();
-  }
-
-  override databaseName(): string {
-    return 'service';
-  }
-
-  override databaseType(): string {
-    return 'MongoDB';
-  }
-
-  override id(): string {
-    return 'Schedule';
-  }
-
-  override properties(): BaseProperty[] {
-    return PROPERTIES;
-  }
-
-  override property(path: string): BaseProperty | null {
-    return PROPERTIES.find((p) => p.path() === path) ?? null;
+    super('Schedule', PROPERTIES);
   }
 
   override count(filter: Filter, context?: ActionContext): Promise<number> {

@@ -4,7 +4,7 @@
  * reads it through the queue service, which filters, sorts and pages it, so the admin holds no
  * description of how it is stored. Arguments are shown as JSON text.
  */
-import { BaseProperty, BaseRecord, BaseResource, type Filter, type ResourceOptions } from 'adminjs';
+import { BaseProperty, BaseRecord, type Filter, type ResourceOptions } from 'adminjs';
 import type { PropertyType } from 'adminjs';
 import {
   LOG_BROWSE_SORTS,
@@ -14,6 +14,7 @@ import {
   type TaskLogEntry,
 } from '../../queue/api/queue-service.js';
 import { TASK_QUEUE } from './navigation.js';
+import { ServiceResource } from './service-resource.js';
 
 /** What the list reads: the queue service's log methods. */
 export type TaskLogSource = Pick<QueueService, 'browseLog' | 'countLog' | 'logEntry' | 'logEntries' | 'estimatedLogSize'>;
@@ -81,29 +82,9 @@ export function logFilter(filter: Filter | null | undefined): LogBrowseFilter {
 const isSort = (path: string | undefined): path is LogBrowseQuery['sortBy'] =>
   path !== undefined && (LOG_BROWSE_SORTS as readonly string[]).includes(path);
 
-export class TaskLogResource extends BaseResource {
+export class TaskLogResource extends ServiceResource {
   constructor(private readonly source: TaskLogSource) {
-    super();
-  }
-
-  override databaseName(): string {
-    return 'service';
-  }
-
-  override databaseType(): string {
-    return 'MongoDB';
-  }
-
-  override id(): string {
-    return 'TaskLog';
-  }
-
-  override properties(): BaseProperty[] {
-    return PROPERTIES;
-  }
-
-  override property(path: string): BaseProperty | null {
-    return PROPERTIES.find((p) => p.path() === path) ?? null;
+    super('TaskLog', PROPERTIES);
   }
 
   override count(filter: Filter): Promise<number> {
