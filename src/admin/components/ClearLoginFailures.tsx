@@ -3,33 +3,17 @@
  * throttle's counts of the account from every address (src/admin/resources/users.ts); the next
  * login is judged as if none had failed.
  */
-import React, { useState } from 'react';
-import { ApiClient, useNotice, type ActionProps } from 'adminjs';
+import React from 'react';
+import type { ActionProps } from 'adminjs';
 import { Box, Text, Button, MessageBox } from '@adminjs/design-system';
-import { errorMessage } from './shared/admin-fetch.js';
-
-const api = new ApiClient();
+import { useRecordAction } from './shared/record-action.js';
 
 const ClearLoginFailures = ({ record, resource }: ActionProps) => {
-  const addNotice = useNotice();
-  const [error, setError] = useState<string | null>(null);
-  const [result, setResult] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, result, busy, run } = useRecordAction();
 
   const submit = (event: React.FormEvent) => {
     event.preventDefault();
-    setError(null);
-    setBusy(true);
-    api
-      .recordAction({ resourceId: resource.id, recordId: record?.id ?? '', actionName: 'clearLoginFailures', data: {} })
-      .then((r) => {
-        if (r.data.notice) {
-          addNotice(r.data.notice);
-          setResult(r.data.notice.message);
-        }
-      })
-      .catch((e: unknown) => setError(errorMessage(e)))
-      .finally(() => setBusy(false));
+    run({ resourceId: resource.id, recordId: record?.id ?? '', actionName: 'clearLoginFailures', data: {} });
   };
 
   return (

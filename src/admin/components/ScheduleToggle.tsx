@@ -4,34 +4,18 @@
  * come. The server does it through the schedules' service (src/admin/resources/schedules.ts).
  */
 import React, { useState } from 'react';
-import { ApiClient, useNotice, type ActionProps } from 'adminjs';
+import type { ActionProps } from 'adminjs';
 import { Box, Text, Button, Input, Label, MessageBox } from '@adminjs/design-system';
-import { errorMessage } from './shared/admin-fetch.js';
-
-const api = new ApiClient();
+import { useRecordAction } from './shared/record-action.js';
 
 const ScheduleToggle = ({ record, resource, action }: ActionProps) => {
-  const addNotice = useNotice();
   const pause = action.name === 'pause';
   const [note, setNote] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [result, setResult] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, result, busy, run } = useRecordAction();
 
   const submit = (event: React.FormEvent) => {
     event.preventDefault();
-    setError(null);
-    setBusy(true);
-    api
-      .recordAction({ resourceId: resource.id, recordId: record?.id ?? '', actionName: action.name, data: pause ? { note } : {} })
-      .then((r) => {
-        if (r.data.notice) {
-          addNotice(r.data.notice);
-          setResult(r.data.notice.message);
-        }
-      })
-      .catch((e: unknown) => setError(errorMessage(e)))
-      .finally(() => setBusy(false));
+    run({ resourceId: resource.id, recordId: record?.id ?? '', actionName: action.name, data: pause ? { note } : {} });
   };
 
   return (
