@@ -3,6 +3,7 @@
  * for a chosen number field, its mean, smallest, largest and sum, as a table and a bar chart
  * (inline SVG, no script), with the `$group` pipeline that computes it and the same as Python.
  */
+import { doubleText } from '../render/double-text.js';
 import { html, joinHtml, raw, type Html } from '../render/html-template.js';
 import type { Document } from 'mongodb';
 import { parseQuery } from '../documents/query-params.js';
@@ -11,7 +12,7 @@ import { pythonLiteral, type ViewQuery } from './snippets.js';
 import { SUGGESTION_SAMPLE_SIZE, type TabView } from './tab-view.js';
 import { hiddenInputs, tabsHtml, viewHref } from './view-html.js';
 import { withChanges, type ExplorerView } from './view-state.js';
-import { numberText, showValue } from './values.js';
+import { bsonTag, numberText, showValue } from './values.js';
 
 /** Groups shown, the largest first. */
 export const SUMMARY_GROUPS = 200;
@@ -61,18 +62,30 @@ function select(name: string, fields: readonly string[], chosen: string, none: s
   return html`<select name="${name}" data-testid="summary-${name}"${title}>${options}</select>`;
 }
 
-const statText = (value: unknown): string => {
-  const n = typeof value === 'number' ? value : Number(value);
-  return value === null || value === undefined || !Number.isFinite(n) ? '' : numberText(Number(n.toPrecision(6)));
-};
+/**
+ * A statistic written as the table writes a value of its stored type (the engine's rows keep
+ * their numbers' BSON classes): a double with its `.0` when whole, so a mean or sum of doubles
+ * is not taken for an integer; an int or a long as an integer. Whole values are written exactly
+ * (-0 with its sign), fractions to 6 significant digits.
+ */
+export function statText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const tag = typeof value === 'object' ? bsonTag(value) : undefined;
+  if (tag === 'Long' || tag === 'Decimal128') return String(value);
+  const n = Number(value);
+  if (!Number.isFinite(n)) return '';
+  const rounded = Number.isInteger(n) ? n : Number(n.toPrecision(6));
+  return tag === 'Double' ? doubleText(rounded) : numberText(rounded);
+}
 
 function barChart(rows: readonly Document[], measure: string): Html {
   const key = measure === '' ? 'count' : 'mean';
-  const values = rows.slice(0, CHART_BARS).map((row) => Number(row[key]));
+  const stats = rows.slice(0, CHART_BARS).map((row) => row[key] as unknown);
+  const values = stats.map(Number);
   const highest = Math.max(1e-12, ...values.filter(Number.isFinite).map(Math.abs));
   const bars = values.map((value, i) => {
     const width = Number.isFinite(value) ? Math.max(1, Math.round((Math.abs(value) / highest) * 300)) : 0;
-    return html`<rect x="0" y="${i * 14}" width="${width}" height="12" fill="#2c6dac"><title>${statText(value)}</title></rect>`;
+    return html`<rect x="0" y="${i * 14}" width="${width}" height="12" fill="#2c6dac"><title>${statText(stats[i])}</title></rect>`;
   });
   return html`<svg width="320" height="${values.length * 14}" role="img" aria-label="${`${key} per group`}" data-testid="summary-chart">${bars}</svg><small>${key === 'count' ? 'records' : `mean of ${measure}`} per group, in the order of the table</small>`;
 }

@@ -166,6 +166,11 @@ describe('the Summarize tab', () => {
       expect(Number(min)).toBe(Math.min(...temps));
       expect(Number(max)).toBe(Math.max(...temps));
       expect(Number(mean)).toBeCloseTo(temps.reduce((a, b) => a + b, 0) / temps.length, 3);
+      // Written as the table writes the stored types: `temp` holds whole doubles, so do its
+      // sum, smallest and largest (`21.0`); the count is an integer.
+      for (const stat of [sum, min, max]) expect(stat).toMatch(/^\d+\.0$/);
+      expect(mean).toMatch(/\./);
+      expect(count).toMatch(/^\d+$/);
     }
     expect(res.text).toContain('data-testid="summary-chart"');
     const pipeline = JSON.parse(unescape(res.text.split('data-testid="summary-pipeline">')[1]?.split('</pre>')[0] ?? '')) as unknown[];

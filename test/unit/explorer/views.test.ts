@@ -3,6 +3,7 @@
  * integration tests): every value from the data or the URL (field
  * names, values, the typed query) written as text, never as markup.
  */
+import { Double, Int32, Long } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { chartTab } from '../../../src/explorer/chart-view.js';
 import { mapTab } from '../../../src/explorer/map-view.js';
@@ -10,7 +11,7 @@ import { pageHtml } from '../../../src/explorer/page.js';
 import { recordView } from '../../../src/explorer/record-view.js';
 import { profileSample } from '../../../src/explorer/schema.js';
 import { schemaTab } from '../../../src/explorer/schema-view.js';
-import { summaryTab } from '../../../src/explorer/summary-view.js';
+import { statText, summaryTab } from '../../../src/explorer/summary-view.js';
 import { tableTab } from '../../../src/explorer/table-view.js';
 import { parseView } from '../../../src/explorer/view-state.js';
 import { html } from '../../../src/render/html-template.js';
@@ -131,6 +132,29 @@ describe('explorer views', () => {
     expectEscaped(out);
     expect(out).toContain('data-testid="summary-row"');
     expect(out).toContain('data-testid="summary-chart"');
+  });
+
+  it('summary: statistics written as the table writes their stored type, a whole double with its .0', () => {
+    const view = parseView({ tab: 'summary', group: 'site', measure: 'temp' });
+    const out = summaryTab.render({
+      base: BASE,
+      view,
+      groupFields: ['site'],
+      numberFields: ['temp'],
+      query,
+      rows: [
+        { _id: { g0: 'a' }, count: new Int32(3), mean: new Double(19), min: new Double(-0), max: new Double(21.25), sum: new Long(57) },
+      ],
+    }).text;
+    const cells = [...(out.split('data-testid="summary-row">')[1]?.split('</tr>')[0] ?? '').matchAll(/<td[^>]*>([^<]*)<\/td>/g)].map(
+      (m) => m[1],
+    );
+    expect(cells).toEqual(['3', '19.0', '-0.0', '21.25', '57']);
+    expect(out).toContain('<title>19.0</title>');
+    expect(statText(new Double(2 / 3))).toBe('0.666667');
+    expect(statText(new Double(12345))).toBe('12345.0');
+    expect(statText(new Int32(12345))).toBe('12\u202f345');
+    expect(statText(null)).toBe('');
   });
 
   it('record and page shell: the record, the heading and the user name as text', () => {
