@@ -50,8 +50,8 @@ export default tseslint.config(
     },
   },
   {
-    // The explorer's scripts run in the browser (bundled by esbuild, see src/explorer/browser-bundle.ts).
-    files: ['src/explorer/browser/**/*.ts'],
+    // The explorer's and the browsable page's scripts run in the browser (bundled by esbuild, see src/http/browser-bundle.ts).
+    files: ['src/explorer/browser/**/*.ts', 'src/render/browser/**/*.ts'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {

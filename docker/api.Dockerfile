@@ -18,7 +18,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.browser.json ./
 COPY src ./src
 RUN npm run build
 # The admin site's browser bundle, built once here so a read-only container need not build it.

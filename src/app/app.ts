@@ -25,7 +25,7 @@ import type { RespondOptions } from '../http/respond.js';
 import { securityHeaders, tileOrigin } from '../http/security-headers.js';
 import { adminSite, type AdminSiteOptions } from '../admin/index.js';
 import { AdminProcess } from '../admin/process/admin-process.js';
-import { browsableScript } from '../render/html-script.js';
+import { browsableStatic } from '../render/html-script.js';
 import { canonicalTrailingSlash } from '../http/trailing-slash.js';
 import { ANONYMOUS } from '../auth/principal.js';
 import { rootRouter } from './root.js';
@@ -119,7 +119,7 @@ export function createApp(ctx: ServiceContext, extra: ExtraRouters = {}): Expres
   app.use(negotiateFormat());
   // Answers that carry a CSRF token or a credential (the login forms, the profile with its token, the admin site) are never compressed (BREACH).
   app.use(compression({ except: [...Object.values(m.auth.at).map((r) => fullPath(m.auth, r)), PAGES.admin.path] }));
-  app.get(PAGES.browsableScript.path, browsableScript);
+  app.use(PAGES.browsableStatic.path, browsableStatic());
   app.get(PAGES.favicon.path, favicon);
   app.use(PAGES.explorerStatic.path, explorerStatic());
   if (extra.admin !== false) {

@@ -19,7 +19,7 @@ import { EXPLORE_ROOT } from '../explorer/routes.js';
 import { EXPLORE_STATIC_ROOT } from '../explorer/static-files.js';
 import { FAVICON_PATH } from '../explorer/favicon.js';
 import { MANUAL_ROOT } from '../manual/routes.js';
-import { BROWSABLE_SCRIPT_PATH } from '../render/html-script.js';
+import { BROWSABLE_STATIC_ROOT } from '../render/html-script.js';
 import { HEALTH_ROUTES } from './health.js';
 import { SCHEMA_ROUTES } from './openapi.js';
 import { ROOT_ROUTES } from './root.js';
@@ -87,7 +87,7 @@ export interface Page {
 export const PAGES = {
   home: { path: '/', methods: ['GET'], what: 'redirects to the API root' },
   favicon: { path: FAVICON_PATH, methods: ['GET'], what: "the service's icon" },
-  browsableScript: { path: BROWSABLE_SCRIPT_PATH, methods: ['GET'], what: "the browsable page's script" },
+  browsableStatic: { path: BROWSABLE_STATIC_ROOT, methods: ['GET'], tree: true, what: "the browsable page's script" },
   explorerStatic: { path: EXPLORE_STATIC_ROOT, methods: ['GET'], tree: true, what: "the explorer's scripts and styles" },
   admin: {
     path: ADMIN_ROOT,

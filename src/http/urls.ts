@@ -51,7 +51,6 @@ export const urls = {
   /** The data explorer's page of a collection. */
   explore: (area: DocumentArea, db: string, col: string): string => `${MOUNTS.explore}/${area}/${part(db)}${part(col)}`,
   admin: (): string => MOUNTS.admin,
-  browsableScript: (): string => `${MOUNTS.static}/browsable.js`,
 };
 
 /** The records mount a path is under, and the rest of the path after it; null for any other path. */

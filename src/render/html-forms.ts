@@ -7,12 +7,12 @@
  * The forms hold no data from the database, only names from the URL and, on a task's run page,
  * the task's doc and parameters as its workers describe them (escaped like everything else);
  * each is rendered
- * `hidden`: the page script (html-script.ts, served from /api/static/browsable.js) shows them and
+ * `hidden`: the page script (browser/browsable.ts, served under /api/static/) shows them and
  * submits them as JSON with the CSRF header via fetch. Without the script the page stays a
  * readable, read-only JSON view, and a plain form POST can never reach the API by accident.
  */
 import escapeHtml from 'escape-html';
-import { BROWSABLE_SCRIPT_PATH } from './html-script.js';
+import { browsableScriptPath } from './html-script.js';
 import { recordsPath, urls } from '../http/urls.js';
 
 export const PAGE_FORM_KINDS = ['collection', 'record', 'databases', 'collections', 'task-run', 'indexes', 'schedule'] as const;
@@ -121,7 +121,7 @@ const PARAMETER_HINT: Record<string, string> = {
 /**
  * One text field per parameter, holding JSON; a JSON default is pre-filled, a default only its
  * text can show is a placeholder (empty = the task's own default). The script turns the fields
- * into args and kwargs (html-script.ts).
+ * into args and kwargs (browser/browsable.ts).
  */
 function parameterField(p: FormParameter, index: number): string {
   const id = `api-form-param-${index}`;
@@ -255,7 +255,7 @@ function formTarget(postUrl: string): string | null {
  * The form block, or '' when `form` is absent or its URL is unusable. Anonymous visitors see the
  * form too (reads may be open), with a note that changes need a login.
  */
-export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean): string {
+export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean, nonce?: string): string {
   const target = form === undefined ? null : formTarget(form.postUrl);
   if (form === undefined || target === null) return '';
   const { heading, body, buttons } = fields(form);
@@ -274,6 +274,6 @@ export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean): str
     '<div class="result" aria-live="polite" hidden><span class="status"></span><pre class="body"></pre><p class="link"></p></div>' +
     '</form>\n' +
     '<noscript><p class="hint">The forms of this page need JavaScript; the JSON above is the complete response.</p></noscript>\n' +
-    `<script src="${BROWSABLE_SCRIPT_PATH}" defer></script>\n`
+    `<script src="${escapeHtml(browsableScriptPath())}"${nonce ? ` nonce="${escapeHtml(nonce)}"` : ''} defer></script>\n`
   );
 }

@@ -159,7 +159,7 @@ function envelopeHeadOf(value: PlainValue): EnvelopeHead | null {
 /** Forms belong to pages that show a resource, not to error pages or answers to writes. */
 function formFor(status: number, ctx: PageContext): string {
   if (status >= 400 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return '';
-  return pageFormHtml(ctx.form, ctx.user !== null);
+  return pageFormHtml(ctx.form, ctx.user !== null, ctx.cspNonce);
 }
 
 /** Everything before the pretty-printed value (which goes inside `<pre class="content">`). */

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { htmlDocument } from '../../src/render/html.js';
 import type { PageForm } from '../../src/render/html-forms.js';
-import { BROWSABLE_SCRIPT } from '../../src/render/html-script.js';
+import { browserScript } from '../../src/http/browser-bundle.js';
+import { browsableScriptPath } from '../../src/render/html-script.js';
 import { IntegralDouble, type PlainValue } from '../../src/render/types.js';
 import { contentSecurityPolicy } from '../../src/http/security-headers.js';
 import { launchChromium } from './support.js';
@@ -63,8 +64,8 @@ async function openPage(
   await context.route(`${ORIGIN}/**`, async (route: Route) => {
     const request = route.request();
     const url = new URL(request.url());
-    if (url.pathname === '/api/static/browsable.js') {
-      await route.fulfill({ status: 200, contentType: 'application/javascript', body: BROWSABLE_SCRIPT });
+    if (url.pathname === browsableScriptPath()) {
+      await route.fulfill({ status: 200, contentType: 'application/javascript', body: browserScript('browsable') });
     } else if (request.method() === 'GET') {
       await route.fulfill({
         status: 200,

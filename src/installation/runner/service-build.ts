@@ -10,9 +10,9 @@
  * newer than the last build's stamp: an edited checkout never runs stale code.
  */
 import { mkdir, readdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { BROWSER_SOURCE_DIR, bundleBrowserScripts, writeBundles } from '../../explorer/browser-bundle.js';
+import { BROWSER_SOURCE_DIRS, bundleBrowserScripts, writeBundles } from '../../http/browser-bundle.js';
 import { repositoryRoot } from '../layout.js';
 
 /** What a build was made from: the stamp's mtime is the build's time. */
@@ -33,7 +33,7 @@ const SOURCE_DIRS = ['src', join('worker-image', 'tasks')];
  * Scripts for the browser, bundled by esbuild into one classic script each (with their own
  * compiler settings, DOM and no Node): their changes count, but they are not Node modules.
  */
-const BROWSER_DIRS = [BROWSER_SOURCE_DIR];
+const BROWSER_DIRS = BROWSER_SOURCE_DIRS;
 
 async function sourceFiles(dirs: string[], browserDirs: string[]): Promise<{ files: string[]; newest: number }> {
   const files: string[] = [];
@@ -105,9 +105,7 @@ export async function ensureServiceBuild(root = repositoryRoot()): Promise<Servi
     await writeFile(partial, file.contents);
     await rename(partial, file.path);
   }
-  for (const dir of browserDirs) {
-    if (existsSync(dir)) writeBundles(join(outDir, relative(root, dir)), bundleBrowserScripts(dir));
-  }
+  if (browserDirs.every((dir) => existsSync(dir))) writeBundles(outDir, bundleBrowserScripts(root));
   await writeFile(stamp, `${files.length} modules from ${SOURCE_DIRS.map((dir) => `${dir}/`).join(' ')}\n`);
   // Dated when the sources were read: a file saved during the build makes the next call build again.
   await utimes(stamp, startedAt, startedAt);

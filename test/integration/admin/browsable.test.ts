@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PageForm } from '../../../src/render/html-forms.js';
+import { browserScript } from '../../../src/http/browser-bundle.js';
+import { browsableScriptPath } from '../../../src/render/html-script.js';
 import { htmlDocument } from '../../../src/render/html.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { Browser, closeAndDrop } from '../auth/helpers.js';
@@ -60,7 +62,8 @@ function expectEscaped(text: string): void {
   expect(text).not.toContain('<script>alert');
   expect(text).not.toContain('<img src=x');
   const scripts = text.match(/<script\b[^>]*>/g) ?? [];
-  for (const tag of scripts) expect(tag).toBe('<script src="/api/static/browsable.js" defer>');
+  for (const tag of scripts)
+    expect(tag).toMatch(/^<script src="\/api\/static\/browsable\.[A-Za-z0-9]{12}\.js" nonce="[A-Za-z0-9+/=]+" defer>$/);
   // Our own form has at most one textarea per field; a record value must not close one early.
   const opened = (text.match(/<textarea\b/g) ?? []).length;
   expect((text.match(/<\/textarea>/g) ?? []).length).toBe(opened);
@@ -161,17 +164,26 @@ describe('forms', () => {
     expect(formKind(readerPage.text)).toBeUndefined();
   });
 
-  it('serves the page script itself, with the CSRF header logic', async () => {
-    const script = await new Browser(app.url).get('/api/static/browsable.js', { accept: '*/*' });
+  it('serves the page script itself (the bundle of browser/browsable.ts): by the hashed name pages load, cached for good, and by its plain name, revalidated', async () => {
+    const page = await rootBrowser.get(colPath(), html);
+    const src = /<script src="([^"]+)"/.exec(page.text)?.[1] ?? '';
+    expect(src).toBe(browsableScriptPath());
+    const script = await new Browser(app.url).get(src, { accept: '*/*' });
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toBe('application/javascript; charset=utf-8');
-    expect(script.text).toContain("'X-CSRFToken': cookie('csrftoken')");
-    expect(script.text).toContain("headers['Content-Type'] = 'application/json'");
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(script.text).toBe(browserScript('browsable'));
+    expect(script.text).toContain('X-CSRFToken');
+    expect(script.text).toContain('csrftoken');
+    const plain = await new Browser(app.url).get('/api/static/browsable.js', { accept: '*/*' });
+    expect(plain.text).toBe(script.text);
+    expect(plain.headers.get('cache-control')).toBe('no-cache');
     const again = await new Browser(app.url).get('/api/static/browsable.js', {
       accept: '*/*',
-      'if-none-match': script.headers.get('etag') ?? '',
+      'if-none-match': plain.headers.get('etag') ?? '',
     });
     expect(again.status).toBe(304);
+    expect((await new Browser(app.url).get('/api/static/other.js', { accept: '*/*' })).status).toBe(404);
   });
 });
 
@@ -240,7 +252,7 @@ describe('the task-run form (rendered for the queue routes)', () => {
       '<form class="api-form" data-browsable="task-run" data-url="/api/queue/run/tasks.add/" data-task="tasks.add" hidden>',
     );
     for (const field of ['args', 'kwargs', 'tags', 'queue']) expect(html).toContain(`name="${field}"`);
-    expect(html).toContain('<script src="/api/static/browsable.js" defer></script>');
+    expect(html).toContain(`<script src="${browsableScriptPath()}" defer></script>`);
   });
 
   it('escapes the task name and refuses URLs that are not this site', () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
 import { createFixtureCollection, insertFixtureDocuments } from '../../support/explorer-fixture.js';
 import { STATIC_NAMES, staticPath } from '../../../src/explorer/static-files.js';
+import { browsableScriptPath } from '../../../src/render/html-script.js';
 
 const RECORDS = 100_000;
 let app: TestApp;
@@ -137,11 +138,10 @@ describe('text answers', () => {
   }, 120_000);
 });
 
-describe("the explorer's browser files", () => {
+describe("the explorer's and the browsable page's browser files", () => {
   it('are served under content-hashed names, cached for good, and compressed', async () => {
     expect(STATIC_NAMES.length).toBeGreaterThan(5);
-    for (const name of STATIC_NAMES) {
-      const path = staticPath(name);
+    for (const path of [...STATIC_NAMES.map(staticPath), browsableScriptPath()]) {
       expect(path).toMatch(/\.[A-Za-z0-9]{12}\.(js|css)$/);
       const plain = await get(path);
       expect(plain.status, path).toBe(200);
@@ -155,6 +155,7 @@ describe("the explorer's browser files", () => {
     }
     // A name with another hash is no file: an old page's file is not taken for the new one.
     expect((await get(staticPath('map.js').replace(/\.[A-Za-z0-9]{12}\./, '.aaaaaaaaaaaa.'))).status).not.toBe(200);
+    expect((await get(browsableScriptPath().replace(/\.[A-Za-z0-9]{12}\./, '.aaaaaaaaaaaa.'))).status).not.toBe(200);
   });
 
   it('are what the pages load', async () => {

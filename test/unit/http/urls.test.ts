@@ -14,7 +14,7 @@ const filled = (mount: (typeof m)[keyof typeof m], decl: Parameters<typeof fullP
   mount.prefix + pathOf(decl, values);
 
 describe('the URL builders', () => {
-  it('name the declared auth, root, manual, admin and script routes', () => {
+  it('name the declared auth, root, manual and admin routes', () => {
     expect(urls.root()).toBe(`${fullPath(m.root, m.root.at.root)}`);
     expect(urls.login()).toBe(fullPath(m.auth, m.auth.at.login));
     expect(urls.logout()).toBe(fullPath(m.auth, m.auth.at.logout));
@@ -23,7 +23,6 @@ describe('the URL builders', () => {
     expect(urls.tokenVerify()).toBe(fullPath(m.auth, m.auth.at.verify));
     expect(urls.manual()).toBe(`${PAGES.manual.path}/`);
     expect(urls.admin()).toBe(PAGES.admin.path);
-    expect(urls.browsableScript()).toBe(PAGES.browsableScript.path);
   });
 
   it('build records and index paths as the document routes declare them, each part encoded', () => {
