@@ -1,6 +1,6 @@
 /** One record whole, as JSON, with a link back to its collection's table. */
 import { prettyJsonHtml } from '../render/html-json.js';
-import { html, raw, type Html } from '../render/html-template.js';
+import { html, type Html } from '../render/html-template.js';
 import { toPlainValue } from '../render/plain-value.js';
 import { a } from './view-html.js';
 
@@ -8,8 +8,8 @@ import { a } from './view-html.js';
 export function recordView(base: string, apiPath: string, record: unknown): Html {
   let json: Html;
   try {
-    // Highlighted JSON, written by prettyJsonHtml, which escapes every key and value.
-    json = raw(prettyJsonHtml(toPlainValue(record)));
+    // Highlighted JSON, written by prettyJsonHtml with the escaping template.
+    json = prettyJsonHtml(toPlainValue(record));
   } catch {
     json = html`(this record nests too deeply to show)`;
   }

@@ -11,7 +11,7 @@
  * submits them as JSON with the CSRF header via fetch. Without the script the page stays a
  * readable, read-only JSON view, and a plain form POST can never reach the API by accident.
  */
-import escapeHtml from 'escape-html';
+import { html, type Html } from './html-template.js';
 import { browsableScriptPath } from './html-script.js';
 import { recordsPath, urls } from '../http/urls.js';
 
@@ -98,15 +98,11 @@ export const FORM_STYLE = `
 .paging .position{border:0}
 `;
 
-const textarea = (name: string, label: string, placeholder: string, hint: string) =>
-  `<label for="api-form-${name}">${escapeHtml(label)}</label>` +
-  `<textarea id="api-form-${name}" name="${name}" spellcheck="false" placeholder="${escapeHtml(placeholder)}"></textarea>` +
-  `<p class="hint">${escapeHtml(hint)}</p>`;
+const textarea = (name: string, label: string, placeholder: string, hint: string): Html =>
+  html`<label for="api-form-${name}">${label}</label><textarea id="api-form-${name}" name="${name}" spellcheck="false" placeholder="${placeholder}"></textarea><p class="hint">${hint}</p>`;
 
-const textInput = (name: string, label: string, hint: string) =>
-  `<label for="api-form-${name}">${escapeHtml(label)}</label>` +
-  `<input type="text" id="api-form-${name}" name="${name}" autocomplete="off" spellcheck="false">` +
-  `<p class="hint">${escapeHtml(hint)}</p>`;
+const textInput = (name: string, label: string, hint: string): Html =>
+  html`<label for="api-form-${name}">${label}</label><input type="text" id="api-form-${name}" name="${name}" autocomplete="off" spellcheck="false"><p class="hint">${hint}</p>`;
 
 const PARAMETER_PREFIX: Record<string, string> = { var_positional: '*', var_keyword: '**' };
 
@@ -123,7 +119,7 @@ const PARAMETER_HINT: Record<string, string> = {
  * text can show is a placeholder (empty = the task's own default). The script turns the fields
  * into args and kwargs (browser/browsable.ts).
  */
-function parameterField(p: FormParameter, index: number): string {
+function parameterField(p: FormParameter, index: number): Html {
   const id = `api-form-param-${index}`;
   const variadic = p.kind === 'var_positional' || p.kind === 'var_keyword';
   const required = p.default === undefined && !variadic;
@@ -138,37 +134,24 @@ function parameterField(p: FormParameter, index: number): string {
       : p.default !== undefined
         ? " Empty: the task's default."
         : '';
-  return (
-    `<label for="${id}">${escapeHtml(label)}</label>` +
-    `<input type="text" id="${id}" name="param-${index}" autocomplete="off" spellcheck="false"` +
-    ` data-param-name="${escapeHtml(p.name)}" data-param-kind="${escapeHtml(p.kind)}"${required ? ' data-param-required' : ''}` +
-    ` value="${escapeHtml(prefilled)}" placeholder="${escapeHtml(placeholder)}">` +
-    `<p class="hint">${escapeHtml((PARAMETER_HINT[p.kind] ?? 'As JSON.') + note)}</p>`
-  );
+  return html`<label for="${id}">${label}</label><input type="text" id="${id}" name="param-${index}" autocomplete="off" spellcheck="false" data-param-name="${p.name}" data-param-kind="${p.kind}"${required && html` data-param-required`} value="${prefilled}" placeholder="${placeholder}"><p class="hint">${(PARAMETER_HINT[p.kind] ?? 'As JSON.') + note}</p>`;
 }
 
-function taskRunFields(form: PageForm): string {
-  const doc = form.doc ? `<p class="doc">${escapeHtml(form.doc)}</p>` : '';
+function taskRunFields(form: PageForm): Html {
+  const doc = form.doc ? html`<p class="doc">${form.doc}</p>` : undefined;
   const signature = form.signature ?? null;
   const call =
     signature === null
-      ? textarea('args', 'args (JSON array)', '[]', 'Positional arguments, e.g. [1, "two"].') +
-        textarea('kwargs', 'kwargs (JSON object)', '{}', 'Keyword arguments, e.g. {"name": "value"}.')
-      : `<p class="signature">${escapeHtml(`${form.task ?? ''}${signature.text}`)}</p>` + signature.parameters.map(parameterField).join('');
-  return (
-    doc +
-    call +
-    textInput('tags', 'tags', 'Comma-separated labels for finding the run in your task history.') +
-    textInput('queue', 'queue (optional)', "Leave empty for the task's default queue.")
-  );
+      ? html`${textarea('args', 'args (JSON array)', '[]', 'Positional arguments, e.g. [1, "two"].')}${textarea('kwargs', 'kwargs (JSON object)', '{}', 'Keyword arguments, e.g. {"name": "value"}.')}`
+      : html`<p class="signature">${`${form.task ?? ''}${signature.text}`}</p>${signature.parameters.map(parameterField)}`;
+  return html`${doc}${call}${textInput('tags', 'tags', 'Comma-separated labels for finding the run in your task history.')}${textInput('queue', 'queue (optional)', "Leave empty for the task's default queue.")}`;
 }
 
 /** A submit button; the script reads data-method and data-action to build the request. */
-const button = (method: string, label: string, options: { action?: string; danger?: boolean } = {}) =>
-  `<button type="submit" data-method="${method}"${options.action ? ` data-action="${options.action}"` : ''}` +
-  `${options.danger ? ' class="danger"' : ''}>${escapeHtml(label)}</button>`;
+const button = (method: string, label: string, options: { action?: string; danger?: boolean } = {}): Html =>
+  html`<button type="submit" data-method="${method}"${options.action && html` data-action="${options.action}"`}${options.danger && html` class="danger"`}>${label}</button>`;
 
-function fields(form: PageForm): { heading: string; body: string; buttons: string } {
+function fields(form: PageForm): { heading: string; body: Html; buttons: Html } {
   switch (form.kind) {
     case 'collection':
       return {
@@ -190,31 +173,30 @@ function fields(form: PageForm): { heading: string; body: string; buttons: strin
           '{"name": "value"}',
           'PUT replaces the record, PATCH sets only the given fields.',
         ),
-        buttons: button('PUT', 'PUT') + button('PATCH', 'PATCH') + button('DELETE', 'DELETE', { danger: true }),
+        buttons: html`${button('PUT', 'PUT')}${button('PATCH', 'PATCH')}${button('DELETE', 'DELETE', { danger: true })}`,
       };
     case 'databases':
       return {
         heading: 'Create or delete a database',
         body: textInput('database', 'Database name', 'Deleting a database deletes every collection and record in it.'),
-        buttons: button('POST', 'Create') + button('POST', 'Delete', { action: 'delete', danger: true }),
+        buttons: html`${button('POST', 'Create')}${button('POST', 'Delete', { action: 'delete', danger: true })}`,
       };
     case 'collections':
       return {
         heading: 'Create or delete a collection',
         body: textInput('collection', 'Collection name', 'Deleting a collection deletes every record in it.'),
-        buttons: button('POST', 'Create') + button('POST', 'Delete', { action: 'delete', danger: true }),
+        buttons: html`${button('POST', 'Create')}${button('POST', 'Delete', { action: 'delete', danger: true })}`,
       };
     case 'indexes':
       return {
         heading: 'Create or drop an index',
-        body:
-          textarea(
-            'content',
-            'Index (JSON object)',
-            '{"keys": {"field": 1}}',
-            'Keys 1, -1, "2dsphere", "text" or "hashed"; a list of pairs keeps their order. Optional: name, unique, sparse, expireAfterSeconds, partialFilterExpression.',
-          ) + textInput('index', 'Index name (to drop)', 'Dropping an index does not touch the records.'),
-        buttons: button('POST', 'Create') + button('DELETE', 'Drop', { danger: true }),
+        body: html`${textarea(
+          'content',
+          'Index (JSON object)',
+          '{"keys": {"field": 1}}',
+          'Keys 1, -1, "2dsphere", "text" or "hashed"; a list of pairs keeps their order. Optional: name, unique, sparse, expireAfterSeconds, partialFilterExpression.',
+        )}${textInput('index', 'Index name (to drop)', 'Dropping an index does not touch the records.')}`,
+        buttons: html`${button('POST', 'Create')}${button('DELETE', 'Drop', { danger: true })}`,
       };
     case 'schedule':
       return {
@@ -255,25 +237,19 @@ function formTarget(postUrl: string): string | null {
  * The form block, or '' when `form` is absent or its URL is unusable. Anonymous visitors see the
  * form too (reads may be open), with a note that changes need a login.
  */
-export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean, nonce?: string): string {
+export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean, nonce?: string): Html {
   const target = form === undefined ? null : formTarget(form.postUrl);
-  if (form === undefined || target === null) return '';
+  if (form === undefined || target === null) return html``;
   const { heading, body, buttons } = fields(form);
   // A collection's indexes have a page of their own, next to its records.
   const indexes = form.kind === 'collection' ? recordsPath(target) : null;
   const indexesLink =
-    indexes === null
-      ? ''
-      : `<p class="hint"><a href="${escapeHtml(urls.indexes(indexes.area, indexes.rest))}">Indexes of this collection</a></p>`;
-  const task = form.task === undefined ? '' : ` data-task="${escapeHtml(form.task)}"`;
-  const signature = form.kind === 'task-run' && form.signature ? ' data-signature' : '';
-  const note = loggedIn ? '' : '<p class="hint">Log in to send changes from this page.</p>';
-  return (
-    `<form class="api-form" data-browsable="${form.kind}" data-url="${escapeHtml(target)}"${task}${signature} hidden>` +
-    `<h2>${escapeHtml(heading)}</h2>${note}${body}<div class="buttons">${buttons}</div>${indexesLink}` +
-    '<div class="result" aria-live="polite" hidden><span class="status"></span><pre class="body"></pre><p class="link"></p></div>' +
-    '</form>\n' +
-    '<noscript><p class="hint">The forms of this page need JavaScript; the JSON above is the complete response.</p></noscript>\n' +
-    `<script src="${escapeHtml(browsableScriptPath())}"${nonce ? ` nonce="${escapeHtml(nonce)}"` : ''} defer></script>\n`
-  );
+    indexes !== null && html`<p class="hint"><a href="${urls.indexes(indexes.area, indexes.rest)}">Indexes of this collection</a></p>`;
+  const task = form.task !== undefined && html` data-task="${form.task}"`;
+  const signature = form.kind === 'task-run' && form.signature && html` data-signature`;
+  const note = !loggedIn && html`<p class="hint">Log in to send changes from this page.</p>`;
+  return html`<form class="api-form" data-browsable="${form.kind}" data-url="${target}"${task}${signature} hidden><h2>${heading}</h2>${note}${body}<div class="buttons">${buttons}</div>${indexesLink}<div class="result" aria-live="polite" hidden><span class="status"></span><pre class="body"></pre><p class="link"></p></div></form>
+<noscript><p class="hint">The forms of this page need JavaScript; the JSON above is the complete response.</p></noscript>
+<script src="${browsableScriptPath()}"${nonce && html` nonce="${nonce}"`} defer></script>
+`;
 }

@@ -1,10 +1,10 @@
 import { STATUS_CODES } from 'node:http';
-import escapeHtml from 'escape-html';
 import { contentTypeFor, FORMATS } from './content-types.js';
 import type { DocumentWriter } from './document.js';
 import { envelopeHeadEntries, RESULTS_KEY } from './envelope.js';
 import { FORM_STYLE, pageFormHtml } from './html-forms.js';
 import { indentation, keyHtml, prettyJsonHtml } from './html-json.js';
+import { html, joinHtml, raw, type Html } from './html-template.js';
 import { IntegralDouble, type EnvelopeHead, type Format, type PageContext, type PlainValue } from './types.js';
 import { urls } from '../http/urls.js';
 
@@ -17,7 +17,7 @@ import { urls } from '../http/urls.js';
  * under a strict Content-Security-Policy. The only inline element that CSP governs is one <style>
  * carrying the request's nonce; there is no inline script and no inline event handler. Pages with
  * a form (html-forms.ts) load the one script file the API serves itself. Everything that comes
- * from data or from the request is escaped with escape-html.
+ * from data or from the request is written by the escaping template (html-template.ts).
  */
 
 const API_ROOT = urls.root();
@@ -90,58 +90,60 @@ export function formatHref(requestUrl: string, format: Format): string {
   return url.pathname + url.search;
 }
 
-function link(href: string | null, text: string, attributes = ''): string {
-  if (href === null) return `<span${attributes}>${escapeHtml(text)}</span>`;
-  return `<a href="${escapeHtml(href)}"${attributes}>${escapeHtml(text)}</a>`;
+/** A link, or its text alone when there is no (safe) href; `attributes` are the page's own markup. */
+function link(href: string | null, text: string, attributes: Html = html``): Html {
+  if (href === null) return html`<span${attributes}>${text}</span>`;
+  return html`<a href="${href}"${attributes}>${text}</a>`;
 }
 
-function navbar(ctx: PageContext): string {
+function navbar(ctx: PageContext): Html {
   const account = ctx.user
-    ? `${escapeHtml(ctx.user.username)} · ${link(LOGOUT_PATH, 'Log out')}`
+    ? html`${ctx.user.username} · ${link(LOGOUT_PATH, 'Log out')}`
     : link(urls.login(pathAndQuery(ctx.requestUrl)), 'Log in');
-  const manual = link(MANUAL_PATH, 'Manual', ' class="manual"');
-  return `<header class="navbar">${link(API_ROOT, ctx.title, ' class="brand"')}<span class="account">${manual} · ${account}</span></header>\n`;
+  const manual = link(MANUAL_PATH, 'Manual', html` class="manual"`);
+  return html`<header class="navbar">${link(API_ROOT, ctx.title, html` class="brand"`)}<span class="account">${manual} · ${account}</span></header>
+`;
 }
 
-function breadcrumbs(ctx: PageContext): string {
+function breadcrumbs(ctx: PageContext): Html {
   const items = ctx.breadcrumbs.map((crumb, index) => {
     const last = index === ctx.breadcrumbs.length - 1;
-    return `<li${last ? ' class="active"' : ''}>${link(safeHref(crumb.href), crumb.name)}</li>`;
+    return html`<li${last && html` class="active"`}>${link(safeHref(crumb.href), crumb.name)}</li>`;
   });
-  return `<nav aria-label="breadcrumb"><ul class="breadcrumb">${items.join('')}</ul></nav>\n`;
+  return html`<nav aria-label="breadcrumb"><ul class="breadcrumb">${items}</ul></nav>
+`;
 }
 
-function formatLinks(ctx: PageContext): string {
+function formatLinks(ctx: PageContext): Html {
   const links = FORMATS.map((format) =>
-    link(formatHref(ctx.requestUrl, format), format, format === 'api' ? ' class="active" rel="nofollow"' : ' rel="nofollow"'),
+    link(formatHref(ctx.requestUrl, format), format, format === 'api' ? html` class="active" rel="nofollow"` : html` rel="nofollow"`),
   );
-  return `<div class="formats">Format: ${links.join('')}</div>`;
+  return html`<div class="formats">Format: ${links}</div>`;
 }
 
-function relatedLinks(ctx: PageContext): string {
-  const links = (ctx.related ?? []).map((page) => link(safeHref(page.href), page.name, ' class="related"'));
-  return links.length === 0 ? '' : `<div class="formats">${links.join('')}</div>`;
+function relatedLinks(ctx: PageContext): Html | undefined {
+  const links = (ctx.related ?? []).map((page) => link(safeHref(page.href), page.name, html` class="related"`));
+  return links.length === 0 ? undefined : html`<div class="formats">${links}</div>`;
 }
 
-function headerBlock(status: number, ctx: PageContext): string {
-  const lines = [`<b>HTTP ${status} ${escapeHtml(STATUS_CODES[status] ?? '')}</b>`];
-  if (ctx.allow && ctx.allow.length > 0) lines.push(`<b>Allow:</b> ${escapeHtml(ctx.allow.join(', '))}`);
+function headerBlock(status: number, ctx: PageContext): Html {
+  const lines = [html`<b>HTTP ${status} ${STATUS_CODES[status] ?? ''}</b>`];
+  if (ctx.allow && ctx.allow.length > 0) lines.push(html`<b>Allow:</b> ${ctx.allow.join(', ')}`);
   // Like DRF: the header block describes the data's own representation, which is JSON.
-  lines.push(`<b>Content-Type:</b> ${escapeHtml(contentTypeFor('json'))}`);
-  return `<pre class="meta">${lines.join('\n')}</pre>`;
+  lines.push(html`<b>Content-Type:</b> ${contentTypeFor('json')}`);
+  return html`<pre class="meta">${joinHtml(lines, '\n')}</pre>`;
 }
 
 /** Previous / next links of an envelope, from its own (absolute, same-site) URLs. */
-function pagingNav(head: EnvelopeHead | null): string {
-  if (head === null || (head.next === null && head.previous === null)) return '';
+function pagingNav(head: EnvelopeHead | null): Html | undefined {
+  if (head === null || (head.next === null && head.previous === null)) return undefined;
   const step = (href: string | null, text: string, rel: string) => {
     const safe = href === null ? null : safeHref(href);
-    return safe === null
-      ? `<span class="disabled">${escapeHtml(text)}</span>`
-      : `<a href="${escapeHtml(safe)}" rel="${rel}">${escapeHtml(text)}</a>`;
+    return safe === null ? html`<span class="disabled">${text}</span>` : html`<a href="${safe}" rel="${rel}">${text}</a>`;
   };
-  const position = `<span class="position">Page ${head.meta.page} of ${head.meta.pages} (${head.count} in all)</span>`;
-  return `<nav class="paging" aria-label="pages">${step(head.previous, '« Previous', 'prev')}${position}${step(head.next, 'Next »', 'next')}</nav>\n`;
+  const position = html`<span class="position">Page ${head.meta.page} of ${head.meta.pages} (${head.count} in all)</span>`;
+  return html`<nav class="paging" aria-label="pages">${step(head.previous, '« Previous', 'prev')}${position}${step(head.next, 'Next »', 'next')}</nav>
+`;
 }
 
 /** The envelope head when a whole value is an envelope (lists answered in one piece). */
@@ -157,53 +159,64 @@ function envelopeHeadOf(value: PlainValue): EnvelopeHead | null {
 }
 
 /** Forms belong to pages that show a resource, not to error pages or answers to writes. */
-function formFor(status: number, ctx: PageContext): string {
-  if (status >= 400 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return '';
+function formFor(status: number, ctx: PageContext): Html | undefined {
+  if (status >= 400 || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return undefined;
   return pageFormHtml(ctx.form, ctx.user !== null, ctx.cspNonce);
 }
 
+/** The page's stylesheet: a constant of this module, not data. */
+const STYLE_HTML = raw(STYLE);
+
 /** Everything before the pretty-printed value (which goes inside `<pre class="content">`). */
-function pageOpen(status: number, ctx: PageContext, head: EnvelopeHead | null): string {
+function pageOpen(status: number, ctx: PageContext, head: EnvelopeHead | null): Html {
   const heading = ctx.breadcrumbs.at(-1)?.name ?? ctx.title;
-  const nonce = ctx.cspNonce ? ` nonce="${escapeHtml(ctx.cspNonce)}"` : '';
-  return (
-    '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
-    '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
-    '<meta name="robots" content="NONE,NOARCHIVE">\n' +
-    `<title>${escapeHtml(heading === ctx.title ? ctx.title : `${heading} – ${ctx.title}`)}</title>\n` +
-    `<style${nonce}>${STYLE}</style>\n</head>\n<body>\n` +
-    navbar(ctx) +
-    breadcrumbs(ctx) +
-    '<main>\n' +
-    `<div class="page-header"><h1>${escapeHtml(heading)}</h1>${relatedLinks(ctx)}${formatLinks(ctx)}</div>\n` +
-    `<div class="request-info"><pre class="request"><b>${escapeHtml(ctx.method)}</b> ${escapeHtml(pathAndQuery(ctx.requestUrl))}</pre></div>\n` +
-    pagingNav(head) +
-    `<div class="response-info">${headerBlock(status, ctx)}<pre class="content">`
-  );
+  return html`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="NONE,NOARCHIVE">
+<title>${heading === ctx.title ? ctx.title : `${heading} – ${ctx.title}`}</title>
+<style${ctx.cspNonce && html` nonce="${ctx.cspNonce}"`}>${STYLE_HTML}</style>
+</head>
+<body>
+${navbar(ctx)}${breadcrumbs(ctx)}<main>
+<div class="page-header"><h1>${heading}</h1>${relatedLinks(ctx)}${formatLinks(ctx)}</div>
+<div class="request-info"><pre class="request"><b>${ctx.method}</b> ${pathAndQuery(ctx.requestUrl)}</pre></div>
+${pagingNav(head)}<div class="response-info">${headerBlock(status, ctx)}<pre class="content">`;
 }
 
-const pageClose = (form: string): string => `</pre></div>\n${form}</main>\n</body>\n</html>\n`;
+const pageClose = (form: Html | undefined): Html => html`</pre></div>
+${form}</main>
+</body>
+</html>
+`;
 
 /** The page for one response; `status` is shown in the header block. */
 export function htmlDocument(status: number, ctx: PageContext): DocumentWriter {
   const close = pageClose(formFor(status, ctx));
   const memberIndent = `\n${indentation(1)}`;
   return {
-    whole: (value) => pageOpen(status, ctx, envelopeHeadOf(value)) + prettyJsonHtml(value, 0) + close,
+    whole: (value) => html`${pageOpen(status, ctx, envelopeHeadOf(value))}${prettyJsonHtml(value, 0)}${close}`.text,
 
     // These pieces reproduce prettyJsonHtml's layout of {count, meta, next, previous, results}.
     envelopeOpen: (head) => {
-      let out = `${pageOpen(status, ctx, head)}{`;
-      for (const [key, value] of envelopeHeadEntries(head)) out += `${memberIndent}${keyHtml(key)}: ${prettyJsonHtml(value, 1)},`;
-      return `${out}${memberIndent}${keyHtml(RESULTS_KEY)}: [`;
+      const members = envelopeHeadEntries(head).map(([key, value]) => html`${memberIndent}${keyHtml(key)}: ${prettyJsonHtml(value, 1)},`);
+      return html`${pageOpen(status, ctx, head)}{${members}${memberIndent}${keyHtml(RESULTS_KEY)}: [`.text;
     },
 
-    envelopeRecord: (record, index) => `${index === 0 ? '' : ','}\n${indentation(2)}${prettyJsonHtml(record, 2)}`,
+    envelopeRecord: (record, index) =>
+      html`${index !== 0 && ','}
+${indentation(2)}${prettyJsonHtml(record, 2)}`.text,
 
     // An empty array prints as "[]", a non-empty one closes on its own line.
-    envelopeClose: (recordCount) => `${recordCount === 0 ? '' : memberIndent}]\n}${close}`,
+    envelopeClose: (recordCount) =>
+      html`${recordCount !== 0 && memberIndent}]
+}${close}`.text,
 
     // Left unclosed on purpose: the page must not look like a complete response.
-    abortNotice: '</pre>\n<p class="error">The server hit an error while sending this response; what is shown above is incomplete.</p>\n',
+    abortNotice: html`</pre>
+<p class="error">The server hit an error while sending this response; what is shown above is incomplete.</p>
+`.text,
   };
 }

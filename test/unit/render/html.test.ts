@@ -1,4 +1,7 @@
+import escapeHtml from 'escape-html';
 import { describe, expect, it } from 'vitest';
+import type { PageForm } from '../../../src/render/html-forms.js';
+import { browsableScriptPath } from '../../../src/render/html-script.js';
 import { isLinkableUrl, renderValue } from '../../../src/render/index.js';
 import type { PageContext } from '../../../src/render/index.js';
 import { contentPreHtml, contentPreText, FakeSink, pageContext, unescapeHtml } from './support.js';
@@ -174,5 +177,73 @@ describe('HTML page: the surroundings', () => {
 
     const withoutNonce = renderPage({}, pageContext({ cspNonce: undefined }));
     expect(withoutNonce.match(/<style\b[^>]*>/g)).toEqual(['<style>']);
+  });
+});
+
+describe('HTML page: a hostile request and context', () => {
+  const EVIL = `<img src=x onerror=alert(1)>" onmouseover="alert(2)' &amp;`;
+  /** The elements the page itself writes; anything else came from the data. */
+  const OWN_TAGS = new Set(
+    'html head meta title style body header a span nav ul li main div h1 pre b form h2 p label textarea input button noscript script'.split(
+      ' ',
+    ),
+  );
+  const OWN_ATTRIBUTES = new Set(
+    'lang charset name content nonce href class rel aria-label aria-live hidden id for type spellcheck placeholder autocomplete value src defer'.split(
+      ' ',
+    ),
+  );
+  const forms: PageForm[] = [
+    { kind: 'collection', postUrl: `/api/data_store/data/db/${encodeURIComponent(EVIL)}/` },
+    { kind: 'record', postUrl: '/api/data_store/data/db/col/1/' },
+    { kind: 'databases', postUrl: '/api/data_store/data/' },
+    { kind: 'indexes', postUrl: '/api/data_store/indexes/db/col/' },
+    { kind: 'schedule', postUrl: '/api/queue/schedules/' },
+    { kind: 'task-run', postUrl: '/api/queue/run/t/', task: EVIL, doc: EVIL },
+    {
+      kind: 'task-run',
+      postUrl: '/api/queue/run/t/',
+      task: EVIL,
+      signature: {
+        text: `(${EVIL})`,
+        parameters: [
+          { name: EVIL, kind: 'positional_or_keyword', default: EVIL, annotation: EVIL },
+          { name: 'r', kind: EVIL, default: EVIL, defaultIsRepr: true },
+        ],
+      },
+    },
+  ];
+
+  it('writes the title, user, breadcrumbs, allowed methods, related links, request line, paging links and every form field as text', () => {
+    for (const form of forms) {
+      const ctx = pageContext({
+        title: EVIL,
+        requestUrl: `http://localhost/api/x/?q=${EVIL}`,
+        breadcrumbs: [
+          { name: EVIL, href: `/api/${EVIL}` },
+          { name: EVIL, href: EVIL },
+        ],
+        user: { username: EVIL },
+        allow: ['GET', EVIL],
+        related: [{ name: EVIL, href: `/api/explore/${EVIL}` }],
+        cspNonce: EVIL,
+        form,
+      });
+      const head = { count: 3, meta: { page: 2, page_size: 1, pages: 3 }, next: `http://localhost/api/x/?p=${EVIL}`, previous: EVIL };
+      const page = renderPage({ count: 3, meta: head.meta, next: head.next, previous: head.previous, results: [{ [EVIL]: EVIL }] }, ctx);
+      for (const [, name] of page.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)/g)) expect(OWN_TAGS.has(name as string), `<${name}>`).toBe(true);
+      expect(page).not.toMatch(/\son[a-z]+\s*=\s*"/i);
+      expect(page).not.toContain('<img');
+      // Each element has only the page's own attributes: a hostile quote never ends a value early.
+      for (const [tag] of page.matchAll(/<[a-z][^>]*>/g)) {
+        const rest = tag.replace(/^<[a-z0-9]+/, '').replace(/\s([a-z-]+)(="[^"]*")?/g, (_, name: string) => {
+          expect(OWN_ATTRIBUTES.has(name) || name.startsWith('data-'), `${name} in ${tag}`).toBe(true);
+          return '';
+        });
+        expect(rest, tag).toBe('>');
+      }
+      expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;&quot; onmouseover=&quot;alert(2)&#39; &amp;amp;');
+      expect(page.match(/<script\b[^>]*>/g)).toEqual([`<script src="${browsableScriptPath()}" nonce="${escapeHtml(EVIL)}" defer>`]);
+    }
   });
 });
