@@ -40,18 +40,19 @@ describe('ensureServiceBuild', () => {
     expect(await readFile(join(root, 'dist', 'src', 'sub', 'two.js'), 'utf8')).toContain('22');
   });
 
-  it("bundles the explorer's browser scripts as classic scripts for the page, not as Node modules", async () => {
-    await mkdir(join(root, 'src', 'explorer', 'browser'), { recursive: true });
-    for (const name of ['chart', 'histogram', 'map']) {
-      await writeFile(
-        join(root, 'src', 'explorer', 'browser', `${name}.ts`),
-        `const n: number = 1;\ndocument.title = '${name}' + n;\nexport {};\n`,
-      );
+  it("bundles the explorer's and the browsable page's browser scripts as classic scripts for the page, not as Node modules", async () => {
+    const scripts = [
+      ...['chart', 'histogram', 'map'].map((name) => ({ name, dir: join('src', 'explorer', 'browser') })),
+      { name: 'browsable', dir: join('src', 'render', 'browser') },
+    ];
+    for (const { name, dir } of scripts) {
+      await mkdir(join(root, dir), { recursive: true });
+      await writeFile(join(root, dir, `${name}.ts`), `const n: number = 1;\ndocument.title = '${name}' + n;\nexport {};\n`);
     }
     const build = await ensureServiceBuild(root);
     expect(build.files).toBe(3);
-    for (const name of ['chart', 'histogram', 'map']) {
-      const script = await readFile(join(root, 'dist', 'src', 'explorer', 'browser', `${name}.js`), 'utf8');
+    for (const { name, dir } of scripts) {
+      const script = await readFile(join(root, 'dist', dir, `${name}.js`), 'utf8');
       expect(script).toMatch(/^("use strict";)?\(\(\)=>\{/);
       expect(script).toContain(name);
     }
