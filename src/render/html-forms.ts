@@ -234,7 +234,7 @@ function formTarget(postUrl: string): string | null {
 }
 
 /**
- * The form block, or '' when `form` is absent or its URL is unusable. Anonymous visitors see the
+ * The form block, or nothing when `form` is absent or its URL is unusable. Anonymous visitors see the
  * form too (reads may be open), with a note that changes need a login.
  */
 export function pageFormHtml(form: PageForm | undefined, loggedIn: boolean, nonce?: string): Html {
