@@ -208,7 +208,8 @@ describe('ops/cert-status', () => {
   });
 });
 
-describe('ops/rotate-certs', () => {
+// Each rotation restarts every service of the installation: 20–50 s, more with the suite beside it.
+describe('ops/rotate-certs', { timeout: 180_000 }, () => {
   let oldWorker: { cert: Buffer; key: Buffer; combined: string; ca: string };
   let recordId: string;
   let scratch: string;
