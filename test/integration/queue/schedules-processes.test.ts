@@ -147,5 +147,6 @@ describe('a schedule every second on several API processes', () => {
     expect(runs.some((r) => r.claimed_by.split(':')[1] === String(pid))).toBe(true);
     expect(new Set(runs.map((r) => r.claimed_by)).size).toBeGreaterThanOrEqual(2);
     await serve.kill();
-  });
+    // Up to 60 s for three processes to start, the 20 s window, up to 50 s for the schedule to finish.
+  }, 180_000);
 });
