@@ -35,6 +35,7 @@ import { READY_STATES } from '../results/states.js';
 import { planDue, type DueStep, type MissedRange } from './plan.js';
 import { runKey, type RunDoc, type RunKind, type RunState, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { nextFire, type Window } from './timing.js';
+import { RunningSince } from './running-since.js';
 import { QueueUnavailableError } from '../errors.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -91,6 +92,11 @@ const BUFFER_RECHECK_MS = 1_000;
 const BROKER_RETRY_FOR_MS = 10_000;
 const BROKER_RETRY_EVERY_MS = 500;
 const BROKER_NOT_REACHED = Symbol('broker not reached');
+/**
+ * A break longer than this in the process's run (see running-since.ts) is downtime; shorter ones,
+ * and any slowness while it runs, make fires late, never missed.
+ */
+const STALL_MS = 30_000;
 /** Queue used when the schedule names none and no live worker tells a default: Celery's. */
 const CELERY_DEFAULT_QUEUE = 'celery';
 
@@ -135,15 +141,14 @@ function refusalOf(owner: Principal | null, task: string): string | null {
 }
 
 /**
- * Why fires were recorded as missed. A range that began before this process's scheduler started
- * passed while no scheduler ran here (downtime); one that came due while it ran was reached
- * later than the grace because the scheduler fell behind (more fires due at once than it could
- * publish in time).
+ * Why fires were recorded as missed: they passed while no scheduler ran. A range that began
+ * after this process's scheduler started passed while the process itself did not run (stopped,
+ * suspended, its event loop held; see running-since.ts).
  */
-function missedReason(range: MissedRange, schedulerStartedAt: Date | null, graceMs: number): string {
+function missedReason(range: MissedRange, schedulerStartedAt: Date | null): string {
   const count = `${range.atLeast ? 'at least ' : ''}${range.count} fire(s)`;
   if (schedulerStartedAt !== null && range.first.getTime() >= schedulerStartedAt.getTime()) {
-    return `${count} came due while the scheduler ran, but it fell behind and reached them more than ${graceMs / 1000} s late; older than the catch-up window`;
+    return `${count} passed while this API process was stopped or suspended, older than the catch-up window`;
   }
   return `${count} passed while no scheduler ran, older than the catch-up window`;
 }
@@ -155,8 +160,10 @@ export class Scheduler {
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly listeners = new Set<(event: FireEvent) => void>();
-  /** When this process's scheduler started: fires due since then that it reached late, it fell behind on. */
+  /** When this process's scheduler started. */
   private startedAt: Date | null = null;
+  /** Since when it has run without a break: fires due since then that it reached late, it was slow on (plan.ts). */
+  private runningSince: RunningSince | null = null;
   /** Bursts claimed ahead of their time, soonest first, and the schedules they hold. */
   private readonly bursts: Burst[] = [];
   private readonly inHand = new Set<string>();
@@ -171,6 +178,7 @@ export class Scheduler {
 
   start(): this {
     this.startedAt = new Date();
+    this.runningSince = new RunningSince(Math.max(this.options.graceMs, STALL_MS));
     this.schedule(0);
     return this;
   }
@@ -343,11 +351,13 @@ export class Scheduler {
     const missedRuns: { s: ScheduleDoc; run: RunDoc }[] = [];
     const fires: Claimed[] = [];
     const advances: Advance[] = [];
+    const runningSince = this.runningSince?.get() ?? null;
     for (const s of docs) {
       if (open.has(s._id)) continue;
       const step = planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
         graceMs: this.options.graceMs,
         catchUpWindowMs: s.catch_up_window_s * 1000,
+        runningSince,
       });
       if (step.missed !== null) missedRuns.push({ s, run: this.missedRun(s._id, step.missed, now) });
       if (step.kind === 'missed') {
@@ -387,7 +397,7 @@ export class Scheduler {
       ...this.newRun(scheduleId, `${scheduleId}@missed@${missed.first.toISOString()}`, 'missed', missed.first, now),
       state: 'missed',
       count: missed.count,
-      reason: missedReason(missed, this.startedAt, this.options.graceMs),
+      reason: missedReason(missed, this.startedAt),
     };
   }
 
@@ -554,6 +564,7 @@ export class Scheduler {
       planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
         graceMs: this.options.graceMs,
         catchUpWindowMs: s.catch_up_window_s * 1000,
+        runningSince: this.runningSince?.get() ?? null,
       });
     if (step.missed !== null) {
       const recorded = await store.recordMissed(this.missedRun(s._id, step.missed, now));
@@ -817,6 +828,7 @@ export class Scheduler {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    this.runningSince?.stop();
     await this.running;
     await Promise.all(this.finishing);
   }
