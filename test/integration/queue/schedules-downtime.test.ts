@@ -79,20 +79,22 @@ it('catches up once inside the window, records the rest as missed, and doubles n
     const accounted = scheduled.length + catchUps.reduce((n, r) => n + r.count, 0) + missed.reduce((n, r) => n + r.count, 0);
     expect(accounted, JSON.stringify(all)).toBe((last - first) / EVERY_MS + 1);
     // The first run after the restart deals with the downtime: one catch-up run for the fires
-    // inside the window, one missed record for the older ones. Fires due after the restart are
-    // published, late on a loaded machine, never caught up or missed.
+    // inside the window, one missed record for the older ones. A fire of the downtime that was
+    // within the grace at that first look, but later than it when reached on a loaded machine, is
+    // caught up or missed on its own after it. Fires due after the restart are published, late on
+    // a loaded machine, never caught up or missed.
     expect(
       all.filter((r) => r.kind !== 'scheduled' && r.fire_at.getTime() >= restarted),
       'no catch-up or missed fire after the restart',
     ).toEqual([]);
     if (id === withCatchUp) {
-      expect(catchUps).toHaveLength(1);
+      expect(catchUps.length).toBeGreaterThanOrEqual(1);
       expect(catchUps[0]).toMatchObject({ state: 'published' });
       expect(catchUps[0]!.count).toBeGreaterThanOrEqual(1);
       expect(missed.length).toBeGreaterThanOrEqual(1);
     } else {
       expect(catchUps).toHaveLength(0);
-      expect(missed).toHaveLength(1);
+      expect(missed.length).toBeGreaterThanOrEqual(1);
       expect(missed[0]!.count).toBeGreaterThanOrEqual(3);
     }
   }
