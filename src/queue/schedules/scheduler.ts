@@ -209,8 +209,7 @@ export class Scheduler {
   async tick(): Promise<boolean> {
     const { store } = this.options;
     try {
-      // A burst's publishing is awaited; its completions and advances go on beside the next ticks
-      // (its schedules stay in hand until they are done, so no tick reads them meanwhile).
+      // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
       while (this.bursts.length > 0 && this.bursts[0]!.at <= Date.now() && !this.closed) await this.fireBurst(this.bursts.shift()!);
       const now = new Date();
       this.forgetHeld(now.getTime());
@@ -256,7 +255,8 @@ export class Scheduler {
       (this.isPlain(s, now.getTime()) ? plain : alone).push(s);
     }
     const { claimed, others } = await this.claimFires(plain, now);
-    await Promise.all([this.fire(claimed, null).then(({ settled }) => settled), this.handleEach([...alone, ...others])]);
+    for (const c of claimed) this.inHand.add(c.s._id);
+    await Promise.all([this.fireHeld(claimed, null), this.handleEach([...alone, ...others])]);
   }
 
   /** Deals with schedules one at a time each, CONCURRENCY side by side. */
@@ -305,7 +305,9 @@ export class Scheduler {
       for (const c of claimed) {
         this.inHand.add(c.s._id);
         const at = c.dueTime.getTime();
-        byTime.set(at, [...(byTime.get(at) ?? []), c]);
+        const same = byTime.get(at);
+        if (same === undefined) byTime.set(at, [c]);
+        else same.push(c);
       }
       for (const [at, fires] of byTime) {
         const burst = this.bursts.find((b) => b.at === at);
@@ -318,14 +320,24 @@ export class Scheduler {
   }
 
   private async fireBurst(burst: Burst): Promise<void> {
+    await this.fireHeld(burst.fires, burst.claimedAt);
+  }
+
+  /**
+   * Publishes fires whose schedules this process holds in hand (see fire); resolves once they are
+   * published. Their completions and advances go on beside the next ticks, and the schedules stay
+   * in hand until those are done, so that no tick reads them as still due meanwhile: a tick that
+   * waited for them would hold back the next burst's publishing and its claims ahead.
+   */
+  private async fireHeld(fires: Claimed[], claimedAt: Date | null): Promise<void> {
     const release = () => {
-      for (const c of burst.fires) this.inHand.delete(c.s._id);
+      for (const c of fires) this.inHand.delete(c.s._id);
     };
     try {
-      const { settled } = await this.fire(burst.fires, burst.claimedAt);
+      const { settled } = await this.fire(fires, claimedAt);
       const finishing = settled.then(release, (err: unknown) => {
         release();
-        this.options.logger.warn({ err }, 'scheduler: could not complete a burst of fires');
+        this.options.logger.warn({ err }, 'scheduler: could not complete fires it published');
       });
       this.finishing.add(finishing);
       void finishing.finally(() => this.finishing.delete(finishing));
@@ -447,9 +459,9 @@ export class Scheduler {
       }
     };
     await Promise.all(Array.from({ length: Math.min(PUBLISH_LANES, chunks.length) }, lane));
-    const settled = (async () => {
-      for (let n = 0; n < chunks.length; n++) await this.settleChunk(chunks[n]!, published[n]!);
-    })();
+    // All completions together, then all advances: two rounds of bulk writes for the whole
+    // burst, so its schedules are free for the look ahead at their next fire as soon as can be.
+    const settled = this.settle(chunks.flat(), published.flat());
     return { settled };
   }
 
@@ -496,8 +508,8 @@ export class Scheduler {
     return fields;
   }
 
-  /** Completes the entries of a published chunk and advances its schedules. */
-  private async settleChunk(chunk: Claimed[], fields: Partial<RunDoc>[]): Promise<void> {
+  /** Completes the entries of published fires and advances their schedules. */
+  private async settle(chunk: Claimed[], fields: Partial<RunDoc>[]): Promise<void> {
     const { store } = this.options;
     const completed = await store.completeMany(chunk.map((c, i) => ({ id: c.run._id, by: this.id, fields: fields[i]! })));
     const advances: Advance[] = [];
