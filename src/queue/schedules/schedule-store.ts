@@ -144,18 +144,17 @@ class ConditionalUpdates<T extends Document & { _id: string; write_token?: strin
   }
 
   /**
-   * Applies many at once, as one unordered bulk write per chunk, the chunks one after another
-   * (a burst of fires advances thousands together); whether each was applied (one refused by the
-   * database, like one that matched nothing, was not). Not side by side: two at once finish no
-   * sooner on an engine that one keeps busy, and FerretDB's PostgreSQL once crashed under load (a
-   * segfault in its RUM index extension) while bulk updates of one collection ran side by side.
+   * Applies many at once, as one unordered bulk write per chunk, with the chunks side by side
+   * (a burst of fires advances thousands together); whether each was applied (one refused by
+   * the database, like one that matched nothing, was not).
    */
   async applyMany(items: readonly { id: string; filter: Filter<T>; update: UpdateFilter<T> }[]): Promise<boolean[]> {
-    const outcomes: (Error | null)[] = [];
+    const chunks: PendingUpdate<T>[][] = [];
     for (let i = 0; i < items.length; i += BULK_CHUNK) {
-      outcomes.push(...(await this.flush(items.slice(i, i + BULK_CHUNK).map((item) => ({ ...item, token: randomUUID() })))));
+      chunks.push(items.slice(i, i + BULK_CHUNK).map((item) => ({ ...item, token: randomUUID() })));
     }
-    return outcomes.map((outcome) => outcome === null);
+    const outcomes = await Promise.all(chunks.map((chunk) => this.flush(chunk)));
+    return outcomes.flat().map((outcome) => outcome === null);
   }
 
   /** Applies `update` to the document `id` if it matches `filter`; whether it did. */
@@ -336,7 +335,7 @@ export class ScheduleStore {
     const done: boolean[] = items.map(() => false);
     const chunks: number[][] = [];
     for (const group of groups.values()) for (let i = 0; i < group.length; i += BULK_CHUNK) chunks.push(group.slice(i, i + BULK_CHUNK));
-    // One after another, as applyMany's.
+    // One after another: each is one statement the engine is busy with, so two at once finish no sooner.
     for (const chunk of chunks) {
       const { by, fields } = items[chunk[0]!]!;
       const ids = chunk.map((n) => items[n]!.id);
