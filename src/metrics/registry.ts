@@ -76,7 +76,7 @@ export interface CoreMetrics {
   scheduleFires: Counter<'kind' | 'outcome'>;
   /** How late a published fire was, from its due time to the broker's confirm. */
   scheduleLateness: Histogram<'kind'>;
-  /** Fires never run: passed while no scheduler ran or while it fell behind, older than their schedule's catch-up window. */
+  /** Fires never run: passed while no scheduler ran (or its process was stopped), older than their schedule's catch-up window. */
   scheduleMissed: Counter;
 }
 
@@ -132,7 +132,7 @@ export function createCoreMetrics(): CoreMetrics {
     }),
     scheduleMissed: new Counter({
       name: `${METRIC_PREFIX}schedule_missed_runs_total`,
-      help: 'Schedule fires never run: passed while no scheduler ran or while it fell behind, older than their catch-up window',
+      help: 'Schedule fires never run: passed while no scheduler ran (or its process was stopped), older than their catch-up window',
       registers: [registry],
     }),
   };

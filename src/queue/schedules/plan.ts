@@ -3,12 +3,15 @@
  * schedule's timing, that fire and the time now. One step at a time: the scheduler applies the
  * step, then asks again while fires are still due.
  *
- * The rule (the manual's "Catch-up after downtime"):
- *   - A fire at most `graceMs` old is on time: it fires, however busy the scheduler was, so a
- *     burst of work never loses or merges runs.
- *   - Fires older than that but inside the catch-up window fire once together, late: one run,
- *     marked catch-up, at the latest of them (the others are "covered" by it).
- *   - Fires older than the catch-up window are recorded as missed, and never fire.
+ * The rule (the manual's "Downtime: catch-up and missed runs"):
+ *   - A fire at most `graceMs` old is on time: it fires.
+ *   - A fire that came due while the scheduler ran (at or after `runningSince`) fires too, however
+ *     late: the scheduler was there and merely slow (a burst larger than it publishes within the
+ *     grace), so it publishes each such fire, late, and never loses or merges them.
+ *   - Only fires that passed while no scheduler ran (before `runningSince`) and are older than the
+ *     grace are downtime: those inside the catch-up window fire once together, late: one run,
+ *     marked catch-up, at the latest of them (the others are "covered" by it); older ones are
+ *     recorded as missed, and never fire.
  */
 import { nextFire, type Timing, type Window } from './timing.js';
 
@@ -20,6 +23,12 @@ export interface PlanOptions {
   graceMs: number;
   /** How old a missed fire may be and still be caught up (0: none are). */
   catchUpWindowMs: number;
+  /**
+   * Since when the scheduler making the plan has run without a break (null: not running, every
+   * late fire is downtime). Fires due from then on are late because it was slow, not because
+   * none ran.
+   */
+  runningSince: Date | null;
 }
 
 export type DueStep =
@@ -45,11 +54,14 @@ export interface MissedRange {
 
 /** The step for a schedule whose next fire `due` is not after `now`. */
 export function planDue(timing: Timing, window: Window, due: Date, now: Date, options: PlanOptions): DueStep {
-  const lateEdge = now.getTime() - options.graceMs;
+  // Fires from the late edge on run one by one: those within the grace, and those that came due
+  // while the scheduler ran.
+  const graceEdge = now.getTime() - options.graceMs;
+  const lateEdge = options.runningSince === null ? graceEdge : Math.min(graceEdge, options.runningSince.getTime());
   if (due.getTime() >= lateEdge) {
     return { kind: 'fire', fire: due, catchUp: false, covers: 1, missed: null, next: nextFire(timing, due, window) };
   }
-  const windowEdge = now.getTime() - Math.max(options.catchUpWindowMs, options.graceMs);
+  const windowEdge = Math.min(lateEdge, now.getTime() - options.catchUpWindowMs);
 
   // Missed: the fires from `due` up to the catch-up window's start.
   let missedCount = 0;

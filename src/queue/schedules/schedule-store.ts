@@ -145,7 +145,7 @@ class ConditionalUpdates<T extends Document & { _id: string; write_token?: strin
 
   /**
    * Applies many at once, as one unordered bulk write per chunk, with the chunks side by side
-   * (a burst of fires completes thousands together); whether each was applied (one refused by
+   * (a burst of fires advances thousands together); whether each was applied (one refused by
    * the database, like one that matched nothing, was not).
    */
   async applyMany(items: readonly { id: string; filter: Filter<T>; update: UpdateFilter<T> }[]): Promise<boolean[]> {
@@ -318,11 +318,41 @@ export class ScheduleStore {
     if (ids.length > 0) await this.runs.deleteMany({ _id: { $in: [...ids] }, claimed_by: by, state: 'claimed' });
   }
 
-  /** Completes many of the caller's own claims at once; whether each still was the caller's. */
-  completeMany(items: readonly { id: string; by: string; fields: Partial<RunDoc> }[]): Promise<boolean[]> {
-    return this.runUpdates.applyMany(
-      items.map((i) => ({ id: i.id, filter: { claimed_by: i.by, state: 'claimed' }, update: { $set: i.fields } })),
-    );
+  /**
+   * Completes many of the caller's own claims at once; whether each still was the caller's. The
+   * fires of a burst mostly complete alike (published at one moment, as late): those with the same
+   * fields are one `updateMany` per chunk, which the engine applies as one statement, where one
+   * update each costs a statement each.
+   */
+  async completeMany(items: readonly { id: string; by: string; fields: Partial<RunDoc> }[]): Promise<boolean[]> {
+    const groups = new Map<string, number[]>();
+    items.forEach((item, n) => {
+      const key = JSON.stringify([item.by, item.fields]);
+      const group = groups.get(key);
+      if (group === undefined) groups.set(key, [n]);
+      else group.push(n);
+    });
+    const done: boolean[] = items.map(() => false);
+    const chunks: number[][] = [];
+    for (const group of groups.values()) for (let i = 0; i < group.length; i += BULK_CHUNK) chunks.push(group.slice(i, i + BULK_CHUNK));
+    // One after another: each is one statement the engine is busy with, so two at once finish no sooner.
+    for (const chunk of chunks) {
+      const { by, fields } = items[chunk[0]!]!;
+      const ids = chunk.map((n) => items[n]!.id);
+      const result = await this.runs.updateMany({ _id: { $in: ids }, claimed_by: by, state: 'claimed' }, { $set: fields });
+      if (result.matchedCount === chunk.length) {
+        for (const n of chunk) done[n] = true;
+        continue;
+      }
+      // Some were not the caller's any more (taken over once their lease ran out): an entry the
+      // caller completed is still its own and no longer a claim.
+      const mine = await this.runs
+        .find({ _id: { $in: ids }, claimed_by: by, state: { $ne: 'claimed' } }, { projection: { _id: 1 } })
+        .toArray();
+      const completed = new Set(mine.map((r) => r._id));
+      for (const n of chunk) done[n] = completed.has(items[n]!.id);
+    }
+    return done;
   }
 
   /** Applies many compare-and-set updates of schedules at once; whether each applied. */

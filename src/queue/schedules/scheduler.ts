@@ -35,6 +35,7 @@ import { READY_STATES } from '../results/states.js';
 import { planDue, type DueStep, type MissedRange } from './plan.js';
 import { runKey, type RunDoc, type RunKind, type RunState, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
 import { nextFire, type Window } from './timing.js';
+import { RunningSince } from './running-since.js';
 import { QueueUnavailableError } from '../errors.js';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -91,6 +92,11 @@ const BUFFER_RECHECK_MS = 1_000;
 const BROKER_RETRY_FOR_MS = 10_000;
 const BROKER_RETRY_EVERY_MS = 500;
 const BROKER_NOT_REACHED = Symbol('broker not reached');
+/**
+ * A break longer than this in the process's run (see running-since.ts) is downtime; shorter ones,
+ * and any slowness while it runs, make fires late, never missed.
+ */
+const STALL_MS = 30_000;
 /** Queue used when the schedule names none and no live worker tells a default: Celery's. */
 const CELERY_DEFAULT_QUEUE = 'celery';
 
@@ -135,15 +141,14 @@ function refusalOf(owner: Principal | null, task: string): string | null {
 }
 
 /**
- * Why fires were recorded as missed. A range that began before this process's scheduler started
- * passed while no scheduler ran here (downtime); one that came due while it ran was reached
- * later than the grace because the scheduler fell behind (more fires due at once than it could
- * publish in time).
+ * Why fires were recorded as missed: they passed while no scheduler ran. A range that began
+ * after this process's scheduler started passed while the process itself did not run (stopped,
+ * suspended, its event loop held; see running-since.ts).
  */
-function missedReason(range: MissedRange, schedulerStartedAt: Date | null, graceMs: number): string {
+function missedReason(range: MissedRange, schedulerStartedAt: Date | null): string {
   const count = `${range.atLeast ? 'at least ' : ''}${range.count} fire(s)`;
   if (schedulerStartedAt !== null && range.first.getTime() >= schedulerStartedAt.getTime()) {
-    return `${count} came due while the scheduler ran, but it fell behind and reached them more than ${graceMs / 1000} s late; older than the catch-up window`;
+    return `${count} passed while this API process was stopped or suspended, older than the catch-up window`;
   }
   return `${count} passed while no scheduler ran, older than the catch-up window`;
 }
@@ -155,8 +160,10 @@ export class Scheduler {
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly listeners = new Set<(event: FireEvent) => void>();
-  /** When this process's scheduler started: fires due since then that it reached late, it fell behind on. */
+  /** When this process's scheduler started. */
   private startedAt: Date | null = null;
+  /** Since when it has run without a break: fires due since then that it reached late, it was slow on (plan.ts). */
+  private runningSince: RunningSince | null = null;
   /** Bursts claimed ahead of their time, soonest first, and the schedules they hold. */
   private readonly bursts: Burst[] = [];
   private readonly inHand = new Set<string>();
@@ -171,6 +178,7 @@ export class Scheduler {
 
   start(): this {
     this.startedAt = new Date();
+    this.runningSince = new RunningSince(Math.max(this.options.graceMs, STALL_MS));
     this.schedule(0);
     return this;
   }
@@ -201,8 +209,7 @@ export class Scheduler {
   async tick(): Promise<boolean> {
     const { store } = this.options;
     try {
-      // A burst's publishing is awaited; its completions and advances go on beside the next ticks
-      // (its schedules stay in hand until they are done, so no tick reads them meanwhile).
+      // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
       while (this.bursts.length > 0 && this.bursts[0]!.at <= Date.now() && !this.closed) await this.fireBurst(this.bursts.shift()!);
       const now = new Date();
       this.forgetHeld(now.getTime());
@@ -248,7 +255,8 @@ export class Scheduler {
       (this.isPlain(s, now.getTime()) ? plain : alone).push(s);
     }
     const { claimed, others } = await this.claimFires(plain, now);
-    await Promise.all([this.fire(claimed, null).then(({ settled }) => settled), this.handleEach([...alone, ...others])]);
+    for (const c of claimed) this.inHand.add(c.s._id);
+    await Promise.all([this.fireHeld(claimed, null), this.handleEach([...alone, ...others])]);
   }
 
   /** Deals with schedules one at a time each, CONCURRENCY side by side. */
@@ -297,7 +305,9 @@ export class Scheduler {
       for (const c of claimed) {
         this.inHand.add(c.s._id);
         const at = c.dueTime.getTime();
-        byTime.set(at, [...(byTime.get(at) ?? []), c]);
+        const same = byTime.get(at);
+        if (same === undefined) byTime.set(at, [c]);
+        else same.push(c);
       }
       for (const [at, fires] of byTime) {
         const burst = this.bursts.find((b) => b.at === at);
@@ -310,14 +320,24 @@ export class Scheduler {
   }
 
   private async fireBurst(burst: Burst): Promise<void> {
+    await this.fireHeld(burst.fires, burst.claimedAt);
+  }
+
+  /**
+   * Publishes fires whose schedules this process holds in hand (see fire); resolves once they are
+   * published. Their completions and advances go on beside the next ticks, and the schedules stay
+   * in hand until those are done, so that no tick reads them as still due meanwhile: a tick that
+   * waited for them would hold back the next burst's publishing and its claims ahead.
+   */
+  private async fireHeld(fires: Claimed[], claimedAt: Date | null): Promise<void> {
     const release = () => {
-      for (const c of burst.fires) this.inHand.delete(c.s._id);
+      for (const c of fires) this.inHand.delete(c.s._id);
     };
     try {
-      const { settled } = await this.fire(burst.fires, burst.claimedAt);
+      const { settled } = await this.fire(fires, claimedAt);
       const finishing = settled.then(release, (err: unknown) => {
         release();
-        this.options.logger.warn({ err }, 'scheduler: could not complete a burst of fires');
+        this.options.logger.warn({ err }, 'scheduler: could not complete fires it published');
       });
       this.finishing.add(finishing);
       void finishing.finally(() => this.finishing.delete(finishing));
@@ -343,11 +363,13 @@ export class Scheduler {
     const missedRuns: { s: ScheduleDoc; run: RunDoc }[] = [];
     const fires: Claimed[] = [];
     const advances: Advance[] = [];
+    const runningSince = this.runningSince?.get() ?? null;
     for (const s of docs) {
       if (open.has(s._id)) continue;
       const step = planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
         graceMs: this.options.graceMs,
         catchUpWindowMs: s.catch_up_window_s * 1000,
+        runningSince,
       });
       if (step.missed !== null) missedRuns.push({ s, run: this.missedRun(s._id, step.missed, now) });
       if (step.kind === 'missed') {
@@ -387,7 +409,7 @@ export class Scheduler {
       ...this.newRun(scheduleId, `${scheduleId}@missed@${missed.first.toISOString()}`, 'missed', missed.first, now),
       state: 'missed',
       count: missed.count,
-      reason: missedReason(missed, this.startedAt, this.options.graceMs),
+      reason: missedReason(missed, this.startedAt),
     };
   }
 
@@ -437,9 +459,9 @@ export class Scheduler {
       }
     };
     await Promise.all(Array.from({ length: Math.min(PUBLISH_LANES, chunks.length) }, lane));
-    const settled = (async () => {
-      for (let n = 0; n < chunks.length; n++) await this.settleChunk(chunks[n]!, published[n]!);
-    })();
+    // All completions together, then all advances: two rounds of bulk writes for the whole
+    // burst, so its schedules are free for the look ahead at their next fire as soon as can be.
+    const settled = this.settle(chunks.flat(), published.flat());
     return { settled };
   }
 
@@ -486,8 +508,8 @@ export class Scheduler {
     return fields;
   }
 
-  /** Completes the entries of a published chunk and advances its schedules. */
-  private async settleChunk(chunk: Claimed[], fields: Partial<RunDoc>[]): Promise<void> {
+  /** Completes the entries of published fires and advances their schedules. */
+  private async settle(chunk: Claimed[], fields: Partial<RunDoc>[]): Promise<void> {
     const { store } = this.options;
     const completed = await store.completeMany(chunk.map((c, i) => ({ id: c.run._id, by: this.id, fields: fields[i]! })));
     const advances: Advance[] = [];
@@ -554,6 +576,7 @@ export class Scheduler {
       planDue(s.timing, windowOf(s), s.next_fire_at!, now, {
         graceMs: this.options.graceMs,
         catchUpWindowMs: s.catch_up_window_s * 1000,
+        runningSince: this.runningSince?.get() ?? null,
       });
     if (step.missed !== null) {
       const recorded = await store.recordMissed(this.missedRun(s._id, step.missed, now));
@@ -817,6 +840,7 @@ export class Scheduler {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    this.runningSince?.stop();
     await this.running;
     await Promise.all(this.finishing);
   }

@@ -2,7 +2,9 @@
  * Exactly once on several API processes: real `serve` processes (two of their own, then one with
  * three API processes, one of them killed with SIGKILL mid-run) share one service database and
  * each runs its scheduler. A schedule firing every second inside a 20-second window must leave
- * exactly 20 runs: each fire published once, under its own task, in the history once.
+ * exactly 20 runs: each fire published once, under its own task, in the history once. Then a
+ * burst: 250 schedules due at the same second, twice, on two processes, large enough that both
+ * claim it ahead of its time (the scheduler's claim-ahead path) and race for the same fires.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
@@ -149,4 +151,79 @@ describe('a schedule every second on several API processes', () => {
     await serve.kill();
     // Up to 60 s for three processes to start, the 20 s window, up to 50 s for the schedule to finish.
   }, 180_000);
+});
+
+/** Schedules in the burst: above the 200 from which the scheduler claims a burst ahead of its time. */
+const BURST = 250;
+const BURST_EVERY_S = 10;
+
+describe('a burst of schedules due at the same second on two API processes', () => {
+  it('claims it ahead and publishes each fire exactly once, none missed', async () => {
+    const { name, app, token } = await database();
+    const started = Promise.all([
+      spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name }),
+      spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name }),
+    ]);
+    // Two fires each, at `start` and BURST_EVERY_S later: the second burst is claimed ahead by
+    // processes that are surely running, whatever the start-up took on a loaded machine.
+    const start = new Date(Math.ceil(Date.now() / 1000) * 1000 + 45_000);
+    const end = new Date(start.getTime() + 2 * BURST_EVERY_S * 1000);
+    const ids: string[] = [];
+    let made = 0;
+    const make = async (): Promise<void> => {
+      while (made < BURST) {
+        made++;
+        const res = await call(app.url, 'POST', '/api/queue/schedules/', {
+          token,
+          body: {
+            name: uniqueName('burst-'),
+            task: 'tasks.add',
+            args: [1, 2],
+            queue,
+            interval: { every: BURST_EVERY_S, anchor: start.toISOString() },
+            start_time: start.toISOString(),
+            end_time: end.toISOString(),
+          },
+        });
+        expect(res.status, res.text).toBe(201);
+        ids.push(res.json.id as string);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, make));
+    const procs = await started;
+    serves.push(...procs);
+    await Promise.all(procs.map((s) => s.listening()));
+    expect(Date.now(), 'schedules made and processes running before the burst').toBeLessThan(start.getTime());
+
+    const schedules = app.ctx.serviceDb.collection('schedules');
+    await until(
+      async () => (await schedules.countDocuments({ _id: { $in: ids as never[] }, finished: true })) === BURST,
+      (2 * BURST_EVERY_S + 60) * 1000,
+      'every schedule of the burst to finish',
+    );
+    const runs = await app.ctx.serviceDb
+      .collection<RunDoc>('schedule_runs')
+      .find({ schedule_id: { $in: ids } })
+      .toArray();
+    const notPublished = runs.filter((r) => r.state !== 'published' || r.kind !== 'scheduled');
+    expect(notPublished, JSON.stringify(notPublished.slice(0, 3))).toEqual([]);
+    // Each schedule's two fires, once each.
+    const fires = [start.getTime(), start.getTime() + BURST_EVERY_S * 1000];
+    expect(runs).toHaveLength(BURST * 2);
+    expect(new Set(runs.map((r) => `${r.schedule_id} ${r.fire_at.getTime()}`)).size).toBe(BURST * 2);
+    expect(new Set(runs.map((r) => r.fire_at.getTime()))).toEqual(new Set(fires));
+    // Claimed ahead: the second burst's claims were all made before its fires were due.
+    const second = runs.filter((r) => r.fire_at.getTime() === fires[1]);
+    expect(second.filter((r) => r.claimed_at.getTime() >= fires[1]!)).toEqual([]);
+    // Published once each: one history entry per run, under the run's task id.
+    const taskIds = new Set(runs.map((r) => r.task_id));
+    expect(taskIds.size).toBe(BURST * 2);
+    const history = await app.ctx.serviceDb
+      .collection('task_log')
+      .find({ tags: { $in: ids.map((id) => `schedule:${id}`) } }, { projection: { _id: 1 } })
+      .toArray();
+    expect(history).toHaveLength(BURST * 2);
+    expect(new Set(history.map((h) => String(h._id)))).toEqual(taskIds);
+    await Promise.all(procs.map((s) => s.kill()));
+  }, 240_000);
 });

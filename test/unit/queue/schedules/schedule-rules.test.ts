@@ -145,7 +145,8 @@ describe('fire times', () => {
 describe('a due fire', () => {
   const every10s: Timing = { kind: 'interval', everySeconds: 10, anchor: new Date('2026-06-01T00:00:00Z') };
   const at = (s: string) => new Date(`2026-06-01T${s}Z`);
-  const options = { graceMs: 5_000, catchUpWindowMs: 0 };
+  // A scheduler that started after the fires looked at: late ones passed while none ran.
+  const options = { graceMs: 5_000, catchUpWindowMs: 0, runningSince: null };
 
   it('fires on time, and one late within the grace fires too, without merging', () => {
     expect(planDue(every10s, {}, at('12:00:00'), at('12:00:00.300'), options)).toEqual({
@@ -169,13 +170,54 @@ describe('a due fire', () => {
   });
 
   it('with a catch-up window, the fires inside it make one catch-up run; older ones are missed', () => {
-    expect(planDue(every10s, {}, at('12:00:00'), at('12:01:07'), { graceMs: 5_000, catchUpWindowMs: 30_000 })).toEqual({
+    expect(planDue(every10s, {}, at('12:00:00'), at('12:01:07'), { ...options, catchUpWindowMs: 30_000 })).toEqual({
       kind: 'fire',
       fire: at('12:01:00'),
       catchUp: true,
       covers: 3,
       missed: { first: at('12:00:00'), count: 4, atLeast: false },
       next: at('12:01:10'),
+    });
+  });
+
+  it('a fire that came due while the scheduler ran fires however late, one run per fire (it was slow, not down)', () => {
+    const running = { ...options, runningSince: at('11:59:00') };
+    // 12 s late, past the 5 s grace, no catch-up window: late, not missed.
+    expect(planDue(every10s, {}, at('12:00:00'), at('12:00:12'), running)).toEqual({
+      kind: 'fire',
+      fire: at('12:00:00'),
+      catchUp: false,
+      covers: 1,
+      missed: null,
+      next: at('12:00:10'),
+    });
+    // So far behind that the next fire passed too: each fires in turn, none merged into a catch-up.
+    const behind = planDue(every10s, {}, at('12:00:00'), at('12:00:35'), { ...running, catchUpWindowMs: 60_000 });
+    expect(behind).toMatchObject({ kind: 'fire', fire: at('12:00:00'), catchUp: false, covers: 1, missed: null });
+    expect(planDue(every10s, {}, at('12:00:10'), at('12:00:35'), running)).toMatchObject({ kind: 'fire', fire: at('12:00:10') });
+  });
+
+  it('fires that passed before the scheduler started are downtime; those after it fire late', () => {
+    const restarted = { ...options, runningSince: at('12:00:25') };
+    // 12:00:00–12:00:20 passed while none ran: missed; 12:00:30 came due after the start: fires, late.
+    expect(planDue(every10s, {}, at('12:00:00'), at('12:00:40'), restarted)).toEqual({
+      kind: 'missed',
+      missed: { first: at('12:00:00'), count: 3, atLeast: false },
+      next: at('12:00:30'),
+    });
+    expect(planDue(every10s, {}, at('12:00:30'), at('12:00:40'), restarted)).toMatchObject({
+      kind: 'fire',
+      fire: at('12:00:30'),
+      catchUp: false,
+    });
+    // With a catch-up window the downtime's fires inside it make one catch-up run, at the last before the start.
+    expect(planDue(every10s, {}, at('12:00:00'), at('12:00:40'), { ...restarted, catchUpWindowMs: 25_000 })).toEqual({
+      kind: 'fire',
+      fire: at('12:00:20'),
+      catchUp: true,
+      covers: 1,
+      missed: { first: at('12:00:00'), count: 2, atLeast: false },
+      next: at('12:00:30'),
     });
   });
 
