@@ -101,10 +101,17 @@ interface TextFacts {
   noNul: boolean;
   /** No backslash and no DEL: no escapes, no string holds a control character, none ends with DEL_MARK's end. */
   plainStrings: boolean;
+  /** No escaped quote: no string holds JSON text (where whole doubles in value places are common, see parseMarked). */
+  noQuotedJson: boolean;
 }
 
 function textFacts(text: string): TextFacts {
-  return { noNul: !text.includes('\\u0000'), plainStrings: !text.includes('\\') && !text.includes('\u007f') };
+  const noBackslash = !text.includes('\\');
+  return {
+    noNul: noBackslash || !text.includes('\\u0000'),
+    plainStrings: noBackslash && !text.includes('\u007f'),
+    noQuotedJson: noBackslash || !text.includes('\\"'),
+  };
 }
 
 /** The mark for whole doubles in a text, if one can be used. */
@@ -120,7 +127,7 @@ const markedDouble = (mark: string): Double => new Double(parseFloat(mark));
 export function parseRecordJson(text: string): unknown {
   const facts = textFacts(text);
   const { noNul } = facts;
-  const { value, mark } = parseMarked(text, markFor(facts));
+  const { value, mark } = parseMarked(text, markFor(facts), facts.noQuotedJson);
   const walk: Walk = { final: false, markCode: mark?.code ?? NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true };
   let typed = typeWideIntegers(value, 1, walk);
   if (typed === undefined) {
@@ -168,13 +175,16 @@ function hasLongDigitRun(text: string): boolean {
  * - else the search for candidates, first without following the strings: when JSON.parse takes
  *   that text, no candidate marked was in a string (wrapWholeDoubles says why). It refuses the
  *   text when one was, or when the text is not JSON: the search is then made again, following
- *   the strings, and its text parsed (a refusal then describes the caller's own text).
+ *   the strings, and its text parsed (a refusal then describes the caller's own text). A text
+ *   with an escaped quote is searched following the strings at once: a string holding JSON
+ *   (`"{\"x\": 1.0}"`) has whole doubles where values stand, and the first search would be
+ *   wasted.
  * A literal that cannot be kept is refused as the first such literal of the text, integers included.
  */
-function parseMarked(text: string, mark: Mark | undefined): { value: unknown; mark?: Mark } {
+function parseMarked(text: string, mark: Mark | undefined, noQuotedJson: boolean): { value: unknown; mark?: Mark } {
   if (hasLongDigitRun(text)) return { value: parseRewritten(typeNumberLiterals(text), text) };
-  const quick = wrapWholeDoubles(text, mark, false);
-  if (quick.problem === undefined) {
+  const quick = noQuotedJson ? wrapWholeDoubles(text, mark, false) : undefined;
+  if (quick !== undefined && quick.problem === undefined) {
     if (quick.text === text) return { value: JSON.parse(text) };
     try {
       return { value: JSON.parse(quick.text), mark: quick.mark };
@@ -233,10 +243,10 @@ const SURE_WHOLE_LENGTH = 300;
  * a loop over the characters). Whether one is inside a string is decided:
  * - with `followStrings`, by the quotes between it and the last place known to be outside one,
  *   each string skipped whole;
- * - without, not at all: a candidate is taken for a value when the character before it (spaces
- *   aside) is one a value follows (`:`, `,`, `[`). Marking one that is in a string makes text
- *   that is never JSON: the mark (or wrapper) has a quote that is not escaped (the character
- *   before the literal is no backslash), which ends the string, followed by the literal (or by
+ * - without, not at all: a candidate is taken for a value when the characters around it are
+ *   those a value has around it (isInValuePlace). Marking one that is in a string makes text
+ *   that is never JSON: the mark (or wrapper) has a quote that is not escaped (no backslash
+ *   stands before a value place), which ends the string, followed by the literal (or by
  *   `$`), which JSON has nowhere right after a string; JSON.parse refuses it (see parseMarked).
  *   Following the strings costs more than the rest of the search together when records hold
  *   several strings each. A problem found this way may be in a string: the caller confirms it.
@@ -259,7 +269,7 @@ export function wrapWholeDoubles(text: string, mark: Mark | undefined, followStr
         outside = candidates.lastIndex = inString;
         continue;
       }
-    } else if (!followsValueStart(text, start)) {
+    } else if (!isInValuePlace(text, start, candidates.lastIndex)) {
       outside = candidates.lastIndex;
       continue;
     }
@@ -284,20 +294,35 @@ export function wrapWholeDoubles(text: string, mark: Mark | undefined, followStr
 }
 
 /**
- * Whether the character before `start`, JSON whitespace aside, is one a value may follow in
- * JSON (`:`, `,`, `[`), or there is none.
+ * Whether the number literal that starts at `start` (its first `matchEnd - start` characters
+ * matched) stands where JSON has a value, judged by the characters around it, JSON whitespace
+ * aside: after `[`, `,`, a key's `":`, or nothing; before `,`, `]`, `}`, or nothing. Text in a
+ * string rarely looks like that (`"version: 2.0"` does not), so that the search that does not
+ * follow strings seldom marks one there and has to be made again.
  */
-function followsValueStart(text: string, start: number): boolean {
-  let at = start - 1;
-  while (at >= 0 && isJsonSpace(text.charCodeAt(at))) at -= 1;
-  if (at < 0) return true;
-  const code = text.charCodeAt(at);
-  return code === COLON || code === COMMA || code === OPEN_BRACKET;
+function isInValuePlace(text: string, start: number, matchEnd: number): boolean {
+  let before = start - 1;
+  while (before >= 0 && isJsonSpace(text.charCodeAt(before))) before -= 1;
+  if (before >= 0) {
+    const code = text.charCodeAt(before);
+    if (code === COLON) {
+      before -= 1;
+      while (before >= 0 && isJsonSpace(text.charCodeAt(before))) before -= 1;
+      if (text.charCodeAt(before) !== QUOTE) return false;
+    } else if (code !== COMMA && code !== OPEN_BRACKET) return false;
+  }
+  let after = numberRunEnd(text, matchEnd);
+  while (after < text.length && isJsonSpace(text.charCodeAt(after))) after += 1;
+  if (after === text.length) return true;
+  const code = text.charCodeAt(after);
+  return code === COMMA || code === CLOSE_BRACKET || code === CLOSE_BRACE;
 }
 
 const COLON = 0x3a;
 const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
 const isJsonSpace = (code: number): boolean => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 
 /** Digits, a point and a minus: what a literal's start may be walked back over. */
