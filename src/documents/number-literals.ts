@@ -6,11 +6,12 @@
  * JSON.parse forgets how a number was written (`3.0` and `3` are both the number 3, which the
  * driver stores as an int32). Two steps recover it:
  * - Whole doubles (`3.0`, `1e3`) are rewritten, before JSON.parse sees them, into a mark (a
- *   string starting with NUL, see DOUBLE_MARK_ESCAPE) or, in the rare text where a string of the
- *   caller's could look the same, into the canonical Extended JSON that says the same thing
- *   (`{"$numberDouble": "3.0"}`), which extended-json.ts revives with every other wrapper. A
- *   literal whose value is not whole (`2.5`) is left alone: the driver stores that number as a
- *   double anyway. Only literals that may be whole are looked at, found by a regular expression.
+ *   string ending with a character no string of the caller's ends with, see Mark) or, in the
+ *   rare text where a string of the caller's could look the same, into the canonical Extended
+ *   JSON that says the same thing (`{"$numberDouble": "3.0"}`), which extended-json.ts revives
+ *   with every other wrapper. A literal whose value is not whole (`2.5`) is left alone: the
+ *   driver stores that number as a double anyway. Only literals that may be whole are looked
+ *   at, found by a regular expression (wrapWholeDoubles, parseMarked).
  * - After JSON.parse, every integer beyond int32 in the value can only have come from an integer
  *   literal (whole doubles were marked), so the value is walked once, each such number made the
  *   Long it stands for and each mark its Double. The same walk notes whether the body is plain
@@ -44,7 +45,6 @@ import { Double, Long } from 'mongodb';
 import {
   DIGIT_0,
   DOT,
-  LOWER_E,
   MAX_NUMBER_LITERAL_LENGTH,
   MINUS,
   QUOTE,
@@ -55,7 +55,6 @@ import {
   type LiteralProblem,
   rangeProblem,
   stringEnd,
-  UPPER_E,
 } from '../lib/json-number-literals.js';
 import { isWrapperKeyName, MAX_NESTING_DEPTH, vouchForBody, vouchForStorableKeys } from './extended-json.js';
 
@@ -78,42 +77,71 @@ const MAX_DOUBLE_DIGITS = 308;
 const WHERE = 'the request body';
 
 /**
- * A whole double's mark: the string `"\u0000<literal>"` in place of the literal. Cheaper than the
- * Extended JSON wrapper (JSON.parse makes one string instead of an object and its key, and the
- * walk after it makes the Double in place, so the revival copies no record); used only for texts
- * in which no string of the caller's can start with a NUL.
+ * A whole double's mark: the string `"<literal><end>"` in place of the literal, `end` a character
+ * that ends no string of the caller's. Cheaper than the Extended JSON wrapper (JSON.parse makes
+ * one string instead of an object and its key, and the walk after it makes the Double in place,
+ * so the revival copies no record; parseFloat reads the literal and stops at `end`). `end` is:
+ * - DEL as it is, in a text with no DEL and no backslash (so no escape that could write one):
+ *   JSON.parse then reads the mark without decoding an escape;
+ * - else NUL, written `\u0000`, in a text without that escape (the only way to write a NUL).
+ * A text with both has its whole doubles wrapped instead.
  */
-const DOUBLE_MARK_ESCAPE = '\\u0000';
-const NUL = 0;
+interface Mark {
+  /** The character as it is written in the text. */
+  written: string;
+  code: number;
+}
+
+const DEL_MARK: Mark = { written: '\u007f', code: 0x7f };
+const NUL_MARK: Mark = { written: '\\u0000', code: 0 };
+
+/** What parseRecordJson learns of the text's characters before parsing it, each by one native search. */
+interface TextFacts {
+  /** No escape `\u0000`: no NUL in any key, and no string ends with NUL_MARK's end. */
+  noNul: boolean;
+  /** No backslash and no DEL: no escapes, no string holds a control character, none ends with DEL_MARK's end. */
+  plainStrings: boolean;
+  /** No escaped quote: no string holds JSON text (where whole doubles in value places are common, see parseMarked). */
+  noQuotedJson: boolean;
+}
+
+function textFacts(text: string): TextFacts {
+  const noBackslash = !text.includes('\\');
+  return {
+    noNul: noBackslash || !text.includes('\\u0000'),
+    plainStrings: noBackslash && !text.includes('\u007f'),
+    noQuotedJson: noBackslash || !text.includes('\\"'),
+  };
+}
+
+/** The mark for whole doubles in a text, if one can be used. */
+function markFor(facts: TextFacts): Mark | undefined {
+  if (facts.plainStrings) return DEL_MARK;
+  return facts.noNul ? NUL_MARK : undefined;
+}
+
+/** The Double a mark stands for: parseFloat reads its literal and stops at the mark's end. */
+const markedDouble = (mark: string): Double => new Double(parseFloat(mark));
 
 /** JSON.parse for a record body, with its number literals typed as described above. */
 export function parseRecordJson(text: string): unknown {
-  // Without the escape \u0000 the text has no NUL in any key (nor a string starting like a mark).
-  const noNul = !text.includes('\\u0000');
-  const doubles = markWholeDoubles(text, noNul);
-  // A refusal names the first literal of the text that cannot be kept, integers included.
-  const value = parseRewritten(doubles.problem === undefined ? doubles : typeNumberLiterals(text), text);
-  const walk: Walk = { final: false, marks: doubles.marks === true, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true };
+  const facts = textFacts(text);
+  const { noNul } = facts;
+  const { value, mark } = parseMarked(text, markFor(facts), facts.noQuotedJson);
+  const walk: Walk = { final: false, markCode: mark?.code ?? NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true };
   let typed = typeWideIntegers(value, 1, walk);
   if (typed === undefined) {
     // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
-    Object.assign(walk, { final: true, marks: false, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true });
+    Object.assign(walk, { final: true, markCode: NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true });
     typed = typeWideIntegers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
   }
   if (walk.safeKeys) {
     vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
-    if (walk.wrapperKeysOnly && noControlCharacters(text)) vouchForStorableKeys(typed);
+    // With no backslash and no DEL, no string of the text, keys included, can hold a control
+    // character (U+0000–U+001F, U+007F): JSON writes the first ones only as escapes.
+    if (walk.wrapperKeysOnly && facts.plainStrings) vouchForStorableKeys(typed);
   }
   return typed;
-}
-
-/**
- * Whether no string of the text, keys included, can hold a control character (U+0000–U+001F,
- * U+007F): JSON writes the first ones only as escapes, all of which start with a backslash, and
- * DEL may stand in a string as it is.
- */
-function noControlCharacters(text: string): boolean {
-  return !text.includes('\\') && !text.includes('\u007f');
 }
 
 /** A fraction of this many digits or more may be over the length bound, or underflow to 0. */
@@ -140,22 +168,39 @@ function hasLongDigitRun(text: string): boolean {
 }
 
 /**
- * The text with its whole doubles marked (or wrapped), by the quickest way that is right for it:
- * the literal-by-literal scan when it holds a run of digits long enough to need the scan's
- * checks (rare); else the search for candidates.
+ * JSON.parse of the text with its whole doubles marked (or wrapped: see wrapWholeDoubles), by
+ * the quickest way that is right for it, and the mark when they were marked:
+ * - the literal-by-literal scan when the text holds a run of digits long enough to need the
+ *   scan's checks (rare);
+ * - else the search for candidates, first without following the strings: when JSON.parse takes
+ *   that text, no candidate marked was in a string (wrapWholeDoubles says why). It refuses the
+ *   text when one was, or when the text is not JSON: the search is then made again, following
+ *   the strings, and its text parsed (a refusal then describes the caller's own text). A text
+ *   with an escaped quote is searched following the strings at once: a string holding JSON
+ *   (`"{\"x\": 1.0}"`) has whole doubles where values stand, and the first search would be
+ *   wasted.
+ * A literal that cannot be kept is refused as the first such literal of the text, integers included.
  */
-function markWholeDoubles(text: string, noNul: boolean): Rewrite {
-  if (hasLongDigitRun(text)) return typeNumberLiterals(text);
-  // Whole doubles are marked by a string of their own only where no string of the caller's can
-  // start the same way: a text without the escape \u0000 holds no string with a NUL in it.
-  return wrapWholeDoubles(text, noNul);
+function parseMarked(text: string, mark: Mark | undefined, noQuotedJson: boolean): { value: unknown; mark?: Mark } {
+  if (hasLongDigitRun(text)) return { value: parseRewritten(typeNumberLiterals(text), text) };
+  const quick = noQuotedJson ? wrapWholeDoubles(text, mark, false) : undefined;
+  if (quick !== undefined && quick.problem === undefined) {
+    if (quick.text === text) return { value: JSON.parse(text) };
+    try {
+      return { value: JSON.parse(quick.text), mark: quick.mark };
+    } catch {
+      // A candidate in a string was marked, or the text is not JSON.
+    }
+  }
+  const careful = wrapWholeDoubles(text, mark, true);
+  return { value: parseRewritten(careful.problem === undefined ? careful : typeNumberLiterals(text), text), mark: careful.mark };
 }
 
 /** The text with literals rewritten, or the first literal that cannot be kept. */
 interface Rewrite {
   text: string;
-  /** Whether whole doubles were marked (rather than wrapped): the walk after JSON.parse then makes them Doubles. */
-  marks?: boolean;
+  /** The mark of whole doubles, when they were marked (rather than wrapped): the walk after JSON.parse then makes them Doubles. */
+  mark?: Mark;
   problem?: { start: number; end: number; kind: LiteralProblem };
 }
 
@@ -186,47 +231,116 @@ function parseRewritten(rewrite: Rewrite, text: string): unknown {
  */
 const CANDIDATE = /\d(?:\.0+(?![0-9])|[eE])/g;
 
+/** Up to this length a literal `-?<digits>.<zeros>` is in a double's range and within the length bound. */
+const SURE_WHOLE_LENGTH = 300;
+
 /**
- * The text with each whole double (`3.0`, `1e3`) replaced by its mark (or its wrapper, unless
- * `marked`); every literal with a fraction or an exponent that may be out of range or too long
+ * The text with each whole double (`3.0`, `1e3`) replaced by its `mark` (or without one, its
+ * wrapper); every literal with a fraction or an exponent that may be out of range or too long
  * is checked. Integer literals are not looked at (the walk after JSON.parse types them).
  *
  * The regular expression finds the candidates (it runs in native code, several times faster than
- * a loop over the characters); whether one is inside a string is then decided by the quotes
- * between it and the last place known to be outside one, each string skipped whole.
+ * a loop over the characters). Whether one is inside a string is decided:
+ * - with `followStrings`, by the quotes between it and the last place known to be outside one,
+ *   each string skipped whole;
+ * - without, not at all: a candidate is taken for a value when the characters around it are
+ *   those a value has around it (isInValuePlace). Marking one that is in a string makes text
+ *   that is never JSON: the mark (or wrapper) has a quote that is not escaped (no backslash
+ *   stands before a value place), which ends the string, followed by the literal (or by
+ *   `$`), which JSON has nowhere right after a string; JSON.parse refuses it (see parseMarked).
+ *   Following the strings costs more than the rest of the search together when records hold
+ *   several strings each. A problem found this way may be in a string: the caller confirms it.
  */
-export function wrapWholeDoubles(text: string, marked: boolean): Rewrite {
+export function wrapWholeDoubles(text: string, mark: Mark | undefined, followStrings: boolean): Rewrite {
   let out = '';
   let copiedTo = 0;
-  // Everything before `outside` has been read and `outside` is not inside a string.
+  // Everything before `outside` has been read (and when following strings, it is in none).
   let outside = 0;
+  // Most bodies of integers have no point and no `e` at all, which native searches tell at once.
+  if (text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return { text };
   const candidates = new RegExp(CANDIDATE);
   for (let match = candidates.exec(text); match !== null; match = candidates.exec(text)) {
     let start = match.index;
     while (start > outside && isLiteralBody(text.charCodeAt(start - 1))) start -= 1;
-    const inString = skipStringsBefore(text, outside, start);
-    if (inString === undefined) break;
-    outside = inString;
-    if (inString > start) {
-      candidates.lastIndex = inString;
+    if (followStrings) {
+      const inString = skipStringsBefore(text, outside, start);
+      if (inString === undefined) break;
+      if (inString > start) {
+        outside = candidates.lastIndex = inString;
+        continue;
+      }
+    } else if (!isInValuePlace(text, start, candidates.lastIndex)) {
+      outside = candidates.lastIndex;
       continue;
     }
-    const runEnd = numberRunEnd(text, start);
-    outside = runEnd;
-    candidates.lastIndex = runEnd;
-    if (!hasFractionOrExponent(text, start, runEnd)) continue;
-    const wrapper = fractionWrapper(text, start, runEnd);
-    if (typeof wrapper === 'object') return { text, problem: wrapper };
-    if (wrapper !== undefined) {
-      out += text.slice(copiedTo, start) + (marked ? `"${DOUBLE_MARK_ESCAPE}${text.slice(start, runEnd)}"` : wrapper);
-      copiedTo = runEnd;
+    let end = candidates.lastIndex;
+    let wrapper: string | undefined;
+    if (isZerosFraction(text, start, match.index + 1, end)) {
+      // The most common whole double by far, judged without copying it out: valid, whole, in range.
+      if (mark === undefined) wrapper = `{"$numberDouble":"${text.slice(start, end)}"}`;
+    } else {
+      end = numberRunEnd(text, start);
+      const judged = fractionWrapper(text, start, end);
+      if (typeof judged === 'object') return { text, problem: judged };
+      outside = candidates.lastIndex = end;
+      if (judged === undefined) continue;
+      if (mark === undefined) wrapper = judged;
     }
+    outside = candidates.lastIndex = end;
+    out += text.slice(copiedTo, start) + (wrapper ?? `"${text.slice(start, end)}${mark!.written}"`);
+    copiedTo = end;
   }
-  return copiedTo === 0 ? { text } : { text: out + text.slice(copiedTo), marks: marked };
+  return copiedTo === 0 ? { text } : { text: out + text.slice(copiedTo), ...(mark === undefined ? {} : { mark }) };
 }
+
+/**
+ * Whether the number literal that starts at `start` (its first `matchEnd - start` characters
+ * matched) stands where JSON has a value, judged by the characters around it, JSON whitespace
+ * aside: after `[`, `,`, a key's `":`, or nothing; before `,`, `]`, `}`, or nothing. Text in a
+ * string rarely looks like that (`"version: 2.0"` does not), so that the search that does not
+ * follow strings seldom marks one there and has to be made again.
+ */
+function isInValuePlace(text: string, start: number, matchEnd: number): boolean {
+  let before = start - 1;
+  while (before >= 0 && isJsonSpace(text.charCodeAt(before))) before -= 1;
+  if (before >= 0) {
+    const code = text.charCodeAt(before);
+    if (code === COLON) {
+      before -= 1;
+      while (before >= 0 && isJsonSpace(text.charCodeAt(before))) before -= 1;
+      if (text.charCodeAt(before) !== QUOTE) return false;
+    } else if (code !== COMMA && code !== OPEN_BRACKET) return false;
+  }
+  let after = numberRunEnd(text, matchEnd);
+  while (after < text.length && isJsonSpace(text.charCodeAt(after))) after += 1;
+  if (after === text.length) return true;
+  const code = text.charCodeAt(after);
+  return code === COMMA || code === CLOSE_BRACKET || code === CLOSE_BRACE;
+}
+
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+const isJsonSpace = (code: number): boolean => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 
 /** Digits, a point and a minus: what a literal's start may be walked back over. */
 const isLiteralBody = (code: number): boolean => isDigit(code) || code === DOT || code === MINUS;
+
+/**
+ * Whether text[start, end) is a whole literal `-?<integer>.<zeros>` of at most SURE_WHOLE_LENGTH
+ * characters, `point` the index of its point, given that CANDIDATE matched its last integer
+ * digit and its zeros: a JSON integer part (no leading zero), and no number character around it.
+ */
+function isZerosFraction(text: string, start: number, point: number, end: number): boolean {
+  if (text.charCodeAt(point) !== DOT || end - start > SURE_WHOLE_LENGTH) return false;
+  if (isNumberChar(text.charCodeAt(end)) || (start > 0 && isNumberChar(text.charCodeAt(start - 1)))) return false;
+  let at = text.charCodeAt(start) === MINUS ? start + 1 : start;
+  if (text.charCodeAt(at) === DIGIT_0 && point - at > 1) return false;
+  for (; at < point; at += 1) if (!isDigit(text.charCodeAt(at))) return false;
+  return true;
+}
 
 /**
  * Skips the strings that open between `from` (outside any string) and `to`: the position where
@@ -244,14 +358,6 @@ function skipStringsBefore(text: string, from: number, to: number): number | und
     if (close > to) return close;
     at = close;
   }
-}
-
-function hasFractionOrExponent(text: string, start: number, end: number): boolean {
-  for (let at = start; at < end; at += 1) {
-    const code = text.charCodeAt(at);
-    if (code === DOT || code === LOWER_E || code === UPPER_E) return true;
-  }
-  return false;
 }
 
 /**
@@ -371,8 +477,8 @@ const TWO_TO_32 = 2 ** 32;
 interface Walk {
   /** Whether to type every number, even one JSON.parse may have changed (see typeWideIntegers). */
   final: boolean;
-  /** Whether whole doubles were marked in the text (made Doubles here). */
-  marks: boolean;
+  /** The code of the last character of whole doubles' marks (made Doubles here), or NO_MARK. */
+  markCode: number;
   /** No key that could pollute a prototype or holds a NUL, nesting within bounds. */
   safeKeys: boolean;
   /** Safe keys, and none starting with `$`: nothing to revive. */
@@ -381,6 +487,7 @@ interface Walk {
   wrapperKeysOnly: boolean;
 }
 
+const NO_MARK = -1;
 const DOLLAR = 0x24;
 const UNDERSCORE = 0x5f;
 const LOWER_C = 0x63;
@@ -397,7 +504,7 @@ const LOWER_C = 0x63;
  */
 function typeWideIntegers(value: unknown, depth: number, walk: Walk): unknown {
   // A body that is one whole double (not a record, refused later) is its mark alone.
-  if (walk.marks && typeof value === 'string' && value.charCodeAt(0) === NUL) return new Double(Number(value.slice(1)));
+  if (typeof value === 'string' && value.charCodeAt(value.length - 1) === walk.markCode) return markedDouble(value);
   if (typeof value !== 'object' || value === null) return value;
   if (depth > MAX_NESTING_DEPTH) {
     walk.safeKeys = walk.plain = false;
@@ -445,7 +552,7 @@ function typeArray(array: unknown[], depth: number, walk: Walk): unknown[] | und
 function typedItem(item: unknown, depth: number, walk: Walk): unknown {
   if (typeof item === 'number') return typedNumber(item, walk.final);
   if (typeof item === 'object') return item === null ? item : typeWideIntegers(item, depth + 1, walk);
-  if (walk.marks && typeof item === 'string' && item.charCodeAt(0) === NUL) return new Double(Number(item.slice(1)));
+  if (typeof item === 'string' && item.charCodeAt(item.length - 1) === walk.markCode) return markedDouble(item);
   return item;
 }
 

@@ -123,6 +123,29 @@ describe('number literals in a record body', () => {
     );
   });
 
+  it('keeps strings that hold what looks like a whole double after ":", "," or "[", whichever mark the text allows', () => {
+    // Whole doubles are first marked without following the strings; a mark in a string must
+    // never survive into the value, nor a whole double go untyped (a NUL or a backslash in a
+    // string changes the mark, see Mark in number-literals.ts).
+    const piece = fc.constantFrom('[', ',', ':', ' ', '3.0', '-0.0', '1e3', '2.50', '7', '"', '\\', 'x', '\u007f', '\u0000');
+    const text = fc.array(piece, { maxLength: 8 }).map((pieces) => pieces.join(''));
+    const literal = fc.constantFrom('3.0', '-0.0', '1e3', '2.5', '12', '1.0e0');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(text, literal), { maxLength: 6 }), (entries) => {
+        // A key may hold the same text, but no NUL (refused in any key).
+        const key = (t: string): string => `k${t.replaceAll('\u0000', '')}`;
+        const body = `{"list": [${entries.map(([t, l]) => `{${JSON.stringify(key(t))}: ${l}, "s": ${JSON.stringify(t)}}`).join(', ')}], "last": 4.0}`;
+        const parsed = readBody(body) as { list: Record<string, unknown>[]; last: unknown };
+        expect(parsed.last).toEqual(new Double(4));
+        entries.forEach(([t, l], i) => {
+          expect(parsed.list[i]!.s).toBe(t);
+          expect(bsonType(parsed.list[i]![key(t)]), `${t}: ${l}`).toBe(l === '12' ? 'int' : 'double');
+        });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("refuses exactly the text JSON.parse refuses, with JSON.parse's message", () => {
     const nearlyJson = fc
       .tuple(fc.json(), fc.nat(), fc.constantFrom('', '.', 'e', '"', '\\', '-', '1.5', ']', '{'))
