@@ -14,7 +14,7 @@
  * After each step: the API's RSS, its V8 heap in use (from its own metrics) and its peak RSS
  * (VmHWM), and the RSS of the admin site's process while one runs (it makes the AdminJS pages,
  * started by the first and stopped after ADMIN_IDLE_EXIT_S without one); after the rounds, the
- * same 10 s later, against the fresh process at idle.
+ * same 10 s later, against the fresh process at idle; the summary goes to bench/results/mixed-use.json.
  * Goals: the API's RSS after the rounds <= 1.3x fresh idle, its peak <= 300 MB.
  *
  *   npm run bench:mixed-use [-- --rounds 5 --records 100000 --tasks 1000]
@@ -32,6 +32,7 @@ import { freePort } from '../src/local-services/ports.js';
 import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 import { defaultBundleDir, ensureComponentsBundle } from '../src/admin/bundle.js';
 import { benchServiceEnv, installedApiProcess, stop } from './processes.js';
+import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -305,6 +306,20 @@ async function main(): Promise<void> {
       `  admin process peak RSS   ${adminPeakMb.toFixed(0)} MB   (a process of its own while admin pages are made)`,
     ];
     process.stdout.write(`${summary.join('\n')}\n`);
+    const recorder = new ResultsRecorder('mixed-use', 'npm run bench:mixed-use');
+    const note = `${RECORDS} records, ${TASKS} tasks a round, ${ROUNDS} rounds`;
+    recorder.add({
+      what: 'mixed use: API RSS after the rounds and 10 s idle',
+      ours: after.rssMb,
+      unit: 'MB',
+      baseline: 'the same process fresh, at idle',
+      baselineValue: fresh.rssMb,
+      goal: '≤ 1.30',
+      note,
+    });
+    recorder.add({ what: 'mixed use: API peak RSS (VmHWM)', ours: after.peakMb, unit: 'MB', goal: '≤ 300 MB', note });
+    recorder.add({ what: "mixed use: the admin site's process, peak RSS", ours: adminPeakMb, unit: 'MB', note });
+    recorder.save();
   } finally {
     for (const child of children) await stop(child);
     await mongo.close();
