@@ -4,7 +4,7 @@
  * Content-Security-Policy (the chart, the map and the histograms' brush load script files). Everything from the data or the URL is escaped by the views.
  */
 import { html, joinHtml, raw, type Html } from '../render/html-template.js';
-import { MANUAL_PATH } from '../render/html.js';
+import { DOCUMENT_START, MANUAL_PATH } from '../render/html.js';
 import { urls } from '../http/urls.js';
 import { FAVICON_PATH } from './favicon.js';
 
@@ -81,13 +81,7 @@ export function pageHtml(shell: Shell, body: Html): Html {
       ? html`<a href="${urls.login(shell.here)}">Log in</a>`
       : html`${shell.username} · <a href="${urls.logout()}">Log out</a>`;
   // The stylesheet is this module's constant, written as is.
-  return html`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="NONE,NOARCHIVE">
-<link rel="icon" href="${FAVICON_PATH}">
+  return html`${DOCUMENT_START}<link rel="icon" href="${FAVICON_PATH}">
 <title>${`${shell.heading} – Explore – ${shell.appTitle}`}</title>
 <style${nonce}>${raw(STYLE)}</style>
 </head>

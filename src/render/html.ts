@@ -167,16 +167,22 @@ function formFor(status: number, ctx: PageContext): Html | undefined {
 /** The page's stylesheet: a constant of this module, not data. */
 const STYLE_HTML = raw(STYLE);
 
-/** Everything before the pretty-printed value (which goes inside `<pre class="content">`). */
-function pageOpen(status: number, ctx: PageContext, head: EnvelopeHead | null): Html {
-  const heading = ctx.breadcrumbs.at(-1)?.name ?? ctx.title;
-  return html`<!DOCTYPE html>
+/**
+ * The start of the browsable API's and the explorer's pages, up to each page's own head elements:
+ * the same doctype, language, viewport and robots rule (none of them belongs in a search index).
+ */
+export const DOCUMENT_START = raw(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="NONE,NOARCHIVE">
-<title>${heading === ctx.title ? ctx.title : `${heading} – ${ctx.title}`}</title>
+`);
+
+/** Everything before the pretty-printed value (which goes inside `<pre class="content">`). */
+function pageOpen(status: number, ctx: PageContext, head: EnvelopeHead | null): Html {
+  const heading = ctx.breadcrumbs.at(-1)?.name ?? ctx.title;
+  return html`${DOCUMENT_START}<title>${heading === ctx.title ? ctx.title : `${heading} – ${ctx.title}`}</title>
 <style${ctx.cspNonce && html` nonce="${ctx.cspNonce}"`}>${STYLE_HTML}</style>
 </head>
 <body>
