@@ -136,8 +136,8 @@ def test_interrupted_insert_reports_what_was_written_and_resumes(
 ) -> None:
     """``front``: the wire server dies as the write reaches it, so its answer is lost and the
     service can only report the chunk's records unconfirmed. ``storage``: the postmaster dies;
-    its backend may still finish the write under way, so the insert stops at that chunk or at the
-    next one."""
+    its backends may still finish the writes under way, so the insert stops at that chunk or at a
+    later one."""
     records = make_records(with_ids)
     kill_during_insert(collection, target)
     try:
@@ -157,7 +157,11 @@ def test_interrupted_insert_reports_what_was_written_and_resumes(
         assert error.failed_index == KILLED_CHUNK * CHUNK, "the kill did not find a chunk being written"
         assert len(error.unconfirmed_ids) == CHUNK
     else:
-        assert error.failed_index in (KILLED_CHUNK * CHUNK, (KILLED_CHUNK + 1) * CHUNK)
+        # Backends notice their postmaster's death only when they next wait, and the kill itself is
+        # a process of its own: on a busy machine a chunk or more after the killed one may still be
+        # written before the insert stops. What must hold is the report, checked above.
+        assert error.failed_index >= KILLED_CHUNK * CHUNK
+        assert error.failed_index % CHUNK == 0
     store_some_unconfirmed(collection, error, records)
     # Which unconfirmed records the service holds: the leading ones whose `n` is stored.
     written = error.failed_index
