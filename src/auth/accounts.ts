@@ -21,7 +21,7 @@ import { operationDeadline } from '../db/deadline.js';
 import { DEFAULT_OPERATION_TIMEOUT_MS } from '../config/connections.js';
 import type { CacheLeases } from '../db/cache-leases.js';
 
-/** How long a loaded account may be reused without asking the database again. */
+/** How long a loaded account may be reused without asking the database again, unless SHARED_CACHE_MS says otherwise. */
 export const ACCOUNT_CACHE_MS = 2_000;
 
 /** What authentication needs to know about a user; never contains the password hash itself. */
@@ -66,9 +66,9 @@ const userLease = (userId: string): string => `user:${userId}`;
 const tokenLease = (keyHash: string): string => `token:${keyHash}`;
 
 export class AccountDirectory {
-  private readonly byIdCache = new TtlCache<string, Account>(ACCOUNT_CACHE_MS);
+  private readonly byIdCache: TtlCache<string, Account>;
   /** token key hash → user id (keyed by hash, so this process's memory holds no key either) */
-  private readonly tokenCache = new TtlCache<string, string>(ACCOUNT_CACHE_MS);
+  private readonly tokenCache: TtlCache<string, string>;
   /**
    * Lookups under way, by user id and by token key hash: when an entry expires under load, every
    * request that arrives before the database answers shares the one query instead of sending its
@@ -85,9 +85,13 @@ export class AccountDirectory {
     private readonly secretKey: string,
     /** MONGO_OPERATION_TIMEOUT_MS: how long a look-up or a login may wait for the database. */
     lookupTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
-    /** Shared with the other API processes; without it, changes are seen elsewhere within ACCOUNT_CACHE_MS only. */
+    /** Shared with the other API processes; without it, changes are seen elsewhere within the cache time only. */
     private readonly leases?: CacheLeases,
+    /** SHARED_CACHE_MS: how long a loaded account or token is reused (the leases' time too). */
+    cacheMs = ACCOUNT_CACHE_MS,
   ) {
+    this.byIdCache = new TtlCache(cacheMs);
+    this.tokenCache = new TtlCache(cacheMs);
     this.deadline = operationDeadline(lookupTimeoutMs);
     this.loadingIds = new InFlight(this.deadline);
     this.loadingTokens = new InFlight(this.deadline);

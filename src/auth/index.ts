@@ -4,7 +4,7 @@
  * CSRF protection and the auth endpoints. See module.ts for the contract it fulfils.
  */
 import type { AuthDeps, AuthModule } from './module.js';
-import { ACCOUNT_CACHE_MS, AccountDirectory, toPrincipal } from './accounts.js';
+import { AccountDirectory, toPrincipal } from './accounts.js';
 import { CacheLeases, CACHE_LEASES_COLLECTION } from '../db/cache-leases.js';
 import { ApiTokens } from './api-tokens.js';
 import { authenticationMiddleware } from './authenticate.js';
@@ -40,8 +40,14 @@ export async function createAuthModule(deps: AuthDeps): Promise<AuthModule> {
   await catalog.seedBuiltins();
   if (deps.grantTargets !== undefined) await migrateLegacyGrants(models, catalog, deps.grantTargets, logger);
 
-  const leases = new CacheLeases(db.collection(CACHE_LEASES_COLLECTION), ACCOUNT_CACHE_MS);
-  const accounts = new AccountDirectory(models, settings.secretKey, settings.privateMongo.operationTimeoutMs, leases);
+  const leases = new CacheLeases(db.collection(CACHE_LEASES_COLLECTION), settings.sharedCacheMs);
+  const accounts = new AccountDirectory(
+    models,
+    settings.secretKey,
+    settings.privateMongo.operationTimeoutMs,
+    leases,
+    settings.sharedCacheMs,
+  );
   const tokens = new ApiTokens(models, accounts);
   const jwt = new JwtIssuer({
     secretKey: settings.secretKey,

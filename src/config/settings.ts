@@ -71,6 +71,13 @@ export const serviceEnvSchema = z
     /** A streamed response whose client takes nothing more for this long is aborted, its cursor closed. */
     STREAM_SEND_TIMEOUT_S: positiveInt.default(30),
     SESSION_MAX_AGE_S: positiveInt.default(14 * 24 * 3600),
+    /**
+     * How long an API process reuses what it loaded about an account (its grants, its tokens) or
+     * a collection's existence before asking the database again. A change made through the API (a
+     * grant, a password, a drop) is answered once no process may still use an older copy: up to
+     * this long plus a 250 ms margin. Shorter: changes are answered sooner, more database reads.
+     */
+    SHARED_CACHE_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
     JWT_ACCESS_TTL_S: positiveInt.default(300),
     JWT_REFRESH_TTL_S: positiveInt.default(24 * 3600),
     /**
@@ -155,6 +162,8 @@ export interface Settings {
   streamedReadsPerUser: number;
   streamSendTimeoutSeconds: number;
   sessionMaxAgeSeconds: number;
+  /** SHARED_CACHE_MS: how long accounts and collections seen to exist are reused before the database is asked again. */
+  sharedCacheMs: number;
   jwtAccessTtlSeconds: number;
   jwtRefreshTtlSeconds: number;
   loginMaxFailures: number;
@@ -277,6 +286,7 @@ export function loadSettings(env: Record<string, string | undefined>): Settings 
     streamedReadsPerUser: e.STREAMED_READS_PER_USER,
     streamSendTimeoutSeconds: e.STREAM_SEND_TIMEOUT_S,
     sessionMaxAgeSeconds: e.SESSION_MAX_AGE_S,
+    sharedCacheMs: e.SHARED_CACHE_MS,
     jwtAccessTtlSeconds: e.JWT_ACCESS_TTL_S,
     jwtRefreshTtlSeconds: e.JWT_REFRESH_TTL_S,
     loginMaxFailures: e.LOGIN_MAX_FAILURES,

@@ -85,7 +85,13 @@ export function createDocumentAreas({ settings, mongo, serviceDb, dataStoreHooks
   dataStore: DocumentArea;
   catalog: DocumentArea;
 } {
-  const store = new DocumentStore(mongo, serviceDb, settings.mongo.queryTimeLimitMs, settings.mongo.operationTimeoutMs);
+  const store = new DocumentStore(
+    mongo,
+    serviceDb,
+    settings.mongo.queryTimeLimitMs,
+    settings.mongo.operationTimeoutMs,
+    settings.sharedCacheMs,
+  );
   const heavyQueries = new HeavyQueryLimiter({
     perCaller: settings.heavyQueriesPerUser,
     total: settings.heavyQueriesTotal,

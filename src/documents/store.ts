@@ -187,7 +187,7 @@ const MAX_CACHED_DATABASES = 1_000;
  * How long a collection seen to exist is taken to still exist without asking the engine again.
  * A drop through the API, in any of its processes, is never raced by such a copy: it waits until
  * no process may use one (see CacheLeases). A drop made past the API (a worker, a client of the
- * engine itself) is seen within this time.
+ * engine itself) is seen within this time. The default; SHARED_CACHE_MS sets it.
  */
 export const COLLECTION_CACHE_MS = 2_000;
 const MAX_CACHED_COLLECTIONS = 10_000;
@@ -215,7 +215,7 @@ export class DocumentStore {
   private readonly batchBudget = new BatchBudget();
   private reader: BsonRecordReader<Document> | undefined;
   /** Collections seen to exist: an insert checks the collection first, and this keeps that check off the engine. */
-  private readonly knownCollections = new TtlCache<string, true>(COLLECTION_CACHE_MS, MAX_CACHED_COLLECTIONS);
+  private readonly knownCollections: TtlCache<string, true>;
   /** Shared by the API processes: a drop through any of them waits until none may still take the collection to exist. */
   private readonly leases: CacheLeases;
   /** Checks under way: when a collection's entry runs out under load, the requests that miss it share one check. */
@@ -226,10 +226,13 @@ export class DocumentStore {
     serviceDb: Db,
     private readonly queryTimeLimitMs: number,
     operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
+    /** SHARED_CACHE_MS: how long a collection seen to exist is taken to still exist (the leases' time too). */
+    cacheMs = COLLECTION_CACHE_MS,
   ) {
+    this.knownCollections = new TtlCache(cacheMs, MAX_CACHED_COLLECTIONS);
     this.registry = serviceDb.collection<DatabaseRegistration>('registered_databases');
     // A drop runs under the operation deadline: its mark lapses after it.
-    this.leases = new CacheLeases(serviceDb.collection(CACHE_LEASES_COLLECTION), COLLECTION_CACHE_MS, operationTimeoutMs);
+    this.leases = new CacheLeases(serviceDb.collection(CACHE_LEASES_COLLECTION), cacheMs, operationTimeoutMs);
     this.deadline = operationDeadline(operationTimeoutMs);
     this.checking = new InFlight(this.deadline);
   }
@@ -313,7 +316,7 @@ export class DocumentStore {
 
   /**
    * Whether the collection exists: asked of the engine unless seen to exist under a lease that has
-   * not run out (at most COLLECTION_CACHE_MS). Once the engine has it, a lease is taken and the
+   * not run out (at most the cache time, SHARED_CACHE_MS). Once the engine has it, a lease is taken and the
    * engine asked again: what is cached was seen after the lease was recorded.
    * While a drop of the collection or its database is under way (it waits out the leases taken
    * before it), the answer waits for the drop to be done: a write checked now and sent after the

@@ -51,8 +51,10 @@ const monitored = (uri: string): string => `${uri}${uri.includes('?') ? '&' : '?
 
 beforeAll(async () => {
   const env = testServices().env;
-  app = await startTestApp({ MONGO_URI: monitored(env.MONGO_URI ?? '') });
-  other = await startTestApp({ SERVICE_DATABASE: app.ctx.settings.serviceDatabase });
+  // The production cache time (the suite's default is shorter): the counts below are per window of it.
+  const cacheMs = String(COLLECTION_CACHE_MS);
+  app = await startTestApp({ MONGO_URI: monitored(env.MONGO_URI ?? ''), SHARED_CACHE_MS: cacheMs });
+  other = await startTestApp({ SERVICE_DATABASE: app.ctx.settings.serviceDatabase, SHARED_CACHE_MS: cacheMs });
   db = `${app.prefix}single`;
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });
   admin = await app.users.tokenFor('root');

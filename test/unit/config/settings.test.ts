@@ -40,6 +40,13 @@ describe('loadSettings', () => {
     expect([set.loginMaxFailures, set.loginAccountMaxFailures, set.loginAddressMaxFailures]).toEqual([5, 7, 40]);
   });
 
+  it('reuses accounts and collections for 2 s unless SHARED_CACHE_MS says otherwise, within 100 ms to 60 s', () => {
+    expect(loadSettings(minimal).sharedCacheMs).toBe(2_000);
+    expect(loadSettings({ ...minimal, SHARED_CACHE_MS: '500' }).sharedCacheMs).toBe(500);
+    for (const bad of ['0', '99', '60001', 'soon'])
+      expect(problems({ ...minimal, SHARED_CACHE_MS: bad }).join()).toContain('SHARED_CACHE_MS');
+  });
+
   it('parses lists and flags', () => {
     const s = loadSettings({
       ...minimal,
