@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/longest-first.js';
 
 /**
  * Test files that install and start a whole installation of their own (PostgreSQL, FerretDB and,
@@ -34,6 +35,8 @@ export default defineConfig({
     // test/support/services.ts). The `installations` files bring their own services, so their
     // process runs beside this one.
     maxWorkers: Number(process.env.TEST_MAX_WORKERS ?? 2),
+    // Longest files first, from a record of a whole run's file times (see test/support/longest-first.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {
