@@ -67,6 +67,7 @@ interface Memory {
   rssMb: number;
   peakMb: number;
   heapMb: number;
+  heapCommittedMb: number;
   externalMb: number;
   arrayBuffersMb: number;
 }
@@ -80,9 +81,34 @@ async function memoryOf(pid: number, base: string, headers: Record<string, strin
     rssMb: kb('VmRSS') / 1024,
     peakMb: kb('VmHWM') / 1024,
     heapMb: mb('nodejs_heap_size_used_bytes'),
+    heapCommittedMb: mb('nodejs_heap_size_total_bytes'),
     externalMb: mb('nodejs_external_memory_bytes'),
     arrayBuffersMb: mb('nodejs_array_buffers_bytes'),
   };
+}
+
+/**
+ * Where a process's resident memory is, from /proc/<pid>/smaps, in MB: V8's heap (the reservation
+ * of at least 1 GB its pointer-compressed heap lives in), malloc's main arena ([heap]), other
+ * anonymous memory (malloc's other arenas and large blocks, thread stacks, V8's code and
+ * off-heap structures) and files (the Node binary and libraries).
+ */
+async function residentParts(pid: number): Promise<Record<string, number>> {
+  const parts: Record<string, number> = { 'V8 heap': 0, '[heap]': 0, 'other anonymous': 0, files: 0 };
+  let part = 'other anonymous';
+  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (range !== null) {
+      const size = Number.parseInt(range[2] as string, 16) - Number.parseInt(range[1] as string, 16);
+      const name = (range[4] as string).trim();
+      part =
+        name === '[heap]' ? '[heap]' : name.startsWith('/') ? 'files' : name === '' && size >= 1024 ** 3 ? 'V8 heap' : 'other anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss !== null) parts[part] = (parts[part] ?? 0) + Number(rss[1]) / 1024;
+  }
+  return parts;
 }
 
 /** The admin site's process started by the API process `pid`, if one runs: its RSS and peak RSS. */
@@ -215,11 +241,19 @@ async function main(): Promise<void> {
       adminPeakMb = Math.max(adminPeakMb, admin?.peakMb ?? 0);
       const adminColumn = admin === undefined ? 'admin process: none' : `admin process RSS ${admin.rssMb.toFixed(0).padStart(4)} MB`;
       const mb = (value: number): string => `${value.toFixed(0).padStart(4)} MB`;
-      const line = `  ${label.padEnd(28)} RSS ${mb(m.rssMb)}   heap ${mb(m.heapMb)}   external ${mb(m.externalMb)} (ArrayBuffers ${mb(m.arrayBuffersMb)})   peak ${mb(m.peakMb)}   ${adminColumn}`;
+      const line = `  ${label.padEnd(28)} RSS ${mb(m.rssMb)}   heap ${mb(m.heapMb)} of ${mb(m.heapCommittedMb)}   external ${mb(m.externalMb)} (ArrayBuffers ${mb(m.arrayBuffersMb)})   peak ${mb(m.peakMb)}   ${adminColumn}`;
       lines.push(line);
       process.stdout.write(`${line}\n`);
     };
     await show('fresh, idle', fresh);
+    // After every step too: whether what grows is V8's heap or malloc's.
+    const showParts = async (label: string): Promise<void> => {
+      const parts = Object.entries(await residentParts(pid)).map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`);
+      const line = `  ${label.padEnd(28)} resident: ${parts.join(', ')}`;
+      lines.push(line);
+      process.stdout.write(`${line}\n`);
+    };
+    await showParts('fresh, idle');
 
     const explore = `/api/explore/data_store/${DB}/${COL}/`;
     const records = `/api/data_store/data/${DB}/${COL}/`;
@@ -312,12 +346,15 @@ async function main(): Promise<void> {
       for (const [name, step] of steps) {
         const started = performance.now();
         await step();
-        await show(`round ${round} ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`, await memoryOf(pid, base, headers));
+        const label = `round ${round} ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
+        await show(label, await memoryOf(pid, base, headers));
+        await showParts(label);
       }
     }
     await sleep(10_000);
     const after = await memoryOf(pid, base, headers);
     await show(`${ROUNDS} rounds, 10 s idle`, after);
+    await showParts(`${ROUNDS} rounds, 10 s idle`);
     const summary = [
       '',
       `Mixed use (${RECORDS} records, ${TASKS} tasks a round, ${ROUNDS} rounds; one API process, default memory settings)`,
