@@ -76,6 +76,10 @@ async function memoryOf(pid: number, base: string, headers: Record<string, strin
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
   const metrics = await fetch(`${base}/api/metrics/`, { headers: { ...headers, accept: 'text/plain' } }).then((r) => r.text());
+  if (process.env.BENCH_VERBOSE) {
+    const majors = /^nodejs_gc_duration_seconds_count\{kind="major"\}\s+(\d+)/m.exec(metrics)?.[1];
+    process.stdout.write(`    major collections so far: ${majors ?? '?'}\n`);
+  }
   const mb = (metric: string): number => Number(new RegExp(`^${metric}\\s+([\\d.e+]+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1024 / 1024;
   return {
     rssMb: kb('VmRSS') / 1024,
@@ -88,25 +92,33 @@ async function memoryOf(pid: number, base: string, headers: Record<string, strin
 }
 
 /**
- * Where a process's resident memory is, from /proc/<pid>/smaps, in MB: V8's heap (the reservation
- * of at least 1 GB its pointer-compressed heap lives in), malloc's main arena ([heap]), other
- * anonymous memory (malloc's other arenas and large blocks, thread stacks, V8's code and
- * off-heap structures) and files (the Node binary and libraries).
+ * Where a process's resident memory is, from /proc/<pid>/smaps, in MB: malloc's main arena
+ * ([heap]), anonymous mappings (V8's heap, malloc's other arenas and large blocks, thread
+ * stacks) and files (the Node binary and libraries). With BENCH_VERBOSE, the largest anonymous
+ * mappings too (malloc's arenas are 64 MB reservations; V8's pages are 256 KB).
  */
 async function residentParts(pid: number): Promise<Record<string, number>> {
-  const parts: Record<string, number> = { 'V8 heap': 0, '[heap]': 0, 'other anonymous': 0, files: 0 };
-  let part = 'other anonymous';
+  const parts: Record<string, number> = { '[heap]': 0, anonymous: 0, files: 0 };
+  let part = 'anonymous';
+  let mapping = '';
+  const anonymous: { mapping: string; rssMb: number }[] = [];
   for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
-    const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
     if (range !== null) {
+      const name = (range[3] as string).trim();
+      part = name === '[heap]' ? '[heap]' : name.startsWith('/') ? 'files' : 'anonymous';
       const size = Number.parseInt(range[2] as string, 16) - Number.parseInt(range[1] as string, 16);
-      const name = (range[4] as string).trim();
-      part =
-        name === '[heap]' ? '[heap]' : name.startsWith('/') ? 'files' : name === '' && size >= 1024 ** 3 ? 'V8 heap' : 'other anonymous';
+      mapping = `${(size / 1024 / 1024).toFixed(2)} MB ${name}`;
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss !== null) parts[part] = (parts[part] ?? 0) + Number(rss[1]) / 1024;
+    if (rss === null) continue;
+    parts[part] = (parts[part] ?? 0) + Number(rss[1]) / 1024;
+    if (part === 'anonymous') anonymous.push({ mapping, rssMb: Number(rss[1]) / 1024 });
+  }
+  if (process.env.BENCH_VERBOSE) {
+    const largest = anonymous.sort((a, b) => b.rssMb - a.rssMb).slice(0, 8);
+    process.stdout.write(`    largest anonymous: ${largest.map((a) => `${a.rssMb.toFixed(1)} of ${a.mapping}`).join('; ')}\n`);
   }
   return parts;
 }
