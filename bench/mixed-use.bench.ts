@@ -11,13 +11,17 @@
  *   tasks     TASKS submissions with ?wait (16 at a time), each answered with its result
  *   wheel     the Python client's wheel from the package index
  *   upload    a 10 MB POST of 10,000 records
- * After each step: the API's RSS, its V8 heap in use (from its own metrics) and its peak RSS
- * (VmHWM), and the RSS of the admin site's process while one runs (it makes the AdminJS pages,
- * started by the first and stopped after ADMIN_IDLE_EXIT_S without one); after the rounds, the
- * same 10 s later, against the fresh process at idle; the summary goes to bench/results/mixed-use.json.
+ * After each step: the API's RSS, its V8 heap in use, its external memory and the ArrayBuffers
+ * part of that (from its own metrics), its peak RSS (VmHWM), and the RSS of the admin site's
+ * process while one runs (it makes the AdminJS pages, started by the first and stopped after
+ * ADMIN_IDLE_EXIT_S without one); after the rounds, the same 10 s later, against the fresh
+ * process at idle; the summary goes to bench/results/mixed-use.json.
  * Goals: the API's RSS after the rounds <= 1.3x fresh idle, its peak <= 300 MB.
  *
- *   npm run bench:mixed-use [-- --rounds 5 --records 100000 --tasks 1000]
+ * `--steps` runs only the named steps (to see what one of them does alone), `--identity` asks
+ * for every answer uncompressed (to see what compression costs); neither records a result.
+ *
+ *   npm run bench:mixed-use [-- --rounds 5 --records 100000 --tasks 1000 --steps exports,upload --identity]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
@@ -39,11 +43,16 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     records: { type: 'string', default: '100000' },
     tasks: { type: 'string', default: '1000' },
+    steps: { type: 'string' },
+    identity: { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Number(args.rounds);
 const RECORDS = Number(args.records);
 const TASKS = Number(args.tasks);
+const ONLY = args.steps?.split(',').map((name) => name.trim());
+/** What every request says of compression: undici's fetch asks for gzip, deflate and br unless told. */
+const ACCEPT_ENCODING: Record<string, string> = args.identity ? { 'accept-encoding': 'identity' } : {};
 const SERVICE_DB = 'bench_mixed_use';
 const DB = 'bench';
 const COL = 'mixed';
@@ -53,19 +62,65 @@ const USER = { username: 'bench', email: 'bench@example.org', password: 'bench-p
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The API process's memory: RSS and peak RSS from /proc, heap in use from its metrics. */
+/** The API process's memory: RSS and peak RSS from /proc, the rest from its metrics. */
 interface Memory {
   rssMb: number;
   peakMb: number;
   heapMb: number;
+  heapCommittedMb: number;
+  externalMb: number;
+  arrayBuffersMb: number;
 }
 
 async function memoryOf(pid: number, base: string, headers: Record<string, string>): Promise<Memory> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
   const metrics = await fetch(`${base}/api/metrics/`, { headers: { ...headers, accept: 'text/plain' } }).then((r) => r.text());
-  const heap = Number(/^nodejs_heap_size_used_bytes\s+([\d.e+]+)/m.exec(metrics)?.[1] ?? NaN);
-  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024, heapMb: heap / 1024 / 1024 };
+  if (process.env.BENCH_VERBOSE) {
+    const majors = /^nodejs_gc_duration_seconds_count\{kind="major"\}\s+(\d+)/m.exec(metrics)?.[1];
+    process.stdout.write(`    major collections so far: ${majors ?? '?'}\n`);
+  }
+  const mb = (metric: string): number => Number(new RegExp(`^${metric}\\s+([\\d.e+]+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1024 / 1024;
+  return {
+    rssMb: kb('VmRSS') / 1024,
+    peakMb: kb('VmHWM') / 1024,
+    heapMb: mb('nodejs_heap_size_used_bytes'),
+    heapCommittedMb: mb('nodejs_heap_size_total_bytes'),
+    externalMb: mb('nodejs_external_memory_bytes'),
+    arrayBuffersMb: mb('nodejs_array_buffers_bytes'),
+  };
+}
+
+/**
+ * Where a process's resident memory is, from /proc/<pid>/smaps, in MB: malloc's main arena
+ * ([heap]), anonymous mappings (V8's heap, malloc's other arenas and large blocks, thread
+ * stacks) and files (the Node binary and libraries). With BENCH_VERBOSE, the largest anonymous
+ * mappings too (malloc's arenas are 64 MB reservations; V8's pages are 256 KB).
+ */
+async function residentParts(pid: number): Promise<Record<string, number>> {
+  const parts: Record<string, number> = { '[heap]': 0, anonymous: 0, files: 0 };
+  let part = 'anonymous';
+  let mapping = '';
+  const anonymous: { mapping: string; rssMb: number }[] = [];
+  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (range !== null) {
+      const name = (range[3] as string).trim();
+      part = name === '[heap]' ? '[heap]' : name.startsWith('/') ? 'files' : 'anonymous';
+      const size = Number.parseInt(range[2] as string, 16) - Number.parseInt(range[1] as string, 16);
+      mapping = `${(size / 1024 / 1024).toFixed(2)} MB ${name}`;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss === null) continue;
+    parts[part] = (parts[part] ?? 0) + Number(rss[1]) / 1024;
+    if (part === 'anonymous') anonymous.push({ mapping, rssMb: Number(rss[1]) / 1024 });
+  }
+  if (process.env.BENCH_VERBOSE) {
+    const largest = anonymous.sort((a, b) => b.rssMb - a.rssMb).slice(0, 8);
+    process.stdout.write(`    largest anonymous: ${largest.map((a) => `${a.rssMb.toFixed(1)} of ${a.mapping}`).join('; ')}\n`);
+  }
+  return parts;
 }
 
 /** The admin site's process started by the API process `pid`, if one runs: its RSS and peak RSS. */
@@ -99,7 +154,7 @@ class Session {
   private readonly cookies = new Map<string, string>();
   constructor(private readonly base: string) {}
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
+    const headers = new Headers({ ...ACCEPT_ENCODING, ...Object.fromEntries(new Headers(init.headers)) });
     if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     const response = await fetch(new URL(path, this.base), { ...init, headers, redirect: 'manual' });
     for (const line of response.headers.getSetCookie()) {
@@ -153,7 +208,7 @@ async function main(): Promise<void> {
     await ctx.auth.users.ensureSuperuser(USER);
     const token = await ctx.auth.users.tokenFor(USER.username);
     await ctx.close();
-    const headers = { authorization: `Token ${token}`, accept: 'application/json' };
+    const headers = { authorization: `Token ${token}`, accept: 'application/json', ...ACCEPT_ENCODING };
 
     const { entry } = await ensureServiceBuild();
     // As an installation does, the admin site's components are bundled before the API starts.
@@ -197,15 +252,24 @@ async function main(): Promise<void> {
       const admin = await adminProcessMemory(pid);
       adminPeakMb = Math.max(adminPeakMb, admin?.peakMb ?? 0);
       const adminColumn = admin === undefined ? 'admin process: none' : `admin process RSS ${admin.rssMb.toFixed(0).padStart(4)} MB`;
-      const line = `  ${label.padEnd(22)} RSS ${m.rssMb.toFixed(0).padStart(4)} MB   heap ${m.heapMb.toFixed(0).padStart(4)} MB   peak ${m.peakMb.toFixed(0).padStart(4)} MB   ${adminColumn}`;
+      const mb = (value: number): string => `${value.toFixed(0).padStart(4)} MB`;
+      const line = `  ${label.padEnd(28)} RSS ${mb(m.rssMb)}   heap ${mb(m.heapMb)} of ${mb(m.heapCommittedMb)}   external ${mb(m.externalMb)} (ArrayBuffers ${mb(m.arrayBuffersMb)})   peak ${mb(m.peakMb)}   ${adminColumn}`;
       lines.push(line);
       process.stdout.write(`${line}\n`);
     };
     await show('fresh, idle', fresh);
+    // After every step too: whether what grows is V8's heap or malloc's.
+    const showParts = async (label: string): Promise<void> => {
+      const parts = Object.entries(await residentParts(pid)).map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`);
+      const line = `  ${label.padEnd(28)} resident: ${parts.join(', ')}`;
+      lines.push(line);
+      process.stdout.write(`${line}\n`);
+    };
+    await showParts('fresh, idle');
 
     const explore = `/api/explore/data_store/${DB}/${COL}/`;
     const records = `/api/data_store/data/${DB}/${COL}/`;
-    const steps: [string, () => Promise<void>][] = [
+    const allSteps: [string, () => Promise<void>][] = [
       [
         'admin',
         async () => {
@@ -266,12 +330,12 @@ async function main(): Promise<void> {
       [
         'wheel',
         async () => {
-          const index = await fetch(`${base}/api/client/python/simple/cybercom/`, { headers: { accept: 'text/html' } }).then((r) =>
-            r.text(),
-          );
+          const index = await fetch(`${base}/api/client/python/simple/cybercom/`, {
+            headers: { accept: 'text/html', ...ACCEPT_ENCODING },
+          }).then((r) => r.text());
           const href = /href="([^"]+\.whl)[^"]*"/.exec(index)?.[1];
           if (href === undefined) throw new Error('no wheel in the package index');
-          await drain(await fetch(new URL(href, `${base}/api/client/python/simple/cybercom/`)), 'wheel');
+          await drain(await fetch(new URL(href, `${base}/api/client/python/simple/cybercom/`), { headers: ACCEPT_ENCODING }), 'wheel');
         },
       ],
       [
@@ -288,16 +352,21 @@ async function main(): Promise<void> {
       ],
     ];
 
+    const steps = allSteps.filter(([name]) => ONLY === undefined || ONLY.includes(name));
+    if (steps.length === 0) throw new Error(`--steps names none of ${allSteps.map(([name]) => name).join(', ')}`);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [name, step] of steps) {
         const started = performance.now();
         await step();
-        await show(`round ${round} ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`, await memoryOf(pid, base, headers));
+        const label = `round ${round} ${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`;
+        await show(label, await memoryOf(pid, base, headers));
+        await showParts(label);
       }
     }
     await sleep(10_000);
     const after = await memoryOf(pid, base, headers);
     await show(`${ROUNDS} rounds, 10 s idle`, after);
+    await showParts(`${ROUNDS} rounds, 10 s idle`);
     const summary = [
       '',
       `Mixed use (${RECORDS} records, ${TASKS} tasks a round, ${ROUNDS} rounds; one API process, default memory settings)`,
@@ -306,6 +375,10 @@ async function main(): Promise<void> {
       `  admin process peak RSS   ${adminPeakMb.toFixed(0)} MB   (a process of its own while admin pages are made)`,
     ];
     process.stdout.write(`${summary.join('\n')}\n`);
+    if (ONLY !== undefined || args.identity) {
+      process.stdout.write('(a part of the session or uncompressed answers: not recorded)\n');
+      return;
+    }
     const recorder = new ResultsRecorder('mixed-use', 'npm run bench:mixed-use');
     const note = `${RECORDS} records, ${TASKS} tasks a round, ${ROUNDS} rounds`;
     recorder.add({

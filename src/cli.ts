@@ -26,7 +26,7 @@ Commands:
   worker            Run a task worker: WORKER_TASK_MODULES, WORKER_QUEUES, ... (worker --help)
   local             start|stop|restart|status|logs|run an installation made by ./installer
                     as local processes (local --help)
-  memory-env        Print the API's memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX) as
+  memory-env        Print the API's memory settings (NODE_OPTIONS, MALLOC_*) as
                     shell \`export\` lines, leaving out what the environment already sets.
   help              Show this text.
 `;

@@ -8,6 +8,7 @@
  */
 import {
   Counter,
+  Gauge,
   Histogram,
   Registry,
   collectDefaultMetrics,
@@ -91,6 +92,17 @@ export function createCoreMetrics(): CoreMetrics {
   // Process CPU, memory, file descriptors, event-loop lag, GC: standard names, no prefix, so
   // stock dashboards for Node.js processes work unchanged.
   collectDefaultMetrics({ register: registry });
+  // The default metrics stop at `external` (Buffers and every other native allocation V8 is told
+  // of); the part of it in ArrayBuffers (bodies, BSON, zlib output) tells a burst's buffers from
+  // the rest, under the same family of names.
+  new Gauge({
+    name: 'nodejs_array_buffers_bytes',
+    help: 'Memory of ArrayBuffers and Buffers from Node.js in bytes (part of nodejs_external_memory_bytes).',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().arrayBuffers);
+    },
+  });
   return {
     registry,
     httpDuration: new Histogram({

@@ -6,13 +6,17 @@
  * after the load stops nothing allocates, so tens of MB of garbage stay resident until V8's
  * memory reducer notices the quiet, which can take from seconds to minutes. Here the API asks
  * for one compacting major collection itself as soon as it has been quiet for a whole check
- * interval (no request started, ended or in flight) and its heap holds at least `growthBytes`
- * more than right after the previous collection. The collection runs incrementally beside the
- * event loop (V8's asynchronous major GC), so a request that arrives meanwhile is not held up.
+ * interval (no request started, ended or in flight) and its resident memory is at least
+ * `growthBytes` more than right after the previous collection. The collection runs incrementally
+ * beside the event loop (V8's asynchronous major GC), so a request that arrives meanwhile is not
+ * held up.
  *
- * A process that stays busy never triggers it (V8 collects on its own under allocation), and a
- * quiet one triggers it once per burst, not once per interval: the baseline moves to what is
- * left after each collection.
+ * A quiet process triggers it once per burst, not once per interval: the baseline moves to what
+ * is left after each collection. A process that stays busy triggers it only once it has grown by
+ * `busyGrowthBytes`: V8 collects on its own under allocation, but lets the old generation and the
+ * buffers it has not yet collected (each export's driver replies, each upload's body) reach
+ * hundreds of MB before it does, and a run of requests with no quiet second between them (a
+ * session going from page to export to upload) kept all of that resident.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
@@ -22,8 +26,14 @@ import { loadMallocTrim, type MallocTrim } from './malloc-trim.js';
 
 /** How often the process looks for a finished burst. */
 export const IDLE_CHECK_INTERVAL_MS = 1000;
-/** Heap growth (V8's committed heap plus off-heap buffers) since the last collection that is worth one. */
+/** Growth of the resident memory since the last collection that is worth one once quiet. */
 export const IDLE_COLLECT_GROWTH_BYTES = 8 * 1024 * 1024;
+/**
+ * Growth of the resident memory since the last collection that is worth one while requests run:
+ * a major collection of the API's heap (40-60 MB live) takes tens of ms of CPU, spent at most
+ * once per this much growth.
+ */
+export const BUSY_COLLECT_GROWTH_BYTES = 64 * 1024 * 1024;
 
 /**
  * How long after a collection malloc's free pages are given back: V8 frees the native memory of
@@ -32,7 +42,7 @@ export const IDLE_COLLECT_GROWTH_BYTES = 8 * 1024 * 1024;
  */
 export const TRIM_AFTER_COLLECTION_MS = 500;
 
-/** What a check reads: the bytes a major collection could free part of. */
+/** What a check reads: the bytes a collection and trim could give part of back. */
 export type HeapMeasure = () => number;
 /** Starts a major collection; resolves when it is done. */
 export type MajorCollection = () => Promise<void>;
@@ -42,7 +52,7 @@ export class IdleCollector {
   /** A request started or ended since the previous check. */
   private stirred = false;
   private collecting = false;
-  /** Heap size right after the last collection (or at start): growth is counted from it. */
+  /** The measure right after the last collection (or at start): growth is counted from it. */
   private baseline: number;
   /**
    * A request was served while a collection ran: its garbage was made after that collection
@@ -55,6 +65,7 @@ export class IdleCollector {
     private readonly measure: HeapMeasure,
     private readonly collect: MajorCollection,
     private readonly growthBytes = IDLE_COLLECT_GROWTH_BYTES,
+    private readonly busyGrowthBytes = BUSY_COLLECT_GROWTH_BYTES,
   ) {
     this.baseline = measure();
   }
@@ -72,14 +83,17 @@ export class IdleCollector {
 
   /**
    * One check: starts a collection when no request was in flight, started or ended since the
-   * previous check and the heap has grown enough. Returns whether it started one.
+   * previous check and the process has grown enough, or when it has grown by `busyGrowthBytes`
+   * whatever runs. Returns whether it started one.
    */
   check(): boolean {
     const quiet = this.active === 0 && !this.stirred;
     this.stirred = false;
-    if (!quiet || this.collecting) return false;
-    if (!this.owed && this.measure() - this.baseline < this.growthBytes) return false;
-    this.owed = false;
+    if (this.collecting) return false;
+    const growth = this.measure() - this.baseline;
+    if (quiet ? !this.owed && growth < this.growthBytes : growth < this.busyGrowthBytes) return false;
+    // Requests run now are served while this collection marks: their garbage may outlive it.
+    this.owed = !quiet;
     this.collecting = true;
     void this.collect()
       .catch(() => undefined)
@@ -92,14 +106,15 @@ export class IdleCollector {
 }
 
 /**
- * V8's committed heap plus the memory of ArrayBuffers and other objects held outside it: what
- * the heap holds of the process's RSS. Committed, not used: V8 collects a burst's garbage on its
- * own while the burst runs, so right after it the used heap can be back near its baseline while
- * the pages that held the garbage stay committed (and resident) until a compaction gives them back.
+ * The process's resident memory. Not the heap's own figures: V8 collects a burst's garbage on its
+ * own while the burst runs, so right after it both the used heap and the buffers outside it can
+ * be back near their baseline while the pages stay resident: V8's committed pages until a
+ * compaction gives them back, and malloc's free space (the collected buffers' memory) until it is
+ * trimmed. Measured so, a burst whose garbage V8 had already collected was never followed by a
+ * trim.
  */
-export function heapCommitted(): number {
-  const { heapTotal, external } = process.memoryUsage();
-  return heapTotal + external;
+export function residentBytes(): number {
+  return process.memoryUsage.rss();
 }
 
 type GcFunction = (options?: { type: 'major' | 'minor'; execution: 'sync' | 'async' }) => Promise<void> | undefined;
@@ -159,9 +174,13 @@ export function collectAndTrim(
  */
 export function collectAfterBursts(
   server: Server,
-  { intervalMs = IDLE_CHECK_INTERVAL_MS, growthBytes = IDLE_COLLECT_GROWTH_BYTES }: { intervalMs?: number; growthBytes?: number } = {},
+  {
+    intervalMs = IDLE_CHECK_INTERVAL_MS,
+    growthBytes = IDLE_COLLECT_GROWTH_BYTES,
+    busyGrowthBytes = BUSY_COLLECT_GROWTH_BYTES,
+  }: { intervalMs?: number; growthBytes?: number; busyGrowthBytes?: number } = {},
 ): () => void {
-  const collector = new IdleCollector(heapCommitted, collectAndTrim(majorCollection(), loadMallocTrim()), growthBytes);
+  const collector = new IdleCollector(residentBytes, collectAndTrim(majorCollection(), loadMallocTrim()), growthBytes, busyGrowthBytes);
   const ended = (): void => collector.requestEnded();
   const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
     collector.requestStarted();

@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiExecArgv, apiProcessEnv } from '../../../src/config/api-memory.js';
 import { createServiceContext } from '../../../src/app/service-context.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { call, serviceDatabaseName, testSettings, uniqueName } from '../../support/app.js';
@@ -60,9 +61,9 @@ beforeAll(async () => {
     METRICS_ENABLED: 'false',
     STREAMED_READS_PER_USER: String(PER_USER),
     STREAM_SEND_TIMEOUT_S: String(SEND_TIMEOUT_S),
-    // The memory settings an installation gives the API (src/config/api-memory.ts).
-    NODE_OPTIONS: '--max-semi-space-size=8',
-    MALLOC_ARENA_MAX: '2',
+    // The memory settings an installation gives the API.
+    NODE_OPTIONS: apiExecArgv([]).join(' '),
+    ...apiProcessEnv({}),
   });
   baseUrl = await serve.listening(120_000);
   apiPid = serve.lines().find((l) => l.msg === 'API server listening')?.pid as number;

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { API_MALLOC_ARENAS, API_SEMI_SPACE_MB, apiExecArgv, apiMemoryExports, apiProcessEnv } from '../../../src/config/api-memory.js';
+import {
+  API_MALLOC_ARENAS,
+  API_MMAP_THRESHOLD_BYTES,
+  API_SEMI_SPACE_MB,
+  apiExecArgv,
+  apiMemoryExports,
+  apiProcessEnv,
+} from '../../../src/config/api-memory.js';
 
 describe('API process memory settings', () => {
   it('caps the young generation unless the operator set it', () => {
@@ -11,9 +18,12 @@ describe('API process memory settings', () => {
     expect(apiExecArgv([], '--max-old-space-size=512')).toEqual([`--max-semi-space-size=${API_SEMI_SPACE_MB}`]);
   });
 
-  it('bounds the malloc arenas unless the environment already does', () => {
-    expect(apiProcessEnv({})).toEqual({ MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) });
-    expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8' })).toEqual({});
+  it('bounds the malloc arenas and holds the mapping threshold, each unless the environment already does', () => {
+    const threshold = String(API_MMAP_THRESHOLD_BYTES);
+    expect(apiProcessEnv({})).toEqual({ MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS), MALLOC_MMAP_THRESHOLD_: threshold });
+    expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8' })).toEqual({ MALLOC_MMAP_THRESHOLD_: threshold });
+    expect(apiProcessEnv({ MALLOC_MMAP_THRESHOLD_: '65536' })).toEqual({ MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) });
+    expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '65536' })).toEqual({});
   });
 
   it('starts Node with the flag it adds', async () => {
@@ -28,19 +38,21 @@ describe('API process memory settings', () => {
 
 describe('the memory settings as shell exports (the API image starts through them)', () => {
   /** What a POSIX shell has in its environment after evaluating the lines. */
-  function evaluated(lines: string[], env: Record<string, string>): { nodeOptions: string; arenas: string } {
-    const out = execFileSync('sh', ['-c', `${lines.join('\n')}\nprintf '%s\\n%s' "\${NODE_OPTIONS-}" "\${MALLOC_ARENA_MAX-}"`], {
+  function evaluated(lines: string[], env: Record<string, string>): { nodeOptions: string; arenas: string; mmapThreshold: string } {
+    const print = `printf '%s\\n%s\\n%s' "\${NODE_OPTIONS-}" "\${MALLOC_ARENA_MAX-}" "\${MALLOC_MMAP_THRESHOLD_-}"`;
+    const out = execFileSync('sh', ['-c', `${lines.join('\n')}\n${print}`], {
       env: { PATH: process.env.PATH, ...env },
       encoding: 'utf8',
     });
-    const [nodeOptions = '', arenas = ''] = out.split('\n');
-    return { nodeOptions, arenas };
+    const [nodeOptions = '', arenas = '', mmapThreshold = ''] = out.split('\n');
+    return { nodeOptions, arenas, mmapThreshold };
   }
 
-  it('sets both when the environment sets neither', () => {
+  it('sets all when the environment sets none', () => {
     expect(evaluated(apiMemoryExports({}), {})).toEqual({
       nodeOptions: `--max-semi-space-size=${API_SEMI_SPACE_MB}`,
       arenas: String(API_MALLOC_ARENAS),
+      mmapThreshold: String(API_MMAP_THRESHOLD_BYTES),
     });
   });
 
@@ -52,8 +64,8 @@ describe('the memory settings as shell exports (the API image starts through the
   });
 
   it("leaves the operator's own values alone", () => {
-    const env = { NODE_OPTIONS: '--max-semi-space-size=16', MALLOC_ARENA_MAX: '4' };
+    const env = { NODE_OPTIONS: '--max-semi-space-size=16', MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' };
     expect(apiMemoryExports(env)).toEqual([]);
-    expect(evaluated(apiMemoryExports(env), env)).toEqual({ nodeOptions: '--max-semi-space-size=16', arenas: '4' });
+    expect(evaluated(apiMemoryExports(env), env)).toEqual({ nodeOptions: '--max-semi-space-size=16', arenas: '4', mmapThreshold: '65536' });
   });
 });

@@ -48,6 +48,15 @@ describe('metrics of all API processes', () => {
     expect(new Set(answers.map((t) => t.replace(/^(process|nodejs)_.*$/gm, ''))).size).toBe(1);
   });
 
+  it("reports the process's ArrayBuffers beside its external memory", async () => {
+    const { processes, scrape } = cluster(1);
+    const held = Buffer.alloc(32 * 1024 * 1024, 1);
+    const text = await scrape(processes[0]!);
+    const arrayBuffers = sample(text, 'nodejs_array_buffers_bytes') ?? 0;
+    expect(arrayBuffers).toBeGreaterThanOrEqual(held.length);
+    expect(arrayBuffers).toBeLessThanOrEqual(sample(text, 'nodejs_external_memory_bytes') ?? 0);
+  });
+
   it('takes task events once: every process receives each of them', async () => {
     const { processes, cores, scrape } = cluster(2);
     const [a, b] = cores as [CoreMetrics, CoreMetrics];

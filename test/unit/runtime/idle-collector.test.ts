@@ -7,7 +7,7 @@ import { IdleCollector, collectAfterBursts, collectAndTrim, majorCollection } fr
 const MB = 1024 * 1024;
 
 /** A collector over a heap size the test sets, counting the collections it asks for. */
-function fakeCollector(growth = 8 * MB) {
+function fakeCollector(growth = 8 * MB, busyGrowth = 64 * MB) {
   const state = { heap: 30 * MB, collections: 0, afterCollection: 30 * MB };
   let finish: () => void = () => undefined;
   const collector = new IdleCollector(
@@ -22,6 +22,7 @@ function fakeCollector(growth = 8 * MB) {
       });
     },
     growth,
+    busyGrowth,
   );
   return { collector, state, finish: () => finish() };
 }
@@ -76,6 +77,25 @@ describe('IdleCollector', () => {
     await settle();
     expect(collector.check()).toBe(false); // the burst's end was since the last check
     expect(collector.check()).toBe(true); // quiet: the burst's garbage is collected too
+    expect(state.collections).toBe(2);
+  });
+
+  it('collects while requests run only once the process has grown by the busy threshold, then again once quiet', async () => {
+    const { collector, state, finish } = fakeCollector(8 * MB, 64 * MB);
+    collector.requestStarted();
+    state.heap += 63 * MB;
+    expect(collector.check()).toBe(false); // busy, grown less than the busy threshold
+    state.heap += 1 * MB;
+    expect(collector.check()).toBe(true); // busy, grown by it
+    expect(collector.check()).toBe(false); // one at a time
+    state.afterCollection = 50 * MB;
+    finish();
+    await settle();
+    state.heap += 1 * MB;
+    expect(collector.check()).toBe(false); // still busy, growth counted from what the collection left
+    collector.requestEnded();
+    expect(collector.check()).toBe(false); // a request ended since the last check
+    expect(collector.check()).toBe(true); // quiet: what the requests made meanwhile is collected, whatever the growth
     expect(state.collections).toBe(2);
   });
 
