@@ -46,8 +46,10 @@ import {
   DIGIT_0,
   DOT,
   MAX_NUMBER_LITERAL_LENGTH,
+  LOWER_E,
   MINUS,
   QUOTE,
+  UPPER_E,
   isDigit,
   isNumberChar,
   literalError,
@@ -259,8 +261,12 @@ export function wrapWholeDoubles(text: string, mark: Mark | undefined, followStr
   // Most bodies of integers have no point and no `e` at all, which native searches tell at once.
   if (text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0) return { text };
   const candidates = new RegExp(CANDIDATE);
-  for (let match = candidates.exec(text); match !== null; match = candidates.exec(text)) {
-    let start = match.index;
+  // test() rather than exec(): exec makes a result array per candidate (a body of megabytes has
+  // hundreds of thousands), all garbage for the collector; where the match started
+  // follows from where it ended (candidateStart).
+  while (candidates.test(text)) {
+    const matchStart = candidateStart(text, candidates.lastIndex);
+    let start = matchStart;
     while (start > outside && isLiteralBody(text.charCodeAt(start - 1))) start -= 1;
     if (followStrings) {
       const inString = skipStringsBefore(text, outside, start);
@@ -275,7 +281,7 @@ export function wrapWholeDoubles(text: string, mark: Mark | undefined, followStr
     }
     let end = candidates.lastIndex;
     let wrapper: string | undefined;
-    if (isZerosFraction(text, start, match.index + 1, end)) {
+    if (isZerosFraction(text, start, matchStart + 1, end)) {
       // The most common whole double by far, judged without copying it out: valid, whole, in range.
       if (mark === undefined) wrapper = `{"$numberDouble":"${text.slice(start, end)}"}`;
     } else {
@@ -291,6 +297,18 @@ export function wrapWholeDoubles(text: string, mark: Mark | undefined, followStr
     copiedTo = end;
   }
   return copiedTo === 0 ? { text } : { text: out + text.slice(copiedTo), ...(mark === undefined ? {} : { mark }) };
+}
+
+/**
+ * Where the CANDIDATE match that ends at `matchEnd` starts: two characters before an `e` it ends
+ * with, else at the digit before its point (it ends with the zeros after the point).
+ */
+function candidateStart(text: string, matchEnd: number): number {
+  let at = matchEnd - 1;
+  const last = text.charCodeAt(at);
+  if (last === LOWER_E || last === UPPER_E) return at - 1;
+  while (text.charCodeAt(at) === DIGIT_0) at -= 1;
+  return at - 1;
 }
 
 /**
