@@ -14,8 +14,12 @@ import { MongoBulkWriteError, MongoServerError, type Db } from 'mongodb';
 
 /** MongoDB's OutOfDiskSpace. */
 const OUT_OF_DISK_SPACE = 14031;
-/** PostgreSQL's words (under FerretDB/DocumentDB) and MongoDB's. */
-const STORAGE_FULL_TEXT = /no space left on device|disk full|out of disk space/i;
+/**
+ * PostgreSQL's words (under FerretDB/DocumentDB) and MongoDB's. "could not write init file" is
+ * PostgreSQL refusing to start a new backend because it cannot write its relation-cache file:
+ * on a full disk, any operation that needs a new engine connection fails with it.
+ */
+const STORAGE_FULL_TEXT = /no space left on device|disk full|out of disk space|could not write init file/i;
 const PROBE_INTERVAL_MS = 30_000;
 export const PROBE_COLLECTION_PREFIX = 'health_probe_';
 

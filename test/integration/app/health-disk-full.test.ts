@@ -84,6 +84,13 @@ describe('a full disk under the database', () => {
     // Reads are not asserted: PostgreSQL cannot start a new backend on a full disk ("could not
     // write init file"), so a read that needs a new engine connection fails too (with 503).
 
+    // Once the API's cache of the collection has run out, the write checks the collection first,
+    // on an engine connection PostgreSQL cannot start on this disk: still "storage full".
+    await new Promise((r) => setTimeout(r, app!.ctx.settings.sharedCacheMs + 300));
+    write = await call(app!.url, 'POST', url, { token, body: records(10) });
+    expect(write.status, JSON.stringify(write.json)).toBe(503);
+    expect(write.json.error.code, JSON.stringify(write.json)).toBe('database_storage_full');
+
     await rm(filler());
     const deadline = Date.now() + 30_000;
     for (;;) {

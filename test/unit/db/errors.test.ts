@@ -55,6 +55,18 @@ describe('classifyDatabaseError', () => {
 });
 
 describe('classifyDatabaseError', () => {
+  it.each([
+    ['PostgreSQL under FerretDB', 1, 'could not extend file "base/16384/16385": No space left on device'],
+    ['PostgreSQL starting a backend on a full disk', 1, 'FATAL:  could not write init file'],
+    ["MongoDB's OutOfDiskSpace", 14031, 'Out of disk space'],
+  ])('calls a full disk (%s) storage full, 503 and worth retrying later', (_what, code, message) => {
+    expect(classifyDatabaseError(serverError(message, code))).toMatchObject({
+      kind: 'storage_full',
+      code: 'database_storage_full',
+      transient: true,
+    });
+  });
+
   it("calls a write to a socket the engine closed unavailable (Node's EPIPE, passed on unwrapped)", () => {
     const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
     expect(classifyDatabaseError(epipe)).toMatchObject({ kind: 'unavailable', code: 'database_unavailable' });
