@@ -75,6 +75,8 @@ const CONCURRENCY = 64;
 const FIRE_CHUNK = 500;
 /** Chunks whose history entries are being written at once (the publishing of those written goes on beside them). */
 const PUBLISH_LANES = 4;
+/** Chunks written or being written whose messages the broker has not all confirmed yet, at most. */
+const UNCONFIRMED_CHUNKS = 8;
 /** How far ahead a tick looks for a burst of fires due at about the same time. */
 const LOOKAHEAD_MS = 15_000;
 /**
@@ -453,12 +455,32 @@ export class Scheduler {
     // the next chunk's history entries as soon as this one's are written, while the broker
     // confirms this one's messages: the database and the broker work side by side, instead of
     // each waiting for the other in turn.
+    // The chunks written but not yet confirmed are bounded, so that a slow broker holds the lanes
+    // back instead of collecting more messages than it confirms within the publisher's timeout.
     const published: Promise<Partial<RunDoc>[]>[] = new Array<Promise<Partial<RunDoc>[]>>(chunks.length);
+    const unconfirmed = new Set<Promise<void>>();
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < chunks.length) {
+        while (unconfirmed.size >= UNCONFIRMED_CHUNKS) await Promise.race(unconfirmed);
+        if (next >= chunks.length) return;
         const n = next++;
-        published[n] = (await this.recordChunk(chunks[n]!, owners, queues)).published;
+        let release = (): void => undefined;
+        const slot = new Promise<void>((resolve) => {
+          release = () => {
+            unconfirmed.delete(slot);
+            resolve();
+          };
+        });
+        unconfirmed.add(slot);
+        try {
+          const chunk = (await this.recordChunk(chunks[n]!, owners, queues)).published;
+          published[n] = chunk;
+          chunk.then(release, release);
+        } catch (err) {
+          release();
+          throw err;
+        }
       }
     };
     try {
