@@ -174,24 +174,27 @@ export class QueueService {
   }
 
   /**
-   * Many submissions at once, each as `submit` makes it: their history entries in one insert, then
-   * every message published side by side (one confirm round trip covers many). Each one's outcome:
-   * the task, or the error `submit` would have thrown for it.
+   * Many submissions at once, each as `submit` makes it: their history entries in one insert.
+   * Resolves once the entries are written, with what publishes them: every message side by side
+   * (one confirm round trip covers many), each one's outcome the task or the error `submit` would
+   * have thrown for it. Apart, so that a caller with many such batches can write the next one's
+   * entries while the broker confirms this one's messages.
    */
-  async submitMany(items: readonly SubmissionRequest[]): Promise<(SubmittedTask | Error)[]> {
+  async recordMany(items: readonly SubmissionRequest[]): Promise<() => Promise<(SubmittedTask | Error)[]>> {
     const taskIds = items.map((item) => item.options?.taskId ?? randomUUID());
     const logged = await this.log.recordMany(items.map((item, i) => logEntryOf(item, taskIds[i]!)));
-    return Promise.all(
-      items.map(async (item, i) => {
-        const failed = logged[i];
-        if (failed !== null && failed !== undefined) return failed;
-        try {
-          return await this.publishLogged(item.submitter, taskIds[i]!, item.taskName, item.submission, item.queue, item.options ?? {});
-        } catch (error) {
-          return error instanceof Error ? error : new Error(String(error));
-        }
-      }),
-    );
+    return () =>
+      Promise.all(
+        items.map(async (item, i) => {
+          const failed = logged[i];
+          if (failed !== null && failed !== undefined) return failed;
+          try {
+            return await this.publishLogged(item.submitter, taskIds[i]!, item.taskName, item.submission, item.queue, item.options ?? {});
+          } catch (error) {
+            return error instanceof Error ? error : new Error(String(error));
+          }
+        }),
+      );
   }
 
   /** Publishes a submission whose history entry is written (see submit). */

@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log/logger.js';
 import type { Principal } from '../../auth/principal.js';
 import { canRunTask, canSchedule } from '../../auth/permissions.js';
-import type { QueueService, SubmissionRequest } from '../api/queue-service.js';
+import type { QueueService, SubmissionRequest, SubmittedTask } from '../api/queue-service.js';
 import { defaultQueue } from '../api/task-catalog.js';
 import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
 import { submitterAccessOf } from '../protocol/submitter-access.js';
@@ -73,8 +73,10 @@ const CONCURRENCY = 64;
  * the chunks of a burst go side by side too, so one chunk's insert overlaps another's publishing.
  */
 const FIRE_CHUNK = 500;
-/** Chunks being published at once. */
+/** Chunks whose history entries are being written at once (the publishing of those written goes on beside them). */
 const PUBLISH_LANES = 4;
+/** Chunks written or being written whose messages the broker has not all confirmed yet, at most. */
+const UNCONFIRMED_CHUNKS = 8;
 /** How far ahead a tick looks for a burst of fires due at about the same time. */
 const LOOKAHEAD_MS = 15_000;
 /**
@@ -449,29 +451,60 @@ export class Scheduler {
     const chunks: Claimed[][] = [];
     for (let i = 0; i < fires.length; i += FIRE_CHUNK) chunks.push(fires.slice(i, i + FIRE_CHUNK));
     // Every chunk is published before any is completed: the completions and advances would
-    // otherwise hold the database while later chunks wait to be published.
-    const published: Partial<RunDoc>[][] = new Array<Partial<RunDoc>[]>(chunks.length);
+    // otherwise hold the database while later chunks wait to be published. A lane goes on to
+    // the next chunk's history entries as soon as this one's are written, while the broker
+    // confirms this one's messages: the database and the broker work side by side, instead of
+    // each waiting for the other in turn.
+    // The chunks written but not yet confirmed are bounded, so that a slow broker holds the lanes
+    // back instead of collecting more messages than it confirms within the publisher's timeout.
+    const published: Promise<Partial<RunDoc>[]>[] = new Array<Promise<Partial<RunDoc>[]>>(chunks.length);
+    const unconfirmed = new Set<Promise<void>>();
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < chunks.length) {
+        while (unconfirmed.size >= UNCONFIRMED_CHUNKS) await Promise.race(unconfirmed);
+        if (next >= chunks.length) return;
         const n = next++;
-        published[n] = await this.publishChunk(chunks[n]!, owners, queues);
+        let release = (): void => undefined;
+        const slot = new Promise<void>((resolve) => {
+          release = () => {
+            unconfirmed.delete(slot);
+            resolve();
+          };
+        });
+        unconfirmed.add(slot);
+        try {
+          const chunk = (await this.recordChunk(chunks[n]!, owners, queues)).published;
+          published[n] = chunk;
+          chunk.then(release, release);
+        } catch (err) {
+          release();
+          throw err;
+        }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(PUBLISH_LANES, chunks.length) }, lane));
+    try {
+      await Promise.all(Array.from({ length: Math.min(PUBLISH_LANES, chunks.length) }, lane));
+    } finally {
+      // Those under way are waited for either way: none is left publishing unawaited.
+      await Promise.allSettled(published);
+    }
+    const fields = (await Promise.all(published)).flat();
     // All completions together, then all advances: two rounds of bulk writes for the whole
     // burst, so its schedules are free for the look ahead at their next fire as soon as can be.
-    const settled = this.settle(chunks.flat(), published.flat());
+    const settled = this.settle(chunks.flat(), fields);
     return { settled };
   }
 
-  /** Publishes a chunk of fires; resolves with the fields that complete each one's entry. */
-  private async publishChunk(
+  /**
+   * Writes the history entries of a chunk of fires; resolves once they are written, with their
+   * publishing under way (`published`: the fields that complete each one's entry).
+   */
+  private async recordChunk(
     chunk: Claimed[],
     owners: Map<string, Principal | null>,
     queues: Map<string, string>,
-  ): Promise<Partial<RunDoc>[]> {
-    const { queue } = this.options;
+  ): Promise<{ published: Promise<Partial<RunDoc>[]> }> {
     const fields: Partial<RunDoc>[] = new Array<Partial<RunDoc>>(chunk.length);
     const toSubmit: number[] = [];
     chunk.forEach((c, i) => {
@@ -479,7 +512,21 @@ export class Scheduler {
       if (refusal === null) toSubmit.push(i);
       else fields[i] = { state: 'refused', reason: refusal };
     });
-    const outcomes = await queue.submitMany(toSubmit.map((i) => this.submissionOf(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!, queues)));
+    const publish = await this.options.queue.recordMany(
+      toSubmit.map((i) => this.submissionOf(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!, queues)),
+    );
+    return { published: this.publishRecorded(chunk, owners, fields, toSubmit, publish) };
+  }
+
+  /** Publishes a chunk's fires whose history entries are written; resolves with the fields that complete each one's entry. */
+  private async publishRecorded(
+    chunk: Claimed[],
+    owners: Map<string, Principal | null>,
+    fields: Partial<RunDoc>[],
+    toSubmit: number[],
+    publish: () => Promise<(SubmittedTask | Error)[]>,
+  ): Promise<Partial<RunDoc>[]> {
+    const outcomes = await publish();
     const publishedAt = new Date();
     const retry: number[] = [];
     toSubmit.forEach((i, n) => {
