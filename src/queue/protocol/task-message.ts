@@ -101,7 +101,9 @@ export interface TaskMessageInput {
   now?: Date;
 }
 
-export const defaultOrigin = (): string => `gen${process.pid}@${hostname()}`;
+let origin: string | undefined;
+/** Celery's `gen<pid>@<host>`, read once: a system call per message showed in a burst of publishes. */
+export const defaultOrigin = (): string => (origin ??= `gen${process.pid}@${hostname()}`);
 
 export function emptyEmbed(): TaskEmbed {
   return { callbacks: null, errbacks: null, chain: null, chord: null };

@@ -22,6 +22,7 @@ import { READY_STATES, isTaskState, type TaskState } from './states.js';
 import { signalOption } from '../../db/deadline.js';
 import { formatNaiveUtcIsoformat } from '../protocol/timestamps.js';
 import { noDeadline, type Deadline } from '../../lib/deadline.js';
+import { KeyBatch } from '../../lib/key-batch.js';
 
 export const DEFAULT_RESULT_COLLECTION = 'tombstone';
 
@@ -45,7 +46,12 @@ export interface ResultStoreOptions {
   deadline?: Deadline;
 }
 
+/** How long a waiting request's poll waits for the polls of other waits to share its query. */
+const WAIT_BATCH_MS = 2;
+
 export class ResultStore {
+  /** The states the waits of this process poll, many tasks to a query (see waitForReady). */
+  private readonly waitedStates = new KeyBatch<string, unknown>((ids) => this.states(ids), WAIT_BATCH_MS);
   readonly collection: Collection<ResultDocument>;
   private indexed: Promise<void> | null = null;
   private readonly deadline: Deadline;
@@ -177,6 +183,9 @@ export class ResultStore {
    * Polls until the task is ready or the time is up; returns the ready result, or else the last
    * state seen. The first polls come quickly (5, 10, 20 ms ...) because most tasks finish within
    * milliseconds; the interval then doubles up to `intervalMs` so a long wait costs few queries.
+   * The polls of all the waits of this process share their queries: a poll joins the others
+   * made within WAIT_BATCH_MS, and once at `intervalMs` each wait polls on the same beat (the
+   * clock's multiples of it), so any number of long waits cost one query per beat together.
    *
    * Only the state is polled, and only a ready document is decoded. What a task's document holds
    * while it runs is up to the worker — a Celery task's own `update_state(state='PROGRESS',
@@ -189,10 +198,12 @@ export class ResultStore {
     const maxInterval = options.intervalMs ?? 100;
     let interval = Math.min(5, maxInterval);
     for (;;) {
-      const status = await this.status(taskId);
+      const status = await this.waitedStates.get(taskId);
       if (isTaskState(status) && READY_STATES.has(status)) return this.get(taskId);
-      if (Date.now() >= deadline || options.signal?.aborted) return this.unfinished(taskId, status);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));
+      const now = Date.now();
+      if (now >= deadline || options.signal?.aborted) return this.unfinished(taskId, status);
+      const pause = interval < maxInterval ? interval : maxInterval - (now % maxInterval);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, deadline - now)));
       interval = Math.min(interval * 2, maxInterval);
     }
   }
