@@ -43,6 +43,9 @@ export function serviceDatabaseName(): string {
  * Settings of a test service on the suite's broker (the worker's vhost) and database, with its
  * own service database (which holds the task results too).
  */
+/** `uri` with the driver's command monitoring on, for tests that count the API's database commands. */
+export const monitoredUri = (uri: string): string => `${uri}${uri.includes('?') ? '&' : '?'}monitorCommands=true`;
+
 export function testSettings(overrides: Record<string, string> = {}): Settings {
   return loadSettings(testEnv(overrides));
 }

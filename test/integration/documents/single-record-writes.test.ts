@@ -13,7 +13,7 @@ import { ACCOUNT_CACHE_MS } from '../../../src/auth/accounts.js';
 import { COLLECTION_CACHE_MS } from '../../../src/documents/store.js';
 import { CACHE_LEASES_COLLECTION } from '../../../src/db/cache-leases.js';
 import type { CommandStartedEvent } from 'mongodb';
-import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { call, monitoredUri, startTestApp, type TestApp } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 
 let app: TestApp;
@@ -47,13 +47,11 @@ async function commandsDuring(target: TestApp, action: () => Promise<unknown>): 
   return seen;
 }
 
-const monitored = (uri: string): string => `${uri}${uri.includes('?') ? '&' : '?'}monitorCommands=true`;
-
 beforeAll(async () => {
   const env = testServices().env;
   // The production cache time (the suite's default is shorter): the counts below are per window of it.
   const cacheMs = String(COLLECTION_CACHE_MS);
-  app = await startTestApp({ MONGO_URI: monitored(env.MONGO_URI ?? ''), SHARED_CACHE_MS: cacheMs });
+  app = await startTestApp({ MONGO_URI: monitoredUri(env.MONGO_URI ?? ''), SHARED_CACHE_MS: cacheMs });
   other = await startTestApp({ SERVICE_DATABASE: app.ctx.settings.serviceDatabase, SHARED_CACHE_MS: cacheMs });
   db = `${app.prefix}single`;
   await app.users.createUser({ username: 'root', password: 'pw-superuser-1', isSuperuser: true });

@@ -5,7 +5,7 @@
  */
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestApp, type TestApp } from '../../support/app.js';
+import { call, monitoredUri, startTestApp, type TestApp } from '../../support/app.js';
 import { testServices } from '../../support/services.js';
 import { until } from '../../support/until.js';
 import type { Worker } from '../../../src/worker/worker.js';
@@ -20,8 +20,7 @@ let queue: string;
 let token: string;
 
 beforeAll(async () => {
-  const uri = testServices().env.MONGO_URI ?? '';
-  app = await startTestApp({ MONGO_URI: `${uri}${uri.includes('?') ? '&' : '?'}monitorCommands=true`, TASK_WAIT_MAX_S: '30' });
+  app = await startTestApp({ MONGO_URI: monitoredUri(testServices().env.MONGO_URI ?? ''), TASK_WAIT_MAX_S: '30' });
   ({ worker, queue } = await startWorker(app.ctx.settings.serviceDatabase, undefined, { concurrency: WAITS }));
   await app.users.createUser({ username: 'waiter', password: 'pw-waiter-123', permissions: ['cybercom_queue.task.tasks.sleep'] });
   token = await app.users.tokenFor('waiter');
