@@ -9,6 +9,8 @@
  *   memory-env        print the API process's memory settings as shell exports (the image's start script)
  */
 import cluster from 'node:cluster';
+import { setFlagsFromString } from 'node:v8';
+import { apiRuntimeFlags } from './config/api-memory.js';
 import { loadSettings, environmentWithFile, ConfigError } from './config/settings.js';
 import { createLogger } from './log/logger.js';
 import { WORKER_READY, type WorkerReadyMessage } from './runtime/cluster/messages.js';
@@ -39,6 +41,8 @@ async function serve(env: Record<string, string | undefined>): Promise<void> {
     await runApiPrimary({ processes: settings.apiProcesses, env, logger });
     return;
   }
+  // Before the service is loaded, so that its start-up is collected under the same rule.
+  for (const flag of apiRuntimeFlags(process.execArgv)) setFlagsFromString(flag);
   // The service is loaded only by the process that serves: a primary that only supervises
   // API processes never holds the web stack (tens of MB per process) in memory.
   const [{ createServiceContext }, { startHttpServer }] = await Promise.all([

@@ -2,16 +2,26 @@
  * Inserting an array of records, all or nothing reported truthfully: when the insert fails
  * part-way, the answer names exactly the records that were written.
  *
- * The insert is ordered, so what was written is always a prefix of the array. Two kinds of failure
+ * A large array is sent as several insert commands of about INSERT_COMMAND_BYTES each, one after
+ * another, instead of one command for the whole array. The driver builds each command's BSON
+ * whole before sending it (the records' bytes, then three concatenated copies of them as the
+ * message, then the TLS layer's encrypted copy, whose buffer the connection keeps for its life):
+ * a 10 MB array cost about 50 MB of buffers at once, and left a 10 MB buffer behind in every
+ * pooled connection that carried one. Commands of about 1 MB bound all of that by their size;
+ * the round trip each costs is small beside the engine's work on a megabyte of records.
+ *
+ * The insert is ordered, commands included (the next is sent only once the previous one was
+ * acknowledged), so what was written is always a prefix of the array. Two kinds of failure
  * need different evidence:
  * - The server refused one record (a duplicate `_id`, a value it cannot store): it says which,
- *   and everything before it was written.
+ *   and everything before it was written (the earlier commands' records too).
  * - The whole command failed (the connection dropped, the database restarted, the server refused
  *   the batch as a whole): the server may have written none, some or all of the records whose
  *   command was in flight, and the driver cannot know. It reports every id of the batch as
  *   inserted in this case, which is how a failed batch used to be answered with ids of records
  *   that were never stored. Here the database is asked instead which of those ids exist; if it
- *   cannot be asked, the ids are reported as unconfirmed rather than guessed.
+ *   cannot be asked, the ids are reported as unconfirmed rather than guessed. The earlier
+ *   commands' records were acknowledged, and the later commands were never sent.
  */
 import { MongoBulkWriteError, type Collection, type Document } from 'mongodb';
 import { classifyDatabaseError, databaseUnavailable, DatabaseError, serverMessage, storageFull } from '../db/errors.js';
@@ -26,6 +36,13 @@ import type { Deadline } from '../lib/deadline.js';
 const CONFIRM_BUDGET_MS = 6_000;
 const CONFIRM_RETRY_DELAY_MS = 500;
 
+/**
+ * The size of one insert command, in bytes of the records' JSON text (their BSON is of about the
+ * same size): large enough that a command's round trip is small beside the engine's work on it,
+ * small enough that the buffers of a command are a few MB.
+ */
+export const INSERT_COMMAND_BYTES = 1024 * 1024;
+
 export interface BatchFailureDetail {
   /** Records written, in order: always a prefix of the array. */
   inserted_ids: unknown[];
@@ -37,18 +54,50 @@ export interface BatchFailureDetail {
 }
 
 /**
- * Inserts `docs` in order within `deadline`; resolves with their ids, or throws a DatabaseError
- * whose detail is a BatchFailureDetail. An insert still unanswered at the deadline is a whole
- * command that failed: the answer then says what the database holds of it.
+ * How many of `count` records each insert command carries, when their text is `textBytes` long:
+ * the array split into equal commands of at most about INSERT_COMMAND_BYTES (by the average
+ * record: measuring each record's BSON beforehand would be a second pass over every record).
+ * Records of unknown size go in one command, which the driver splits only at the server's limits.
  */
-export async function insertBatch(collection: Collection, docs: Document[], deadline: Deadline): Promise<unknown[]> {
+export function recordsPerCommand(count: number, textBytes: number | undefined): number {
+  if (textBytes === undefined || textBytes <= INSERT_COMMAND_BYTES) return Math.max(count, 1);
+  return Math.ceil(count / Math.ceil(textBytes / INSERT_COMMAND_BYTES));
+}
+
+/**
+ * Inserts `docs` in order within `deadline` (one deadline for the whole array, whatever the
+ * number of commands); resolves with their ids, or throws a DatabaseError whose detail is a
+ * BatchFailureDetail. `textBytes`, the length of the records' JSON text when known, sizes the
+ * commands (recordsPerCommand). An insert still unanswered at the deadline is a whole command
+ * that failed: the answer then says what the database holds of it.
+ */
+export async function insertBatch(collection: Collection, docs: Document[], deadline: Deadline, textBytes?: number): Promise<unknown[]> {
+  const perCommand = recordsPerCommand(docs.length, textBytes);
+  /** The ids of the records of every command acknowledged so far. */
+  const written: unknown[] = [];
+  /** The records of the command being sent; updated with `written` in one step, so the two always agree. */
+  let sending: Document[] = [];
   try {
-    const result = await deadline((signal) => collection.insertMany(docs, { ordered: true, ...signalOption(signal) }));
-    return Object.values(result.insertedIds);
+    await deadline(async (signal) => {
+      for (let from = 0; from < docs.length; from += perCommand) {
+        // Past the deadline no further command goes out (the failure below asks only about `sending`).
+        signal.throwIfAborted();
+        sending = docs.slice(from, from + perCommand);
+        const result = await collection.insertMany(sending, { ordered: true, ...signalOption(signal) });
+        for (let i = 0; i < sending.length; i++) written.push(result.insertedIds[i]);
+        sending = [];
+      }
+    });
+    return written;
   } catch (err) {
     // The driver assigns missing `_id`s to the documents before sending them.
-    const ids = docs.map((doc) => doc._id as unknown);
-    throw await batchFailure(collection, ids, err);
+    throw await batchFailure(
+      collection,
+      [...written],
+      sending.map((doc) => doc._id as unknown),
+      docs.length,
+      err,
+    );
   }
 }
 
@@ -58,37 +107,52 @@ function firstWriteError(err: MongoBulkWriteError): { index: number } | undefine
   return errors as { index: number } | undefined;
 }
 
-async function batchFailure(collection: Collection, ids: unknown[], err: unknown): Promise<DatabaseError> {
+/**
+ * The failure of the command carrying the records `sending` (ids), after the commands whose
+ * records `written` were acknowledged, in an array of `total` records.
+ */
+async function batchFailure(
+  collection: Collection,
+  written: unknown[],
+  sending: unknown[],
+  total: number,
+  err: unknown,
+): Promise<DatabaseError> {
   if (err instanceof MongoBulkWriteError) {
+    // Its index counts from the start of its own command.
     const refused = firstWriteError(err);
-    if (refused !== undefined) return recordRefused(err, ids, refused.index);
+    if (refused !== undefined) return recordRefused(err, [...written, ...sending.slice(0, refused.index)]);
   }
   // Wire batches the driver saw acknowledged before the failure were written in full.
   const acknowledged = err instanceof MongoBulkWriteError ? err.insertedCount : 0;
   const cause = commandFailure(err);
-  const inFlight = ids.slice(acknowledged);
+  const confirmed = [...written, ...sending.slice(0, acknowledged)];
+  const inFlight = sending.slice(acknowledged);
   const present = await idsPresent(collection, inFlight);
   if (present === null) {
     const detail: BatchFailureDetail = {
-      inserted_ids: ids.slice(0, acknowledged),
-      inserted_count: acknowledged,
-      failed_index: acknowledged,
+      inserted_ids: confirmed,
+      inserted_count: confirmed.length,
+      failed_index: confirmed.length,
       unconfirmed_ids: inFlight,
     };
     return databaseUnavailable(
-      `The database failed while writing the records and could not be asked afterwards which were written: ${acknowledged} were, ` +
+      `The database failed while writing the records and could not be asked afterwards which were written: ${confirmed.length} were, ` +
         `${inFlight.length} are unconfirmed (see "unconfirmed_ids"). Try again shortly.`,
       detail,
     );
   }
-  let written = acknowledged;
-  while (written < ids.length && present.has(idKey(ids[written]))) written += 1;
-  const detail: BatchFailureDetail = { inserted_ids: ids.slice(0, written), inserted_count: written, failed_index: written };
-  return new DatabaseError(cause.kind, `${cause.message} ${written} of ${ids.length} records were written.`, detail, cause.code);
+  let found = 0;
+  while (found < inFlight.length && present.has(idKey(inFlight[found]))) found += 1;
+  const insertedIds = [...confirmed, ...inFlight.slice(0, found)];
+  const detail: BatchFailureDetail = { inserted_ids: insertedIds, inserted_count: insertedIds.length, failed_index: insertedIds.length };
+  return new DatabaseError(cause.kind, `${cause.message} ${insertedIds.length} of ${total} records were written.`, detail, cause.code);
 }
 
-function recordRefused(err: MongoBulkWriteError, ids: unknown[], index: number): DatabaseError {
-  const detail: BatchFailureDetail = { inserted_ids: ids.slice(0, index), inserted_count: index, failed_index: index };
+/** A record refused after the records `insertedIds` were written. */
+function recordRefused(err: MongoBulkWriteError, insertedIds: unknown[]): DatabaseError {
+  const index = insertedIds.length;
+  const detail: BatchFailureDetail = { inserted_ids: insertedIds, inserted_count: index, failed_index: index };
   if (isStorageFull(err)) return storageFull(detail);
   if (err.code === 11000)
     return new DatabaseError('duplicate_key', 'A record with this _id already exists; records before it were written.', detail);

@@ -142,14 +142,15 @@ export class DocumentService {
 
   /**
    * Stores records in order and answers their ids; a failure part-way says which were written
-   * (see insertBatch). The collection must exist (requireExisting).
+   * (see insertBatch). The collection must exist (requireExisting). `textBytes`: the length of
+   * the JSON text the records were read from, when known (it sizes the insert commands).
    */
-  async insertMany({ db, col }: CollectionTarget, records: readonly unknown[]): Promise<unknown[]> {
+  async insertMany({ db, col }: CollectionTarget, records: readonly unknown[], textBytes?: number): Promise<unknown[]> {
     if (records.length === 0) throw badRequest('empty_array', 'The array of records is empty.');
     // A body whose keys the parser already saw to be storable is not walked again.
     const keysChecked = isVouchedStorable(records);
     const docs = records.map((record, i) => assertStorableRecord(record, `Record ${i}`, keysChecked));
-    return this.area.store.insertMany(db, col, docs);
+    return this.area.store.insertMany(db, col, docs, textBytes);
   }
 
   /** The record `id` names (see recordIdCandidates), or the 404 of the record, its collection or its database. */

@@ -5,6 +5,7 @@
  */
 import type { Request, Response } from 'express';
 import { badRequest } from '../errors.js';
+import { bodyTextLength } from '../http/body.js';
 import { respond } from '../http/respond.js';
 import type { CollectionTarget, DocumentService } from './document-service.js';
 import { parseJsonBody } from './extended-json.js';
@@ -27,7 +28,7 @@ export function recordHandlers(documents: DocumentService) {
     async insert(req: Request, res: Response, target: CollectionTarget): Promise<void> {
       const body = requireBody(req);
       if (Array.isArray(body)) {
-        respond(req, res, 201, { inserted_ids: await documents.insertMany(target, body) });
+        respond(req, res, 201, { inserted_ids: await documents.insertMany(target, body, bodyTextLength(req)) });
         return;
       }
       respond(req, res, 201, { _id: await documents.insert(target, body) });

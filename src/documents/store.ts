@@ -473,10 +473,11 @@ export class DocumentStore {
 
   /**
    * Stores records in order and answers their ids; a failure part-way, the deadline included,
-   * says which were written (see insertBatch).
+   * says which were written (see insertBatch). `textBytes`, the length of the records' JSON text
+   * when known, splits a large array into commands of about a MB.
    */
-  insertMany(db: string, col: string, records: Document[]): Promise<unknown[]> {
-    return insertBatch(this.collection(db, col), records, this.deadline);
+  insertMany(db: string, col: string, records: Document[], textBytes?: number): Promise<unknown[]> {
+    return insertBatch(this.collection(db, col), records, this.deadline, textBytes);
   }
 
   /**

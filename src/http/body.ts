@@ -34,6 +34,17 @@ function unsupportedCharset(contentType: string): ApiError | undefined {
   return new ApiError(415, 'unsupported_media_type', `unsupported charset "${charset.toUpperCase()}"`);
 }
 
+/** The length of the text of each request body read by a route's own parser (textJsonParser). */
+const textLengths = new WeakMap<Request, number>();
+
+/**
+ * The length (in characters) of the JSON text the request's body was parsed from, when a parser
+ * of the route's own read it: for handlers that size their work by it (an array insert's commands).
+ */
+export function bodyTextLength(req: Request): number | undefined {
+  return textLengths.get(req);
+}
+
 /**
  * A JSON parser over the body's text: the text is read as express.json reads it (limit,
  * Content-Encoding, charset), then handed to `parse`. An empty body is `{}`, as express.json has it.
@@ -48,6 +59,7 @@ function textJsonParser(maxBytes: number, parse: (text: string) => unknown): Req
       const body = req.body as unknown;
       if (typeof body !== 'string') return next();
       try {
+        textLengths.set(req, body.length);
         req.body = body.length === 0 ? {} : parse(body);
       } catch (parseError) {
         // A refusal of the parser's own (a number it cannot keep) already says what is wrong, and where.

@@ -28,7 +28,6 @@ export class TcpProxy {
         return;
       }
       const upstream = connect(this.targetPort, '127.0.0.1');
-      let clientBytes = 0;
       for (const [a, b] of [
         [client, upstream],
         [upstream, client],
@@ -42,22 +41,26 @@ export class TcpProxy {
         if (a === client) {
           a.on('data', (chunk: Buffer) => {
             const drop = this.drop;
-            if (drop?.when === 'request' && clientBytes + chunk.length > drop.afterClientBytes) {
-              // Forward part of the request, then cut: the server sees a truncated message.
-              this.drop = undefined;
-              upstream.write(chunk.subarray(0, Math.max(0, drop.afterClientBytes - clientBytes)), () =>
-                this.destroyPair(client, upstream, drop.refuseMs),
-              );
-              return;
+            if (drop !== undefined && drop.replyOn === undefined && drop.sent + chunk.length > drop.afterClientBytes) {
+              if (drop.when === 'request') {
+                // Forward part of the request, then cut: the server sees a truncated message.
+                this.drop = undefined;
+                upstream.write(chunk.subarray(0, Math.max(0, drop.afterClientBytes - drop.sent)), () =>
+                  this.destroyPair(client, upstream, drop.refuseMs),
+                );
+                return;
+              }
+              // The whole request goes through; its answer is lost.
+              drop.replyOn = upstream;
             }
-            clientBytes += chunk.length;
+            if (drop !== undefined) drop.sent += chunk.length;
             if (!this.frozen) upstream.write(chunk);
           });
         } else {
           a.on('data', (chunk: Buffer) => {
             const drop = this.drop;
-            if (drop?.when === 'reply' && clientBytes > drop.afterClientBytes) {
-              // The whole request went through and the server answered: lose the answer.
+            if (drop?.replyOn === upstream) {
+              // The server answered the request that went past the mark: lose the answer.
               this.drop = undefined;
               this.destroyPair(client, upstream, drop.refuseMs);
               return;
@@ -69,7 +72,17 @@ export class TcpProxy {
     });
   }
 
-  private drop: { when: 'request' | 'reply'; afterClientBytes: number; refuseMs: number } | undefined;
+  private drop:
+    | {
+        when: 'request' | 'reply';
+        afterClientBytes: number;
+        refuseMs: number;
+        /** Bytes clients sent since the cut was armed, over all connections. */
+        sent: number;
+        /** The connection whose next answer is lost (`reply`, once the mark is passed). */
+        replyOn?: Socket;
+      }
+    | undefined;
 
   private destroyPair(client: Socket, upstream: Socket, refuseMs: number): void {
     if (refuseMs > 0) this.cut(refuseMs);
@@ -78,14 +91,16 @@ export class TcpProxy {
   }
 
   /**
-   * Arms a one-time cut of the first connection whose client sends more than `afterClientBytes`:
-   * `request` cuts in the middle of that request (the server never gets all of it), `reply` lets
-   * the request through and cuts when the server answers (the server did the work, the client
-   * never hears of it). Other connections and later ones are untouched, unless `refuseMs` asks
-   * for every connection to be cut and new ones refused from then on, for that long.
+   * Arms a one-time cut of the connection on which clients, counting from now over all
+   * connections, send their byte number `afterClientBytes + 1`: `request` cuts in the middle of
+   * that request (the server never gets all of it), `reply` lets the request through and cuts
+   * when the server answers it (the server did the work, the client never hears of it). Counted
+   * from the arming, a mark can fall in a later message of a connection already in use (the
+   * second of several commands). Other connections and later ones are untouched, unless
+   * `refuseMs` asks for every connection to be cut and new ones refused from then on, for that long.
    */
   dropOnce(when: 'request' | 'reply', afterClientBytes: number, refuseMs = 0): void {
-    this.drop = { when, afterClientBytes, refuseMs };
+    this.drop = { when, afterClientBytes, refuseMs, sent: 0 };
   }
 
   async start(): Promise<this> {

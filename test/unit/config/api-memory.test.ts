@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import {
+  API_HEAP_GROWING_PERCENT,
   API_MALLOC_ARENAS,
   API_MMAP_THRESHOLD_BYTES,
   API_SEMI_SPACE_MB,
   apiExecArgv,
   apiMemoryExports,
   apiProcessEnv,
+  apiRuntimeFlags,
 } from '../../../src/config/api-memory.js';
 
 describe('API process memory settings', () => {
@@ -24,6 +26,39 @@ describe('API process memory settings', () => {
     expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8' })).toEqual({ MALLOC_MMAP_THRESHOLD_: threshold });
     expect(apiProcessEnv({ MALLOC_MMAP_THRESHOLD_: '65536' })).toEqual({ MALLOC_ARENA_MAX: String(API_MALLOC_ARENAS) });
     expect(apiProcessEnv({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '65536' })).toEqual({});
+  });
+
+  it("holds the old generation's growth unless the command line sets it", () => {
+    expect(apiRuntimeFlags([])).toEqual([`--heap-growing-percent=${API_HEAP_GROWING_PERCENT}`]);
+    expect(apiRuntimeFlags(['--enable-source-maps'])).toEqual([`--heap-growing-percent=${API_HEAP_GROWING_PERCENT}`]);
+    expect(apiRuntimeFlags(['--heap-growing-percent=100'])).toEqual([]);
+    expect(apiRuntimeFlags(['--heap_growing_percent', '100'])).toEqual([]);
+  });
+
+  it('names a flag Node knows, which then holds the old generation', () => {
+    // Node refuses an unknown flag on its command line; set at run time, the flag must change
+    // how far the old generation grows: garbage that lives past a few young collections is
+    // collected by major collections many times more often.
+    const script = `
+      const v8 = require('v8');
+      const { PerformanceObserver, constants } = require('perf_hooks');
+      for (const flag of JSON.parse(process.argv[1])) v8.setFlagsFromString(flag);
+      let majors = 0;
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors += 1;
+      }).observe({ entryTypes: ['gc'] });
+      const kept = Array.from({ length: 200000 }, (_, i) => ({ i, s: 'x' + i }));
+      const ring = [];
+      for (let round = 0; round < 150; round++) ring[round % 6] = Array.from({ length: 30000 }, (_, i) => ({ i, s: 'y' + i, a: [i] }));
+      setTimeout(() => console.log(majors, kept.length), 50);`;
+    const majors = (flags: string[]): number =>
+      Number(
+        execFileSync(process.execPath, ['--max-semi-space-size=8', '-e', script, JSON.stringify(flags)], { encoding: 'utf8' }).split(
+          ' ',
+        )[0],
+      );
+    execFileSync(process.execPath, [...apiRuntimeFlags([]), '-e', '0']);
+    expect(majors(apiRuntimeFlags([]))).toBeGreaterThan(2 * majors([]));
   });
 
   it('starts Node with the flag it adds', async () => {
