@@ -211,6 +211,16 @@ describe('number literals a double cannot keep', () => {
     expect(refusal(`[0.${digits(MAX_NUMBER_LITERAL_LENGTH)}]`).detail).toMatchObject({ path: '0' });
   });
 
+  it('finds a fraction over the bound wherever it starts, among integers of every length', () => {
+    // The search for long runs of digits reads only some characters; a run may start at any offset from them.
+    const fraction = `0.${'3'.repeat(MAX_NUMBER_LITERAL_LENGTH)}`;
+    for (let pad = 0; pad < 300; pad += 1) {
+      const before = Array.from({ length: pad }, (_, i) => 10 ** (i % 16)).join(',');
+      const text = `{"a": [${before}${pad === 0 ? '' : ','}${fraction}, 1]}`;
+      expect(refusal(text).detail, `after ${pad} integers`).toMatchObject({ path: `a.${pad}` });
+    }
+  });
+
   it.each([
     ['1e999', 'too large'],
     ['-1e999', 'too large'],
