@@ -14,8 +14,14 @@
  * garbage each parse leaves is counted; the least of five rounds is reported, the rounds sized
  * to parse about 32 MiB each.
  *
+ * Beside them, as ratios to JSON.parse, the floor: what the objects the driver needs cost by
+ * themselves. JSON.parse, then a bare walk that makes one Long (or one bigint) for each integer
+ * beyond int32: no checks, no whole doubles (so the records' Doubles are not counted). The driver
+ * stores an int64 only from such an object, one per value, all alive until the body is stored.
+ *
  *   npm run bench:record-json [-- --sizes 1k,1m,16m] [-- --kinds int64,fractions]
  */
+import { Long } from 'mongodb';
 import { parseJsonBody } from '../src/documents/extended-json.js';
 import { parseRecordJson } from '../src/documents/number-literals.js';
 import { ResultsRecorder } from './results.js';
@@ -70,6 +76,42 @@ function cpuPerParse(parse: (text: string) => unknown, text: string): number {
   return best;
 }
 
+const TWO_TO_32 = 2 ** 32;
+
+/**
+ * The value with each integer beyond int32 made the driver's int64 (a Long, or a bigint), an
+ * array copied from its first changed item on, as the records walk does.
+ */
+function withInt64s(value: unknown, bigint: boolean): unknown {
+  if (typeof value === 'number') return (value | 0) === value || !Number.isInteger(value) ? value : int64(value, bigint);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i += 1) {
+      const item: unknown = value[i];
+      const typed = withInt64s(item, bigint);
+      if (out !== undefined) out[i] = typed;
+      else if (typed !== item) {
+        out = new Array<unknown>(value.length);
+        for (let j = 0; j < i; j += 1) out[j] = value[j];
+        out[i] = typed;
+      }
+    }
+    return out ?? value;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key in object) {
+    const item = object[key];
+    const typed = withInt64s(item, bigint);
+    if (typed !== item) object[key] = typed;
+  }
+  return object;
+}
+
+/** A Long or a bigint, from one function, so that the walk's call site sees one function for both. */
+const int64 = (wide: number, bigint: boolean): unknown =>
+  bigint ? BigInt(wide) : Long.fromBits((wide % TWO_TO_32) | 0, Math.floor(wide / TWO_TO_32) | 0);
+
 function option(name: string): string | undefined {
   const at = process.argv.indexOf(`--${name}`);
   return at < 0 ? undefined : process.argv[at + 1];
@@ -87,8 +129,9 @@ const label = (bytes: number): string => (bytes >= MiB ? `${bytes / MiB} MiB` : 
 const record = (text: string): unknown => parseJsonBody(parseRecordJson(text));
 
 process.stdout.write('record-json: parseRecordJson + Extended JSON revival against JSON.parse of the same text (CPU per parse)\n');
+process.stdout.write('floor: JSON.parse + one Long (or one bigint) per integer beyond int32, as ratios to JSON.parse\n');
 process.stdout.write(
-  `${'body'.padEnd(10)} ${'size'.padStart(8)} ${'JSON.parse'.padStart(12)} ${'record'.padStart(12)} ${'ratio'.padStart(7)}\n`,
+  `${'body'.padEnd(10)} ${'size'.padStart(8)} ${'JSON.parse'.padStart(12)} ${'record'.padStart(12)} ${'ratio'.padStart(7)} ${'floor Long'.padStart(10)} ${'bigint'.padStart(7)}\n`,
 );
 const recorder = new ResultsRecorder('record-json', 'npm run bench:record-json');
 let worst = 0;
@@ -97,6 +140,8 @@ for (const kind of kinds) {
     const text = body(kind, size);
     const plain = cpuPerParse((t) => JSON.parse(t), text);
     const typed = cpuPerParse(record, text);
+    const longs = cpuPerParse((t) => withInt64s(JSON.parse(t), false), text);
+    const bigints = cpuPerParse((t) => withInt64s(JSON.parse(t), true), text);
     const ratio = typed / plain;
     if (kind !== 'strings') worst = Math.max(worst, ratio);
     if (size === MiB && kind !== 'strings') {
@@ -110,7 +155,7 @@ for (const kind of kinds) {
       });
     }
     process.stdout.write(
-      `${kind.padEnd(10)} ${label(size).padStart(8)} ${`${plain.toFixed(3)} ms`.padStart(12)} ${`${typed.toFixed(3)} ms`.padStart(12)} ${`x${ratio.toFixed(2)}`.padStart(7)}\n`,
+      `${kind.padEnd(10)} ${label(size).padStart(8)} ${`${plain.toFixed(3)} ms`.padStart(12)} ${`${typed.toFixed(3)} ms`.padStart(12)} ${`x${ratio.toFixed(2)}`.padStart(7)} ${`x${(longs / plain).toFixed(2)}`.padStart(10)} ${`x${(bigints / plain).toFixed(2)}`.padStart(7)}\n`,
     );
   }
 }
