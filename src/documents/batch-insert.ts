@@ -28,6 +28,7 @@ import { classifyDatabaseError, databaseUnavailable, DatabaseError, serverMessag
 import { isStorageFull } from '../db/storage-state.js';
 import { signalOption } from '../db/deadline.js';
 import type { Deadline } from '../lib/deadline.js';
+import { idKey } from './id-key.js';
 
 /**
  * How long to keep asking a database that is coming back which records it holds: long enough
@@ -184,9 +185,4 @@ async function idsPresent(collection: Collection, ids: unknown[]): Promise<Set<s
       await new Promise((resolve) => setTimeout(resolve, CONFIRM_RETRY_DELAY_MS));
     }
   }
-}
-
-/** Ids compared by type and value (`"1"` and `1` are different records). */
-function idKey(id: unknown): string {
-  return `${typeof id}:${id instanceof Object ? JSON.stringify(id) : String(id)}`;
 }

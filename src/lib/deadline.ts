@@ -12,28 +12,40 @@ export type Deadline = <T>(work: (signal: AbortSignal) => Promise<T>) => Promise
  * work ignores its signal. Pass `controller` to have an existing one aborted instead (one whose
  * signal outlives this piece of work, such as a cursor's).
  */
-export async function withDeadline<T>(
+export function withDeadline<T>(
   ms: number,
   timedOut: () => Error,
   work: (signal: AbortSignal) => Promise<T>,
   controller = new AbortController(),
 ): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+  // One promise settled by whichever comes first (a race of two promises would cost a third
+  // promise and the reactions on both, for every database operation of every request). Once
+  // given up on, the work's own late outcome (often the abort itself) is of no interest.
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
       const error = timedOut();
       controller.abort(error);
       reject(error);
     }, ms);
+    let running: Promise<T>;
+    try {
+      running = work(controller.signal);
+    } catch (err) {
+      clearTimeout(timer);
+      reject(err);
+      return;
+    }
+    running.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
   });
-  try {
-    const running = work(controller.signal);
-    // Once given up on, the work's own late failure (often the abort itself) is of no interest.
-    running.catch(() => undefined);
-    return await Promise.race([running, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A Deadline of `ms` for each piece of work, failing with `timedOut()`. */

@@ -5,7 +5,7 @@
  * one revokes its whole login — and /token/verify/ answers 200 `{}` for a token that is still
  * good, 401 `token_not_valid` otherwise.
  */
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { respond } from '../../http/respond.js';
@@ -22,9 +22,8 @@ const noActiveAccount = () =>
     'WWW-Authenticate': 'Token',
   });
 
-export function jwtRoutes(deps: AuthRouteDeps): Router {
-  const router = Router();
-
+/** Adds its routes to `router`. */
+export function jwtRoutes(deps: AuthRouteDeps, router: Router): Router {
   /** The token's account, if it still exists, is active and has the password the token was issued for. */
   const activeAccountFor = async (token: string, type?: JwtType): Promise<Account> => {
     const account = await accountForJwt(deps.jwt, deps.accounts, token, type);

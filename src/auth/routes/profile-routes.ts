@@ -5,7 +5,7 @@
  * the password (and rotates the token), `first_name`, `last_name`, `email` update the profile.
  * Answers with the profile as it is afterwards, with the new key when the token was rotated.
  */
-import { Router, type Request } from 'express';
+import { type Router, type Request } from 'express';
 import { z } from 'zod';
 import { badRequest, unauthenticated } from '../../errors.js';
 import { absoluteUrl } from '../../http/base-url.js';
@@ -51,8 +51,8 @@ function toChanges(body: z.output<typeof profileBody>): ProfileChanges {
   return changes;
 }
 
-export function profileRoutes(deps: AuthRouteDeps): Router {
-  const router = Router();
+/** Adds its routes to `router`. */
+export function profileRoutes(deps: AuthRouteDeps, router: Router): Router {
   serve(router, AUTH_ROUTES.profile, {
     GET: async (req, res) => {
       const userId = requireUserId(req);

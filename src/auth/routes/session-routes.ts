@@ -11,7 +11,7 @@
  * triggered by any image tag on another site); POST destroys the session (CSRF checked when a
  * session is logged in) → 302 to /api/ for the form, 200 JSON otherwise.
  */
-import { Router, type Request, type Response } from 'express';
+import { type Router, type Request, type Response } from 'express';
 import type { z } from 'zod';
 import { ApiError, badRequest } from '../../errors.js';
 import { respond } from '../../http/respond.js';
@@ -76,9 +76,8 @@ function endSession(req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
 }
 
-export function sessionRoutes(deps: AuthRouteDeps): Router {
-  const router = Router();
-
+/** Adds its routes to `router`. */
+export function sessionRoutes(deps: AuthRouteDeps, router: Router): Router {
   const renderLogin = (req: Request, res: Response, status: number, values: { next: string; username?: string; error?: string }) => {
     // Reuse the browser's token so several open tabs keep working; otherwise issue one.
     const token = csrfCookie(req) ?? newCsrfToken();

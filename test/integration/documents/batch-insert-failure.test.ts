@@ -45,7 +45,18 @@ beforeAll(async () => {
   token = await app.users.tokenFor('root');
   db = `${app.prefix}batch`;
   expect((await call(app.url, 'POST', '/api/data_store/data/', { token, body: { database: db } })).status).toBe(201);
-  for (const collection of ['cut_request', 'cut_reply', 'cut_long', 'dupes', 'decimals', 'many', 'many_cut', 'many_reply', 'many_dupe']) {
+  for (const collection of [
+    'cut_request',
+    'cut_reply',
+    'typed_ids',
+    'cut_long',
+    'dupes',
+    'decimals',
+    'many',
+    'many_cut',
+    'many_reply',
+    'many_dupe',
+  ]) {
     expect((await call(app.url, 'POST', `/api/data_store/data/${db}/`, { token, body: { collection } })).status).toBe(201);
   }
 });
@@ -78,6 +89,41 @@ describe('an array insert that fails part-way', () => {
     // The ids reported are the stored records' ids.
     const first = res.json.error.detail.inserted_ids[0] as string;
     expect((await call(app.url, 'GET', `/api/data_store/data/${db}/cut_reply/${first}/`, { token })).json.i).toBe(0);
+  });
+
+  it('reports every id when only the answer was lost, whatever the type of the ids', async () => {
+    // Each type as the body gives it and as the database gives it back differ in JavaScript: an
+    // int64 is a Long in the body and a number when read back (within 2^53) or a Long again
+    // (beyond); a whole double is a Double in the body and a number when read back.
+    const idOf = (i: number): unknown => {
+      const n = Math.floor(i / 8);
+      switch (i % 8) {
+        case 0:
+          return n; // int32
+        case 1:
+          return { $numberDouble: String(100_000 + n) }; // a whole double
+        case 2:
+          return 200_000 + n + 0.5; // a fraction
+        case 3:
+          return { $numberLong: String(5_000_000_000 + n) }; // int64 within 2^53
+        case 4:
+          return 6_000_000_000 + n; // an integer literal beyond int32, made an int64
+        case 5:
+          return { $numberLong: (2n ** 60n + BigInt(n)).toString() }; // int64 beyond 2^53
+        case 6:
+          return { $oid: n.toString(16).padStart(24, '0') };
+        default:
+          return i % 16 === 7 ? `s-${n}` : { $date: new Date(Date.UTC(2020, 0, 1) + n * 1000).toISOString() };
+      }
+    };
+    const body = records(ONE_COMMAND, 'typed').map((record, i) => ({ _id: idOf(i), ...record }));
+    proxy.dropOnce('reply', BATCH_BYTES_THRESHOLD);
+    const res = await call(app.url, 'POST', `/api/data_store/data/${db}/typed_ids/`, { token, body });
+    expect(res.status, JSON.stringify(res.json).slice(0, 300)).toBe(503);
+    expect(res.json.error.detail.unconfirmed_ids).toBeUndefined();
+    expect(res.json.error.detail.inserted_count, JSON.stringify(res.json.error.detail.inserted_ids.slice(0, 10))).toBe(ONE_COMMAND);
+    expect(res.json.error.detail.inserted_ids).toHaveLength(ONE_COMMAND);
+    expect(await countTagged('typed_ids', 'typed')).toBe(ONE_COMMAND);
   });
 
   it('says which ids are unconfirmed when the database cannot be asked afterwards', async () => {
