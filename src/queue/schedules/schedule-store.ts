@@ -86,6 +86,11 @@ export interface RunDoc {
   count: number;
   /** Set when the claim was completed by another process than the one that made it. */
   recovered: boolean;
+  /**
+   * Set on a claim whose history entry was written ahead (see the scheduler) just before its
+   * message goes to the broker: a process taking the claim over counts such a fire as published.
+   */
+  publishing?: boolean;
   /** Names the last conditional update applied (see ConditionalUpdates). */
   write_token?: string;
 }
@@ -316,6 +321,20 @@ export class ScheduleStore {
   /** Removes the caller's claims that it decided not to publish (never published, so nothing is lost). */
   async releaseClaims(ids: readonly string[], by: string): Promise<void> {
     if (ids.length > 0) await this.runs.deleteMany({ _id: { $in: [...ids] }, claimed_by: by, state: 'claimed' });
+  }
+
+  /**
+   * Marks the caller's own claims `publishing`, one update per chunk; whether each still was the
+   * caller's (one taken over once its lease ran out is not).
+   */
+  async markPublishing(ids: readonly string[], by: string): Promise<boolean[]> {
+    if (ids.length === 0) return [];
+    const mine = { _id: { $in: [...ids] }, claimed_by: by, state: 'claimed' as const };
+    const result = await this.runs.updateMany(mine, { $set: { publishing: true } });
+    if (result.matchedCount === ids.length) return ids.map(() => true);
+    const marked = await this.runs.find({ ...mine, publishing: true }, { projection: { _id: 1 } }).toArray();
+    const done = new Set(marked.map((r) => r._id));
+    return ids.map((id) => done.has(id));
   }
 
   /**
