@@ -19,16 +19,17 @@
  * account's history lists, counts or reads it (see task-log.ts). When its time comes only the
  * publishing is left: the owners are read again (a fire an owner may no longer run is refused,
  * and a fire of a schedule changed, paused or deleted since its claim is withdrawn, its claim
- * and its entry removed), the claims are marked `publishing`, one update per chunk, and the
- * messages go to the broker; once they are confirmed, the entries are given to their accounts,
- * then the claims are completed and the schedules advanced.
+ * and its entry removed), the claims about to be published are written down as such, one small
+ * document per chunk of fires (schedule-store.ts, PublishingDoc), and the messages go to the
+ * broker; once they are confirmed, the entries are given to their accounts, then the claims are
+ * completed and the schedules advanced.
  *
  * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
  * the schedule not advanced, so it stays due. When the lease has run out another process takes the
  * claim over (a compare-and-set on the entry) and finishes it under the same task id. The fire
  * counts as published, and is not published again, when the dead process had its message on the
  * way: its history entry is there and either published (written at the fire, just before its
- * message) or written ahead and its claim marked `publishing`. Otherwise the dead process never
+ * message) or written ahead and its claim written down as being published. Otherwise the dead process never
  * published it (no entry, or one written ahead only, which is removed) and it is published now.
  * A process that dies after the completion but before advancing leaves a completed entry, and the
  * next process to look advances the schedule. Nothing is lost, nothing doubled.
@@ -130,6 +131,8 @@ type NamedSubmission = SubmissionRequest & { options: { taskId: string } };
 /** A fire this process claimed and publishes when its time comes. */
 interface Claimed {
   s: ScheduleDoc;
+  /** The mark that its claim is being published (see PublishingDoc), once written. */
+  mark?: string;
   step: FireStep;
   run: RunDoc;
   /** When it is due: its own time plus the schedule's jitter (a catch-up run: its own time). */
@@ -577,23 +580,24 @@ export class Scheduler {
       if (refusal !== null) fields[i] = { state: 'refused', reason: refusal };
       else (c.ahead === undefined ? fresh : ahead).push(i);
     });
-    // The fires whose entries were written ahead: their claims marked `publishing` (see the
-    // header), beside the entries of the others being written now.
-    const [publishFresh, marked] = await Promise.all([
+    // The fires whose entries were written ahead: their claims written down as being published
+    // (see the header) while they are read once more (a schedule deleted took its claim with it),
+    // beside the entries of the others being written now.
+    const aheadIds = ahead.map((i) => chunk[i]!.run._id);
+    const [publishFresh, mark, mine] = await Promise.all([
       fresh.length === 0
         ? async () => []
         : queue.recordMany(fresh.map((i) => this.submissionOf(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!, queues))),
-      store.markPublishing(
-        ahead.map((i) => chunk[i]!.run._id),
-        this.id,
-      ),
+      ahead.length === 0 ? undefined : store.markPublishing(aheadIds, this.id),
+      ahead.length === 0 ? new Set<string>() : store.stillClaimed(aheadIds, this.id),
     ]);
-    const aheadMine = ahead.filter((i, n) => {
-      if (marked[n]) return true;
+    const aheadMine = ahead.filter((i) => {
+      chunk[i]!.mark = mark;
+      if (mine.has(chunk[i]!.run._id)) return true;
       fields[i] = { state: 'failed', reason: 'its claim was no longer held by this process' };
       return false;
     });
-    if (aheadMine.length < ahead.length) await this.dropClaimsGone(ahead.filter((i) => !aheadMine.includes(i)).map((i) => chunk[i]!));
+    if (aheadMine.length < ahead.length) await this.dropClaimsGone(ahead.filter((i) => !mine.has(chunk[i]!.run._id)).map((i) => chunk[i]!));
     const publish = async (): Promise<(SubmittedTask | Error)[]> => {
       const [freshOutcomes, aheadOutcomes] = await Promise.all([
         publishFresh(),
@@ -680,6 +684,7 @@ export class Scheduler {
       this.emit({ scheduleId: c.s._id, kind: c.run.kind, outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
       advances.push(this.advanceOf(c.s, c.step, done, c.step.missed?.count ?? 0));
     });
+    await store.publishedAll([...new Set(chunk.map((c) => c.mark).filter((m) => m !== undefined))]);
     if (advances.length > 0) await store.updateManyIf(advances);
   }
 
@@ -818,7 +823,7 @@ export class Scheduler {
       // Whether the process that died had the message on its way (see the header).
       const entry = await queue.log.getWritten(run.task_id!);
       const unpublishedFor = entry?.unpublished_for;
-      if (entry !== null && (unpublishedFor === undefined || run.publishing === true)) {
+      if (entry !== null && (unpublishedFor === undefined || (await this.options.store.markedPublishing(run._id)))) {
         if (unpublishedFor !== undefined) await queue.log.reveal([{ taskId: entry._id, userId: unpublishedFor }]);
         return {
           state: 'published',

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
-import { runKey, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
+import { runKey, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { until } from '../../support/until.js';
@@ -423,11 +423,14 @@ describe('a claim left by a process that died', () => {
     expect(await app.ctx.serviceDb.collection('task_log').countDocuments({ _id: taskId as never })).toBe(1);
   });
 
-  it('after it marked the claim publishing: counted as published, its entry given to the owner, not published again', async () => {
+  it('after it wrote the claim down as being published: counted as published, its entry given to the owner, not published again', async () => {
     const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
     const { id, at } = await clockedSoon(owner);
     const taskId = `dead-claim-${uniqueName()}`;
-    await scheduler().runs.insertOne({ ...deadClaim(id, at, taskId), publishing: true });
+    await scheduler().runs.insertOne(deadClaim(id, at, taskId));
+    await app.ctx.serviceDb
+      .collection<PublishingDoc>('schedule_publishing')
+      .insertOne({ _id: uniqueName('mark-'), runs: [runKey(id, at)], by: 'a-process-that-was-killed', at: new Date() });
     await writtenAhead(id, taskId);
     const run = await until(
       async () => (await scheduler().runs.findOne({ _id: runKey(id, at), state: 'published' })) ?? undefined,
