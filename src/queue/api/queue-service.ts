@@ -181,20 +181,43 @@ export class QueueService {
    * entries while the broker confirms this one's messages.
    */
   async recordMany(items: readonly SubmissionRequest[]): Promise<() => Promise<(SubmittedTask | Error)[]>> {
-    const taskIds = items.map((item) => item.options?.taskId ?? randomUUID());
-    const logged = await this.log.recordMany(items.map((item, i) => logEntryOf(item, taskIds[i]!)));
-    return () =>
-      Promise.all(
-        items.map(async (item, i) => {
-          const failed = logged[i];
-          if (failed !== null && failed !== undefined) return failed;
-          try {
-            return await this.publishLogged(item.submitter, taskIds[i]!, item.taskName, item.submission, item.queue, item.options ?? {});
-          } catch (error) {
-            return error instanceof Error ? error : new Error(String(error));
-          }
-        }),
-      );
+    const withIds = items.map((item) => ({ ...item, options: { ...item.options, taskId: item.options?.taskId ?? randomUUID() } }));
+    const logged = await this.log.recordMany(withIds.map((item) => logEntryOf(item, item.options.taskId)));
+    return () => this.publishRecorded(withIds, logged);
+  }
+
+  /**
+   * Writes the history entries of submissions ahead of their publication (the scheduler's burst
+   * of fires, see scheduler.ts): nobody sees them until `log.reveal` (see task-log.ts). Each
+   * item's error, or null when its entry was written. Every item names its task id.
+   */
+  recordAhead(items: readonly (SubmissionRequest & { options: { taskId: string } })[]): Promise<(Error | null)[]> {
+    return this.log.recordMany(
+      items.map((item) => logEntryOf(item, item.options.taskId)),
+      true,
+    );
+  }
+
+  /**
+   * Publishes submissions whose history entries are written (by `recordMany` or `recordAhead`),
+   * every message side by side: each one's outcome, the task or the error `submit` would have
+   * thrown for it. `failed`: the items whose entries could not be written, which are not published.
+   */
+  publishRecorded(
+    items: readonly (SubmissionRequest & { options: { taskId: string } })[],
+    failed: readonly (Error | null)[] = [],
+  ): Promise<(SubmittedTask | Error)[]> {
+    return Promise.all(
+      items.map(async (item, i) => {
+        const refused = failed[i];
+        if (refused !== null && refused !== undefined) return refused;
+        try {
+          return await this.publishLogged(item.submitter, item.options.taskId, item.taskName, item.submission, item.queue, item.options);
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        }
+      }),
+    );
   }
 
   /** Publishes a submission whose history entry is written (see submit). */

@@ -18,6 +18,15 @@
  * match of a query to find the newest few: for a long history that sort, not the index, is what
  * a page costs. Pages are therefore read from a window of recent entries that grows until it
  * holds the page (see `page`), each window one range of an index ordered like the sort.
+ *
+ * An entry may be written before its task is published: the scheduler writes the entries of a
+ * burst of fires ahead of their time, with their claims, so that at the time only the broker's
+ * publishing is left (see scheduler.ts). Such an entry is nobody's (`user_id` null) and names
+ * the account it is for in `unpublished_for`, so that no account's history lists or counts it,
+ * at no cost to those queries (they select by `user_id`); the reads that do not select by account
+ * (by id, the administration site's list, the task names) leave out entries that have
+ * `unpublished_for`. Once the task is published the entry is given to its account (`reveal`);
+ * a fire withdrawn before its time has its entry removed (`dropUnpublished`).
  */
 import { MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Filter, type IndexSpecification } from 'mongodb';
 import { detectEngineTraits } from '../../db/engine-traits.js';
@@ -111,7 +120,12 @@ export interface TaskLogEntry {
   state?: string;
   /** The broker never confirmed the message: the task may or may not run. */
   publish_unconfirmed?: boolean;
+  /** Written ahead of its publication, for this account (see the header); absent once published. */
+  unpublished_for?: string;
 }
+
+/** What every read that does not select by account adds: entries of tasks published (see the header). */
+const PUBLISHED = { unpublished_for: { $exists: false } } as const;
 
 interface Settlement {
   taskId: string;
@@ -139,7 +153,7 @@ export interface LogBrowseQuery {
 }
 
 function browseFilter(f: LogBrowseFilter): Filter<TaskLogEntry> {
-  const filter: Record<string, unknown> = {};
+  const filter: Record<string, unknown> = { ...PUBLISHED };
   for (const field of ['task_name', 'user', 'queue', 'tags'] as const) {
     const text = f[field];
     if (text !== undefined && text !== '') filter[field] = { $regex: escapeRegExp(text), $options: 'i' };
@@ -212,10 +226,17 @@ export class TaskLog {
     await this.inserts.write({ _id: entry.task_id, ...entry, state: 'PENDING' });
   }
 
-  /** Records many submissions with one unordered insert; each one's error, or null when it was written. */
-  async recordMany(entries: readonly Omit<TaskLogEntry, '_id' | 'state'>[]): Promise<(Error | null)[]> {
+  /**
+   * Records many submissions with one unordered insert; each one's error, or null when it was
+   * written. `unpublished`: written ahead of the tasks' publication, seen by nobody until `reveal`.
+   */
+  async recordMany(entries: readonly Omit<TaskLogEntry, '_id' | 'state'>[], unpublished = false): Promise<(Error | null)[]> {
     void this.ensureIndexes();
-    const docs = entries.map((entry): TaskLogEntry => ({ _id: entry.task_id, ...entry, state: 'PENDING' }));
+    const docs = entries.map((entry): TaskLogEntry =>
+      unpublished && entry.user_id !== null
+        ? { _id: entry.task_id, ...entry, user_id: null, unpublished_for: entry.user_id, state: 'PENDING' }
+        : { _id: entry.task_id, ...entry, state: 'PENDING' },
+    );
     try {
       await this.deadline((signal) => this.collection.insertMany(docs, { ordered: false, ...signalOption(signal) }));
       return bulkInsertOutcomes(docs.length, undefined);
@@ -289,8 +310,44 @@ export class TaskLog {
     return this.migrated;
   }
 
+  /** The entry of a published task (see the header). */
   get(taskId: string): Promise<TaskLogEntry | null> {
+    return this.deadline((signal) => this.collection.findOne({ _id: taskId, ...PUBLISHED }, { signal }));
+  }
+
+  /** The entry, published or written ahead of its publication (for the scheduler, which wrote it). */
+  getWritten(taskId: string): Promise<TaskLogEntry | null> {
     return this.deadline((signal) => this.collection.findOne({ _id: taskId }, { signal }));
+  }
+
+  /**
+   * Gives entries written ahead (see the header) to their accounts once their tasks are
+   * published: one update per account. Entries given already, or removed, are left alone.
+   */
+  async reveal(entries: readonly { taskId: string; userId: string }[]): Promise<void> {
+    const byUser = new Map<string, string[]>();
+    for (const { taskId, userId } of entries) {
+      const ids = byUser.get(userId);
+      if (ids === undefined) byUser.set(userId, [taskId]);
+      else ids.push(taskId);
+    }
+    for (const [userId, ids] of byUser) {
+      await this.deadline((signal) =>
+        this.collection.updateMany(
+          { _id: { $in: ids }, unpublished_for: userId },
+          { $set: { user_id: userId }, $unset: { unpublished_for: '' } },
+          signalOption(signal),
+        ),
+      );
+    }
+  }
+
+  /** Removes entries written ahead whose tasks will not be published (entries of published tasks are left alone). */
+  async dropUnpublished(taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    await this.deadline((signal) =>
+      this.collection.deleteMany({ _id: { $in: [...taskIds] }, unpublished_for: { $exists: true } }, signalOption(signal)),
+    );
   }
 
   /** With `state`, only entries whose recorded state is that one. */
@@ -388,7 +445,7 @@ export class TaskLog {
   /** The entries of the tasks `ids` (id → entry); tasks the log does not hold are absent. */
   async entries(ids: readonly string[]): Promise<Map<string, TaskLogEntry>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.deadline((signal) => this.collection.find({ _id: { $in: [...ids] } }, { signal }).toArray());
+    const rows = await this.deadline((signal) => this.collection.find({ _id: { $in: [...ids] }, ...PUBLISHED }, { signal }).toArray());
     return new Map(rows.map((row) => [row._id, row]));
   }
 
@@ -429,7 +486,7 @@ export class TaskLog {
 
   /** The names of every task ever submitted (what permissions may be granted on before a worker lists it). */
   async taskNames(): Promise<string[]> {
-    const names: unknown[] = await this.deadline((signal) => this.collection.distinct('task_name', {}, signalOption(signal)));
+    const names: unknown[] = await this.deadline((signal) => this.collection.distinct('task_name', PUBLISHED, signalOption(signal)));
     return names.filter((n): n is string => typeof n === 'string');
   }
 

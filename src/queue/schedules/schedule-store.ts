@@ -90,6 +90,19 @@ export interface RunDoc {
   write_token?: string;
 }
 
+/**
+ * Claims whose history entries were written ahead (see the scheduler), written down just before
+ * their messages go to the broker, one document for a chunk of them: a process taking one of
+ * them over counts its fire as published. Removed once the claims are completed.
+ */
+export interface PublishingDoc {
+  _id: string;
+  /** The claims' run-log keys. */
+  runs: string[];
+  by: string;
+  at: Date;
+}
+
 /** Documents per bulk command when many are written at once. */
 const BULK_CHUNK = 1_000;
 
@@ -180,6 +193,8 @@ export const runKey = (scheduleId: string, fireAt: Date): string => `${scheduleI
 export class ScheduleStore {
   readonly schedules: Collection<ScheduleDoc>;
   readonly runs: Collection<RunDoc>;
+  /** Few documents, each kept for the seconds a burst's publishing takes (or until a claim left by a process that died is taken over): read without an index. */
+  readonly publishing: Collection<PublishingDoc>;
 
   private readonly claims: WriteBatcher<RunDoc>;
   private readonly scheduleUpdates: ConditionalUpdates<ScheduleDoc>;
@@ -188,6 +203,7 @@ export class ScheduleStore {
   constructor(db: Db) {
     this.schedules = db.collection<ScheduleDoc>('schedules');
     this.runs = db.collection<RunDoc>('schedule_runs');
+    this.publishing = db.collection<PublishingDoc>('schedule_publishing');
     // Claims made at the same time (a minute's burst) are inserted together, each told whether its
     // own entry was written or already there.
     this.claims = new WriteBatcher(async (runs) => {
@@ -316,6 +332,38 @@ export class ScheduleStore {
   /** Removes the caller's claims that it decided not to publish (never published, so nothing is lost). */
   async releaseClaims(ids: readonly string[], by: string): Promise<void> {
     if (ids.length > 0) await this.runs.deleteMany({ _id: { $in: [...ids] }, claimed_by: by, state: 'claimed' });
+  }
+
+  /**
+   * Writes down that the claims `ids` are being published (see PublishingDoc), with one insert;
+   * resolves with the document's id, for `publishedAll`.
+   */
+  async markPublishing(ids: readonly string[], by: string): Promise<string> {
+    const doc: PublishingDoc = { _id: randomUUID(), runs: [...ids], by, at: new Date() };
+    await this.publishing.insertOne(doc);
+    return doc._id;
+  }
+
+  /** Whether the claim `id` was written down as being published (markPublishing). */
+  async markedPublishing(id: string): Promise<boolean> {
+    return (await this.publishing.findOne({ runs: id }, { projection: { _id: 1 } })) !== null;
+  }
+
+  /** Removes the marks `markIds` once their claims are completed. */
+  async publishedAll(markIds: readonly string[]): Promise<void> {
+    if (markIds.length > 0) await this.publishing.deleteMany({ _id: { $in: [...markIds] } });
+  }
+
+  /** Of the claims `ids`, those still the caller's (a schedule deleted takes its claims with it), read in chunks side by side. */
+  async stillClaimed(ids: readonly string[], by: string): Promise<Set<string>> {
+    const chunks: string[][] = [];
+    for (let i = 0; i < ids.length; i += BULK_CHUNK) chunks.push(ids.slice(i, i + BULK_CHUNK));
+    const found = await Promise.all(
+      chunks.map((chunk) =>
+        this.runs.find({ _id: { $in: chunk }, claimed_by: by, state: 'claimed' }, { projection: { _id: 1 } }).toArray(),
+      ),
+    );
+    return new Set(found.flat().map((r) => r._id));
   }
 
   /**

@@ -14,13 +14,25 @@
  *      schedule: its next fire is computed from this fire, and written only if the schedule still
  *      names this fire as its next (compare-and-set), so it advances once.
  *
+ * A burst (at least EARLY_CLAIM_MIN fires due at the same moment) is claimed ahead of its time,
+ * within LOOKAHEAD_MS, and each fire's history entry is written with its claim, unpublished: no
+ * account's history lists, counts or reads it (see task-log.ts). When its time comes only the
+ * publishing is left: the owners are read again (a fire an owner may no longer run is refused,
+ * and a fire of a schedule changed, paused or deleted since its claim is withdrawn, its claim
+ * and its entry removed), the claims about to be published are written down as such, one small
+ * document per chunk of fires (schedule-store.ts, PublishingDoc), and the messages go to the
+ * broker; once they are confirmed, the entries are given to their accounts, then the claims are
+ * completed and the schedules advanced.
+ *
  * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
  * the schedule not advanced, so it stays due. When the lease has run out another process takes the
- * claim over (a compare-and-set on the entry) and finishes it under the same task id: if the task
- * is not in the history yet, the dead process never published it and it is published now; if it
- * is, the dead process wrote the history entry and had the message on its way, and the fire counts
- * as published. A process that dies after the completion but before advancing leaves a completed
- * entry, and the next process to look advances the schedule. Nothing is lost, nothing doubled.
+ * claim over (a compare-and-set on the entry) and finishes it under the same task id. The fire
+ * counts as published, and is not published again, when the dead process had its message on the
+ * way: its history entry is there and either published (written at the fire, just before its
+ * message) or written ahead and its claim written down as being published. Otherwise the dead process never
+ * published it (no entry, or one written ahead only, which is removed) and it is published now.
+ * A process that dies after the completion but before advancing leaves a completed entry, and the
+ * next process to look advances the schedule. Nothing is lost, nothing doubled.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -105,17 +117,28 @@ const CELERY_DEFAULT_QUEUE = 'celery';
 const dueAt = (next: Date | null, jitterSeconds: number): Date | null =>
   next === null ? null : new Date(next.getTime() + Math.floor(Math.random() * jitterSeconds * 1000));
 
+/** When a task fired now expires (the schedule's `expires`), if it does. */
+const expiresAt = (s: Pick<ScheduleDoc, 'expires_s'>): Date | undefined =>
+  s.expires_s === null ? undefined : new Date(Date.now() + s.expires_s * 1000);
+
 export const windowOf = (s: Pick<ScheduleDoc, 'start_time' | 'end_time'>): Window => ({ start: s.start_time, end: s.end_time });
 
 type FireStep = Extract<DueStep, { kind: 'fire' }>;
 
+/** A submission under a task id chosen already (the claim's). */
+type NamedSubmission = SubmissionRequest & { options: { taskId: string } };
+
 /** A fire this process claimed and publishes when its time comes. */
 interface Claimed {
   s: ScheduleDoc;
+  /** The mark that its claim is being published (see PublishingDoc), once written. */
+  mark?: string;
   step: FireStep;
   run: RunDoc;
   /** When it is due: its own time plus the schedule's jitter (a catch-up run: its own time). */
   dueTime: Date;
+  /** Its submission, when its history entry was written ahead with its claim (unpublished, see task-log.ts). */
+  ahead?: NamedSubmission;
 }
 
 /** Fires due at the same moment, claimed ahead of it. */
@@ -303,6 +326,7 @@ export class Scheduler {
           this.isPlain(s, horizon.getTime()),
       );
       const { claimed } = await this.claimFires(docs, now);
+      await this.recordAhead(claimed);
       const byTime = new Map<number, Claimed[]>();
       for (const c of claimed) {
         this.inHand.add(c.s._id);
@@ -319,6 +343,55 @@ export class Scheduler {
       this.bursts.sort((a, b) => a.at - b.at);
       if (rows.length < BATCH) return;
     }
+  }
+
+  /**
+   * Writes the history entries of fires claimed ahead, unpublished (see task-log.ts), a chunk at
+   * a time, so that at their time only the publishing is left; each fire written is given its
+   * submission (`ahead`). A fire whose owner may not run it now gets none (it is refused at its
+   * time, when the owner is read again), nor does one whose entry could not be written: it is
+   * written at its time, as a fire claimed then.
+   */
+  private async recordAhead(claimed: Claimed[]): Promise<void> {
+    const { queue } = this.options;
+    const owners = await this.ownersOf(claimed);
+    const queues = await this.queuesOf(claimed);
+    const ready = claimed.filter((c) => refusalOf(owners.get(c.s.owner_id) ?? null, c.s.task) === null);
+    for (let i = 0; i < ready.length && !this.closed; i += FIRE_CHUNK) {
+      const chunk = ready.slice(i, i + FIRE_CHUNK);
+      const requests = chunk.map((c) => this.submissionOf(c, owners.get(c.s.owner_id)!, queues));
+      const written = await queue.recordAhead(requests);
+      chunk.forEach((c, n) => {
+        if (written[n] === null) c.ahead = requests[n];
+      });
+      // An insert that failed as a whole (a deadline) may have written some entries all the same.
+      const failed = requests.filter((_, n) => written[n] !== null).map((r) => r.options.taskId);
+      await queue.log.dropUnpublished(failed).catch((err: unknown) => {
+        this.options.logger.warn({ err }, 'scheduler: could not remove history entries it could not write ahead');
+      });
+    }
+  }
+
+  /** The owners of the fires' schedules as they are now (rights included), each read once. */
+  private async ownersOf(fires: readonly Claimed[]): Promise<Map<string, Principal | null>> {
+    const owners = new Map<string, Principal | null>();
+    await Promise.all(
+      [...new Set(fires.map((c) => c.s.owner_id))].map(async (id) => {
+        owners.set(id, await this.options.owner(id));
+      }),
+    );
+    return owners;
+  }
+
+  /** The default queue of each task the fires' schedules name no queue for. */
+  private async queuesOf(fires: readonly Claimed[]): Promise<Map<string, string>> {
+    const queues = new Map<string, string>();
+    await Promise.all(
+      [...new Set(fires.filter((c) => c.s.queue === null).map((c) => c.s.task))].map(async (task) => {
+        queues.set(task, await this.defaultQueueOf(task));
+      }),
+    );
+    return queues;
   }
 
   private async fireBurst(burst: Burst): Promise<void> {
@@ -430,24 +503,17 @@ export class Scheduler {
     if (claimedAt !== null) {
       const changed = await store.changedSince(new Date(claimedAt.getTime() - CLOCK_SKEW_MS));
       const isChanged = (c: Claimed) => changed.has(c.s._id) && changed.get(c.s._id) !== c.s.updated_at.getTime();
+      const withdrawn = fires.filter(isChanged);
+      // The entries before the claims: a claim left (this process dying between the two) is
+      // finished by another process as any claim whose process died, an entry left would not be.
+      await this.options.queue.log.dropUnpublished(withdrawn.filter((c) => c.ahead !== undefined).map((c) => c.run.task_id!));
       await store.releaseClaims(
-        fires.filter(isChanged).map((c) => c.run._id),
+        withdrawn.map((c) => c.run._id),
         this.id,
       );
       fires = fires.filter((c) => !isChanged(c));
     }
-    const owners = new Map<string, Principal | null>();
-    await Promise.all(
-      [...new Set(fires.map((c) => c.s.owner_id))].map(async (id) => {
-        owners.set(id, await this.options.owner(id));
-      }),
-    );
-    const queues = new Map<string, string>();
-    await Promise.all(
-      [...new Set(fires.filter((c) => c.s.queue === null).map((c) => c.s.task))].map(async (task) => {
-        queues.set(task, await this.defaultQueueOf(task));
-      }),
-    );
+    const [owners, queues] = await Promise.all([this.ownersOf(fires), this.queuesOf(fires)]);
     const chunks: Claimed[][] = [];
     for (let i = 0; i < fires.length; i += FIRE_CHUNK) chunks.push(fires.slice(i, i + FIRE_CHUNK));
     // Every chunk is published before any is completed: the completions and advances would
@@ -505,17 +571,61 @@ export class Scheduler {
     owners: Map<string, Principal | null>,
     queues: Map<string, string>,
   ): Promise<{ published: Promise<Partial<RunDoc>[]> }> {
+    const { queue, store } = this.options;
     const fields: Partial<RunDoc>[] = new Array<Partial<RunDoc>>(chunk.length);
-    const toSubmit: number[] = [];
+    const fresh: number[] = [];
+    const ahead: number[] = [];
     chunk.forEach((c, i) => {
       const refusal = refusalOf(owners.get(c.s.owner_id) ?? null, c.s.task);
-      if (refusal === null) toSubmit.push(i);
-      else fields[i] = { state: 'refused', reason: refusal };
+      if (refusal !== null) fields[i] = { state: 'refused', reason: refusal };
+      else (c.ahead === undefined ? fresh : ahead).push(i);
     });
-    const publish = await this.options.queue.recordMany(
-      toSubmit.map((i) => this.submissionOf(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!, queues)),
-    );
-    return { published: this.publishRecorded(chunk, owners, fields, toSubmit, publish) };
+    // The fires whose entries were written ahead: their claims written down as being published
+    // (see the header) while they are read once more (a schedule deleted took its claim with it),
+    // beside the entries of the others being written now.
+    const aheadIds = ahead.map((i) => chunk[i]!.run._id);
+    const [publishFresh, mark, mine] = await Promise.all([
+      fresh.length === 0
+        ? async () => []
+        : queue.recordMany(fresh.map((i) => this.submissionOf(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!, queues))),
+      ahead.length === 0 ? undefined : store.markPublishing(aheadIds, this.id),
+      ahead.length === 0 ? new Set<string>() : store.stillClaimed(aheadIds, this.id),
+    ]);
+    const aheadMine = ahead.filter((i) => {
+      chunk[i]!.mark = mark;
+      if (mine.has(chunk[i]!.run._id)) return true;
+      fields[i] = { state: 'failed', reason: 'its claim was no longer held by this process' };
+      return false;
+    });
+    if (aheadMine.length < ahead.length) await this.dropClaimsGone(ahead.filter((i) => !mine.has(chunk[i]!.run._id)).map((i) => chunk[i]!));
+    const publish = async (): Promise<(SubmittedTask | Error)[]> => {
+      const [freshOutcomes, aheadOutcomes] = await Promise.all([
+        publishFresh(),
+        queue.publishRecorded(aheadMine.map((i) => this.aheadSubmission(chunk[i]!, owners.get(chunk[i]!.s.owner_id)!))),
+      ]);
+      return [...freshOutcomes, ...aheadOutcomes];
+    };
+    return { published: this.publishRecorded(chunk, owners, fields, [...fresh, ...aheadMine], publish) };
+  }
+
+  /**
+   * Of fires written ahead whose claims were not this process's any more when their time came:
+   * the entries of those whose claims are gone (their schedules deleted, with their run logs) are
+   * removed; one taken over by another process (its lease ran out) is that one's to finish.
+   */
+  private async dropClaimsGone(fires: Claimed[]): Promise<void> {
+    const left = new Set((await this.options.store.getRuns(fires.map((c) => c.run._id))).map((r) => r._id));
+    await this.options.queue.log.dropUnpublished(fires.filter((c) => !left.has(c.run._id)).map((c) => c.run.task_id!));
+  }
+
+  /** The submission of a fire whose entry was written ahead, as its owner is now (their rights travel with the message). */
+  private aheadSubmission(c: Claimed, owner: Principal): NamedSubmission {
+    const written = c.ahead!;
+    return {
+      ...written,
+      submitter: submitterAccessOf({ username: owner.username!, isSuperuser: owner.isSuperuser, permissions: owner.permissions }),
+      options: { taskId: written.options.taskId, expires: expiresAt(c.s) },
+    };
   }
 
   /** Publishes a chunk's fires whose history entries are written; resolves with the fields that complete each one's entry. */
@@ -557,7 +667,15 @@ export class Scheduler {
 
   /** Completes the entries of published fires and advances their schedules. */
   private async settle(chunk: Claimed[], fields: Partial<RunDoc>[]): Promise<void> {
-    const { store } = this.options;
+    const { store, queue } = this.options;
+    // Entries written ahead first: given to their accounts (published, or perhaps: the broker did
+    // not confirm), or removed (refused). A claim completed while its entry stayed unpublished
+    // would leave the entry so for good.
+    const ahead = chunk.map((c, i) => ({ c, state: fields[i]!.state })).filter(({ c }) => c.ahead !== undefined);
+    await queue.log.dropUnpublished(ahead.filter(({ state }) => state === 'refused').map(({ c }) => c.run.task_id!));
+    await queue.log.reveal(
+      ahead.filter(({ state }) => state !== 'refused').map(({ c }) => ({ taskId: c.run.task_id!, userId: c.s.owner_id })),
+    );
     const completed = await store.completeMany(chunk.map((c, i) => ({ id: c.run._id, by: this.id, fields: fields[i]! })));
     const advances: Advance[] = [];
     chunk.forEach((c, i) => {
@@ -566,10 +684,11 @@ export class Scheduler {
       this.emit({ scheduleId: c.s._id, kind: c.run.kind, outcome: done.state, latenessMs: done.lateness_ms, count: 1 });
       advances.push(this.advanceOf(c.s, c.step, done, c.step.missed?.count ?? 0));
     });
+    await store.publishedAll([...new Set(chunk.map((c) => c.mark).filter((m) => m !== undefined))]);
     if (advances.length > 0) await store.updateManyIf(advances);
   }
 
-  private submissionOf(c: Claimed, owner: Principal, queues: Map<string, string>): SubmissionRequest {
+  private submissionOf(c: Claimed, owner: Principal, queues: Map<string, string>): NamedSubmission {
     const { s, run } = c;
     const queueName = s.queue ?? queues.get(s.task) ?? CELERY_DEFAULT_QUEUE;
     return {
@@ -583,7 +702,7 @@ export class Scheduler {
         queue: queueName,
       },
       queue: queueName,
-      options: { taskId: run.task_id!, expires: s.expires_s === null ? undefined : new Date(Date.now() + s.expires_s * 1000) },
+      options: { taskId: run.task_id!, expires: expiresAt(s) },
     };
   }
 
@@ -700,17 +819,25 @@ export class Scheduler {
    */
   private async execute(s: ScheduleDoc, run: RunDoc, dueTime: Date, overlap: boolean): Promise<Partial<RunDoc>> {
     const { queue } = this.options;
+    if (run.recovered) {
+      // Whether the process that died had the message on its way (see the header).
+      const entry = await queue.log.getWritten(run.task_id!);
+      const unpublishedFor = entry?.unpublished_for;
+      if (entry !== null && (unpublishedFor === undefined || (await this.options.store.markedPublishing(run._id)))) {
+        if (unpublishedFor !== undefined) await queue.log.reveal([{ taskId: entry._id, userId: unpublishedFor }]);
+        return {
+          state: 'published',
+          published_at: new Date(),
+          lateness_ms: null,
+          reason: 'its process stopped while publishing it; counted as published, not published again',
+        };
+      }
+      // Written ahead, never handed to the broker: published now (or refused) as a fire claimed now.
+      if (entry !== null) await queue.log.dropUnpublished([entry._id]);
+    }
     const owner = await this.options.owner(s.owner_id);
     const refusal = refusalOf(owner, s.task);
     if (refusal !== null || owner === null) return { state: 'refused', reason: refusal };
-    if (run.recovered && (await queue.log.get(run.task_id!)) !== null) {
-      return {
-        state: 'published',
-        published_at: new Date(),
-        lateness_ms: null,
-        reason: 'its process stopped after writing the history entry; counted as published, not published again',
-      };
-    }
     if (overlap && s.overlap !== 'allow' && s.last_task_id !== null) {
       const last = await queue.results.get(s.last_task_id);
       if (!READY_STATES.has(last.status)) {
@@ -751,7 +878,6 @@ export class Scheduler {
     const { queue } = this.options;
     try {
       const queueName = s.queue ?? (await this.defaultQueueOf(s.task));
-      const now = new Date();
       await queue.submit(
         submitterAccessOf({ username: owner.username!, isSuperuser: owner.isSuperuser, permissions: owner.permissions }),
         s.owner_id,
@@ -763,7 +889,7 @@ export class Scheduler {
           queue: queueName,
         },
         queueName,
-        { taskId: run.task_id!, expires: s.expires_s === null ? undefined : new Date(now.getTime() + s.expires_s * 1000) },
+        { taskId: run.task_id!, expires: expiresAt(s) },
       );
       const publishedAt = new Date();
       return { state: 'published', published_at: publishedAt, lateness_ms: Math.max(0, publishedAt.getTime() - dueTime.getTime()) };

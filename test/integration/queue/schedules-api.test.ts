@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
-import { runKey, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
+import { runKey, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { until } from '../../support/until.js';
@@ -373,6 +373,73 @@ describe('a claim left by a process that died', () => {
       'the claim to be finished',
     );
     expect(run).toMatchObject({ task_id: taskId, recovered: true, reason: expect.stringMatching(/not published again/) });
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Never published by the scheduler: no worker ever ran it.
+    expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');
+  });
+  /** The fire's history entry as the scheduler writes it ahead of a burst's fires: seen by nobody yet. */
+  async function writtenAhead(id: string, taskId: string): Promise<void> {
+    const doc = (await scheduler().schedules.findOne({ _id: id }))!;
+    const failed = await app.ctx.queue!.log.recordMany(
+      [
+        {
+          task_id: taskId,
+          user_id: doc.owner_id,
+          user: doc.owner,
+          task_name: 'tasks.add',
+          args: [4, 4],
+          kwargs: {},
+          queue,
+          tags: [`schedule:${id}`],
+          timestamp: new Date(),
+        },
+      ],
+      true,
+    );
+    expect(failed).toEqual([null]);
+  }
+
+  it('after it wrote the history entry ahead of the fire: nobody sees it; taken over, it is published once', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const { id, at } = await clockedSoon(owner);
+    const taskId = `dead-claim-${uniqueName()}`;
+    await scheduler().runs.insertOne(deadClaim(id, at, taskId));
+    await writtenAhead(id, taskId);
+    // Not listed, counted or readable by id, by its owner or a task admin, while unpublished.
+    for (const token of [owner.token, admin]) {
+      expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token })).status).toBe(404);
+      expect((await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${id}`, { token })).json.count).toBe(0);
+    }
+    const run = await until(
+      async () => (await scheduler().runs.findOne({ _id: runKey(id, at), state: 'published' })) ?? undefined,
+      15_000,
+      'the claim to be finished',
+    );
+    expect(run).toMatchObject({ task_id: taskId, recovered: true, reason: null });
+    const result = await call(app.url, 'GET', `/api/queue/task/${taskId}/?wait=10`, { token: owner.token });
+    expect(result.json).toMatchObject({ status: 'SUCCESS', result: 8 });
+    const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${id}`, { token: owner.token });
+    expect(history.json.count).toBe(1);
+    expect(await app.ctx.serviceDb.collection('task_log').countDocuments({ _id: taskId as never })).toBe(1);
+  });
+
+  it('after it wrote the claim down as being published: counted as published, its entry given to the owner, not published again', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const { id, at } = await clockedSoon(owner);
+    const taskId = `dead-claim-${uniqueName()}`;
+    await scheduler().runs.insertOne(deadClaim(id, at, taskId));
+    await app.ctx.serviceDb
+      .collection<PublishingDoc>('schedule_publishing')
+      .insertOne({ _id: uniqueName('mark-'), runs: [runKey(id, at)], by: 'a-process-that-was-killed', at: new Date() });
+    await writtenAhead(id, taskId);
+    const run = await until(
+      async () => (await scheduler().runs.findOne({ _id: runKey(id, at), state: 'published' })) ?? undefined,
+      15_000,
+      'the claim to be finished',
+    );
+    expect(run).toMatchObject({ task_id: taskId, recovered: true, reason: expect.stringMatching(/not published again/) });
+    const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${id}`, { token: owner.token });
+    expect(history.json.results.map((r: { task_id: string }) => r.task_id)).toEqual([taskId]);
     await new Promise((r) => setTimeout(r, 1_500));
     // Never published by the scheduler: no worker ever ran it.
     expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');

@@ -5,10 +5,15 @@
  * exactly 20 runs: each fire published once, under its own task, in the history once. Then a
  * burst: 250 schedules due at the same second, twice, on two processes, large enough that both
  * claim it ahead of its time (the scheduler's claim-ahead path) and race for the same fires.
+ * A burst's history entries are written ahead with its claims, seen by nobody until published:
+ * schedules paused, changed or deleted after that leave no entry behind, and a process killed
+ * after writing them, before their time, leaves its fires to another process, which publishes
+ * each once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
 import type { RunDoc } from '../../../src/queue/schedules/schedule-store.js';
+import type { TaskLogEntry } from '../../../src/queue/api/task-log.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, serviceDatabaseName, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
@@ -20,11 +25,14 @@ const SERVE_ENV = { SCHEDULE_MIN_INTERVAL_S: '1', SCHEDULE_CLAIM_LEASE_S: '3', M
 
 let worker: Worker;
 let queue: string;
+/** Where the worker writes its results (its own database). */
+let resultDatabase: string;
 const serves: ServeProcess[] = [];
 const apps: TestApp[] = [];
 
 beforeAll(async () => {
-  const started = await startWorker(uniqueName('sr_'), uniqueName('mq-'), { concurrency: 4 });
+  resultDatabase = uniqueName('sr_');
+  const started = await startWorker(resultDatabase, uniqueName('mq-'), { concurrency: 4 });
   worker = started.worker;
   queue = started.queue;
 });
@@ -157,6 +165,41 @@ describe('a schedule every second on several API processes', () => {
 const BURST = 250;
 const BURST_EVERY_S = 10;
 
+/** BURST schedules firing every BURST_EVERY_S from `start` until `end`, made through the API 8 at a time; their ids. */
+async function makeBurst(app: TestApp, token: string, start: Date, end: Date): Promise<string[]> {
+  const ids: string[] = [];
+  let made = 0;
+  const make = async (): Promise<void> => {
+    while (made < BURST) {
+      made++;
+      const res = await call(app.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: {
+          name: uniqueName('burst-'),
+          task: 'tasks.add',
+          args: [1, 2],
+          queue,
+          interval: { every: BURST_EVERY_S, anchor: start.toISOString() },
+          start_time: start.toISOString(),
+          end_time: end.toISOString(),
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+      ids.push(res.json.id as string);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, make));
+  return ids;
+}
+
+/** The history entries of the schedules' fires as stored, published or written ahead. */
+function entriesOf(app: TestApp, ids: string[]): Promise<TaskLogEntry[]> {
+  return app.ctx.serviceDb
+    .collection<TaskLogEntry>('task_log')
+    .find({ tags: { $in: ids.map((id) => `schedule:${id}`) } })
+    .toArray();
+}
+
 describe('a burst of schedules due at the same second on two API processes', () => {
   it('claims it ahead and publishes each fire exactly once, none missed', async () => {
     const { name, app, token } = await database();
@@ -168,28 +211,7 @@ describe('a burst of schedules due at the same second on two API processes', () 
     // processes that are surely running, whatever the start-up took on a loaded machine.
     const start = new Date(Math.ceil(Date.now() / 1000) * 1000 + 45_000);
     const end = new Date(start.getTime() + 2 * BURST_EVERY_S * 1000);
-    const ids: string[] = [];
-    let made = 0;
-    const make = async (): Promise<void> => {
-      while (made < BURST) {
-        made++;
-        const res = await call(app.url, 'POST', '/api/queue/schedules/', {
-          token,
-          body: {
-            name: uniqueName('burst-'),
-            task: 'tasks.add',
-            args: [1, 2],
-            queue,
-            interval: { every: BURST_EVERY_S, anchor: start.toISOString() },
-            start_time: start.toISOString(),
-            end_time: end.toISOString(),
-          },
-        });
-        expect(res.status, res.text).toBe(201);
-        ids.push(res.json.id as string);
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, make));
+    const ids = await makeBurst(app, token, start, end);
     const procs = await started;
     serves.push(...procs);
     await Promise.all(procs.map((s) => s.listening()));
@@ -225,5 +247,99 @@ describe('a burst of schedules due at the same second on two API processes', () 
     expect(history).toHaveLength(BURST * 2);
     expect(new Set(history.map((h) => String(h._id)))).toEqual(taskIds);
     await Promise.all(procs.map((s) => s.kill()));
+  }, 240_000);
+});
+
+describe('a burst whose history entries are written ahead with its claims', () => {
+  /** One fire at `start` for each of BURST schedules, made while one serve process starts; waits until it wrote their entries ahead. */
+  async function writtenAhead(): Promise<{ app: TestApp; token: string; ids: string[]; start: Date; serve: ServeProcess }> {
+    const { name, app, token } = await database();
+    const starting = spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name });
+    const start = new Date(Math.ceil(Date.now() / 1000) * 1000 + 45_000);
+    const ids = await makeBurst(app, token, start, new Date(start.getTime() + BURST_EVERY_S * 500));
+    const serve = await starting;
+    serves.push(serve);
+    await serve.listening();
+    await until(
+      async () => (await entriesOf(app, ids)).filter((e) => e.unpublished_for !== undefined).length === BURST,
+      40_000,
+      "the burst's history entries written ahead",
+    );
+    expect(Date.now(), 'entries written ahead of the fire').toBeLessThan(start.getTime() - 3_000);
+    return { app, token, ids, start, serve };
+  }
+
+  it('lists, counts and reads none of them before they are published; withdrawn fires leave none behind', async () => {
+    const { app, token, ids, start, serve } = await writtenAhead();
+    const runs = app.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+    const hidden = (await runs.findOne({ schedule_id: ids[0]! }))!.task_id!;
+    const [paused, changed, deleted] = [ids.slice(0, 3), ids.slice(3, 6), ids.slice(6, 9)];
+    // Seen by nobody before the fire: not listed, not counted, not readable by id (not even by a task admin).
+    const before = await call(app.url, 'GET', '/api/queue/usertasks/?page_size=0', { token });
+    expect(before.status, before.text).toBe(200);
+    expect(before.json.count).toBe(0);
+    expect((await call(app.url, 'GET', `/api/queue/task/${hidden}/`, { token })).status).toBe(404);
+    // Withdrawn after their entries were written: paused, changed (fired anew at its time, with its new arguments), deleted.
+    for (const id of paused)
+      expect((await call(app.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token, body: {} })).status).toBe(200);
+    for (const id of changed) {
+      expect((await call(app.url, 'PATCH', `/api/queue/schedules/${id}/`, { token, body: { args: [2, 3] } })).status).toBe(200);
+    }
+    for (const id of deleted) expect((await call(app.url, 'DELETE', `/api/queue/schedules/${id}/`, { token })).status).toBe(204);
+    expect(Date.now(), 'withdrawn before the fire').toBeLessThan(start.getTime());
+    const firing = ids.filter((id) => !paused.includes(id) && !deleted.includes(id));
+    const schedules = app.ctx.serviceDb.collection('schedules');
+    await until(
+      async () => (await schedules.countDocuments({ _id: { $in: firing as never[] }, finished: true })) === firing.length,
+      60_000,
+      'every schedule still firing to finish',
+    );
+    const all = await runs.find({ schedule_id: { $in: ids } }).toArray();
+    expect(all.filter((r) => r.state !== 'published')).toEqual([]);
+    expect(all.map((r) => r.schedule_id).sort()).toEqual([...firing].sort());
+    const entries = await entriesOf(app, ids);
+    expect(entries.filter((e) => e.unpublished_for !== undefined)).toEqual([]);
+    expect(new Set(entries.map((e) => e._id))).toEqual(new Set(all.map((r) => r.task_id)));
+    expect(entries.filter((e) => changed.some((id) => e.tags.includes(`schedule:${id}`))).map((e) => e.args)).toEqual([
+      [2, 3],
+      [2, 3],
+      [2, 3],
+    ]);
+    const after = await call(app.url, 'GET', '/api/queue/usertasks/?page_size=0', { token });
+    expect(after.json.count).toBe(firing.length);
+    await serve.kill();
+  }, 180_000);
+
+  it('a process killed after writing them, before their time: another process publishes each once', async () => {
+    const { app, ids, start, serve } = await writtenAhead();
+    await serve.kill();
+    const other = await spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: app.ctx.settings.serviceDatabase });
+    serves.push(other);
+    const schedules = app.ctx.serviceDb.collection('schedules');
+    await until(
+      async () => (await schedules.countDocuments({ _id: { $in: ids as never[] }, finished: true })) === BURST,
+      90_000,
+      'every schedule of the burst to finish',
+    );
+    const runs = await app.ctx.serviceDb
+      .collection<RunDoc>('schedule_runs')
+      .find({ schedule_id: { $in: ids } })
+      .toArray();
+    expect(runs).toHaveLength(BURST);
+    expect(runs.filter((r) => r.state !== 'published' || !r.recovered || r.fire_at.getTime() !== start.getTime())).toEqual([]);
+    // Published now, not counted as published by the one killed (which never handed them to the broker).
+    expect(runs.filter((r) => r.reason !== null)).toEqual([]);
+    const entries = await entriesOf(app, ids);
+    expect(entries.filter((e) => e.unpublished_for !== undefined)).toEqual([]);
+    expect(entries).toHaveLength(BURST);
+    expect(new Set(entries.map((e) => e._id))).toEqual(new Set(runs.map((r) => r.task_id)));
+    const results = app.ctx.serviceDb.client.db(resultDatabase).collection('tombstone');
+    const taskIds = runs.map((r) => r.task_id!) as never[];
+    await until(
+      async () => (await results.countDocuments({ _id: { $in: taskIds }, status: 'SUCCESS' })) === BURST,
+      60_000,
+      'every fire run by the worker',
+    );
+    await other.kill();
   }, 240_000);
 });
