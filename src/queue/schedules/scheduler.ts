@@ -32,7 +32,11 @@
  * message) or written ahead and its claim written down as being published. Otherwise the dead process never
  * published it (no entry, or one written ahead only, which is removed) and it is published now.
  * A process that dies after the completion but before advancing leaves a completed entry, and the
- * next process to look advances the schedule. Nothing is lost, nothing doubled.
+ * next process to look advances the schedule. No fire is doubled. The one way a fire can be lost
+ * is a process dying after writing its fires down as being published and before the broker has
+ * their messages (the time one chunk takes to publish): a database and a broker cannot be written
+ * in one step, and a fire counted as published when it may not have been is preferred to one run
+ * twice. Such fires complete with `recovered` and a reason that says so.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
