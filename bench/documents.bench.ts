@@ -58,6 +58,8 @@ const COL = 'records';
 interface CpuPer {
   server: number;
   engine: number;
+  /** This process: the load generator, which shares the machine's cores with the servers. */
+  load: number;
 }
 
 /**
@@ -67,15 +69,21 @@ interface CpuPer {
  */
 function cpuOf(pid: number): (requests: number) => CpuPer {
   const before = cpuSnapshot();
+  const ownBefore = process.cpuUsage();
   return (requests) => {
     const after = cpuSnapshot();
+    const own = process.cpuUsage(ownBefore);
     const n = Math.max(requests, 1);
-    return { server: cpuMsPer(before, after, { server: [pid] }, n).server ?? 0, engine: serviceMsPer(before, after, n).database ?? 0 };
+    return {
+      server: cpuMsPer(before, after, { server: [pid] }, n).server ?? 0,
+      engine: serviceMsPer(before, after, n).database ?? 0,
+      load: (own.user + own.system) / 1000 / n,
+    };
   };
 }
 
 const cpuRow = (api: CpuPer, base: CpuPer): string =>
-  `    CPU per request: api ${api.server.toFixed(2)} ms, baseline ${base.server.toFixed(2)} ms; engine ${api.engine.toFixed(2)} ms through the api, ${base.engine.toFixed(2)} ms through the baseline`;
+  `    CPU per request: api ${api.server.toFixed(2)} ms, baseline ${base.server.toFixed(2)} ms; engine ${api.engine.toFixed(2)} ms through the api, ${base.engine.toFixed(2)} ms through the baseline; load generator ${api.load.toFixed(2)} ms, ${base.load.toFixed(2)} ms`;
 
 function padding(i: number): string {
   return `record-${i}-`.padEnd(900, 'abcdefghijklmnopqrstuvwxyz0123456789');
