@@ -27,7 +27,7 @@ export async function startChild(
   readyPattern: RegExp,
 ): Promise<{ child: ChildProcess; line: string; logFile: string }> {
   mkdirSync(LOG_DIR, { recursive: true });
-  const logFile = resolve(LOG_DIR, `${basename(command.at(-1) ?? 'child')}-${process.pid}-${++started}.log`);
+  const logFile = resolve(LOG_DIR, `${basename(command.at(-1) ?? 'child').replace(/[^\w.-]/g, '_')}-${process.pid}-${++started}.log`);
   const fd = openSync(logFile, 'w');
   let child: ChildProcess;
   try {
