@@ -109,7 +109,6 @@ async function main(): Promise<void> {
       },
       /worker ready/,
     );
-    worker.child.stdout?.resume();
     /** Both APIs run side by side (the idle one costs nearly nothing) so the runs can alternate. */
     const apis = new Map<number, { base: string; pid: number; stop: () => Promise<void> }>();
     for (const processes of [1, SCALED]) {
@@ -119,7 +118,6 @@ async function main(): Promise<void> {
         { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info', API_PROCESSES: String(processes) },
         /API server listening/,
       );
-      api.child.stdout?.resume();
       apis.set(processes, { base: `http://127.0.0.1:${port}`, pid: api.child.pid as number, stop: () => stop(api.child) });
     }
     const getById =

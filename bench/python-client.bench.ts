@@ -136,7 +136,6 @@ async function main(): Promise<void> {
       { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
       /API server listening/,
     );
-    api.child.stdout?.resume();
     children.push(api.child);
     const worker = await startChild(
       [process.execPath, entry, 'worker'],
@@ -150,7 +149,6 @@ async function main(): Promise<void> {
       },
       /worker ready/,
     );
-    worker.child.stdout?.resume();
     children.push(worker.child);
 
     const { BROKER_URL, ...servicesEnv } = services.env();
