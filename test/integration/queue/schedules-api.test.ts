@@ -356,17 +356,7 @@ describe('a claim left by a process that died', () => {
     const taskId = `dead-claim-${uniqueName()}`;
     await scheduler().runs.insertOne(deadClaim(id, at, taskId));
     const doc = (await scheduler().schedules.findOne({ _id: id }))!;
-    await app.ctx.queue!.log.record({
-      task_id: taskId,
-      user_id: doc.owner_id,
-      user: doc.owner,
-      task_name: 'tasks.add',
-      args: [4, 4],
-      kwargs: {},
-      queue,
-      tags: [`schedule:${id}`],
-      timestamp: new Date(),
-    });
+    await app.ctx.queue!.log.record(historyEntry(doc, id, taskId));
     const run = await until(
       async () => (await scheduler().runs.findOne({ _id: runKey(id, at), state: 'published' })) ?? undefined,
       15_000,
@@ -377,25 +367,24 @@ describe('a claim left by a process that died', () => {
     // Never published by the scheduler: no worker ever ran it.
     expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');
   });
+  /** The history entry of the fire `taskId` of schedule `id`, as the scheduler records it. */
+  function historyEntry(doc: { owner_id: string; owner: string }, id: string, taskId: string) {
+    return {
+      task_id: taskId,
+      user_id: doc.owner_id,
+      user: doc.owner,
+      task_name: 'tasks.add',
+      args: [4, 4],
+      kwargs: {},
+      queue,
+      tags: [`schedule:${id}`],
+      timestamp: new Date(),
+    };
+  }
   /** The fire's history entry as the scheduler writes it ahead of a burst's fires: seen by nobody yet. */
   async function writtenAhead(id: string, taskId: string): Promise<void> {
     const doc = (await scheduler().schedules.findOne({ _id: id }))!;
-    const failed = await app.ctx.queue!.log.recordMany(
-      [
-        {
-          task_id: taskId,
-          user_id: doc.owner_id,
-          user: doc.owner,
-          task_name: 'tasks.add',
-          args: [4, 4],
-          kwargs: {},
-          queue,
-          tags: [`schedule:${id}`],
-          timestamp: new Date(),
-        },
-      ],
-      true,
-    );
+    const failed = await app.ctx.queue!.log.recordMany([historyEntry(doc, id, taskId)], true);
     expect(failed).toEqual([null]);
   }
 
