@@ -57,21 +57,23 @@ async function database(): Promise<{ name: string; app: TestApp; token: string }
   return { name, app, token: await app.users.tokenFor(owner) };
 }
 
+/** The body of a schedule running tasks.add(1, 2) every `every` seconds from `start` until `end`. */
+function intervalSchedule(prefix: string, every: number, start: Date, end: Date) {
+  return {
+    name: uniqueName(prefix),
+    task: 'tasks.add',
+    args: [1, 2],
+    queue,
+    interval: { every, anchor: start.toISOString() },
+    start_time: start.toISOString(),
+    end_time: end.toISOString(),
+  };
+}
+
 /** Every second from `start` for WINDOW_S seconds: WINDOW_S fires. */
 async function everySecond(app: TestApp, token: string, start: Date): Promise<string> {
   const end = new Date(start.getTime() + WINDOW_S * 1000);
-  const res = await call(app.url, 'POST', '/api/queue/schedules/', {
-    token,
-    body: {
-      name: uniqueName('tick-'),
-      task: 'tasks.add',
-      args: [1, 2],
-      queue,
-      interval: { every: 1, anchor: start.toISOString() },
-      start_time: start.toISOString(),
-      end_time: end.toISOString(),
-    },
-  });
+  const res = await call(app.url, 'POST', '/api/queue/schedules/', { token, body: intervalSchedule('tick-', 1, start, end) });
   expect(res.status, res.text).toBe(201);
   return res.json.id as string;
 }
@@ -174,15 +176,7 @@ async function makeBurst(app: TestApp, token: string, start: Date, end: Date): P
       made++;
       const res = await call(app.url, 'POST', '/api/queue/schedules/', {
         token,
-        body: {
-          name: uniqueName('burst-'),
-          task: 'tasks.add',
-          args: [1, 2],
-          queue,
-          interval: { every: BURST_EVERY_S, anchor: start.toISOString() },
-          start_time: start.toISOString(),
-          end_time: end.toISOString(),
-        },
+        body: intervalSchedule('burst-', BURST_EVERY_S, start, end),
       });
       expect(res.status, res.text).toBe(201);
       ids.push(res.json.id as string);
