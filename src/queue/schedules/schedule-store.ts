@@ -86,6 +86,11 @@ export interface RunDoc {
   count: number;
   /** Set when the claim was completed by another process than the one that made it. */
   recovered: boolean;
+  /**
+   * When the fire is due (its own time plus jitter), for fires claimed in bulk: those of a burst
+   * may be published ahead of it (see the scheduler's MAX_LEAD_MS).
+   */
+  due_at?: Date;
   /** Names the last conditional update applied (see ConditionalUpdates). */
   write_token?: string;
 }
@@ -327,6 +332,19 @@ export class ScheduleStore {
       }),
     );
     return outcomes.flat().map((outcome) => outcome === null);
+  }
+
+  /**
+   * The schedule's fires claimed or published that are not due yet (the ones a burst may have
+   * published ahead of their time, see RunDoc.due_at).
+   */
+  notDueYet(scheduleId: string, now: Date): Promise<RunDoc[]> {
+    return this.runs.find({ schedule_id: scheduleId, state: { $in: ['claimed', 'published'] }, due_at: { $gt: now } }).toArray();
+  }
+
+  /** Removes run-log entries, whoever holds them. */
+  async removeRuns(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.runs.deleteMany({ _id: { $in: [...ids] } });
   }
 
   /** Removes the caller's claims that it decided not to publish (never published, so nothing is lost). */

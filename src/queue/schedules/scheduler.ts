@@ -80,6 +80,15 @@ export interface FireEvent {
   count: number;
 }
 
+/** What a burst claimed ahead tells its listeners once it is published (the scheduler benchmark). */
+export interface BurstEvent {
+  fires: number;
+  /** Its due time, when its publishing began, and when the broker had confirmed all of it. */
+  dueAt: Date;
+  beganAt: Date;
+  publishedAt: Date;
+}
+
 /** Due schedules read per query; more are read at once when a batch came back full. */
 const BATCH = 5_000;
 /** Schedules that need reads of their own (see isPlain) dealt with side by side in one tick. */
@@ -100,6 +109,18 @@ const LOOKAHEAD_MS = 15_000;
  * its time comes only the publishing is left; smaller ones are claimed when due.
  */
 const EARLY_CLAIM_MIN = 200;
+/**
+ * A burst claimed ahead begins its publishing up to this long before its time, each message
+ * carrying that time as its `eta` (workers hold it until then; it cannot run early): the
+ * broker's confirms, which bound how fast a burst goes out, are spent before the fire instead
+ * of after it. How far ahead a burst begins is what its size takes at the rate the last burst
+ * was published (see beginsAt).
+ */
+const MAX_LEAD_MS = 2_000;
+/** Fires per second a burst's publishing is taken to go at until one has been measured. */
+const FIRST_RATE = 5_000;
+/** Added to a burst's lead for the reads before its first message (changes since its claim, owners). */
+const LEAD_READS_MS = 100;
 /** How far back the check for schedules changed since their fires were claimed ahead looks beyond the claim (other machines' clocks). */
 const CLOCK_SKEW_MS = 5_000;
 /** Fires dealt with for one schedule in one tick before the others get their turn. */
@@ -122,8 +143,18 @@ const dueAt = (next: Date | null, jitterSeconds: number): Date | null =>
   next === null ? null : new Date(next.getTime() + Math.floor(Math.random() * jitterSeconds * 1000));
 
 /** When a task fired now expires (the schedule's `expires`), if it does. */
-const expiresAt = (s: Pick<ScheduleDoc, 'expires_s'>): Date | undefined =>
-  s.expires_s === null ? undefined : new Date(Date.now() + s.expires_s * 1000);
+const expiresAt = (s: Pick<ScheduleDoc, 'expires_s'>, from = Date.now()): Date | undefined =>
+  s.expires_s === null ? undefined : new Date(from + s.expires_s * 1000);
+
+/**
+ * The timing options of a fire's message published now: an `eta` when it goes out ahead of its
+ * due time (a burst's lead), and its expiry counted from when it may run.
+ */
+function timingOf(c: Pick<Claimed, 's' | 'dueTime'>): { expires?: Date; eta?: Date } {
+  const now = Date.now();
+  const due = c.dueTime.getTime();
+  return due > now ? { expires: expiresAt(c.s, due), eta: c.dueTime } : { expires: expiresAt(c.s, now) };
+}
 
 export const windowOf = (s: Pick<ScheduleDoc, 'start_time' | 'end_time'>): Window => ({ start: s.start_time, end: s.end_time });
 
@@ -189,6 +220,7 @@ export class Scheduler {
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly listeners = new Set<(event: FireEvent) => void>();
+  private readonly burstListeners = new Set<(event: BurstEvent) => void>();
   /** When this process's scheduler started. */
   private startedAt: Date | null = null;
   /** Since when it has run without a break: fires due since then that it reached late, it was slow on (plan.ts). */
@@ -202,6 +234,8 @@ export class Scheduler {
   private readonly heldElsewhere = new Map<string, number>();
   /** Bursts published whose entries are being completed and schedules advanced. */
   private readonly finishing = new Set<Promise<void>>();
+  /** Fires per second the last burst claimed ahead was published at (see beginsAt). */
+  private publishRate = FIRST_RATE;
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -217,14 +251,19 @@ export class Scheduler {
     return () => this.listeners.delete(listener);
   }
 
+  onBurst(listener: (event: BurstEvent) => void): () => void {
+    this.burstListeners.add(listener);
+    return () => this.burstListeners.delete(listener);
+  }
+
   private schedule(delayMs: number): void {
     if (this.closed) return;
     this.timer = setTimeout(() => {
       this.running = this.tick().then((full) => {
         this.running = undefined;
-        // The next tick comes at the tick interval, or sooner when a burst claimed ahead is due.
-        const burst = this.bursts[0]?.at;
-        const untilBurst = burst === undefined ? Infinity : Math.max(0, burst - Date.now());
+        // The next tick comes at the tick interval, or sooner when a burst claimed ahead is to begin.
+        const burst = this.bursts[0];
+        const untilBurst = burst === undefined ? Infinity : Math.max(0, this.beginsAt(burst) - Date.now());
         this.schedule(full ? 0 : Math.min(this.options.tickMs, untilBurst));
       });
     }, delayMs);
@@ -239,7 +278,8 @@ export class Scheduler {
     const { store } = this.options;
     try {
       // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
-      while (this.bursts.length > 0 && this.bursts[0]!.at <= Date.now() && !this.closed) await this.fireBurst(this.bursts.shift()!);
+      while (this.bursts.length > 0 && this.beginsAt(this.bursts[0]!) <= Date.now() && !this.closed)
+        await this.fireBurst(this.bursts.shift()!);
       const now = new Date();
       this.forgetHeld(now.getTime());
       const rows = await store.dueIds(null, now, BATCH);
@@ -398,8 +438,24 @@ export class Scheduler {
     return queues;
   }
 
+  /**
+   * When a burst's publishing begins: ahead of its time by what its size takes at the rate the
+   * last burst went out, plus its reads, at most MAX_LEAD_MS (see MAX_LEAD_MS).
+   */
+  private beginsAt(burst: Burst): number {
+    const leadMs = LEAD_READS_MS + (burst.fires.length / this.publishRate) * 1000;
+    return burst.at - Math.min(MAX_LEAD_MS, leadMs);
+  }
+
   private async fireBurst(burst: Burst): Promise<void> {
+    const began = Date.now();
     await this.fireHeld(burst.fires, burst.claimedAt);
+    const published = Date.now();
+    const seconds = (published - began) / 1000;
+    const event = { fires: burst.fires.length, dueAt: new Date(burst.at), beganAt: new Date(began), publishedAt: new Date(published) };
+    for (const listener of this.burstListeners) listener(event);
+    // A small burst measures mostly its reads, not the broker's rate.
+    if (burst.fires.length >= EARLY_CLAIM_MIN && seconds > 0) this.publishRate = burst.fires.length / seconds;
   }
 
   /**
@@ -460,6 +516,7 @@ export class Scheduler {
         ...this.newRun(s._id, runKey(s._id, step.fire), step.catchUp ? 'catch_up' : 'scheduled', step.fire, now),
         count: step.covers,
         lease_until: new Date(Math.max(now.getTime(), dueTime.getTime()) + this.options.claimLeaseMs),
+        due_at: dueTime,
       };
       fires.push({ s, step, run, dueTime });
     }
@@ -628,7 +685,7 @@ export class Scheduler {
     return {
       ...written,
       submitter: submitterAccessOf({ username: owner.username!, isSuperuser: owner.isSuperuser, permissions: owner.permissions }),
-      options: { taskId: written.options.taskId, expires: expiresAt(c.s) },
+      options: { taskId: written.options.taskId, ...timingOf(c) },
     };
   }
 
@@ -706,7 +763,7 @@ export class Scheduler {
         queue: queueName,
       },
       queue: queueName,
-      options: { taskId: run.task_id!, expires: expiresAt(s) },
+      options: { taskId: run.task_id!, ...timingOf(c) },
     };
   }
 
@@ -937,7 +994,9 @@ export class Scheduler {
     const due = holdsBuffer && nextDue !== null ? this.recheck(nextDue, new Date()) : nextDue;
     return {
       id: s._id,
-      expect: { next_fire_at: s.next_fire_at, total_runs: s.total_runs },
+      // Not over a change made through the service since the schedule was read (a pause, a new
+      // timing): the change stands, and the scheduler looks at the schedule as it is now.
+      expect: { next_fire_at: s.next_fire_at, total_runs: s.total_runs, updated_at: s.updated_at },
       due,
       update: {
         $set: {
