@@ -167,6 +167,7 @@ export class ScheduleService {
     const now = new Date();
     const doc = newScheduleDoc(owner, spec, now, nextFire(spec.timing, now, { start: spec.startTime, end: spec.endTime }));
     if (!(await this.options.store.insert(doc))) throw nameTaken(spec.name);
+    this.options.scheduler.wake(doc.due_at);
     return doc;
   }
 
@@ -195,6 +196,7 @@ export class ScheduleService {
       throw error;
     }
     await this.withdrawNotDue(doc, await this.options.store.notDueYet(doc._id, now));
+    this.options.scheduler.wake(fields.due_at);
     return { ...doc, ...fields };
   }
 
@@ -212,6 +214,7 @@ export class ScheduleService {
     const next = doc.finished ? null : nextFire(doc.timing, now, windowOf(doc));
     const fields = { paused: false, note: '', next_fire_at: next, due_at: next, finished: next === null, updated_at: now };
     await this.options.store.updateIf(doc._id, {}, { $set: fields });
+    this.options.scheduler.wake(next);
     return { ...doc, ...fields };
   }
 

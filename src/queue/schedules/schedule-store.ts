@@ -249,6 +249,15 @@ export class ScheduleStore {
       .toArray() as Promise<{ _id: string; due_at: Date }[]>;
   }
 
+  /** The soonest due time of any schedule (null: none is due ever, all paused or finished). */
+  async soonestDue(): Promise<Date | null> {
+    const first = await this.schedules.findOne(
+      { due_at: { $gte: new Date(0) } },
+      { projection: { _id: 0, due_at: 1 }, sort: { due_at: 1 } },
+    );
+    return first?.due_at ?? null;
+  }
+
   /** As dueIds, for the schedules after `after` in the order (due time, id): the next page of a look ahead. */
   dueIdsAfter(after: { due_at: Date; _id: string }, until: Date, limit: number): Promise<{ _id: string; due_at: Date }[]> {
     return this.schedules

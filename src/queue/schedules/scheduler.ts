@@ -117,6 +117,14 @@ const EARLY_CLAIM_MIN = 200;
  * was published (see beginsAt).
  */
 const MAX_LEAD_MS = 2_000;
+/**
+ * How long a scheduler with nothing due waits at most before it looks again. It wakes sooner for
+ * the next due time the look-ahead saw in the store (any process's schedules), a burst it
+ * claimed, and a schedule created, changed or resumed through this process (wake). What it can
+ * miss meanwhile is a schedule created or changed through another process whose own scheduler
+ * is off (or that stopped): that one is seen up to this much later.
+ */
+const IDLE_POLL_MS = 1_000;
 /** Fires per second a burst's publishing is taken to go at until one has been measured. */
 const FIRST_RATE = 5_000;
 /** Added to a burst's lead for the reads before its first message (changes since its claim, owners). */
@@ -217,6 +225,14 @@ export class Scheduler {
   /** Names this process in the claims it makes. */
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending tick is to run (none while one runs). */
+  private tickAt: number | null = null;
+  /** The last tick found nothing due now (see IDLE_POLL_MS). */
+  private idle = false;
+  /** The soonest due time the last look-ahead saw in the store, if it saw one. */
+  private nextDueAt: number | null = null;
+  /** The soonest due time a change through this process asked to be woken for since the last tick began. */
+  private wakeAt: number | null = null;
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly listeners = new Set<(event: FireEvent) => void>();
@@ -256,15 +272,41 @@ export class Scheduler {
     return () => this.burstListeners.delete(listener);
   }
 
+  /**
+   * Asks for a tick by `dueAt` (a schedule created, changed or resumed through this process), so
+   * that a scheduler idle for up to IDLE_POLL_MS still fires it on time.
+   */
+  wake(dueAt: Date | null): void {
+    if (dueAt === null || this.closed || this.startedAt === null) return;
+    const at = dueAt.getTime();
+    this.wakeAt = Math.min(this.wakeAt ?? Infinity, at);
+    // A tick under way schedules the next one itself, wakeAt included.
+    if (this.tickAt !== null && at < this.tickAt) {
+      clearTimeout(this.timer);
+      this.schedule(Math.max(0, at - Date.now()));
+    }
+  }
+
   private schedule(delayMs: number): void {
     if (this.closed) return;
+    this.tickAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
+      this.tickAt = null;
+      this.wakeAt = null;
       this.running = this.tick().then((full) => {
         this.running = undefined;
-        // The next tick comes at the tick interval, or sooner when a burst claimed ahead is to begin.
+        // The next tick comes at the tick interval (with nothing due, at IDLE_POLL_MS), or sooner
+        // for the next due time known: a burst claimed ahead to begin, a schedule the look-ahead
+        // saw, a change through this process.
+        const now = Date.now();
         const burst = this.bursts[0];
-        const untilBurst = burst === undefined ? Infinity : Math.max(0, this.beginsAt(burst) - Date.now());
-        this.schedule(full ? 0 : Math.min(this.options.tickMs, untilBurst));
+        const soonest = Math.min(
+          burst === undefined ? Infinity : this.beginsAt(burst),
+          this.nextDueAt ?? Infinity,
+          this.wakeAt ?? Infinity,
+        );
+        const poll = this.idle ? Math.max(this.options.tickMs, IDLE_POLL_MS) : this.options.tickMs;
+        this.schedule(full ? 0 : Math.min(poll, Math.max(0, soonest - now)));
       });
     }, delayMs);
   }
@@ -280,13 +322,20 @@ export class Scheduler {
       // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
       while (this.bursts.length > 0 && this.beginsAt(this.bursts[0]!) <= Date.now() && !this.closed)
         await this.fireBurst(this.bursts.shift()!);
+      if (this.idle && this.nextDueAt === null && this.bursts.length === 0) {
+        // Nothing was due, nor within the look-ahead: one query tells whether anything is now.
+        const soonest = await store.soonestDue();
+        if (soonest === null || soonest.getTime() > Date.now() + LOOKAHEAD_MS) return false;
+      }
       const now = new Date();
       this.forgetHeld(now.getTime());
       const rows = await store.dueIds(null, now, BATCH);
+      this.idle = rows.length === 0;
+      this.nextDueAt = null;
       const ids = rows.filter((r) => this.free(r._id, now.getTime())).map((r) => r._id);
       if (ids.length > 0) await this.dealWith(await store.getMany(ids), now);
       if (rows.length === BATCH && ids.length > 0) return true;
-      if (!this.closed) await this.claimAhead(new Date());
+      if (!this.closed) await this.claimAhead(new Date(), now);
     } catch (err) {
       this.options.logger.warn({ err }, 'scheduler: could not deal with the due schedules');
     }
@@ -350,13 +399,19 @@ export class Scheduler {
    * them not claimed yet: their claims are written now, so that at their time only their
    * publishing is left. Each claim's lease runs from its fire's time.
    */
-  private async claimAhead(now: Date): Promise<void> {
+  private async claimAhead(now: Date, tickNow: Date): Promise<void> {
     const { store } = this.options;
     const horizon = new Date(now.getTime() + LOOKAHEAD_MS);
+    // Read from the tick's own time, so that a schedule that came due since (after the tick's
+    // query for the due ones) is seen as the next due time, not passed by until the idle poll.
     let after =
-      this.lookedAheadTo !== null && this.lookedAheadTo.due_at.getTime() > now.getTime() ? this.lookedAheadTo : { due_at: now, _id: '' };
+      this.lookedAheadTo !== null && this.lookedAheadTo.due_at.getTime() > now.getTime()
+        ? this.lookedAheadTo
+        : { due_at: tickNow, _id: '' };
     for (let page = 0; !this.closed; page++) {
       const rows = await store.dueIdsAfter(after, horizon, BATCH);
+      // Read from now on, the first row is the soonest due time in the store (the next tick's).
+      if (page === 0 && after.due_at === tickNow && rows.length > 0) this.nextDueAt = rows[0]!.due_at.getTime();
       if (page === 0 && rows.length < EARLY_CLAIM_MIN) return;
       if (rows.length === 0) return;
       after = rows.at(-1)!;

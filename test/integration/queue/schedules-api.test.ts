@@ -498,6 +498,26 @@ describe('a fire published ahead of its time (a burst begins its publishing earl
   });
 });
 
+describe('a scheduler with nothing due', () => {
+  it('is woken by a schedule made through its own process and fires it on time, though it looks less often while idle', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    // Each made a little before its time, while the scheduler waits for up to a second between looks.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 1_300));
+      const at = new Date(Date.now() + 300);
+      const made = await create(owner.token, { name: uniqueName('soon-'), task: 'tasks.add', args: [1, 1], clocked: at.toISOString() });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      const run = await until(
+        async () => (await scheduler().runs.findOne({ schedule_id: id, state: 'published' })) ?? undefined,
+        5_000,
+        'the fire',
+      );
+      expect(run.lateness_ms, `fire ${i}`).toBeLessThan(200);
+    }
+  });
+});
+
 describe('a scheduler that fell behind', () => {
   it('publishes a fire it reached later than the grace, late, instead of recording it missed', async () => {
     const behindApp = await startTestApp({ SCHEDULE_GRACE_S: '1', SCHEDULE_TICK_MS: '100', SCHEDULE_MIN_INTERVAL_S: '1' });
