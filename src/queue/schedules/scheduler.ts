@@ -1,7 +1,8 @@
 /**
  * The scheduler: runs inside every API process, with no coordinator, and fires each schedule's
  * fires exactly once however many processes run it. Every `tickMs` it asks the database for the
- * schedules due (one indexed query on `due_at`) and deals with each, one fire at a time:
+ * schedules due (one indexed query on `due_at`; with none due, less often, see IDLE_POLL_MS) and
+ * deals with each, one fire at a time:
  *
  *   1. What the fire is: `planDue` (plan.ts) says on time, catch-up, or missed.
  *   2. Claim: insert the fire's run-log entry, keyed `<schedule>@<fire time>`, state `claimed`,
@@ -22,7 +23,10 @@
  * and its entry removed), the claims about to be published are written down as such, one small
  * document per chunk of fires (schedule-store.ts, PublishingDoc), and the messages go to the
  * broker; once they are confirmed, the entries are given to their accounts, then the claims are
- * completed and the schedules advanced.
+ * completed and the schedules advanced. "When its time comes" is a little before it (MAX_LEAD_MS):
+ * each message carries the fire's due time as its `eta`, so no worker runs it early, and a
+ * schedule changed, paused or deleted after that has its fires not yet due revoked by the
+ * service (schedule-service.ts, withdrawNotDue).
  *
  * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
  * the schedule not advanced, so it stays due. When the lease has run out another process takes the
