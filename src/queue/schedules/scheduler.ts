@@ -131,6 +131,8 @@ const MAX_LEAD_MS = 2_000;
 const IDLE_POLL_MS = 1_000;
 /** Fires per second a burst's publishing is taken to go at until one has been measured. */
 const FIRST_RATE = 5_000;
+/** A burst's publishing is taken to last this much longer than at the last burst's rate: rates vary from burst to burst. */
+const LEAD_MARGIN = 1.5;
 /** Added to a burst's lead for the reads before its first message (changes since its claim, owners). */
 const LEAD_READS_MS = 100;
 /** How far back the check for schedules changed since their fires were claimed ahead looks beyond the claim (other machines' clocks). */
@@ -499,10 +501,10 @@ export class Scheduler {
 
   /**
    * When a burst's publishing begins: ahead of its time by what its size takes at the rate the
-   * last burst went out, plus its reads, at most MAX_LEAD_MS (see MAX_LEAD_MS).
+   * last burst went out (with LEAD_MARGIN), plus its reads, at most MAX_LEAD_MS (see MAX_LEAD_MS).
    */
   private beginsAt(burst: Burst): number {
-    const leadMs = LEAD_READS_MS + (burst.fires.length / this.publishRate) * 1000;
+    const leadMs = LEAD_READS_MS + ((LEAD_MARGIN * burst.fires.length) / this.publishRate) * 1000;
     return burst.at - Math.min(MAX_LEAD_MS, leadMs);
   }
 
