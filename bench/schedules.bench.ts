@@ -27,6 +27,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { connectBroker } from '../src/queue/connection/broker-connection.js';
 import type { RunDoc, ScheduleDoc } from '../src/queue/schedules/schedule-store.js';
+import type { BurstEvent } from '../src/queue/schedules/scheduler.js';
 import { newScheduleDoc } from '../src/queue/schedules/schedule-service.js';
 import { benchServiceEnv } from './processes.js';
 
@@ -171,6 +172,10 @@ async function main(): Promise<void> {
     // schedules are written, so that it runs when their first fire comes however slow the
     // machine is (a fire due before a scheduler started counts as passed while none ran).
     const ctx = await createServiceContext(loadSettings({ ...env, SCHEDULER_ENABLED: 'true' }), createLogger('warn'));
+    // When each burst's publishing began and ended: a burst is published ahead of its time (with
+    // an eta), so its rate is its fires over that span, not over the span from its due time.
+    const burstSpans: BurstEvent[] = [];
+    ctx.scheduler?.onBurst((event) => burstSpans.push(event));
     const now = new Date();
     const firstMinute = new Date(Math.ceil((now.getTime() + 25_000) / 60_000) * 60_000);
     const docs: ScheduleDoc[] = Array.from({ length: SCHEDULES }, (_, i) =>
@@ -223,16 +228,20 @@ async function main(): Promise<void> {
       const at = firstMinute.getTime() + m * 60_000;
       const minute = all.filter((r) => r.fire_at.getTime() === at);
       const published = minute.filter((r) => r.state === 'published');
-      // Lateness as the run log has it (publication minus the fire's due time); the burst lasts until the last publication.
+      // Lateness as the run log has it (publication minus the fire's due time, none when it was
+      // published ahead); the burst lasts from the beginning of its publishing to its end.
+      const spans = burstSpans.filter((b) => b.dueAt.getTime() === at);
+      const began = Math.min(at, ...spans.map((b) => b.beganAt.getTime()));
+      const ended = Math.max(...published.map((r) => r.published_at?.getTime() ?? at), ...spans.map((b) => b.publishedAt.getTime()));
       const burst = {
-        ...burstOf(
-          at,
-          published.map((r) => r.published_at?.getTime() ?? at),
-        ),
+        published: published.length,
         lateness: published.map((r) => r.lateness_ms ?? NaN).sort((a, b) => a - b),
+        seconds: Math.max(0.001, (ended - began) / 1000),
       };
       ours.push(burst);
-      process.stdout.write(`${new Date(at).toISOString()}  ${String(minute.length).padStart(6)}  ${line(burst)}\n`);
+      process.stdout.write(
+        `${new Date(at).toISOString()}  ${String(minute.length).padStart(6)}  ${line(burst)}  (publishing ${began - at} to ${ended - at} ms from the due time)\n`,
+      );
     }
     const cpuShare = (cpu.user + cpu.system) / 1000 / wallMs;
     process.stdout.write(

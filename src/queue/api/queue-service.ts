@@ -66,9 +66,14 @@ export interface SubmittedTask {
 }
 
 /** What only the scheduler sets: the task id it claimed the fire under, and the task's expiry. */
+/** What a revoke records of the task (its history entry's fields). */
+export type RevokedTask = Pick<TaskLogEntry, 'task_id' | 'task_name' | 'args' | 'kwargs' | 'queue'>;
+
 export interface SubmitOptions {
   taskId?: string;
   expires?: Date;
+  /** Not to run before then (Celery's `eta`): workers hold the message until that time. */
+  eta?: Date;
 }
 
 /** One submission of `submitMany`, with the arguments `submit` takes. */
@@ -240,6 +245,7 @@ export class QueueService {
         authenticatedUser: user,
         headers: encodeSubmitterAccess(submitter),
         expires: options.expires,
+        eta: options.eta,
       });
     } catch (error) {
       const mayHaveRun = mayHaveBeenPublished(error);
@@ -277,7 +283,7 @@ export class QueueService {
    * Broadcasts `revoke` (workers skip the task, or abort it with `terminate`) and records
    * REVOKED for a task that has not finished, as Celery's own backend would once a worker sees it.
    */
-  async revoke(entry: TaskLogEntry, terminate: boolean): Promise<TaskResult> {
+  async revoke(entry: RevokedTask, terminate: boolean): Promise<TaskResult> {
     await this.control.revoke(entry.task_id, { terminate, signal: 'SIGTERM' });
     const current = await this.results.get(entry.task_id);
     if (READY_STATES.has(current.status)) return current;

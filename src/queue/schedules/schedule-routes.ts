@@ -139,7 +139,7 @@ export function mountScheduleRoutes(router: Router, service: () => ScheduleServi
     },
     DELETE: async (req, res) => {
       const doc = await ownSchedule(req);
-      await service().delete(doc._id);
+      await service().delete(doc);
       res.status(204).end();
     },
   });

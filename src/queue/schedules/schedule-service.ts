@@ -8,7 +8,8 @@ import { escapeRegExp } from '../../lib/regexp.js';
 import { bindProblem } from './signature-check.js';
 import { cursorOver, type CountedRows } from '../../lib/paging.js';
 import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../protocol/exact-numbers.js';
-import type { QueueService } from '../api/queue-service.js';
+import type { QueueService, RevokedTask } from '../api/queue-service.js';
+import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { bodyOf, mergeUpdate, parseScheduleBody, type ScheduleSpec } from './model.js';
 import { nextFire, nextFires } from './timing.js';
 import { isDuplicateKey, type RunDoc, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
@@ -166,6 +167,7 @@ export class ScheduleService {
     const now = new Date();
     const doc = newScheduleDoc(owner, spec, now, nextFire(spec.timing, now, { start: spec.startTime, end: spec.endTime }));
     if (!(await this.options.store.insert(doc))) throw nameTaken(spec.name);
+    this.options.scheduler.wake(doc.due_at);
     return doc;
   }
 
@@ -193,6 +195,8 @@ export class ScheduleService {
       if (isDuplicateKey(error)) throw nameTaken(spec.name);
       throw error;
     }
+    await this.withdrawNotDue(doc, await this.options.store.notDueYet(doc._id, now));
+    this.options.scheduler.wake(fields.due_at);
     return { ...doc, ...fields };
   }
 
@@ -200,6 +204,7 @@ export class ScheduleService {
   async pause(doc: ScheduleDoc, note: string | undefined): Promise<ScheduleDoc> {
     const fields = { paused: true, due_at: null, updated_at: new Date(), ...(note === undefined ? {} : { note }) };
     await this.options.store.updateIf(doc._id, {}, { $set: fields });
+    await this.withdrawNotDue(doc, await this.options.store.notDueYet(doc._id, fields.updated_at));
     return { ...doc, ...fields };
   }
 
@@ -209,6 +214,7 @@ export class ScheduleService {
     const next = doc.finished ? null : nextFire(doc.timing, now, windowOf(doc));
     const fields = { paused: false, note: '', next_fire_at: next, due_at: next, finished: next === null, updated_at: now };
     await this.options.store.updateIf(doc._id, {}, { $set: fields });
+    this.options.scheduler.wake(next);
     return { ...doc, ...fields };
   }
 
@@ -216,8 +222,47 @@ export class ScheduleService {
     return this.options.store.get(id);
   }
 
-  delete(id: string): Promise<boolean> {
-    return this.options.store.delete(id);
+  async delete(doc: ScheduleDoc): Promise<boolean> {
+    // Read before the run log goes with the schedule.
+    const notDue = await this.options.store.notDueYet(doc._id, new Date());
+    const deleted = await this.options.store.delete(doc._id);
+    await this.withdrawNotDue(doc, notDue);
+    return deleted;
+  }
+
+  /**
+   * Withdraws fires of a schedule just changed, paused or deleted that are not due yet: those of
+   * a burst may be on their way to the broker already, published ahead of their time with an
+   * `eta` (see the scheduler's MAX_LEAD_MS), so each is revoked — REVOKED recorded in the
+   * results, which every worker of this service reads before it starts a task, and the revoke
+   * broadcast, so workers holding it drop it — whether it was published or not. Its run-log
+   * entry is removed: the scheduler fires the schedule as it is now (a changed one at its next
+   * time, which may be the same), and a history entry written ahead and not yet published goes
+   * with it.
+   */
+  private async withdrawNotDue(doc: ScheduleDoc, runs: readonly RunDoc[]): Promise<void> {
+    const { queue, store } = this.options;
+    if (runs.length === 0) return;
+    await store.removeRuns(runs.map((r) => r._id));
+    const taskIds = runs.map((r) => r.task_id).filter((id) => id !== null);
+    await Promise.all(
+      taskIds.map(async (taskId) => {
+        const entry = await queue.log.getWritten(taskId);
+        await queue.revoke(entry ?? this.entryOf(doc, taskId), false);
+      }),
+    );
+    await queue.log.dropUnpublished(taskIds);
+  }
+
+  /** What a revoke records of a fire whose history entry is not written (yet). */
+  private entryOf(doc: ScheduleDoc, taskId: string): RevokedTask {
+    return {
+      task_id: taskId,
+      task_name: doc.task,
+      args: JSON.parse(doc.args_json) as JsonValue[],
+      kwargs: JSON.parse(doc.kwargs_json) as JsonObject,
+      queue: doc.queue ?? '',
+    };
   }
 
   runNow(doc: ScheduleDoc): Promise<RunDoc> {

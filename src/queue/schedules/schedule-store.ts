@@ -86,6 +86,11 @@ export interface RunDoc {
   count: number;
   /** Set when the claim was completed by another process than the one that made it. */
   recovered: boolean;
+  /**
+   * When the fire is due (its own time plus jitter), for fires claimed in bulk: those of a burst
+   * may be published ahead of it (see the scheduler's MAX_LEAD_MS).
+   */
+  due_at?: Date;
   /** Names the last conditional update applied (see ConditionalUpdates). */
   write_token?: string;
 }
@@ -244,6 +249,15 @@ export class ScheduleStore {
       .toArray() as Promise<{ _id: string; due_at: Date }[]>;
   }
 
+  /** The soonest due time of any schedule (null: none is due ever, all paused or finished). */
+  async soonestDue(): Promise<Date | null> {
+    const first = await this.schedules.findOne(
+      { due_at: { $gte: new Date(0) } },
+      { projection: { _id: 0, due_at: 1 }, sort: { due_at: 1 } },
+    );
+    return first?.due_at ?? null;
+  }
+
   /** As dueIds, for the schedules after `after` in the order (due time, id): the next page of a look ahead. */
   dueIdsAfter(after: { due_at: Date; _id: string }, until: Date, limit: number): Promise<{ _id: string; due_at: Date }[]> {
     return this.schedules
@@ -327,6 +341,19 @@ export class ScheduleStore {
       }),
     );
     return outcomes.flat().map((outcome) => outcome === null);
+  }
+
+  /**
+   * The schedule's fires claimed or published that are not due yet (the ones a burst may have
+   * published ahead of their time, see RunDoc.due_at).
+   */
+  notDueYet(scheduleId: string, now: Date): Promise<RunDoc[]> {
+    return this.runs.find({ schedule_id: scheduleId, state: { $in: ['claimed', 'published'] }, due_at: { $gt: now } }).toArray();
+  }
+
+  /** Removes run-log entries, whoever holds them. */
+  async removeRuns(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.runs.deleteMany({ _id: { $in: [...ids] } });
   }
 
   /** Removes the caller's claims that it decided not to publish (never published, so nothing is lost). */

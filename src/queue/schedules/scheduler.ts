@@ -1,7 +1,8 @@
 /**
  * The scheduler: runs inside every API process, with no coordinator, and fires each schedule's
  * fires exactly once however many processes run it. Every `tickMs` it asks the database for the
- * schedules due (one indexed query on `due_at`) and deals with each, one fire at a time:
+ * schedules due (one indexed query on `due_at`; with none due, less often, see IDLE_POLL_MS) and
+ * deals with each, one fire at a time:
  *
  *   1. What the fire is: `planDue` (plan.ts) says on time, catch-up, or missed.
  *   2. Claim: insert the fire's run-log entry, keyed `<schedule>@<fire time>`, state `claimed`,
@@ -22,7 +23,10 @@
  * and its entry removed), the claims about to be published are written down as such, one small
  * document per chunk of fires (schedule-store.ts, PublishingDoc), and the messages go to the
  * broker; once they are confirmed, the entries are given to their accounts, then the claims are
- * completed and the schedules advanced.
+ * completed and the schedules advanced. "When its time comes" is a little before it (MAX_LEAD_MS):
+ * each message carries the fire's due time as its `eta`, so no worker runs it early, and a
+ * schedule changed, paused or deleted after that has its fires not yet due revoked by the
+ * service (schedule-service.ts, withdrawNotDue).
  *
  * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
  * the schedule not advanced, so it stays due. When the lease has run out another process takes the
@@ -80,6 +84,15 @@ export interface FireEvent {
   count: number;
 }
 
+/** What a burst claimed ahead tells its listeners once it is published (the scheduler benchmark). */
+export interface BurstEvent {
+  fires: number;
+  /** Its due time, when its publishing began, and when the broker had confirmed all of it. */
+  dueAt: Date;
+  beganAt: Date;
+  publishedAt: Date;
+}
+
 /** Due schedules read per query; more are read at once when a batch came back full. */
 const BATCH = 5_000;
 /** Schedules that need reads of their own (see isPlain) dealt with side by side in one tick. */
@@ -100,6 +113,28 @@ const LOOKAHEAD_MS = 15_000;
  * its time comes only the publishing is left; smaller ones are claimed when due.
  */
 const EARLY_CLAIM_MIN = 200;
+/**
+ * A burst claimed ahead begins its publishing up to this long before its time, each message
+ * carrying that time as its `eta` (workers hold it until then; it cannot run early): the
+ * broker's confirms, which bound how fast a burst goes out, are spent before the fire instead
+ * of after it. How far ahead a burst begins is what its size takes at the rate the last burst
+ * was published (see beginsAt).
+ */
+const MAX_LEAD_MS = 2_000;
+/**
+ * How long a scheduler with nothing due waits at most before it looks again. It wakes sooner for
+ * the next due time the look-ahead saw in the store (any process's schedules), a burst it
+ * claimed, and a schedule created, changed or resumed through this process (wake). What it can
+ * miss meanwhile is a schedule created or changed through another process whose own scheduler
+ * is off (or that stopped): that one is seen up to this much later.
+ */
+const IDLE_POLL_MS = 1_000;
+/** Fires per second a burst's publishing is taken to go at until one has been measured. */
+const FIRST_RATE = 5_000;
+/** A burst's publishing is taken to last this much longer than at the last burst's rate: rates vary from burst to burst. */
+const LEAD_MARGIN = 1.5;
+/** Added to a burst's lead for the reads before its first message (changes since its claim, owners). */
+const LEAD_READS_MS = 100;
 /** How far back the check for schedules changed since their fires were claimed ahead looks beyond the claim (other machines' clocks). */
 const CLOCK_SKEW_MS = 5_000;
 /** Fires dealt with for one schedule in one tick before the others get their turn. */
@@ -122,8 +157,18 @@ const dueAt = (next: Date | null, jitterSeconds: number): Date | null =>
   next === null ? null : new Date(next.getTime() + Math.floor(Math.random() * jitterSeconds * 1000));
 
 /** When a task fired now expires (the schedule's `expires`), if it does. */
-const expiresAt = (s: Pick<ScheduleDoc, 'expires_s'>): Date | undefined =>
-  s.expires_s === null ? undefined : new Date(Date.now() + s.expires_s * 1000);
+const expiresAt = (s: Pick<ScheduleDoc, 'expires_s'>, from = Date.now()): Date | undefined =>
+  s.expires_s === null ? undefined : new Date(from + s.expires_s * 1000);
+
+/**
+ * The timing options of a fire's message published now: an `eta` when it goes out ahead of its
+ * due time (a burst's lead), and its expiry counted from when it may run.
+ */
+function timingOf(c: Pick<Claimed, 's' | 'dueTime'>): { expires?: Date; eta?: Date } {
+  const now = Date.now();
+  const due = c.dueTime.getTime();
+  return due > now ? { expires: expiresAt(c.s, due), eta: c.dueTime } : { expires: expiresAt(c.s, now) };
+}
 
 export const windowOf = (s: Pick<ScheduleDoc, 'start_time' | 'end_time'>): Window => ({ start: s.start_time, end: s.end_time });
 
@@ -186,9 +231,18 @@ export class Scheduler {
   /** Names this process in the claims it makes. */
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending tick is to run (none while one runs). */
+  private tickAt: number | null = null;
+  /** The last tick found nothing due now (see IDLE_POLL_MS). */
+  private idle = false;
+  /** The soonest due time the last look-ahead saw in the store, if it saw one. */
+  private nextDueAt: number | null = null;
+  /** The soonest due time a change through this process asked to be woken for since the last tick began. */
+  private wakeAt: number | null = null;
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly listeners = new Set<(event: FireEvent) => void>();
+  private readonly burstListeners = new Set<(event: BurstEvent) => void>();
   /** When this process's scheduler started. */
   private startedAt: Date | null = null;
   /** Since when it has run without a break: fires due since then that it reached late, it was slow on (plan.ts). */
@@ -202,6 +256,8 @@ export class Scheduler {
   private readonly heldElsewhere = new Map<string, number>();
   /** Bursts published whose entries are being completed and schedules advanced. */
   private readonly finishing = new Set<Promise<void>>();
+  /** Fires per second the last burst claimed ahead was published at (see beginsAt). */
+  private publishRate = FIRST_RATE;
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -217,15 +273,46 @@ export class Scheduler {
     return () => this.listeners.delete(listener);
   }
 
+  onBurst(listener: (event: BurstEvent) => void): () => void {
+    this.burstListeners.add(listener);
+    return () => this.burstListeners.delete(listener);
+  }
+
+  /**
+   * Asks for a tick by `dueAt` (a schedule created, changed or resumed through this process), so
+   * that a scheduler idle for up to IDLE_POLL_MS still fires it on time.
+   */
+  wake(dueAt: Date | null): void {
+    if (dueAt === null || this.closed || this.startedAt === null) return;
+    const at = dueAt.getTime();
+    this.wakeAt = Math.min(this.wakeAt ?? Infinity, at);
+    // A tick under way schedules the next one itself, wakeAt included.
+    if (this.tickAt !== null && at < this.tickAt) {
+      clearTimeout(this.timer);
+      this.schedule(Math.max(0, at - Date.now()));
+    }
+  }
+
   private schedule(delayMs: number): void {
     if (this.closed) return;
+    this.tickAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
+      this.tickAt = null;
+      this.wakeAt = null;
       this.running = this.tick().then((full) => {
         this.running = undefined;
-        // The next tick comes at the tick interval, or sooner when a burst claimed ahead is due.
-        const burst = this.bursts[0]?.at;
-        const untilBurst = burst === undefined ? Infinity : Math.max(0, burst - Date.now());
-        this.schedule(full ? 0 : Math.min(this.options.tickMs, untilBurst));
+        // The next tick comes at the tick interval (with nothing due, at IDLE_POLL_MS), or sooner
+        // for the next due time known: a burst claimed ahead to begin, a schedule the look-ahead
+        // saw, a change through this process.
+        const now = Date.now();
+        const burst = this.bursts[0];
+        const soonest = Math.min(
+          burst === undefined ? Infinity : this.beginsAt(burst),
+          this.nextDueAt ?? Infinity,
+          this.wakeAt ?? Infinity,
+        );
+        const poll = this.idle ? Math.max(this.options.tickMs, IDLE_POLL_MS) : this.options.tickMs;
+        this.schedule(full ? 0 : Math.min(poll, Math.max(0, soonest - now)));
       });
     }, delayMs);
   }
@@ -239,14 +326,22 @@ export class Scheduler {
     const { store } = this.options;
     try {
       // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
-      while (this.bursts.length > 0 && this.bursts[0]!.at <= Date.now() && !this.closed) await this.fireBurst(this.bursts.shift()!);
+      while (this.bursts.length > 0 && this.beginsAt(this.bursts[0]!) <= Date.now() && !this.closed)
+        await this.fireBurst(this.bursts.shift()!);
+      if (this.idle && this.nextDueAt === null && this.bursts.length === 0) {
+        // Nothing was due, nor within the look-ahead: one query tells whether anything is now.
+        const soonest = await store.soonestDue();
+        if (soonest === null || soonest.getTime() > Date.now() + LOOKAHEAD_MS) return false;
+      }
       const now = new Date();
       this.forgetHeld(now.getTime());
       const rows = await store.dueIds(null, now, BATCH);
+      this.idle = rows.length === 0;
+      this.nextDueAt = null;
       const ids = rows.filter((r) => this.free(r._id, now.getTime())).map((r) => r._id);
       if (ids.length > 0) await this.dealWith(await store.getMany(ids), now);
       if (rows.length === BATCH && ids.length > 0) return true;
-      if (!this.closed) await this.claimAhead(new Date());
+      if (!this.closed) await this.claimAhead(new Date(), now);
     } catch (err) {
       this.options.logger.warn({ err }, 'scheduler: could not deal with the due schedules');
     }
@@ -310,13 +405,19 @@ export class Scheduler {
    * them not claimed yet: their claims are written now, so that at their time only their
    * publishing is left. Each claim's lease runs from its fire's time.
    */
-  private async claimAhead(now: Date): Promise<void> {
+  private async claimAhead(now: Date, tickNow: Date): Promise<void> {
     const { store } = this.options;
     const horizon = new Date(now.getTime() + LOOKAHEAD_MS);
+    // Read from the tick's own time, so that a schedule that came due since (after the tick's
+    // query for the due ones) is seen as the next due time, not passed by until the idle poll.
     let after =
-      this.lookedAheadTo !== null && this.lookedAheadTo.due_at.getTime() > now.getTime() ? this.lookedAheadTo : { due_at: now, _id: '' };
+      this.lookedAheadTo !== null && this.lookedAheadTo.due_at.getTime() > now.getTime()
+        ? this.lookedAheadTo
+        : { due_at: tickNow, _id: '' };
     for (let page = 0; !this.closed; page++) {
       const rows = await store.dueIdsAfter(after, horizon, BATCH);
+      // Read from now on, the first row is the soonest due time in the store (the next tick's).
+      if (page === 0 && after.due_at === tickNow && rows.length > 0) this.nextDueAt = rows[0]!.due_at.getTime();
       if (page === 0 && rows.length < EARLY_CLAIM_MIN) return;
       if (rows.length === 0) return;
       after = rows.at(-1)!;
@@ -398,8 +499,24 @@ export class Scheduler {
     return queues;
   }
 
+  /**
+   * When a burst's publishing begins: ahead of its time by what its size takes at the rate the
+   * last burst went out (with LEAD_MARGIN), plus its reads, at most MAX_LEAD_MS (see MAX_LEAD_MS).
+   */
+  private beginsAt(burst: Burst): number {
+    const leadMs = LEAD_READS_MS + ((LEAD_MARGIN * burst.fires.length) / this.publishRate) * 1000;
+    return burst.at - Math.min(MAX_LEAD_MS, leadMs);
+  }
+
   private async fireBurst(burst: Burst): Promise<void> {
+    const began = Date.now();
     await this.fireHeld(burst.fires, burst.claimedAt);
+    const published = Date.now();
+    const seconds = (published - began) / 1000;
+    const event = { fires: burst.fires.length, dueAt: new Date(burst.at), beganAt: new Date(began), publishedAt: new Date(published) };
+    for (const listener of this.burstListeners) listener(event);
+    // A small burst measures mostly its reads, not the broker's rate.
+    if (burst.fires.length >= EARLY_CLAIM_MIN && seconds > 0) this.publishRate = burst.fires.length / seconds;
   }
 
   /**
@@ -460,6 +577,7 @@ export class Scheduler {
         ...this.newRun(s._id, runKey(s._id, step.fire), step.catchUp ? 'catch_up' : 'scheduled', step.fire, now),
         count: step.covers,
         lease_until: new Date(Math.max(now.getTime(), dueTime.getTime()) + this.options.claimLeaseMs),
+        due_at: dueTime,
       };
       fires.push({ s, step, run, dueTime });
     }
@@ -628,7 +746,7 @@ export class Scheduler {
     return {
       ...written,
       submitter: submitterAccessOf({ username: owner.username!, isSuperuser: owner.isSuperuser, permissions: owner.permissions }),
-      options: { taskId: written.options.taskId, expires: expiresAt(c.s) },
+      options: { taskId: written.options.taskId, ...timingOf(c) },
     };
   }
 
@@ -706,7 +824,7 @@ export class Scheduler {
         queue: queueName,
       },
       queue: queueName,
-      options: { taskId: run.task_id!, expires: expiresAt(s) },
+      options: { taskId: run.task_id!, ...timingOf(c) },
     };
   }
 
@@ -937,7 +1055,9 @@ export class Scheduler {
     const due = holdsBuffer && nextDue !== null ? this.recheck(nextDue, new Date()) : nextDue;
     return {
       id: s._id,
-      expect: { next_fire_at: s.next_fire_at, total_runs: s.total_runs },
+      // Not over a change made through the service since the schedule was read (a pause, a new
+      // timing): the change stands, and the scheduler looks at the schedule as it is now.
+      expect: { next_fire_at: s.next_fire_at, total_runs: s.total_runs, updated_at: s.updated_at },
       due,
       update: {
         $set: {

@@ -435,6 +435,89 @@ describe('a claim left by a process that died', () => {
   });
 });
 
+describe('a fire published ahead of its time (a burst begins its publishing early, with an eta)', () => {
+  /**
+   * A one-off schedule at `at` whose fire another process claimed and published ahead of its
+   * time, as a burst's are: its claim (due at `at`, its lease still held), its history entry,
+   * and its message with `at` as its eta, which the worker holds until then.
+   */
+  async function publishedAhead(owner: { name: string; token: string }, at: Date): Promise<{ id: string; taskId: string }> {
+    const made = await create(owner.token, { name: uniqueName('ahead-'), task: 'tasks.add', args: [4, 4], clocked: at.toISOString() });
+    expect(made.status, made.text).toBe(201);
+    const id = made.json.id as string;
+    const taskId = `ahead-${uniqueName()}`;
+    await scheduler().runs.insertOne({
+      _id: runKey(id, at),
+      schedule_id: id,
+      kind: 'scheduled',
+      fire_at: at,
+      state: 'published',
+      task_id: taskId,
+      claimed_by: 'another-process',
+      claimed_at: new Date(),
+      lease_until: new Date(at.getTime() + 60_000),
+      published_at: new Date(),
+      lateness_ms: 0,
+      reason: null,
+      count: 1,
+      recovered: false,
+      due_at: at,
+    });
+    const doc = (await scheduler().schedules.findOne({ _id: id }))!;
+    await app.ctx.queue!.submit(
+      { username: owner.name, isSuperuser: false, dataStorePermissions: [] },
+      doc.owner_id,
+      'tasks.add',
+      { args: [4, 4], kwargs: {}, tags: [`schedule:${id}`], queue },
+      queue,
+      { taskId, eta: at },
+    );
+    return { id, taskId };
+  }
+
+  it('deleted, paused or changed before its time: revoked, never run; a changed one fires anew as it is now', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const at = new Date(Math.ceil((Date.now() + 6_000) / 1000) * 1000);
+    const [deleted, paused, changed] = [await publishedAhead(owner, at), await publishedAhead(owner, at), await publishedAhead(owner, at)];
+    expect((await call(app.url, 'DELETE', `/api/queue/schedules/${deleted.id}/`, { token: owner.token })).status).toBe(204);
+    expect((await call(app.url, 'POST', `/api/queue/schedules/${paused.id}/pause/`, { token: owner.token, body: {} })).status).toBe(200);
+    const patched = await call(app.url, 'PATCH', `/api/queue/schedules/${changed.id}/`, { token: owner.token, body: { args: [5, 5] } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(Date.now(), 'withdrawn before the fire').toBeLessThan(at.getTime());
+    await new Promise((r) => setTimeout(r, Math.max(0, at.getTime() - Date.now()) + 2_000));
+    for (const { taskId } of [deleted, paused, changed]) {
+      expect((await app.ctx.queue!.results.get(taskId)).status, taskId).toBe('REVOKED');
+    }
+    // The changed schedule fired at its time once more, under a new task, with its new arguments.
+    const runs = await scheduler().runs.find({ schedule_id: changed.id }).toArray();
+    expect(runs.map((r) => [r.state, r.fire_at.getTime()])).toEqual([['published', at.getTime()]]);
+    expect(runs[0]!.task_id).not.toBe(changed.taskId);
+    expect(await app.ctx.queue!.waitForResult(runs[0]!.task_id!, 10)).toMatchObject({ status: 'SUCCESS', result: 10 });
+    expect(await scheduler().runs.countDocuments({ schedule_id: paused.id })).toBe(0);
+    expect(await scheduler().schedules.findOne({ _id: paused.id })).toMatchObject({ paused: true, due_at: null });
+  });
+});
+
+describe('a scheduler with nothing due', () => {
+  it('is woken by a schedule made through its own process and fires it on time, though it looks less often while idle', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    // Each made a little before its time, while the scheduler waits for up to a second between looks.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 1_300));
+      const at = new Date(Date.now() + 300);
+      const made = await create(owner.token, { name: uniqueName('soon-'), task: 'tasks.add', args: [1, 1], clocked: at.toISOString() });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      const run = await until(
+        async () => (await scheduler().runs.findOne({ schedule_id: id, state: 'published' })) ?? undefined,
+        5_000,
+        'the fire',
+      );
+      expect(run.lateness_ms, `fire ${i}`).toBeLessThan(200);
+    }
+  });
+});
+
 describe('a scheduler that fell behind', () => {
   it('publishes a fire it reached later than the grace, late, instead of recording it missed', async () => {
     const behindApp = await startTestApp({ SCHEDULE_GRACE_S: '1', SCHEDULE_TICK_MS: '100', SCHEDULE_MIN_INTERVAL_S: '1' });

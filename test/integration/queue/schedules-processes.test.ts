@@ -240,6 +240,17 @@ describe('a burst of schedules due at the same second on two API processes', () 
       .toArray();
     expect(history).toHaveLength(BURST * 2);
     expect(new Set(history.map((h) => String(h._id)))).toEqual(taskIds);
+    // Published ahead of their time (with their due time as eta), none ran before it.
+    const results = app.ctx.serviceDb.client.db(resultDatabase).collection<{ _id: string; status: string; date_done: string }>('tombstone');
+    await until(
+      async () => (await results.countDocuments({ _id: { $in: [...taskIds] as string[] }, status: 'SUCCESS' })) === BURST * 2,
+      60_000,
+      'every fire run by the worker',
+    );
+    const fireOf = new Map(runs.map((r) => [r.task_id!, r.fire_at.getTime()]));
+    const done = await results.find({ _id: { $in: [...taskIds] as string[] } }).toArray();
+    const early = done.filter((d) => Date.parse(`${d.date_done}Z`) < fireOf.get(d._id)!);
+    expect(early, JSON.stringify(early.slice(0, 3))).toEqual([]);
     await Promise.all(procs.map((s) => s.kill()));
   }, 240_000);
 });
