@@ -65,10 +65,10 @@ export interface SubmittedTask {
   queue: string;
 }
 
-/** What only the scheduler sets: the task id it claimed the fire under, and the task's expiry. */
 /** What a revoke records of the task (its history entry's fields). */
 export type RevokedTask = Pick<TaskLogEntry, 'task_id' | 'task_name' | 'args' | 'kwargs' | 'queue'>;
 
+/** What only the scheduler sets: the task id it claimed the fire under, the task's expiry, and its eta. */
 export interface SubmitOptions {
   taskId?: string;
   expires?: Date;
