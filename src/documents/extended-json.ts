@@ -230,8 +230,8 @@ function pathOf(entry: Pending): Path {
 
 /**
  * Only objects and arrays are walked into: a string or number has no keys to check, and neither
- * has a Long or a Double (number-literals.ts makes one of each integer literal beyond int32 and
- * of each whole double; a body may hold hundreds of thousands).
+ * has a Long or a Double (number-literals.ts makes a Double of each whole double; a body may hold
+ * hundreds of thousands).
  */
 const isContainer = (value: unknown): boolean =>
   typeof value === 'object' && value !== null && !(value instanceof Long) && !(value instanceof Double);
@@ -438,8 +438,9 @@ const NUMBER_OPERANDS = new Set(['$date', '$timestamp', '$minKey', '$maxKey']);
 
 /**
  * An operand as number-literals.ts hands it over when it is not a plain number: a wrapper it
- * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`), or a Long or Double it made
- * of a wide integer literal or a whole double. The operand's JavaScript number, or undefined for anything else.
+ * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`), or a Double it made of a
+ * whole double or of an integer beyond int64 (or a Long). The operand's JavaScript number, or
+ * undefined for anything else.
  */
 function operandNumber(value: unknown): number | undefined {
   if (value instanceof Long) return value.toNumber();
