@@ -212,6 +212,24 @@ describe('integer literals beyond int32 on every write path (stored as int64)', 
   });
 });
 
+describe('a body that is one number, not a record', () => {
+  // An integer beyond int32 is a number until the driver, a whole double a Double (an object):
+  // neither is a record. The Double was a 503 in an array, and a PUT stored its fields.
+  it.each(['3.0', '123456789012', '[3.0]', '[123456789012]'])('POST %s is a 400', async (rawBody) => {
+    const res = await call(app.url, 'POST', base, { token, rawBody });
+    expect([res.status, res.json.error.code]).toEqual([400, 'invalid_body']);
+  });
+
+  it.each(['PUT', 'PATCH'])('%s of 3.0 or 123456789012 is a 400', async (method) => {
+    await send('POST', base, `{"_id": "one-number-${method}", "kept": 1}`, 201);
+    for (const rawBody of ['3.0', '123456789012']) {
+      const res = await call(app.url, method, `${base}one-number-${method}/`, { token, rawBody });
+      expect([res.status, res.json.error?.code]).toEqual([400, 'invalid_body']);
+    }
+    expect(canonical(await storedRecords([`one-number-${method}`]))).toBe(canonical([{ _id: `one-number-${method}`, kept: new Int32(1) }]));
+  });
+});
+
 describe('record bodies read as text', () => {
   it('are refused as express.json refuses them: another charset, text that is not JSON; a compressed body is read', async () => {
     const latin1 = await call(app.url, 'POST', base, { token, rawBody: '{"x": 1.5}', contentType: 'application/json; charset=latin1' });
