@@ -33,7 +33,7 @@ import { isStorageFull } from '../db/storage-state.js';
 import { signalOption } from '../db/deadline.js';
 import type { Deadline } from '../lib/deadline.js';
 import { idKey } from './id-key.js';
-import { int64Numbers } from './int64-numbers.js';
+import { int64Numbers, isInt64Free } from './int64-numbers.js';
 
 /**
  * How long to keep asking a database that is coming back which records it holds: long enough
@@ -76,6 +76,7 @@ export function recordsPerCommand(count: number, textBytes: number | undefined):
  * are read from these records, never from `docs`.
  */
 export function commandRecords(docs: readonly Document[], from: number, to: number): Document[] {
+  if (isInt64Free(docs)) return docs.slice(from, to);
   const end = Math.min(to, docs.length);
   const records = new Array<Document>(end - from);
   for (let i = from; i < end; i += 1) records[i - from] = int64Numbers(docs[i] as Document);

@@ -21,6 +21,7 @@
 import { BSON, Code, Double, Long, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
+import { isInt64Free, vouchInt64Free } from './int64-numbers.js';
 
 const { EJSON } = BSON;
 
@@ -142,6 +143,8 @@ export function parseJsonBody(value: unknown): unknown {
     const revived = reviveValue(value, [], { where: 'the request body', numbers: 'typed' });
     // The revival turns wrappers into values and keeps every other key: what held of the keys holds still.
     if (storableKeys.has(value as object) && typeof revived === 'object' && revived !== null) storableKeys.add(revived);
+    // No wrapper revives to an integer beyond int32 (`$numberLong` is a Long already): none is added.
+    if (isInt64Free(value)) vouchInt64Free(revived);
     return revived;
   }
   return revive(value, 'the request body', 'typed');

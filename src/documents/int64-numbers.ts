@@ -44,7 +44,23 @@ export function wideInteger(value: number): Long | Double {
  * Returns `value` itself when nothing is converted; never changes it.
  */
 export function int64Numbers<T>(value: T): T {
-  return converted(value) as T;
+  return isInt64Free(value) ? value : (converted(value) as T);
+}
+
+/**
+ * Values known to hold no integer beyond int32: bodies whose parse walk met none
+ * (number-literals.ts), their revivals, and the arrays of records made from them. int64Numbers
+ * and the insert commands (batch-insert.ts) hand them over as they are, without walking them:
+ * a body of int32s, strings and fractions costs no more than before int64s were made here.
+ */
+const int64Free = new WeakSet<object>();
+
+export function vouchInt64Free(value: unknown): void {
+  if (typeof value === 'object' && value !== null) int64Free.add(value);
+}
+
+export function isInt64Free(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && int64Free.has(value);
 }
 
 function converted(value: unknown): unknown {

@@ -67,6 +67,7 @@ import {
   stringEnd,
 } from '../lib/json-number-literals.js';
 import { isWrapperKeyName, MAX_NESTING_DEPTH, vouchForBody, vouchForStorableKeys } from './extended-json.js';
+import { vouchInt64Free } from './int64-numbers.js';
 import { wideInteger } from './int64-numbers.js';
 
 export { MAX_NUMBER_LITERAL_LENGTH } from '../lib/json-number-literals.js';
@@ -137,13 +138,22 @@ export function parseRecordJson(text: string): unknown {
   const facts = textFacts(text);
   const { noNul } = facts;
   const { value, mark } = parseMarked(text, markFor(facts), facts.noQuotedJson);
-  const walk: Walk = { final: false, markCode: mark?.code ?? NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true };
+  const walk: Walk = {
+    final: false,
+    markCode: mark?.code ?? NO_MARK,
+    safeKeys: noNul,
+    plain: noNul,
+    wrapperKeysOnly: true,
+    wideIntegers: false,
+  };
   let typed = typeParsedNumbers(value, 1, walk);
   if (typed === undefined) {
     // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
-    Object.assign(walk, { final: true, markCode: NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true });
+    Object.assign(walk, { final: true, markCode: NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true, wideIntegers: false });
     typed = typeParsedNumbers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
   }
+  // The store then hands the body's records to the driver as they are (no walk for int64s).
+  if (!walk.wideIntegers) vouchInt64Free(typed);
   if (walk.safeKeys) {
     vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
     // With no backslash and no DEL, no string of the text, keys included, can hold a control
@@ -504,6 +514,8 @@ interface Walk {
   plain: boolean;
   /** Every key starting with `$` is one an Extended JSON wrapper may hold (so none is an operator). */
   wrapperKeysOnly: boolean;
+  /** Whether an integer beyond int32 was met (one the store makes a Long of, see int64-numbers.ts). */
+  wideIntegers: boolean;
 }
 
 const NO_MARK = -1;
@@ -569,7 +581,10 @@ function typeArray(array: unknown[], depth: number, walk: Walk): unknown[] | und
 
 /** A member of a container at `depth`, typed (undefined: see typeParsedNumbers). */
 function typedItem(item: unknown, depth: number, walk: Walk): unknown {
-  if (typeof item === 'number') return typedNumber(item, walk.final);
+  if (typeof item === 'number') {
+    if ((item | 0) !== item && Number.isInteger(item)) walk.wideIntegers = true;
+    return typedNumber(item, walk.final);
+  }
   if (typeof item === 'object') return item === null ? item : typeParsedNumbers(item, depth + 1, walk);
   if (typeof item === 'string' && item.charCodeAt(item.length - 1) === walk.markCode) return markedDouble(item);
   return item;

@@ -1,7 +1,11 @@
 import { Code, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'mongodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { int64Numbers, wideInteger } from '../../../src/documents/int64-numbers.js';
+import type { Document } from 'mongodb';
+import { commandRecords } from '../../../src/documents/batch-insert.js';
+import { parseJsonBody } from '../../../src/documents/extended-json.js';
+import { int64Numbers, isInt64Free, wideInteger } from '../../../src/documents/int64-numbers.js';
+import { parseRecordJson } from '../../../src/documents/number-literals.js';
 
 describe('int64Numbers: the Longs of a record, made as it goes to the driver', () => {
   it.each([
@@ -80,6 +84,53 @@ describe('int64Numbers: the Longs of a record, made as it goes to the driver', (
         if (typeof stored !== 'number') expect(stored).toEqual(wideInteger(number));
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('bodies the parser found free of int64s go to the driver unwalked', () => {
+  const commandOf = (text: string): { body: Document[]; records: Document[] } => {
+    const body = parseJsonBody(parseRecordJson(text)) as Document[];
+    return { body, records: commandRecords(body, 0, body.length) };
+  };
+
+  it('hands an array of int32s, fractions and strings over as it is, record by record', () => {
+    const { body, records } = commandOf('[{"a": 1, "b": -2147483648, "c": 2.5, "d": "123456789012"}, {"e": [2147483647, {"f": 3.0}]}]');
+    expect(isInt64Free(body)).toBe(true);
+    expect(records).toHaveLength(2);
+    records.forEach((record, i) => expect(record).toBe(body[i]));
+  });
+
+  it.each([
+    ['at the top', '[{"a": 1}, {"n": 2147483648}]'],
+    ['deep in an array', '[{"a": [1, [2, {"n": -2147483649}]]}]'],
+    ['in a Code scope', '[{"c": {"$code": "x", "$scope": {"n": 123456789012}}}]'],
+    ['beside a wrapper', '[{"d": {"$date": "2024-01-01T00:00:00Z"}, "n": 123456789012}]'],
+  ])('walks a body with an integer beyond int32 %s, and makes it a Long', (_where, text) => {
+    const { body, records } = commandOf(text);
+    expect(isInt64Free(body)).toBe(false);
+    expect(JSON.stringify(records, (_k, v: unknown) => (v instanceof Long ? 'LONG' : v))).toContain('LONG');
+  });
+
+  it('builds the same command records with the skip as a walk of every record would (property)', () => {
+    const number = fc.oneof(
+      fc.integer(),
+      fc.integer({ min: -(2 ** 40), max: 2 ** 40 }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+    );
+    const value = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, number, fc.string(), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+      array: fc.array(tie('value'), { maxLength: 4 }),
+      object: fc.dictionary(fc.stringMatching(/^[a-z]{1,4}$/), tie('value'), { maxKeys: 4 }),
+    }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.dictionary(fc.stringMatching(/^[a-z]{1,4}$/), value.value, { maxKeys: 4 }), { minLength: 1, maxLength: 5 }),
+        (records) => {
+          const { body, records: built } = commandOf(JSON.stringify(records));
+          expect(built).toEqual(body.map((record) => int64Numbers({ ...record })));
+        },
+      ),
     );
   });
 });
