@@ -1,10 +1,16 @@
 /**
- * Reading a record body (no server): the CPU the records routes spend on a body's text,
- * parseRecordJson plus the Extended JSON revival, against JSON.parse of the same bytes, for
- * numbers-heavy bodies from 1 KiB to 16 MiB. The goal is at most 2× JSON.parse at every size.
+ * Reading a record body (no server): the CPU the records routes spend on a body before the
+ * driver's serializer, against JSON.parse of the same bytes, for numbers-heavy bodies from 1 KiB
+ * to 16 MiB: parseRecordJson, the Extended JSON revival, and the records of each insert command
+ * built as insertBatch builds them (commandRecords: the Longs of the body's int64s, see
+ * int64-numbers.ts), one command of about INSERT_COMMAND_BYTES after another, each dropped
+ * before the next as the driver drops an answered one. `npm run bench:record-json` runs it with
+ * the API's young generation (--max-semi-space-size, src/config/api-memory.ts), on which the cost
+ * of the objects a body leaves alive depends. The goal is at most 2× JSON.parse at
+ * every size.
  *
  * Bodies (each of about the size named):
- * - int64: an array of 12-digit integers (each one an int64, so a Long per value);
+ * - int64: an array of 12-digit integers (each one an int64, so a Long per value, made per command);
  * - int32: an array of integers below 2^31;
  * - fractions: an array of measured values (`0.123456`, never whole);
  * - records: objects of an int32, a 13-digit time in milliseconds (int64), a fraction, a whole
@@ -14,15 +20,17 @@
  * garbage each parse leaves is counted; the least of five rounds is reported, the rounds sized
  * to parse about 32 MiB each.
  *
- * Beside them, as ratios to JSON.parse, the floor: what the objects the driver needs cost by
- * themselves. JSON.parse, then a bare walk that makes one Long (or one bigint) for each integer
- * beyond int32: no checks, no whole doubles (so the records' Doubles are not counted). The driver
- * stores an int64 only from such an object, one per value, all alive until the body is stored.
+ * Beside them, as ratios to JSON.parse, what making the int64s while reading costs by itself
+ * (the way this path no longer takes): JSON.parse, then a bare walk that makes one Long (or one
+ * bigint) for each integer beyond int32 of the whole body, all alive at once; no checks, no whole
+ * doubles (so the records' Doubles are not counted).
  *
  *   npm run bench:record-json [-- --sizes 1k,1m,16m] [-- --kinds int64,fractions]
  */
-import { Long } from 'mongodb';
+import { Long, type Document } from 'mongodb';
+import { commandRecords, recordsPerCommand } from '../src/documents/batch-insert.js';
 import { parseJsonBody } from '../src/documents/extended-json.js';
+import { int64Numbers } from '../src/documents/int64-numbers.js';
 import { parseRecordJson } from '../src/documents/number-literals.js';
 import { ResultsRecorder } from './results.js';
 
@@ -126,10 +134,26 @@ function parseSize(text: string): number {
 const sizes = option('sizes')?.split(',').map(parseSize) ?? SIZES;
 const kinds = (option('kinds')?.split(',') as Kind[] | undefined) ?? KINDS;
 const label = (bytes: number): string => (bytes >= MiB ? `${bytes / MiB} MiB` : `${bytes / KiB} KiB`);
-const record = (text: string): unknown => parseJsonBody(parseRecordJson(text));
 
-process.stdout.write('record-json: parseRecordJson + Extended JSON revival against JSON.parse of the same text (CPU per parse)\n');
-process.stdout.write('floor: JSON.parse + one Long (or one bigint) per integer beyond int32, as ratios to JSON.parse\n');
+/**
+ * A body as the records routes take it to the driver: parsed and revived, then (an array) the
+ * records of each insert command built and dropped in turn, or (one value) built at once.
+ */
+function record(text: string): unknown {
+  const body = parseJsonBody(parseRecordJson(text));
+  if (!Array.isArray(body)) return int64Numbers(body);
+  const perCommand = recordsPerCommand(body.length, text.length);
+  let built = 0;
+  for (let from = 0; from < body.length; from += perCommand) {
+    built += commandRecords(body as Document[], from, from + perCommand).length;
+  }
+  return built;
+}
+
+process.stdout.write(
+  'record-json: parseRecordJson + Extended JSON revival + each insert command built (int64Numbers) against JSON.parse of the same text (CPU per body)\n',
+);
+process.stdout.write('floor: JSON.parse + one Long (or one bigint) per integer beyond int32 of the whole body, as ratios to JSON.parse\n');
 process.stdout.write(
   `${'body'.padEnd(10)} ${'size'.padStart(8)} ${'JSON.parse'.padStart(12)} ${'record'.padStart(12)} ${'ratio'.padStart(7)} ${'floor Long'.padStart(10)} ${'bigint'.padStart(7)}\n`,
 );

@@ -10,6 +10,10 @@
  * pooled connection that carried one. Commands of about 1 MB bound all of that by their size;
  * the round trip each costs is small beside the engine's work on a megabyte of records.
  *
+ * Each command's records are built as it is sent (int64Numbers: the Longs of the body's int64s),
+ * and dropped once it is answered: a body's hundreds of thousands of int64s are never all Longs
+ * at once, and those of one command die young (int64-numbers.ts says why that matters).
+ *
  * The insert is ordered, commands included (the next is sent only once the previous one was
  * acknowledged), so what was written is always a prefix of the array. Two kinds of failure
  * need different evidence:
@@ -29,6 +33,7 @@ import { isStorageFull } from '../db/storage-state.js';
 import { signalOption } from '../db/deadline.js';
 import type { Deadline } from '../lib/deadline.js';
 import { idKey } from './id-key.js';
+import { int64Numbers, isInt64Free } from './int64-numbers.js';
 
 /**
  * How long to keep asking a database that is coming back which records it holds: long enough
@@ -66,9 +71,22 @@ export function recordsPerCommand(count: number, textBytes: number | undefined):
 }
 
 /**
- * Inserts `docs` in order within `deadline` (one deadline for the whole array, whatever the
- * number of commands); resolves with their ids, or throws a DatabaseError whose detail is a
- * BatchFailureDetail. `textBytes`, the length of the records' JSON text when known, sizes the
+ * The records of one insert command: `docs[from, to)` as the driver stores them (int64Numbers).
+ * A record with an int64 is a copy, which the driver gives its `_id` when it has none: the ids
+ * are read from these records, never from `docs`.
+ */
+export function commandRecords(docs: readonly Document[], from: number, to: number): Document[] {
+  if (isInt64Free(docs)) return docs.slice(from, to);
+  const end = Math.min(to, docs.length);
+  const records = new Array<Document>(end - from);
+  for (let i = from; i < end; i += 1) records[i - from] = int64Numbers(docs[i] as Document);
+  return records;
+}
+
+/**
+ * Inserts `docs` (records as a body holds them: int64s as numbers, see int64-numbers.ts) in order
+ * within `deadline` (one deadline for the whole array, whatever the number of commands);
+ * resolves with their ids, or throws a DatabaseError whose detail is a BatchFailureDetail. `textBytes`, the length of the records' JSON text when known, sizes the
  * commands (recordsPerCommand). An insert still unanswered at the deadline is a whole command
  * that failed: the answer then says what the database holds of it.
  */
@@ -83,7 +101,7 @@ export async function insertBatch(collection: Collection, docs: Document[], dead
       for (let from = 0; from < docs.length; from += perCommand) {
         // Past the deadline no further command goes out (the failure below asks only about `sending`).
         signal.throwIfAborted();
-        sending = docs.slice(from, from + perCommand);
+        sending = commandRecords(docs, from, from + perCommand);
         const result = await collection.insertMany(sending, { ordered: true, ...signalOption(signal) });
         for (let i = 0; i < sending.length; i++) written.push(result.insertedIds[i]);
         sending = [];

@@ -31,6 +31,7 @@ import {
 import type { QueryBudget } from './query-budget.js';
 import { assertStorableRecord } from './record-rules.js';
 import { isVouchedStorable } from './extended-json.js';
+import { isInt64Free, vouchInt64Free } from './int64-numbers.js';
 import { mergeUpdate, replacementFor } from './record-writes.js';
 
 /**
@@ -150,6 +151,8 @@ export class DocumentService {
     // A body whose keys the parser already saw to be storable is not walked again.
     const keysChecked = isVouchedStorable(records);
     const docs = records.map((record, i) => assertStorableRecord(record, `Record ${i}`, keysChecked));
+    // The same records: what the parser found of their numbers holds of them still.
+    if (isInt64Free(records)) vouchInt64Free(docs);
     return this.area.store.insertMany(db, col, docs, textBytes);
   }
 

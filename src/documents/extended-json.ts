@@ -21,6 +21,7 @@
 import { BSON, Code, Double, Long, ObjectId, type Document } from 'mongodb';
 import { ApiError, badRequest } from '../errors.js';
 import isPlainObject from 'is-plain-obj';
+import { isInt64Free, vouchInt64Free } from './int64-numbers.js';
 
 const { EJSON } = BSON;
 
@@ -142,6 +143,8 @@ export function parseJsonBody(value: unknown): unknown {
     const revived = reviveValue(value, [], { where: 'the request body', numbers: 'typed' });
     // The revival turns wrappers into values and keeps every other key: what held of the keys holds still.
     if (storableKeys.has(value as object) && typeof revived === 'object' && revived !== null) storableKeys.add(revived);
+    // No wrapper revives to an integer beyond int32 (`$numberLong` is a Long already): none is added.
+    if (isInt64Free(value)) vouchInt64Free(revived);
     return revived;
   }
   return revive(value, 'the request body', 'typed');
@@ -230,8 +233,8 @@ function pathOf(entry: Pending): Path {
 
 /**
  * Only objects and arrays are walked into: a string or number has no keys to check, and neither
- * has a Long or a Double (number-literals.ts makes one of each integer literal beyond int32 and
- * of each whole double; a body may hold hundreds of thousands).
+ * has a Long or a Double (number-literals.ts makes a Double of each whole double; a body may hold
+ * hundreds of thousands).
  */
 const isContainer = (value: unknown): boolean =>
   typeof value === 'object' && value !== null && !(value instanceof Long) && !(value instanceof Double);
@@ -438,8 +441,9 @@ const NUMBER_OPERANDS = new Set(['$date', '$timestamp', '$minKey', '$maxKey']);
 
 /**
  * An operand as number-literals.ts hands it over when it is not a plain number: a wrapper it
- * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`), or a Long or Double it made
- * of a wide integer literal or a whole double. The operand's JavaScript number, or undefined for anything else.
+ * wrote (`{"$numberDouble": "<text>"}`, `{"$numberLong": "<text>"}`), or a Double it made of a
+ * whole double or of an integer beyond int64 (or a Long). The operand's JavaScript number, or
+ * undefined for anything else.
  */
 function operandNumber(value: unknown): number | undefined {
   if (value instanceof Long) return value.toNumber();

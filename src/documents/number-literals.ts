@@ -4,7 +4,15 @@
  * - a literal with a fraction or an exponent (`3.0`, `1e3`, `-0.0`) is a double;
  * - an integer literal is an int32, an int64 beyond int32, a double beyond int64.
  * JSON.parse forgets how a number was written (`3.0` and `3` are both the number 3, which the
- * driver stores as an int32). Two steps recover it:
+ * driver stores as an int32). What the parsed body holds for each literal:
+ * - a whole double: a bson Double (or the wrapper `{"$numberDouble": ...}` the revival makes one);
+ * - an integer up to 2^53 in size: the JavaScript number JSON.parse read, which is exact. One
+ *   beyond int32 stands for an int64; the Long the driver needs to store it as one is made only
+ *   when the record goes to the driver (int64-numbers.ts), per insert command, so that a body of
+ *   hundreds of thousands of them is not held as as many Longs while it is read and stored;
+ * - an int64 beyond 2^53: `{"$numberLong": "<digits>"}`, revived as a Long (rare);
+ * - an integer beyond int64: a Double (rare).
+ * Two steps find them:
  * - Whole doubles (`3.0`, `1e3`) are rewritten, before JSON.parse sees them, into a mark (a
  *   string ending with a character no string of the caller's ends with, see Mark) or, in the
  *   rare text where a string of the caller's could look the same, into the canonical Extended
@@ -12,12 +20,12 @@
  *   with every other wrapper. A literal whose value is not whole (`2.5`) is left alone: the
  *   driver stores that number as a double anyway. Only literals that may be whole are looked
  *   at, found by a regular expression (wrapWholeDoubles, parseMarked).
- * - After JSON.parse, every integer beyond int32 in the value can only have come from an integer
- *   literal (whole doubles were marked), so the value is walked once, each such number made the
- *   Long it stands for and each mark its Double. The same walk notes whether the body is plain
- *   (nothing for the Extended JSON revival to do), which then does not walk it again. A
- *   numbers-heavy body (thousands of 12-digit integers) thus costs JSON.parse, one search and
- *   one walk; no literal is copied out of the text.
+ * - After JSON.parse, every whole number in the value can only have come from an integer literal
+ *   (whole doubles were marked), so the value is walked once, each mark made its Double and each
+ *   number checked to be one JSON.parse cannot have changed (up to 2^53). The same walk notes
+ *   whether the body is plain (nothing for the Extended JSON revival to do), which then does not
+ *   walk it again. A numbers-heavy body (thousands of 12-digit integers) thus costs JSON.parse,
+ *   one search and one walk that allocates nothing; no literal is copied out of the text.
  * Only when the walk meets a number JSON.parse may have changed (beyond 2^53: a literal of 16 or
  * more digits, or beyond a double) is the text scanned literal by literal, and parsed again: an
  * int64 beyond 2^53 is then rewritten to `{"$numberLong": "<digits>"}` so that no digit is lost,
@@ -41,7 +49,7 @@
  * text) because they are written back out as JSON for a Python worker, whereas a record ends as
  * BSON, where the literal's BSON type, not its text, is what must survive.
  */
-import { Double, Long } from 'mongodb';
+import { Double } from 'mongodb';
 import {
   DIGIT_0,
   DOT,
@@ -59,6 +67,8 @@ import {
   stringEnd,
 } from '../lib/json-number-literals.js';
 import { isWrapperKeyName, MAX_NESTING_DEPTH, vouchForBody, vouchForStorableKeys } from './extended-json.js';
+import { vouchInt64Free } from './int64-numbers.js';
+import { wideInteger } from './int64-numbers.js';
 
 export { MAX_NUMBER_LITERAL_LENGTH } from '../lib/json-number-literals.js';
 
@@ -67,8 +77,6 @@ const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** Up to nine digits every integer is an int32. */
 const SURE_INT32_DIGITS = 9;
-/** 2^63: an integer JSON.parse read as this or more (in size) was beyond int64. */
-const INT64_BOUND = 2 ** 63;
 /** The largest integer a double holds exactly (2^53 - 1), and int64's bounds, as digits. */
 const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
 const INT64_MAX_DIGITS = '9223372036854775807';
@@ -130,13 +138,22 @@ export function parseRecordJson(text: string): unknown {
   const facts = textFacts(text);
   const { noNul } = facts;
   const { value, mark } = parseMarked(text, markFor(facts), facts.noQuotedJson);
-  const walk: Walk = { final: false, markCode: mark?.code ?? NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true };
-  let typed = typeWideIntegers(value, 1, walk);
+  const walk: Walk = {
+    final: false,
+    markCode: mark?.code ?? NO_MARK,
+    safeKeys: noNul,
+    plain: noNul,
+    wrapperKeysOnly: true,
+    wideIntegers: false,
+  };
+  let typed = typeParsedNumbers(value, 1, walk);
   if (typed === undefined) {
     // A literal of 16 digits or more, or beyond a double: each literal of the text is judged.
-    Object.assign(walk, { final: true, markCode: NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true });
-    typed = typeWideIntegers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
+    Object.assign(walk, { final: true, markCode: NO_MARK, safeKeys: noNul, plain: noNul, wrapperKeysOnly: true, wideIntegers: false });
+    typed = typeParsedNumbers(parseRewritten(typeNumberLiterals(text), text), 1, walk);
   }
+  // The store then hands the body's records to the driver as they are (no walk for int64s).
+  if (!walk.wideIntegers) vouchInt64Free(typed);
   if (walk.safeKeys) {
     vouchForBody(typed, walk.plain ? 'plain' : 'safe-keys');
     // With no backslash and no DEL, no string of the text, keys included, can hold a control
@@ -479,15 +496,6 @@ export function typeNumberLiterals(text: string): Rewrite {
   return { text: copiedTo === 0 ? text : out + text.slice(copiedTo) };
 }
 
-/** The Long (or beyond int64, the Double) for an integer JSON.parse read from an integer literal beyond int32. */
-function wideInteger(value: number): Long | Double {
-  if (value >= INT64_BOUND || value <= -INT64_BOUND) return new Double(value);
-  // Its two halves, as Long.fromNumber finds them, without its checks and cache.
-  return Long.fromBits((value % TWO_TO_32) | 0, Math.floor(value / TWO_TO_32) | 0);
-}
-
-const TWO_TO_32 = 2 ** 32;
-
 /**
  * One walk over a parsed body. Besides typing its numbers, it notes what the Extended JSON
  * revival would otherwise walk the body again to find: whether any key could pollute a prototype
@@ -496,7 +504,7 @@ const TWO_TO_32 = 2 ** 32;
  * one a wrapper may hold. The revival and the record rules are told.
  */
 interface Walk {
-  /** Whether to type every number, even one JSON.parse may have changed (see typeWideIntegers). */
+  /** Whether to type every number, even one JSON.parse may have changed (see typeParsedNumbers). */
   final: boolean;
   /** The code of the last character of whole doubles' marks (made Doubles here), or NO_MARK. */
   markCode: number;
@@ -506,6 +514,8 @@ interface Walk {
   plain: boolean;
   /** Every key starting with `$` is one an Extended JSON wrapper may hold (so none is an operator). */
   wrapperKeysOnly: boolean;
+  /** Whether an integer beyond int32 was met (one the store makes a Long of, see int64-numbers.ts). */
+  wideIntegers: boolean;
 }
 
 const NO_MARK = -1;
@@ -514,16 +524,16 @@ const UNDERSCORE = 0x5f;
 const LOWER_C = 0x63;
 
 /**
- * Makes each number of a parsed body that is an integer beyond int32 the Long (beyond int64, the
- * Double) it stands for, and each whole double's mark its Double. Returns the value typed: the
- * same containers, changed in place (they are JSON.parse's own), except that an array that gets
- * a new value is copied into a new array as it is walked (writing an object into an array of
- * numbers makes V8 box each of its numbers first). Unless `walk.final`, stops and answers
- * undefined at a number JSON.parse may have changed (beyond 2^53 or not finite): the text must
- * then be read literal by literal. Below MAX_NESTING_DEPTH only: a deeper body is refused by the
+ * Makes each whole double's mark its Double and, once the text was read literal by literal
+ * (`walk.final`), each integer beyond int64 its Double; integers up to 2^53 stay numbers (see the
+ * module comment). Returns the value typed: the same containers, changed in place (they are
+ * JSON.parse's own), except that an array that gets a new value is copied into a new array as it
+ * is walked (writing an object into an array of numbers makes V8 box each of its numbers first).
+ * Unless `walk.final`, stops and answers undefined at a number JSON.parse may have changed
+ * (beyond 2^53 or not finite): the text must then be read literal by literal. Below MAX_NESTING_DEPTH only: a deeper body is refused by the
  * Extended JSON revival, which checks that before anything else reads it.
  */
-function typeWideIntegers(value: unknown, depth: number, walk: Walk): unknown {
+function typeParsedNumbers(value: unknown, depth: number, walk: Walk): unknown {
   // A body that is one whole double (not a record, refused later) is its mark alone.
   if (typeof value === 'string' && value.charCodeAt(value.length - 1) === walk.markCode) return markedDouble(value);
   if (typeof value !== 'object' || value === null) return value;
@@ -569,21 +579,25 @@ function typeArray(array: unknown[], depth: number, walk: Walk): unknown[] | und
   return out ?? array;
 }
 
-/** A member of a container at `depth`, typed (undefined: see typeWideIntegers). */
+/** A member of a container at `depth`, typed (undefined: see typeParsedNumbers). */
 function typedItem(item: unknown, depth: number, walk: Walk): unknown {
-  if (typeof item === 'number') return typedNumber(item, walk.final);
-  if (typeof item === 'object') return item === null ? item : typeWideIntegers(item, depth + 1, walk);
+  if (typeof item === 'number') {
+    if ((item | 0) !== item && Number.isInteger(item)) walk.wideIntegers = true;
+    return typedNumber(item, walk.final);
+  }
+  if (typeof item === 'object') return item === null ? item : typeParsedNumbers(item, depth + 1, walk);
   if (typeof item === 'string' && item.charCodeAt(item.length - 1) === walk.markCode) return markedDouble(item);
   return item;
 }
 
 /**
- * A number of the parsed body as it is to be stored: itself (an int32, or not whole), or the
- * Long or Double of a wide integer; undefined when it may have been changed by JSON.parse and
- * `final` is not set.
+ * A number of the parsed body as the body keeps it: itself when JSON.parse read it exactly (an
+ * integer up to 2^53, or not whole), else, once `final`, the Double of an integer beyond int64
+ * (the only wide integers left unwrapped then: typeNumberLiterals wrapped the int64s beyond
+ * 2^53); undefined when it may have been changed by JSON.parse and `final` is not set.
  */
 function typedNumber(item: number, final: boolean): unknown {
   if ((item | 0) === item || !Number.isInteger(item)) return Number.isFinite(item) || final ? item : undefined;
-  if (!final && (item > Number.MAX_SAFE_INTEGER || item < -Number.MAX_SAFE_INTEGER)) return undefined;
-  return wideInteger(item);
+  if (item <= Number.MAX_SAFE_INTEGER && item >= -Number.MAX_SAFE_INTEGER) return item;
+  return final ? wideInteger(item) : undefined;
 }

@@ -6,6 +6,7 @@
  * the worker's data store both check it here, so neither path stores what the other refuses.
  */
 import type { Document } from 'mongodb';
+import isPlainObject from 'is-plain-obj';
 import { badRequest } from '../errors.js';
 import { parseJsonValue } from './extended-json.js';
 import { assertStorableFieldNames } from './field-names.js';
@@ -17,9 +18,8 @@ import { assertNoForbiddenOperators } from './operators.js';
  * body parser vouched for, see isVouchedStorable), so only its own keys are checked.
  */
 export function assertStorableRecord(value: unknown, what: string, keysChecked = false): Document {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw badRequest('invalid_body', `${what} must be a JSON object.`);
-  }
+  // Not only `typeof 'object'`: a body that is one whole double is a Double, which the driver cannot store as a record.
+  if (!isPlainObject(value)) throw badRequest('invalid_body', `${what} must be a JSON object.`);
   for (const key of Object.keys(value)) {
     if (key.startsWith('$')) throw badRequest('invalid_field_name', `Field names may not start with "$" ("${key}").`);
   }

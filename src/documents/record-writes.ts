@@ -4,6 +4,7 @@
  * (set on the record) or update operators that cannot run code, move data out or change `_id`.
  */
 import type { Document } from 'mongodb';
+import isPlainObject from 'is-plain-obj';
 import { badRequest } from '../errors.js';
 import { immutableId } from './errors.js';
 import { assertStorableFieldName, assertStorableFieldNames } from './field-names.js';
@@ -29,7 +30,8 @@ const MERGE_OPERATORS = new Set([
 
 /** The update a merge body stands for: plain fields are merged with `$set`, operators are taken as they are. */
 export function mergeUpdate(body: unknown): Document {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('invalid_body', 'The body must be a JSON object.');
+  // A body that is one whole double is a Double (number-literals.ts), an object but no record.
+  if (!isPlainObject(body)) throw badRequest('invalid_body', 'The body must be a JSON object.');
   const keys = Object.keys(body);
   if (keys.length === 0) throw badRequest('empty_update', 'The body has no fields to change.');
   const operatorKeys = keys.filter((k) => k.startsWith('$'));

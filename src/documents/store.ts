@@ -19,6 +19,7 @@ import { DEFAULT_OPERATION_TIMEOUT_MS } from '../config/connections.js';
 import type { Deadline } from '../lib/deadline.js';
 import type { IndexDefinition } from './index-spec.js';
 import { insertBatch } from './batch-insert.js';
+import { int64Numbers } from './int64-numbers.js';
 import { BatchBudget } from './batch-bytes.js';
 import { BudgetedCursor } from './budgeted-cursor.js';
 import {
@@ -466,9 +467,16 @@ export class DocumentStore {
     return (this.reader ??= recordReader(collection.bsonOptions));
   }
 
+  /*
+   * The writes below take records, replacements and updates as a request body holds them: an
+   * integer beyond int32 as a JavaScript number, which each makes the Long the driver stores as
+   * an int64 (int64Numbers) as it hands the value over. They are the only writes of user records.
+   */
+
   /** Stores one record and answers its `_id` (the driver assigns one when the record has none). */
   async insertOne(db: string, col: string, record: Document): Promise<unknown> {
-    return (await this.deadline((signal) => this.collection(db, col).insertOne(record, signalOption(signal)))).insertedId;
+    const stored = int64Numbers(record);
+    return (await this.deadline((signal) => this.collection(db, col).insertOne(stored, signalOption(signal)))).insertedId;
   }
 
   /**
@@ -485,15 +493,17 @@ export class DocumentStore {
    * or null when there is none: one operation, which finds the record as it writes it.
    */
   replaceFirstById(db: string, col: string, ids: readonly unknown[], replacement: Document): Promise<unknown> {
+    const stored = int64Numbers(replacement);
     return this.firstById(db, col, ids, async (collection, filter, signal) =>
-      (await collection.replaceOne(filter, replacement, signalOption(signal))).matchedCount > 0 ? (filter._id as unknown) : null,
+      (await collection.replaceOne(filter, stored, signalOption(signal))).matchedCount > 0 ? (filter._id as unknown) : null,
     );
   }
 
   /** Applies `update` to the first record whose `_id` is one of `ids` and answers it as it is afterwards, or null. */
   updateFirstById(db: string, col: string, ids: readonly unknown[], update: Document): Promise<Document | null> {
+    const stored = int64Numbers(update);
     return this.firstById(db, col, ids, (collection, filter, signal) =>
-      typedRead(() => collection.findOneAndUpdate(filter, update, { ...TYPED_NUMBERS, returnDocument: 'after', ...signalOption(signal) })),
+      typedRead(() => collection.findOneAndUpdate(filter, stored, { ...TYPED_NUMBERS, returnDocument: 'after', ...signalOption(signal) })),
     );
   }
 
@@ -628,10 +638,11 @@ export class DocumentStore {
 
   /**
    * Applies `update` to every record `filter` matches and answers how many matched and how many
-   * it changed. A write, so no query time budget: it runs until the engine is done.
+   * it changed. A write, so no query time budget: it runs until the engine is done. The filter is
+   * a URL parameter's (plain numbers, compared by value) and goes to the driver as it is.
    */
   async updateMatching(db: string, col: string, filter: Document, update: Document): Promise<{ matched: number; modified: number }> {
-    const result = await this.collection(db, col).updateMany(filter, update);
+    const result = await this.collection(db, col).updateMany(filter, int64Numbers(update));
     return { matched: result.matchedCount, modified: result.modifiedCount };
   }
 

@@ -129,6 +129,107 @@ describe('numbers written as JSON literals and as Extended JSON', () => {
   });
 });
 
+/** The ids of the records `filter` (a URL query's filter) finds through the API, sorted. */
+async function idsFound(filter: Document): Promise<unknown[]> {
+  const query = encodeURIComponent(JSON.stringify({ filter, sort: { _id: 1 } }));
+  const res = await call(app.url, 'GET', `${base}?query=${query}&page_size=1000`, { token });
+  expect(res.status, res.text.slice(0, 300)).toBe(200);
+  return (res.json.results as { _id: unknown }[]).map((r) => r._id);
+}
+
+/** Sends `rawBody` and expects `status`; answers the response. */
+async function send(method: string, path: string, rawBody: string, status = 200): Promise<Awaited<ReturnType<typeof call>>> {
+  const res = await call(app.url, method, path, { token, rawBody });
+  expect(res.status, res.text.slice(0, 300)).toBe(status);
+  return res;
+}
+
+describe('integer literals beyond int32 on every write path (stored as int64)', () => {
+  const N = '123456789012';
+  const long = Long.fromString(N);
+
+  it('insert one, insert many, replace, merge ($set, plain fields, $inc) and update by filter store an int64', async () => {
+    await send('POST', base, `{"_id": "w-one", "n": ${N}, "x": 3, "y": 3.0, "beyond": 9007199254740993}`, 201);
+    await send('POST', base, `[{"_id": "w-many", "n": ${N}}, {"_id": "w-many-neg", "n": -${N}, "deep": {"a": [${N}]}}]`, 201);
+    await send('POST', base, '[{"_id": "w-put"}, {"_id": "w-set"}, {"_id": "w-plain"}, {"_id": "w-inc", "n": 1}, {"_id": "w-bulk"}]', 201);
+    await send('PUT', `${base}w-put/`, `{"n": ${N}}`);
+    await send('PATCH', `${base}w-set/`, `{"$set": {"n": ${N}}}`);
+    await send('PATCH', `${base}w-plain/`, `{"n": ${N}}`);
+    // $inc of an int32 field by a 12-digit number: the sum is an int64, as the literal asks.
+    await send('PATCH', `${base}w-inc/`, `{"$inc": {"n": ${N}}}`);
+    const filter = encodeURIComponent(JSON.stringify({ filter: { _id: 'w-bulk' } }));
+    const bulk = await send('PATCH', `${base}?query=${filter}`, `{"$set": {"n": ${N}}}`);
+    expect(bulk.json).toMatchObject({ matched_count: 1, modified_count: 1 });
+
+    const written = ['w-bulk', 'w-inc', 'w-many', 'w-many-neg', 'w-one', 'w-plain', 'w-put', 'w-set'];
+    expect(await idsFound({ _id: { $in: written }, n: { $type: 'long' } })).toEqual(written);
+    const [one, manyNeg, inc] = await storedRecords(['w-one', 'w-many-neg', 'w-inc']);
+    expect(canonical(one)).toBe(
+      canonical({ _id: 'w-one', n: long, x: new Int32(3), y: new Double(3), beyond: Long.fromString('9007199254740993') }),
+    );
+    expect(canonical(manyNeg)).toBe(canonical({ _id: 'w-many-neg', n: long.negate(), deep: { a: [long] } }));
+    expect(canonical(inc)).toBe(canonical({ _id: 'w-inc', n: long.add(1) }));
+  });
+
+  it('$inc of an int64 field by a 12-digit number keeps an int64; $set of 3 and 3.0 keep int32 and double', async () => {
+    await send('POST', base, `{"_id": "w-inc64", "n": ${N}, "x": 1, "y": 1}`, 201);
+    const merged = await send('PATCH', `${base}w-inc64/`, `{"$inc": {"n": 100000000000}, "$set": {"x": 3, "y": 3.0}}`);
+    expect(merged.text).toContain('"n":223456789012');
+    expect(canonical(await storedRecords(['w-inc64']))).toBe(
+      canonical([{ _id: 'w-inc64', n: Long.fromString('223456789012'), x: new Int32(3), y: new Double(3) }]),
+    );
+  });
+
+  it('answers int64 _ids as it always has, and stores them as int64', async () => {
+    const many = await send('POST', base, '[{"_id": 123456789012}, {"_id": 9007199254740993}, {"_id": -2147483649}]', 201);
+    expect(many.text).toBe('{"inserted_ids":[123456789012,"9007199254740993",-2147483649]}');
+    const one = await send('POST', base, '{"_id": 223456789012, "n": 1}', 201);
+    expect(one.text).toBe('{"_id":223456789012}');
+    const ids = [123456789012, -2147483649, 223456789012];
+    expect(await stored.countDocuments({ _id: { $in: ids }, $expr: { $eq: [{ $type: '$_id' }, 'long'] } } as Document)).toBe(3);
+    const exact = await stored.findOne({ _id: Long.fromString('9007199254740993') } as Document, { promoteValues: false });
+    expect(exact?._id).toEqual(Long.fromString('9007199254740993'));
+  });
+
+  it('a refused record in a later insert command reports the int64 _ids written before it', async () => {
+    // Over INSERT_COMMAND_BYTES of text, so the array is sent as several commands, each made as it is sent.
+    const count = 40_000;
+    const records = Array.from(
+      { length: count },
+      (_, i) => `{"_id": ${300_000_000_000 + i}, "v": ${400_000_000_000 + i}, "pad": "${'p'.repeat(8)}"}`,
+    );
+    records.push(`{"_id": ${300_000_000_000}}`);
+    const text = `[${records.join(',')}]`;
+    expect(text.length).toBeGreaterThan(1.5 * 1024 * 1024);
+    const res = await send('POST', base, text, 409);
+    expect(res.json.error.detail).toMatchObject({ inserted_count: count, failed_index: count });
+    const insertedIds = res.json.error.detail.inserted_ids as number[];
+    expect([insertedIds[0], insertedIds[count - 1]]).toEqual([300_000_000_000, 300_000_000_000 + count - 1]);
+    const range = { _id: { $gte: 300_000_000_000, $lt: 300_000_000_000 + count } };
+    expect(await stored.countDocuments({ ...range, v: { $type: 'long' }, $expr: { $eq: [{ $type: '$_id' }, 'long'] } } as Document)).toBe(
+      count,
+    );
+  });
+});
+
+describe('a body that is one number, not a record', () => {
+  // An integer beyond int32 is a number until the driver, a whole double a Double (an object):
+  // neither is a record. The Double was a 503 in an array, and a PUT stored its fields.
+  it.each(['3.0', '123456789012', '[3.0]', '[123456789012]'])('POST %s is a 400', async (rawBody) => {
+    const res = await call(app.url, 'POST', base, { token, rawBody });
+    expect([res.status, res.json.error.code]).toEqual([400, 'invalid_body']);
+  });
+
+  it.each(['PUT', 'PATCH'])('%s of 3.0 or 123456789012 is a 400', async (method) => {
+    await send('POST', base, `{"_id": "one-number-${method}", "kept": 1}`, 201);
+    for (const rawBody of ['3.0', '123456789012']) {
+      const res = await call(app.url, method, `${base}one-number-${method}/`, { token, rawBody });
+      expect([res.status, res.json.error?.code]).toEqual([400, 'invalid_body']);
+    }
+    expect(canonical(await storedRecords([`one-number-${method}`]))).toBe(canonical([{ _id: `one-number-${method}`, kept: new Int32(1) }]));
+  });
+});
+
 describe('record bodies read as text', () => {
   it('are refused as express.json refuses them: another charset, text that is not JSON; a compressed body is read', async () => {
     const latin1 = await call(app.url, 'POST', base, { token, rawBody: '{"x": 1.5}', contentType: 'application/json; charset=latin1' });
@@ -295,6 +396,17 @@ describe('every BSON type through every way in and out', () => {
 
         // The engine holds the same types and values.
         expect((await storedRecords(ids)).map(canonical)).toEqual(originals.map(canonical));
+
+        // So it does through the other writes: one record, a replacement, a merge with $set.
+        const { _id: _plainId, ...fieldsOnly } = ways.plain;
+        const one = { _id: `${batch}-one`, ...fieldsOnly };
+        await post(literalJson(one));
+        await send('POST', base, `{"_id": "${batch}-put"}`, 201);
+        await send('PUT', `${base}${batch}-put/`, literalJson(fieldsOnly));
+        await send('POST', base, `{"_id": "${batch}-set"}`, 201);
+        await send('PATCH', `${base}${batch}-set/`, `{"$set": ${literalJson(fieldsOnly)}}`);
+        const rewritten = [one, { _id: `${batch}-put`, ...fieldsOnly }, { _id: `${batch}-set`, ...fieldsOnly }];
+        expect((await storedRecords(rewritten.map((r) => r._id))).map(canonical)).toEqual(rewritten.map(canonical));
 
         // JSON and NDJSON write numbers that read back as the same types.
         const sorted = [...originals].sort((a, b) => (a._id < b._id ? -1 : 1));

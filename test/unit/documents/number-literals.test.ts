@@ -2,12 +2,15 @@ import fc from 'fast-check';
 import { Double, Int32, Long } from 'mongodb';
 import { describe, expect, it, vi } from 'vitest';
 import { parseJsonBody } from '../../../src/documents/extended-json.js';
+import { int64Numbers } from '../../../src/documents/int64-numbers.js';
 import { MAX_NUMBER_LITERAL_LENGTH, parseRecordJson, typedLiteral } from '../../../src/documents/number-literals.js';
 import { ApiError } from '../../../src/errors.js';
 import { doubleText } from '../../../src/render/double-text.js';
 
 /** A record body as the records routes read it: the text parsed, then its Extended JSON revived. */
-const readBody = (text: string): unknown => parseJsonBody(parseRecordJson(text));
+const parsedBody = (text: string): unknown => parseJsonBody(parseRecordJson(text));
+/** ...and as the store hands it to the driver (int64Numbers): what each literal is stored as. */
+const readBody = (text: string): unknown => int64Numbers(parsedBody(text));
 
 /** The BSON type the driver stores a revived value as (a JavaScript number: int32 when whole and in range, else double). */
 function bsonType(value: unknown): string {
@@ -252,6 +255,32 @@ describe('number literals a double cannot keep', () => {
 });
 
 describe('numbers-heavy bodies', () => {
+  it('reads integers up to 2^53 as numbers, and makes their Longs only when the value goes to the driver', () => {
+    const text = '[{"n": 123456789012, "small": 7, "d": 3.0, "f": 2.5, "big": 9007199254740993, "deep": [[-2147483649]]}]';
+    const parsed = parsedBody(text) as Record<string, unknown>[];
+    // No Long while reading: the body keeps JSON.parse's exact numbers (a Long only beyond 2^53).
+    expect(parsed[0]).toEqual({
+      n: 123456789012,
+      small: 7,
+      d: new Double(3),
+      f: 2.5,
+      big: Long.fromString('9007199254740993'),
+      deep: [[-2147483649]],
+    });
+    const stored = int64Numbers(parsed);
+    expect(stored[0]).toEqual({
+      n: Long.fromNumber(123456789012),
+      small: 7,
+      d: new Double(3),
+      f: 2.5,
+      big: Long.fromString('9007199254740993'),
+      deep: [[Long.fromNumber(-2147483649)]],
+    });
+    // The body itself is left as it was read.
+    expect(parsed[0]!.n).toBe(123456789012);
+    expect((parsed[0]!.deep as number[][])[0]![0]).toBe(-2147483649);
+  });
+
   it('types a 10 MB array of 12-digit integers as int64 without converting any literal through BigInt', () => {
     const count = 770_000;
     const text = `[${Array.from({ length: count }, (_, i) => 100_000_000_000 + i * 7919).join(',')}]`;
@@ -269,6 +298,13 @@ describe('numbers-heavy bodies', () => {
       expect(values[i]).toBeInstanceOf(Long);
       expect((values[i] as Long).toNumber()).toBe(100_000_000_000 + i * 7919);
     }
+  });
+
+  it('makes no Long while reading a 10 MB array of 12-digit integers', () => {
+    const count = 770_000;
+    const text = `[${Array.from({ length: count }, (_, i) => 100_000_000_000 + i * 7919).join(',')}]`;
+    const values = parsedBody(text) as unknown[];
+    expect(values.every((value) => typeof value === 'number')).toBe(true);
   });
 
   it('keeps every digit of int64s beyond 2^53 among thousands of shorter integers', () => {
