@@ -18,19 +18,17 @@ export function chain(steps: readonly RequestHandler[]): RequestHandler {
     if ('stack' in step) throw new Error('A router cannot be a step of a chain.');
   }
   if (steps.length === 1) return steps[0] as RequestHandler;
-  return (req: Request, res: Response, done: NextFunction) => {
-    let index = 0;
-    const next = (err?: unknown): void => {
-      // Any truthy value is an error to express (and 'route', 'router' its own signals).
-      if (err) return done(err);
-      const step = steps[index++];
-      if (step === undefined) return done();
-      try {
-        step(req, res, next);
-      } catch (thrown) {
-        done(thrown);
-      }
-    };
-    next();
-  };
+  return (req, res, done) => runFrom(steps, 0, req, res, done);
+}
+
+/** Runs `steps[index]` with a `next` that goes on to the step after it. */
+function runFrom(steps: readonly RequestHandler[], index: number, req: Request, res: Response, done: NextFunction): void {
+  const step = steps[index];
+  if (step === undefined) return done();
+  try {
+    // Any truthy value is an error to express (and 'route', 'router' its own signals).
+    step(req, res, (err?: unknown) => (err ? done(err) : runFrom(steps, index + 1, req, res, done)));
+  } catch (thrown) {
+    done(thrown);
+  }
 }
