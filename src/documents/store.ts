@@ -595,7 +595,7 @@ export class DocumentStore {
         return cursor;
       },
       budget,
-      recordReader(collection.bsonOptions),
+      this.readerOf(collection),
       this.batchBudget,
     );
   }
@@ -606,7 +606,7 @@ export class DocumentStore {
     return new BudgetedCursor(
       async (maxTimeMS, signal) => collection.aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
       budget,
-      recordReader(collection.bsonOptions),
+      this.readerOf(collection),
       this.batchBudget,
     );
   }
