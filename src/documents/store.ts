@@ -605,7 +605,7 @@ export class DocumentStore {
         return cursor;
       },
       budget,
-      recordReader(collection.bsonOptions),
+      this.readerOf(collection),
       this.batchBudget,
     );
   }
@@ -616,7 +616,7 @@ export class DocumentStore {
     return new BudgetedCursor(
       async (maxTimeMS, signal) => collection.aggregate(pipeline, await this.cursorOptions(maxTimeMS, signal, limit)),
       budget,
-      recordReader(collection.bsonOptions),
+      this.readerOf(collection),
       this.batchBudget,
     );
   }

@@ -73,9 +73,40 @@ export function parseSkip(params: { skip?: unknown }): number {
  * a `query` or `aggregate` value is carried over byte for byte.
  */
 export function pageLinks(requestUrl: URL, window: PageWindow): { next: string | null; previous: string | null } {
-  return {
-    next: window.page < window.pages ? withPage(requestUrl, window.page + 1) : null,
-    previous: window.page > 1 ? withPage(requestUrl, window.page - 1) : null,
+  const hasNext = window.page < window.pages;
+  const hasPrevious = window.page > 1;
+  if (!hasNext && !hasPrevious) return { next: null, previous: null };
+  const withPage = pageUrls(requestUrl);
+  return { next: hasNext ? withPage(window.page + 1) : null, previous: hasPrevious ? withPage(window.page - 1) : null };
+}
+
+/**
+ * The request's URL with a given page, as strings: the URL is taken apart once for both links.
+ * Its parameters are already in the URL's serialised form (the URL parser percent-encoded what
+ * needs it), so they are joined back as they are: what assigning them to `url.search` would give,
+ * without a parse of the whole URL per link.
+ */
+function pageUrls(requestUrl: URL): (page: number) => string {
+  const { href, search, hash } = requestUrl;
+  // The serialisation ends with the query, then the fragment; an empty one may leave its "?" or
+  // "#" behind (neither can end a path).
+  let stem = href.slice(0, href.length - hash.length);
+  if (hash === '' && stem.endsWith('#')) stem = stem.slice(0, -1);
+  stem = stem.slice(0, stem.length - search.length);
+  if (search === '' && stem.endsWith('?')) stem = stem.slice(0, -1);
+  const segments = search
+    .replace(/^\?/, '')
+    .split('&')
+    .filter((s) => s !== '');
+  const at = segments.findIndex(isPageParam);
+  // Further `page` parameters (refused by parsePaging anyway) are dropped.
+  const others = segments.filter((segment, i) => i === at || !isPageParam(segment));
+  // Only later `page` parameters were left out, so the first stays at its index.
+  return (page) => {
+    const out = [...others];
+    if (at === -1) out.push(`page=${page}`);
+    else out[at] = `page=${page}`;
+    return `${stem}?${out.join('&')}`;
   };
 }
 
@@ -86,26 +117,4 @@ function isPageParam(segment: string): boolean {
   } catch {
     return name === 'page'; // malformed percent-encoding: compare as written
   }
-}
-
-function withPage(requestUrl: URL, page: number): string {
-  const url = new URL(requestUrl.href);
-  url.hash = '';
-  const segments = url.search
-    .replace(/^\?/, '')
-    .split('&')
-    .filter((s) => s !== '');
-  const out: string[] = [];
-  let placed = false;
-  for (const segment of segments) {
-    if (!isPageParam(segment)) out.push(segment);
-    else if (!placed) {
-      out.push(`page=${page}`);
-      placed = true;
-    }
-    // Further `page` parameters (refused by parsePaging anyway) are dropped.
-  }
-  if (!placed) out.push(`page=${page}`);
-  url.search = `?${out.join('&')}`;
-  return url.href;
 }

@@ -67,12 +67,15 @@ function checkBody(req: Request, request: NonNullable<Operation['request']>): vo
 
 /** The step `serve` puts before a route's handlers (see the module comment). */
 export function checkDeclared(operations: Readonly<Partial<Record<Verb, Operation>>>): RequestHandler {
+  // Each method's query names, listed once rather than for every request.
+  const queryNames = new Map(Object.entries(operations).map(([verb, operation]) => [verb, declaredQueryNames(operation)]));
   return (req, _res, next) => {
-    const operation = operations[(req.method === 'HEAD' ? 'GET' : req.method) as Verb];
+    const verb = req.method === 'HEAD' ? 'GET' : req.method;
+    const operation = operations[verb as Verb];
     // OPTIONS and undeclared methods are answered by the handler step (204, or 405).
     if (operation === undefined) return next();
     try {
-      checkParams(req, declaredQueryNames(operation));
+      checkParams(req, queryNames.get(verb) ?? []);
       if (operation.request !== undefined) checkBody(req, operation.request);
     } catch (err) {
       return next(err);

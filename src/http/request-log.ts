@@ -1,11 +1,13 @@
 /** Request ids and one access-log line per request (never headers, cookies or bodies). */
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { Logger } from '../log/logger.js';
+import { fixedFieldsLogger, type Logger } from '../log/logger.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 export function requestLog(logger: Logger): RequestHandler {
+  // The line's fields are the ones below and nothing else: none can hold a secret.
+  const accessLog = fixedFieldsLogger(logger);
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     req.requestId = typeof incoming === 'string' && INCOMING_ID.test(incoming) ? incoming : randomUUID();
@@ -15,7 +17,7 @@ export function requestLog(logger: Logger): RequestHandler {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info(
+      accessLog.info(
         {
           reqId: req.requestId,
           method: req.method,

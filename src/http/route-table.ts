@@ -9,6 +9,7 @@
  */
 import type { RequestHandler, Router } from 'express';
 import { readBody, type BodyParser } from './body.js';
+import { chain } from './chain.js';
 import { methods, type AsyncHandler } from './methods.js';
 import type { Operation, Verb } from './operation.js';
 import { checkDeclared } from './request-check.js';
@@ -77,11 +78,8 @@ export function serve(
   const declared = Object.keys(decl.operations).sort().join(', ');
   const given = Object.keys(handlers).sort().join(', ');
   if (declared !== given) throw new Error(`The route ${decl.path} declares ${declared} but is given handlers for ${given}.`);
-  router.all(
-    decl.path,
-    ...before,
-    readBody(new Set(Object.keys(decl.operations)), decl.body),
-    checkDeclared(decl.operations),
-    methods(handlers),
-  );
+  const dispatch = methods(handlers);
+  // One layer for the route's steps (src/http/chain.ts), naming its methods as `methods` does.
+  const steps = chain([...before, readBody(new Set(Object.keys(decl.operations)), decl.body), checkDeclared(decl.operations), dispatch]);
+  router.all(decl.path, Object.assign(steps, { methods: dispatch.methods }));
 }

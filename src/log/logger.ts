@@ -27,3 +27,15 @@ export function createLogger(level: string, name = 'cybercom'): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   });
 }
+
+/**
+ * A child of `logger` that writes its lines without the redaction pass, for lines whose fields
+ * are fixed and hold no secret by construction (the access log: request id, method, path,
+ * status, time, username). With `*.password`-style paths pino runs the redactor on every field of
+ * every line, copying the value and parsing each path again; on the access line, written for
+ * every request, that was a few per cent of the CPU of a small read and a twentieth of what it
+ * allocated. Everything else goes on through the redacting logger.
+ */
+export function fixedFieldsLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: [] });
+}

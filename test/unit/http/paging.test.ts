@@ -146,3 +146,50 @@ describe('parseSkip', () => {
     expect(err.code).toBe('invalid_skip');
   });
 });
+
+describe('pageLinks against the URL API', () => {
+  /** What assigning the new query through the URL API gives: the links as pageLinks made them before it split the URL itself. */
+  function reference(requestUrl: URL, page: number): string {
+    const url = new URL(requestUrl.href);
+    url.hash = '';
+    const kept: string[] = [];
+    let placed = false;
+    for (const segment of url.search.replace(/^\?/, '').split('&')) {
+      if (segment === '') continue;
+      const name = segment.split('=', 1)[0]!.replace(/\+/g, ' ');
+      let isPage: boolean;
+      try {
+        isPage = decodeURIComponent(name) === 'page';
+      } catch {
+        isPage = name === 'page';
+      }
+      if (!isPage) kept.push(segment);
+      else if (!placed) {
+        kept.push(`page=${page}`);
+        placed = true;
+      }
+    }
+    if (!placed) kept.push(`page=${page}`);
+    url.search = `?${kept.join('&')}`;
+    return url.href;
+  }
+
+  const window = (page: number): PageWindow => ({ page, pages: 9, pageSize: 10, skip: (page - 1) * 10, limit: 10 });
+
+  it.each([
+    'http://h.example/c/',
+    'http://h.example/c/?',
+    'http://h.example/c/#',
+    'http://h.example/c/?#',
+    'http://h.example/c/?#frag',
+    'http://h.example/c/?&&page=4&&',
+    'http://h.example:8080/c/.json?page=4&page=5&x=1#top',
+    "https://h.example/c/?q='quote'&s=a b&t=<x>&u=%zz&page=3",
+    'https://h.example/c/?PAGE=2&pag%65=3&page%3D=1&page',
+    'https://h.example/c/?query=%7B%22a%22%3A%22%C3%A9%22%7D&page=+3',
+    'https://h.example/%2F%2Fx/?a=é&page=2',
+  ])('gives the links the URL API gives for %s', (href) => {
+    const url = new URL(href);
+    expect(pageLinks(url, window(4))).toEqual({ next: reference(url, 5), previous: reference(url, 3) });
+  });
+});
