@@ -376,6 +376,14 @@ export class ScheduleStore {
     return (await this.publishing.findOne({ runs: id }, { projection: { _id: 1 } })) !== null;
   }
 
+  /** Of the claims `ids`, those some mark says are being published (markPublishing). */
+  async markedAmong(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const marks = await this.publishing.find({ runs: { $in: [...ids] } }, { projection: { runs: 1 } }).toArray();
+    const asked = new Set(ids);
+    return new Set(marks.flatMap((m) => m.runs).filter((id) => asked.has(id)));
+  }
+
   /** Removes the marks `markIds` once their claims are completed. */
   async publishedAll(markIds: readonly string[]): Promise<void> {
     if (markIds.length > 0) await this.publishing.deleteMany({ _id: { $in: [...markIds] } });

@@ -137,6 +137,17 @@ const LEAD_MARGIN = 1.5;
 const LEAD_READS_MS = 100;
 /** How far back the check for schedules changed since their fires were claimed ahead looks beyond the claim (other machines' clocks). */
 const CLOCK_SKEW_MS = 5_000;
+/**
+ * A fire claimed ahead and due later than this from now, by the clock of a process that has just
+ * removed its claim, cannot be on its way to the broker, and never will be: no process begins a
+ * burst's publishing before MAX_LEAD_MS ahead of its due time by its own clock (beginsAt), and
+ * every fire of a burst has its claim read once more, per chunk, after that and before its
+ * message is sent (recordChunk). A process whose clock is at most CLOCK_SKEW_MS ahead that read
+ * the claim before its removal was committed read it before the remover took its clock, so the
+ * fire was due within MAX_LEAD_MS + CLOCK_SKEW_MS of that clock; any later read sees no claim.
+ * ScheduleService.withdrawNotDue revokes only the fires within this bound.
+ */
+export const PUBLISH_BOUND_MS = MAX_LEAD_MS + CLOCK_SKEW_MS;
 /** Fires dealt with for one schedule in one tick before the others get their turn. */
 const MAX_STEPS = 20;
 /** How often a schedule holding a buffered run looks whether the last run finished. */
@@ -662,7 +673,7 @@ export class Scheduler {
         });
         unconfirmed.add(slot);
         try {
-          const chunk = (await this.recordChunk(chunks[n]!, owners, queues)).published;
+          const chunk = (await this.recordChunk(chunks[n]!, owners, queues, claimedAt !== null)).published;
           published[n] = chunk;
           chunk.then(release, release);
         } catch (err) {
@@ -686,22 +697,38 @@ export class Scheduler {
 
   /**
    * Writes the history entries of a chunk of fires; resolves once they are written, with their
-   * publishing under way (`published`: the fields that complete each one's entry).
+   * publishing under way (`published`: the fields that complete each one's entry). `claimedAhead`:
+   * the chunk is of a burst claimed ahead, whose every claim is read once more before its message
+   * goes out (see PUBLISH_BOUND_MS).
    */
   private async recordChunk(
     chunk: Claimed[],
     owners: Map<string, Principal | null>,
     queues: Map<string, string>,
+    claimedAhead: boolean,
   ): Promise<{ published: Promise<Partial<RunDoc>[]> }> {
     const { queue, store } = this.options;
     const fields: Partial<RunDoc>[] = new Array<Partial<RunDoc>>(chunk.length);
-    const fresh: number[] = [];
+    let fresh: number[] = [];
     const ahead: number[] = [];
     chunk.forEach((c, i) => {
       const refusal = refusalOf(owners.get(c.s.owner_id) ?? null, c.s.task);
       if (refusal !== null) fields[i] = { state: 'refused', reason: refusal };
       else (c.ahead === undefined ? fresh : ahead).push(i);
     });
+    if (claimedAhead && fresh.length > 0) {
+      // Fires of a burst whose entries could not be written ahead: their claims are read before
+      // their entries are written (a schedule changed, paused or deleted has its claims removed).
+      const held = await store.stillClaimed(
+        fresh.map((i) => chunk[i]!.run._id),
+        this.id,
+      );
+      fresh = fresh.filter((i) => {
+        if (held.has(chunk[i]!.run._id)) return true;
+        fields[i] = { state: 'failed', reason: 'its claim was no longer held by this process' };
+        return false;
+      });
+    }
     // The fires whose entries were written ahead: their claims written down as being published
     // (see the header) while they are read once more (a schedule deleted took its claim with it),
     // beside the entries of the others being written now.

@@ -5,6 +5,7 @@
  * deactivated, the overlap policies with a task that outlasts its interval, and a claim left by a
  * process that died finished by the scheduler under the same task id.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
 import { runKey, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
@@ -495,6 +496,46 @@ describe('a fire published ahead of its time (a burst begins its publishing earl
     expect(await app.ctx.queue!.waitForResult(runs[0]!.task_id!, 10)).toMatchObject({ status: 'SUCCESS', result: 10 });
     expect(await scheduler().runs.countDocuments({ schedule_id: paused.id })).toBe(0);
     expect(await scheduler().schedules.findOne({ _id: paused.id })).toMatchObject({ paused: true, due_at: null });
+  });
+});
+
+describe('a burst claimed ahead, paused well before its publishing begins', () => {
+  it('leaves no REVOKED result for the paused fires, which never run; the others are published', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const at = new Date(Math.ceil((Date.now() + 13_000) / 1000) * 1000);
+    const made = await create(owner.token, { name: uniqueName('burst-'), task: 'tasks.add', args: [2, 2], clocked: at.toISOString() });
+    expect(made.status, made.text).toBe(201);
+    const first = (await scheduler().schedules.findOne({ _id: made.json.id }))!;
+    // Enough schedules due at the same second for the scheduler to claim them ahead (a burst).
+    const copies = Array.from({ length: 249 }, () => ({ ...first, _id: randomUUID(), name: uniqueName('burst-') }));
+    await scheduler().schedules.insertMany(copies);
+    const pausedIds = copies.slice(0, 3).map((c) => c._id);
+    const claims = await until(
+      async () => {
+        const found = await scheduler()
+          .runs.find({ schedule_id: { $in: pausedIds }, state: 'claimed' })
+          .toArray();
+        return found.length === pausedIds.length ? found : undefined;
+      },
+      5_000,
+      'the burst claimed ahead',
+    );
+    for (const id of pausedIds) {
+      expect((await call(app.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token: owner.token, body: {} })).status).toBe(200);
+    }
+    expect(Date.now(), 'paused well before the burst begins publishing').toBeLessThan(at.getTime() - 7_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, at.getTime() - Date.now()) + 3_000));
+    for (const claim of claims) {
+      expect((await app.ctx.queue!.results.get(claim.task_id!)).status, claim.task_id!).toBe('PENDING');
+      expect(await app.ctx.serviceDb.collection('task_log').countDocuments({ _id: claim.task_id as never })).toBe(0);
+    }
+    expect(await scheduler().runs.countDocuments({ schedule_id: { $in: pausedIds } })).toBe(0);
+    // The rest of the burst went out at its time.
+    const fired = await scheduler().runs.findOne({ schedule_id: first._id, state: 'published' });
+    expect(fired).not.toBeNull();
+    expect(await app.ctx.queue!.waitForResult(fired!.task_id!, 10)).toMatchObject({ status: 'SUCCESS', result: 4 });
+    // Never published, so never run.
+    for (const claim of claims) expect((await app.ctx.queue!.results.get(claim.task_id!)).status).toBe('PENDING');
   });
 });
 
