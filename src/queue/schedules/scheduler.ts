@@ -161,6 +161,11 @@ const BROKER_NOT_REACHED = Symbol('broker not reached');
  * and any slowness while it runs, make fires late, never missed.
  */
 const STALL_MS = 30_000;
+/** A sweep (see sweep) comes about once per claim lease on each process, at least this long apart. */
+const SWEEP_MIN_EVERY_MS = 1_000;
+/** Leftovers of each kind one sweep deals with at most; more are left to the next. */
+const SWEEP_BATCH = 500;
+const RECOVERED_REASON = 'its process stopped while publishing it; counted as published, not published again';
 /** Queue used when the schedule names none and no live worker tells a default: Celery's. */
 const CELERY_DEFAULT_QUEUE = 'celery';
 
@@ -217,6 +222,19 @@ interface Advance {
   due: Date | null;
 }
 
+/**
+ * Whether no process will ever finish the expired claim `run` of the schedule `s` (undefined:
+ * deleted): the schedule is gone or paused (resumed, it fires from then on), its next fire has
+ * moved past the claim (a change), or the claim is a "run now", which nobody takes over. A
+ * buffered run being released is the schedule's own to finish (releaseBuffered).
+ */
+function abandoned(run: RunDoc, s: ScheduleDoc | undefined): boolean {
+  if (s === undefined) return true;
+  if (run._id === s.buffered_run) return false;
+  if (s.paused || run.kind === 'manual') return true;
+  return s.next_fire_at === null || run.fire_at.getTime() < s.next_fire_at.getTime();
+}
+
 /** Why a fire the scheduler will not run may not be run, or null when it may. */
 function refusalOf(owner: Principal | null, task: string): string | null {
   if (owner === null) return "the owner's account is inactive or no longer exists";
@@ -269,6 +287,9 @@ export class Scheduler {
   private readonly finishing = new Set<Promise<void>>();
   /** Fires per second the last burst claimed ahead was published at (see beginsAt). */
   private publishRate = FIRST_RATE;
+  /** When this process sweeps next (see sweep), and the sweep under way. */
+  private nextSweepAt = 0;
+  private sweeping: Promise<void> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -339,6 +360,7 @@ export class Scheduler {
       // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
       while (this.bursts.length > 0 && this.beginsAt(this.bursts[0]!) <= Date.now() && !this.closed)
         await this.fireBurst(this.bursts.shift()!);
+      this.sweepNow();
       if (this.idle && this.nextDueAt === null && this.bursts.length === 0) {
         // Nothing was due, nor within the look-ahead: one query tells whether anything is now.
         const soonest = await store.soonestDue();
@@ -357,6 +379,82 @@ export class Scheduler {
       this.options.logger.warn({ err }, 'scheduler: could not deal with the due schedules');
     }
     return false;
+  }
+
+  /** Starts a sweep beside the tick when one is due on this process (at a random phase, so processes spread theirs). */
+  private sweepNow(): void {
+    const now = Date.now();
+    if (this.sweeping !== undefined || now < this.nextSweepAt || this.closed) return;
+    this.nextSweepAt = now + Math.max(SWEEP_MIN_EVERY_MS, this.options.claimLeaseMs) * (0.5 + Math.random());
+    this.sweeping = this.sweep(new Date(now))
+      .catch((err: unknown) => this.options.logger.warn({ err }, 'scheduler: could not sweep what stopped processes left'))
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+  }
+
+  /**
+   * Removes what a process that died between writing a fire's records and publishing it leaves
+   * behind where no process will finish it (a schedule paused, changed or deleted since): claims,
+   * history entries written ahead (seen by nobody, for good) and publishing marks. Any process
+   * does it, a batch at a time; every step is conditional, so processes sweeping side by side, or
+   * one taking a claim over meanwhile, change nothing twice. Only records older than a claim's
+   * expiry and a lease more are looked at: no live process publishes them any more (a process
+   * publishes a claim within its lease, see publish, and re-reads it first, see PUBLISH_BOUND_MS).
+   *
+   *   - An expired claim no process will finish (see abandoned): when its fire may have been
+   *     published (its entry published, or written ahead and marked as being published) it is
+   *     counted as published, as a claim taken over would be, and its entry given to the owner
+   *     (of a deleted schedule, the claim is removed); otherwise it is removed, then its entry.
+   *   - An entry written ahead with no claim open for it is removed (given to the owner instead
+   *     when its fire was completed as published).
+   *   - A mark none of whose claims is still open is removed.
+   */
+  async sweep(now = new Date()): Promise<void> {
+    const { store, queue } = this.options;
+    const lease = this.options.claimLeaseMs;
+    const expired = await store.expiredClaims(new Date(now.getTime() - lease), SWEEP_BATCH);
+    if (expired.length > 0) {
+      const schedules = new Map((await store.getMany([...new Set(expired.map((r) => r.schedule_id))])).map((s) => [s._id, s]));
+      const left = expired.filter((r) => abandoned(r, schedules.get(r.schedule_id)));
+      const marked = await store.markedAmong(left.map((r) => r._id));
+      for (const run of left) await this.sweepClaim(run, schedules.has(run.schedule_id), marked.has(run._id));
+    }
+    // An entry is written ahead up to LOOKAHEAD_MS before its fire, whose claim's lease runs a lease past it.
+    const entries = await queue.log.unpublishedBefore(new Date(now.getTime() - LOOKAHEAD_MS - 2 * lease), SWEEP_BATCH);
+    if (entries.length > 0) {
+      const scheduleIds = entries.flatMap((e) => e.tags.filter((t) => t.startsWith('schedule:')).map((t) => t.slice('schedule:'.length)));
+      const runs = await store.runsOfTasks(
+        [...new Set(scheduleIds)],
+        entries.map((e) => e._id),
+      );
+      const byTask = new Map(runs.map((r) => [r.task_id, r]));
+      const open = entries.filter((e) => byTask.get(e._id)?.state === 'claimed');
+      const published = entries.filter((e) => byTask.get(e._id)?.state === 'published');
+      await queue.log.reveal(published.map((e) => ({ taskId: e._id, userId: e.unpublished_for! })));
+      await queue.log.dropUnpublished(entries.filter((e) => !open.includes(e) && !published.includes(e)).map((e) => e._id));
+    }
+    const marks = await store.marksBefore(new Date(now.getTime() - lease), SWEEP_BATCH);
+    if (marks.length > 0) {
+      const stillOpen = await store.openAmong(marks.flatMap((m) => m.runs));
+      await store.publishedAll(marks.filter((m) => !m.runs.some((id) => stillOpen.has(id))).map((m) => m._id));
+    }
+  }
+
+  /** Finishes one abandoned claim (see sweep). */
+  private async sweepClaim(run: RunDoc, scheduleExists: boolean, marked: boolean): Promise<void> {
+    const { store, queue } = this.options;
+    const entry = run.task_id === null ? null : await queue.log.getWritten(run.task_id);
+    const hidden = entry?.unpublished_for;
+    if (entry !== null && (hidden === undefined || marked)) {
+      // The entry first: a claim left open by a process dying here is swept again, and the entry stays given.
+      if (hidden !== undefined) await queue.log.reveal([{ taskId: entry._id, userId: hidden }]);
+      const fields: Partial<RunDoc> = { state: 'published', published_at: new Date(), recovered: true, reason: RECOVERED_REASON };
+      await store.settleLeftClaim(run._id, run.lease_until, scheduleExists ? fields : null);
+      return;
+    }
+    // The claim first: an entry left by a process dying here has no claim, and the next sweep removes it.
+    if ((await store.settleLeftClaim(run._id, run.lease_until, null)) && entry !== null) await queue.log.dropUnpublished([entry._id]);
   }
 
   /** Whether this process may look at the schedule now: not in a burst it holds, not held by another's live claim. */
@@ -978,7 +1076,7 @@ export class Scheduler {
           state: 'published',
           published_at: new Date(),
           lateness_ms: null,
-          reason: 'its process stopped while publishing it; counted as published, not published again',
+          reason: RECOVERED_REASON,
         };
       }
       // Written ahead, never handed to the broker: published now (or refused) as a fire claimed now.
@@ -1167,5 +1265,6 @@ export class Scheduler {
     this.runningSince?.stop();
     await this.running;
     await Promise.all(this.finishing);
+    await this.sweeping;
   }
 }

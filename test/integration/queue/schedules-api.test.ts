@@ -434,6 +434,70 @@ describe('a claim left by a process that died', () => {
     // Never published by the scheduler: no worker ever ran it.
     expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');
   });
+
+  it('of a schedule paused or deleted since: swept once its lease is long past; a live claim and its entry are left alone', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const pausedSchedule = async () => {
+      const made = await create(owner.token, { name: uniqueName('left-'), task: 'tasks.add', args: [4, 4], clocked: later, paused: true });
+      expect(made.status, made.text).toBe(201);
+      return made.json.id as string;
+    };
+    const [unmarked, marked, live, deleted] = [
+      await pausedSchedule(),
+      await pausedSchedule(),
+      await pausedSchedule(),
+      await pausedSchedule(),
+    ];
+    const fire = new Date(Date.now() - 60_000);
+    const old = new Date(Date.now() - 60_000);
+    const taskOf = Object.fromEntries([unmarked, marked, live, deleted].map((id) => [id, `left-${uniqueName()}`]));
+    const entries = app.ctx.serviceDb.collection('task_log');
+    const marks = app.ctx.serviceDb.collection<PublishingDoc>('schedule_publishing');
+    // What a process killed after writing them leaves, as it writes them (its entries written a minute ago).
+    for (const id of [unmarked, marked, live]) {
+      await scheduler().runs.insertOne({ ...deadClaim(id, fire, taskOf[id]!), lease_until: new Date(fire.getTime() + 2_000) });
+      await writtenAhead(id, taskOf[id]!);
+      await entries.updateOne({ _id: taskOf[id] as never }, { $set: { timestamp: old } });
+    }
+    // A claim still held (its lease runs for another minute): its process may still publish it.
+    await scheduler().runs.updateOne({ _id: runKey(live, fire) }, { $set: { lease_until: new Date(Date.now() + 60_000) } });
+    const markedMark = uniqueName('mark-');
+    await marks.insertOne({ _id: markedMark, runs: [runKey(marked, fire)], by: 'a-process-that-was-killed', at: old });
+    // A deleted schedule's entry and mark: the claim went with the schedule's run log.
+    await writtenAhead(deleted, taskOf[deleted]!);
+    await entries.updateOne({ _id: taskOf[deleted] as never }, { $set: { timestamp: old } });
+    const deletedMark = uniqueName('mark-');
+    await marks.insertOne({ _id: deletedMark, runs: [runKey(deleted, fire)], by: 'a-process-that-was-killed', at: old });
+    await scheduler().schedules.deleteOne({ _id: deleted });
+
+    await until(
+      async () =>
+        (await scheduler().runs.countDocuments({ _id: { $in: [runKey(unmarked, fire), runKey(marked, fire)] }, state: 'claimed' })) === 0 &&
+        (await entries.countDocuments({ _id: taskOf[deleted] as never })) === 0 &&
+        (await marks.countDocuments({ _id: { $in: [markedMark, deletedMark] } })) === 0,
+      15_000,
+      'the leftovers swept',
+    );
+    // Never handed to the broker: the claim and its hidden entry are gone, no result recorded.
+    expect(await scheduler().runs.countDocuments({ schedule_id: unmarked })).toBe(0);
+    expect(await entries.countDocuments({ _id: taskOf[unmarked] as never })).toBe(0);
+    expect((await app.ctx.queue!.results.get(taskOf[unmarked]!)).status).toBe('PENDING');
+    // Written down as being published: counted as published, its entry given to the owner, not published again.
+    expect(await scheduler().runs.findOne({ _id: runKey(marked, fire) })).toMatchObject({
+      state: 'published',
+      recovered: true,
+      task_id: taskOf[marked],
+      reason: expect.stringMatching(/not published again/),
+    });
+    const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${marked}`, { token: owner.token });
+    expect(history.json.results.map((r: { task_id: string }) => r.task_id)).toEqual([taskOf[marked]]);
+    expect((await app.ctx.queue!.results.get(taskOf[marked]!)).status).toBe('PENDING');
+    // The live claim and its entry stay as they are.
+    expect(await scheduler().runs.findOne({ _id: runKey(live, fire) })).toMatchObject({ state: 'claimed', task_id: taskOf[live] });
+    expect(await entries.findOne({ _id: taskOf[live] as never })).toMatchObject({ unpublished_for: expect.any(String) });
+    expect(await scheduler().schedules.findOne({ _id: unmarked })).toMatchObject({ paused: true, due_at: null });
+  });
 });
 
 describe('a fire published ahead of its time (a burst begins its publishing early, with an eta)', () => {
