@@ -8,7 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
-import { runKey, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
+import type { QueueService } from '../../../src/queue/api/queue-service.js';
+import { Scheduler } from '../../../src/queue/schedules/scheduler.js';
+import { runKey, ScheduleStore, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { until } from '../../support/until.js';
@@ -600,6 +602,72 @@ describe('a burst claimed ahead, paused well before its publishing begins', () =
     expect(await app.ctx.queue!.waitForResult(fired!.task_id!, 10)).toMatchObject({ status: 'SUCCESS', result: 4 });
     // Never published, so never run.
     for (const claim of claims) expect((await app.ctx.queue!.results.get(claim.task_id!)).status).toBe('PENDING');
+  });
+});
+
+describe('a schedule paused while its fire is being published', () => {
+  it('stays paused: the advance after the publishing does not undo the pause', async () => {
+    // An app whose own scheduler is off, and a scheduler over its store and queue whose
+    // publishing of a fire waits until the test has paused the schedule.
+    const pauseApp = await startTestApp({ SCHEDULER_ENABLED: 'false', SCHEDULE_MIN_INTERVAL_S: '1', TASK_LIST_CACHE_S: '3600' });
+    let scheduler: Scheduler | undefined;
+    try {
+      const name = uniqueName('p');
+      await pauseApp.users.createUser({ username: name, password: `pw-${name}-1234`, permissions: [SCHEDULE, taskCodename('tasks.add')] });
+      const token = await pauseApp.users.tokenFor(name);
+      const real = pauseApp.ctx.queue!;
+      let reached!: () => void;
+      const publishing = new Promise<void>((resolve) => (reached = resolve));
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const gated = new Proxy(real, {
+        get(target, property) {
+          if (property === 'recordMany') {
+            return async (items: Parameters<QueueService['recordMany']>[0]) => {
+              const publish = await target.recordMany(items);
+              return async () => {
+                reached();
+                await gate;
+                return publish();
+              };
+            };
+          }
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      scheduler = new Scheduler({
+        store: new ScheduleStore(pauseApp.ctx.serviceDb),
+        queue: gated,
+        owner: (userId) => pauseApp.ctx.auth.scheduleOwner(userId),
+        logger: pauseApp.ctx.logger,
+        tickMs: 100,
+        claimLeaseMs: 30_000,
+        graceMs: 10_000,
+      }).start();
+      const anchor = new Date(Math.ceil((Date.now() + 1_500) / 1000) * 1000);
+      const made = await call(pauseApp.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: { name: 'minutely', task: 'tasks.add', args: [1, 1], queue, interval: { every: 60, anchor: anchor.toISOString() } },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      await publishing;
+      const paused = await call(pauseApp.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token, body: { note: 'mid-fire' } });
+      expect(paused.status, paused.text).toBe(200);
+      open();
+      const runs = pauseApp.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+      await until(async () => (await runs.findOne({ schedule_id: id, state: 'published' })) !== null, 10_000, 'the fire published');
+      await scheduler.close();
+      expect(await pauseApp.ctx.serviceDb.collection<ScheduleDoc>('schedules').findOne({ _id: id })).toMatchObject({
+        paused: true,
+        due_at: null,
+        note: 'mid-fire',
+      });
+    } finally {
+      await scheduler?.close();
+      await pauseApp.close();
+    }
   });
 });
 
