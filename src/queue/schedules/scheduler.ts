@@ -25,8 +25,9 @@
  * broker; once they are confirmed, the entries are given to their accounts, then the claims are
  * completed and the schedules advanced. "When its time comes" is a little before it (MAX_LEAD_MS):
  * each message carries the fire's due time as its `eta`, so no worker runs it early, and a
- * schedule changed, paused or deleted after that has its fires not yet due revoked by the
- * service (schedule-service.ts, withdrawNotDue).
+ * schedule changed, paused or deleted after that has its fires not yet due withdrawn by the
+ * service (schedule-service.ts, withdrawNotDue): revoked when they may be out (PUBLISH_BOUND_MS),
+ * their claims removed either way.
  *
  * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
  * the schedule not advanced, so it stays due. When the lease has run out another process takes the
@@ -40,7 +41,9 @@
  * is a process dying after writing its fires down as being published and before the broker has
  * their messages (the time one chunk takes to publish): a database and a broker cannot be written
  * in one step, and a fire counted as published when it may not have been is preferred to one run
- * twice. Such fires complete with `recovered` and a reason that says so.
+ * twice. Such fires complete with `recovered` and a reason that says so. What such a process
+ * leaves where no process takes it over (its schedule paused, changed or deleted since) is
+ * finished by a periodic sweep (see sweep).
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
