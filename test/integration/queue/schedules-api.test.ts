@@ -2,8 +2,10 @@
  * Schedules through the real HTTP server, broker and engine, with a worker consuming the
  * schedules' queue: the endpoints, who may use them, bad input (400, nothing written), fires that
  * become ordinary tasks in the history tagged with their schedule, pause, "run now", an owner
- * deactivated, the overlap policies with a task that outlasts its interval, and a claim left by a
- * process that died finished by the scheduler under the same task id.
+ * deactivated, the overlap policies with a task that outlasts its interval, a claim left by a
+ * process that died finished by the scheduler under the same task id (or swept, when its schedule
+ * was paused or deleted since), fires withdrawn before their time (revoked only when their message
+ * may be out), and a pause made while a fire is being published.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

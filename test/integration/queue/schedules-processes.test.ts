@@ -2,7 +2,8 @@
  * Exactly once on several API processes: real `serve` processes (two of their own, then one with
  * three API processes, one of them killed with SIGKILL mid-run) share one service database and
  * each runs its scheduler. A schedule firing every second inside a 20-second window must leave
- * exactly 20 runs: each fire published once, under its own task, in the history once. Then a
+ * exactly 20 runs: each fire published once, under its own task, in the history once. A schedule
+ * made through a process whose scheduler is off is fired by another within its idle look. Then a
  * burst: 250 schedules due at the same second, twice, on two processes, large enough that both
  * claim it ahead of its time (the scheduler's claim-ahead path) and race for the same fires.
  * A burst's history entries are written ahead with its claims, seen by nobody until published:
