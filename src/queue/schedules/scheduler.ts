@@ -231,7 +231,7 @@ interface Advance {
  * moved past the claim (a change), or the claim is a "run now", which nobody takes over. A
  * buffered run being released is the schedule's own to finish (releaseBuffered).
  */
-function abandoned(run: RunDoc, s: ScheduleDoc | undefined): boolean {
+export function abandoned(run: RunDoc, s: ScheduleDoc | undefined): boolean {
   if (s === undefined) return true;
   if (run._id === s.buffered_run) return false;
   if (s.paused || run.kind === 'manual') return true;
