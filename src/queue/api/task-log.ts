@@ -342,6 +342,21 @@ export class TaskLog {
     }
   }
 
+  /**
+   * Entries written ahead and still unpublished, written before `before`, oldest first, at most
+   * `limit` (the scheduler's sweep for those a dead process left). They have no account yet, so
+   * the index by account finds them.
+   */
+  unpublishedBefore(before: Date, limit: number): Promise<TaskLogEntry[]> {
+    return this.deadline((signal) =>
+      this.collection
+        .find({ user_id: null, unpublished_for: { $exists: true }, timestamp: { $lt: before } }, signalOption(signal))
+        .sort({ timestamp: 1 })
+        .limit(limit)
+        .toArray(),
+    );
+  }
+
   /** Removes entries written ahead whose tasks will not be published (entries of published tasks are left alone). */
   async dropUnpublished(taskIds: readonly string[]): Promise<void> {
     if (taskIds.length === 0) return;

@@ -13,7 +13,7 @@ import type { JsonObject, JsonValue } from '../protocol/json.js';
 import { bodyOf, mergeUpdate, parseScheduleBody, type ScheduleSpec } from './model.js';
 import { nextFire, nextFires } from './timing.js';
 import { isDuplicateKey, type RunDoc, type ScheduleDoc, type ScheduleStore } from './schedule-store.js';
-import { windowOf, type Scheduler } from './scheduler.js';
+import { PUBLISH_BOUND_MS, windowOf, type Scheduler } from './scheduler.js';
 
 export type { ScheduleDoc };
 
@@ -231,27 +231,39 @@ export class ScheduleService {
   }
 
   /**
-   * Withdraws fires of a schedule just changed, paused or deleted that are not due yet: those of
-   * a burst may be on their way to the broker already, published ahead of their time with an
-   * `eta` (see the scheduler's MAX_LEAD_MS), so each is revoked — REVOKED recorded in the
-   * results, which every worker of this service reads before it starts a task, and the revoke
-   * broadcast, so workers holding it drop it — whether it was published or not. Its run-log
-   * entry is removed: the scheduler fires the schedule as it is now (a changed one at its next
-   * time, which may be the same), and a history entry written ahead and not yet published goes
-   * with it.
+   * Withdraws fires of a schedule just changed, paused or deleted that are not due yet: their
+   * run-log entries are removed (the scheduler fires the schedule as it is now: a changed one at
+   * its next time, which may be the same), and a history entry written ahead and not yet
+   * published goes with them. Those of a burst may be on their way to the broker already,
+   * published ahead of their time with an `eta` (see the scheduler's MAX_LEAD_MS): each fire that
+   * may be is revoked — REVOKED recorded in the results, which every worker of this service reads
+   * before it starts a task, and the revoke broadcast, so workers holding it drop it. A fire may
+   * be out when it was published, a mark says it is being published, or it is due within
+   * PUBLISH_BOUND_MS of the clock read once its claim is removed; a fire due later was never
+   * handed to the broker and, its claim gone, never will be, so it is not revoked (a revoke
+   * would record a result for a task that never existed).
    */
   private async withdrawNotDue(doc: ScheduleDoc, runs: readonly RunDoc[]): Promise<void> {
     const { queue, store } = this.options;
     if (runs.length === 0) return;
-    await store.removeRuns(runs.map((r) => r._id));
-    const taskIds = runs.map((r) => r.task_id).filter((id) => id !== null);
-    await Promise.all(
-      taskIds.map(async (taskId) => {
-        const entry = await queue.log.getWritten(taskId);
-        await queue.revoke(entry ?? this.entryOf(doc, taskId), false);
-      }),
+    const ids = runs.map((r) => r._id);
+    await store.removeRuns(ids);
+    // The clock is read after the removal is committed (see PUBLISH_BOUND_MS).
+    const bound = Date.now() + PUBLISH_BOUND_MS;
+    const marked = await store.markedAmong(ids);
+    const mayBeOut = runs.filter(
+      (r) => r.state !== 'claimed' || marked.has(r._id) || r.due_at === undefined || r.due_at.getTime() <= bound,
     );
-    await queue.log.dropUnpublished(taskIds);
+    await Promise.all(
+      mayBeOut
+        .map((r) => r.task_id)
+        .filter((id) => id !== null)
+        .map(async (taskId) => {
+          const entry = await queue.log.getWritten(taskId);
+          await queue.revoke(entry ?? this.entryOf(doc, taskId), false);
+        }),
+    );
+    await queue.log.dropUnpublished(runs.map((r) => r.task_id).filter((id) => id !== null));
   }
 
   /** What a revoke records of a fire whose history entry is not written (yet). */

@@ -233,7 +233,11 @@ export class ScheduleStore {
         // The changes made since a burst was claimed ahead (see the scheduler).
         { key: { updated_at: 1 }, name: 'updated_at' },
       ]),
-      this.runs.createIndex({ schedule_id: 1, fire_at: -1 }, { name: 'schedule_fire' }),
+      this.runs.createIndexes([
+        { key: { schedule_id: 1, fire_at: -1 }, name: 'schedule_fire' },
+        // Claims only (few at any time): the sweep for those a dead process left (see the scheduler).
+        { key: { lease_until: 1 }, name: 'open_claims', partialFilterExpression: { state: 'claimed' } },
+      ]),
     ]);
   }
 
@@ -376,6 +380,14 @@ export class ScheduleStore {
     return (await this.publishing.findOne({ runs: id }, { projection: { _id: 1 } })) !== null;
   }
 
+  /** Of the claims `ids`, those some mark says are being published (markPublishing). */
+  async markedAmong(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const marks = await this.publishing.find({ runs: { $in: [...ids] } }, { projection: { runs: 1 } }).toArray();
+    const asked = new Set(ids);
+    return new Set(marks.flatMap((m) => m.runs).filter((id) => asked.has(id)));
+  }
+
   /** Removes the marks `markIds` once their claims are completed. */
   async publishedAll(markIds: readonly string[]): Promise<void> {
     if (markIds.length > 0) await this.publishing.deleteMany({ _id: { $in: [...markIds] } });
@@ -453,6 +465,46 @@ export class ScheduleStore {
   /** The earliest claim still open of the schedule's fires from `from` on (the index on schedule and fire time answers it). */
   openClaim(scheduleId: string, from: Date): Promise<RunDoc | null> {
     return this.runs.findOne({ schedule_id: scheduleId, fire_at: { $gte: from }, state: 'claimed' }, { sort: { fire_at: 1 } });
+  }
+
+  /** Claims whose lease ran out before `before`, oldest first, at most `limit` (the sweep). */
+  expiredClaims(before: Date, limit: number): Promise<RunDoc[]> {
+    return this.runs
+      .find({ state: 'claimed', lease_until: { $lt: before } })
+      .sort({ lease_until: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  /**
+   * Removes a claim, or completes it with `fields`, only while it is still the claim the caller
+   * read (still open, its lease not renewed by a process taking it over); whether it did.
+   */
+  async settleLeftClaim(id: string, leaseUntil: Date, fields: Partial<RunDoc> | null): Promise<boolean> {
+    const filter = { _id: id, state: 'claimed' as const, lease_until: leaseUntil };
+    if (fields === null) return (await this.runs.deleteOne(filter)).deletedCount === 1;
+    return (await this.runs.updateOne(filter, { $set: fields })).modifiedCount === 1;
+  }
+
+  /** The run-log entries of the schedules `scheduleIds` under the task ids `taskIds` (the index on schedule and fire time answers it). */
+  runsOfTasks(scheduleIds: readonly string[], taskIds: readonly string[]): Promise<RunDoc[]> {
+    if (scheduleIds.length === 0 || taskIds.length === 0) return Promise.resolve([]);
+    return this.runs.find({ schedule_id: { $in: [...scheduleIds] }, task_id: { $in: [...taskIds] } }).toArray();
+  }
+
+  /** Marks written before `before` (markPublishing), at most `limit`. */
+  marksBefore(before: Date, limit: number): Promise<PublishingDoc[]> {
+    return this.publishing
+      .find({ at: { $lt: before } })
+      .limit(limit)
+      .toArray();
+  }
+
+  /** Of the run-log entries `ids`, those still open claims. */
+  async openAmong(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const open = await this.runs.find({ _id: { $in: [...ids] }, state: 'claimed' }, { projection: { _id: 1 } }).toArray();
+    return new Set(open.map((r) => r._id));
   }
 
   getRun(id: string): Promise<RunDoc | null> {

@@ -25,8 +25,9 @@
  * broker; once they are confirmed, the entries are given to their accounts, then the claims are
  * completed and the schedules advanced. "When its time comes" is a little before it (MAX_LEAD_MS):
  * each message carries the fire's due time as its `eta`, so no worker runs it early, and a
- * schedule changed, paused or deleted after that has its fires not yet due revoked by the
- * service (schedule-service.ts, withdrawNotDue).
+ * schedule changed, paused or deleted after that has its fires not yet due withdrawn by the
+ * service (schedule-service.ts, withdrawNotDue): revoked when they may be out (PUBLISH_BOUND_MS),
+ * their claims removed either way.
  *
  * A process that dies between the claim and the completion leaves a `claimed` entry behind, and
  * the schedule not advanced, so it stays due. When the lease has run out another process takes the
@@ -40,7 +41,9 @@
  * is a process dying after writing its fires down as being published and before the broker has
  * their messages (the time one chunk takes to publish): a database and a broker cannot be written
  * in one step, and a fire counted as published when it may not have been is preferred to one run
- * twice. Such fires complete with `recovered` and a reason that says so.
+ * twice. Such fires complete with `recovered` and a reason that says so. What such a process
+ * leaves where no process takes it over (its schedule paused, changed or deleted since) is
+ * finished by a periodic sweep (see sweep).
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -137,6 +140,17 @@ const LEAD_MARGIN = 1.5;
 const LEAD_READS_MS = 100;
 /** How far back the check for schedules changed since their fires were claimed ahead looks beyond the claim (other machines' clocks). */
 const CLOCK_SKEW_MS = 5_000;
+/**
+ * A fire claimed ahead and due later than this from now, by the clock of a process that has just
+ * removed its claim, cannot be on its way to the broker, and never will be: no process begins a
+ * burst's publishing before MAX_LEAD_MS ahead of its due time by its own clock (beginsAt), and
+ * every fire of a burst has its claim read once more, per chunk, after that and before its
+ * message is sent (recordChunk). A process whose clock is at most CLOCK_SKEW_MS ahead that read
+ * the claim before its removal was committed read it before the remover took its clock, so the
+ * fire was due within MAX_LEAD_MS + CLOCK_SKEW_MS of that clock; any later read sees no claim.
+ * ScheduleService.withdrawNotDue revokes only the fires within this bound.
+ */
+export const PUBLISH_BOUND_MS = MAX_LEAD_MS + CLOCK_SKEW_MS;
 /** Fires dealt with for one schedule in one tick before the others get their turn. */
 const MAX_STEPS = 20;
 /** How often a schedule holding a buffered run looks whether the last run finished. */
@@ -150,6 +164,11 @@ const BROKER_NOT_REACHED = Symbol('broker not reached');
  * and any slowness while it runs, make fires late, never missed.
  */
 const STALL_MS = 30_000;
+/** A sweep (see sweep) comes about once per claim lease on each process, at least this long apart. */
+const SWEEP_MIN_EVERY_MS = 1_000;
+/** Leftovers of each kind one sweep deals with at most; more are left to the next. */
+const SWEEP_BATCH = 500;
+const RECOVERED_REASON = 'its process stopped while publishing it; counted as published, not published again';
 /** Queue used when the schedule names none and no live worker tells a default: Celery's. */
 const CELERY_DEFAULT_QUEUE = 'celery';
 
@@ -206,6 +225,19 @@ interface Advance {
   due: Date | null;
 }
 
+/**
+ * Whether no process will ever finish the expired claim `run` of the schedule `s` (undefined:
+ * deleted): the schedule is gone or paused (resumed, it fires from then on), its next fire has
+ * moved past the claim (a change), or the claim is a "run now", which nobody takes over. A
+ * buffered run being released is the schedule's own to finish (releaseBuffered).
+ */
+export function abandoned(run: RunDoc, s: ScheduleDoc | undefined): boolean {
+  if (s === undefined) return true;
+  if (run._id === s.buffered_run) return false;
+  if (s.paused || run.kind === 'manual') return true;
+  return s.next_fire_at === null || run.fire_at.getTime() < s.next_fire_at.getTime();
+}
+
 /** Why a fire the scheduler will not run may not be run, or null when it may. */
 function refusalOf(owner: Principal | null, task: string): string | null {
   if (owner === null) return "the owner's account is inactive or no longer exists";
@@ -258,6 +290,9 @@ export class Scheduler {
   private readonly finishing = new Set<Promise<void>>();
   /** Fires per second the last burst claimed ahead was published at (see beginsAt). */
   private publishRate = FIRST_RATE;
+  /** When this process sweeps next (see sweep), and the sweep under way. */
+  private nextSweepAt = 0;
+  private sweeping: Promise<void> | undefined;
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -328,6 +363,7 @@ export class Scheduler {
       // A burst's publishing is awaited; its completions and advances go on beside the next ticks (fireHeld).
       while (this.bursts.length > 0 && this.beginsAt(this.bursts[0]!) <= Date.now() && !this.closed)
         await this.fireBurst(this.bursts.shift()!);
+      this.sweepNow();
       if (this.idle && this.nextDueAt === null && this.bursts.length === 0) {
         // Nothing was due, nor within the look-ahead: one query tells whether anything is now.
         const soonest = await store.soonestDue();
@@ -346,6 +382,82 @@ export class Scheduler {
       this.options.logger.warn({ err }, 'scheduler: could not deal with the due schedules');
     }
     return false;
+  }
+
+  /** Starts a sweep beside the tick when one is due on this process (at a random phase, so processes spread theirs). */
+  private sweepNow(): void {
+    const now = Date.now();
+    if (this.sweeping !== undefined || now < this.nextSweepAt || this.closed) return;
+    this.nextSweepAt = now + Math.max(SWEEP_MIN_EVERY_MS, this.options.claimLeaseMs) * (0.5 + Math.random());
+    this.sweeping = this.sweep(new Date(now))
+      .catch((err: unknown) => this.options.logger.warn({ err }, 'scheduler: could not sweep what stopped processes left'))
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+  }
+
+  /**
+   * Removes what a process that died between writing a fire's records and publishing it leaves
+   * behind where no process will finish it (a schedule paused, changed or deleted since): claims,
+   * history entries written ahead (seen by nobody, for good) and publishing marks. Any process
+   * does it, a batch at a time; every step is conditional, so processes sweeping side by side, or
+   * one taking a claim over meanwhile, change nothing twice. Only records older than a claim's
+   * expiry and a lease more are looked at: no live process publishes them any more (a process
+   * publishes a claim within its lease, see publish, and re-reads it first, see PUBLISH_BOUND_MS).
+   *
+   *   - An expired claim no process will finish (see abandoned): when its fire may have been
+   *     published (its entry published, or written ahead and marked as being published) it is
+   *     counted as published, as a claim taken over would be, and its entry given to the owner
+   *     (of a deleted schedule, the claim is removed); otherwise it is removed, then its entry.
+   *   - An entry written ahead with no claim open for it is removed (given to the owner instead
+   *     when its fire was completed as published).
+   *   - A mark none of whose claims is still open is removed.
+   */
+  async sweep(now = new Date()): Promise<void> {
+    const { store, queue } = this.options;
+    const lease = this.options.claimLeaseMs;
+    const expired = await store.expiredClaims(new Date(now.getTime() - lease), SWEEP_BATCH);
+    if (expired.length > 0) {
+      const schedules = new Map((await store.getMany([...new Set(expired.map((r) => r.schedule_id))])).map((s) => [s._id, s]));
+      const left = expired.filter((r) => abandoned(r, schedules.get(r.schedule_id)));
+      const marked = await store.markedAmong(left.map((r) => r._id));
+      for (const run of left) await this.sweepClaim(run, schedules.has(run.schedule_id), marked.has(run._id));
+    }
+    // An entry is written ahead up to LOOKAHEAD_MS before its fire, whose claim's lease runs a lease past it.
+    const entries = await queue.log.unpublishedBefore(new Date(now.getTime() - LOOKAHEAD_MS - 2 * lease), SWEEP_BATCH);
+    if (entries.length > 0) {
+      const scheduleIds = entries.flatMap((e) => e.tags.filter((t) => t.startsWith('schedule:')).map((t) => t.slice('schedule:'.length)));
+      const runs = await store.runsOfTasks(
+        [...new Set(scheduleIds)],
+        entries.map((e) => e._id),
+      );
+      const byTask = new Map(runs.map((r) => [r.task_id, r]));
+      const open = entries.filter((e) => byTask.get(e._id)?.state === 'claimed');
+      const published = entries.filter((e) => byTask.get(e._id)?.state === 'published');
+      await queue.log.reveal(published.map((e) => ({ taskId: e._id, userId: e.unpublished_for! })));
+      await queue.log.dropUnpublished(entries.filter((e) => !open.includes(e) && !published.includes(e)).map((e) => e._id));
+    }
+    const marks = await store.marksBefore(new Date(now.getTime() - lease), SWEEP_BATCH);
+    if (marks.length > 0) {
+      const stillOpen = await store.openAmong(marks.flatMap((m) => m.runs));
+      await store.publishedAll(marks.filter((m) => !m.runs.some((id) => stillOpen.has(id))).map((m) => m._id));
+    }
+  }
+
+  /** Finishes one abandoned claim (see sweep). */
+  private async sweepClaim(run: RunDoc, scheduleExists: boolean, marked: boolean): Promise<void> {
+    const { store, queue } = this.options;
+    const entry = run.task_id === null ? null : await queue.log.getWritten(run.task_id);
+    const hidden = entry?.unpublished_for;
+    if (entry !== null && (hidden === undefined || marked)) {
+      // The entry first: a claim left open by a process dying here is swept again, and the entry stays given.
+      if (hidden !== undefined) await queue.log.reveal([{ taskId: entry._id, userId: hidden }]);
+      const fields: Partial<RunDoc> = { state: 'published', published_at: new Date(), recovered: true, reason: RECOVERED_REASON };
+      await store.settleLeftClaim(run._id, run.lease_until, scheduleExists ? fields : null);
+      return;
+    }
+    // The claim first: an entry left by a process dying here has no claim, and the next sweep removes it.
+    if ((await store.settleLeftClaim(run._id, run.lease_until, null)) && entry !== null) await queue.log.dropUnpublished([entry._id]);
   }
 
   /** Whether this process may look at the schedule now: not in a burst it holds, not held by another's live claim. */
@@ -662,7 +774,7 @@ export class Scheduler {
         });
         unconfirmed.add(slot);
         try {
-          const chunk = (await this.recordChunk(chunks[n]!, owners, queues)).published;
+          const chunk = (await this.recordChunk(chunks[n]!, owners, queues, claimedAt !== null)).published;
           published[n] = chunk;
           chunk.then(release, release);
         } catch (err) {
@@ -686,22 +798,38 @@ export class Scheduler {
 
   /**
    * Writes the history entries of a chunk of fires; resolves once they are written, with their
-   * publishing under way (`published`: the fields that complete each one's entry).
+   * publishing under way (`published`: the fields that complete each one's entry). `claimedAhead`:
+   * the chunk is of a burst claimed ahead, whose every claim is read once more before its message
+   * goes out (see PUBLISH_BOUND_MS).
    */
   private async recordChunk(
     chunk: Claimed[],
     owners: Map<string, Principal | null>,
     queues: Map<string, string>,
+    claimedAhead: boolean,
   ): Promise<{ published: Promise<Partial<RunDoc>[]> }> {
     const { queue, store } = this.options;
     const fields: Partial<RunDoc>[] = new Array<Partial<RunDoc>>(chunk.length);
-    const fresh: number[] = [];
+    let fresh: number[] = [];
     const ahead: number[] = [];
     chunk.forEach((c, i) => {
       const refusal = refusalOf(owners.get(c.s.owner_id) ?? null, c.s.task);
       if (refusal !== null) fields[i] = { state: 'refused', reason: refusal };
       else (c.ahead === undefined ? fresh : ahead).push(i);
     });
+    if (claimedAhead && fresh.length > 0) {
+      // Fires of a burst whose entries could not be written ahead: their claims are read before
+      // their entries are written (a schedule changed, paused or deleted has its claims removed).
+      const held = await store.stillClaimed(
+        fresh.map((i) => chunk[i]!.run._id),
+        this.id,
+      );
+      fresh = fresh.filter((i) => {
+        if (held.has(chunk[i]!.run._id)) return true;
+        fields[i] = { state: 'failed', reason: 'its claim was no longer held by this process' };
+        return false;
+      });
+    }
     // The fires whose entries were written ahead: their claims written down as being published
     // (see the header) while they are read once more (a schedule deleted took its claim with it),
     // beside the entries of the others being written now.
@@ -951,7 +1079,7 @@ export class Scheduler {
           state: 'published',
           published_at: new Date(),
           lateness_ms: null,
-          reason: 'its process stopped while publishing it; counted as published, not published again',
+          reason: RECOVERED_REASON,
         };
       }
       // Written ahead, never handed to the broker: published now (or refused) as a fire claimed now.
@@ -1140,5 +1268,6 @@ export class Scheduler {
     this.runningSince?.stop();
     await this.running;
     await Promise.all(this.finishing);
+    await this.sweeping;
   }
 }

@@ -2,12 +2,17 @@
  * Schedules through the real HTTP server, broker and engine, with a worker consuming the
  * schedules' queue: the endpoints, who may use them, bad input (400, nothing written), fires that
  * become ordinary tasks in the history tagged with their schedule, pause, "run now", an owner
- * deactivated, the overlap policies with a task that outlasts its interval, and a claim left by a
- * process that died finished by the scheduler under the same task id.
+ * deactivated, the overlap policies with a task that outlasts its interval, a claim left by a
+ * process that died finished by the scheduler under the same task id (or swept, when its schedule
+ * was paused or deleted since), fires withdrawn before their time (revoked only when their message
+ * may be out), and a pause made while a fire is being published.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskCodename } from '../../../src/auth/permissions.js';
-import { runKey, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
+import type { QueueService } from '../../../src/queue/api/queue-service.js';
+import { Scheduler } from '../../../src/queue/schedules/scheduler.js';
+import { runKey, ScheduleStore, type PublishingDoc, type RunDoc, type ScheduleDoc } from '../../../src/queue/schedules/schedule-store.js';
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { until } from '../../support/until.js';
@@ -433,6 +438,70 @@ describe('a claim left by a process that died', () => {
     // Never published by the scheduler: no worker ever ran it.
     expect((await call(app.url, 'GET', `/api/queue/task/${taskId}/`, { token: owner.token })).json.status).toBe('PENDING');
   });
+
+  it('of a schedule paused or deleted since: swept once its lease is long past; a live claim and its entry are left alone', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const pausedSchedule = async () => {
+      const made = await create(owner.token, { name: uniqueName('left-'), task: 'tasks.add', args: [4, 4], clocked: later, paused: true });
+      expect(made.status, made.text).toBe(201);
+      return made.json.id as string;
+    };
+    const [unmarked, marked, live, deleted] = [
+      await pausedSchedule(),
+      await pausedSchedule(),
+      await pausedSchedule(),
+      await pausedSchedule(),
+    ];
+    const fire = new Date(Date.now() - 60_000);
+    const old = new Date(Date.now() - 60_000);
+    const taskOf = Object.fromEntries([unmarked, marked, live, deleted].map((id) => [id, `left-${uniqueName()}`]));
+    const entries = app.ctx.serviceDb.collection('task_log');
+    const marks = app.ctx.serviceDb.collection<PublishingDoc>('schedule_publishing');
+    // What a process killed after writing them leaves, as it writes them (its entries written a minute ago).
+    for (const id of [unmarked, marked, live]) {
+      await scheduler().runs.insertOne({ ...deadClaim(id, fire, taskOf[id]!), lease_until: new Date(fire.getTime() + 2_000) });
+      await writtenAhead(id, taskOf[id]!);
+      await entries.updateOne({ _id: taskOf[id] as never }, { $set: { timestamp: old } });
+    }
+    // A claim still held (its lease runs for another minute): its process may still publish it.
+    await scheduler().runs.updateOne({ _id: runKey(live, fire) }, { $set: { lease_until: new Date(Date.now() + 60_000) } });
+    const markedMark = uniqueName('mark-');
+    await marks.insertOne({ _id: markedMark, runs: [runKey(marked, fire)], by: 'a-process-that-was-killed', at: old });
+    // A deleted schedule's entry and mark: the claim went with the schedule's run log.
+    await writtenAhead(deleted, taskOf[deleted]!);
+    await entries.updateOne({ _id: taskOf[deleted] as never }, { $set: { timestamp: old } });
+    const deletedMark = uniqueName('mark-');
+    await marks.insertOne({ _id: deletedMark, runs: [runKey(deleted, fire)], by: 'a-process-that-was-killed', at: old });
+    await scheduler().schedules.deleteOne({ _id: deleted });
+
+    await until(
+      async () =>
+        (await scheduler().runs.countDocuments({ _id: { $in: [runKey(unmarked, fire), runKey(marked, fire)] }, state: 'claimed' })) === 0 &&
+        (await entries.countDocuments({ _id: taskOf[deleted] as never })) === 0 &&
+        (await marks.countDocuments({ _id: { $in: [markedMark, deletedMark] } })) === 0,
+      15_000,
+      'the leftovers swept',
+    );
+    // Never handed to the broker: the claim and its hidden entry are gone, no result recorded.
+    expect(await scheduler().runs.countDocuments({ schedule_id: unmarked })).toBe(0);
+    expect(await entries.countDocuments({ _id: taskOf[unmarked] as never })).toBe(0);
+    expect((await app.ctx.queue!.results.get(taskOf[unmarked]!)).status).toBe('PENDING');
+    // Written down as being published: counted as published, its entry given to the owner, not published again.
+    expect(await scheduler().runs.findOne({ _id: runKey(marked, fire) })).toMatchObject({
+      state: 'published',
+      recovered: true,
+      task_id: taskOf[marked],
+      reason: expect.stringMatching(/not published again/),
+    });
+    const history = await call(app.url, 'GET', `/api/queue/usertasks/?tag=schedule:${marked}`, { token: owner.token });
+    expect(history.json.results.map((r: { task_id: string }) => r.task_id)).toEqual([taskOf[marked]]);
+    expect((await app.ctx.queue!.results.get(taskOf[marked]!)).status).toBe('PENDING');
+    // The live claim and its entry stay as they are.
+    expect(await scheduler().runs.findOne({ _id: runKey(live, fire) })).toMatchObject({ state: 'claimed', task_id: taskOf[live] });
+    expect(await entries.findOne({ _id: taskOf[live] as never })).toMatchObject({ unpublished_for: expect.any(String) });
+    expect(await scheduler().schedules.findOne({ _id: unmarked })).toMatchObject({ paused: true, due_at: null });
+  });
 });
 
 describe('a fire published ahead of its time (a burst begins its publishing early, with an eta)', () => {
@@ -495,6 +564,112 @@ describe('a fire published ahead of its time (a burst begins its publishing earl
     expect(await app.ctx.queue!.waitForResult(runs[0]!.task_id!, 10)).toMatchObject({ status: 'SUCCESS', result: 10 });
     expect(await scheduler().runs.countDocuments({ schedule_id: paused.id })).toBe(0);
     expect(await scheduler().schedules.findOne({ _id: paused.id })).toMatchObject({ paused: true, due_at: null });
+  });
+});
+
+describe('a burst claimed ahead, paused well before its publishing begins', () => {
+  it('leaves no REVOKED result for the paused fires, which never run; the others are published', async () => {
+    const owner = await user([SCHEDULE, taskCodename('tasks.add')]);
+    const at = new Date(Math.ceil((Date.now() + 13_000) / 1000) * 1000);
+    const made = await create(owner.token, { name: uniqueName('burst-'), task: 'tasks.add', args: [2, 2], clocked: at.toISOString() });
+    expect(made.status, made.text).toBe(201);
+    const first = (await scheduler().schedules.findOne({ _id: made.json.id }))!;
+    // Enough schedules due at the same second for the scheduler to claim them ahead (a burst).
+    const copies = Array.from({ length: 249 }, () => ({ ...first, _id: randomUUID(), name: uniqueName('burst-') }));
+    await scheduler().schedules.insertMany(copies);
+    const pausedIds = copies.slice(0, 3).map((c) => c._id);
+    const claims = await until(
+      async () => {
+        const found = await scheduler()
+          .runs.find({ schedule_id: { $in: pausedIds }, state: 'claimed' })
+          .toArray();
+        return found.length === pausedIds.length ? found : undefined;
+      },
+      5_000,
+      'the burst claimed ahead',
+    );
+    for (const id of pausedIds) {
+      expect((await call(app.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token: owner.token, body: {} })).status).toBe(200);
+    }
+    expect(Date.now(), 'paused well before the burst begins publishing').toBeLessThan(at.getTime() - 7_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, at.getTime() - Date.now()) + 3_000));
+    for (const claim of claims) {
+      expect((await app.ctx.queue!.results.get(claim.task_id!)).status, claim.task_id!).toBe('PENDING');
+      expect(await app.ctx.serviceDb.collection('task_log').countDocuments({ _id: claim.task_id as never })).toBe(0);
+    }
+    expect(await scheduler().runs.countDocuments({ schedule_id: { $in: pausedIds } })).toBe(0);
+    // The rest of the burst went out at its time.
+    const fired = await scheduler().runs.findOne({ schedule_id: first._id, state: 'published' });
+    expect(fired).not.toBeNull();
+    expect(await app.ctx.queue!.waitForResult(fired!.task_id!, 10)).toMatchObject({ status: 'SUCCESS', result: 4 });
+    // Never published, so never run.
+    for (const claim of claims) expect((await app.ctx.queue!.results.get(claim.task_id!)).status).toBe('PENDING');
+  });
+});
+
+describe('a schedule paused while its fire is being published', () => {
+  it('stays paused: the advance after the publishing does not undo the pause', async () => {
+    // An app whose own scheduler is off, and a scheduler over its store and queue whose
+    // publishing of a fire waits until the test has paused the schedule.
+    const pauseApp = await startTestApp({ SCHEDULER_ENABLED: 'false', SCHEDULE_MIN_INTERVAL_S: '1', TASK_LIST_CACHE_S: '3600' });
+    let scheduler: Scheduler | undefined;
+    try {
+      const name = uniqueName('p');
+      await pauseApp.users.createUser({ username: name, password: `pw-${name}-1234`, permissions: [SCHEDULE, taskCodename('tasks.add')] });
+      const token = await pauseApp.users.tokenFor(name);
+      const real = pauseApp.ctx.queue!;
+      let reached!: () => void;
+      const publishing = new Promise<void>((resolve) => (reached = resolve));
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const gated = new Proxy(real, {
+        get(target, property) {
+          if (property === 'recordMany') {
+            return async (items: Parameters<QueueService['recordMany']>[0]) => {
+              const publish = await target.recordMany(items);
+              return async () => {
+                reached();
+                await gate;
+                return publish();
+              };
+            };
+          }
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      scheduler = new Scheduler({
+        store: new ScheduleStore(pauseApp.ctx.serviceDb),
+        queue: gated,
+        owner: (userId) => pauseApp.ctx.auth.scheduleOwner(userId),
+        logger: pauseApp.ctx.logger,
+        tickMs: 100,
+        claimLeaseMs: 30_000,
+        graceMs: 10_000,
+      }).start();
+      const anchor = new Date(Math.ceil((Date.now() + 1_500) / 1000) * 1000);
+      const made = await call(pauseApp.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: { name: 'minutely', task: 'tasks.add', args: [1, 1], queue, interval: { every: 60, anchor: anchor.toISOString() } },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      await publishing;
+      const paused = await call(pauseApp.url, 'POST', `/api/queue/schedules/${id}/pause/`, { token, body: { note: 'mid-fire' } });
+      expect(paused.status, paused.text).toBe(200);
+      open();
+      const runs = pauseApp.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+      await until(async () => (await runs.findOne({ schedule_id: id, state: 'published' })) !== null, 10_000, 'the fire published');
+      await scheduler.close();
+      expect(await pauseApp.ctx.serviceDb.collection<ScheduleDoc>('schedules').findOne({ _id: id })).toMatchObject({
+        paused: true,
+        due_at: null,
+        note: 'mid-fire',
+      });
+    } finally {
+      await scheduler?.close();
+      await pauseApp.close();
+    }
   });
 });
 

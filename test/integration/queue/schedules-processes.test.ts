@@ -2,7 +2,8 @@
  * Exactly once on several API processes: real `serve` processes (two of their own, then one with
  * three API processes, one of them killed with SIGKILL mid-run) share one service database and
  * each runs its scheduler. A schedule firing every second inside a 20-second window must leave
- * exactly 20 runs: each fire published once, under its own task, in the history once. Then a
+ * exactly 20 runs: each fire published once, under its own task, in the history once. A schedule
+ * made through a process whose scheduler is off is fired by another within its idle look. Then a
  * burst: 250 schedules due at the same second, twice, on two processes, large enough that both
  * claim it ahead of its time (the scheduler's claim-ahead path) and race for the same fires.
  * A burst's history entries are written ahead with its claims, seen by nobody until published:
@@ -193,6 +194,41 @@ function entriesOf(app: TestApp, ids: string[]): Promise<TaskLogEntry[]> {
     .find({ tags: { $in: ids.map((id) => `schedule:${id}`) } })
     .toArray();
 }
+
+describe('a schedule made through a process whose scheduler is off', () => {
+  it('is fired by another process at most 1 s late (its idle look), plus the publishing', async () => {
+    // `app` runs no scheduler: nothing wakes the serve process's scheduler for what is made through it.
+    const { name, app, token } = await database();
+    const serve = await spawnServe({ ...SERVE_ENV, SERVICE_DATABASE: name });
+    serves.push(serve);
+    await serve.listening();
+    const runs = app.ctx.serviceDb.collection<RunDoc>('schedule_runs');
+    // The first schedule made asks the workers for their tasks; the others are made from what they said.
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const first = await call(app.url, 'POST', '/api/queue/schedules/', {
+      token,
+      body: { name: uniqueName('later-'), task: 'tasks.add', args: [1, 2], queue, clocked: later },
+    });
+    expect(first.status, first.text).toBe(201);
+    const lateness: number[] = [];
+    // Made at different moments of the other process's looks, each a little before its time.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 700 + Math.floor(Math.random() * 600)));
+      const at = new Date(Date.now() + 500);
+      const made = await call(app.url, 'POST', '/api/queue/schedules/', {
+        token,
+        body: { name: uniqueName('elsewhere-'), task: 'tasks.add', args: [1, 2], queue, clocked: at.toISOString() },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.json.id as string;
+      expect(Date.now(), 'made before its time').toBeLessThan(at.getTime());
+      const run = await until(async () => (await runs.findOne({ schedule_id: id, state: 'published' })) ?? undefined, 10_000, 'the fire');
+      lateness.push(run.lateness_ms!);
+    }
+    expect(Math.max(...lateness), JSON.stringify(lateness)).toBeLessThanOrEqual(1_200);
+    await serve.kill();
+  });
+});
 
 describe('a burst of schedules due at the same second on two API processes', () => {
   it('claims it ahead and publishes each fire exactly once, none missed', async () => {

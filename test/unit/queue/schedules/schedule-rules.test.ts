@@ -1,9 +1,11 @@
-/** A schedule's input rules, its four kinds of timing, and what the scheduler does with a due fire. */
+/** A schedule's input rules, its four kinds of timing, what the scheduler does with a due fire, and which expired claims its sweep finishes. */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../../src/errors.js';
 import { bodyOf, mergeUpdate, parseScheduleBody, type ValidationContext } from '../../../../src/queue/schedules/model.js';
 import { nextFire, nextFires, type Timing } from '../../../../src/queue/schedules/timing.js';
 import { planDue } from '../../../../src/queue/schedules/plan.js';
+import { abandoned } from '../../../../src/queue/schedules/scheduler.js';
+import type { RunDoc, ScheduleDoc } from '../../../../src/queue/schedules/schedule-store.js';
 import { parseExactJson, type ExactJsonObject, type ExactJsonValue } from '../../../../src/queue/protocol/exact-numbers.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
@@ -226,5 +228,42 @@ describe('a due fire', () => {
     expect(step.kind).toBe('missed');
     expect(step.missed).toMatchObject({ count: 10_000, atLeast: true });
     expect(step.next).toEqual(at('11:59:55'));
+  });
+});
+
+describe('which expired claims the sweep finishes (no process will)', () => {
+  const fire = new Date('2026-06-01T12:00:00Z');
+  const later = new Date('2026-06-01T12:01:00Z');
+  const claim = (over: Partial<RunDoc> = {}): RunDoc => ({
+    _id: `s1@${fire.toISOString()}`,
+    schedule_id: 's1',
+    kind: 'scheduled',
+    fire_at: fire,
+    state: 'claimed',
+    task_id: 't1',
+    claimed_by: 'a-stopped-process',
+    claimed_at: fire,
+    lease_until: fire,
+    published_at: null,
+    lateness_ms: null,
+    reason: null,
+    count: 1,
+    recovered: false,
+    ...over,
+  });
+  const schedule = (over: Partial<ScheduleDoc>) => ({ paused: false, next_fire_at: fire, buffered_run: null, ...over }) as ScheduleDoc;
+
+  it.each([
+    ['its schedule deleted', claim(), undefined, true],
+    ['its schedule paused', claim(), schedule({ paused: true }), true],
+    ['its schedule moved past it (changed)', claim(), schedule({ next_fire_at: later }), true],
+    ['its schedule finished', claim(), schedule({ next_fire_at: null }), true],
+    ['a "run now"', claim({ kind: 'manual' }), schedule({}), true],
+    ['its schedule still at its fire: taken over instead', claim(), schedule({}), false],
+    ['a catch-up past the next fire: taken over instead', claim({ kind: 'catch_up', fire_at: later }), schedule({}), false],
+    ['the buffered run of a paused schedule: released on resume', claim(), schedule({ paused: true, buffered_run: claim()._id }), false],
+    ['a buffered run being released', claim(), schedule({ next_fire_at: later, buffered_run: claim()._id }), false],
+  ])('%s → %s', (_what, run, s, swept) => {
+    expect(abandoned(run, s)).toBe(swept);
   });
 });
