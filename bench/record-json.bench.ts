@@ -27,6 +27,7 @@
  *
  *   npm run bench:record-json [-- --sizes 1k,1m,16m] [-- --kinds int64,fractions]
  */
+import { copyBefore } from '../src/lib/array-copy.js';
 import { Long, type Document } from 'mongodb';
 import { commandRecords, recordsPerCommand } from '../src/documents/batch-insert.js';
 import { parseJsonBody } from '../src/documents/extended-json.js';
@@ -100,8 +101,7 @@ function withInt64s(value: unknown, bigint: boolean): unknown {
       const typed = withInt64s(item, bigint);
       if (out !== undefined) out[i] = typed;
       else if (typed !== item) {
-        out = new Array<unknown>(value.length);
-        for (let j = 0; j < i; j += 1) out[j] = value[j];
+        out = copyBefore(value, i);
         out[i] = typed;
       }
     }

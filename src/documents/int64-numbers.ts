@@ -25,6 +25,7 @@
  * revival, `_id` matching in id-key.ts, the renderers of an answer) treats such a number as it
  * treats the Long: by its value.
  */
+import { copyBefore } from '../lib/array-copy.js';
 import { Code, Double, Long } from 'mongodb';
 
 const TWO_TO_32 = 2 ** 32;
@@ -101,8 +102,7 @@ function convertedArray(array: unknown[]): unknown[] {
     const typed = typeof item === 'number' || (typeof item === 'object' && item !== null) ? converted(item) : item;
     if (out !== undefined) out[i] = typed;
     else if (typed !== item) {
-      out = new Array<unknown>(array.length);
-      for (let j = 0; j < i; j += 1) out[j] = array[j];
+      out = copyBefore(array, i);
       out[i] = typed;
     }
   }

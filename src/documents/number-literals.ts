@@ -49,6 +49,7 @@
  * text) because they are written back out as JSON for a Python worker, whereas a record ends as
  * BSON, where the literal's BSON type, not its text, is what must survive.
  */
+import { copyBefore } from '../lib/array-copy.js';
 import { Double } from 'mongodb';
 import {
   DIGIT_0,
@@ -571,8 +572,7 @@ function typeArray(array: unknown[], depth: number, walk: Walk): unknown[] | und
     if (typed === undefined) return undefined;
     if (out !== undefined) out[i] = typed;
     else if (typed !== item) {
-      out = new Array<unknown>(array.length);
-      for (let j = 0; j < i; j += 1) out[j] = array[j];
+      out = copyBefore(array, i);
       out[i] = typed;
     }
   }
