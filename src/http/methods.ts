@@ -13,9 +13,10 @@ type MethodsHandler = RequestHandler & { readonly methods: readonly string[] };
 
 export function methods(handlers: Record<string, AsyncHandler>): MethodsHandler {
   const allow = [...Object.keys(handlers), ...(handlers.GET ? ['HEAD'] : []), 'OPTIONS'];
+  const allowHeader = allow.join(', ');
   const handler: RequestHandler = (req, res, next) => {
     res.locals.allow = allow;
-    res.setHeader('Allow', allow.join(', '));
+    res.setHeader('Allow', allowHeader);
     if (req.method === 'OPTIONS') {
       res.status(204).end();
       return;

@@ -109,14 +109,23 @@ export function pageContext(req: Request, res: Response): RenderContext {
   return ctx;
 }
 
+/**
+ * The context of a JSON answer, the most common one: the JSON writer reads nothing of it (no
+ * page around the value, no callback, no columns), so it is not worked out per request. Its
+ * `no-store` comes with the security headers of every machine answer (security-headers.ts).
+ */
+const JSON_CONTEXT: RenderContext = Object.freeze({ title: '', requestUrl: '', breadcrumbs: [], user: null, method: '' });
+
+function contextFor(req: Request, res: Response): RenderContext {
+  return req.format === 'json' ? JSON_CONTEXT : pageContext(req, res);
+}
+
 export function respond(req: Request, res: Response, status: number, value: unknown): void {
-  const ctx = pageContext(req, res);
-  renderValue(res, req.format, status, value, ctx);
+  renderValue(res, req.format, status, value, contextFor(req, res));
 }
 
 export async function respondEnvelope(req: Request, res: Response, head: EnvelopeHead, records: AsyncIterable<unknown>): Promise<void> {
-  const ctx = pageContext(req, res);
-  await renderEnvelopeStream(res, req.format, head, records, ctx, pageOptions(res).sendTimeoutMs);
+  await renderEnvelopeStream(res, req.format, head, records, contextFor(req, res), pageOptions(res).sendTimeoutMs);
 }
 
 /** Small helper for envelopes that are already in memory (database lists etc.). */

@@ -1,15 +1,32 @@
 /**
- * Security headers for every response; a strict Content-Security-Policy with a per-request nonce
- * for the browsable pages (their only inline style/script carries the nonce).
+ * Security headers for every response, in two sets chosen by what the answer turns out to be:
  *
- * The policy is written here rather than by helmet so that the admin site can send the same
+ * - **Pages and everything else** (HTML, scripts and JSONP, styles, images, answers without a body): a
+ *   strict Content-Security-Policy with a per-request nonce (a page's only inline style/script
+ *   carries it) and the headers helmet sets.
+ * - **Machine answers** (JSON, XML, CSV, NDJSON): the set OWASP's REST Security cheat
+ *   sheet recommends for APIs: `Cache-Control: no-store`, a policy that allows nothing
+ *   (`default-src 'none'; frame-ancestors 'none'`), `X-Content-Type-Options: nosniff`,
+ *   `X-Frame-Options: DENY`, `Cross-Origin-Resource-Policy` and HSTS where it is sent at all.
+ *   The browser-page headers (referrer, opener and agent-cluster policies, DNS prefetch, IE's
+ *   download and XSS switches) govern documents a browser shows; a script's fetch of JSON has
+ *   nothing for them to govern, and sending them would cost every machine answer most of its
+ *   header bytes.
+ *
+ * The set is chosen when the headers go out (writeHead), from the Content-Type the answer was
+ * given: that is where the representation is final, whichever route, error handler or renderer
+ * chose it, so no answer can go out with the wrong set or none. What a route set itself stays:
+ * its own Content-Security-Policy (the admin site's, the manual's; the answer then gets the page
+ * set around it) and its own Cache-Control (static files, the favicon).
+ *
+ * The page policy is written here rather than by helmet so that the admin site can send the same
  * policy with one relaxation (see contentSecurityPolicy's `inlineStyles`) from its own router.
- *
  * Both run on every request, so what does not change between requests is worked out once: the
  * policy's text around the nonce, and the headers helmet sets (helmet's own middleware is run
  * once against a recorder at start-up; without the CSP, everything it sets is fixed).
  */
 import { randomFillSync } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
@@ -121,14 +138,69 @@ function helmetHeaders(options: { https: boolean }): [string, string][] {
   return recorded;
 }
 
+/** The Content-Security-Policy of machine answers: nothing may load, nothing may frame them. */
+export const API_POLICY = "default-src 'none'; frame-ancestors 'none'";
+
+/** The helmet headers machine answers keep (the others govern pages a browser shows). */
+const API_HELMET_HEADERS = new Set([
+  'strict-transport-security',
+  'x-content-type-options',
+  'x-frame-options',
+  'cross-origin-resource-policy',
+]);
+
+/**
+ * Content-Types of machine answers: the renderer's JSON, XML, CSV and NDJSON, and any +json or
+ * +xml type. Not JavaScript: JSONP shares its type with the pages' script files, which keep the
+ * page set (a worker script would run under its own answer's policy).
+ */
+const MACHINE_TYPE = /^\s*(application\/(json|xml|x-ndjson|ndjson|[^;]*\+json|[^;]*\+xml)|text\/csv)\s*(;|$)/i;
+
+/** Whether an answer with this Content-Type gets the machine set. */
+export function isMachineAnswer(contentType: unknown): boolean {
+  return typeof contentType === 'string' && MACHINE_TYPE.test(contentType);
+}
+
+/** The Content-Type an answer goes out with: as set on the response, or as given to writeHead. */
+function contentTypeOf(res: ServerResponse, args: unknown[]): unknown {
+  const set = res.getHeader('Content-Type');
+  if (set !== undefined) return set;
+  const headers = args.at(-1);
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return undefined;
+  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (name.toLowerCase() === 'content-type') return value;
+  }
+  return undefined;
+}
+
 export function securityHeaders(options: { https: boolean; imageOrigins?: readonly string[] }): RequestHandler[] {
   const fixed = helmetHeaders(options);
+  const machine = fixed.filter(([name]) => API_HELMET_HEADERS.has(name.toLowerCase()));
   const policyParts = policyTemplate({ imageOrigins: options.imageOrigins ?? [] }).split('NONCE');
+
+  /** Sets the answer's security headers, just before they are written. */
+  const addHeaders = (res: ServerResponse, nonce: string, args: unknown[]): void => {
+    const ownPolicy = res.hasHeader('Content-Security-Policy');
+    if (!ownPolicy && isMachineAnswer(contentTypeOf(res, args))) {
+      res.setHeader('Content-Security-Policy', API_POLICY);
+      if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
+      for (const [name, value] of machine) res.setHeader(name, value);
+      return;
+    }
+    if (!ownPolicy) res.setHeader('Content-Security-Policy', policyParts.join(nonce));
+    for (const [name, value] of fixed) res.setHeader(name, value);
+  };
+
   const headers: RequestHandler = (_req, res, next) => {
+    // The nonce is drawn now: a page writes it into its body before its headers go out.
     const nonce = newNonce();
     res.locals.cspNonce = nonce;
-    res.setHeader('Content-Security-Policy', policyParts.join(nonce));
-    for (const [name, value] of fixed) res.setHeader(name, value);
+    // Node writes every answer's headers through writeHead (end, write and flushHeaders call it).
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+      addHeaders(this, nonce, args);
+      return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as typeof res.writeHead;
     next();
   };
   return [headers];

@@ -204,6 +204,26 @@ describe('headers and cookies', () => {
     expect(page.headers.get('strict-transport-security')).toBeNull(); // plain HTTP here
   });
 
+  it('sends machine answers (a record, its CSV, an error) the API set instead: no nonce, no page headers, no-store', async () => {
+    const answers = [
+      await call(app.url, 'GET', `${colPath()}${recordId}/`, { token }),
+      await call(app.url, 'GET', `${colPath()}?format=csv`, { token }),
+      await call(app.url, 'GET', `${colPath()}?format=ndjson`),
+      await call(app.url, 'GET', `/api/data_store/data/${db}/missing/x/`, { token }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 401, 404]);
+    for (const answer of answers) {
+      expect(answer.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(answer.headers.get('cache-control')).toBe('no-store');
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(answer.headers.get('x-frame-options')).toBe('DENY');
+      expect(answer.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      expect(answer.headers.get('referrer-policy')).toBeNull();
+      expect(answer.headers.get('x-xss-protection')).toBeNull();
+      expect(answer.headers.get('x-request-id')).not.toBeNull();
+    }
+  });
+
   it('sets the session cookie HttpOnly and SameSite=Lax, not Secure over plain HTTP', async () => {
     const b = new Browser(app.url);
     await b.postJson('/api/auth/login/', { username: 'reader', password: 'reader-pass-123' });

@@ -334,7 +334,7 @@ describe('formats', () => {
     expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8');
   });
 
-  it('marks answers to a signed-in caller as not storable, and leaves anonymous ones alone', async () => {
+  it('marks answers to a signed-in caller and every machine answer as not storable, and leaves anonymous pages alone', async () => {
     for (const path of [`${BASE}/`, `${BASE}/${db}/samples/?page_size=1`, `${BASE}/${db}/samples/?format=xml`]) {
       const res = await get(path, { accept: '*/*' });
       expect(res.status, path).toBe(200);
@@ -343,7 +343,10 @@ describe('formats', () => {
     const refused = await get(`${BASE}/${db}/nope/`);
     expect(refused.headers.get('cache-control')).toBe('no-store');
     const anonymous = await call(app.url, 'GET', '/api/health/');
-    expect(anonymous.headers.get('cache-control')).toBeNull();
+    expect(anonymous.headers.get('cache-control')).toBe('no-store');
+    const anonymousPage = await call(app.url, 'GET', '/api/health/', { accept: 'text/html' });
+    expect(anonymousPage.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(anonymousPage.headers.get('cache-control')).toBeNull();
   });
 
   it('refuses an unknown format with a JSON error', async () => {

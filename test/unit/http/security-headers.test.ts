@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import express from 'express';
 import helmet from 'helmet';
 import type { AddressInfo } from 'node:net';
-import { contentSecurityPolicy, securityHeaders, tileOrigin } from '../../../src/http/security-headers.js';
+import { API_POLICY, contentSecurityPolicy, isMachineAnswer, securityHeaders, tileOrigin } from '../../../src/http/security-headers.js';
 
 /** Serves `app` on a free port for the duration of `use`. */
 async function serving<T>(app: express.Express, use: (base: string) => Promise<T>): Promise<T> {
@@ -74,5 +74,85 @@ describe('security headers', () => {
     const [withTiles] = await headersOf(securityHeaders({ https: false, imageOrigins: [origin] }));
     expect(withTiles?.get('content-security-policy')).toContain("img-src 'self' data: https://tiles.example.org:8443; ");
     expect(withTiles?.get('content-security-policy')).not.toMatch(/(script|connect|default)-src[^;]*tiles/);
+  });
+
+  /** The headers of one answer of `answer`, behind the security headers. */
+  async function answerHeaders(answer: express.RequestHandler, https = false): Promise<Headers> {
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(...securityHeaders({ https }));
+    app.get('/', answer);
+    return serving(app, async (base) => (await fetch(`${base}/`)).headers);
+  }
+  const securityNames = (h: Headers) =>
+    [...h.keys()].filter((name) => !['date', 'connection', 'keep-alive', 'content-type', 'content-length', 'etag'].includes(name)).sort();
+
+  it.each([false, true])('sends machine answers the API set only, with no nonce (https: %s)', async (https) => {
+    const h = await answerHeaders((_req, res) => res.json({ a: 1 }), https);
+    expect(h.get('content-security-policy')).toBe(API_POLICY);
+    expect(h.get('cache-control')).toBe('no-store');
+    expect(h.get('x-content-type-options')).toBe('nosniff');
+    expect(h.get('x-frame-options')).toBe('DENY');
+    expect(h.get('cross-origin-resource-policy')).toBe('same-origin');
+    expect(h.get('strict-transport-security')?.startsWith('max-age=31536000') ?? false).toBe(https);
+    expect(securityNames(h)).toEqual(
+      [
+        'cache-control',
+        'content-security-policy',
+        'cross-origin-resource-policy',
+        'x-content-type-options',
+        'x-frame-options',
+        ...(https ? ['strict-transport-security'] : []),
+      ].sort(),
+    );
+  });
+
+  it('chooses the set by the Content-Type the answer goes out with', async () => {
+    const typed = (type: string) => (_req: express.Request, res: express.Response) => res.type(type).send('x');
+    for (const type of ['text/csv; charset=utf-8', 'application/x-ndjson; charset=utf-8', 'application/xml; charset=utf-8']) {
+      expect((await answerHeaders(typed(type))).get('content-security-policy'), type).toBe(API_POLICY);
+    }
+    for (const type of ['text/html; charset=utf-8', 'application/javascript; charset=utf-8', 'text/css', 'image/png']) {
+      const h = await answerHeaders(typed(type));
+      expect(h.get('content-security-policy'), type).toMatch(/^default-src 'self'; script-src 'self' 'nonce-/);
+      expect(h.get('referrer-policy'), type).toBe('same-origin');
+      expect(h.get('cache-control'), type).toBeNull();
+    }
+    // A type given to writeHead itself counts as well.
+    const written = await answerHeaders((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+    expect(written.get('content-security-policy')).toBe(API_POLICY);
+    expect(written.get('referrer-policy')).toBeNull();
+  });
+
+  it("keeps a route's own policy (with the page set around it) and its own Cache-Control", async () => {
+    const own = await answerHeaders((_req, res) => {
+      res.setHeader('Content-Security-Policy', "default-src 'self'");
+      res.json({});
+    });
+    expect(own.get('content-security-policy')).toBe("default-src 'self'");
+    expect(own.get('referrer-policy')).toBe('same-origin');
+    const cached = await answerHeaders((_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=60');
+      res.json({});
+    });
+    expect(cached.get('cache-control')).toBe('public, max-age=60');
+    expect(cached.get('content-security-policy')).toBe(API_POLICY);
+  });
+
+  it('tells machine Content-Types from the others', () => {
+    for (const type of [
+      'application/json',
+      'application/problem+json',
+      'APPLICATION/JSON; charset=utf-8',
+      'text/csv',
+      'application/x-ndjson',
+    ]) {
+      expect(isMachineAnswer(type), type).toBe(true);
+    }
+    for (const type of [undefined, 42, 'text/html', 'application/javascript', 'application/jsonp', 'text/csvx', 'image/svg+xml']) {
+      expect(isMachineAnswer(type), String(type)).toBe(false);
+    }
   });
 });
