@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 from urllib.parse import quote, urlencode
 
 import httpx
@@ -440,11 +441,18 @@ class Collection:
             def send(
                 chunk: Optional[tuple[list[Any], bytes]],
             ) -> Optional[tuple[list[Any], bytes, Future[Any]]]:
-                """The chunk's request, started (None when there is no chunk left)."""
+                """The chunk's request, started (None when there is no chunk left). Returns once
+                its body is sent: serialising the next chunk meanwhile would hold the interpreter
+                lock that the sending thread needs between its writes, and a thread waits for that
+                lock up to the switch interval (5 ms) each time; once the body is sent, that
+                thread waits on the socket, without the lock, for the service's answer."""
                 if chunk is None:
                     return None
                 ids, body = chunk
-                return ids, body, sender.submit(self._post_chunk, body)
+                sent_body = threading.Event()
+                future = sender.submit(self._post_chunk, body, sent_body.set)
+                sent_body.wait()
+                return ids, body, future
 
             try:
                 pending = send(next(chunks, None))
@@ -477,22 +485,29 @@ class Collection:
                 chunks.close()
                 bar.close()
 
-    def _post_chunk(self, body: bytes) -> Any:
-        """The answer to one chunk's request. A service older than ``answer=count`` refuses the
-        parameter (a 400 before anything is written): the chunk is sent again without it, and so
-        are the following ones."""
+    def _post_chunk(self, body: bytes, on_sent: Callable[[], None]) -> Any:
+        """The answer to one chunk's request; ``on_sent`` is called once its body is sent, and
+        in any case before this returns or raises. A service older than ``answer=count`` refuses
+        the parameter (a 400 before anything is written): the chunk is sent again without it, and
+        so are the following ones."""
         area = self._area
-        if area._count_answers is not False:
-            try:
-                answer = self._session.json("POST", self.path, params={"answer": "count"}, content=body)
-            except BadRequest as exc:
-                if exc.code != "unknown_parameter" or area._count_answers:
-                    raise
-                area._count_answers = False
-            else:
-                area._count_answers = True
-                return answer
-        return self._session.json("POST", self.path, content=body)
+        post = self._session.json
+        try:
+            if area._count_answers is not False:
+                try:
+                    answer = post(
+                        "POST", self.path, params={"answer": "count"}, content=body, on_sent=on_sent
+                    )
+                except BadRequest as exc:
+                    if exc.code != "unknown_parameter" or area._count_answers:
+                        raise
+                    area._count_answers = False
+                else:
+                    area._count_answers = True
+                    return answer
+            return post("POST", self.path, content=body, on_sent=on_sent)
+        finally:
+            on_sent()
 
     @staticmethod
     def _partial(error: CybercomError, written: list[Any]) -> InsertError:
