@@ -1,5 +1,6 @@
 import datetime as dt
 import io
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -272,6 +273,29 @@ def test_insert_stops_at_a_chunk_answered_with_another_count() -> None:
         client.data_store["d"]["c"].insert([{"_id": i} for i in range(6)], chunk_size=2, progress=False)
     assert caught.value.code == "insert_count"
     assert len(recorder.requests) == 1  # the next chunk is not sent
+
+
+def test_insert_serialises_the_next_chunk_once_the_current_body_is_sent() -> None:
+    """Not while the sending thread still needs the interpreter lock to write the body: it would
+    wait for it up to the switch interval (5 ms) for each chunk."""
+    client, recorder = make_client(lambda r: json_response(201, {"inserted_count": len(body_of(r))}))
+    # How many requests the service had received when each record was taken from the iterable.
+    seen: list[int] = []
+
+    def records() -> Iterator[dict[str, Any]]:
+        for i in range(10):
+            seen.append(len(recorder.requests))
+            yield {"_id": i}
+
+    client.data_store["d"]["c"].insert(records(), chunk_size=2, progress=False)
+    # Taking record 2 ends the first chunk; the records after it are taken while the chunk before
+    # theirs is answered, so its body has been sent by then.
+    assert [i for i, received in enumerate(seen) if received < (i - 1) // 2] == []
+    assert len(recorder.requests) == 5
+    # The body goes with its length, as bytes do (not in chunks).
+    first = recorder.requests[0]
+    assert first.headers["content-length"] == str(len(first.content))
+    assert "transfer-encoding" not in first.headers
 
 
 def echo_ids(request: httpx.Request) -> httpx.Response:
