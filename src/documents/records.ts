@@ -6,6 +6,7 @@
 import type { Request, Response } from 'express';
 import { badRequest } from '../errors.js';
 import { bodyTextLength } from '../http/body.js';
+import { queryOf } from '../http/params.js';
 import { respond } from '../http/respond.js';
 import type { CollectionTarget, DocumentService } from './document-service.js';
 import { parseJsonBody } from './extended-json.js';
@@ -16,6 +17,12 @@ export function requireBody(req: Request): unknown {
   return parseJsonBody(req.body);
 }
 
+/** What an insert answers (the `answer` parameter): the ids (the default) or only their count. */
+function insertAnswer(value: string | undefined): 'ids' | 'count' {
+  if (value === undefined || value === 'ids' || value === 'count') return value ?? 'ids';
+  throw badRequest('invalid_answer', `Unknown answer "${value}". Use ids or count.`);
+}
+
 /** A request about one record: the collection it is in (permission checked) and the record id of the URL. */
 export interface RecordRequest {
   target: CollectionTarget;
@@ -24,14 +31,22 @@ export interface RecordRequest {
 
 export function recordHandlers(documents: DocumentService) {
   return {
-    /** One record (a JSON object) or an array of records; in a collection that exists (DocumentService.requireExisting). */
+    /**
+     * One record (a JSON object) or an array of records; in a collection that exists
+     * (DocumentService.requireExisting). `answer=count` answers an array's insert with its count
+     * alone: a client that gave every record its `_id` (the Python client does) already has the
+     * ids, and a large array's would be rendered, sent and parsed only to be dropped.
+     */
     async insert(req: Request, res: Response, target: CollectionTarget): Promise<void> {
+      const countOnly = insertAnswer(queryOf(req).answer) === 'count';
       const body = requireBody(req);
       if (Array.isArray(body)) {
-        respond(req, res, 201, { inserted_ids: await documents.insertMany(target, body, bodyTextLength(req)) });
+        const ids = await documents.insertMany(target, body, bodyTextLength(req));
+        respond(req, res, 201, countOnly ? { inserted_count: ids.length } : { inserted_ids: ids });
         return;
       }
-      respond(req, res, 201, { _id: await documents.insert(target, body) });
+      const id = await documents.insert(target, body);
+      respond(req, res, 201, countOnly ? { inserted_count: 1 } : { _id: id });
     },
 
     async read(req: Request, res: Response, { target, id }: RecordRequest): Promise<void> {

@@ -118,9 +118,22 @@ export function documentRoutes(area: { name: AreaName; canCreateDatabases: boole
         POST: {
           tags,
           summary: 'Insert one record (object) or many (array)',
-          parameters: COMMON,
+          parameters: [
+            ...COMMON,
+            param(
+              'answer',
+              'ids (default): {_id} or {inserted_ids}; count: {inserted_count} alone, for an array whose ids the caller already has',
+              {
+                enum: ['ids', 'count'],
+              },
+            ),
+          ],
           request: jsonBody({ oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] }),
-          responses: { 201: ok('Inserted: {_id} or {inserted_ids}'), 409: ok('Duplicate _id'), ...ERRORS },
+          responses: {
+            201: ok('Inserted: {_id} or {inserted_ids}; with answer=count, {inserted_count}'),
+            409: ok('Duplicate _id'),
+            ...ERRORS,
+          },
         },
         PATCH: {
           tags,

@@ -154,6 +154,30 @@ describe('records', () => {
     const all = await get(`${BASE}/${db}/${col}/?page_size=0`);
     expect(all.json.results.map((r: { _id: string }) => r._id).sort()).toEqual(['a', 'b', 'c']);
   });
+
+  it('answers an insert with its count alone for answer=count, and still names what was written when it fails', async () => {
+    const col = 'counted';
+    expect((await post(`${BASE}/${db}/`, { collection: col })).status).toBe(201);
+    const counted = (body: unknown, answer = 'count') => post(`${BASE}/${db}/${col}/?answer=${answer}`, body);
+    const many = await counted([{ _id: 'a' }, { _id: 'b' }, { n: 3 }]);
+    expect(many.status).toBe(201);
+    expect(many.json).toEqual({ inserted_count: 3 });
+    const one = await counted({ _id: 'c' });
+    expect(one.status).toBe(201);
+    expect(one.json).toEqual({ inserted_count: 1 });
+    expect((await counted([{ _id: 'd' }], 'ids')).json).toEqual({ inserted_ids: ['d'] });
+    // A failure answers as without the parameter: the records written are named.
+    const failed = await counted([{ _id: 'e' }, { _id: 'a' }, { _id: 'f' }]);
+    expect(failed.status).toBe(409);
+    expect(failed.json.error.detail).toMatchObject({ inserted_ids: ['e'], inserted_count: 1, failed_index: 1 });
+    // Any other value is a 400, before anything is written.
+    const wrong = await counted([{ _id: 'g' }], 'none');
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.error.code).toBe('invalid_answer');
+    const stored = await get(`${BASE}/${db}/${col}/?page_size=0`);
+    expect(stored.json.count).toBe(6);
+    expect(stored.json.results.map((r: { _id: unknown }) => r._id)).not.toContain('g');
+  });
 });
 
 describe('paging', () => {

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 from urllib.parse import quote, urlencode
 
 import httpx
 import orjson
 
 from . import ejson
-from .errors import BadRequest, CybercomError, NotFound
+from .errors import BadRequest, CybercomError, NotFound, ProtocolError
 from .frames import FrameConversions
 from .progress import progress_bar
 from .results import DeleteResult, RecordList, UpdateResult
@@ -64,9 +65,12 @@ INSERT_CHUNK_RECORDS = 10_000
 #: travels in the URL, which the service (16 KB of request headers) and httpx bound, while an
 #: interrupted insert may leave a whole chunk of unconfirmed ids.
 PRESENCE_QUERY_IDS = 100
-#: About the most JSON one insert request carries: large enough that the cost of a request is
-#: spread over thousands of records, well under the service's request body limit (16 MB).
-INSERT_CHUNK_BYTES = 4 * 1024 * 1024
+#: About the most JSON one insert request carries: the size of the service's own insert commands
+#: (about 1 MB), so that a request is one command. Larger requests cost the service more than they
+#: save: it holds a request's records until the last of its commands is answered, and the more it
+#: holds, the more of them its garbage collector copies and promotes. A request still spreads its
+#: fixed cost over about a thousand records of 1 KB.
+INSERT_CHUNK_BYTES = 1024 * 1024
 
 
 def _ids_in(body: bytes) -> list[Any]:
@@ -77,30 +81,38 @@ def _ids_in(body: bytes) -> list[Any]:
 
 def encoded_chunks(
     records: Iterable[Mapping[str, Any]], max_records: int, max_bytes: int
-) -> Generator[tuple[int, bytes], None, None]:
+) -> Generator[tuple[list[Any], bytes], None, None]:
     """The records as JSON array bodies of at most ``max_records`` records and, unless a single
-    record is larger, at most ``max_bytes``: (record count, body) per chunk. Each record is
+    record is larger, at most ``max_bytes``: (the records' ids, body) per chunk. Each record is
     serialised once, and the body is joined from those bytes.
 
     A record without ``_id`` is sent with a new :class:`~cybercom.ejson.ObjectId` as its first
     field, as MongoDB drivers do: when a chunk's answer is lost, the ids of its records are known
     all the same, and can be looked up. The id is joined to the record's JSON bytes, so that the
-    caller's record is left as it is and not copied to add it."""
+    caller's record is left as it is and not copied to add it. The ids are each record's ``_id``
+    as the caller gave it, or the ObjectId made for it: what the records are stored with."""
     parts: list[bytes] = []
+    ids: list[Any] = []
     size = 2
-    new_id = ejson.new_object_id_bytes
+    new_id = ejson.ObjectId.new
     for record in records:
         data = ejson.dumps(record if type(record) is dict else dict(record))
-        if "_id" not in record:
-            data = b'{"_id":{"$oid":"' + new_id() + (b'"},' + data[1:] if len(data) > 2 else b'"}}')
+        if "_id" in record:
+            rid = record["_id"]
+        else:
+            rid = new_id()
+            head = b'{"_id":{"$oid":"' + rid.encode("ascii")
+            data = head + (b'"},' + data[1:] if len(data) > 2 else b'"}}')
         if parts and (len(parts) >= max_records or size + len(data) + 1 > max_bytes):
-            yield len(parts), b"[" + b",".join(parts) + b"]"
+            yield ids, b"[" + b",".join(parts) + b"]"
             parts = []
+            ids = []
             size = 2
         parts.append(data)
+        ids.append(rid)
         size += len(data) + 1
     if parts:
-        yield len(parts), b"[" + b",".join(parts) + b"]"
+        yield ids, b"[" + b",".join(parts) + b"]"
 
 
 #: The ``code`` of an :class:`InsertError` whose chunk got no answer (its ``status`` is None).
@@ -420,22 +432,32 @@ class Collection:
         chunks = encoded_chunks(records, chunk_size, INSERT_CHUNK_BYTES)
         # One request at a time, so that what is written is always a prefix of the records and a
         # failure can be reported exactly; but the next chunk is serialised while the current
-        # one is on its way (the request runs on a thread, mostly waiting on the socket), and a
-        # chunk's answer is read while the next chunk is on its way, so the service never waits
-        # on this side.
+        # one is on its way (the request runs on a thread, mostly waiting on the socket), so the
+        # service never waits on this side. Every record is sent with its id (encoded_chunks):
+        # the service answers a chunk with its count alone (answer=count), not with ids that are
+        # known here already.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cybercom-insert") as sender:
 
-            def send(chunk: Optional[tuple[int, bytes]]) -> Optional[tuple[int, bytes, Future[Any]]]:
-                """The chunk's request, started (None when there is no chunk left)."""
+            def send(
+                chunk: Optional[tuple[list[Any], bytes]],
+            ) -> Optional[tuple[list[Any], bytes, Future[Any]]]:
+                """The chunk's request, started (None when there is no chunk left). Returns once
+                its body is sent: serialising the next chunk meanwhile would hold the interpreter
+                lock that the sending thread needs between its writes, and a thread waits for that
+                lock up to the switch interval (5 ms) each time; once the body is sent, that
+                thread waits on the socket, without the lock, for the service's answer."""
                 if chunk is None:
                     return None
-                count, body = chunk
-                return count, body, sender.submit(self._session.json, "POST", self.path, content=body)
+                ids, body = chunk
+                sent_body = threading.Event()
+                future = sender.submit(self._post_chunk, body, sent_body.set)
+                sent_body.wait()
+                return ids, body, future
 
             try:
                 pending = send(next(chunks, None))
                 while pending is not None:
-                    count, body, sent = pending
+                    ids, body, sent = pending
                     following = next(chunks, None)
                     try:
                         answer = sent.result()
@@ -449,13 +471,43 @@ class Collection:
                             failed_index=len(written),
                             unconfirmed_ids=_ids_in(body),
                         ) from exc
+                    if answer.get("inserted_count", len(ids)) != len(ids):
+                        raise ProtocolError(
+                            f"{self.path}: {len(ids)} records were sent and "
+                            f"{answer.get('inserted_count')} are answered as inserted",
+                            code="insert_count",
+                        )
                     pending = send(following)
-                    written.extend(ejson.decode_record({"_id": i})["_id"] for i in answer["inserted_ids"])
-                    bar.update(count)
+                    written.extend(ids)
+                    bar.update(len(ids))
                 return written
             finally:
                 chunks.close()
                 bar.close()
+
+    def _post_chunk(self, body: bytes, on_sent: Callable[[], None]) -> Any:
+        """The answer to one chunk's request; ``on_sent`` is called once its body is sent, and
+        in any case before this returns or raises. A service older than ``answer=count`` refuses
+        the parameter (a 400 before anything is written): the chunk is sent again without it, and
+        so are the following ones."""
+        area = self._area
+        post = self._session.json
+        try:
+            if area._count_answers is not False:
+                try:
+                    answer = post(
+                        "POST", self.path, params={"answer": "count"}, content=body, on_sent=on_sent
+                    )
+                except BadRequest as exc:
+                    if exc.code != "unknown_parameter" or area._count_answers:
+                        raise
+                    area._count_answers = False
+                else:
+                    area._count_answers = True
+                    return answer
+            return post("POST", self.path, content=body, on_sent=on_sent)
+        finally:
+            on_sent()
 
     @staticmethod
     def _partial(error: CybercomError, written: list[Any]) -> InsertError:
@@ -672,8 +724,10 @@ class Area:
         self.name = name
         self.root = f"/api/{name}/data/"
         self.index_root = f"/api/{name}/indexes/"
-        # Learned on first use: whether the server streams ?format=ndjson.
+        # Learned on first use: whether the server streams ?format=ndjson, and whether it answers
+        # an insert with its count alone (answer=count).
         self._ndjson_supported: Optional[bool] = None
+        self._count_answers: Optional[bool] = None
 
     def __repr__(self) -> str:
         return f"<{self.name} at {self._session.base_url}>"

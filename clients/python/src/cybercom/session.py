@@ -21,6 +21,20 @@ log = logging.getLogger("cybercom")
 Params = dict[str, Union[str, int]]
 
 
+class _ReportedBody:
+    """A request body that calls ``on_sent`` once the connection has taken all of it (httpx asks
+    an iterable body for more only after writing what it gave). Sent with its Content-Length, as
+    bytes are, and iterable again should the request be sent again."""
+
+    def __init__(self, body: bytes, on_sent: Callable[[], None]) -> None:
+        self._body = body
+        self._on_sent = on_sent
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._body
+        self._on_sent()
+
+
 class Session:
     """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions."""
 
@@ -62,9 +76,14 @@ class Session:
         *,
         authenticated: bool,
         stream: bool,
+        on_sent: Optional[Callable[[], None]] = None,
     ) -> httpx.Response:
         headers = {"Content-Type": "application/json"} if body is not None else None
-        request = self.http.build_request(method, path, params=params, content=body, headers=headers)
+        content: Union[bytes, _ReportedBody, None] = body
+        if body is not None and on_sent is not None:
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+            content = _ReportedBody(body, on_sent)
+        request = self.http.build_request(method, path, params=params, content=content, headers=headers)
         auth: Any = self.auth if authenticated and self.auth is not None else None
         return self.http.send(request, auth=auth, stream=stream)
 
@@ -78,15 +97,19 @@ class Session:
         content: Optional[bytes] = None,
         authenticated: bool = True,
         stream: bool = False,
+        on_sent: Optional[Callable[[], None]] = None,
     ) -> httpx.Response:
         """A successful response (2xx/3xx); errors raise. Retries per the retry policy. The body is
-        ``json`` (encoded to Extended JSON here) or ``content`` (JSON bytes encoded by the caller)."""
+        ``json`` (encoded to Extended JSON here) or ``content`` (JSON bytes encoded by the caller).
+        ``on_sent`` is called each time the connection has taken the whole body."""
         body = ejson.dumps(json) if json is not None else content
         attempt = 0
         while True:
             attempt += 1
             try:
-                response = self._send(method, path, params, body, authenticated=authenticated, stream=stream)
+                response = self._send(
+                    method, path, params, body, authenticated=authenticated, stream=stream, on_sent=on_sent
+                )
             except httpx.TransportError as exc:
                 if not self.retry.should_retry_connection(method, attempt):
                     raise
@@ -117,10 +140,17 @@ class Session:
         json: Any = None,
         content: Optional[bytes] = None,
         authenticated: bool = True,
+        on_sent: Optional[Callable[[], None]] = None,
     ) -> Any:
-        """The answer's JSON (not yet decoded from Extended JSON)."""
+        """The answer's JSON (not yet decoded from Extended JSON); ``on_sent`` as for :meth:`send`."""
         response = self.send(
-            method, path, params=params, json=json, content=content, authenticated=authenticated
+            method,
+            path,
+            params=params,
+            json=json,
+            content=content,
+            authenticated=authenticated,
+            on_sent=on_sent,
         )
         try:
             return orjson.loads(response.content)

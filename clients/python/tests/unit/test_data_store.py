@@ -1,5 +1,6 @@
 import datetime as dt
 import io
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -12,6 +13,7 @@ from cybercom import (
     InvalidQuery,
     NotFound,
     ObjectId,
+    ProtocolError,
     ServiceUnavailable,
     data_store,
     ejson,
@@ -179,7 +181,7 @@ def test_insert_in_chunks_returns_ids_and_reports_exactly_what_was_written() -> 
     def handler(request: httpx.Request) -> httpx.Response:
         chunk = body_of(request)
         if chunk[0]["n"] < 4:
-            return json_response(201, {"inserted_ids": [f"id{r['n']}" for r in chunk]})
+            return json_response(201, {"inserted_count": len(chunk)})
         return error_response(
             409,
             "duplicate_key",
@@ -189,7 +191,9 @@ def test_insert_in_chunks_returns_ids_and_reports_exactly_what_was_written() -> 
 
     client, recorder = make_client(handler)
     with pytest.raises(InsertError) as caught:
-        client.data_store["d"]["c"].insert(({"n": i} for i in range(8)), chunk_size=2, progress=False)
+        client.data_store["d"]["c"].insert(
+            ({"_id": f"id{i}", "n": i} for i in range(8)), chunk_size=2, progress=False
+        )
     err = caught.value
     assert err.inserted_ids == ["id0", "id1", "id2", "id3", "id4"]
     assert err.failed_index == 5
@@ -201,14 +205,12 @@ def test_insert_in_chunks_returns_ids_and_reports_exactly_what_was_written() -> 
 
 def test_insert_cuts_chunks_at_a_byte_budget_and_at_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(data_store, "INSERT_CHUNK_BYTES", 1000)
-    client, recorder = make_client(
-        lambda r: json_response(201, {"inserted_ids": [f"id{x['n']}" for x in body_of(r)]})
-    )
+    client, recorder = make_client(lambda r: json_response(201, {"inserted_count": len(body_of(r))}))
     # About 113 bytes a record (with its own _id, so that no id is added to it): 8 fit in 1,000
     # bytes; chunk_size caps the chunk below that.
     records = [{"_id": i, "n": i, "note": "x" * 87} for i in range(20)]
     ids = client.data_store["d"]["c"].insert(records, progress=False)
-    assert ids == [f"id{i}" for i in range(20)]
+    assert ids == list(range(20))
     bodies = [r.content for r in recorder.requests]
     assert [len(orjson.loads(b)) for b in bodies] == [8, 8, 4]
     assert all(len(b) <= 1000 for b in bodies)
@@ -234,6 +236,66 @@ def test_insert_reports_unconfirmed_ids_of_a_lost_connection() -> None:
         client.data_store["d"]["c"].insert([{"_id": "x"}, {"_id": "y"}])
     assert caught.value.unconfirmed_ids == ["x", "y"]
     assert isinstance(caught.value.cause, ServiceUnavailable)
+
+
+def test_insert_asks_for_counts_and_returns_the_ids_it_sent() -> None:
+    """The service answers each chunk with its count (answer=count); the ids returned are those
+    the records were sent with: the caller's, as given, or the client's ObjectIds."""
+    client, recorder = make_client(lambda r: json_response(201, {"inserted_count": len(body_of(r))}))
+    when = dt.datetime(2024, 5, 1, 12, 30)
+    records = [{"_id": 7, "n": 0}, {"n": 1}, {"_id": when, "n": 2}, {"_id": "5f1d7a2b9c8e4f3a2b1c0d9e"}]
+    ids = client.data_store["d"]["c"].insert(records, chunk_size=2, progress=False)
+    assert [params(r) for r in recorder.requests] == [{"answer": "count"}] * 2
+    sent = [ejson.decode(r["_id"]) for request in recorder.requests for r in body_of(request)]
+    assert ids[0] == 7 and ids[2] is when and type(ids[3]) is str
+    assert type(ids[1]) is ObjectId and ids[1] == sent[1]
+
+
+def test_insert_falls_back_to_ids_on_a_service_without_count_answers() -> None:
+    """A service older than answer=count refuses the parameter (nothing written): the chunk is
+    sent again without it, and the following chunks are sent without it from the start."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if "answer" in params(request):
+            return error_response(400, "unknown_parameter", 'Unknown query parameter "answer".')
+        return echo_ids(request)
+
+    client, recorder = make_client(handler)
+    records = [{"_id": i} for i in range(5)]
+    assert client.data_store["d"]["c"].insert(records, chunk_size=2, progress=False) == list(range(5))
+    assert [params(r) for r in recorder.requests] == [{"answer": "count"}, {}, {}, {}]
+    assert [len(body_of(r)) for r in recorder.requests] == [2, 2, 2, 1]
+
+
+def test_insert_stops_at_a_chunk_answered_with_another_count() -> None:
+    client, recorder = make_client(lambda r: json_response(201, {"inserted_count": len(body_of(r)) - 1}))
+    with pytest.raises(ProtocolError) as caught:
+        client.data_store["d"]["c"].insert([{"_id": i} for i in range(6)], chunk_size=2, progress=False)
+    assert caught.value.code == "insert_count"
+    assert len(recorder.requests) == 1  # the next chunk is not sent
+
+
+def test_insert_serialises_the_next_chunk_once_the_current_body_is_sent() -> None:
+    """Not while the sending thread still needs the interpreter lock to write the body: it would
+    wait for it up to the switch interval (5 ms) for each chunk."""
+    client, recorder = make_client(lambda r: json_response(201, {"inserted_count": len(body_of(r))}))
+    # How many requests the service had received when each record was taken from the iterable.
+    seen: list[int] = []
+
+    def records() -> Iterator[dict[str, Any]]:
+        for i in range(10):
+            seen.append(len(recorder.requests))
+            yield {"_id": i}
+
+    client.data_store["d"]["c"].insert(records(), chunk_size=2, progress=False)
+    # Taking record 2 ends the first chunk; the records after it are taken while the chunk before
+    # theirs is answered, so its body has been sent by then.
+    assert [i for i, received in enumerate(seen) if received < (i - 1) // 2] == []
+    assert len(recorder.requests) == 5
+    # The body goes with its length, as bytes do (not in chunks).
+    first = recorder.requests[0]
+    assert first.headers["content-length"] == str(len(first.content))
+    assert "transfer-encoding" not in first.headers
 
 
 def echo_ids(request: httpx.Request) -> httpx.Response:
