@@ -212,6 +212,28 @@ describe('integer literals beyond int32 on every write path (stored as int64)', 
   });
 });
 
+describe('a body of megabytes', () => {
+  it('stores each whole double as a double and each integer as an int, literals repeated in many records included', async () => {
+    // Over 2 MiB of text: the rewrite is built in pieces and records share a Double per literal.
+    const literals = ['0.0', '-0.0', '1.0', '1.00', '3.0', '2.5', '7'];
+    const count = 7 * 4_000;
+    const records = Array.from(
+      { length: count },
+      (_, i) => `{"_id": "mb-${i}", "w": ${literals[i % 7]}, "s": "x, 4.0] ${'p'.repeat(40)}"}`,
+    );
+    const text = `[${records.join(', ')}]`;
+    expect(text.length).toBeGreaterThan(2 * 1024 * 1024);
+    await send('POST', base, text, 201);
+    const range = { _id: { $regex: '^mb-' } };
+    expect(await stored.countDocuments({ ...range, w: { $type: 'double' } } as Document)).toBe((count * 6) / 7);
+    expect(await stored.countDocuments({ ...range, w: { $type: 'int' } } as Document)).toBe(count / 7);
+    const ids = Array.from({ length: 14 }, (_, i) => `mb-${count - 14 + i}`);
+    const values = [new Double(0), new Double(-0), new Double(1), new Double(1), new Double(3), new Double(2.5), new Int32(7)];
+    expect(canonical((await storedRecords(ids)).map((record) => record.w as unknown))).toBe(canonical([...values, ...values]));
+    expect(await stored.countDocuments({ ...range, s: `x, 4.0] ${'p'.repeat(40)}` } as Document)).toBe(count);
+  });
+});
+
 describe('a body that is one number, not a record', () => {
   // An integer beyond int32 is a number until the driver, a whole double a Double (an object):
   // neither is a record. The Double was a 503 in an array, and a PUT stored its fields.

@@ -428,3 +428,49 @@ describe('the one walk after JSON.parse and the revival it spares', () => {
     expect(record.list).toEqual(['\u0000', new Double(4)]);
   });
 });
+
+describe('parseRecordJson on bodies of megabytes', () => {
+  // Past 256 KiB the rewritten text is built in flat pieces, and from 2 MiB the whole doubles of
+  // a body share their Doubles: both must type every literal as a small body's do.
+  const literal = fc.oneof(
+    fc.constantFrom('3.0', '-0.0', '0.0', '0.00', '1.0', '10.000', '2.5', '7', '-2147483649', '1700000000000', '9007199254740993'),
+    fc.integer().map(String),
+    fc.tuple(fc.integer({ min: -1000, max: 1000 }), fc.nat({ max: 3 })).map(([i, z]) => `${i}.${'0'.repeat(z + 1)}`),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(doubleText),
+  );
+  const text = fc.oneof(fc.constantFrom('x', '3.0', ', 4.0]', ': 5.0}', 'a\\"b', 'tab\\t'), fc.string({ maxLength: 8 }));
+  const entries = fc.array(fc.tuple(literal, text), { minLength: 1, maxLength: 40 });
+
+  it('types every literal of a body over 2 MiB as the reference does', () => {
+    fc.assert(
+      fc.property(entries, fc.constantFrom('', ' ', '\n  '), (pieces, space) => {
+        const records: string[] = [];
+        let length = 0;
+        for (let i = 0; length < 2.2 * 1024 * 1024; i += 1) {
+          const [l, t] = pieces[i % pieces.length]!;
+          const record = `{"i":${space}${i},${space}"v":${space}${l},${space}"s":${space}${JSON.stringify(t)}}`;
+          records.push(record);
+          length += record.length + 1;
+        }
+        const expected = pieces.map(([l]) => expectedFor(l) as { type: string; value: string });
+        const parsed = readBody(`[${records.join(`,${space}`)}]`) as { i: number; v: unknown; s: string }[];
+        expect(parsed).toHaveLength(records.length);
+        const wrong = parsed.findIndex((record, i) => {
+          const [l, t] = pieces[i % pieces.length]!;
+          const actual = actualOf(record.v);
+          const want = expected[i % pieces.length]!;
+          return (
+            record.i !== i ||
+            record.s !== t ||
+            actual.type !== want.type ||
+            actual.value !== want.value ||
+            // The reference writes -0 as "0": its sign is the literal's.
+            Object.is(untyped(record.v), -0) !== (Number(l) === 0 && l.startsWith('-'))
+          );
+        });
+        expect(wrong, wrong < 0 ? '' : `record ${wrong}: ${records[wrong]}`).toBe(-1);
+      }),
+      { numRuns: 8, ...(process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED) }) },
+    );
+  });
+});
