@@ -148,15 +148,29 @@ export class SinkWriter {
     return bytes;
   }
 
-  /** Room for `bytes` more in the current chunk: a new chunk when they would not fit. */
+  /**
+   * Room for `bytes` more in the current chunk: a new chunk when they would not fit. What the
+   * small first chunk holds (at most FIRST_CHUNK bytes, typically an envelope's head) is copied
+   * into the next chunk rather than left as a piece of its own: an answer that fits in one full
+   * chunk (a page of records) then goes out as that chunk, instead of both being copied into a
+   * third buffer of the answer's whole length when it ends (takePending).
+   */
   private reserve(bytes: number): void {
     if (this.used + bytes <= this.chunk.length) return;
-    if (this.used > 0) this.full.push(this.chunk.subarray(0, this.used));
+    const carried = this.chunks === 1 ? this.used : 0;
+    if (this.used > 0 && carried === 0) this.full.push(this.chunk.subarray(0, this.used));
     const size = this.chunks === 0 ? FIRST_CHUNK : this.chunkSize + CHUNK_HEADROOM;
-    this.chunk = (size === this.spareSize && bytes <= size ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(size, bytes));
+    const needed = carried + bytes;
+    const next = (size === this.spareSize && needed <= size ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(size, needed));
+    if (carried > 0) {
+      this.chunk.copy(next, 0, 0, carried);
+      // Nothing pending is in the first chunk any more.
+      this.filled.pop();
+    }
+    this.chunk = next;
     this.filled.push(this.chunk);
     this.chunks += 1;
-    this.used = 0;
+    this.used = carried;
   }
 
   /** The size of the chunks kept for reuse: the full size (neither the first, nor one made larger for a large piece). */

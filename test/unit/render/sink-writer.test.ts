@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SinkWriter } from '../../../src/render/sink-writer.js';
 import type { ResponseSink } from '../../../src/render/index.js';
 
@@ -72,5 +72,37 @@ describe('SinkWriter chunks', () => {
     const sink = new LaggingSink(Number.POSITIVE_INFINITY);
     expect(await written(sink)).toBe(pieces.join(''));
     expect(new Set(sink.given.map((chunk) => chunk.buffer)).size).toBe(sink.given.length);
+  });
+
+  it('sends an answer that fits in one chunk as that chunk, its small first chunk carried into it, not copied at the end', () => {
+    const sink = new LaggingSink(0);
+    const out = new SinkWriter(sink, () => undefined);
+    const head = '{"count":50,"results":['.padEnd(300, ' ');
+    const records = Array.from({ length: 50 }, (_, n) => `{"n":${n},"note":"${'x'.repeat(1000)}"}`);
+    const concat = vi.spyOn(Buffer, 'concat');
+    try {
+      expect(out.add(head)).toBe(false);
+      // Each record reserves several times its size, as records written in place do (render.ts).
+      for (const record of records) {
+        const due = out.addBytes(record.length * 6, (target, offset) => offset + target.write(record, offset, 'latin1'));
+        expect(due).toBe(false);
+      }
+      out.end();
+      expect(concat).not.toHaveBeenCalled();
+    } finally {
+      concat.mockRestore();
+    }
+    expect(sink.taken).toHaveLength(1);
+    expect(sink.taken[0]?.toString('utf8')).toBe(head + records.join(''));
+  });
+
+  it('keeps a first chunk flushed on its own apart from the chunks after it', async () => {
+    const sink = new LaggingSink(0);
+    const out = new SinkWriter(sink, () => undefined);
+    await out.push('a'.repeat(100));
+    await out.flush();
+    out.add('b'.repeat(5000));
+    out.end();
+    expect(sink.taken.map((chunk) => chunk.toString('utf8'))).toEqual(['a'.repeat(100), 'b'.repeat(5000)]);
   });
 });
