@@ -16,7 +16,7 @@ import { runKey, ScheduleStore, type PublishingDoc, type RunDoc, type ScheduleDo
 import type { Worker } from '../../../src/worker/worker.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { until } from '../../support/until.js';
-import { startWorker } from './support.js';
+import { createClocked, publishedRun, startWorker } from './support.js';
 
 const SCHEDULE = 'cybercom_queue.schedule_tasks';
 let app: TestApp;
@@ -686,13 +686,8 @@ describe('a scheduler with nothing due', () => {
       const runs = idleApp.ctx.serviceDb.collection<RunDoc>('schedule_runs');
       for (let i = 0; i < 3; i++) {
         const at = new Date(Date.now() + 2_000);
-        const made = await call(idleApp.url, 'POST', '/api/queue/schedules/', {
-          token,
-          body: { name: uniqueName('soon-'), task: 'tasks.add', args: [1, 1], queue, clocked: at.toISOString() },
-        });
-        expect(made.status, made.text).toBe(201);
-        const id = made.json.id as string;
-        const run = await until(async () => (await runs.findOne({ schedule_id: id, state: 'published' })) ?? undefined, 8_000, 'the fire');
+        const id = await createClocked(idleApp.url, token, { prefix: 'soon-', args: [1, 1], queue, at });
+        const run = await publishedRun(runs, id, 8_000);
         expect(run.lateness_ms, `fire ${i}`).toBeLessThan(1_500);
       }
     } finally {

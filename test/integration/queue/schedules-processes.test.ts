@@ -19,7 +19,7 @@ import type { Worker } from '../../../src/worker/worker.js';
 import { call, serviceDatabaseName, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { spawnServe, type ServeProcess } from '../../support/serve-process.js';
 import { until } from '../../support/until.js';
-import { startWorker } from './support.js';
+import { createClocked, publishedRun, startWorker } from './support.js';
 
 const WINDOW_S = 20;
 const SERVE_ENV = { SCHEDULE_MIN_INTERVAL_S: '1', SCHEDULE_CLAIM_LEASE_S: '3', METRICS_ENABLED: 'false', TASK_LIST_CACHE_S: '3600' };
@@ -215,14 +215,9 @@ describe('a schedule made through a process whose scheduler is off', () => {
     for (let i = 0; i < 4; i++) {
       await new Promise((r) => setTimeout(r, 700 + Math.floor(Math.random() * 600)));
       const at = new Date(Date.now() + 500);
-      const made = await call(app.url, 'POST', '/api/queue/schedules/', {
-        token,
-        body: { name: uniqueName('elsewhere-'), task: 'tasks.add', args: [1, 2], queue, clocked: at.toISOString() },
-      });
-      expect(made.status, made.text).toBe(201);
-      const id = made.json.id as string;
+      const id = await createClocked(app.url, token, { prefix: 'elsewhere-', args: [1, 2], queue, at });
       expect(Date.now(), 'made before its time').toBeLessThan(at.getTime());
-      const run = await until(async () => (await runs.findOne({ schedule_id: id, state: 'published' })) ?? undefined, 10_000, 'the fire');
+      const run = await publishedRun(runs, id, 10_000);
       lateness.push(run.lateness_ms!);
     }
     expect(Math.max(...lateness), JSON.stringify(lateness)).toBeLessThanOrEqual(1_200);

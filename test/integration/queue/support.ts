@@ -7,10 +7,14 @@ import { brokerEnvSchema, mongoEnvSchema, toBrokerSettings, toMongoSettings } fr
 import { isTaskDefinition } from '../../../src/worker/task-definition.js';
 import { testServices } from '../../support/services.js';
 import type { ChannelModel } from 'amqplib';
+import type { Collection } from 'mongodb';
+import type { RunDoc } from '../../../src/queue/schedules/schedule-store.js';
 import { call, startTestApp, uniqueName, type TestApp } from '../../support/app.js';
 import { connectBroker } from '../../../src/queue/connection/broker-connection.js';
 import { brokerSettings } from '../worker/support.js';
 import { createLogger } from '../../../src/log/logger.js';
+import { until } from '../../support/until.js';
+import { expect } from 'vitest';
 
 export async function startWorker(
   resultDatabase: string,
@@ -62,4 +66,29 @@ export async function appWithIdleQueue(username: string): Promise<{ app: TestApp
   } finally {
     await worker.close();
   }
+}
+
+/** A one-off (clocked) schedule of `tasks.add` made through the API at `url`: its id (the 201 checked). */
+export async function createClocked(
+  url: string,
+  token: string,
+  schedule: { prefix: string; args: number[]; queue: string; at: Date },
+): Promise<string> {
+  const made = await call(url, 'POST', '/api/queue/schedules/', {
+    token,
+    body: {
+      name: uniqueName(schedule.prefix),
+      task: 'tasks.add',
+      args: schedule.args,
+      queue: schedule.queue,
+      clocked: schedule.at.toISOString(),
+    },
+  });
+  expect(made.status, made.text).toBe(201);
+  return made.json.id as string;
+}
+
+/** The run of a schedule once it is published, waited for up to `timeoutMs`. */
+export function publishedRun(runs: Collection<RunDoc>, scheduleId: string, timeoutMs: number): Promise<RunDoc> {
+  return until(async () => (await runs.findOne({ schedule_id: scheduleId, state: 'published' })) ?? undefined, timeoutMs, 'the fire');
 }
