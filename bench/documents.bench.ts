@@ -12,9 +12,10 @@
  * Each beside a baseline measured in the same run: the same query made directly with the
  * mongodb driver in a plain Node http server (bench/baseline-server.ts). At the end, the memory
  * (PSS of every engine process) and disk use of the database engine after the load.
- * Each measured phase stops after --requests or --seconds, whichever comes first. Each phase also
- * prints the CPU milliseconds per request of the API server and of the baseline server.
- * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --only "a,r,a',d,b,c,s"]
+ * The GET phases and (c) run --rounds alternating rounds and record the median one; each round of
+ * a GET phase stops after --requests or --seconds / --rounds, whichever comes first. Each phase
+ * also prints the CPU milliseconds per request of the API server and of the baseline server.
+ * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --rounds 3 --only "a,r,a',d,b,c,s"]
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
@@ -40,6 +41,7 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '2000' },
     seconds: { type: 'string', default: '60' },
     only: { type: 'string', default: "a,r,a',d,b,c,s" },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const RECORDS = Number(args.records);
@@ -48,6 +50,8 @@ const REQUESTS = Number(args.requests);
 const BUDGET_MS = Number(args.seconds) * 1000;
 const WARMUP_MS = Math.min(BUDGET_MS, 10_000);
 const PHASES = new Set(String(args.only).split(','));
+/** Alternating rounds of the GET phases and (c): ours, baseline, baseline, ours, … */
+const ROUNDS = Math.max(1, Number(args.rounds));
 /** Rates below 10/s keep two decimals (the whole-collection phase). */
 const rate = (rps: number): string => rps.toFixed(rps < 10 ? 2 : 0).padStart(7);
 const SITES = 50;
@@ -133,6 +137,57 @@ function row(name: string, r: LoadResult, base: LoadResult, recorded = true, goa
     `| baseline ${rate(base.rps)} req/s p50 ${base.p50ms.toFixed(1)} ms p99 ${base.p99ms.toFixed(1)} ms`,
     `| ratio ${ratio.toFixed(2)}`,
   ].join('  ');
+}
+
+/** One round of a phase: ours and the baseline's load results and CPU per request. */
+interface Round {
+  ours: LoadResult;
+  base: LoadResult;
+  oursCpu: CpuPer;
+  baseCpu: CpuPer;
+}
+
+/**
+ * ROUNDS rounds of a phase on running servers, the order alternating (ours then the baseline,
+ * then the baseline then ours, …), so that a machine whose speed drifts during the phase weighs
+ * on both alike.
+ */
+async function alternatingRounds(
+  oursPid: number,
+  basePid: number,
+  ours: () => Promise<LoadResult>,
+  base: () => Promise<LoadResult>,
+): Promise<Round[]> {
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const measure = async (pid: number, load: () => Promise<LoadResult>): Promise<[LoadResult, CpuPer]> => {
+      const cpu = cpuOf(pid);
+      const r = await load();
+      return [r, cpu(r.requests)];
+    };
+    const first = i % 2 === 0 ? await measure(oursPid, ours) : await measure(basePid, base);
+    const second = i % 2 === 0 ? await measure(basePid, base) : await measure(oursPid, ours);
+    const [[o, oc], [b, bc]] = i % 2 === 0 ? [first, second] : [second, first];
+    rounds.push({ ours: o, base: b, oursCpu: oc, baseCpu: bc });
+  }
+  return rounds;
+}
+
+/** The round whose ratio is the median of the rounds' ratios (the lower middle one of an even number). */
+function medianRound(rounds: readonly Round[]): Round {
+  const sorted = [...rounds].sort((x, y) => x.ours.rps / x.base.rps - y.ours.rps / y.base.rps);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as Round;
+}
+
+/** A phase's recorded line (its median round) with every round's ratio, and its CPU per request. */
+function roundsRows(what: string, rounds: readonly Round[], goal?: string): string[] {
+  const median = medianRound(rounds);
+  const ratios = rounds.map((r) => (r.ours.rps / r.base.rps).toFixed(2)).join(', ');
+  return [
+    row(what, median.ours, median.base, true, goal),
+    `    ${rounds.length} alternating rounds, ratios ${ratios}; the median round above`,
+    cpuRow(median.oursCpu, median.baseCpu),
+  ];
 }
 
 /** Processes whose command line names `dir`, with all their descendants (PostgreSQL's backends). */
@@ -288,7 +343,10 @@ async function main(): Promise<void> {
     const site = (i: number) => `site-${i % SITES}`;
     const results: string[] = [];
 
-    /** One GET phase: fresh API and baseline processes, a warm-up of each, then the measured runs. */
+    /**
+     * One GET phase: fresh API and baseline processes, a warm-up of each, then ROUNDS alternating
+     * rounds (see medianRound), each of --requests requests or --seconds / ROUNDS seconds.
+     */
     const compareGets = async (name: string, apiUrl: (i: number) => string, baseUrl: (i: number) => string): Promise<void> => {
       const a = await startApi();
       const b = await startBase();
@@ -297,12 +355,13 @@ async function main(): Promise<void> {
       const viaBase = (i: number): RequestSpec => ({ method: 'GET', url: baseUrl(i) });
       await runLoad(200, CONCURRENCY, viaApi, 200, WARMUP_MS);
       await runLoad(200, CONCURRENCY, viaBase, 200, WARMUP_MS);
-      const cpu = cpuOf(a.child.pid as number);
-      const r = await runLoad(REQUESTS, CONCURRENCY, viaApi, 200, BUDGET_MS);
-      const apiCpu = cpu(r.requests);
-      const baseCpu = cpuOf(b.child.pid as number);
-      const rb = await runLoad(REQUESTS, CONCURRENCY, viaBase, 200, BUDGET_MS);
-      results.push(row(what, r, rb), cpuRow(apiCpu, baseCpu(rb.requests)));
+      const rounds = await alternatingRounds(
+        a.child.pid as number,
+        b.child.pid as number,
+        () => runLoad(REQUESTS, CONCURRENCY, viaApi, 200, BUDGET_MS / ROUNDS),
+        () => runLoad(REQUESTS, CONCURRENCY, viaBase, 200, BUDGET_MS / ROUNDS),
+      );
+      results.push(...roundsRows(what, rounds));
       await stop(a.child);
       await stop(b.child);
     };
@@ -383,17 +442,15 @@ async function main(): Promise<void> {
       const body = JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ ...makeRecord(i), bulk: true })));
       const posts = Math.max(20, Math.floor(REQUESTS / 50));
       const headers = { ...auth, 'content-type': 'application/json' };
-      const cpu = cpuOf(a.child.pid as number);
-      const r = await runLoad(posts, 4, () => ({ method: 'POST', url: api, headers, body }), 201);
-      const apiCpu = cpu(r.requests);
-      const baseCpu = cpuOf(b.child.pid as number);
-      const rb = await runLoad(
-        posts,
-        4,
-        () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }),
-        201,
+      const rounds = await alternatingRounds(
+        a.child.pid as number,
+        b.child.pid as number,
+        () => runLoad(posts, 4, () => ({ method: 'POST', url: api, headers, body }), 201),
+        () =>
+          runLoad(posts, 4, () => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body }), 201),
       );
-      results.push(row('(c) POST 1,000-record arrays, concurrency 4', r, rb, true, '≥ 0.9'), cpuRow(apiCpu, baseCpu(rb.requests)));
+      results.push(...roundsRows('(c) POST 1,000-record arrays, concurrency 4', rounds, '≥ 0.9'));
+      const { ours: r, base: rb } = medianRound(rounds);
       results.push(`    = ${(r.rps * 1000).toFixed(0)} records/s through the API, ${(rb.rps * 1000).toFixed(0)} records/s baseline`);
       await stop(a.child);
       await stop(b.child);
