@@ -12,7 +12,9 @@
  *
  * Each command's records are built as it is sent (int64Numbers: the Longs of the body's int64s),
  * and dropped once it is answered: a body's hundreds of thousands of int64s are never all Longs
- * at once, and those of one command die young (int64-numbers.ts says why that matters).
+ * at once, and those of one command die young (int64-numbers.ts says why that matters). For
+ * that a command is also cut at INSERT_COMMAND_INT64S int64s: a megabyte of records made mostly
+ * of int64s would otherwise hold some 80,000 Longs at once.
  *
  * The insert is ordered, commands included (the next is sent only once the previous one was
  * acknowledged), so what was written is always a prefix of the array. Two kinds of failure
@@ -33,7 +35,7 @@ import { isStorageFull } from '../db/storage-state.js';
 import { signalOption } from '../db/deadline.js';
 import type { Deadline } from '../lib/deadline.js';
 import { idKey } from './id-key.js';
-import { int64Numbers, isInt64Free } from './int64-numbers.js';
+import { Int64Conversion, isInt64Free } from './int64-numbers.js';
 
 /**
  * How long to keep asking a database that is coming back which records it holds: long enough
@@ -71,15 +73,27 @@ export function recordsPerCommand(count: number, textBytes: number | undefined):
 }
 
 /**
- * The records of one insert command: `docs[from, to)` as the driver stores them (int64Numbers).
- * A record with an int64 is a copy, which the driver gives its `_id` when it has none: the ids
- * are read from these records, never from `docs`.
+ * The most integers beyond int32 (Longs) one insert command carries, whatever its bytes: the
+ * Longs of a command are alive together until the driver has serialized it, and a megabyte of
+ * int64s (about 80,000 Longs, some 4 MB with their records' copies) fills most of the API's
+ * young generation (--max-semi-space-size, src/config/api-memory.ts), whose scavenges then copy
+ * and promote them. Commands of records mostly of int64s are therefore cut by this count before
+ * their bytes reach INSERT_COMMAND_BYTES.
  */
-export function commandRecords(docs: readonly Document[], from: number, to: number): Document[] {
-  if (isInt64Free(docs)) return docs.slice(from, to);
-  const end = Math.min(to, docs.length);
-  const records = new Array<Document>(end - from);
-  for (let i = from; i < end; i += 1) records[i - from] = int64Numbers(docs[i] as Document);
+export const INSERT_COMMAND_INT64S = 16_384;
+
+/**
+ * The records of one insert command: from `docs[from]` on, at most `count` of them, as the
+ * driver stores them (int64Numbers), fewer once they hold INSERT_COMMAND_INT64S int64s (always
+ * at least one record). A record with an int64 is a copy, which the driver gives its `_id` when
+ * it has none: the ids are read from these records, never from `docs`.
+ */
+export function commandRecords(docs: readonly Document[], from: number, count: number): Document[] {
+  const end = Math.min(from + count, docs.length);
+  if (isInt64Free(docs)) return docs.slice(from, end);
+  const records: Document[] = [];
+  const conversion = new Int64Conversion();
+  for (let i = from; i < end && conversion.made < INSERT_COMMAND_INT64S; i += 1) records.push(conversion.of(docs[i] as Document));
   return records;
 }
 
@@ -98,10 +112,10 @@ export async function insertBatch(collection: Collection, docs: Document[], dead
   let sending: Document[] = [];
   try {
     await deadline(async (signal) => {
-      for (let from = 0; from < docs.length; from += perCommand) {
+      for (let from = 0; from < docs.length; from = written.length) {
         // Past the deadline no further command goes out (the failure below asks only about `sending`).
         signal.throwIfAborted();
-        sending = commandRecords(docs, from, from + perCommand);
+        sending = commandRecords(docs, from, perCommand);
         const result = await collection.insertMany(sending, { ordered: true, ...signalOption(signal) });
         for (let i = 0; i < sending.length; i++) written.push(result.insertedIds[i]);
         sending = [];

@@ -45,7 +45,7 @@ export function wideInteger(value: number): Long | Double {
  * Returns `value` itself when nothing is converted; never changes it.
  */
 export function int64Numbers<T>(value: T): T {
-  return isInt64Free(value) ? value : (converted(value) as T);
+  return new Int64Conversion().of(value);
 }
 
 /**
@@ -64,47 +64,66 @@ export function isInt64Free(value: unknown): boolean {
   return typeof value === 'object' && value !== null && int64Free.has(value);
 }
 
-function converted(value: unknown): unknown {
-  if (typeof value === 'number') return (value | 0) === value || !Number.isInteger(value) ? value : wideInteger(value);
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return convertedArray(value as unknown[]);
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  if (prototype === Object.prototype || prototype === null) return convertedObject(value as Record<string, unknown>);
-  // A Code's scope is a document the serializer writes as it writes a record.
-  if (value instanceof Code && value.scope !== undefined && value.scope !== null) {
-    const scope = converted(value.scope);
-    return scope === value.scope ? value : new Code(value.code, scope as Record<string, unknown>);
-  }
-  // Any other class instance (ObjectId, Date, Long, Double, Decimal128, ...) is a value, not a document.
-  return value;
-}
+/**
+ * Conversions as int64Numbers makes them, counting the Longs (and Doubles) they make: one
+ * conversion over the records of an insert command tells how many of them the command holds
+ * (batch-insert.ts bounds a command by that count).
+ */
+export class Int64Conversion {
+  /** Longs and Doubles made so far by this conversion. */
+  made = 0;
 
-function convertedObject(object: Record<string, unknown>): Record<string, unknown> {
-  let out: Record<string, unknown> | undefined;
-  // for-in reads the keys from the object's shape, without the array Object.keys would allocate
-  // (a plain object's prototype, Object.prototype or none, has no enumerable keys).
-  for (const key in object) {
-    const item = object[key];
-    if (typeof item !== 'number' && (typeof item !== 'object' || item === null)) continue;
-    const typed = converted(item);
-    if (typed === item) continue;
-    // A spread copies own keys as data properties: a "__proto__" key (refused earlier anyway) stays one.
-    out ??= { ...object };
-    out[key] = typed;
+  /** int64Numbers(value), its Longs counted in `made`. */
+  of<T>(value: T): T {
+    return isInt64Free(value) ? value : (this.converted(value) as T);
   }
-  return out ?? object;
-}
 
-function convertedArray(array: unknown[]): unknown[] {
-  let out: unknown[] | undefined;
-  for (let i = 0; i < array.length; i += 1) {
-    const item = array[i];
-    const typed = typeof item === 'number' || (typeof item === 'object' && item !== null) ? converted(item) : item;
-    if (out !== undefined) out[i] = typed;
-    else if (typed !== item) {
-      out = copyBefore(array, i);
-      out[i] = typed;
+  private converted(value: unknown): unknown {
+    if (typeof value === 'number') {
+      if ((value | 0) === value || !Number.isInteger(value)) return value;
+      this.made += 1;
+      return wideInteger(value);
     }
+    if (typeof value !== 'object' || value === null) return value;
+    if (Array.isArray(value)) return this.convertedArray(value as unknown[]);
+    const prototype = Object.getPrototypeOf(value) as unknown;
+    if (prototype === Object.prototype || prototype === null) return this.convertedObject(value as Record<string, unknown>);
+    // A Code's scope is a document the serializer writes as it writes a record.
+    if (value instanceof Code && value.scope !== undefined && value.scope !== null) {
+      const scope = this.converted(value.scope);
+      return scope === value.scope ? value : new Code(value.code, scope as Record<string, unknown>);
+    }
+    // Any other class instance (ObjectId, Date, Long, Double, Decimal128, ...) is a value, not a document.
+    return value;
   }
-  return out ?? array;
+
+  private convertedObject(object: Record<string, unknown>): Record<string, unknown> {
+    let out: Record<string, unknown> | undefined;
+    // for-in reads the keys from the object's shape, without the array Object.keys would allocate
+    // (a plain object's prototype, Object.prototype or none, has no enumerable keys).
+    for (const key in object) {
+      const item = object[key];
+      if (typeof item !== 'number' && (typeof item !== 'object' || item === null)) continue;
+      const typed = this.converted(item);
+      if (typed === item) continue;
+      // A spread copies own keys as data properties: a "__proto__" key (refused earlier anyway) stays one.
+      out ??= { ...object };
+      out[key] = typed;
+    }
+    return out ?? object;
+  }
+
+  private convertedArray(array: unknown[]): unknown[] {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < array.length; i += 1) {
+      const item = array[i];
+      const typed = typeof item === 'number' || (typeof item === 'object' && item !== null) ? this.converted(item) : item;
+      if (out !== undefined) out[i] = typed;
+      else if (typed !== item) {
+        out = copyBefore(array, i);
+        out[i] = typed;
+      }
+    }
+    return out ?? array;
+  }
 }

@@ -23,6 +23,7 @@ import {
 } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mongoClientOptions } from '../../../src/db/mongo-client.js';
+import { INSERT_COMMAND_INT64S } from '../../../src/documents/batch-insert.js';
 import { parseJsonBody } from '../../../src/documents/extended-json.js';
 import { parseRecordJson } from '../../../src/documents/number-literals.js';
 import { call, startTestApp, type TestApp } from '../../support/app.js';
@@ -231,6 +232,63 @@ describe('a body of megabytes', () => {
     const values = [new Double(0), new Double(-0), new Double(1), new Double(1), new Double(3), new Double(2.5), new Int32(7)];
     expect(canonical((await storedRecords(ids)).map((record) => record.w as unknown))).toBe(canonical([...values, ...values]));
     expect(await stored.countDocuments({ ...range, s: `x, 4.0] ${'p'.repeat(40)}` } as Document)).toBe(count);
+  });
+});
+
+describe('bodies mostly of int64s', () => {
+  /** The number of records with `_id`s from `prefix` matching `filter`, asked through the API (its `$type` queries). */
+  async function countThroughApi(prefix: string, filter: Document): Promise<number> {
+    const query = encodeURIComponent(JSON.stringify({ filter: { _id: { $regex: `^${prefix}` }, ...filter } }));
+    const res = await call(app.url, 'GET', `${base}?query=${query}&page_size=1`, { token });
+    expect(res.status, res.text.slice(0, 300)).toBe(200);
+    return res.json.count as number;
+  }
+
+  it('an array of records of int64s, sent as several commands by their int64s, is stored exactly, each int64 as one', async () => {
+    // 4 int64s a record: 12,000 records are 48,000 int64s, more than two commands' INSERT_COMMAND_INT64S.
+    const count = 12_000;
+    expect(count * 4).toBeGreaterThan(2 * INSERT_COMMAND_INT64S);
+    const beyond = (i: number) => (9_007_199_254_740_993n + BigInt(i)).toString();
+    const records = Array.from(
+      { length: count },
+      (_, i) => `{"_id": "i64r-${i}", "t": ${1_700_000_000_000 + i}, "a": ${300_000_000_000 + i}, "b": ${beyond(i)}, "c": ${i}}`,
+    );
+    const res = await send('POST', base, `[${records.join(',')}]`, 201);
+    expect(res.json.inserted_ids).toHaveLength(count);
+    for (const field of ['t', 'a', 'b']) expect(await countThroughApi('i64r-', { [field]: { $type: 'long' } })).toBe(count);
+    expect(await countThroughApi('i64r-', { c: { $type: 'int' } })).toBe(count);
+    const last = count - 1;
+    const [first, end] = await storedRecords(['i64r-0', `i64r-${last}`]);
+    expect([first?.t, first?.a, first?.b].map(String)).toEqual([`${1_700_000_000_000}`, `${300_000_000_000}`, beyond(0)]);
+    expect([end?.t, end?.a, end?.b].map(String)).toEqual([`${1_700_000_000_000 + last}`, `${300_000_000_000 + last}`, beyond(last)]);
+  });
+
+  it('one record of a large int64 array is stored exactly, every item an int64, and read back as the same integers', async () => {
+    const n = 400_000;
+    const values = Array.from({ length: n }, (_, i) => 100_000_000_000 + i * 7_919);
+    await send('POST', base, `{"_id": "i64a-big", "values": [${values.join(',')}, 9223372036854775807]}`, 201);
+    const [record] = await storedRecords(['i64a-big']);
+    const items = record?.values as unknown[];
+    expect(items).toHaveLength(n + 1);
+    expect(items.every((item) => item instanceof Long)).toBe(true);
+    expect(items.slice(0, n).map((item) => (item as Long).toNumber())).toEqual(values);
+    expect((items[n] as Long).toString()).toBe('9223372036854775807');
+    expect(await countThroughApi('i64a-', { values: { $type: 'long' } })).toBe(1);
+    expect(await countThroughApi('i64a-', { values: { $type: 'double' } })).toBe(0);
+    expect(await countThroughApi('i64a-', { values: { $type: 'int' } })).toBe(0);
+    const read = await call(app.url, 'GET', `${base}i64a-big/`, { token });
+    expect(read.status, read.text.slice(0, 300)).toBe(200);
+    const readValues = (read.json.values as unknown[]).slice(0, n);
+    expect(readValues).toEqual(values);
+  });
+
+  it('one record whose int64 array passes the 16 MiB a record may have is a 400, and nothing is stored', async () => {
+    // About 1,100,000 12-digit integers: some 14 MB of text (within the body limit), 17.6 MB of BSON.
+    const n = 1_100_000;
+    const text = `{"_id": "i64a-over", "values": [${Array.from({ length: n }, (_, i) => 100_000_000_000 + i).join(',')}]}`;
+    const res = await call(app.url, 'POST', base, { token, rawBody: text });
+    expect(res.status, res.text.slice(0, 300)).toBe(400);
+    expect(await stored.countDocuments({ _id: 'i64a-over' } as Document)).toBe(0);
   });
 });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Document } from 'mongodb';
 import { commandRecords } from '../../../src/documents/batch-insert.js';
 import { parseJsonBody } from '../../../src/documents/extended-json.js';
-import { int64Numbers, isInt64Free, wideInteger } from '../../../src/documents/int64-numbers.js';
+import { Int64Conversion, int64Numbers, isInt64Free, wideInteger } from '../../../src/documents/int64-numbers.js';
 import { parseRecordJson } from '../../../src/documents/number-literals.js';
 
 describe('int64Numbers: the Longs of a record, made as it goes to the driver', () => {
@@ -85,6 +85,24 @@ describe('int64Numbers: the Longs of a record, made as it goes to the driver', (
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('Int64Conversion: the Longs it makes, counted', () => {
+  it('counts each Long and Double it makes across the values it converts, and nothing else', () => {
+    const conversion = new Int64Conversion();
+    const first = conversion.of({ a: 123456789012, b: [1, 2.5, 4_000_000_000, { c: 2 ** 63 }], s: '123456789012' });
+    expect(conversion.made).toBe(3);
+    expect(first).toEqual({
+      a: Long.fromNumber(123456789012),
+      b: [1, 2.5, Long.fromNumber(4_000_000_000), { c: new Double(2 ** 63) }],
+      s: '123456789012',
+    });
+    conversion.of({ n: -2147483649, kept: Long.fromNumber(5), small: 7 });
+    expect(conversion.made).toBe(4);
+    const plain = { a: 1, b: [2, 'x'] };
+    expect(conversion.of(plain)).toBe(plain);
+    expect(conversion.made).toBe(4);
   });
 });
 
