@@ -183,17 +183,23 @@ async function alternatingRounds(
   ours: () => Promise<LoadResult>,
   base: () => Promise<LoadResult>,
 ): Promise<Round[]> {
+  const measure = async (pid: number, load: () => Promise<LoadResult>): Promise<[LoadResult, CpuPer]> => {
+    const cpu = cpuOf(pid);
+    const r = await load();
+    return [r, cpu(r.requests)];
+  };
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const measure = async (pid: number, load: () => Promise<LoadResult>): Promise<[LoadResult, CpuPer]> => {
-      const cpu = cpuOf(pid);
-      const r = await load();
-      return [r, cpu(r.requests)];
-    };
-    const first = i % 2 === 0 ? await measure(oursPid, ours) : await measure(basePid, base);
-    const second = i % 2 === 0 ? await measure(basePid, base) : await measure(oursPid, ours);
-    const [[o, oc], [b, bc]] = i % 2 === 0 ? [first, second] : [second, first];
-    rounds.push({ ours: o, base: b, oursCpu: oc, baseCpu: bc });
+    let oursRun: [LoadResult, CpuPer];
+    let baseRun: [LoadResult, CpuPer];
+    if (i % 2 === 0) {
+      oursRun = await measure(oursPid, ours);
+      baseRun = await measure(basePid, base);
+    } else {
+      baseRun = await measure(basePid, base);
+      oursRun = await measure(oursPid, ours);
+    }
+    rounds.push({ ours: oursRun[0], oursCpu: oursRun[1], base: baseRun[0], baseCpu: baseRun[1] });
   }
   return rounds;
 }
