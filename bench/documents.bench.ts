@@ -479,9 +479,10 @@ async function main(): Promise<void> {
       const headers = { ...auth, 'content-type': 'application/json' };
       const viaApi = (): RequestSpec => ({ method: 'POST', url: api, headers, body });
       const viaBase = (): RequestSpec => ({ method: 'POST', url: `${base}/insert`, headers: { 'content-type': 'application/json' }, body });
-      // A shorter warm-up than the other phases': each request is a thousand records.
-      await runLoad(UNTIL_WARM, 4, viaApi, 201, WARMUP_MS / 2);
-      await runLoad(UNTIL_WARM, 4, viaBase, 201, WARMUP_MS / 2);
+      await warmUp(
+        () => runLoad(UNTIL_WARM, 4, viaApi, 201, WARMUP_SLICE_MS),
+        () => runLoad(UNTIL_WARM, 4, viaBase, 201, WARMUP_SLICE_MS),
+      );
       const rounds = await alternatingRounds(
         a.child.pid as number,
         b.child.pid as number,
