@@ -21,10 +21,22 @@ const INSTALLATION_TESTS = [
   'test/integration/app/engine-kill-answers.test.ts',
 ];
 
+/**
+ * Integration files that spend most of their time waiting on the clock (schedules firing every
+ * second across several API processes, a scheduler's idle look, lateness windows) rather than on
+ * the CPU. `npm test` runs them in a vitest process of their own, one at a time, beside the other
+ * two (test/support/test-groups.sh): in the main process they held one of its two workers for
+ * about 340 s of waiting. TEST_CLOCK_BOUND=exclude leaves them out of `integration`, =only makes
+ * `integration` just them; unset, `integration` holds them like any other file.
+ */
+const CLOCK_BOUND_TESTS = ['test/integration/queue/schedules-processes.test.ts', 'test/integration/queue/schedules-api.test.ts'];
+const clockBound = process.env.TEST_CLOCK_BOUND;
+
 // Projects: `unit` (pure logic, no services), `integration` and `e2e` (real RabbitMQ and a real
 // MongoDB-wire server over TLS, started once per vitest process by test/support/global-setup.ts)
-// and `installations` (see above). `npm test` starts two vitest processes at once (see
-// package.json): one for `installations` with a single worker, one for every other project.
+// and `installations` (see above). `npm test` starts three vitest processes at once (see
+// test/support/test-groups.sh): one for `installations` with a single worker, one for the
+// clock-bound integration files with a single worker, one for everything else.
 export default defineConfig({
   test: {
     // Test files run side by side in this many worker processes, two by default (TEST_MAX_WORKERS
@@ -48,8 +60,8 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...INSTALLATION_TESTS],
+          include: clockBound === 'only' ? CLOCK_BOUND_TESTS : ['test/integration/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...INSTALLATION_TESTS, ...(clockBound === 'exclude' ? CLOCK_BOUND_TESTS : [])],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -1,7 +1,7 @@
 /**
  * The end of `npm test`'s output: the slowest test files of each vitest process (where the
  * suite's time goes), then one line per process saying how it ended, then every failed test with
- * the start of its failure message. The test command runs two vitest processes
+ * the start of its failure message. The test command runs several vitest processes
  * side by side and prints their outputs one after the other; a log viewer that keeps only the
  * end of a long output would otherwise show the one that passed and cut off the one that failed.
  *
