@@ -169,6 +169,32 @@ export function storageFull(detail?: unknown): DatabaseError {
   );
 }
 
+/** The most BSON one record may hold, on MongoDB and on the local engine alike. */
+export const MAX_RECORD_BSON_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A record past the 16 MiB of BSON a record may hold, in the words of whichever side refused it:
+ * MongoDB's "object to insert too large" (an insert), BSONObjectTooLarge (10334) and 17419 (a
+ * replacement or an update that grows a record past it), FerretDB's "Size N is larger than
+ * MaxDocumentSize", and the driver's own check of a batch ("Document is larger than the maximum
+ * size"). The record is the caller's to change, so it is told apart from a query the engine refuses.
+ */
+function isRecordTooLarge(err: unknown): boolean {
+  if (err instanceof MongoServerError && (err.code === 10334 || err.code === 17419)) return true;
+  return (
+    (err instanceof MongoServerError || err instanceof MongoDriverError) &&
+    /object to insert too large|is larger than (the )?(maximum size|MaxDocumentSize)/i.test(err.message)
+  );
+}
+
+export const recordTooLarge = (): DatabaseError =>
+  new DatabaseError(
+    'record_refused',
+    `The record is larger than the ${MAX_RECORD_BSON_BYTES} bytes (16 MiB) of BSON a record may hold; split it into several records.`,
+    { max_bson_bytes: MAX_RECORD_BSON_BYTES },
+    'record_too_large',
+  );
+
 /**
  * Node's own error for a write to a socket the other side has closed. The driver passes it on
  * unwrapped when the engine goes away in the middle of a command being written (seen while the
@@ -199,6 +225,7 @@ export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
       inserted_ids: Object.values(err.insertedIds ?? {}).map(String),
     });
   }
+  if (isRecordTooLarge(err)) return recordTooLarge();
   if (err instanceof MongoServerError) {
     if (err.code === 11000) return new DatabaseError('duplicate_key', 'A record with this _id already exists.');
     if (err.code === 50) return queryTimeout(); // MaxTimeMSExpired

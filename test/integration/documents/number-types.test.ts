@@ -287,8 +287,27 @@ describe('bodies mostly of int64s', () => {
     const n = 1_100_000;
     const text = `{"_id": "i64a-over", "values": [${Array.from({ length: n }, (_, i) => 100_000_000_000 + i).join(',')}]}`;
     const res = await call(app.url, 'POST', base, { token, rawBody: text });
-    expect(res.status, res.text.slice(0, 300)).toBe(400);
+    expect([res.status, res.json.error?.code], res.text.slice(0, 300)).toEqual([400, 'record_too_large']);
+    expect(res.json.error.detail).toEqual({ max_bson_bytes: 16 * 1024 * 1024 });
     expect(await stored.countDocuments({ _id: 'i64a-over' } as Document)).toBe(0);
+  });
+
+  it('an array whose second record passes 16 MiB is a 400 that says the first was written', async () => {
+    const n = 1_100_000;
+    const text = `[{"_id": "i64a-first"}, {"_id": "i64a-over2", "values": [${Array.from({ length: n }, (_, i) => 100_000_000_000 + i).join(',')}]}]`;
+    const res = await call(app.url, 'POST', base, { token, rawBody: text });
+    expect([res.status, res.json.error?.code], res.text.slice(0, 300)).toEqual([400, 'record_too_large']);
+    expect(res.json.error.detail).toMatchObject({ inserted_ids: ['i64a-first'], inserted_count: 1, failed_index: 1 });
+    expect(await stored.countDocuments({ _id: { $in: ['i64a-first', 'i64a-over2'] } } as Document)).toBe(1);
+  });
+
+  it('a PUT that makes a record pass 16 MiB is a 400, and the record is unchanged', async () => {
+    await send('POST', base, '{"_id": "i64a-put", "kept": 1}', 201);
+    const n = 1_100_000;
+    const text = `{"values": [${Array.from({ length: n }, (_, i) => 100_000_000_000 + i).join(',')}]}`;
+    const res = await call(app.url, 'PUT', `${base}i64a-put/`, { token, rawBody: text });
+    expect([res.status, res.json.error?.code], res.text.slice(0, 300)).toEqual([400, 'record_too_large']);
+    expect(canonical(await storedRecords(['i64a-put']))).toBe(canonical([{ _id: 'i64a-put', kept: new Int32(1) }]));
   });
 });
 

@@ -1,4 +1,4 @@
-import { MongoServerError } from 'mongodb';
+import { MongoInvalidArgumentError, MongoServerError } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { classifyDatabaseError, serverMessage } from '../../../src/db/errors.js';
 
@@ -104,5 +104,29 @@ describe('classifyDatabaseError', () => {
 
   it('leaves an unrelated plain error to the 500 path', () => {
     expect(classifyDatabaseError(new Error('boom'))).toBeUndefined();
+  });
+});
+
+describe('classifyDatabaseError: a record past 16 MiB of BSON', () => {
+  it.each([
+    ['FerretDB', serverError('[msg_insert.go:1 x] Size 17588927 is larger than MaxDocumentSize 16777216', 2)],
+    ["MongoDB's insert", serverError('object to insert too large. size in bytes: 17588927, max size: 16777216', 2)],
+    [
+      "MongoDB's BSONObjectTooLarge",
+      serverError('BSONObj size: 17588927 (0x10C6A3F) is invalid. Size must be between 0 and 16793600(16MB)', 10334),
+    ],
+    ["MongoDB's update that grows a record", serverError('Resulting document after update is larger than 16777216', 17419)],
+    ["the driver's own check of a batch", new MongoInvalidArgumentError('Document is larger than the maximum size 16777216')],
+  ])('calls %s record_too_large (a 400), not a refused query', (_what, err) => {
+    expect(classifyDatabaseError(err)).toMatchObject({
+      kind: 'record_refused',
+      code: 'record_too_large',
+      transient: false,
+      detail: { max_bson_bytes: 16_777_216 },
+    });
+  });
+
+  it('leaves other refusals that mention a size to their own kind', () => {
+    expect(classifyDatabaseError(serverError('$limit must be larger than 0', 15958))).toMatchObject({ code: 'invalid_query' });
   });
 });
