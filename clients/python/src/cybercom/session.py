@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import ssl
 import time
@@ -35,8 +36,26 @@ class _ReportedBody:
         self._on_sent()
 
 
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine: ``localhost`` (or a name under ``.localhost``) or a
+    loopback address (``127.0.0.0/8``, ``::1``)."""
+    host = httpx.URL(url).host.lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class Session:
-    """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions."""
+    """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions.
+
+    ``compression``: whether answers are asked for compressed (the service then sends text of
+    more than a kilobyte as Brotli or gzip). ``None`` (the default) asks for it unless ``url`` is
+    on this machine (:func:`is_loopback`): there the bytes cost next to nothing to move, while
+    compressing a long read takes a sixth or more of the service's CPU, and inflating it some of
+    the client's, on the cores the two share."""
 
     def __init__(
         self,
@@ -47,15 +66,20 @@ class Session:
         retry: Optional[RetryPolicy] = None,
         sleep: Callable[[float], None] = time.sleep,
         transport: Optional[httpx.BaseTransport] = None,
+        compression: Optional[bool] = None,
     ) -> None:
         self.base_url = url.rstrip("/")
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
+        headers = {"Accept": "application/json", "User-Agent": f"cybercom-python/{__version__}"}
+        if not (compression if compression is not None else not is_loopback(self.base_url)):
+            # httpx asks for gzip (and Brotli, zstd when their packages are there) by default.
+            headers["Accept-Encoding"] = "identity"
         self.http = httpx.Client(
             base_url=self.base_url,
             verify=ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify,
             timeout=timeout,
-            headers={"Accept": "application/json", "User-Agent": f"cybercom-python/{__version__}"},
+            headers=headers,
             follow_redirects=False,
             transport=transport,
         )

@@ -1,0 +1,78 @@
+"""Which answers the client asks to have compressed, and that it reads them either way."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Optional
+
+import httpx
+import pytest
+
+from cybercom import Client
+from cybercom.session import is_loopback
+
+from .recorded import Recorder
+
+RECORDS = b'{"_id": "a", "n": 1}\n{"_id": "b", "n": 2}\n'
+
+
+def accept_encoding(url: str, compression: Optional[bool] = None) -> str:
+    """The Accept-Encoding a client of ``url`` sends with a streamed find."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=RECORDS, headers={"content-type": "application/x-ndjson"})
+
+    recorder = Recorder(handler)
+    client = Client(url, token="k", transport=httpx.MockTransport(recorder), compression=compression)
+    assert len(list(client.data_store["d"]["c"].find())) == 2
+    (request,) = recorder.requests
+    return request.headers["accept-encoding"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:8000",
+        "http://LOCALHOST",
+        "http://api.localhost",
+        "http://127.0.0.1:8000",
+        "https://127.1.2.3",
+        "http://[::1]:8000",
+    ],
+)
+def test_a_service_on_this_machine_is_asked_for_answers_as_they_are(url: str) -> None:
+    assert is_loopback(url)
+    assert accept_encoding(url) == "identity"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://cybercom.example.org",
+        "http://api.test",
+        "http://10.0.0.5:8000",
+        "http://[2001:db8::1]",
+        "http://localhost.example.org",
+    ],
+)
+def test_a_service_elsewhere_is_asked_for_compressed_answers(url: str) -> None:
+    assert not is_loopback(url)
+    assert "gzip" in accept_encoding(url)
+
+
+def test_compression_named_by_the_caller_wins() -> None:
+    assert "gzip" in accept_encoding("http://127.0.0.1:8000", compression=True)
+    assert accept_encoding("https://cybercom.example.org", compression=False) == "identity"
+
+
+def test_a_compressed_stream_is_read_as_it_is_sent() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert "gzip" in request.headers["accept-encoding"]
+        body = gzip.compress(RECORDS)
+        # In pieces, as a stream arrives: records end anywhere in the compressed bytes.
+        pieces = [body[i : i + 7] for i in range(0, len(body), 7)]
+        headers = {"content-type": "application/x-ndjson", "content-encoding": "gzip"}
+        return httpx.Response(200, content=iter(pieces), headers=headers)
+
+    client = Client("https://cybercom.example.org", token="k", transport=httpx.MockTransport(handler))
+    assert list(client.data_store["d"]["c"].find()) == [{"_id": "a", "n": 1}, {"_id": "b", "n": 2}]
