@@ -21,6 +21,9 @@ log = logging.getLogger("cybercom")
 
 Params = dict[str, Union[str, int]]
 
+#: About how much of a stream :meth:`Session.line_blocks` gathers into one piece of lines.
+LINE_BLOCK_BYTES = 256 * 1024
+
 
 class _ReportedBody:
     """A request body that calls ``on_sent`` once the connection has taken all of it (httpx asks
@@ -195,29 +198,39 @@ class Session:
 
     def line_blocks(self, path: str, params: Optional[Params] = None) -> Iterator[bytes]:
         """A streamed answer (NDJSON) in pieces of whole lines, as it arrives: each piece is what
-        came in one read of the connection, up to its last newline (the rest of a line is kept for
-        the next), so that it can be parsed with one call rather than one a line. Memory stays
-        bounded by a read and the longest line. The last piece may lack its final newline."""
+        came in since the last one, once that is :data:`LINE_BLOCK_BYTES` or more, up to its last
+        newline (the rest of a line is kept for the next), so that it can be parsed with one call
+        rather than one a line. Memory stays bounded by that size, a read of the connection and
+        the longest line. The last piece may lack its final newline."""
         response = self.send("GET", path, params=params, stream=True)
         try:
             # Taken as the connection gives them (iter_bytes without a size: no re-chunking
             # copies) and split as bytes: iter_lines() would decode every line to text only for
-            # the JSON parser to take it as bytes again.
-            partial: list[bytes] = []
+            # the JSON parser to take it as bytes again. A read brings 64 KB at most, often less
+            # (it ends where the service's chunk does): each piece parsed costs a few calls of its
+            # own, so reads are gathered into larger pieces first.
+            pending: list[bytes] = []
+            size = 0
             for chunk in response.iter_bytes():
-                end = chunk.rfind(b"\n") + 1
-                if end == 0:
-                    partial.append(chunk)
+                pending.append(chunk)
+                size += len(chunk)
+                if size < LINE_BLOCK_BYTES:
                     continue
-                whole = chunk if end == len(chunk) else chunk[:end]
-                if partial:
-                    partial.append(whole)
-                    whole = b"".join(partial)
-                    partial = []
-                if end < len(chunk):
-                    partial.append(chunk[end:])
-                yield whole
-            rest = b"".join(partial)
+                # Joined only once a newline came: a line longer than a piece is copied once.
+                last = chunk.rfind(b"\n")
+                if last < 0:
+                    continue
+                data = pending[0] if len(pending) == 1 else b"".join(pending)
+                end = size - len(chunk) + last + 1
+                if end == size:
+                    pending = []
+                    size = 0
+                    yield data
+                else:
+                    pending = [data[end:]]
+                    size -= end
+                    yield data[:end]
+            rest = b"".join(pending)
             if rest.strip():
                 yield rest
         except httpx.RemoteProtocolError as exc:

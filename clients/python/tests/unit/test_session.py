@@ -1,4 +1,5 @@
-"""Which answers the client asks to have compressed, and that it reads them either way."""
+"""Which answers the client asks to have compressed, that it reads them either way, and how it
+cuts a stream into pieces of lines."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 
 from cybercom import Client
+from cybercom import session as session_module
 from cybercom.session import is_loopback
 
 from .recorded import Recorder
@@ -76,3 +78,30 @@ def test_a_compressed_stream_is_read_as_it_is_sent() -> None:
 
     client = Client("https://cybercom.example.org", token="k", transport=httpx.MockTransport(handler))
     assert list(client.data_store["d"]["c"].find()) == [{"_id": "a", "n": 1}, {"_id": "b", "n": 2}]
+
+
+@pytest.mark.parametrize("block_bytes", [1, 5000, 1 << 20])
+def test_line_blocks_gather_reads_into_pieces_of_whole_lines(
+    monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    monkeypatch.setattr(session_module, "LINE_BLOCK_BYTES", block_bytes)
+    # Lines of many lengths, some far longer than a piece; the last one without its newline.
+    lines = [b'{"n": %d, "note": "%s"}' % (n, b"x" * (n * n * 37)) for n in range(30)]
+    body = b"\n".join(lines)
+    read = 997
+    reads = [body[i : i + read] for i in range(0, len(body), read)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=iter(reads), headers={"content-type": "application/x-ndjson"})
+
+    client = Client("http://api.test", token="k", transport=httpx.MockTransport(handler))
+    blocks = list(client._session.line_blocks("/x"))
+    assert b"".join(blocks) == body
+    assert all(block.endswith(b"\n") for block in blocks[:-1])
+    # Reads are gathered: a piece holds the size asked for, less the part of a read after its
+    # last newline.
+    assert all(len(block) > block_bytes - read for block in blocks[:-1])
+    if block_bytes == 1:
+        assert len(blocks) > 30 / 2
+    if block_bytes > len(body):
+        assert blocks == [body]
