@@ -4,12 +4,13 @@ cuts a stream into pieces of lines."""
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
 from typing import Optional
 
 import httpx
 import pytest
 
-from cybercom import Client
+from cybercom import Client, ProtocolError
 from cybercom import session as session_module
 from cybercom.session import is_loopback
 
@@ -105,3 +106,27 @@ def test_line_blocks_gather_reads_into_pieces_of_whole_lines(
         assert len(blocks) > 30 / 2
     if block_bytes > len(body):
         assert blocks == [body]
+
+
+@pytest.mark.parametrize("block_bytes", [1, 1 << 20])
+def test_a_stream_cut_off_part_way_raises_after_the_records_before_it(
+    monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    monkeypatch.setattr(session_module, "LINE_BLOCK_BYTES", block_bytes)
+
+    def cut_off() -> Iterator[bytes]:
+        yield RECORDS
+        yield b'{"_id": "c", "n'
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=cut_off(), headers={"content-type": "application/x-ndjson"})
+
+    client = Client("http://api.test", token="k", transport=httpx.MockTransport(handler))
+    seen = []
+    with pytest.raises(ProtocolError) as caught:
+        for record in client.data_store["d"]["c"].find():
+            seen.append(record["n"])
+    assert caught.value.code == "stream_cut"
+    # Records are handed on a piece at a time: those of a piece not yet complete are not.
+    assert seen == ([1, 2] if block_bytes == 1 else [])
