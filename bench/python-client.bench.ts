@@ -12,7 +12,8 @@
  * prints is that phase's. The API and the worker run compiled, one API process.
  * Usage: npm run bench:client [-- --records 100000 --rounds 50 --repeats 3 --only insert,read,submit --api-flags=<node flags>]
  * BENCH_API_CPU_PROF=<dir> runs the API with --cpu-prof, its profile written there when it stops
- * (NODE_OPTIONS may not carry --cpu-prof).
+ * (NODE_OPTIONS may not carry --cpu-prof). BENCH_PY_PROFILE=<dir> profiles each phase's timed
+ * Python calls with cProfile (bench/python/client_bench.py), written there as .pstats files.
  */
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -166,6 +167,7 @@ async function main(): Promise<void> {
       BENCH_DB: DB,
       RECORDS: args.records,
       ROUNDS: args.rounds,
+      ...(process.env.BENCH_PY_PROFILE ? { BENCH_PY_PROFILE: resolve(process.env.BENCH_PY_PROFILE) } : {}),
     };
     // The collection the client writes into must exist; the baselines' collection is dropped by them.
     const apiPost = (path: string, body: unknown): Promise<Response> =>

@@ -13,6 +13,8 @@ Phases (RECORDS records of about 1 KB in BENCH_DB):
 
 Environment: CYBERCOM_URL CYBERCOM_TOKEN, the MONGO_* and BROKER_* settings the interop app reads
 (test/support/celery/interop_app.py, on PYTHONPATH), BENCH_DB, RECORDS, ROUNDS, INTEROP_QUEUE.
+BENCH_PY_PROFILE=<dir> profiles the phase's timed calls with cProfile, written there as
+<phase>-<pid>-<n>.pstats (n: the phase's nth timed call).
 """
 
 from __future__ import annotations
@@ -66,13 +68,28 @@ def client_collection(name: str) -> Any:
 timed_cpu_seconds = 0.0
 
 
+PROFILE_DIR = os.environ.get("BENCH_PY_PROFILE")
+profiled_calls = 0
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    global timed_cpu_seconds
+    global timed_cpu_seconds, profiled_calls
+    profiler = None
+    if PROFILE_DIR:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     cpu = time.process_time()
     started = time.perf_counter()
     value = fn()
     elapsed = time.perf_counter() - started
     timed_cpu_seconds += time.process_time() - cpu
+    if profiler is not None:
+        profiler.disable()
+        profiled_calls += 1
+        os.makedirs(PROFILE_DIR, exist_ok=True)
+        profiler.dump_stats(os.path.join(PROFILE_DIR, f"{sys.argv[1]}-{os.getpid()}-{profiled_calls}.pstats"))
     return elapsed, value
 
 

@@ -23,7 +23,9 @@ class Client:
     in for a JWT pair that renews itself. Without arguments, ``CYBERCOM_URL`` / ``CYBERCOM_TOKEN``
     (or ``CYBERCOM_USERNAME`` / ``CYBERCOM_PASSWORD``) are used, then the file ``cybercom login``
     writes. TLS certificates are verified; ``ca_bundle=`` names the CA of a self-signed
-    installation, ``verify=False`` turns verification off.
+    installation, ``verify=False`` turns verification off. ``compression=None`` (the default)
+    asks for compressed answers unless the service is on this machine (``localhost`` or a
+    loopback address), where compressing costs more than it saves; ``True`` or ``False`` decides.
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class Client:
         timeout: float = 60.0,
         retry: Optional[RetryPolicy] = None,
         transport: Optional[httpx.BaseTransport] = None,
+        compression: Optional[bool] = None,
     ) -> None:
         stored = load_config() if url is None and not os.environ.get("CYBERCOM_URL") else {}
         url = url or os.environ.get("CYBERCOM_URL") or stored.get("url")
@@ -51,7 +54,12 @@ class Client:
         ca_bundle = ca_bundle or os.environ.get("CYBERCOM_CA_BUNDLE") or stored.get("ca_bundle")
         self.url = url.rstrip("/")
         self._session = Session(
-            self.url, verify=ca_bundle or verify, timeout=timeout, retry=retry, transport=transport
+            self.url,
+            verify=ca_bundle or verify,
+            timeout=timeout,
+            retry=retry,
+            transport=transport,
+            compression=compression,
         )
         self._username = username
         if token is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import ssl
 import time
@@ -20,6 +21,9 @@ log = logging.getLogger("cybercom")
 
 Params = dict[str, Union[str, int]]
 
+#: About how much of a stream :meth:`Session.line_blocks` gathers into one piece of lines.
+LINE_BLOCK_BYTES = 256 * 1024
+
 
 class _ReportedBody:
     """A request body that calls ``on_sent`` once the connection has taken all of it (httpx asks
@@ -35,8 +39,26 @@ class _ReportedBody:
         self._on_sent()
 
 
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine: ``localhost`` (or a name under ``.localhost``) or a
+    loopback address (``127.0.0.0/8``, ``::1``)."""
+    host = httpx.URL(url).host.lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class Session:
-    """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions."""
+    """Sends requests and turns answers into parsed JSON or :class:`CybercomError` exceptions.
+
+    ``compression``: whether answers are asked for compressed (the service then sends text of
+    more than a kilobyte as Brotli or gzip). ``None`` (the default) asks for it unless ``url`` is
+    on this machine (:func:`is_loopback`): there the bytes cost next to nothing to move, while
+    compressing a long read takes a sixth or more of the service's CPU, and inflating it some of
+    the client's, on the cores the two share."""
 
     def __init__(
         self,
@@ -47,15 +69,20 @@ class Session:
         retry: Optional[RetryPolicy] = None,
         sleep: Callable[[float], None] = time.sleep,
         transport: Optional[httpx.BaseTransport] = None,
+        compression: Optional[bool] = None,
     ) -> None:
         self.base_url = url.rstrip("/")
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
+        headers = {"Accept": "application/json", "User-Agent": f"cybercom-python/{__version__}"}
+        if not (compression if compression is not None else not is_loopback(self.base_url)):
+            # httpx asks for gzip (and Brotli, zstd when their packages are there) by default.
+            headers["Accept-Encoding"] = "identity"
         self.http = httpx.Client(
             base_url=self.base_url,
             verify=ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify,
             timeout=timeout,
-            headers={"Accept": "application/json", "User-Agent": f"cybercom-python/{__version__}"},
+            headers=headers,
             follow_redirects=False,
             transport=transport,
         )
@@ -171,29 +198,39 @@ class Session:
 
     def line_blocks(self, path: str, params: Optional[Params] = None) -> Iterator[bytes]:
         """A streamed answer (NDJSON) in pieces of whole lines, as it arrives: each piece is what
-        came in one read of the connection, up to its last newline (the rest of a line is kept for
-        the next), so that it can be parsed with one call rather than one a line. Memory stays
-        bounded by a read and the longest line. The last piece may lack its final newline."""
+        came in since the last one, once that is :data:`LINE_BLOCK_BYTES` or more, up to its last
+        newline (the rest of a line is kept for the next), so that it can be parsed with one call
+        rather than one a line. Memory stays bounded by that size, a read of the connection and
+        the longest line. The last piece may lack its final newline."""
         response = self.send("GET", path, params=params, stream=True)
         try:
             # Taken as the connection gives them (iter_bytes without a size: no re-chunking
             # copies) and split as bytes: iter_lines() would decode every line to text only for
-            # the JSON parser to take it as bytes again.
-            partial: list[bytes] = []
+            # the JSON parser to take it as bytes again. A read brings 64 KB at most, often less
+            # (it ends where the service's chunk does): each piece parsed costs a few calls of its
+            # own, so reads are gathered into larger pieces first.
+            pending: list[bytes] = []
+            size = 0
             for chunk in response.iter_bytes():
-                end = chunk.rfind(b"\n") + 1
-                if end == 0:
-                    partial.append(chunk)
+                pending.append(chunk)
+                size += len(chunk)
+                if size < LINE_BLOCK_BYTES:
                     continue
-                whole = chunk if end == len(chunk) else chunk[:end]
-                if partial:
-                    partial.append(whole)
-                    whole = b"".join(partial)
-                    partial = []
-                if end < len(chunk):
-                    partial.append(chunk[end:])
-                yield whole
-            rest = b"".join(partial)
+                # Joined only once a newline came: a line longer than a piece is copied once.
+                last = chunk.rfind(b"\n")
+                if last < 0:
+                    continue
+                data = pending[0] if len(pending) == 1 else b"".join(pending)
+                end = size - len(chunk) + last + 1
+                if end == size:
+                    pending = []
+                    size = 0
+                    yield data
+                else:
+                    pending = [data[end:]]
+                    size -= end
+                    yield data[:end]
+            rest = b"".join(pending)
             if rest.strip():
                 yield rest
         except httpx.RemoteProtocolError as exc:

@@ -17,7 +17,7 @@ from cybercom import (
     PermissionDenied,
 )
 
-from .conftest import URL
+from .conftest import TOKEN, URL
 
 UTC = dt.timezone.utc
 STATIONS = [
@@ -190,6 +190,28 @@ def test_find_streams_ndjson_and_export_writes_csv(collection: Collection, tmp_p
     lines = out.getvalue().decode().splitlines()
     assert lines[0] == "n,loc.lat"
     assert lines[1:3] == ["0,0.0", "1,0.5"]
+
+
+@pytest.mark.server_feature("formats")
+def test_streams_from_this_machine_come_as_they_are_and_compressed_when_asked(
+    collection: Collection, dbname: str
+) -> None:
+    """The suite's service is on 127.0.0.1: the client asks for its streams uncompressed, and
+    reads the same records from them as a client that asks for them compressed."""
+    records = [{"n": i, "note": f"record {i}".ljust(300, ".")} for i in range(200)]
+    collection.insert(records)
+    path = f"{collection.path}?format=ndjson"
+    with Client(URL, token=TOKEN, compression=True) as compressing:
+        answer = collection._session.send("GET", path, stream=True)
+        answer.close()
+        assert "content-encoding" not in answer.headers
+        answer = compressing._session.send("GET", path, stream=True)
+        answer.close()
+        assert answer.headers["content-encoding"] in ("gzip", "br")
+        mine = compressing.data_store[dbname][collection.name]
+        expected = [{"n": r["n"], "note": r["note"]} for r in records]
+        assert list(mine.find(sort="n", projection={"_id": 0})) == expected
+        assert list(collection.find(sort="n", projection={"_id": 0})) == expected
 
 
 @pytest.mark.server_feature("links")
