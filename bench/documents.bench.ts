@@ -224,11 +224,18 @@ function medianRound(rounds: readonly Round[]): Round {
   return sorted[Math.floor((sorted.length - 1) / 2)] as Round;
 }
 
-/** A phase's recorded line (its median round) with every round's ratio, and its CPU per request. */
+/**
+ * A phase's recorded line (its median round) with every round's ratio, rates and servers' CPU per
+ * request (the spread of the CPU is what a change to the request path is weighed against), and
+ * the median round's CPU per request.
+ */
 function roundsRows(what: string, rounds: readonly Round[], goal?: string): string[] {
   const median = medianRound(rounds);
   const ratios = rounds
-    .map((r) => `${(r.ours.rps / r.base.rps).toFixed(2)} (${rate(r.ours.rps).trim()}/${rate(r.base.rps).trim()} req/s)`)
+    .map(
+      (r) =>
+        `${(r.ours.rps / r.base.rps).toFixed(2)} (${rate(r.ours.rps).trim()}/${rate(r.base.rps).trim()} req/s, ${r.oursCpu.server.toFixed(2)}/${r.baseCpu.server.toFixed(2)} ms)`,
+    )
     .join(', ');
   return [
     row(what, median.ours, median.base, true, goal),
