@@ -15,7 +15,11 @@
  * The GET phases and (c) run --rounds alternating rounds and record the median one; each round of
  * a GET phase stops after --requests or --seconds / --rounds, whichever comes first. Each phase
  * also prints the CPU milliseconds per request of the API server and of the baseline server.
- * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --rounds 3 --warmup 10 --only "a,r,a',d,b,c,s"]
+ * To compare two commits: `--api-checkout DIR` starts the API from another checkout of the project
+ * (its src/cli.ts and node_modules, with DIR as its working directory) and everything else (the
+ * services, the data, the baseline, the load, the method) from this one; such a run's results are
+ * printed, not recorded. Phase (s) is refused then (its command counting is this checkout's).
+ * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --rounds 3 --warmup 10 --only "a,r,a',d,b,c,s" --api-checkout DIR]
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
@@ -43,8 +47,12 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: "a,r,a',d,b,c,s" },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '10' },
+    'api-checkout': { type: 'string' },
   },
 });
+/** The checkout the API is started from (see the header): this one unless --api-checkout names another. */
+const API_DIR = resolve(args['api-checkout'] ?? '.');
+const OTHER_API = args['api-checkout'] !== undefined;
 const RECORDS = Number(args.records);
 const CONCURRENCY = Number(args.concurrency);
 const REQUESTS = Number(args.requests);
@@ -75,6 +83,12 @@ async function warmUp(ours: () => Promise<LoadResult>, base: () => Promise<LoadR
   }
 }
 const PHASES = new Set(String(args.only).split(','));
+if (OTHER_API && PHASES.has('s')) {
+  process.stderr.write(
+    `phase (s) preloads this checkout's bench/command-count.ts, which does not count another checkout's driver: leave it out with --api-checkout\n`,
+  );
+  process.exit(2);
+}
 /** Alternating rounds of the GET phases and (c): ours, baseline, baseline, ours, … */
 const ROUNDS = Math.max(1, Number(args.rounds));
 /** Rates below 10/s keep two decimals (the whole-collection phase). */
@@ -210,11 +224,18 @@ function medianRound(rounds: readonly Round[]): Round {
   return sorted[Math.floor((sorted.length - 1) / 2)] as Round;
 }
 
-/** A phase's recorded line (its median round) with every round's ratio, and its CPU per request. */
+/**
+ * A phase's recorded line (its median round) with every round's ratio, rates and servers' CPU per
+ * request (the spread of the CPU is what a change to the request path is weighed against), and
+ * the median round's CPU per request.
+ */
 function roundsRows(what: string, rounds: readonly Round[], goal?: string): string[] {
   const median = medianRound(rounds);
   const ratios = rounds
-    .map((r) => `${(r.ours.rps / r.base.rps).toFixed(2)} (${rate(r.ours.rps).trim()}/${rate(r.base.rps).trim()} req/s)`)
+    .map(
+      (r) =>
+        `${(r.ours.rps / r.base.rps).toFixed(2)} (${rate(r.ours.rps).trim()}/${rate(r.base.rps).trim()} req/s, ${r.oursCpu.server.toFixed(2)}/${r.baseCpu.server.toFixed(2)} ms)`,
+    )
     .join(', ');
   return [
     row(what, median.ours, median.base, true, goal),
@@ -324,6 +345,16 @@ function commandsPer(before: Record<string, number>, after: Record<string, numbe
   return `${total.toFixed(2)} (${per.map(([name, n]) => `${name} ${n.toFixed(3)}`).join(', ')})`;
 }
 
+/** The commit a checkout is at, and `+changes` when its work tree differs from it. */
+function checkoutCommit(dir: string): string {
+  const git = (...a: string[]): string => execFileSync('git', ['-C', dir, ...a], { encoding: 'utf8' }).trim();
+  try {
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') === '' ? '' : ' +changes'}`;
+  } catch {
+    return 'an unknown commit';
+  }
+}
+
 async function main(): Promise<void> {
   process.stdout.write(`Starting services (state in .state/bench)...\n`);
   const services = await startLocalServices({ stateDir: '.state/bench', reuseCertificates: true });
@@ -357,18 +388,24 @@ async function main(): Promise<void> {
     const basePort = await freePort();
     // tsx's own entry (not npx), so SIGTERM reaches the server and its port is free afterwards.
     const tsx = resolve('node_modules/tsx/dist/cli.mjs');
+    const apiTsx = resolve(API_DIR, 'node_modules/tsx/dist/cli.mjs');
     // BENCH_CPU_PROFILE_DIR=<dir>: the API writes V8 CPU profiles there, the baseline into
     // <dir>/baseline (tsx's CLI would run each in a child process, so the loader is imported into
     // the profiled process instead).
     const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
     const apiCmd = profileDir
       ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/cli.ts', 'serve']
-      : [process.execPath, tsx, 'src/cli.ts', 'serve'];
+      : [process.execPath, apiTsx, 'src/cli.ts', 'serve'];
     const baseCmd = profileDir
       ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}/baseline`, '--import', 'tsx', 'bench/baseline-server.ts']
       : [process.execPath, tsx, 'bench/baseline-server.ts'];
     const startApi = () =>
-      startChild(apiCmd, { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' }, /API server listening/);
+      startChild(
+        apiCmd,
+        { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+        /API server listening/,
+        API_DIR,
+      );
     const startBase = () => startChild(baseCmd, { ...env, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL }, /LISTENING/);
     const auth = { authorization: `Token ${token}`, accept: 'application/json' };
     const api = `http://127.0.0.1:${apiPort}/api/data_store/data/${DB}/${COL}/`;
@@ -577,9 +614,12 @@ async function main(): Promise<void> {
     }
 
     process.stdout.write(`\nData-store benchmark: ${RECORDS} records, concurrency ${CONCURRENCY}, ${services.mongo.kind} over TLS\n`);
+    process.stdout.write(`The API from ${API_DIR} at ${checkoutCommit(API_DIR)}\n`);
     for (const line of results) process.stdout.write(`${line}\n`);
     process.stdout.write(`${engineFootprint(resolve('.state/bench/mongo'))}\n`);
-    recorder.save();
+    // Another checkout's figures are not this commit's: the results table does not get them.
+    if (OTHER_API) process.stdout.write('results not recorded (--api-checkout)\n');
+    else recorder.save();
   } finally {
     await client.close();
     await services.stop();

@@ -20,18 +20,20 @@ const logFiles = new WeakMap<ChildProcess, string>();
  * every request as it does in production, and reading those lines here would cost the load
  * generator's CPU (on a small machine, the cores the servers run on) for the API's phases only,
  * since the baseline server logs nothing. The file is read only until the child is ready.
+ * `cwd`: where the child runs (this process's directory when not given).
  */
 export async function startChild(
   command: string[],
   env: Record<string, string>,
   readyPattern: RegExp,
+  cwd?: string,
 ): Promise<{ child: ChildProcess; line: string; logFile: string }> {
   mkdirSync(LOG_DIR, { recursive: true });
   const logFile = resolve(LOG_DIR, `${basename(command.at(-1) ?? 'child').replace(/[^\w.-]/g, '_')}-${process.pid}-${++started}.log`);
   const fd = openSync(logFile, 'w');
   let child: ChildProcess;
   try {
-    child = spawn(command[0] as string, command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', fd, 'inherit'] });
+    child = spawn(command[0] as string, command.slice(1), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', fd, 'inherit'] });
   } finally {
     // The child holds its own copy of the descriptor.
     closeSync(fd);
