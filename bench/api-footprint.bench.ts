@@ -6,7 +6,8 @@
  *   idle RSS  of every process of the API (the primary and its API processes), 5 s after start-up;
  *             also their PSS, which counts the pages they share (the Node binary's) once
  *   load      5 rounds of the same load (record reads by _id, listings, inserts, concurrency 16);
- *             RSS of all processes 3 s after each round, and the last against idle
+ *             RSS of all processes 8 s after each round (the API gives a burst's memory back
+ *             after 5 s of quiet), and the last against idle
  * The baseline, measured in the same run: a plain node:http server answering "ok" (the floor a
  * Node process costs). The old Django system's figures measured on the same machine kind are
  * printed as a reference (they cannot be measured here: no Python web stack runs in this run).
@@ -179,7 +180,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const r = await runLoad(REQUESTS, 16, make, 200, 60_000);
       rates.push(r.rps);
-      await sleep(3000);
+      await sleep(8000);
       const mem = await treeMemoryMb(api.pid as number);
       after.push(mem.rss);
       afterPss.push(mem.pss);

@@ -7,7 +7,7 @@ import { IdleCollector, collectAfterBursts, collectAndTrim, majorCollection } fr
 const MB = 1024 * 1024;
 
 /** A collector over a heap size the test sets, counting the collections it asks for. */
-function fakeCollector(growth = 8 * MB, busyGrowth = 64 * MB) {
+function fakeCollector(growth = 8 * MB, busyGrowth = 64 * MB, quietChecks = 1) {
   const state = { heap: 30 * MB, collections: 0, afterCollection: 30 * MB };
   let finish: () => void = () => undefined;
   const collector = new IdleCollector(
@@ -23,6 +23,7 @@ function fakeCollector(growth = 8 * MB, busyGrowth = 64 * MB) {
     },
     growth,
     busyGrowth,
+    quietChecks,
   );
   return { collector, state, finish: () => finish() };
 }
@@ -42,6 +43,24 @@ describe('IdleCollector', () => {
     finish();
     await settle();
     expect(collector.check()).toBe(false); // the garbage is gone: nothing to do
+    expect(state.collections).toBe(1);
+  });
+
+  it('waits for several quiet checks in a row, and a request in a pause starts the count again', () => {
+    // A collection with no request alive throws away the optimised code of the request path:
+    // traffic with pauses of a second or two must not pay that at every pause.
+    const { collector, state } = fakeCollector(8 * MB, 64 * MB, 5);
+    state.heap = 90 * MB;
+    collector.requestStarted();
+    collector.requestEnded();
+    expect(collector.check()).toBe(false); // a request since the last check
+    for (let i = 1; i < 5; i++) expect(collector.check()).toBe(false);
+    collector.requestStarted();
+    collector.requestEnded();
+    expect(collector.check()).toBe(false); // the pause ended before it counted as quiet
+    expect(state.collections).toBe(0);
+    for (let i = 1; i < 5; i++) expect(collector.check()).toBe(false);
+    expect(collector.check()).toBe(true);
     expect(state.collections).toBe(1);
   });
 
