@@ -170,7 +170,7 @@ export function storageFull(detail?: unknown): DatabaseError {
 }
 
 /** The most BSON one record may hold, on MongoDB and on the local engine alike. */
-export const MAX_RECORD_BSON_BYTES = 16 * 1024 * 1024;
+const MAX_RECORD_BSON_BYTES = 16 * 1024 * 1024;
 
 /**
  * A record past the 16 MiB of BSON a record may hold, in the words of whichever side refused it:
@@ -187,7 +187,7 @@ function isRecordTooLarge(err: unknown): boolean {
   );
 }
 
-export const recordTooLarge = (): DatabaseError =>
+const recordTooLarge = (): DatabaseError =>
   new DatabaseError(
     'record_refused',
     `The record is larger than the ${MAX_RECORD_BSON_BYTES} bytes (16 MiB) of BSON a record may hold; split it into several records.`,
