@@ -9,8 +9,15 @@
  * refresh runs in the background (stale-while-revalidate), and the next requests get the new
  * list. Only the very first request, an explicit refresh, and a cache lifetime of 0 (no cache)
  * wait for the answer.
+ *
+ * A worker that answers is believed at once (a task it no longer registers leaves the list). A
+ * worker that misses one broadcast keeps its last answer for that refresh: a worker busy
+ * dispatching or terminating a task, or on a loaded machine, can answer after the reply timeout,
+ * and dropping it would turn submissions of the tasks it still offers into 404s. Missing a second
+ * broadcast in a row takes it out of the list.
  */
 import type { ControlClient, NodeReplies } from '../remote-control/control-client.js';
+import type { ParsedRegisteredTask } from '../protocol/registered-tasks.js';
 import type { TaskInfoReply, TaskSignature } from '../protocol/task-info.js';
 import type { JsonObject } from '../protocol/json.js';
 import { TaskInfoRefusals } from './task-info-refusals.js';
@@ -36,6 +43,18 @@ export interface TaskCatalogSnapshot {
 /** The youngest list that a refusal may still cause to be asked again. */
 const RECHECK_MIN_AGE_MS = 1_000;
 
+/** Broadcasts in a row a worker may miss and still be listed with its last answer. */
+const MISSES_FORGIVEN = 1;
+
+/** What one worker last answered to each of the catalog's three broadcasts. */
+interface WorkerAnswers {
+  registered: ParsedRegisteredTask[] | undefined;
+  queues: JsonObject[] | undefined;
+  taskInfo: TaskInfoReply | undefined;
+  /** Broadcasts in a row it did not answer at all. */
+  missed: number;
+}
+
 /** Celery's built-in tasks are never offered through the API. */
 const isBuiltin = (name: string): boolean => name.startsWith('celery.');
 
@@ -60,6 +79,7 @@ function docstringOf(attributes: Record<string, string>): string | null {
 export class TaskCatalog {
   private snapshot: TaskCatalogSnapshot | null = null;
   private inflight: Promise<TaskCatalogSnapshot> | null = null;
+  private answers = new Map<string, WorkerAnswers>();
   private readonly refusals = new TaskInfoRefusals();
 
   constructor(
@@ -112,15 +132,16 @@ export class TaskCatalog {
       this.control.taskInfo({ timeoutMs, ...this.refusals.addressing() }),
     ]);
     this.refusals.note(taskInfo);
+    this.answers = this.remember(registered, activeQueues, taskInfo);
     const tasks = new Map<string, CatalogTask>();
     const allQueues = new Set<string>();
-    const workers = new Set<string>([...Object.keys(registered), ...Object.keys(activeQueues)]);
-    for (const queues of Object.values(activeQueues)) {
-      for (const q of queues) if (typeof q.name === 'string') allQueues.add(q.name);
-    }
-    for (const [node, entries] of Object.entries(registered)) {
-      const nodeQueues = (activeQueues[node] ?? []).map((q) => q.name).filter((n): n is string => typeof n === 'string');
-      for (const entry of entries) {
+    const workers = new Set<string>();
+    for (const [node, answer] of this.answers) {
+      if (answer.registered === undefined && answer.queues === undefined) continue;
+      workers.add(node);
+      const nodeQueues = (answer.queues ?? []).map((q) => q.name).filter((n): n is string => typeof n === 'string');
+      for (const q of nodeQueues) allQueues.add(q);
+      for (const entry of answer.registered ?? []) {
         if (isBuiltin(entry.name)) continue;
         const task = tasks.get(entry.name) ?? { name: entry.name, docstring: null, signature: null, queues: [], workers: [] };
         if (task.docstring === null) task.docstring = docstringOf(entry.attributes);
@@ -132,10 +153,37 @@ export class TaskCatalog {
     for (const task of tasks.values()) {
       task.queues.sort();
       task.workers.sort();
-      fillFromTaskInfo(task, taskInfo);
+      fillFromTaskInfo(task, this.answers);
     }
     this.snapshot = { tasks, queues: [...allQueues].sort(), workers: [...workers].sort(), fetchedAt: Date.now() };
     return this.snapshot;
+  }
+
+  /**
+   * Each worker's answers after a broadcast round: a node that answered any of the three takes
+   * its new answers (and keeps its last one to a broadcast it missed this time); a node that
+   * answered none keeps all of its last ones while it has missed no more than MISSES_FORGIVEN
+   * rounds in a row.
+   */
+  private remember(
+    registered: NodeReplies<ParsedRegisteredTask[]>,
+    activeQueues: NodeReplies<JsonObject[]>,
+    taskInfo: NodeReplies<TaskInfoReply>,
+  ): Map<string, WorkerAnswers> {
+    const next = new Map<string, WorkerAnswers>();
+    for (const node of new Set([...Object.keys(registered), ...Object.keys(activeQueues), ...Object.keys(taskInfo)])) {
+      const before = this.answers.get(node);
+      next.set(node, {
+        registered: registered[node] ?? before?.registered,
+        queues: activeQueues[node] ?? before?.queues,
+        taskInfo: taskInfo[node] ?? before?.taskInfo,
+        missed: 0,
+      });
+    }
+    for (const [node, before] of this.answers) {
+      if (!next.has(node) && before.missed < MISSES_FORGIVEN) next.set(node, { ...before, missed: before.missed + 1 });
+    }
+    return next;
   }
 }
 
@@ -144,9 +192,9 @@ export class TaskCatalog {
  * name, so the choice does not depend on reply order) offering the task that answered
  * `cybercom_task_info` with it. Workers that do not know the command leave both as they were.
  */
-function fillFromTaskInfo(task: CatalogTask, replies: NodeReplies<TaskInfoReply>): void {
+function fillFromTaskInfo(task: CatalogTask, answers: ReadonlyMap<string, WorkerAnswers>): void {
   for (const node of task.workers) {
-    const reply = replies[node];
+    const reply = answers.get(node)?.taskInfo;
     const info = reply?.kind === 'tasks' ? reply.tasks.get(task.name) : undefined;
     if (info === undefined) continue;
     task.docstring ??= info.doc;

@@ -205,4 +205,62 @@ describe('TaskCatalog', () => {
     expect(c.taskInfoOptions[0]).toEqual({ timeoutMs: 10 });
     expect(c.taskInfoOptions[1]).toEqual({ timeoutMs: 10, pattern: '(?!(?:old\\.1@h)$)', matcher: 'pcre' });
   });
+
+  it('keeps a worker that misses one broadcast with its last answer, and drops it after a second miss in a row', async () => {
+    type Registered = Record<string, { name: string; attributes: Record<string, string> }[]>;
+    const both: Registered = { 'a@h': [{ name: 'tasks.add', attributes: {} }], 'slow@h': [{ name: 'tasks.calibrate', attributes: {} }] };
+    const onlyA: Registered = { 'a@h': [{ name: 'tasks.add', attributes: {} }] };
+    const rounds: { registered: Registered; queues: Record<string, { name: string }[]>; info: Record<string, unknown> }[] = [];
+    const client = {
+      registered: async () => rounds[0]!.registered,
+      activeQueues: async () => rounds[0]!.queues,
+      taskInfo: async () => Object.fromEntries(Object.entries(rounds[0]!.info).map(([node, value]) => [node, parseTaskInfoReply(value)])),
+    } as unknown as ControlClient;
+    const catalog = new TaskCatalog(client, { cacheSeconds: 0, replyTimeoutMs: 10 });
+    const round = async (r: (typeof rounds)[number]) => {
+      rounds.splice(0, 1, r);
+      return catalog.get();
+    };
+    const slowInfo = { version: 1, tasks: { 'tasks.calibrate': { doc: 'Calibrates.', signature: { text: '(reading)', parameters: [] } } } };
+    const queues = { 'a@h': [{ name: 'celery' }], 'slow@h': [{ name: 'lab' }] };
+
+    await round({ registered: both, queues, info: { 'slow@h': slowInfo } });
+    // slow@h answers none of the three broadcasts in time: still listed as it last answered.
+    let snapshot = await round({ registered: onlyA, queues: { 'a@h': [{ name: 'celery' }] }, info: {} });
+    expect(snapshot.tasks.get('tasks.calibrate')).toMatchObject({ queues: ['lab'], workers: ['slow@h'], docstring: 'Calibrates.' });
+    expect(snapshot.workers).toEqual(['a@h', 'slow@h']);
+    expect(snapshot.queues).toEqual(['celery', 'lab']);
+    // It answers again: its count of misses starts over, so one more miss keeps it.
+    await round({ registered: both, queues, info: {} });
+    snapshot = await round({ registered: onlyA, queues: { 'a@h': [{ name: 'celery' }] }, info: {} });
+    expect(snapshot.tasks.get('tasks.calibrate')?.workers).toEqual(['slow@h']);
+    // A second miss in a row: gone.
+    snapshot = await round({ registered: onlyA, queues: { 'a@h': [{ name: 'celery' }] }, info: {} });
+    expect(snapshot.tasks.has('tasks.calibrate')).toBe(false);
+    expect(snapshot.workers).toEqual(['a@h']);
+    expect(snapshot.queues).toEqual(['celery']);
+  });
+
+  it('believes a worker that answers at once, and fills a broadcast it missed from its last answer', async () => {
+    let registered: Record<string, { name: string; attributes: Record<string, string> }[]> = {
+      'a@h': [
+        { name: 'tasks.add', attributes: {} },
+        { name: 'tasks.gone', attributes: {} },
+      ],
+    };
+    let queues: Record<string, { name: string }[]> = { 'a@h': [{ name: 'celery' }] };
+    const client = {
+      registered: async () => registered,
+      activeQueues: async () => queues,
+      taskInfo: async () => ({}),
+    } as unknown as ControlClient;
+    const catalog = new TaskCatalog(client, { cacheSeconds: 0, replyTimeoutMs: 10 });
+    await catalog.get();
+    // It answers `registered` without tasks.gone but misses `active_queues`.
+    registered = { 'a@h': [{ name: 'tasks.add', attributes: {} }] };
+    queues = {};
+    const snapshot = await catalog.get();
+    expect([...snapshot.tasks.keys()]).toEqual(['tasks.add']);
+    expect(snapshot.tasks.get('tasks.add')?.queues).toEqual(['celery']);
+  });
 });
