@@ -5,10 +5,10 @@ the environment) with a beat_schedule of BEAT_ENTRIES entries, each `crontab()` 
 sending the task BEAT_TASK to the queue BEAT_QUEUE, as a lab's beat would hold them. Run as
 `celery -A beat_bench beat`.
 """
+
 import os
 
 from celery.schedules import crontab
-
 from interop_app import app
 
 entries = int(os.environ["BEAT_ENTRIES"])

@@ -34,7 +34,13 @@ def peak_rss_mb() -> float:
 
 
 def record(i: int) -> dict[str, Any]:
-    return {"n": i, "site": f"site-{i % 97}", "value": i * 0.5, "flag": i % 2 == 0, "note": f"record {i}".ljust(960, ".")}
+    return {
+        "n": i,
+        "site": f"site-{i % 97}",
+        "value": i * 0.5,
+        "flag": i % 2 == 0,
+        "note": f"record {i}".ljust(960, "."),
+    }
 
 
 RECORDS = int(os.environ.get("RECORDS", "100000"))
@@ -156,7 +162,9 @@ def main(phase: str) -> dict[str, Any]:
         latencies = []
         app.send_task("tasks.noop", queue=queue).get(timeout=60)  # warm-up: connections
         for _ in range(ROUNDS):
-            seconds, _ = timed(lambda: app.send_task("tasks.noop", queue=queue).get(timeout=60, interval=0.05))
+            seconds, _ = timed(
+                lambda: app.send_task("tasks.noop", queue=queue).get(timeout=60, interval=0.05)
+            )
             latencies.append(seconds)
         out.update(p50_ms=statistics.median(latencies) * 1000)
     elif phase == "submit-client":

@@ -1,4 +1,5 @@
 """The queue benchmark's task for ``cybercom worker``: a lab module with one task that does nothing."""
+
 from celery import shared_task
 
 

@@ -43,6 +43,12 @@ lint() {
   "$venv/bin/ruff" check src tests
   "$venv/bin/ruff" format --check src tests
   "$venv/bin/mypy" --strict src/cybercom
+  # The project's other Python (the worker image's healthcheck, the Celery interop tasks of the
+  # tests, the benchmarks' scripts) is held to the client's style rules.
+  cd "$repo_root"
+  local others=(worker-image/python test/support/celery bench/python)
+  "$venv/bin/ruff" check --config "$package/pyproject.toml" "${others[@]}"
+  "$venv/bin/ruff" format --check --config "$package/pyproject.toml" "${others[@]}"
 }
 
 prepare_venv

@@ -10,6 +10,7 @@ Reads scenario names, one a line, from standard input and answers each with one 
 {"outcome": ...} or {"error": traceback}: a test file runs its scenarios without paying for a
 Python start and Celery's imports every time.
 """
+
 import json
 import sys
 import time
@@ -18,7 +19,6 @@ import uuid
 
 from celery import chain, chord, group, signature
 from celery.result import AsyncResult, GroupResult
-
 from interop_app import app
 
 
@@ -55,7 +55,11 @@ def _wait(result, timeout):
         deadline = time.time() + timeout
         while not result.ready() and time.time() < deadline:
             time.sleep(POLL_S)
-        return {"status": result.state, "exc_type": type(exc).__name__, "exc_message": [str(a) for a in exc.args]}
+        return {
+            "status": result.state,
+            "exc_type": type(exc).__name__,
+            "exc_message": [str(a) for a in exc.args],
+        }
 
 
 def _revoked_errbacks(on_ts, ts, pyq, timeout):
@@ -63,14 +67,17 @@ def _revoked_errbacks(on_ts, ts, pyq, timeout):
     running), then a failing task with the same kind of errback on the same worker. Errbacks run
     on the Python worker (solo pool), one at a time in the order they were sent, so once the
     failed task's errback has run, an errback sent for a revoked task would have run too."""
+
     def errback():
         errback_id = str(uuid.uuid4())
         return errback_id, signature("canvas.py_errback", queue=pyq, task_id=errback_id, app=app)
 
     out = {}
-    on_worker = ts if on_ts else (lambda name, *args: signature(name, args=args, queue=pyq, app=app))  # noqa: E731
+    on_worker = ts if on_ts else (lambda name, *args: signature(name, args=args, queue=pyq, app=app))
     expired_errback, link = errback()
-    expired = on_worker("canvas.ts_mul" if on_ts else "canvas.py_add", 1, 1).apply_async(countdown=2, expires=1, link_error=link)
+    expired = on_worker("canvas.ts_mul" if on_ts else "canvas.py_add", 1, 1).apply_async(
+        countdown=2, expires=1, link_error=link
+    )
     out["expired"] = _wait(expired, timeout)
     revoked_errbacks = [expired_errback]
     if on_ts:
@@ -95,7 +102,9 @@ def run_scenario(scenario, tsq, pyq, timeout):
     ts = lambda name, *args, **options: signature(name, args=args, queue=tsq, app=app, **options)  # noqa: E731
     out = {}
     if scenario == "chain":
-        res = chain(py_add.s(1, 2).set(queue=pyq), ts("canvas.ts_mul", 10), py_add.s(5).set(queue=pyq)).apply_async()
+        res = chain(
+            py_add.s(1, 2).set(queue=pyq), ts("canvas.ts_mul", 10), py_add.s(5).set(queue=pyq)
+        ).apply_async()
         out = _wait(res, timeout)
         ids = []
         node = res
@@ -104,10 +113,15 @@ def run_scenario(scenario, tsq, pyq, timeout):
             node = node.parent
         out["ids"] = list(reversed(ids))
     elif scenario == "chain_failure":
-        res = chain(py_add.s(1, 2).set(queue=pyq), ts("canvas.ts_fail"), py_add.s(5).set(queue=pyq)).apply_async()
+        res = chain(
+            py_add.s(1, 2).set(queue=pyq), ts("canvas.ts_fail"), py_add.s(5).set(queue=pyq)
+        ).apply_async()
         out = _wait(res, timeout)
     elif scenario == "chord":
-        res = chord([py_add.s(1, 1).set(queue=pyq), ts("canvas.ts_mul", 2, 3), ts("canvas.ts_mul", 4, 5)], ts("canvas.ts_sum")).apply_async()
+        res = chord(
+            [py_add.s(1, 1).set(queue=pyq), ts("canvas.ts_mul", 2, 3), ts("canvas.ts_mul", 4, 5)],
+            ts("canvas.ts_sum"),
+        ).apply_async()
         out = _wait(res, timeout)
         out["body_id"] = res.id
     elif scenario == "chord_failure":
@@ -120,10 +134,16 @@ def run_scenario(scenario, tsq, pyq, timeout):
         restored = GroupResult.restore(res.id, app=app)
         if isinstance(restored, list):  # what the MongoDB backend's restore_group gives back
             restored = GroupResult(res.id, restored, app=app)
-        out = {"group_id": res.id, "result": restored.get(timeout=timeout, interval=POLL_S), "ids": [r.id for r in restored.results]}
+        out = {
+            "group_id": res.id,
+            "result": restored.get(timeout=timeout, interval=POLL_S),
+            "ids": [r.id for r in restored.results],
+        }
     elif scenario == "errback":
         errback_id = str(uuid.uuid4())
-        res = ts("canvas.ts_fail").apply_async(link_error=signature("canvas.py_errback", queue=pyq, task_id=errback_id, app=app))
+        res = ts("canvas.ts_fail").apply_async(
+            link_error=signature("canvas.py_errback", queue=pyq, task_id=errback_id, app=app)
+        )
         out = _wait(res, timeout)
         out["errback"] = _wait(AsyncResult(errback_id, app=app), timeout)
         out["task_id"] = res.id

@@ -5,6 +5,7 @@ Prints "ready" once its queue is bound to the event exchange, then one JSON line
 from HOSTNAME ({"type", "uuid", "name"}), and exits after `task-succeeded` of TASKS distinct
 tasks (status 0) or after TIMEOUT_S without events (status 1).
 """
+
 import json
 import socket
 import sys

@@ -13,6 +13,7 @@ the tasks of signature_tasks.py; needs clients/python/src on PYTHONPATH)
 (The broker URL has its own name because the `celery` command line reads BROKER_URL as the
 value of its --broker option, which would replace the URL built here, credentials and all.)
 """
+
 import os
 import ssl
 from urllib.parse import quote, urlsplit, urlunsplit

@@ -1,4 +1,5 @@
 """Tasks the Python worker offers in the interop tests (names share the `interop.` prefix)."""
+
 from interop_app import app
 
 

@@ -1,4 +1,5 @@
 """Tasks with richer signatures, loaded with the cybercom.celery extension (INTEROP_CYBERCOM_EXTENSION=1)."""
+
 import datetime
 
 from interop_app import app
