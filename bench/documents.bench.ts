@@ -12,8 +12,9 @@
  * Each beside a baseline measured in the same run: the same query made directly with the
  * mongodb driver in a plain Node http server (bench/baseline-server.ts). At the end, the memory
  * (PSS of every engine process) and disk use of the database engine after the load.
- * The GET phases and (c) run --rounds alternating rounds and record the median one; each round of
- * a GET phase stops after --requests or --seconds / --rounds, whichever comes first. Each phase
+ * The GET phases, (c) and each concurrency of (s) run --rounds alternating rounds and record the
+ * median one; each round of a GET phase and of (s) stops after --requests or --seconds / --rounds,
+ * whichever comes first. Each phase
  * also prints the CPU milliseconds per request of the API server and of the baseline server.
  * To compare two commits: `--api-checkout DIR` starts the API from another checkout of the project
  * (its src/cli.ts and node_modules, with DIR as its working directory) and everything else (the
@@ -89,7 +90,7 @@ if (OTHER_API && PHASES.has('s')) {
   );
   process.exit(2);
 }
-/** Alternating rounds of the GET phases and (c): ours, baseline, baseline, ours, … */
+/** Alternating rounds of the GET phases, (c) and (s): ours, baseline, baseline, ours, … */
 const ROUNDS = Math.max(1, Number(args.rounds));
 /** Rates below 10/s keep two decimals (the whole-collection phase). */
 const rate = (rps: number): string => rps.toFixed(rps < 10 ? 2 : 0).padStart(7);
@@ -586,27 +587,39 @@ async function main(): Promise<void> {
         () => runLoad(UNTIL_WARM, CONCURRENCY, viaApi, 201, WARMUP_SLICE_MS),
         () => runLoad(UNTIL_WARM, CONCURRENCY, viaBase, 201, WARMUP_SLICE_MS),
       );
+      /**
+       * A load on one server that also notes, per run, the database commands its driver started
+       * and the engine's transactions per request; runs are noted in the order of the rounds.
+       */
+      const counting = (child: ChildProcess, countFile: string, load: () => Promise<LoadResult>) => {
+        const runs: { commands: string; transactions: number }[] = [];
+        const run = async (): Promise<LoadResult> => {
+          const transactions = await engineTransactions(engineDir);
+          const commands = await commandCounts(child, countFile);
+          const r = await load();
+          runs.push({
+            commands: commandsPer(commands, await commandCounts(child, countFile), r.requests),
+            transactions: ((await engineTransactions(engineDir)) - transactions) / r.requests,
+          });
+          return r;
+        };
+        return { run, runs };
+      };
       for (const concurrency of [1, CONCURRENCY]) {
-        let before = await engineTransactions(engineDir);
-        let commands = await commandCounts(a.child, apiEnv.BENCH_COMMAND_COUNT_FILE as string);
-        const cpu = cpuOf(a.child.pid as number);
-        const r = await runLoad(REQUESTS, concurrency, viaApi, 201, BUDGET_MS);
-        const apiCpu = cpu(r.requests);
-        const apiCommands = commandsPer(commands, await commandCounts(a.child, apiEnv.BENCH_COMMAND_COUNT_FILE as string), r.requests);
-        const apiTx = ((await engineTransactions(engineDir)) - before) / r.requests;
-        before = await engineTransactions(engineDir);
-        commands = await commandCounts(b.child, baseEnv.BENCH_COMMAND_COUNT_FILE as string);
-        const baseCpu = cpuOf(b.child.pid as number);
-        const rb = await runLoad(REQUESTS, concurrency, viaBase, 201, BUDGET_MS);
-        const baseCpuPer = baseCpu(rb.requests);
-        const baseCommands = commandsPer(commands, await commandCounts(b.child, baseEnv.BENCH_COMMAND_COUNT_FILE as string), rb.requests);
-        const baseTx = ((await engineTransactions(engineDir)) - before) / rb.requests;
-        results.push(
-          row(`(s) POST one record, concurrency ${concurrency}`, r, rb, true, concurrency === 1 ? undefined : '≥ 0.55'),
-          cpuRow(apiCpu, baseCpuPer),
+        const ours = counting(a.child, apiEnv.BENCH_COMMAND_COUNT_FILE as string, () =>
+          runLoad(REQUESTS, concurrency, viaApi, 201, BUDGET_MS / ROUNDS),
         );
-        results.push(`    database commands per request: api ${apiCommands}; baseline ${baseCommands}`);
-        results.push(`    engine transactions per request: api ${apiTx.toFixed(2)}, baseline ${baseTx.toFixed(2)}`);
+        const theirs = counting(b.child, baseEnv.BENCH_COMMAND_COUNT_FILE as string, () =>
+          runLoad(REQUESTS, concurrency, viaBase, 201, BUDGET_MS / ROUNDS),
+        );
+        const rounds = await alternatingRounds(a.child.pid as number, b.child.pid as number, ours.run, theirs.run);
+        results.push(...roundsRows(`(s) POST one record, concurrency ${concurrency}`, rounds, concurrency === 1 ? undefined : '≥ 0.55'));
+        const median = rounds.indexOf(medianRound(rounds));
+        const [oursCounts, theirCounts] = [ours.runs[median], theirs.runs[median]];
+        results.push(`    database commands per request: api ${oursCounts?.commands}; baseline ${theirCounts?.commands}`);
+        results.push(
+          `    engine transactions per request: api ${oursCounts?.transactions.toFixed(2)}, baseline ${theirCounts?.transactions.toFixed(2)}`,
+        );
       }
       await stop(a.child);
       await stop(b.child);
