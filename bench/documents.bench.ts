@@ -16,8 +16,10 @@
  * median one; each round of a GET phase and of (s) stops after --requests or --seconds / --rounds,
  * whichever comes first. Each phase
  * also prints the CPU milliseconds per request of the API server and of the baseline server.
+ * The API runs as the local runtime runs it: the compiled build with its Node flags and
+ * allocator settings, NODE_ENV=production.
  * To compare two commits: `--api-checkout DIR` starts the API from another checkout of the project
- * (its src/cli.ts and node_modules, with DIR as its working directory) and everything else (the
+ * (its sources compiled into its dist/, its node_modules, with DIR as its working directory) and everything else (the
  * services, the data, the baseline, the load, the method) from this one; such a run's results are
  * printed, not recorded. Phase (s) is refused then (its command counting is this checkout's).
  * Usage: npm run bench [-- --records 100000 --concurrency 16 --seconds 60 --rounds 3 --warmup 10 --only "a,r,a',d,b,c,s" --api-checkout DIR]
@@ -36,7 +38,8 @@ import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { cpuMsPer, cpuSnapshot, serviceMsPer } from './cpu-share.js';
-import { startChild, stop, benchServiceEnv } from './processes.js';
+import { startChild, stop, benchServiceEnv, installedApiProcess } from './processes.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
@@ -389,24 +392,28 @@ async function main(): Promise<void> {
     const basePort = await freePort();
     // tsx's own entry (not npx), so SIGTERM reaches the server and its port is free afterwards.
     const tsx = resolve('node_modules/tsx/dist/cli.mjs');
-    const apiTsx = resolve(API_DIR, 'node_modules/tsx/dist/cli.mjs');
     // BENCH_CPU_PROFILE_DIR=<dir>: the API writes V8 CPU profiles there, the baseline into
     // <dir>/baseline (tsx's CLI would run each in a child process, so the loader is imported into
     // the profiled process instead).
     const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
-    const apiCmd = profileDir
-      ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', 'tsx', 'src/cli.ts', 'serve']
-      : [process.execPath, apiTsx, 'src/cli.ts', 'serve'];
+    const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    // The API as the local runtime runs it: the compiled build, its Node flags and allocator
+    // settings, NODE_ENV=production.
+    const { entry } = await ensureServiceBuild(API_DIR);
+    const installed = installedApiProcess([...profiling, entry, 'serve']);
+    const apiCmd = installed.command;
+    const apiEnv = {
+      ...env,
+      ...installed.env,
+      NODE_ENV: 'production',
+      HTTP_PORT: String(apiPort),
+      HTTP_HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    };
     const baseCmd = profileDir
       ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}/baseline`, '--import', 'tsx', 'bench/baseline-server.ts']
       : [process.execPath, tsx, 'bench/baseline-server.ts'];
-    const startApi = () =>
-      startChild(
-        apiCmd,
-        { ...env, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
-        /API server listening/,
-        API_DIR,
-      );
+    const startApi = () => startChild(apiCmd, apiEnv, /API server listening/, API_DIR);
     const startBase = () => startChild(baseCmd, { ...env, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL }, /LISTENING/);
     const auth = { authorization: `Token ${token}`, accept: 'application/json' };
     const api = `http://127.0.0.1:${apiPort}/api/data_store/data/${DB}/${COL}/`;
@@ -540,14 +547,13 @@ async function main(): Promise<void> {
       // Both servers count the commands their driver starts (bench/command-count.ts): run by
       // Node itself (tsx as a loader, not its CLI, which would serve from a child process) so
       // that SIGUSR2 reaches the process that counts.
-      const counted = (entry: string[], extra: string[] = []) => [
-        process.execPath,
-        ...extra,
+      const counted = (command: readonly string[]) => [
+        command[0] as string,
         '--import',
         'tsx',
         '--import',
         './bench/command-count.ts',
-        ...entry,
+        ...command.slice(1),
       ];
       const monitored = (uri: string): string => `${uri}${uri.includes('?') ? '&' : '?'}monitorCommands=true`;
       const countEnv = (name: string): Record<string, string> => {
@@ -558,15 +564,11 @@ async function main(): Promise<void> {
         }
         return out;
       };
-      const apiEnv = countEnv('api');
+      const apiCounts = countEnv('api');
       const baseEnv = countEnv('baseline');
-      const a = await startChild(
-        counted(['src/cli.ts', 'serve'], profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-        { ...env, ...apiEnv, HTTP_PORT: String(apiPort), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
-        /API server listening/,
-      );
+      const a = await startChild(counted(apiCmd), { ...apiEnv, ...apiCounts }, /API server listening/);
       const b = await startChild(
-        counted(['bench/baseline-server.ts']),
+        counted([process.execPath, 'bench/baseline-server.ts']),
         { ...env, ...baseEnv, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL },
         /LISTENING/,
       );
@@ -606,7 +608,7 @@ async function main(): Promise<void> {
         return { run, runs };
       };
       for (const concurrency of [1, CONCURRENCY]) {
-        const ours = counting(a.child, apiEnv.BENCH_COMMAND_COUNT_FILE as string, () =>
+        const ours = counting(a.child, apiCounts.BENCH_COMMAND_COUNT_FILE as string, () =>
           runLoad(REQUESTS, concurrency, viaApi, 201, BUDGET_MS / ROUNDS),
         );
         const theirs = counting(b.child, baseEnv.BENCH_COMMAND_COUNT_FILE as string, () =>
