@@ -568,7 +568,11 @@ async function main(): Promise<void> {
       const baseEnv = countEnv('baseline');
       const a = await startChild(counted(apiCmd), { ...apiEnv, ...apiCounts }, /API server listening/);
       const b = await startChild(
-        counted([process.execPath, 'bench/baseline-server.ts']),
+        counted([
+          process.execPath,
+          ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/baseline`] : []),
+          'bench/baseline-server.ts',
+        ]),
         { ...env, ...baseEnv, PORT: String(basePort), BENCH_DB: DB, BENCH_COLLECTION: COL },
         /LISTENING/,
       );
