@@ -27,7 +27,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
-import { benchServiceEnv, startChild, stop } from './processes.js';
+import { benchServiceEnv, startChild, stop, installedApi } from './processes.js';
 import { cpuShares, cpuSnapshot } from './cpu-share.js';
 
 const { values: args } = parseArgs({
@@ -111,11 +111,12 @@ async function main(): Promise<void> {
     );
     /** Both APIs run side by side (the idle one costs nearly nothing) so the runs can alternate. */
     const apis = new Map<number, { base: string; pid: number; stop: () => Promise<void> }>();
+    const installed = await installedApi();
     for (const processes of [1, SCALED]) {
       const port = await freePort();
       const api = await startChild(
-        [process.execPath, tsx, 'src/cli.ts', 'serve'],
-        { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info', API_PROCESSES: String(processes) },
+        installed.command,
+        { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info', API_PROCESSES: String(processes) },
         /API server listening/,
       );
       apis.set(processes, { base: `http://127.0.0.1:${port}`, pid: api.child.pid as number, stop: () => stop(api.child) });

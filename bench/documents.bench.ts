@@ -38,8 +38,7 @@ import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { cpuMsPer, cpuSnapshot, serviceMsPer } from './cpu-share.js';
-import { startChild, stop, benchServiceEnv, installedApiProcess } from './processes.js';
-import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
+import { startChild, stop, benchServiceEnv, installedApi } from './processes.js';
 import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
@@ -399,13 +398,11 @@ async function main(): Promise<void> {
     const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     // The API as the local runtime runs it: the compiled build, its Node flags and allocator
     // settings, NODE_ENV=production.
-    const { entry } = await ensureServiceBuild(API_DIR);
-    const installed = installedApiProcess([...profiling, entry, 'serve']);
+    const installed = await installedApi(profiling, API_DIR);
     const apiCmd = installed.command;
     const apiEnv = {
       ...env,
       ...installed.env,
-      NODE_ENV: 'production',
       HTTP_PORT: String(apiPort),
       HTTP_HOST: '127.0.0.1',
       LOG_LEVEL: 'info',

@@ -27,7 +27,6 @@
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { startLocalServices } from '../src/local-services/services.js';
@@ -36,7 +35,7 @@ import { loadSettings } from '../src/config/settings.js';
 import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
-import { startChild, stop, benchServiceEnv } from './processes.js';
+import { startChild, stop, benchServiceEnv, installedApi } from './processes.js';
 import { ResultsRecorder } from './results.js';
 
 const recorder = new ResultsRecorder('explorer', 'npm run bench:explorer');
@@ -275,11 +274,10 @@ async function main(): Promise<void> {
     await ctx.close();
 
     const port = await freePort();
-    // tsx's own entry (not npx), so SIGTERM reaches the server and its port is free afterwards.
-    const tsx = resolve('node_modules/tsx/dist/cli.mjs');
+    const installed = await installedApi();
     const api = await startChild(
-      [process.execPath, tsx, 'src/cli.ts', 'serve'],
-      { ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+      installed.command,
+      { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
       /API server listening/,
     );
     const origin = `http://127.0.0.1:${port}`;

@@ -8,7 +8,6 @@
  * The light user's p50/p95 under load are compared with the baseline of the same process.
  * Usage: npm run bench:heavy [-- --records 200000 --seconds 20 --parallel 6]
  */
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalServices } from '../src/local-services/services.js';
 import { connectMongo } from '../src/db/mongo-client.js';
@@ -17,7 +16,7 @@ import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult } from './load.js';
-import { startChild, stop, benchServiceEnv } from './processes.js';
+import { startChild, stop, benchServiceEnv, installedApi } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -114,7 +113,7 @@ async function main(): Promise<void> {
     }
     await ctx.close();
 
-    const tsx = resolve('node_modules/tsx/dist/cli.mjs');
+    const installed = await installedApi();
     const results: string[] = [];
     const variants: { name: string; env: Record<string, string> }[] = [
       { name: 'limiter off', env: { HEAVY_QUERIES_PER_USER: '1000', HEAVY_QUERIES_TOTAL: '1000' } },
@@ -123,8 +122,8 @@ async function main(): Promise<void> {
     for (const variant of variants) {
       const port = await freePort();
       const api = await startChild(
-        [process.execPath, tsx, 'src/cli.ts', 'serve'],
-        { ...env, ...variant.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+        installed.command,
+        { ...env, ...installed.env, ...variant.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info' },
         /API server listening/,
       );
       const url = `http://127.0.0.1:${port}/api/data_store/data/${DB}/${COL}/`;

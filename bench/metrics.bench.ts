@@ -31,7 +31,7 @@ import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
 import { runLoad, type LoadResult } from './load.js';
 import { readFileSync } from 'node:fs';
-import { startChild, stop, benchServiceEnv } from './processes.js';
+import { startChild, stop, benchServiceEnv, installedApi } from './processes.js';
 import { ResultsRecorder } from './results.js';
 
 const { values: args } = parseArgs({
@@ -85,7 +85,7 @@ async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, what: s
 
 /**
  * User + system CPU seconds a process and its descendants have used (Linux: /proc, clock ticks of
- * 10 ms). Descendants, because tsx's command line runs the server in a child process.
+ * 10 ms). Descendants, so that a server that runs its work in child processes is counted whole.
  */
 function cpuSeconds(pid: number): number {
   let total = 0;
@@ -169,12 +169,14 @@ async function main(): Promise<void> {
     const drained = () =>
       waitFor(async () => (await channel.checkQueue(QUEUE)).messageCount === 0, 120_000, 'the worker to drain the queue');
 
+    const installed = await installedApi();
     const startApi = async (mode: Mode): Promise<Api> => {
       const port = await freePort();
       const { child } = await startChild(
-        [process.execPath, tsx, 'src/cli.ts', 'serve'],
+        installed.command,
         {
           ...env,
+          ...installed.env,
           HTTP_PORT: String(port),
           HTTP_HOST: '127.0.0.1',
           LOG_LEVEL: 'info',

@@ -5,6 +5,7 @@ import { open } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { apiExecArgv, apiProcessEnv } from '../src/config/api-memory.js';
+import { ensureServiceBuild } from '../src/installation/runner/service-build.js';
 
 /** Where children write their output (see startChild), under the benchmarks' ignored state. */
 const LOG_DIR = resolve('.state/bench-logs');
@@ -117,4 +118,15 @@ export function benchServiceEnv(
  */
 export function installedApiProcess(args: string[]): { command: string[]; env: Record<string, string> } {
   return { command: [process.execPath, ...apiExecArgv([], process.env.NODE_OPTIONS), ...args], env: apiProcessEnv(process.env) };
+}
+
+/**
+ * `serve` as the local runtime runs it: the compiled build of the checkout at `root` (compiled
+ * first when a source is newer), the API's Node flags with `nodeFlags` (a profiler's, say) before
+ * the entry point, its allocator settings and NODE_ENV=production.
+ */
+export async function installedApi(nodeFlags: string[] = [], root?: string): Promise<{ command: string[]; env: Record<string, string> }> {
+  const { entry } = await ensureServiceBuild(root);
+  const installed = installedApiProcess([...nodeFlags, entry, 'serve']);
+  return { command: installed.command, env: { ...installed.env, NODE_ENV: 'production' } };
 }

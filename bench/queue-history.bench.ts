@@ -12,7 +12,6 @@
  * Usage: npm run bench:history [-- --entries 100000 --unfinished 200 --requests 40]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Document } from 'mongodb';
 import { startLocalServices } from '../src/local-services/services.js';
@@ -21,7 +20,7 @@ import { connectMongo } from '../src/db/mongo-client.js';
 import { createLogger } from '../src/log/logger.js';
 import { createServiceContext } from '../src/app/service-context.js';
 import { freePort } from '../src/local-services/ports.js';
-import { benchServiceEnv } from './processes.js';
+import { benchServiceEnv, installedApi } from './processes.js';
 import { runLoad } from './load.js';
 
 const { values: args } = parseArgs({
@@ -120,8 +119,9 @@ async function main(): Promise<void> {
     );
 
     const port = await freePort();
-    api = spawn(process.execPath, [resolve('node_modules/tsx/dist/cli.mjs'), 'src/cli.ts', 'serve'], {
-      env: { ...process.env, ...env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
+    const installed = await installedApi();
+    api = spawn(installed.command[0] as string, installed.command.slice(1), {
+      env: { ...process.env, ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const base = `http://127.0.0.1:${port}`;
