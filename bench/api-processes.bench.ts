@@ -15,6 +15,7 @@
  * Each run also prints where all cores' CPU time went (API, database, broker, load generator, idle).
  * Usage: npm run bench:processes [-- --requests 4000 --seconds 30 --processes 2]
  */
+import type { ChildProcess } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
   const mongo = await connectMongo(settings.mongo);
   const broker = await connectBroker(settings.broker!);
   const results: string[] = [];
+  /** Every server started, stopped however the run ends (a failed run left its APIs serving). */
+  const children: ChildProcess[] = [];
   try {
     await mongo.db(SERVICE_DB).dropDatabase();
     const collection = mongo.db(DB).collection(COL);
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
       },
       /worker ready/,
     );
+    children.push(worker.child);
     /** Both APIs run side by side (the idle one costs nearly nothing) so the runs can alternate. */
     const apis = new Map<number, { base: string; pid: number; stop: () => Promise<void> }>();
     const installed = await installedApi();
@@ -119,6 +123,7 @@ async function main(): Promise<void> {
         { ...env, ...installed.env, HTTP_PORT: String(port), HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'info', API_PROCESSES: String(processes) },
         /API server listening/,
       );
+      children.push(api.child);
       apis.set(processes, { base: `http://127.0.0.1:${port}`, pid: api.child.pid as number, stop: () => stop(api.child) });
     }
     const getById =
@@ -219,6 +224,7 @@ async function main(): Promise<void> {
     );
     for (const l of results) process.stdout.write(`${l}\n`);
   } finally {
+    for (const child of children) await stop(child).catch(() => undefined);
     await broker.close().catch(() => undefined);
     await mongo.close();
     await services.stop();
