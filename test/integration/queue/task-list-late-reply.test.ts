@@ -26,7 +26,9 @@ const submit = (wait = 0) =>
 const signalWorker = (signal: 'SIGSTOP' | 'SIGCONT') => process.kill(-worker.child.pid!, signal);
 
 beforeAll(async () => {
-  app = await startTestApp({ TASK_LIST_CACHE_S: '0', TASK_LIST_REPLY_TIMEOUT_MS: '1000' });
+  // A running worker answers well within the reply timeout even on a loaded machine; a held one
+  // never does.
+  app = await startTestApp({ TASK_LIST_CACHE_S: '0', TASK_LIST_REPLY_TIMEOUT_MS: '3000' });
   worker = spawnWorker({
     ...serviceEnv(),
     WORKER_NODE_NAME: `${uniqueName('late-reply-')}@localhost`,
@@ -76,8 +78,14 @@ describe('a worker late to answer the task-list broadcast', () => {
     // The accepted one waited in the queue and runs once the worker goes on.
     const result = await app.ctx.queue!.results.waitForReady(missedOnce.json.task_id as string, { timeoutMs: 30_000 });
     expect(result.status).toBe('SUCCESS');
-    const after = await submit(10);
-    expect(after.status, after.text).toBe(200);
+    const after = await until(
+      async () => {
+        const answer = await submit(10);
+        return answer.status === 200 ? answer : undefined;
+      },
+      30_000,
+      'a submission to be accepted again',
+    );
     expect(after.json).toMatchObject({ status: 'SUCCESS', result: 5 });
   }, 90_000);
 });
